@@ -1,0 +1,208 @@
+// Dynamic-mode reverse-mode autodiff: walks the tape backwards from y, calls each op's
+// backward formula to append backward nodes (phase = backward), then runs them through the
+// executor one step at a time.
+#include <algorithm>
+
+#include "core/error.h"
+#include "core/workspace.h"
+
+namespace opscope {
+
+namespace {
+
+// Appends backward nodes for one forward node F. Values are graph value ids.
+class BackwardBuilder final : public GradCtx {
+ public:
+  BackwardBuilder(Workspace& ws, int forward_node, const std::unordered_map<int, int>& grads)
+      : ws_(ws), g_(ws.graph()), fid_(forward_node), grads_(grads) {}
+
+  Val grad_output(size_t i) override {
+    const Node& f = g_.node(fid_);
+    auto it = grads_.find(f.outputs.at(i));
+    if (it == grads_.end()) {  // an output nobody used: its gradient is zero
+      const TensorMeta& m = g_.value(f.outputs[i]).meta;
+      return call("expand", {scalar(0.0, m.dtype)}, {{"shape", m.shape}});
+    }
+    return {this, it->second};
+  }
+  Val input(size_t i) override { return saved(SavedRef::input, i); }
+  Val output(size_t i) override { return saved(SavedRef::output, i); }
+  const Attrs& attrs() const override { return g_.node(fid_).attrs; }
+  const TensorMeta& input_meta(size_t i) const override { return g_.value(g_.node(fid_).inputs.at(i)).meta; }
+  const TensorMeta& output_meta(size_t i) const override { return g_.value(g_.node(fid_).outputs.at(i)).meta; }
+  size_t num_inputs() const override { return g_.node(fid_).inputs.size(); }
+  bool needs_grad(size_t i) const override { return g_.value(g_.node(fid_).inputs.at(i)).requires_grad; }
+  const TensorMeta& meta(int v) const override { return g_.value(v).meta; }
+
+  Val scalar(double value, DType dtype) override {
+    ValueInfo v;
+    v.meta = {{}, dtype, Device::cpu};
+    v.kind = ValueKind::constant;
+    v.constant = Tensor::scalar(value, dtype, MemCategory::temporary);
+    return {this, g_.add_value(std::move(v))};
+  }
+
+  std::vector<Val> call_multi(std::string_view name, const std::vector<Val>& inputs, const AttrMap& attrs) override {
+    const OpDef& op = OpRegistry::instance().get(name);
+    Attrs resolved = op.resolve(attrs);
+    std::vector<TensorMeta> in_meta;
+    Node n;
+    for (auto& v : inputs) {
+      in_meta.push_back(g_.value(v.id).meta);
+      n.inputs.push_back(v.id);
+    }
+    Device dev = in_meta.empty() ? Device::cpu : in_meta[0].device;
+    for (auto& m : in_meta) m.device = dev;  // constants follow the data
+    auto out_meta = ws_.infer(op, in_meta, resolved);
+    const Node& f = g_.node(fid_);
+    n.op = &op;
+    n.attrs = std::move(resolved);
+    n.algo = op.default_algorithm();
+    n.phase = Phase::backward;
+    n.scope = f.scope;
+    n.forward_of = fid_;
+    const int id = static_cast<int>(g_.num_nodes());
+    std::vector<Val> outs;
+    for (size_t i = 0; i < out_meta.size(); ++i) {
+      ValueInfo v;
+      v.meta = out_meta[i];
+      v.producer = id;
+      v.out_index = static_cast<int>(i);
+      int vid = g_.add_value(std::move(v));
+      n.outputs.push_back(vid);
+      outs.push_back({this, vid});
+    }
+    g_.add_node(std::move(n));
+    return outs;
+  }
+
+ private:
+  Val saved(SavedRef::Kind kind, size_t i) {
+    const Node& f = g_.node(fid_);
+    bool listed = std::any_of(f.op->saves.begin(), f.op->saves.end(),
+                              [&](const SavedRef& s) { return s.kind == kind && s.index == static_cast<int>(i); });
+    if (!listed)
+      throw Error("internal: the backward of '" + f.op->name + "' uses " +
+                  (kind == SavedRef::input ? "input " : "output ") + std::to_string(i) + ", which it does not save");
+    return {this, kind == SavedRef::input ? f.inputs.at(i) : f.outputs.at(i)};
+  }
+
+  Workspace& ws_;
+  Graph& g_;
+  int fid_;
+  const std::unordered_map<int, int>& grads_;
+};
+
+}  // namespace
+
+std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Tensor& grad, bool retain_graph) {
+  if (!y.defined()) throw Error("backward: the tensor is None");
+  if (!y.requires_grad())
+    throw Error("backward: this tensor does not require a gradient (nothing it depends on is a parameter)",
+                "make inputs parameters: param(...) or requires_grad=True, and don't compute it under no_grad");
+  if (!grad.defined() && y.numel() != 1)
+    throw Error("backward: y has shape " + shape_str(y.shape()) + "; only a scalar can start backward on its own",
+                "reduce it first (backward(y.sum())) or pass dL/dy: backward(y, grad) with grad of shape " +
+                    shape_str(y.shape()));
+  if (grad.defined() && grad.shape() != y.shape())
+    throw Error("backward: grad has shape " + shape_str(grad.shape()) + " but y has shape " + shape_str(y.shape()));
+
+  const Graph::Mark mark = graph_.mark();
+  try {
+    const int yv = value_of(y);
+    Tensor seed = grad.defined() ? grad.cast(y.dtype(), MemCategory::gradient)
+                                 : Tensor::full(y.shape(), 1.0, y.dtype(), MemCategory::gradient);
+    ValueInfo sv;
+    sv.meta = {y.shape(), y.dtype(), y.device()};
+    sv.kind = ValueKind::grad_seed;
+    sv.name = "d" + (y.name().empty() ? std::string("y") : y.name());
+    sv.constant = seed;
+    const int seed_id = graph_.add_value(std::move(sv));
+
+    // Forward nodes on a path from a parameter to y.
+    std::vector<char> needed(graph_.num_nodes(), 0);
+    std::vector<int> stack;
+    if (graph_.value(yv).producer >= 0) stack.push_back(graph_.value(yv).producer);
+    while (!stack.empty()) {
+      int id = stack.back();
+      stack.pop_back();
+      if (needed[id]) continue;
+      needed[id] = 1;
+      for (int v : graph_.node(id).inputs) {
+        const ValueInfo& vi = graph_.value(v);
+        if (vi.requires_grad && vi.producer >= 0 && !needed[vi.producer]) stack.push_back(vi.producer);
+      }
+    }
+
+    std::unordered_map<int, int> grads{{yv, seed_id}};
+    std::vector<int> no_backward_nodes;  // forward nodes whose formula added nothing
+    for (int id = static_cast<int>(needed.size()) - 1; id >= 0; --id) {
+      if (!needed[id]) continue;
+      const Node& f = graph_.node(id);
+      bool has_grad = std::any_of(f.outputs.begin(), f.outputs.end(), [&](int v) { return grads.count(v); });
+      if (!has_grad) continue;
+      if (f.saved_released)
+        throw Error("backward: the saved tensors of node #" + std::to_string(id) + " (" + f.op->name +
+                        ") were freed by an earlier backward",
+                    "to run backward twice through the same graph, pass retain_graph=True the first time");
+      if (!f.op->backward) throw Error("internal: operator '" + f.op->name + "' has no backward");
+      const size_t before = graph_.num_nodes();
+      BackwardBuilder ctx(*this, id, grads);
+      std::vector<Val> dins = f.op->backward(ctx);
+      const std::vector<int> inputs = graph_.node(id).inputs;  // copied: adding nodes moves them
+      for (size_t i = 0; i < inputs.size() && i < dins.size(); ++i) {
+        const int in = inputs[i];
+        if (!graph_.value(in).requires_grad || !dins[i].defined()) continue;
+        Val d = dins[i];
+        const TensorMeta target = graph_.value(in).meta;
+        if (d.shape() != target.shape) d = ctx.call("sum_to", {d}, {{"shape", target.shape}});
+        if (d.dtype() != target.dtype) d = ctx.call("cast", {d}, {{"dtype", std::string(dtype_name(target.dtype))}});
+        if (auto it = grads.find(in); it != grads.end()) d = Val{&ctx, it->second} + d;  // accumulate
+        grads[in] = d.id;
+      }
+      if (graph_.num_nodes() == before) no_backward_nodes.push_back(id);
+    }
+
+    std::vector<ScheduleRun::Sink> sinks;
+    for (auto& [v, gv] : grads) {
+      const ValueInfo& vi = graph_.value(v);
+      if (vi.producer < 0 && vi.requires_grad && v != yv) sinks.push_back({gv, vi.tensor});
+    }
+    if (graph_.value(yv).producer < 0) {  // y is itself a leaf: its gradient is the seed
+      Tensor leaf(y.impl_ptr());
+      if (leaf.grad().defined()) {
+        Tensor acc = leaf.grad();
+        visit_dtype(acc.dtype(), [&](auto z) {
+          using T = decltype(z);
+          for (int64_t i = 0; i < acc.numel(); ++i) acc.data<T>()[i] += static_cast<T>(seed.get(i));
+        });
+      } else {
+        leaf.set_grad(seed.clone(MemCategory::gradient));
+      }
+    }
+    if (!retain_graph)
+      for (int id : no_backward_nodes) {
+        Node& f = graph_.node(id);
+        for (auto& s : f.saved)
+          if (s.tensor.defined()) {
+            s.tensor.storage().drop_saved_ref();
+            s.tensor = Tensor();
+          }
+        f.saved_released = true;
+      }
+    std::vector<int> schedule;
+    for (size_t id = mark.nodes; id < graph_.num_nodes(); ++id) schedule.push_back(static_cast<int>(id));
+    return std::make_unique<ScheduleRun>(*this, std::move(schedule), std::unordered_map<int, Tensor>{},
+                                         std::move(sinks), retain_graph);
+  } catch (...) {
+    graph_.rollback(mark);
+    throw;
+  }
+}
+
+void Workspace::backward(const Tensor& y, const Tensor& grad, bool retain_graph) {
+  auto run = build_backward(y, grad, retain_graph);
+  run->run_all();
+}
+
+}  // namespace opscope

@@ -1,0 +1,187 @@
+#include "core/executor.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/workspace.h"
+
+namespace opscope {
+
+namespace {
+void release_saved(Node& n) {
+  for (auto& s : n.saved)
+    if (s.tensor.defined()) {
+      s.tensor.storage().drop_saved_ref();
+      s.tensor = Tensor();
+    }
+  n.saved_released = true;
+}
+}  // namespace
+
+std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& inputs,
+                                       const std::vector<int>& released_saved_of) {
+  Graph& g = ws_.graph();
+  Node& n = g.node(node_id);
+  const OpDef& op = *n.op;
+  const bool listening = !listeners_.empty();
+  CategoryBytes before{};
+  if (listening) before = ws_.tracker().live();
+
+  // Kernels that need dense data get it; strided views are copied (counted as temporary).
+  std::vector<Tensor> contiguous_inputs;
+  const std::vector<Tensor>* ins = &inputs;
+  if (!op.accepts_strided) {
+    bool all = true;
+    for (auto& t : inputs) all = all && t.is_contiguous();
+    if (!all) {
+      contiguous_inputs.reserve(inputs.size());
+      for (auto& t : inputs) contiguous_inputs.push_back(t.contiguous(MemCategory::temporary));
+      ins = &contiguous_inputs;
+    }
+  }
+  Device dev = ins->empty() ? Device::cpu : (*ins)[0].device();
+  const KernelFn* kernel = op.find_kernel(dev, n.algo);
+  if (!kernel) {
+    std::string algos;
+    for (auto& [key, _] : op.kernels)
+      if (key.first == dev) algos += (algos.empty() ? "" : ", ") + key.second;
+    throw Error(op.name + ": no kernel for algorithm '" + n.algo + "' on " + device_name(dev),
+                algos.empty() ? std::string("this op has no ") + device_name(dev) + " kernels"
+                              : "available on " + std::string(device_name(dev)) + ": " + algos);
+  }
+
+  std::vector<TensorMeta> out_meta;
+  out_meta.reserve(n.outputs.size());
+  for (int v : n.outputs) out_meta.push_back(g.value(v).meta);
+  std::vector<Tensor> outs(n.outputs.size());
+  const MemCategory cat = n.phase == Phase::backward ? MemCategory::gradient : MemCategory::activation;
+  if (!op.makes_views)
+    for (size_t i = 0; i < outs.size(); ++i) outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, cat, dev);
+
+  KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_};
+  auto t0 = std::chrono::steady_clock::now();
+  (*kernel)(ctx);
+  auto t1 = std::chrono::steady_clock::now();
+  contiguous_inputs.clear();
+
+  n.stats.runs++;
+  n.stats.last_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+  if (ws_.anomaly()) check_anomaly(ws_, node_id, outs);
+  for (int f : released_saved_of) release_saved(g.node(f));
+  ++steps_;
+  ws_.tracker().record_step(steps_, node_id);
+
+  if (listening) {
+    StepEvent ev;
+    ev.step = steps_;
+    ev.node = node_id;
+    ev.phase = n.phase;
+    ev.op = &op;
+    ev.algo = n.algo;
+    std::vector<TensorMeta> in_meta;
+    for (auto& t : inputs) {
+      ev.input_shapes.push_back(t.shape());
+      in_meta.push_back({t.shape(), t.dtype(), t.device()});
+    }
+    for (auto& m : out_meta) ev.output_shapes.push_back(m.shape);
+    ev.mem_before = before;
+    ev.mem_after = ws_.tracker().live();
+    ev.time_ns = n.stats.last_time_ns;
+    if (op.cost) ev.cost = n.stats.cost = op.cost(in_meta, out_meta, n.attrs, n.algo);
+    ev.saved_released_of = released_saved_of;
+    for (auto& [_, fn] : listeners_) fn(ev);
+  }
+  return outs;
+}
+
+int Executor::add_listener(StepListener fn) {
+  listeners_.emplace_back(next_listener_, std::move(fn));
+  return next_listener_++;
+}
+
+void Executor::remove_listener(int id) {
+  std::erase_if(listeners_, [id](auto& p) { return p.first == id; });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ScheduleRun::ScheduleRun(Workspace& ws, std::vector<int> nodes, std::unordered_map<int, Tensor> env,
+                         std::vector<Sink> sinks, bool retain_saved)
+    : ws_(ws), nodes_(std::move(nodes)), env_(std::move(env)), retain_saved_(retain_saved) {
+  Graph& g = ws_.graph();
+  for (size_t p = 0; p < nodes_.size(); ++p) {
+    const Node& n = g.node(nodes_[p]);
+    for (int v : n.inputs) last_use_[v] = p;
+    if (n.forward_of >= 0) last_backward_[n.forward_of] = p;
+  }
+  for (auto& s : sinks) sinks_[s.value_id] = s.leaf;
+}
+
+Tensor ScheduleRun::lookup(int v, const Node& consumer) {
+  if (auto it = env_.find(v); it != env_.end()) return it->second;
+  Graph& g = ws_.graph();
+  const ValueInfo& info = g.value(v);
+  if (info.constant.defined()) return info.constant;
+  if (consumer.forward_of >= 0) {
+    const Node& f = g.node(consumer.forward_of);
+    for (auto& s : f.saved)
+      if (s.value_id == v) {
+        if (!s.tensor.defined()) break;
+        return s.tensor;
+      }
+    throw Error("backward: the tensor saved by node #" + std::to_string(f.id) + " (" + f.op->name +
+                    ") was already freed",
+                "saved tensors are freed after their backward runs; pass retain_graph=True to backward twice");
+  }
+  throw Error("internal: value " + std::to_string(v) + " is not available to node #" + std::to_string(consumer.id));
+}
+
+namespace {
+// dst += src (same shape, dst contiguous float).
+void accumulate_into(Tensor& dst, const Tensor& src) {
+  Tensor s = src.dtype() == dst.dtype() ? src.contiguous() : src.cast(dst.dtype());
+  visit_dtype(dst.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* d = dst.data<T>();
+    const T* p = s.data<T>();
+    for (int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] += p[i];
+  });
+}
+}  // namespace
+
+void ScheduleRun::step() {
+  if (done()) return;
+  Graph& g = ws_.graph();
+  const int id = nodes_[pos_];
+  std::vector<Tensor> ins;
+  {
+    const Node& n = g.node(id);
+    ins.reserve(n.inputs.size());
+    for (int v : n.inputs) ins.push_back(lookup(v, n));
+  }
+  std::vector<int> release;
+  const int fwd = g.node(id).forward_of;
+  if (!retain_saved_ && fwd >= 0 && last_backward_[fwd] == pos_) release.push_back(fwd);
+  std::vector<Tensor> outs = ws_.executor().run_node(id, ins, release);
+  ins.clear();
+  const Node& n = g.node(id);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    int v = n.outputs[i];
+    if (auto s = sinks_.find(v); s != sinks_.end()) {
+      if (auto leaf = s->second.lock()) {
+        if (leaf->grad) {
+          Tensor acc(leaf->grad);
+          accumulate_into(acc, outs[i]);
+        } else {
+          leaf->grad = outs[i].cast(leaf->dtype, MemCategory::gradient).impl_ptr();
+        }
+      }
+    }
+    if (last_use_.count(v)) env_[v] = outs[i];
+  }
+  for (int v : n.inputs)
+    if (auto it = last_use_.find(v); it != last_use_.end() && it->second == pos_) env_.erase(v);
+  ++pos_;
+}
+
+}  // namespace opscope

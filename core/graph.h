@@ -1,0 +1,91 @@
+// The workspace graph: nodes in creation order (stable ids), the values that flow between
+// them, and the saved tensors each forward node keeps for its backward.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/op.h"
+#include "core/tensor.h"
+
+namespace opscope {
+
+enum class Phase : uint8_t { forward, backward, update };
+const char* phase_name(Phase p);
+
+enum class ValueKind : uint8_t { op_output, parameter, input, constant, grad_seed };
+const char* value_kind_name(ValueKind k);
+
+struct ValueInfo {
+  TensorMeta meta;
+  ValueKind kind = ValueKind::op_output;
+  int producer = -1;  // node id, -1 for leaves
+  int out_index = 0;
+  std::string name;   // the user's variable name, when known
+  bool requires_grad = false;
+  std::weak_ptr<TensorImpl> tensor;  // the live tensor, while someone holds it
+  Tensor constant;                   // constants and grad seeds are held by the graph
+};
+
+struct SavedTensor {
+  int value_id;
+  Tensor tensor;  // empty once released
+};
+
+struct NodeStats {
+  int64_t runs = 0;
+  int64_t last_time_ns = 0;
+  Cost cost;  // of the last run
+};
+
+struct Node {
+  int id = -1;
+  const OpDef* op = nullptr;
+  Attrs attrs;
+  std::string algo;
+  std::vector<int> inputs, outputs;  // value ids
+  Phase phase = Phase::forward;
+  std::string scope;     // composite function it belongs to ("" = top level)
+  int forward_of = -1;   // backward nodes: the forward node whose gradient they compute
+  std::vector<SavedTensor> saved;
+  bool saved_released = false;
+  NodeStats stats;
+
+  std::string label() const;  // "matmul" or "conv2d(stride=2)"
+};
+
+class Graph {
+ public:
+  int add_value(ValueInfo v);
+  int add_node(Node n);  // assigns the id
+  Node& node(int id) { return nodes_[static_cast<size_t>(id)]; }
+  const Node& node(int id) const { return nodes_[static_cast<size_t>(id)]; }
+  ValueInfo& value(int id) { return values_[static_cast<size_t>(id)]; }
+  const ValueInfo& value(int id) const { return values_[static_cast<size_t>(id)]; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<ValueInfo>& values() const { return values_; }
+  size_t num_nodes() const { return nodes_.size(); }
+  size_t num_values() const { return values_.size(); }
+
+  void name_value(int id, const std::string& name);
+  // The user's name for a node: its first output's variable name, or "" if none.
+  std::string node_var_name(int id) const;
+
+  // Rollback to an earlier size (a failed statement leaves the graph as it was).
+  struct Mark {
+    size_t nodes, values;
+  };
+  Mark mark() const { return {nodes_.size(), values_.size()}; }
+  void rollback(const Mark& m);
+  void clear();
+
+  // Bumped whenever nodes or edges change, so views can re-layout only then.
+  uint64_t version() const { return version_; }
+
+ private:
+  std::vector<Node> nodes_;
+  std::vector<ValueInfo> values_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace opscope

@@ -1,0 +1,282 @@
+#include "core/op.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "core/workspace.h"
+
+namespace opscope {
+
+const char* attr_type_name(AttrType t) {
+  switch (t) {
+    case AttrType::integer: return "int";
+    case AttrType::real: return "float";
+    case AttrType::boolean: return "bool";
+    case AttrType::string: return "str";
+    case AttrType::int_list: return "list[int]";
+  }
+  return "?";
+}
+
+std::string attr_value_str(const AttrValue& v) {
+  struct V {
+    std::string operator()(int64_t x) const { return std::to_string(x); }
+    std::string operator()(double x) const {
+      char b[32];
+      std::snprintf(b, sizeof b, "%g", x);
+      return b;
+    }
+    std::string operator()(bool x) const { return x ? "True" : "False"; }
+    std::string operator()(const std::string& x) const { return "\"" + x + "\""; }
+    std::string operator()(const std::vector<int64_t>& x) const { return shape_str(x); }
+  };
+  return std::visit(V{}, v);
+}
+
+const AttrValue& Attrs::get(std::string_view name) const {
+  for (size_t i = 0; i < op_->attrs.size(); ++i)
+    if (op_->attrs[i].name == name) return values_[i];
+  throw Error("internal: op '" + op_->name + "' has no attribute '" + std::string(name) + "'");
+}
+
+std::string Attrs::str(bool all) const {
+  std::string r;
+  if (!op_) return r;
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (!all && !op_->attrs[i].required && values_[i] == op_->attrs[i].default_value) continue;
+    if (!r.empty()) r += ", ";
+    r += op_->attrs[i].name + "=" + attr_value_str(values_[i]);
+  }
+  return r;
+}
+
+AttrMap Attrs::to_map() const {
+  AttrMap m;
+  if (!op_) return m;
+  for (size_t i = 0; i < values_.size(); ++i) m.emplace_back(op_->attrs[i].name, values_[i]);
+  return m;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void InferCtx::fail(const std::string& message, const std::string& hint) const {
+  throw Error(op.name + ": " + message, hint);
+}
+
+void InferCtx::expect_float(size_t i) const {
+  if (!is_floating(inputs[i].dtype))
+    fail(std::string("expected a floating-point tensor for '") + op.input_names[std::min(i, op.input_names.size() - 1)] +
+             "', got " + dtype_name(inputs[i].dtype),
+         "convert it first, e.g. x.float() or cast(x, dtype=\"float32\")");
+}
+
+void InferCtx::expect_rank(size_t i, int64_t lo, int64_t hi) const {
+  int64_t r = static_cast<int64_t>(inputs[i].shape.size());
+  if (r < lo || r > hi) {
+    std::string want = lo == hi ? std::to_string(lo) : (hi >= 64 ? "at least " + std::to_string(lo)
+                                                                  : std::to_string(lo) + ".." + std::to_string(hi));
+    fail("expected a tensor of rank " + want + " for '" + op.input_names[std::min(i, op.input_names.size() - 1)] +
+         "', got shape " + shape_str(inputs[i].shape));
+  }
+}
+
+void InferCtx::expect_dtype(size_t i, DType d) const {
+  if (inputs[i].dtype != d)
+    fail(std::string("expected ") + dtype_name(d) + " for '" + op.input_names[std::min(i, op.input_names.size() - 1)] +
+         "', got " + dtype_name(inputs[i].dtype));
+}
+
+Tensor KernelCtx::workspace(const Shape& shape, DType dtype) const {
+  return Tensor::empty(shape, dtype, MemCategory::workspace);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const Shape& Val::shape() const { return ctx->meta(id).shape; }
+DType Val::dtype() const { return ctx->meta(id).dtype; }
+
+Val operator+(const Val& a, const Val& b) { return a.ctx->call("add", {a, b}); }
+Val operator-(const Val& a, const Val& b) { return a.ctx->call("sub", {a, b}); }
+Val operator*(const Val& a, const Val& b) { return a.ctx->call("mul", {a, b}); }
+Val operator/(const Val& a, const Val& b) { return a.ctx->call("div", {a, b}); }
+Val operator-(const Val& a) { return a.ctx->call("neg", {a}); }
+Val operator*(const Val& a, double s) { return a.ctx->call("mul", {a, a.ctx->scalar_like(s, a)}); }
+Val operator*(double s, const Val& a) { return a * s; }
+
+// ---------------------------------------------------------------------------------------------
+
+OpDef& OpDef::kernel(Device d, const std::string& algo, KernelFn fn) {
+  if (std::find(algorithms.begin(), algorithms.end(), algo) == algorithms.end()) algorithms.push_back(algo);
+  kernels[{d, algo}] = std::move(fn);
+  return *this;
+}
+
+const KernelFn* OpDef::find_kernel(Device d, std::string_view algo) const {
+  auto it = kernels.find({d, std::string(algo)});
+  return it == kernels.end() ? nullptr : &it->second;
+}
+
+const AttrSpec* OpDef::find_attr(std::string_view n) const {
+  for (auto& a : attrs)
+    if (a.name == n) return &a;
+  return nullptr;
+}
+
+namespace {
+AttrValue convert_attr(const OpDef& op, const AttrSpec& spec, const AttrValue& v) {
+  auto bad = [&](const char* got) -> Error {
+    return Error(op.name + ": attribute '" + spec.name + "' must be " + attr_type_name(spec.type) + ", got " + got,
+                 spec.doc.empty() ? std::string() : spec.name + ": " + spec.doc);
+  };
+  const char* got = std::visit(
+      [](auto&& x) -> const char* {
+        using X = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<X, int64_t>) return "int";
+        else if constexpr (std::is_same_v<X, double>) return "float";
+        else if constexpr (std::is_same_v<X, bool>) return "bool";
+        else if constexpr (std::is_same_v<X, std::string>) return "str";
+        else return "list";
+      },
+      v);
+  switch (spec.type) {
+    case AttrType::integer:
+      if (auto p = std::get_if<int64_t>(&v)) return *p;
+      if (auto p = std::get_if<bool>(&v)) return int64_t(*p);
+      if (auto p = std::get_if<double>(&v); p && std::floor(*p) == *p) return static_cast<int64_t>(*p);
+      throw bad(got);
+    case AttrType::real:
+      if (auto p = std::get_if<double>(&v)) return *p;
+      if (auto p = std::get_if<int64_t>(&v)) return static_cast<double>(*p);
+      throw bad(got);
+    case AttrType::boolean:
+      if (auto p = std::get_if<bool>(&v)) return *p;
+      if (auto p = std::get_if<int64_t>(&v); p && (*p == 0 || *p == 1)) return *p == 1;
+      throw bad(got);
+    case AttrType::string:
+      if (auto p = std::get_if<std::string>(&v)) return *p;
+      throw bad(got);
+    case AttrType::int_list:
+      if (auto p = std::get_if<std::vector<int64_t>>(&v)) return *p;
+      if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*p};
+      throw bad(got);
+  }
+  throw bad(got);
+}
+
+void validate_attr(const OpDef& op, const AttrSpec& spec, const AttrValue& v) {
+  auto range = [&](double x) {
+    if ((spec.min && x < *spec.min) || (spec.max && x > *spec.max)) {
+      std::string r = spec.min && spec.max ? "between " + attr_value_str(*spec.min) + " and " + attr_value_str(*spec.max)
+                      : spec.min          ? ">= " + attr_value_str(*spec.min)
+                                          : "<= " + attr_value_str(*spec.max);
+      throw Error(op.name + ": attribute '" + spec.name + "' must be " + r + ", got " + attr_value_str(v),
+                  spec.doc.empty() ? std::string() : spec.name + ": " + spec.doc);
+    }
+  };
+  if (auto p = std::get_if<int64_t>(&v)) range(static_cast<double>(*p));
+  if (auto p = std::get_if<double>(&v)) range(*p);
+  if (auto p = std::get_if<std::vector<int64_t>>(&v))
+    for (auto x : *p) range(static_cast<double>(x));
+  if (auto p = std::get_if<std::string>(&v); p && !spec.choices.empty() &&
+                                              std::find(spec.choices.begin(), spec.choices.end(), *p) == spec.choices.end()) {
+    std::string all;
+    for (auto& c : spec.choices) all += (all.empty() ? "\"" : ", \"") + c + "\"";
+    throw Error(op.name + ": attribute '" + spec.name + "' must be one of " + all + ", got \"" + *p + "\"");
+  }
+}
+}  // namespace
+
+Attrs OpDef::resolve(const AttrMap& given) const {
+  std::vector<AttrValue> values;
+  values.reserve(attrs.size());
+  for (auto& spec : attrs) values.push_back(spec.default_value);
+  std::vector<bool> seen(attrs.size(), false);
+  for (auto& [name, v] : given) {
+    size_t i = 0;
+    while (i < attrs.size() && attrs[i].name != name) ++i;
+    if (i == attrs.size()) {
+      std::string valid;
+      std::vector<std::string> names;
+      for (auto& a : attrs) {
+        valid += (valid.empty() ? "" : ", ") + a.name;
+        names.push_back(a.name);
+      }
+      std::string near = closest_name(name, names);
+      throw Error(this->name + ": unknown attribute '" + name + "'",
+                  (near.empty() ? "" : "did you mean '" + near + "'? ") +
+                      (valid.empty() ? this->name + " takes no attributes" : "valid attributes: " + valid));
+    }
+    values[i] = convert_attr(*this, attrs[i], v);
+    seen[i] = true;
+  }
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (attrs[i].required && !seen[i])
+      throw Error(name + ": missing attribute '" + attrs[i].name + "'", attrs[i].doc);
+    if (seen[i] || attrs[i].required) validate_attr(*this, attrs[i], values[i]);
+  }
+  return Attrs(this, std::move(values));
+}
+
+// ---------------------------------------------------------------------------------------------
+
+OpRegistry& OpRegistry::instance() {
+  static OpRegistry r;
+  return r;
+}
+
+OpDef& OpRegistry::add(OpDef def) {
+  if (ops_.count(def.name)) throw Error("internal: operator '" + def.name + "' registered twice");
+  if (!def.infer) throw Error("internal: operator '" + def.name + "' has no shape inference");
+  auto p = std::make_unique<OpDef>(std::move(def));
+  auto& ref = *p;
+  ops_.emplace(ref.name, std::move(p));
+  return ref;
+}
+
+const OpDef* OpRegistry::find(std::string_view name) const {
+  auto it = ops_.find(name);
+  return it == ops_.end() ? nullptr : it->second.get();
+}
+
+const OpDef& OpRegistry::get(std::string_view name) const {
+  if (auto p = find(name)) return *p;
+  std::vector<std::string> names;
+  for (auto& [n, _] : ops_) names.push_back(n);
+  std::string near = closest_name(name, names);
+  throw Error("unknown operator '" + std::string(name) + "'",
+              near.empty() ? "list the operators with :ops" : "did you mean '" + near + "'?");
+}
+
+std::vector<const OpDef*> OpRegistry::all() const {
+  std::vector<const OpDef*> r;
+  for (auto& [_, p] : ops_) r.push_back(p.get());
+  return r;
+}
+
+std::string closest_name(std::string_view name, const std::vector<std::string>& candidates) {
+  // Optimal string alignment distance: Levenshtein plus adjacent transpositions ("rleu").
+  auto dist = [](std::string_view a, std::string_view b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j) {
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    return d[a.size()][b.size()];
+  };
+  std::string best;
+  size_t best_d = std::max<size_t>(1, name.size() / 3) + 1;
+  for (auto& c : candidates) {
+    size_t d = dist(name, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+}  // namespace opscope

@@ -1,0 +1,255 @@
+// The OpDef interface: everything about one operator, declared once in its family file
+// (ops/*.cpp) and found by name in the registry. Core knows operators only through this.
+#pragma once
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+#include "core/tensor.h"
+
+namespace opscope {
+
+// ---------------------------------------------------------------------------------------------
+// Attributes
+enum class AttrType : uint8_t { integer, real, boolean, string, int_list };
+const char* attr_type_name(AttrType t);
+using AttrValue = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+std::string attr_value_str(const AttrValue& v);
+
+struct AttrSpec {
+  std::string name;
+  AttrType type;
+  AttrValue default_value;
+  std::string doc;
+  // Validation: numeric range for integer/real (inclusive); allowed strings for string attrs.
+  std::optional<double> min, max;
+  std::vector<std::string> choices;
+  bool required = false;  // no default: the caller must give it
+};
+
+// What a caller passes: name -> value (from keyword arguments).
+using AttrMap = std::vector<std::pair<std::string, AttrValue>>;
+
+struct OpDef;
+
+// Resolved attributes of one call: one value per AttrSpec, in spec order.
+class Attrs {
+ public:
+  Attrs() = default;
+  Attrs(const OpDef* op, std::vector<AttrValue> values) : op_(op), values_(std::move(values)) {}
+  int64_t i(std::string_view name) const { return std::get<int64_t>(get(name)); }
+  double f(std::string_view name) const { return std::get<double>(get(name)); }
+  bool b(std::string_view name) const { return std::get<bool>(get(name)); }
+  const std::string& s(std::string_view name) const { return std::get<std::string>(get(name)); }
+  const std::vector<int64_t>& ints(std::string_view name) const { return std::get<std::vector<int64_t>>(get(name)); }
+  const AttrValue& get(std::string_view name) const;
+  const std::vector<AttrValue>& values() const { return values_; }
+  // Only the attributes that differ from their defaults, "name=value" (for labels).
+  std::string str(bool all = false) const;
+  AttrMap to_map() const;
+
+ private:
+  const OpDef* op_ = nullptr;
+  std::vector<AttrValue> values_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Shape inference
+struct TensorMeta {
+  Shape shape;
+  DType dtype = DType::f32;
+  Device device = Device::cpu;
+};
+
+struct InferCtx {
+  const OpDef& op;
+  const std::vector<TensorMeta>& inputs;
+  const Attrs& attrs;
+  // Helpers that throw a clear error naming the op.
+  [[noreturn]] void fail(const std::string& message, const std::string& hint = {}) const;
+  void expect_float(size_t input) const;  // "exp: expected a floating-point tensor, got int64"
+  void expect_rank(size_t input, int64_t min_rank, int64_t max_rank = 64) const;
+  void expect_dtype(size_t input, DType dtype) const;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+class Workspace;
+
+struct KernelCtx {
+  const OpDef& op;
+  const std::vector<Tensor>& inputs;
+  const Attrs& attrs;
+  const std::vector<TensorMeta>& out_meta;
+  std::vector<Tensor>& outputs;  // pre-allocated (contiguous) unless the op makes views
+  Workspace& ws;
+  // Scratch memory counted as workspace (im2col, FFT buffers); freed when the kernel returns.
+  Tensor workspace(const Shape& shape, DType dtype) const;
+  const Tensor& in(size_t i) const { return inputs[i]; }
+  Tensor& out(size_t i = 0) const { return outputs[i]; }
+};
+using KernelFn = std::function<void(KernelCtx&)>;
+
+// ---------------------------------------------------------------------------------------------
+// Backward: written as calls of registered ops on symbolic values, so the backward pass is
+// itself a graph (drawn, stepped, run on any device).
+class GradCtx;
+
+// A symbolic value in the graph under construction (a graph value id).
+struct Val {
+  GradCtx* ctx = nullptr;
+  int id = -1;
+  bool defined() const { return id >= 0; }
+  const Shape& shape() const;
+  DType dtype() const;
+};
+
+class GradCtx {
+ public:
+  virtual ~GradCtx() = default;
+  virtual Val grad_output(size_t i) = 0;  // dL/d(output i)
+  virtual Val input(size_t i) = 0;        // forward input i (must be listed in OpDef::saves)
+  virtual Val output(size_t i) = 0;       // forward output i (must be listed in OpDef::saves)
+  virtual const Attrs& attrs() const = 0;
+  virtual const TensorMeta& input_meta(size_t i) const = 0;
+  virtual const TensorMeta& output_meta(size_t i) const = 0;
+  virtual size_t num_inputs() const = 0;
+  virtual bool needs_grad(size_t input) const = 0;
+  // Appends a node calling `op` and returns its outputs.
+  virtual std::vector<Val> call_multi(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs = {}) = 0;
+  virtual Val scalar(double value, DType dtype) = 0;  // a 0-d constant
+  virtual const TensorMeta& meta(int value_id) const = 0;
+
+  Val call(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs = {}) {
+    return call_multi(op, inputs, attrs).at(0);
+  }
+  Val scalar_like(double value, const Val& like) { return scalar(value, like.dtype()); }
+};
+
+// Arithmetic on symbolic values reads like the formula it implements.
+Val operator+(const Val& a, const Val& b);
+Val operator-(const Val& a, const Val& b);
+Val operator*(const Val& a, const Val& b);
+Val operator/(const Val& a, const Val& b);
+Val operator-(const Val& a);
+Val operator*(const Val& a, double s);
+Val operator*(double s, const Val& a);
+
+// Gradients for each input (undefined Val = no gradient). Broadcast reduction (sum_to) and
+// dtype casts back to the input's dtype are added by the engine, not by each op.
+using BackwardFn = std::function<std::vector<Val>(GradCtx&)>;
+
+// ---------------------------------------------------------------------------------------------
+// Cost
+struct Cost {
+  double flops = 0;
+  double bytes_read = 0;
+  double bytes_written = 0;
+  double multiplications = 0;  // for algorithms that trade multiplications (Winograd)
+  double workspace_bytes = 0;
+};
+using CostFn = std::function<Cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out,
+                                  const Attrs& attrs, std::string_view algo)>;
+
+// ---------------------------------------------------------------------------------------------
+// gradcheck cases (per op): inputs and attributes for a central-difference check in float64.
+enum class Domain : uint8_t {
+  any,        // uniform in [-1, 1]
+  positive,   // uniform in [0.5, 2]
+  away_zero,  // |x| in [0.2, 1], random sign (kinks at 0: relu, abs, leaky_relu)
+  distinct,   // a shuffled arithmetic sequence: no ties (max, maximum)
+  index,      // int64 in [0, index_max)
+  mask,       // int64 0/1
+};
+struct InputSpec {
+  Shape shape;
+  Domain domain = Domain::any;
+  int64_t index_max = 0;
+  bool differentiable = true;  // false: check no gradient for it (targets, masks)
+};
+struct GradcheckCase {
+  std::vector<InputSpec> inputs;
+  AttrMap attrs;
+  double atol = 1e-6, rtol = 1e-5;
+  std::string note;
+};
+
+// Which forward tensors an op keeps for backward (what its formula uses).
+struct SavedRef {
+  enum Kind : uint8_t { input, output } kind;
+  int index;
+};
+
+// ---------------------------------------------------------------------------------------------
+struct OpDef {
+  std::string name;
+  std::string family;   // "elementwise", "reduction", "matmul", ...
+  std::string doc;      // one line with the formula
+  std::vector<std::string> input_names;  // last may end in "..." (variadic) or "?" (optional)
+  int min_inputs = 1, max_inputs = 1;    // max -1: variadic
+  int num_outputs = 1;
+  std::vector<AttrSpec> attrs;
+  std::function<std::vector<TensorMeta>(const InferCtx&)> infer;
+
+  // Kernels keyed by (device, algorithm); the first algorithm registered is the default.
+  std::map<std::pair<Device, std::string>, KernelFn> kernels;
+  std::vector<std::string> algorithms;
+  bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)
+  bool accepts_strided = false;   // kernel handles any strides; else inputs are made contiguous
+
+  bool differentiable = true;     // false: outputs never require grad (comparisons)
+  std::vector<SavedRef> saves;
+  BackwardFn backward;
+  std::string backward_note;      // e.g. "dA = dC·Bᵀ, dB = Aᵀ·dC"
+  // For ops used only inside backward formulas: the op whose gradcheck exercises this one.
+  std::string checked_via;
+
+  CostFn cost;
+  std::vector<GradcheckCase> gradcheck;
+
+  // Registration helpers ------------------------------------------------------------------
+  OpDef& kernel(Device d, const std::string& algo, KernelFn fn);
+  const KernelFn* find_kernel(Device d, std::string_view algo) const;
+  const std::string& default_algorithm() const { return algorithms.front(); }
+  const AttrSpec* find_attr(std::string_view name) const;
+  // Resolves caller attributes against the spec: defaults, conversions, validation.
+  Attrs resolve(const AttrMap& given) const;
+};
+
+// ---------------------------------------------------------------------------------------------
+class OpRegistry {
+ public:
+  static OpRegistry& instance();
+  OpDef& add(OpDef def);  // throws on duplicate names
+  const OpDef* find(std::string_view name) const;
+  const OpDef& get(std::string_view name) const;  // throws "unknown operator" with suggestions
+  std::vector<const OpDef*> all() const;          // sorted by name
+  size_t size() const { return ops_.size(); }
+
+ private:
+  std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
+};
+
+// Levenshtein-based suggestion among `candidates` ("did you mean 'relu'?"), empty if none close.
+std::string closest_name(std::string_view name, const std::vector<std::string>& candidates);
+
+// Runs `fn` at static-initialisation time (ops/ is an object library, so nothing is dropped).
+struct OpRegistrar {
+  explicit OpRegistrar(void (*fn)(OpRegistry&)) { fn(OpRegistry::instance()); }
+};
+#define OPSCOPE_CAT2(a, b) a##b
+#define OPSCOPE_CAT(a, b) OPSCOPE_CAT2(a, b)
+#define OPSCOPE_REGISTER_OPS(fn)                 \
+  static void fn(::opscope::OpRegistry&);        \
+  static ::opscope::OpRegistrar OPSCOPE_CAT(registrar_, fn)(&fn); \
+  static void fn(::opscope::OpRegistry& registry)
+
+}  // namespace opscope

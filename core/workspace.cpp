@@ -1,0 +1,204 @@
+#include "core/workspace.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace opscope {
+
+namespace {
+thread_local Workspace* g_current = nullptr;
+}
+
+Workspace& current_workspace() {
+  if (!g_current) {
+    static Workspace* default_ws = new Workspace();  // lives for the whole program
+    g_current = default_ws;
+  }
+  return *g_current;
+}
+
+WorkspaceScope::WorkspaceScope(Workspace& ws) : prev_(&current_workspace()) { g_current = &ws; }
+WorkspaceScope::~WorkspaceScope() { g_current = prev_; }
+
+Workspace::Workspace()
+    : tracker_(std::make_shared<MemoryTracker>()), allocators_(kNumDevices), executor_(*this) {
+  allocators_[static_cast<int>(Device::cpu)] = std::make_shared<CpuCachingAllocator>(tracker_);
+}
+
+Workspace::~Workspace() { graph_.clear(); }
+
+std::shared_ptr<Allocator> Workspace::allocator(Device d) {
+  auto& a = allocators_[static_cast<int>(d)];
+  if (!a) throw Error(std::string("no ") + device_name(d) + " device found", "tensors can live on cpu");
+  return a;
+}
+
+void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocators_[static_cast<int>(d)] = std::move(a); }
+
+void Workspace::push_scope(const std::string& name) {
+  scope_stack_.push_back(scope_);
+  scope_ = scope_.empty() ? name : scope_ + "/" + name;
+}
+
+void Workspace::pop_scope() {
+  if (scope_stack_.empty()) return;
+  scope_ = scope_stack_.back();
+  scope_stack_.pop_back();
+}
+
+void Workspace::reset_graph() { graph_.clear(); tracker_->clear_timeline(); }
+
+int Workspace::value_of(const Tensor& t) {
+  TensorImpl* impl = t.impl();
+  int id = impl->value_id;
+  if (id >= 0 && static_cast<size_t>(id) < graph_.num_values() && graph_.value(id).tensor.lock().get() == impl)
+    return id;
+  ValueInfo v;
+  v.meta = {t.shape(), t.dtype(), t.device()};
+  v.kind = impl->requires_grad ? ValueKind::parameter : ValueKind::input;
+  v.name = impl->name;
+  v.requires_grad = impl->requires_grad;
+  v.tensor = t.impl_ptr();
+  impl->value_id = graph_.add_value(std::move(v));
+  return impl->value_id;
+}
+
+std::vector<TensorMeta> Workspace::infer(const OpDef& op, const std::vector<TensorMeta>& inputs,
+                                         const Attrs& attrs) const {
+  const int n = static_cast<int>(inputs.size());
+  if (n < op.min_inputs || (op.max_inputs >= 0 && n > op.max_inputs)) {
+    std::string names;
+    for (auto& s : op.input_names) names += (names.empty() ? "" : ", ") + s;
+    std::string want = op.min_inputs == op.max_inputs ? std::to_string(op.min_inputs)
+                       : op.max_inputs < 0           ? "at least " + std::to_string(op.min_inputs)
+                                          : std::to_string(op.min_inputs) + " or " + std::to_string(op.max_inputs);
+    throw Error(op.name + ": expects " + want + " input" + (want == "1" ? "" : "s") + " (" + names + "), got " +
+                    std::to_string(n),
+                op.name + "(" + names + ")");
+  }
+  for (int i = 1; i < n; ++i)
+    if (inputs[i].device != inputs[0].device)
+      throw Error(op.name + ": inputs are on different devices (" + device_name(inputs[0].device) + " and " +
+                      device_name(inputs[i].device) + ")",
+                  "move them to one device with x.to(\"cpu\") or x.to(\"cuda\")");
+  InferCtx ctx{op, inputs, attrs};
+  auto out = op.infer(ctx);
+  Device d = inputs.empty() ? Device::cpu : inputs[0].device;
+  for (auto& m : out) m.device = d;
+  return out;
+}
+
+Tensor Workspace::call(std::string_view name, const std::vector<Tensor>& inputs, const AttrMap& attrs,
+                       std::string_view algo) {
+  const OpDef& op = OpRegistry::instance().get(name);
+  return call_multi(op, inputs, op.resolve(attrs), algo).at(0);
+}
+
+std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                                          std::string_view algo) {
+  std::vector<TensorMeta> in_meta;
+  in_meta.reserve(inputs.size());
+  bool any_grad = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (!t.defined()) throw Error(op.name + ": input " + std::to_string(i + 1) + " is None");
+    in_meta.push_back({t.shape(), t.dtype(), t.device()});
+    any_grad = any_grad || t.requires_grad();
+  }
+  auto out_meta = infer(op, in_meta, attrs);
+  std::string_view chosen = algo.empty() ? std::string_view(op.default_algorithm()) : algo;
+  if (std::find(op.algorithms.begin(), op.algorithms.end(), chosen) == op.algorithms.end()) {
+    std::string all;
+    for (auto& a : op.algorithms) all += (all.empty() ? "\"" : ", \"") + a + "\"";
+    throw Error(op.name + ": unknown algorithm \"" + std::string(chosen) + "\"", "algorithms of " + op.name + ": " + all);
+  }
+  const bool rg = grad_enabled_ && op.differentiable && any_grad;
+
+  const Graph::Mark mark = graph_.mark();
+  try {
+    Node node;
+    node.op = &op;
+    node.attrs = attrs;
+    node.algo = std::string(chosen);
+    node.phase = phase_;
+    node.scope = scope_;
+    node.inputs.reserve(inputs.size());
+    for (auto& t : inputs) node.inputs.push_back(value_of(t));
+    const int id = static_cast<int>(graph_.num_nodes());
+    for (size_t i = 0; i < out_meta.size(); ++i) {
+      ValueInfo v;
+      v.meta = out_meta[i];
+      v.producer = id;
+      v.out_index = static_cast<int>(i);
+      v.requires_grad = rg;
+      node.outputs.push_back(graph_.add_value(std::move(v)));
+    }
+    graph_.add_node(std::move(node));
+    std::vector<Tensor> outs = executor_.run_node(id, inputs);
+    Node& n = graph_.node(id);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      TensorImpl* impl = outs[i].impl();
+      if (op.makes_views) {  // a view gets its own handle so its metadata is its own
+        outs[i] = Tensor(std::make_shared<TensorImpl>(*impl));
+        impl = outs[i].impl();
+        impl->grad.reset();
+        impl->name.clear();
+      }
+      impl->value_id = n.outputs[i];
+      impl->requires_grad = rg;
+      graph_.value(n.outputs[i]).tensor = outs[i].impl_ptr();
+    }
+    if (rg) {
+      for (const SavedRef& s : op.saves) {
+        const Tensor& t = s.kind == SavedRef::input ? inputs[s.index] : outs[s.index];
+        int v = s.kind == SavedRef::input ? n.inputs[s.index] : n.outputs[s.index];
+        t.storage().add_saved_ref();
+        n.saved.push_back({v, t});
+      }
+    }
+    return outs;
+  } catch (...) {
+    graph_.rollback(mark);
+    throw;
+  }
+}
+
+void Workspace::zero_grad(const std::vector<Tensor>& tensors) {
+  for (auto& t : tensors) t.impl()->grad.reset();
+}
+
+void check_anomaly(Workspace& ws, int node_id, const std::vector<Tensor>& outputs) {
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const Tensor& t = outputs[o];
+    if (!is_floating(t.dtype())) continue;
+    int64_t bad = -1;
+    bool nan = false;
+    visit_dtype(t.dtype(), [&](auto z) {
+      using T = decltype(z);
+      Tensor c = t.contiguous();
+      const T* p = c.data<T>();
+      for (int64_t i = 0, n = c.numel(); i < n; ++i)
+        if (!std::isfinite(static_cast<double>(p[i]))) {
+          bad = i;
+          nan = std::isnan(static_cast<double>(p[i]));
+          break;
+        }
+    });
+    if (bad < 0) continue;
+    const Graph& g = ws.graph();
+    const Node& n = g.node(node_id);
+    std::string ins;
+    for (int v : n.inputs) {
+      const ValueInfo& vi = g.value(v);
+      ins += (ins.empty() ? "" : ", ") + (vi.name.empty() ? std::string("?") : vi.name) + " " + shape_str(vi.meta.shape);
+    }
+    throw Error("anomaly: node #" + std::to_string(node_id) + " (" + n.op->name + ", " + phase_name(n.phase) +
+                    ") produced " + (nan ? "NaN" : "Inf") + " at element " + std::to_string(bad) + " of its output " +
+                    shape_str(t.shape()) + "; inputs: " + ins,
+                n.op->name == "softmax" ? "the naive softmax overflows for large inputs; use algo=\"stable\""
+                                        : "check the inputs of this op for large or invalid values");
+  }
+}
+
+}  // namespace opscope

@@ -1,0 +1,103 @@
+// The Workspace: one student's session of the engine. It owns the graph, the allocators and
+// their MemoryTracker, the executor, and the dynamic-mode dispatch and autograd.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/graph.h"
+#include "core/memory.h"
+#include "core/op.h"
+#include "core/tensor.h"
+
+namespace opscope {
+
+class Workspace {
+ public:
+  Workspace();
+  ~Workspace();
+  Workspace(const Workspace&) = delete;
+  Workspace& operator=(const Workspace&) = delete;
+
+  std::shared_ptr<Allocator> allocator(Device d);
+  // Devices register their allocator here (the CUDA backend does when built).
+  void set_allocator(Device d, std::shared_ptr<Allocator> a);
+  MemoryTracker& tracker() { return *tracker_; }
+  Graph& graph() { return graph_; }
+  Executor& executor() { return executor_; }
+
+  // --- dynamic-mode dispatch: runs at once and appends a node ---
+  Tensor call(std::string_view op, const std::vector<Tensor>& inputs, const AttrMap& attrs = {},
+              std::string_view algo = {});
+  std::vector<Tensor> call_multi(const OpDef& op, const std::vector<Tensor>& inputs, const Attrs& attrs,
+                                 std::string_view algo = {});
+  // Shape inference alone (no kernel): used by static mode and for checks.
+  std::vector<TensorMeta> infer(const OpDef& op, const std::vector<TensorMeta>& inputs, const Attrs& attrs) const;
+
+  // --- autograd ---
+  // Appends the backward nodes of y's graph and runs them. y must be a scalar unless `grad`
+  // (dL/dy) is given. Saved tensors are released as their backward runs unless retain_graph.
+  void backward(const Tensor& y, const Tensor& grad = {}, bool retain_graph = false);
+  // Builds the backward nodes without running them; run the returned schedule step by step.
+  std::unique_ptr<ScheduleRun> build_backward(const Tensor& y, const Tensor& grad = {}, bool retain_graph = false);
+  void zero_grad(const std::vector<Tensor>& tensors);
+
+  bool grad_enabled() const { return grad_enabled_; }
+  void set_grad_enabled(bool on) { grad_enabled_ = on; }
+  // Anomaly mode: the first node whose output holds NaN or Inf raises an error.
+  bool anomaly() const { return anomaly_; }
+  void set_anomaly(bool on) { anomaly_ = on; }
+  Phase phase() const { return phase_; }
+  void set_phase(Phase p) { phase_ = p; }
+
+  // Scope of the composite function being run ("" at top level), pushed by the language.
+  void push_scope(const std::string& name);
+  void pop_scope();
+  const std::string& scope() const { return scope_; }
+
+  // The graph value for a tensor, registering it as a leaf the first time it is used.
+  int value_of(const Tensor& t);
+
+  // Clears the graph, saved tensors and timeline (tensors the user holds stay valid).
+  void reset_graph();
+
+ private:
+  friend class ScheduleRun;
+  std::shared_ptr<MemoryTracker> tracker_;
+  std::vector<std::shared_ptr<Allocator>> allocators_;
+  Graph graph_;
+  Executor executor_;
+  bool grad_enabled_ = true, anomaly_ = false;
+  Phase phase_ = Phase::forward;
+  std::string scope_;
+  std::vector<std::string> scope_stack_;
+};
+
+// The workspace that factories and op calls use on this thread.
+Workspace& current_workspace();
+// Makes `ws` current for the guard's lifetime.
+class WorkspaceScope {
+ public:
+  explicit WorkspaceScope(Workspace& ws);
+  ~WorkspaceScope();
+
+ private:
+  Workspace* prev_;
+};
+
+// No-grad scope: calls inside record no saved tensors and produce no gradients.
+class NoGradGuard {
+ public:
+  NoGradGuard() : prev_(current_workspace().grad_enabled()) { current_workspace().set_grad_enabled(false); }
+  ~NoGradGuard() { current_workspace().set_grad_enabled(prev_); }
+
+ private:
+  bool prev_;
+};
+
+// Checks an op's output for NaN/Inf; throws naming the op, input shapes and variable names.
+void check_anomaly(Workspace& ws, int node_id, const std::vector<Tensor>& outputs);
+
+}  // namespace opscope

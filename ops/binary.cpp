@@ -1,0 +1,208 @@
+// Binary elementwise operators with NumPy broadcasting: add, sub, mul, div, pow, maximum,
+// minimum, the comparisons, and where. The engine reduces broadcast gradients (sum_to).
+#include <algorithm>
+#include <cmath>
+
+#include "ops/cpu_util.h"
+
+namespace opscope {
+namespace {
+
+using cpu::gc;
+
+// Result dtype: NumPy promotion; true division of integers gives float32.
+std::vector<TensorMeta> infer_binary(const InferCtx& c, bool float_result) {
+  TensorMeta m;
+  m.shape = broadcast_shapes(c.inputs[0].shape, c.inputs[1].shape, c.op.name.c_str());
+  m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
+  if (float_result && m.dtype == DType::i64) m.dtype = DType::f32;
+  return {m};
+}
+
+template <class F>
+KernelFn arith_kernel(F f) {
+  return [f](KernelCtx& k) {
+    const DType dt = k.out().dtype();
+    Tensor a = cpu::as_dtype(k.in(0), dt), b = cpu::as_dtype(k.in(1), dt);
+    visit_dtype(dt, [&](auto z) {
+      using T = decltype(z);
+      cpu::broadcast_binary<T, T>(a, b, k.out(), [f](T x, T y) { return static_cast<T>(f(x, y)); });
+    });
+  };
+}
+
+template <class F>
+KernelFn compare_kernel(F f) {
+  return [f](KernelCtx& k) {
+    const DType dt = promote(k.in(0).dtype(), k.in(1).dtype());
+    Tensor a = cpu::as_dtype(k.in(0), dt), b = cpu::as_dtype(k.in(1), dt);
+    visit_dtype(dt, [&](auto z) {
+      using T = decltype(z);
+      cpu::broadcast_binary<T, int64_t>(a, b, k.out(), [f](T x, T y) { return static_cast<int64_t>(f(x, y)); });
+    });
+  };
+}
+
+OpDef binary(const std::string& name, const std::string& doc, bool float_result = false) {
+  OpDef d;
+  d.name = name;
+  d.family = "elementwise";
+  d.doc = doc;
+  d.input_names = {"a", "b"};
+  d.min_inputs = d.max_inputs = 2;
+  d.accepts_strided = true;
+  d.infer = [float_result](const InferCtx& c) { return infer_binary(c, float_result); };
+  d.cost = cpu::elementwise_cost(1);
+  const InputSpec a{{3, 4}}, b{{3, 4}}, row{{4}}, col{{3, 1}};
+  d.gradcheck = {gc({a, b}, {}, "same shape"), gc({a, row}, {}, "broadcast a row"), gc({col, row}, {}, "outer broadcast")};
+  return d;
+}
+
+OPSCOPE_REGISTER_OPS(register_binary_ops) {
+  {
+    OpDef d = binary("add", "c = a + b");
+    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x + y; }));
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), g.grad_output(0)}; };
+    d.backward_note = "da = dc, db = dc";
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = binary("sub", "c = a - b");
+    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x - y; }));
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), -g.grad_output(0)}; };
+    d.backward_note = "da = dc, db = -dc";
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = binary("mul", "c = a * b (elementwise)");
+    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x * y; }));
+    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val dc = g.grad_output(0);
+      return {g.needs_grad(0) ? dc * g.input(1) : Val{}, g.needs_grad(1) ? dc * g.input(0) : Val{}};
+    };
+    d.backward_note = "da = dc * b, db = dc * a";
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = binary("div", "c = a / b (true division)", true);
+    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x / y; }));
+    d.saves = {{SavedRef::input, 1}, {SavedRef::output, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val dc = g.grad_output(0), b = g.input(1);
+      Val da = dc / b;
+      return {da, g.needs_grad(1) ? -(da * g.output(0)) : Val{}};
+    };
+    d.backward_note = "da = dc / b, db = -dc * c / b";
+    d.cost = cpu::elementwise_cost(1);
+    const InputSpec a{{3, 4}}, b{{3, 4}, Domain::positive}, row{{4}, Domain::positive};
+    d.gradcheck = {gc({a, b}), gc({a, row}, {}, "broadcast divisor")};
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = binary("pow", "c = a ** b", true);
+    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return std::pow(x, y); }));
+    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::output, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val dc = g.grad_output(0), a = g.input(0), b = g.input(1);
+      Val da, db;
+      if (g.needs_grad(0)) da = dc * b * g.call("pow", {a, b - g.scalar_like(1, b)});
+      if (g.needs_grad(1)) db = dc * g.output(0) * g.call("log", {a});
+      return {da, db};
+    };
+    d.backward_note = "da = dc * b * a^(b-1), db = dc * c * log(a)";
+    d.cost = cpu::elementwise_cost(10);
+    d.gradcheck = {gc({{{3, 4}, Domain::positive}, {{3, 4}}}), gc({{{3, 4}, Domain::positive}, {{}}}, {}, "scalar exponent")};
+    registry.add(std::move(d));
+  }
+  for (bool is_max : {true, false}) {
+    OpDef d = binary(is_max ? "maximum" : "minimum",
+                     is_max ? "c = max(a, b) elementwise" : "c = min(a, b) elementwise");
+    if (is_max) d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x > y ? x : y; }));
+    else d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x < y ? x : y; }));
+    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+    d.backward = [is_max](GradCtx& g) -> std::vector<Val> {
+      // The gradient goes to the input that won; ties go to a.
+      Val dc = g.grad_output(0);
+      Val a_wins = g.call(is_max ? "ge" : "le", {g.input(0), g.input(1)});
+      Val zero = g.scalar_like(0, dc);
+      return {g.call("where", {a_wins, dc, zero}), g.call("where", {a_wins, zero, dc})};
+    };
+    d.backward_note = is_max ? "da = dc where a >= b, db = dc where a < b" : "da = dc where a <= b, db = dc where a > b";
+    const InputSpec a{{3, 4}, Domain::distinct}, b{{3, 4}, Domain::distinct}, row{{4}, Domain::distinct};
+    d.gradcheck = {gc({a, b}), gc({a, row}, {}, "broadcast")};
+    registry.add(std::move(d));
+  }
+  struct Cmp {
+    const char* name;
+    const char* doc;
+    int kind;
+  };
+  for (Cmp c : {Cmp{"eq", "c = (a == b) as int64 0/1", 0}, Cmp{"ne", "c = (a != b) as int64 0/1", 1},
+                Cmp{"lt", "c = (a < b) as int64 0/1", 2}, Cmp{"le", "c = (a <= b) as int64 0/1", 3},
+                Cmp{"gt", "c = (a > b) as int64 0/1", 4}, Cmp{"ge", "c = (a >= b) as int64 0/1", 5}}) {
+    OpDef d = binary(c.name, c.doc);
+    d.family = "comparison";
+    d.differentiable = false;
+    d.gradcheck.clear();
+    d.infer = [](const InferCtx& ctx) {
+      auto m = infer_binary(ctx, false);
+      m[0].dtype = DType::i64;
+      return m;
+    };
+    switch (c.kind) {
+      case 0: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x == y; })); break;
+      case 1: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x != y; })); break;
+      case 2: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x < y; })); break;
+      case 3: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x <= y; })); break;
+      case 4: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x > y; })); break;
+      default: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x >= y; })); break;
+    }
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d;
+    d.name = "where";
+    d.family = "elementwise";
+    d.doc = "c = a where cond != 0 else b (broadcast)";
+    d.input_names = {"cond", "a", "b"};
+    d.min_inputs = d.max_inputs = 3;
+    d.accepts_strided = true;
+    d.infer = [](const InferCtx& c) {
+      TensorMeta m;
+      m.shape = broadcast_shapes(broadcast_shapes(c.inputs[0].shape, c.inputs[1].shape, "where"), c.inputs[2].shape,
+                                 "where");
+      m.dtype = promote(c.inputs[1].dtype, c.inputs[2].dtype);
+      return std::vector<TensorMeta>{m};
+    };
+    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+      const DType dt = k.out().dtype();
+      Tensor cond = cpu::as_dtype(k.in(0), DType::i64);
+      const Shape& shape = k.out().shape();
+      // Broadcast all three to the output shape; walk them with one flat index.
+      Tensor c = cond.view_expand(shape), a = cpu::as_dtype(k.in(1), dt).view_expand(shape),
+             b = cpu::as_dtype(k.in(2), dt).view_expand(shape);
+      Tensor cc = c.contiguous(), ac = a.contiguous(), bc = b.contiguous();
+      visit_dtype(dt, [&](auto z) {
+        using T = decltype(z);
+        const int64_t* pc = cc.data<int64_t>();
+        const T *pa = ac.data<T>(), *pb = bc.data<T>();
+        T* o = k.out().data<T>();
+        for (int64_t i = 0, n = k.out().numel(); i < n; ++i) o[i] = pc[i] ? pa[i] : pb[i];
+      });
+    });
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val dc = g.grad_output(0), zero = g.scalar_like(0, dc), cond = g.input(0);
+      return {Val{}, g.call("where", {cond, dc, zero}), g.call("where", {cond, zero, dc})};
+    };
+    d.backward_note = "da = dc where cond, db = dc where not cond";
+    d.cost = cpu::elementwise_cost(1);
+    d.gradcheck = {gc({{{3, 4}, Domain::mask, 0, false}, {{3, 4}}, {{3, 4}}}),
+                   gc({{{3, 1}, Domain::mask, 0, false}, {{3, 4}}, {{4}}}, {}, "broadcast")};
+    registry.add(std::move(d));
+  }
+}
+
+}  // namespace
+}  // namespace opscope

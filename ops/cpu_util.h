@@ -1,0 +1,117 @@
+// Helpers shared by the CPU kernels and op declarations of ops/*.cpp.
+#pragma once
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/op.h"
+#include "core/tensor.h"
+
+namespace opscope::cpu {
+
+// Calls f(T{}) for float32/float64; int64 is an error naming the op.
+template <class F>
+void visit_float(DType dt, const std::string& op, F&& f) {
+  if (dt == DType::f32) f(float{});
+  else if (dt == DType::f64) f(double{});
+  else throw Error(op + ": expected a floating-point tensor, got int64");
+}
+
+// Strides of `t` broadcast to `shape` (0 where t is broadcast).
+inline Strides broadcast_strides(const Tensor& t, const Shape& shape) {
+  Strides s(shape.size(), 0);
+  const size_t off = shape.size() - t.shape().size();
+  for (size_t i = 0; i < t.shape().size(); ++i) s[i + off] = t.shape()[i] == 1 ? 0 : t.strides()[i];
+  return s;
+}
+
+// out[i] = f(a[i], b[i]) with NumPy broadcasting; out contiguous with the broadcast shape.
+template <class T, class R, class F>
+void broadcast_binary(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  R* o = out.data<R>();
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  const bool ca = a.is_contiguous() && a.shape() == out.shape();
+  const bool cb = b.is_contiguous() && b.shape() == out.shape();
+  if (ca && cb) {
+    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], pb[i]);
+    return;
+  }
+  if (ca && b.numel() == 1) {
+    const T s = pb[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], s);
+    return;
+  }
+  if (cb && a.numel() == 1) {
+    const T s = pa[0];
+    for (int64_t i = 0; i < n; ++i) o[i] = f(s, pb[i]);
+    return;
+  }
+  const Shape& shape = out.shape();
+  const Strides sa = broadcast_strides(a, shape), sb = broadcast_strides(b, shape);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t inner = shape[rank - 1], ia = sa[rank - 1], ib = sb[rank - 1];
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t done = 0; done < n; done += inner) {
+    int64_t oa = 0, ob = 0;
+    for (int64_t d = 0; d < rank - 1; ++d) {
+      oa += idx[d] * sa[d];
+      ob += idx[d] * sb[d];
+    }
+    R* orow = o + done;
+    for (int64_t j = 0; j < inner; ++j) orow[j] = f(pa[oa + j * ia], pb[ob + j * ib]);
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+// The input as dtype `dt` (a temporary copy only when it differs).
+inline Tensor as_dtype(const Tensor& t, DType dt) { return t.dtype() == dt ? t : t.cast(dt); }
+
+// --- shape inference helpers -------------------------------------------------------------------
+inline std::vector<TensorMeta> same_as_input0(const InferCtx& c) { return {c.inputs[0]}; }
+inline std::vector<TensorMeta> float_like_input0(const InferCtx& c) {
+  c.expect_float(0);
+  return {c.inputs[0]};
+}
+
+// --- cost helpers ------------------------------------------------------------------------------
+inline double meta_bytes(const TensorMeta& m) {
+  double n = 1;
+  for (auto d : m.shape) n *= static_cast<double>(d);
+  return n * static_cast<double>(dtype_size(m.dtype));
+}
+inline double meta_numel(const TensorMeta& m) {
+  double n = 1;
+  for (auto d : m.shape) n *= static_cast<double>(d);
+  return n;
+}
+// FLOPs = flops_per_element * output elements; bytes = all inputs read, all outputs written.
+inline CostFn elementwise_cost(double flops_per_element) {
+  return [flops_per_element](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
+                             std::string_view) {
+    Cost c;
+    for (auto& m : in) c.bytes_read += meta_bytes(m);
+    for (auto& m : out) {
+      c.bytes_written += meta_bytes(m);
+      c.flops += flops_per_element * meta_numel(m);
+    }
+    return c;
+  };
+}
+
+// Common gradcheck case builders.
+inline GradcheckCase gc(std::vector<InputSpec> inputs, AttrMap attrs = {}, std::string note = {}) {
+  GradcheckCase c;
+  c.inputs = std::move(inputs);
+  c.attrs = std::move(attrs);
+  c.note = std::move(note);
+  return c;
+}
+
+}  // namespace opscope::cpu

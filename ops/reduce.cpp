@@ -1,0 +1,1 @@
+#include "ops/cpu_util.h"
