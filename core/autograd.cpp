@@ -14,23 +14,28 @@ namespace {
 class BackwardBuilder final : public GradCtx {
  public:
   BackwardBuilder(Workspace& ws, int forward_node, const std::unordered_map<int, int>& grads)
-      : ws_(ws), g_(ws.graph()), fid_(forward_node), grads_(grads) {}
+      : ws_(ws), g_(ws.graph()), fid_(forward_node), grads_(grads) {
+    // Copies: formulas hold these references while call() grows the graph's vectors.
+    for (int v : g_.node(fid_).inputs) in_meta_.push_back(g_.value(v).meta);
+    for (int v : g_.node(fid_).outputs) out_meta_.push_back(g_.value(v).meta);
+    attrs_ = g_.node(fid_).attrs;
+  }
 
   Val grad_output(size_t i) override {
     const Node& f = g_.node(fid_);
     auto it = grads_.find(f.outputs.at(i));
     if (it == grads_.end()) {  // an output nobody used: its gradient is zero
-      const TensorMeta& m = g_.value(f.outputs[i]).meta;
+      const TensorMeta m = out_meta_.at(i);
       return call("expand", {scalar(0.0, m.dtype)}, {{"shape", m.shape}});
     }
     return {this, it->second};
   }
   Val input(size_t i) override { return saved(SavedRef::input, i); }
   Val output(size_t i) override { return saved(SavedRef::output, i); }
-  const Attrs& attrs() const override { return g_.node(fid_).attrs; }
-  const TensorMeta& input_meta(size_t i) const override { return g_.value(g_.node(fid_).inputs.at(i)).meta; }
-  const TensorMeta& output_meta(size_t i) const override { return g_.value(g_.node(fid_).outputs.at(i)).meta; }
-  size_t num_inputs() const override { return g_.node(fid_).inputs.size(); }
+  const Attrs& attrs() const override { return attrs_; }
+  const TensorMeta& input_meta(size_t i) const override { return in_meta_.at(i); }
+  const TensorMeta& output_meta(size_t i) const override { return out_meta_.at(i); }
+  size_t num_inputs() const override { return in_meta_.size(); }
   bool needs_grad(size_t i) const override { return g_.value(g_.node(fid_).inputs.at(i)).requires_grad; }
   const TensorMeta& meta(int v) const override { return g_.value(v).meta; }
 
@@ -91,6 +96,8 @@ class BackwardBuilder final : public GradCtx {
   Graph& g_;
   int fid_;
   const std::unordered_map<int, int>& grads_;
+  std::vector<TensorMeta> in_meta_, out_meta_;
+  Attrs attrs_;
 };
 
 }  // namespace
@@ -116,7 +123,6 @@ std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Te
     sv.meta = {y.shape(), y.dtype(), y.device()};
     sv.kind = ValueKind::grad_seed;
     sv.name = "d" + (y.name().empty() ? std::string("y") : y.name());
-    sv.constant = seed;
     const int seed_id = graph_.add_value(std::move(sv));
 
     // Forward nodes on a path from a parameter to y.
@@ -141,7 +147,7 @@ std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Te
       const Node& f = graph_.node(id);
       bool has_grad = std::any_of(f.outputs.begin(), f.outputs.end(), [&](int v) { return grads.count(v); });
       if (!has_grad) continue;
-      if (f.saved_released)
+      if (f.saved_released && !f.op->saves.empty())
         throw Error("backward: the saved tensors of node #" + std::to_string(id) + " (" + f.op->name +
                         ") were freed by an earlier backward",
                     "to run backward twice through the same graph, pass retain_graph=True the first time");
@@ -192,8 +198,14 @@ std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Te
       }
     std::vector<int> schedule;
     for (size_t id = mark.nodes; id < graph_.num_nodes(); ++id) schedule.push_back(static_cast<int>(id));
-    return std::make_unique<ScheduleRun>(*this, std::move(schedule), std::unordered_map<int, Tensor>{},
-                                         std::move(sinks), retain_graph);
+    // The seed and the constants of the formulas belong to this run: freed after their last use.
+    std::unordered_map<int, Tensor> env{{seed_id, seed}};
+    for (size_t v = mark.values; v < graph_.num_values(); ++v)
+      if (graph_.value(static_cast<int>(v)).constant.defined()) {
+        env[static_cast<int>(v)] = graph_.value(static_cast<int>(v)).constant;
+        graph_.value(static_cast<int>(v)).constant = Tensor();
+      }
+    return std::make_unique<ScheduleRun>(*this, std::move(schedule), std::move(env), std::move(sinks), retain_graph);
   } catch (...) {
     graph_.rollback(mark);
     throw;

@@ -105,6 +105,19 @@ void Executor::remove_listener(int id) {
 
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+// dst += src (same shape, dst contiguous float).
+void accumulate_into(Tensor& dst, const Tensor& src) {
+  Tensor s = src.dtype() == dst.dtype() ? src.contiguous() : src.cast(dst.dtype());
+  visit_dtype(dst.dtype(), [&](auto z) {
+    using T = decltype(z);
+    T* d = dst.data<T>();
+    const T* p = s.data<T>();
+    for (int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] += p[i];
+  });
+}
+}  // namespace
+
 ScheduleRun::ScheduleRun(Workspace& ws, std::vector<int> nodes, std::unordered_map<int, Tensor> env,
                          std::vector<Sink> sinks, bool retain_saved)
     : ws_(ws), nodes_(std::move(nodes)), env_(std::move(env)), retain_saved_(retain_saved) {
@@ -114,7 +127,25 @@ ScheduleRun::ScheduleRun(Workspace& ws, std::vector<int> nodes, std::unordered_m
     for (int v : n.inputs) last_use_[v] = p;
     if (n.forward_of >= 0) last_backward_[n.forward_of] = p;
   }
-  for (auto& s : sinks) sinks_[s.value_id] = s.leaf;
+  for (auto& s : sinks) sinks_[s.value_id].push_back(s.leaf);
+  // Gradients that need no node (the seed passed straight through, as by add) arrive now.
+  for (auto& [v, _] : sinks_)
+    if (auto it = env_.find(v); it != env_.end()) deliver(v, it->second);
+}
+
+void ScheduleRun::deliver(int v, const Tensor& t) {
+  auto s = sinks_.find(v);
+  if (s == sinks_.end()) return;
+  for (auto& weak : s->second) {
+    auto leaf = weak.lock();
+    if (!leaf) continue;
+    if (leaf->grad) {
+      Tensor acc(leaf->grad);
+      accumulate_into(acc, t);
+    } else {
+      leaf->grad = t.cast(leaf->dtype, MemCategory::gradient).impl_ptr();
+    }
+  }
 }
 
 Tensor ScheduleRun::lookup(int v, const Node& consumer) {
@@ -136,18 +167,6 @@ Tensor ScheduleRun::lookup(int v, const Node& consumer) {
   throw Error("internal: value " + std::to_string(v) + " is not available to node #" + std::to_string(consumer.id));
 }
 
-namespace {
-// dst += src (same shape, dst contiguous float).
-void accumulate_into(Tensor& dst, const Tensor& src) {
-  Tensor s = src.dtype() == dst.dtype() ? src.contiguous() : src.cast(dst.dtype());
-  visit_dtype(dst.dtype(), [&](auto z) {
-    using T = decltype(z);
-    T* d = dst.data<T>();
-    const T* p = s.data<T>();
-    for (int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] += p[i];
-  });
-}
-}  // namespace
 
 void ScheduleRun::step() {
   if (done()) return;
@@ -167,16 +186,7 @@ void ScheduleRun::step() {
   const Node& n = g.node(id);
   for (size_t i = 0; i < outs.size(); ++i) {
     int v = n.outputs[i];
-    if (auto s = sinks_.find(v); s != sinks_.end()) {
-      if (auto leaf = s->second.lock()) {
-        if (leaf->grad) {
-          Tensor acc(leaf->grad);
-          accumulate_into(acc, outs[i]);
-        } else {
-          leaf->grad = outs[i].cast(leaf->dtype, MemCategory::gradient).impl_ptr();
-        }
-      }
-    }
+    deliver(v, outs[i]);
     if (last_use_.count(v)) env_[v] = outs[i];
   }
   for (int v : n.inputs)

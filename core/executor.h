@@ -66,12 +66,13 @@ class ScheduleRun {
 
  private:
   Tensor lookup(int value_id, const Node& consumer);
+  void deliver(int value_id, const Tensor& t);  // accumulates into a leaf's .grad if it is a sink
   Workspace& ws_;
   std::vector<int> nodes_;
   std::unordered_map<int, Tensor> env_;
   std::unordered_map<int, size_t> last_use_;        // value -> last schedule position reading it
   std::unordered_map<int, size_t> last_backward_;   // forward node -> last position of its backward
-  std::unordered_map<int, std::weak_ptr<TensorImpl>> sinks_;
+  std::unordered_map<int, std::vector<std::weak_ptr<TensorImpl>>> sinks_;  // one value may feed several leaves
   bool retain_saved_;
   size_t pos_ = 0;
 };

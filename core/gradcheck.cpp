@@ -14,7 +14,8 @@ std::vector<Tensor> make_gradcheck_inputs(const GradcheckCase& c, uint64_t seed)
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<Tensor> ins;
-  for (const InputSpec& s : c.inputs) {
+  for (size_t k = 0; k < c.inputs.size(); ++k) {
+    const InputSpec& s = c.inputs[k];
     const bool integer = s.domain == Domain::index || s.domain == Domain::mask;
     Tensor t = Tensor::empty(s.shape, integer ? DType::i64 : DType::f64, MemCategory::input);
     const int64_t n = t.numel();
@@ -30,7 +31,11 @@ std::vector<Tensor> make_gradcheck_inputs(const GradcheckCase& c, uint64_t seed)
           t.data<double>()[i] = u(rng) < 0 ? -m : m;
           break;
         }
-        case Domain::distinct: t.data<double>()[i] = -1.0 + 2.0 * static_cast<double>(perm[i]) / std::max<int64_t>(1, n); break;
+        case Domain::distinct: {  // offset per input, so two inputs never tie either
+          const double step = 2.0 / static_cast<double>(std::max<int64_t>(1, n));
+          t.data<double>()[i] = -1.0 + step * (static_cast<double>(perm[i]) + 0.3 * static_cast<double>(k + 1) / 4.0);
+          break;
+        }
         case Domain::index: t.data<int64_t>()[i] = static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, s.index_max))); break;
         case Domain::mask: t.data<int64_t>()[i] = static_cast<int64_t>(rng() % 2); break;
       }

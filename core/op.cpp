@@ -93,7 +93,7 @@ Tensor KernelCtx::workspace(const Shape& shape, DType dtype) const {
 
 // ---------------------------------------------------------------------------------------------
 
-const Shape& Val::shape() const { return ctx->meta(id).shape; }
+Shape Val::shape() const { return ctx->meta(id).shape; }
 DType Val::dtype() const { return ctx->meta(id).dtype; }
 
 Val operator+(const Val& a, const Val& b) { return a.ctx->call("add", {a, b}); }

@@ -108,7 +108,7 @@ struct Val {
   GradCtx* ctx = nullptr;
   int id = -1;
   bool defined() const { return id >= 0; }
-  const Shape& shape() const;
+  Shape shape() const;  // a copy: the graph's storage moves as nodes are added
   DType dtype() const;
 };
 
@@ -126,7 +126,7 @@ class GradCtx {
   // Appends a node calling `op` and returns its outputs.
   virtual std::vector<Val> call_multi(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs = {}) = 0;
   virtual Val scalar(double value, DType dtype) = 0;  // a 0-d constant
-  virtual const TensorMeta& meta(int value_id) const = 0;
+  virtual const TensorMeta& meta(int value_id) const = 0;  // valid until the next call()
 
   Val call(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs = {}) {
     return call_multi(op, inputs, attrs).at(0);

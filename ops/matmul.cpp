@@ -1,1 +1,290 @@
+// Matrix multiplication C = A·B, 2-D and batched (batch axes broadcast NumPy-style), with
+// three algorithms side by side: "naive" (the i-j-k triple loop the course warns about),
+// "blocked" (cache tiling, i-k-j inner order) and "eigen" (the default: Eigen's GEMM on the
+// operands' own buffers). Shape letters: M rows of A, K inner size, N columns of B.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
 #include "ops/cpu_util.h"
+
+namespace opscope {
+namespace {
+
+using cpu::gc;
+
+// ---------------------------------------------------------------------------------------------
+// Operands as the kernels see them: the last two axes of a tensor as a strided matrix, either
+// row-major (column stride 1) or column-major (row stride 1; a transposed view), plus the
+// element offset of each matrix of the broadcast batch.
+struct Operand {
+  Tensor t;         // the tensor read (a contiguous copy only when neither layout fits)
+  int64_t rs, cs;   // row and column strides (elements)
+  bool row_major;   // cs == 1; else rs == 1
+  int64_t ld;       // leading dimension: rs if row-major, cs if column-major
+  std::vector<int64_t> batch_offsets;  // one per matrix of the output batch
+};
+
+// Row-major fits when columns are adjacent and rows don't overlap; column-major likewise.
+bool fits_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs, bool row_major, int64_t& ld) {
+  if (!row_major) {
+    std::swap(rows, cols);
+    std::swap(rs, cs);
+  }
+  if (cols > 1 && cs != 1) return false;
+  if (rows > 1 && rs < std::max<int64_t>(cols, 1)) return false;
+  ld = rows > 1 ? rs : std::max<int64_t>(cols, 1);
+  return true;
+}
+
+Operand make_operand(const Tensor& x, DType dt, const Shape& batch) {
+  Operand o;
+  o.t = cpu::as_dtype(x, dt);
+  const int64_t r = o.t.dim(), rows = o.t.shape()[r - 2], cols = o.t.shape()[r - 1];
+  auto layout = [&] {
+    const int64_t rs = o.t.strides()[r - 2], cs = o.t.strides()[r - 1];
+    if (fits_layout(rows, cols, rs, cs, true, o.ld)) o.row_major = true;
+    else if (fits_layout(rows, cols, rs, cs, false, o.ld)) o.row_major = false;
+    else return false;
+    o.rs = o.row_major ? o.ld : 1;
+    o.cs = o.row_major ? 1 : o.ld;
+    return true;
+  };
+  if (!layout()) {  // neither the last nor the second-last stride is 1: copy once
+    o.t = o.t.contiguous(MemCategory::temporary);
+    layout();
+  }
+  // Batch offsets: the operand's batch axes aligned to the right of the output's; an axis of
+  // size 1 (or a missing one) is broadcast with stride 0.
+  const int64_t nb = static_cast<int64_t>(batch.size()), own = r - 2;
+  Strides bs(batch.size(), 0);
+  for (int64_t i = 0; i < own; ++i)
+    if (o.t.shape()[i] != 1) bs[nb - own + i] = o.t.strides()[i];
+  const int64_t count = shape_numel(batch);
+  o.batch_offsets.resize(static_cast<size_t>(count));
+  std::vector<int64_t> idx(batch.size(), 0);
+  for (int64_t b = 0; b < count; ++b) {
+    int64_t off = 0;
+    for (int64_t i = 0; i < nb; ++i) off += idx[i] * bs[i];
+    o.batch_offsets[b] = off;
+    for (int64_t i = nb - 1; i >= 0; --i) {
+      if (++idx[i] < batch[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return o;
+}
+
+// Runs `gemm(A, B, C, M, N, K)` for every matrix of the batch (C is the contiguous output).
+template <class T, class F>
+void for_each_matrix(KernelCtx& k, F gemm) {
+  Tensor& out = k.out();
+  const DType dt = out.dtype();
+  const int64_t r = out.dim(), M = out.shape()[r - 2], N = out.shape()[r - 1];
+  const int64_t K = k.in(0).shape().back();
+  if (out.numel() == 0) return;
+  if (K == 0) {  // an empty sum: C = 0
+    out.fill(0.0);
+    return;
+  }
+  const Shape batch(out.shape().begin(), out.shape().end() - 2);
+  const Operand a = make_operand(k.in(0), dt, batch), b = make_operand(k.in(1), dt, batch);
+  const T* pa = a.t.data<T>();
+  const T* pb = b.t.data<T>();
+  T* pc = out.data<T>();
+  for (size_t i = 0; i < a.batch_offsets.size(); ++i)
+    gemm(a, pa + a.batch_offsets[i], b, pb + b.batch_offsets[i], pc + static_cast<int64_t>(i) * M * N, M, N, K);
+}
+
+// ---------------------------------------------------------------------------------------------
+// naive: C[i][j] = Σ_k A[i][k]·B[k][j] in the textbook i-j-k order. The inner loop walks B
+// down a column, N elements apart in memory: a cache miss per step once B outgrows the cache.
+// Kept this way on purpose: it is the baseline the other algorithms are measured against.
+template <class T>
+void gemm_naive(const Operand& a, const T* A, const Operand& b, const T* B, T* C, int64_t M, int64_t N, int64_t K) {
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      T acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc += A[i * a.rs + k * a.cs] * B[k * b.rs + j * b.cs];
+      C[i * N + j] = acc;
+    }
+}
+
+// blocked: the same sum over tiles, so a kTileK×kTileJ block of B (256 KiB in float32) stays
+// in cache while kTileI rows of A use it. Inside a tile the order is i-k-j: the inner loop
+// C[i][j0..j1] += A[i][k]·B[k][j0..j1] walks B and C along rows (contiguous), so it vectorizes.
+constexpr int64_t kTileI = 64, kTileK = 256, kTileJ = 256;
+
+template <class T>
+void gemm_blocked(const Operand& a, const T* A, const T* B, int64_t ldb, T* C, int64_t M, int64_t N, int64_t K) {
+  std::fill(C, C + M * N, T(0));
+  for (int64_t i0 = 0; i0 < M; i0 += kTileI) {
+    const int64_t i1 = std::min(M, i0 + kTileI);
+    for (int64_t k0 = 0; k0 < K; k0 += kTileK) {
+      const int64_t k1 = std::min(K, k0 + kTileK);
+      for (int64_t j0 = 0; j0 < N; j0 += kTileJ) {
+        const int64_t j1 = std::min(N, j0 + kTileJ);
+        for (int64_t i = i0; i < i1; ++i) {
+          T* __restrict c = C + i * N;
+          for (int64_t k = k0; k < k1; ++k) {
+            const T aik = A[i * a.rs + k * a.cs];
+            const T* __restrict brow = B + k * ldb;
+            for (int64_t j = j0; j < j1; ++j) c[j] += aik * brow[j];
+          }
+        }
+      }
+    }
+  }
+}
+
+// eigen: Eigen::Map over the operands' buffers (no copy); a transposed view is mapped as a
+// column-major matrix, which is the same memory read the other way.
+template <class T, int Order>
+using ConstMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, Eigen::Unaligned,
+                            Eigen::OuterStride<>>;
+template <class T>
+using OutMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+
+template <class T>
+void gemm_eigen(const Operand& a, const T* A, const Operand& b, const T* B, T* C, int64_t M, int64_t N, int64_t K) {
+  OutMap<T> c(C, M, N);
+  auto with_b = [&](const auto& am) {
+    if (b.row_major) c.noalias() = am * ConstMap<T, Eigen::RowMajor>(B, K, N, Eigen::OuterStride<>(b.ld));
+    else c.noalias() = am * ConstMap<T, Eigen::ColMajor>(B, K, N, Eigen::OuterStride<>(b.ld));
+  };
+  if (a.row_major) with_b(ConstMap<T, Eigen::RowMajor>(A, M, K, Eigen::OuterStride<>(a.ld)));
+  else with_b(ConstMap<T, Eigen::ColMajor>(A, M, K, Eigen::OuterStride<>(a.ld)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// NumPy broadcasting of batch shapes (matched from the right); false if some pair differs
+// with neither side 1.
+bool broadcast_batch(const Shape& a, const Shape& b, Shape& out) {
+  const size_t n = std::max(a.size(), b.size());
+  out.assign(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    out[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
+std::vector<TensorMeta> infer_matmul(const InferCtx& c) {
+  const Shape &a = c.inputs[0].shape, &b = c.inputs[1].shape;
+  for (int i = 0; i < 2; ++i) {
+    const Shape& s = c.inputs[i].shape;
+    if (s.size() >= 2) continue;
+    const std::string name = i == 0 ? "a" : "b";
+    if (s.empty())
+      c.fail("expected tensors of rank >= 2, got " + shape_str(a) + " @ " + shape_str(b) + " (" + name +
+                 " is a 0-d scalar)",
+             "to scale by a scalar use mul (" + name + " * x)");
+    const std::string n = std::to_string(s[0]);
+    c.fail("expected tensors of rank >= 2, got " + shape_str(a) + " @ " + shape_str(b) + " (" + name +
+               " is a 1-D vector)",
+           i == 0 ? "reshape it into a row: reshape(a, [1, " + n + "])"
+                  : "reshape it into a column: reshape(b, [" + n + ", 1])");
+  }
+  c.expect_float(0);
+  c.expect_float(1);
+  const int64_t ra = static_cast<int64_t>(a.size()), rb = static_cast<int64_t>(b.size());
+  const int64_t M = a[ra - 2], K = a[ra - 1], Kb = b[rb - 2], N = b[rb - 1];
+  if (K != Kb) {
+    const bool batched = ra > 2 || rb > 2;
+    std::string hint = "the last dimension of a must equal the second-last dimension of b";
+    if (K == N)
+      hint = batched ? "did you mean transpose(b) (swaps b's last two axes)?" : "did you mean b.T (transpose(b, 0, 1))?";
+    else if (M == Kb)
+      hint = batched ? "did you mean transpose(a) (swaps a's last two axes)?" : "did you mean a.T (transpose(a, 0, 1))?";
+    c.fail("inner dimensions differ: " + shape_str(a) + " @ " + shape_str(b) + " (" + std::to_string(K) +
+               " != " + std::to_string(Kb) + ")",
+           hint);
+  }
+  // Batch axes (all but the last two) broadcast NumPy-style.
+  const Shape ba(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  TensorMeta m;
+  if (!broadcast_batch(ba, bb, m.shape))
+    c.fail("batch dimensions " + shape_str(ba) + " and " + shape_str(bb) + " cannot be broadcast (" + shape_str(a) +
+               " @ " + shape_str(b) + ")",
+           "batch axes must be equal or 1 (matched from the right)");
+  m.shape.push_back(M);
+  m.shape.push_back(N);
+  m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
+  return {m};
+}
+
+OPSCOPE_REGISTER_OPS(register_matmul_ops) {
+  OpDef d;
+  d.name = "matmul";
+  d.family = "matmul";
+  d.doc = "C = A·B: C[..., i, j] = Σ_k A[..., i, k]·B[..., k, j] (batch axes broadcast)";
+  d.input_names = {"a", "b"};
+  d.min_inputs = d.max_inputs = 2;
+  d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
+  d.infer = infer_matmul;
+  // The first kernel registered is the default.
+  d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
+    visit_dtype(k.out().dtype(), [&](auto z) {
+      using T = decltype(z);
+      if constexpr (std::is_floating_point_v<T>) for_each_matrix<T>(k, gemm_eigen<T>);
+    });
+  });
+  d.kernel(Device::cpu, "naive", [](KernelCtx& k) {
+    visit_dtype(k.out().dtype(), [&](auto z) {
+      using T = decltype(z);
+      if constexpr (std::is_floating_point_v<T>) for_each_matrix<T>(k, gemm_naive<T>);
+    });
+  });
+  d.kernel(Device::cpu, "blocked", [](KernelCtx& k) {
+    visit_dtype(k.out().dtype(), [&](auto z) {
+      using T = decltype(z);
+      if constexpr (std::is_floating_point_v<T>) {
+        Tensor packed;  // B as row-major rows when it arrives column-major (a transposed view)
+        for_each_matrix<T>(k, [&](const Operand& a, const T* A, const Operand& b, const T* B, T* C, int64_t M,
+                                  int64_t N, int64_t K) {
+          if (b.row_major) return gemm_blocked<T>(a, A, B, b.ld, C, M, N, K);
+          if (!packed.defined()) packed = k.workspace({K, N}, k.out().dtype());
+          T* p = packed.data<T>();
+          for (int64_t kk = 0; kk < K; ++kk)
+            for (int64_t j = 0; j < N; ++j) p[kk * N + j] = B[kk + j * b.ld];
+          gemm_blocked<T>(a, A, p, N, C, M, N, K);
+        });
+      }
+    });
+  });
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    // The engine sums dA, dB over broadcast batch axes (sum_to).
+    Val dc = g.grad_output(0), da, db;
+    if (g.needs_grad(0)) da = g.call("matmul", {dc, g.call("transpose", {g.input(1)})});
+    if (g.needs_grad(1)) db = g.call("matmul", {g.call("transpose", {g.input(0)}), dc});
+    return {da, db};
+  };
+  d.backward_note = "dA = dC·Bᵀ, dB = Aᵀ·dC";
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
+              std::string_view) {
+    Cost c;
+    const Shape& s = out[0].shape;
+    const double M = static_cast<double>(s[s.size() - 2]), N = static_cast<double>(s.back());
+    const double K = static_cast<double>(in[0].shape.back());
+    const double batch = cpu::meta_numel(out[0]) / std::max(1.0, M * N);
+    c.flops = 2 * M * N * K * batch;
+    c.multiplications = M * N * K * batch;
+    c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]);
+    c.bytes_written = cpu::meta_bytes(out[0]);
+    return c;
+  };
+  d.gradcheck = {gc({{{3, 4}}, {{4, 5}}}, {}, "2-D"), gc({{{2, 3, 4}}, {{2, 4, 5}}}, {}, "batched"),
+                 gc({{{2, 3, 4}}, {{4, 5}}}, {}, "broadcast b over a's batch"),
+                 gc({{{1, 3, 4}}, {{2, 4, 5}}}, {}, "broadcast batch of size 1"),
+                 gc({{{1, 1}}, {{1, 3}}}, {}, "outer product of 1x1"),
+                 gc({{{3, 2, 3, 2}}, {{2, 3}}}, {}, "two batch axes")};
+  registry.add(std::move(d));
+}
+
+}  // namespace
+}  // namespace opscope

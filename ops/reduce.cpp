@@ -1,1 +1,418 @@
+// Reductions: sum, mean, max, var over any set of axes, and sum_to (the engine's broadcast
+// reduction, which autograd inserts wherever an input was broadcast).
+//
+// Every kernel views its input as [A, R, B] and reduces the middle axis R. Reduced axes that
+// form one consecutive block (the common cases: the last axis, all axes, a leading block)
+// need no copy; any other set is permuted to the end first, into workspace memory.
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <type_traits>
+
 #include "ops/cpu_util.h"
+
+namespace opscope {
+namespace {
+
+using cpu::gc;
+
+// An attribute spec without range or choices (spelled out: -Wextra flags partial aggregates).
+AttrSpec attr(std::string name, AttrType type, AttrValue default_value, std::string doc, bool required = false) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.type = type;
+  a.default_value = std::move(default_value);
+  a.doc = std::move(doc);
+  a.required = required;
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Axes and shapes
+
+// The reduced axes of `shape` for the attribute `axes` (empty = all): in range, no duplicates,
+// sorted. A 0-d tensor has nothing to reduce (axis 0 / -1 are accepted, as NumPy does).
+std::vector<int64_t> reduce_axes(const Shape& shape, const std::vector<int64_t>& axes, const std::string& op) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> out;
+  if (axes.empty()) {
+    for (int64_t i = 0; i < rank; ++i) out.push_back(i);
+    return out;
+  }
+  for (int64_t a : axes) {
+    if (a < -std::max<int64_t>(rank, 1) || a >= std::max<int64_t>(rank, 1))
+      throw Error(op + ": axis " + std::to_string(a) + " is out of range for a tensor of shape " + shape_str(shape) +
+                      " (rank " + std::to_string(rank) + ")",
+                  "valid axes are " + std::to_string(-std::max<int64_t>(rank, 1)) + " .. " +
+                      std::to_string(std::max<int64_t>(rank, 1) - 1) + "; negative axes count from the end");
+    const int64_t n = normalize_axis(a, rank, op.c_str());
+    if (rank == 0) continue;
+    if (std::find(out.begin(), out.end(), n) != out.end())
+      throw Error(op + ": axis " + std::to_string(n) + " appears more than once in axes=" + attr_value_str(axes) +
+                      " for a tensor of shape " + shape_str(shape),
+                  "list each axis once (axis -1 and axis " + std::to_string(rank - 1) + " are the same axis here)");
+    out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The shape after reducing `axes`: reduced dims become 1 (keepdim) or disappear.
+Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdim) {
+  Shape out;
+  for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
+    const bool reduced = std::binary_search(axes.begin(), axes.end(), i);
+    if (!reduced) out.push_back(shape[i]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+// Number of elements that reduce into one output element.
+int64_t reduced_count(const Shape& shape, const std::vector<int64_t>& axes) {
+  int64_t n = 1;
+  for (int64_t a : axes) n *= shape[a];
+  return n;
+}
+
+bool consecutive(const std::vector<int64_t>& axes) {
+  for (size_t i = 1; i < axes.size(); ++i)
+    if (axes[i] != axes[i - 1] + 1) return false;
+  return true;
+}
+
+// The axes sum_to reduces to go from `from` down to `to` (NumPy broadcasting read backwards:
+// leading dims of `from` are summed away, dims where `to` has 1 are summed keeping the 1);
+// nullopt when `to` does not broadcast to `from`.
+std::optional<std::vector<int64_t>> sum_to_axes(const Shape& from, const Shape& to) {
+  if (to.size() > from.size()) return std::nullopt;
+  const size_t lead = from.size() - to.size();
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < lead; ++i) axes.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < to.size(); ++i) {
+    const int64_t f = from[lead + i];
+    if (to[i] == f) continue;
+    if (to[i] != 1) return std::nullopt;
+    axes.push_back(static_cast<int64_t>(lead + i));
+  }
+  return axes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernels
+
+// The input seen as [A, R, B] with R the reduced elements; `data` is contiguous in that layout.
+struct ReduceView {
+  Tensor data;
+  int64_t A = 1, R = 1, B = 1;
+};
+
+ReduceView reduce_view(const KernelCtx& k, const Tensor& x, const std::vector<int64_t>& axes) {
+  ReduceView v;
+  const Shape& s = x.shape();
+  const int64_t rank = x.dim();
+  if (axes.empty()) {  // nothing to reduce: every element is its own output
+    v.data = x;
+    v.A = x.numel();
+    return v;
+  }
+  if (consecutive(axes)) {
+    v.data = x;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i < axes.front()) v.A *= s[i];
+      else if (i <= axes.back()) v.R *= s[i];
+      else v.B *= s[i];
+    }
+    return v;
+  }
+  // Kept axes first (in order), reduced axes last: [A, R, 1] after one copy.
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!std::binary_search(axes.begin(), axes.end(), i)) perm.push_back(i), v.A *= s[i];
+  for (int64_t a : axes) perm.push_back(a), v.R *= s[a];
+  Tensor moved = x.view_permute(perm);
+  v.data = k.workspace(moved.shape(), x.dtype());
+  v.data.copy_from(moved);
+  return v;
+}
+
+enum class ReduceKind { sum, mean, max, var };
+
+// Reduces v into out (numel A*B, contiguous). `correction` is used by var only.
+template <class T>
+void reduce_into(const ReduceView& v, T* out, ReduceKind kind, int64_t correction) {
+  using Col = Eigen::Array<T, Eigen::Dynamic, 1>;
+  using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
+  const T* x = v.data.template data<T>();
+  const int64_t A = v.A, R = v.R, B = v.B;
+  T inv_r{}, inv_dof{};  // mean and var are float-only; inf for R == 0 gives NaN, as NumPy's mean
+  if constexpr (std::is_floating_point_v<T>) {
+    inv_r = static_cast<T>(1) / static_cast<T>(R);
+    inv_dof = static_cast<T>(1) / static_cast<T>(R - correction);
+  }
+  Row acc(B > 1 ? B : 0), mean_row(B > 1 && kind == ReduceKind::var ? B : 0);
+  for (int64_t a = 0; a < A; ++a) {
+    const T* src = x + a * R * B;
+    if (B == 1) {  // one contiguous row of R elements
+      Eigen::Map<const Col> row(src, R);
+      switch (kind) {
+        case ReduceKind::sum: out[a] = row.sum(); break;
+        case ReduceKind::mean: out[a] = row.sum() * inv_r; break;
+        case ReduceKind::max: out[a] = row.template maxCoeff<Eigen::PropagateNaN>(); break;
+        case ReduceKind::var: {
+          const T m = row.sum() * inv_r;
+          out[a] = (row - m).square().sum() * inv_dof;  // two passes: no cancellation
+          break;
+        }
+      }
+      continue;
+    }
+    // R rows of B contiguous elements: accumulate row by row (each step vectorizes over B).
+    Eigen::Map<Row> dst(out + a * B, B);
+    auto row = [&](int64_t r) { return Eigen::Map<const Row>(src + r * B, B); };
+    if (kind == ReduceKind::max) {
+      acc = row(0);
+      for (int64_t r = 1; r < R; ++r) {
+        const T* p = src + r * B;
+        for (int64_t j = 0; j < B; ++j) acc[j] = (p[j] > acc[j] || p[j] != p[j]) ? p[j] : acc[j];  // NaN wins
+      }
+      dst = acc;
+      continue;
+    }
+    acc.setZero();
+    for (int64_t r = 0; r < R; ++r) acc += row(r);
+    if (kind == ReduceKind::sum) {
+      dst = acc;
+    } else if (kind == ReduceKind::mean) {
+      dst = acc * inv_r;
+    } else {
+      mean_row = acc * inv_r;
+      acc.setZero();
+      for (int64_t r = 0; r < R; ++r) acc += (row(r) - mean_row).square();
+      dst = acc * inv_dof;
+    }
+  }
+}
+
+KernelFn reduce_kernel(ReduceKind kind) {
+  return [kind](KernelCtx& k) {
+    const Tensor& x = k.in(0);
+    const auto axes = reduce_axes(x.shape(), k.attrs.ints("axes"), k.op.name);
+    if (k.out().numel() == 0) return;
+    const ReduceView v = reduce_view(k, x, axes);
+    const int64_t correction = kind == ReduceKind::var && k.attrs.b("unbiased") ? 1 : 0;
+    if (kind == ReduceKind::sum || kind == ReduceKind::max) {
+      visit_dtype(x.dtype(), [&](auto z) {
+        using T = decltype(z);
+        reduce_into<T>(v, k.out().data<T>(), kind, correction);
+      });
+    } else {
+      cpu::visit_float(x.dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        reduce_into<T>(v, k.out().data<T>(), kind, correction);
+      });
+    }
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+
+// FLOPs: `per_element` per element read; an axis set that is not one block adds a copy.
+CostFn reduce_cost(double per_element) {
+  return [per_element](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& attrs,
+                       std::string_view) {
+    Cost c;
+    c.flops = per_element * cpu::meta_numel(in[0]);
+    c.bytes_read = cpu::meta_bytes(in[0]);
+    c.bytes_written = cpu::meta_bytes(out[0]);
+    std::vector<int64_t> axes;
+    if (auto st = attrs.get("axes"); auto p = std::get_if<std::vector<int64_t>>(&st)) {
+      try {
+        axes = reduce_axes(in[0].shape, *p, "reduce");
+      } catch (const Error&) {
+      }
+    }
+    if (!consecutive(axes)) c.workspace_bytes = cpu::meta_bytes(in[0]);
+    return c;
+  };
+}
+
+// dy reshaped to the keepdim shape, so that it broadcasts against x.
+Val keepdim_shaped(GradCtx& g, const Val& dy, const Shape& keep) {
+  return dy.shape() == keep ? dy : g.call("reshape", {dy}, {{"shape", keep}});
+}
+
+OpDef reduction(const std::string& name, const std::string& doc, bool needs_float) {
+  OpDef d;
+  d.name = name;
+  d.family = "reduction";
+  d.doc = doc;
+  d.input_names = {"x"};
+  d.attrs = {
+      attr("axes", AttrType::int_list, std::vector<int64_t>{}, "axes to reduce (negative counts from the end); [] = all axes"),
+      attr("keepdim", AttrType::boolean, false, "keep reduced axes as size 1 (the result broadcasts against x)"),
+  };
+  d.infer = [needs_float](const InferCtx& c) {
+    if (needs_float && !is_floating(c.inputs[0].dtype))
+      c.fail(std::string("expected a floating-point tensor for 'x', got ") + dtype_name(c.inputs[0].dtype),
+             "convert it first: " + c.op.name + "(cast(x, dtype=\"float32\"))");
+    const Shape& s = c.inputs[0].shape;
+    const auto axes = reduce_axes(s, c.attrs.ints("axes"), c.op.name);
+    TensorMeta m = c.inputs[0];
+    m.shape = reduced_shape(s, axes, c.attrs.b("keepdim"));
+    return std::vector<TensorMeta>{m};
+  };
+  d.cost = reduce_cost(1);
+  return d;
+}
+
+// Float64 gradcheck cases shared by sum, mean and var: axis sets, keepdim, negative axes.
+std::vector<GradcheckCase> reduction_cases(Domain domain) {
+  const InputSpec x3{{2, 3, 4}, domain}, x2{{3, 4}, domain};
+  using V = std::vector<int64_t>;
+  return {gc({x3}, {}, "all axes"),
+          gc({x2}, {{"axes", V{1}}}, "last axis"),
+          gc({x3}, {{"axes", V{-1}}, {"keepdim", true}}, "negative axis, keepdim"),
+          gc({x3}, {{"axes", V{0}}}, "leading axis"),
+          gc({x3}, {{"axes", V{0, 2}}, {"keepdim", true}}, "axes 0 and 2 (a permuted copy), keepdim"),
+          gc({x3}, {{"axes", V{1, 2}}}, "trailing block"),
+          gc({x2}, {{"keepdim", true}}, "all axes, keepdim")};
+}
+
+OPSCOPE_REGISTER_OPS(register_reduction_ops) {
+  {
+    OpDef d = reduction("sum", "y = Σ x over axes (int64 stays int64)", false);
+    d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::sum));
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      const Shape& xs = g.input_meta(0).shape;
+      const Shape keep = reduced_shape(xs, reduce_axes(xs, g.attrs().ints("axes"), "sum"), true);
+      Val dy = keepdim_shaped(g, g.grad_output(0), keep);
+      return {keep == xs ? dy : g.call("expand", {dy}, {{"shape", xs}})};
+    };
+    d.backward_note = "dx = dy broadcast back over the reduced axes";
+    d.gradcheck = reduction_cases(Domain::any);
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = reduction("mean", "y = Σ x / n over axes (n = number of elements reduced)", true);
+    d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::mean));
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      const Shape& xs = g.input_meta(0).shape;
+      const auto axes = reduce_axes(xs, g.attrs().ints("axes"), "mean");
+      const Shape keep = reduced_shape(xs, axes, true);
+      Val dy = keepdim_shaped(g, g.grad_output(0), keep) * (1.0 / static_cast<double>(reduced_count(xs, axes)));
+      return {keep == xs ? dy : g.call("expand", {dy}, {{"shape", xs}})};
+    };
+    d.backward_note = "dx = dy / n broadcast back over the reduced axes";
+    d.gradcheck = reduction_cases(Domain::any);
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = reduction("max", "y = max of x over axes", false);
+    auto infer = d.infer;
+    d.infer = [infer](const InferCtx& c) {
+      const Shape& s = c.inputs[0].shape;
+      for (int64_t a : reduce_axes(s, c.attrs.ints("axes"), "max"))
+        if (s[a] == 0)
+          c.fail("cannot take the max over axis " + std::to_string(a) + " of size 0 (shape " + shape_str(s) + ")",
+                 "an empty set has no maximum; check the shape, or reduce over other axes");
+      return infer(c);
+    };
+    d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::max));
+    d.saves = {{SavedRef::input, 0}, {SavedRef::output, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      // Ties share the gradient equally: mask marks every element equal to the max.
+      const Shape& xs = g.input_meta(0).shape;
+      const std::vector<int64_t>& axes = g.attrs().ints("axes");
+      const Shape keep = reduced_shape(xs, reduce_axes(xs, axes, "max"), true);
+      Val x = g.input(0);
+      Val m = keepdim_shaped(g, g.output(0), keep);
+      Val mask = g.call("cast", {g.call("eq", {x, m})}, {{"dtype", std::string(dtype_name(x.dtype()))}});
+      Val count = g.call("sum", {mask}, {{"axes", axes}, {"keepdim", true}});
+      return {mask * keepdim_shaped(g, g.grad_output(0), keep) / count};
+    };
+    d.backward_note = "dx = dy where x == max (split equally among ties), 0 elsewhere";
+    const InputSpec x3{{2, 3, 4}, Domain::distinct}, x2{{3, 4}, Domain::distinct};
+    using V = std::vector<int64_t>;
+    d.gradcheck = {gc({x3}, {}, "all axes"), gc({x2}, {{"axes", V{1}}}, "last axis"),
+                   gc({x3}, {{"axes", V{-2}}, {"keepdim", true}}, "negative middle axis, keepdim"),
+                   gc({x3}, {{"axes", V{0, 2}}}, "axes 0 and 2 (a permuted copy)")};
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = reduction("var", "y = Σ (x - mean)² / (n - 1) over axes (/ n when unbiased=False)", true);
+    d.attrs.push_back(attr("unbiased", AttrType::boolean, true, "divide by n - 1 (Bessel's correction) instead of n"));
+    d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::var));
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      const Shape& xs = g.input_meta(0).shape;
+      const std::vector<int64_t>& given = g.attrs().ints("axes");
+      const auto axes = reduce_axes(xs, given, "var");
+      const Shape keep = reduced_shape(xs, axes, true);
+      const double dof = static_cast<double>(reduced_count(xs, axes)) - (g.attrs().b("unbiased") ? 1.0 : 0.0);
+      Val x = g.input(0);
+      Val centered = x - g.call("mean", {x}, {{"axes", given}, {"keepdim", true}});
+      return {keepdim_shaped(g, g.grad_output(0), keep) * centered * (2.0 / dof)};
+    };
+    d.backward_note = "dx = dy * 2 (x - mean) / (n - 1)   (/ n when unbiased=False)";
+    d.cost = reduce_cost(3);
+    d.gradcheck = reduction_cases(Domain::any);
+    d.gradcheck.push_back(gc({{{3, 4}}}, {{"axes", std::vector<int64_t>{0}}, {"unbiased", false}}, "biased"));
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d;
+    d.name = "sum_to";
+    d.family = "reduction";
+    d.doc = "y = x summed down to `shape` (the reverse of broadcasting: leading axes summed away, size-1 axes kept)";
+    d.input_names = {"x"};
+    d.attrs = {attr("shape", AttrType::int_list, std::vector<int64_t>{}, "target shape; must broadcast to x's shape", true)};
+    d.infer = [](const InferCtx& c) {
+      const Shape& from = c.inputs[0].shape;
+      const Shape& to = c.attrs.ints("shape");
+      if (!sum_to_axes(from, to))
+        c.fail("cannot sum " + shape_str(from) + " down to " + shape_str(to) +
+                   ": the target must broadcast to the input (align shapes from the right; each target dim must "
+                   "equal the input's dim or be 1, and the target may not have more dims)",
+               "sum_to reverses broadcasting: sum_to(x, shape=s) works when expand(zeros(s), x.shape) would");
+      TensorMeta m = c.inputs[0];
+      m.shape = to;
+      return std::vector<TensorMeta>{m};
+    };
+    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+      const Tensor& x = k.in(0);
+      if (k.out().numel() == 0) return;
+      // The keepdim result of reducing these axes has the target's data layout.
+      const ReduceView v = reduce_view(k, x, *sum_to_axes(x.shape(), k.attrs.ints("shape")));
+      visit_dtype(x.dtype(), [&](auto z) {
+        using T = decltype(z);
+        reduce_into<T>(v, k.out().data<T>(), ReduceKind::sum, 0);
+      });
+    });
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      return {g.call("expand", {g.grad_output(0)}, {{"shape", g.input_meta(0).shape}})};
+    };
+    d.backward_note = "dx = expand(dy, x.shape)";
+    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
+      Cost c;
+      c.flops = cpu::meta_numel(in[0]);
+      c.bytes_read = cpu::meta_bytes(in[0]);
+      c.bytes_written = cpu::meta_bytes(out[0]);
+      return c;
+    };
+    using V = std::vector<int64_t>;
+    const InputSpec x3{{2, 3, 4}};
+    d.gradcheck = {gc({x3}, {{"shape", V{4}}}, "leading axes summed away"),
+                   gc({x3}, {{"shape", V{3, 1}}}, "leading axis away, last kept as 1"),
+                   gc({x3}, {{"shape", V{2, 1, 4}}}, "middle axis kept as 1"),
+                   gc({x3}, {{"shape", V{}}}, "down to a scalar"),
+                   gc({x3}, {{"shape", V{2, 3, 4}}}, "identity")};
+    registry.add(std::move(d));
+  }
+}
+
+}  // namespace
+}  // namespace opscope

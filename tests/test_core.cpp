@@ -1,1 +1,79 @@
 #include <catch2/catch.hpp>
+
+#include "core/error.h"
+#include "tests/helpers.h"
+
+using namespace opscope;
+
+TEST_CASE("shapes broadcast like NumPy and errors name both shapes", "[core]") {
+  CHECK(broadcast_shapes({3, 1}, {4}, "add") == Shape{3, 4});
+  CHECK(broadcast_shapes({}, {2, 2}, "add") == Shape{2, 2});
+  CHECK(broadcast_shapes({5, 1, 3}, {4, 1}, "add") == Shape{5, 4, 3});
+  REQUIRE_THROWS_WITH(broadcast_shapes({2, 3}, {4}, "add"), Catch::Contains("[2, 3] and [4] cannot be broadcast"));
+  CHECK(normalize_axis(-1, 3, "x") == 2);
+  REQUIRE_THROWS_WITH(normalize_axis(3, 3, "sum"), Catch::Contains("axis 3 is out of range"));
+  CHECK(contiguous_strides({2, 3, 4}) == Strides{12, 4, 1});
+  REQUIRE_THROWS_AS(shape_numel({-1, 2}), Error);
+  CHECK(parse_dtype("float") == DType::f32);
+  REQUIRE_THROWS_AS(parse_dtype("half"), Error);
+}
+
+TEST_CASE("views share storage and copy nothing", "[core]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = Tensor::from_vector<float>({0, 1, 2, 3, 4, 5}, {2, 3});
+  const int64_t live = ws.tracker().live_total();
+  Tensor t = a.view_transpose(0, 1);
+  CHECK(&t.storage() == &a.storage());
+  CHECK(ws.tracker().live_total() == live);
+  CHECK(t.shape() == Shape{3, 2});
+  CHECK_FALSE(t.is_contiguous());
+  CHECK(t.get(1) == 3.0);  // t[0][1] = a[1][0]
+  Tensor c = t.contiguous();
+  CHECK(c.is_contiguous());
+  CHECK(c.to_vector() == std::vector<double>{0, 3, 1, 4, 2, 5});
+  Tensor s = a.view_slice(1, 1, 3, 1);
+  CHECK(s.to_vector() == std::vector<double>{1, 2, 4, 5});
+  Tensor e = Tensor::from_vector<float>({1, 2, 3}, {3}).view_expand({2, 3});
+  CHECK(e.strides() == Strides{0, 1});
+  CHECK(e.to_vector() == std::vector<double>{1, 2, 3, 1, 2, 3});
+  Tensor p = Tensor::zeros({2, 3, 4}).view_permute({2, 0, 1});
+  CHECK(p.shape() == Shape{4, 2, 3});
+}
+
+TEST_CASE("casts, fill and item", "[core]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = Tensor::from_vector<double>({1.5, -2.5}, {2});
+  Tensor i = a.cast(DType::i64);
+  CHECK(i.dtype() == DType::i64);
+  CHECK(i.get(0) == 1);
+  CHECK(i.get(1) == -2);
+  CHECK(Tensor::scalar(3.0).item() == 3.0);
+  REQUIRE_THROWS_WITH(a.item(), Catch::Contains("one element"));
+  Tensor z = Tensor::full({2, 2}, 7, DType::i64);
+  CHECK(z.to_vector() == std::vector<double>{7, 7, 7, 7});
+}
+
+TEST_CASE("tensors print like NumPy, truncated when large", "[core]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2});
+  CHECK(a.to_string() == "tensor([[1.0, 2.0],\n        [3.0, 4.0]], shape=[2, 2], dtype=float32)");
+  Tensor b = Tensor::from_vector<float>({0.5f, -0.25f}, {2});
+  CHECK(b.to_string() == "tensor([ 0.5000, -0.2500], shape=[2], dtype=float32)");
+  Tensor c = Tensor::from_vector<int64_t>({1, 20, 300}, {3});
+  CHECK(c.to_string() == "tensor([  1,  20, 300], shape=[3], dtype=int64)");
+  Tensor big = Tensor::zeros({100, 100});
+  std::string s = big.to_string();
+  CHECK(s.find("...") != std::string::npos);
+  CHECK(s.size() < 1000);
+  CHECK(Tensor::scalar(2.0).to_string() == "tensor(2.0, shape=[], dtype=float32)");
+}
+
+TEST_CASE("only float tensors can require gradients", "[core]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor i = Tensor::zeros({2}, DType::i64);
+  REQUIRE_THROWS_WITH(i.set_requires_grad(true), Catch::Contains("floating-point"));
+}

@@ -1,1 +1,105 @@
+// Elementwise ops against independent references: std:: math in plain loops.
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <functional>
+
+#include "tests/helpers.h"
+
+using namespace opscope;
+
+namespace {
+void check_unary(Workspace& ws, const char* op, const std::function<double(double)>& ref, const Tensor& x,
+                 const AttrMap& attrs = {}, double tol = 1e-12) {
+  INFO(op);
+  Tensor y = ws.call(op, {x}, attrs);
+  REQUIRE(y.shape() == x.shape());
+  for (int64_t i = 0; i < x.numel(); ++i) CHECK(std::fabs(y.get(i) - ref(x.get(i))) <= tol * std::max(1.0, std::fabs(ref(x.get(i)))));
+}
+}  // namespace
+
+TEST_CASE("unary ops and activations match std:: math", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = test::randn({5, 7}, 11);
+  Tensor pos = ws.call("abs", {x});
+  check_unary(ws, "neg", [](double v) { return -v; }, x);
+  check_unary(ws, "exp", [](double v) { return std::exp(v); }, x);
+  check_unary(ws, "log", [](double v) { return std::log(v); }, pos);
+  check_unary(ws, "sqrt", [](double v) { return std::sqrt(v); }, pos);
+  check_unary(ws, "abs", [](double v) { return std::fabs(v); }, x);
+  check_unary(ws, "sign", [](double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }, x);
+  check_unary(ws, "relu", [](double v) { return v > 0 ? v : 0.0; }, x);
+  check_unary(ws, "leaky_relu", [](double v) { return v > 0 ? v : 0.2 * v; }, x, {{"negative_slope", 0.2}});
+  check_unary(ws, "sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }, x);
+  check_unary(ws, "tanh", [](double v) { return std::tanh(v); }, x);
+  check_unary(ws, "gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, x);
+  check_unary(ws, "gelu",
+              [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); }, x,
+              {{"approximate", std::string("tanh")}});
+  // float32 kernels agree with the float64 reference to float precision.
+  Tensor xf = x.cast(DType::f32);
+  check_unary(ws, "gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, xf, {}, 1e-6);
+  check_unary(ws, "exp", [](double v) { return std::exp(v); }, xf, {}, 1e-6);
+}
+
+TEST_CASE("gelu's two forms differ by less than 1e-3", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = test::randn({100}, 3, DType::f64, 2.0);
+  Tensor a = ws.call("gelu", {x}), b = ws.call("gelu", {x}, {{"approximate", std::string("tanh")}});
+  CHECK(test::max_diff(a, b) < 1e-3);
+  CHECK(test::max_diff(a, b) > 0);
+}
+
+TEST_CASE("binary ops broadcast like NumPy", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {2, 3});
+  Tensor row = Tensor::from_vector<double>({10, 20, 30}, {3});
+  Tensor col = Tensor::from_vector<double>({100, 200}, {2, 1});
+  CHECK(ws.call("add", {a, row}).to_vector() == std::vector<double>{11, 22, 33, 14, 25, 36});
+  CHECK(ws.call("sub", {a, col}).to_vector() == std::vector<double>{-99, -98, -97, -196, -195, -194});
+  CHECK(ws.call("mul", {row, col}).to_vector() == std::vector<double>{1000, 2000, 3000, 2000, 4000, 6000});
+  CHECK(ws.call("div", {a, Tensor::scalar(2.0, DType::f64)}).to_vector() == std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3});
+  CHECK(ws.call("pow", {a, Tensor::scalar(2.0, DType::f64)}).to_vector() == std::vector<double>{1, 4, 9, 16, 25, 36});
+  CHECK(ws.call("maximum", {a, Tensor::scalar(3.5, DType::f64)}).to_vector() == std::vector<double>{3.5, 3.5, 3.5, 4, 5, 6});
+  CHECK(ws.call("minimum", {a, Tensor::scalar(3.5, DType::f64)}).to_vector() == std::vector<double>{1, 2, 3, 3.5, 3.5, 3.5});
+  // A strided (transposed) operand.
+  Tensor at = a.view_transpose(0, 1);  // [[1,4],[2,5],[3,6]]
+  CHECK(ws.call("add", {at, col.view_reshape({2})}).to_vector() == std::vector<double>{101, 204, 102, 205, 103, 206});
+}
+
+TEST_CASE("comparisons give int64 masks; where selects; dtypes promote", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = Tensor::from_vector<double>({1, 2, 3}, {3});
+  Tensor b = Tensor::from_vector<double>({3, 2, 1}, {3});
+  Tensor gt = ws.call("gt", {a, b});
+  CHECK(gt.dtype() == DType::i64);
+  CHECK(gt.to_vector() == std::vector<double>{0, 0, 1});
+  CHECK(ws.call("eq", {a, b}).to_vector() == std::vector<double>{0, 1, 0});
+  CHECK(ws.call("ne", {a, b}).to_vector() == std::vector<double>{1, 0, 1});
+  CHECK(ws.call("lt", {a, b}).to_vector() == std::vector<double>{1, 0, 0});
+  CHECK(ws.call("le", {a, b}).to_vector() == std::vector<double>{1, 1, 0});
+  CHECK(ws.call("ge", {a, b}).to_vector() == std::vector<double>{0, 1, 1});
+  CHECK(ws.call("where", {gt, a, b}).to_vector() == std::vector<double>{3, 2, 3});
+  Tensor i = Tensor::from_vector<int64_t>({1, 2, 3}, {3});
+  Tensor f = Tensor::from_vector<float>({0.5f, 0.5f, 0.5f}, {3});
+  CHECK(ws.call("add", {i, f}).dtype() == DType::f32);
+  CHECK(ws.call("add", {i, i}).dtype() == DType::i64);
+  CHECK(ws.call("div", {i, i}).dtype() == DType::f32);  // true division
+  CHECK(ws.call("add", {f, a}).dtype() == DType::f64);
+  CHECK(ws.call("cast", {a}, {{"dtype", std::string("int64")}}).dtype() == DType::i64);
+}
+
+TEST_CASE("mixed-dtype gradients come back in each input's dtype", "[grad]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = test::param(Tensor::from_vector<float>({1, 2}, {2}));
+  Tensor b = test::param(Tensor::from_vector<double>({3, 4}, {2}));
+  ws.backward(ws.call("sum", {ws.call("mul", {a, b})}));
+  CHECK(a.grad().dtype() == DType::f32);
+  CHECK(b.grad().dtype() == DType::f64);
+  CHECK(a.grad().to_vector() == std::vector<double>{3, 4});
+  CHECK(b.grad().to_vector() == std::vector<double>{1, 2});
+}

@@ -1,0 +1,41 @@
+// Small helpers shared by the tests.
+#pragma once
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "core/tensor.h"
+#include "core/workspace.h"
+
+namespace opscope::test {
+
+inline Tensor randn(const Shape& shape, uint64_t seed, DType dtype = DType::f64, double scale = 1.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> nd(0.0, scale);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& x : v) x = nd(rng);
+  return Tensor::from_vector<double>(v, shape, dtype);
+}
+
+inline Tensor param(Tensor t) {
+  t.set_requires_grad(true);
+  return t;
+}
+
+// Max |a - b| over all elements (shapes must match).
+inline double max_diff(const Tensor& a, const Tensor& b) {
+  REQUIRE(a.shape() == b.shape());
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::fabs(a.get(i) - b.get(i)));
+  return m;
+}
+
+inline double max_diff(const Tensor& a, const std::vector<double>& b) {
+  REQUIRE(a.numel() == static_cast<int64_t>(b.size()));
+  double m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::fabs(a.get(i) - b[i]));
+  return m;
+}
+
+}  // namespace opscope::test
