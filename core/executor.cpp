@@ -58,7 +58,7 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   if (!op.makes_views)
     for (size_t i = 0; i < outs.size(); ++i) outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, cat, dev);
 
-  KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_};
+  KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_, cat};
   auto t0 = std::chrono::steady_clock::now();
   (*kernel)(ctx);
   auto t1 = std::chrono::steady_clock::now();

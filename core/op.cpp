@@ -113,8 +113,9 @@ OpDef& OpDef::kernel(Device d, const std::string& algo, KernelFn fn) {
 }
 
 const KernelFn* OpDef::find_kernel(Device d, std::string_view algo) const {
-  auto it = kernels.find({d, std::string(algo)});
-  return it == kernels.end() ? nullptr : &it->second;
+  for (auto& [key, fn] : kernels)  // a handful of entries: a scan beats building a key
+    if (key.first == d && key.second == algo) return &fn;
+  return nullptr;
 }
 
 const AttrSpec* OpDef::find_attr(std::string_view n) const {
@@ -231,12 +232,13 @@ OpDef& OpRegistry::add(OpDef def) {
   auto p = std::make_unique<OpDef>(std::move(def));
   auto& ref = *p;
   ops_.emplace(ref.name, std::move(p));
+  index_[ref.name] = &ref;
   return ref;
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {
-  auto it = ops_.find(name);
-  return it == ops_.end() ? nullptr : it->second.get();
+  auto it = index_.find(name);
+  return it == index_.end() ? nullptr : it->second;
 }
 
 const OpDef& OpRegistry::get(std::string_view name) const {

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -34,6 +35,22 @@ struct AttrSpec {
   std::vector<std::string> choices;
   bool required = false;  // no default: the caller must give it
 };
+
+// One way to declare an attribute: make_attr("axis", AttrType::integer, int64_t{-1}, "doc").
+inline AttrSpec make_attr(std::string name, AttrType type, AttrValue default_value, std::string doc,
+                          std::optional<double> min = {}, std::optional<double> max = {},
+                          std::vector<std::string> choices = {}, bool required = false) {
+  AttrSpec a;
+  a.name = std::move(name);
+  a.type = type;
+  a.default_value = std::move(default_value);
+  a.doc = std::move(doc);
+  a.min = min;
+  a.max = max;
+  a.choices = std::move(choices);
+  a.required = required;
+  return a;
+}
 
 // What a caller passes: name -> value (from keyword arguments).
 using AttrMap = std::vector<std::pair<std::string, AttrValue>>;
@@ -91,6 +108,7 @@ struct KernelCtx {
   const std::vector<TensorMeta>& out_meta;
   std::vector<Tensor>& outputs;  // pre-allocated (contiguous) unless the op makes views
   Workspace& ws;
+  MemCategory out_category = MemCategory::activation;  // what fresh outputs count as (gradient in backward)
   // Scratch memory counted as workspace (im2col, FFT buffers); freed when the kernel returns.
   Tensor workspace(const Shape& shape, DType dtype) const;
   const Tensor& in(size_t i) const { return inputs[i]; }
@@ -236,6 +254,7 @@ class OpRegistry {
 
  private:
   std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
+  std::unordered_map<std::string_view, const OpDef*> index_;  // fast lookup by name (dispatch)
 };
 
 // Levenshtein-based suggestion among `candidates` ("did you mean 'relu'?"), empty if none close.

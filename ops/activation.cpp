@@ -62,7 +62,7 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
   }
   {
     OpDef d = activation("leaky_relu", "y = x if x > 0 else negative_slope * x");
-    d.attrs = {{"negative_slope", AttrType::real, 0.01, "slope for x < 0", 0.0, {}}};
+    d.attrs = {make_attr("negative_slope", AttrType::real, 0.01, "slope for x < 0", 0.0)};
     d.kernel(Device::cpu, "default", float_kernel([](const auto& x, auto& y, const Attrs& a, auto z) {
                using T = decltype(z);
                const T s = static_cast<T>(a.f("negative_slope"));
@@ -79,7 +79,7 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
   }
   {
     OpDef d = activation("gelu", "y = x·Φ(x) = x/2·(1 + erf(x/√2)); tanh form: x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))");
-    d.attrs = {{"approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"}}};
+    d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
     d.kernel(Device::cpu, "default", float_kernel([](const auto& x, auto& y, const Attrs& a, auto z) {
                using T = decltype(z);
                if (a.s("approximate") == "tanh")
@@ -103,7 +103,7 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     d.doc = "dx = dy·(Φ(x) + x·φ(x)) (erf form) or the derivative of the tanh form";
     d.input_names = {"x", "dy"};
     d.min_inputs = d.max_inputs = 2;
-    d.attrs = {{"approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"}}};
+    d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
     d.infer = [](const InferCtx& c) {
       c.expect_float(0);
       if (c.inputs[0].shape != c.inputs[1].shape)
@@ -138,8 +138,8 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
   {
     OpDef d = activation("sigmoid", "y = 1 / (1 + e^-x)");
     d.kernel(Device::cpu, "default", float_kernel([](const auto& x, auto& y, const Attrs&, auto z) {
-               using T = decltype(z);
-               y = T(1) / (T(1) + (-x).exp());
+               (void)z;
+               y = x.logistic();  // Eigen's vectorized, overflow-safe 1 / (1 + e^-x)
              }));
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {

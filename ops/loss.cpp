@@ -12,13 +12,8 @@ namespace {
 using cpu::gc;
 
 AttrSpec reduction_attr() {
-  AttrSpec a;
-  a.name = "reduction";
-  a.type = AttrType::string;
-  a.default_value = std::string("mean");
-  a.doc = "how per-sample losses combine: mean over samples, or their sum";
-  a.choices = {"mean", "sum"};
-  return a;
+  return make_attr("reduction", AttrType::string, std::string("mean"),
+                   "how per-sample losses combine: mean over samples, or their sum", {}, {}, {"mean", "sum"});
 }
 
 template <class T>

@@ -12,15 +12,6 @@ namespace {
 
 using cpu::gc;
 
-AttrSpec make_attr(std::string name, AttrType type, AttrValue def, std::string doc) {
-  AttrSpec a;
-  a.name = std::move(name);
-  a.type = type;
-  a.default_value = std::move(def);
-  a.doc = std::move(doc);
-  return a;
-}
-
 // A view of `v` as a matrix [-1, n]; no node when it already is one.
 Val as_rows(GradCtx& g, const Val& v, int64_t n) {
   if (v.shape().size() == 2) return v;

@@ -18,15 +18,8 @@ namespace {
 
 using cpu::gc;
 
-// An attribute spec without range or choices (spelled out: -Wextra flags partial aggregates).
 AttrSpec attr(std::string name, AttrType type, AttrValue default_value, std::string doc, bool required = false) {
-  AttrSpec a;
-  a.name = std::move(name);
-  a.type = type;
-  a.default_value = std::move(default_value);
-  a.doc = std::move(doc);
-  a.required = required;
-  return a;
+  return make_attr(std::move(name), type, std::move(default_value), std::move(doc), {}, {}, {}, required);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -140,6 +133,27 @@ ReduceView reduce_view(const KernelCtx& k, const Tensor& x, const std::vector<in
 
 enum class ReduceKind { sum, mean, max, var };
 
+// The max of n contiguous elements; NaN if any is NaN (as NumPy and PyTorch). Eigen's
+// NaN-propagating maxCoeff (and hasNaN) are several times slower than its plain max and sum,
+// so: the plain max of each L1-sized chunk, and its sum while the chunk is in cache as a
+// cheap NaN probe (NaN in, NaN out; an exact check only when the sum is NaN, as +inf + -inf is).
+template <class T>
+T max_of(const T* p, int64_t n) {
+  using Col = Eigen::Array<T, Eigen::Dynamic, 1>;
+  if constexpr (!std::is_floating_point_v<T>) {
+    return Eigen::Map<const Col>(p, n).maxCoeff();
+  } else {
+    constexpr int64_t kChunk = 4096;
+    T m = -std::numeric_limits<T>::infinity();
+    for (int64_t i = 0; i < n; i += kChunk) {
+      Eigen::Map<const Col> chunk(p + i, std::min(kChunk, n - i));
+      m = std::max(m, chunk.maxCoeff());
+      if (std::isnan(chunk.sum()) && chunk.hasNaN()) return std::numeric_limits<T>::quiet_NaN();
+    }
+    return m;
+  }
+}
+
 // Reduces v into out (numel A*B, contiguous). `correction` is used by var only.
 template <class T>
 void reduce_into(const ReduceView& v, T* out, ReduceKind kind, int64_t correction) {
@@ -160,7 +174,7 @@ void reduce_into(const ReduceView& v, T* out, ReduceKind kind, int64_t correctio
       switch (kind) {
         case ReduceKind::sum: out[a] = row.sum(); break;
         case ReduceKind::mean: out[a] = row.sum() * inv_r; break;
-        case ReduceKind::max: out[a] = row.template maxCoeff<Eigen::PropagateNaN>(); break;
+        case ReduceKind::max: out[a] = max_of(src, R); break;
         case ReduceKind::var: {
           const T m = row.sum() * inv_r;
           out[a] = (row - m).square().sum() * inv_dof;  // two passes: no cancellation
@@ -228,14 +242,10 @@ CostFn reduce_cost(double per_element) {
     c.flops = per_element * cpu::meta_numel(in[0]);
     c.bytes_read = cpu::meta_bytes(in[0]);
     c.bytes_written = cpu::meta_bytes(out[0]);
-    std::vector<int64_t> axes;
-    if (auto st = attrs.get("axes"); auto p = std::get_if<std::vector<int64_t>>(&st)) {
-      try {
-        axes = reduce_axes(in[0].shape, *p, "reduce");
-      } catch (const Error&) {
-      }
+    try {  // a cost is asked only of valid calls; a bad axis list just means no copy estimate
+      if (!consecutive(reduce_axes(in[0].shape, attrs.ints("axes"), "reduce"))) c.workspace_bytes = c.bytes_read;
+    } catch (const Error&) {
     }
-    if (!consecutive(axes)) c.workspace_bytes = cpu::meta_bytes(in[0]);
     return c;
   };
 }

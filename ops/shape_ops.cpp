@@ -18,22 +18,10 @@ constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();  // slice stop def
 
 // Attribute specs (named fields, so the declarations below read as a table).
 AttrSpec int_attr(std::string name, int64_t def, std::string doc, std::optional<double> min = {}) {
-  AttrSpec a;
-  a.name = std::move(name);
-  a.type = AttrType::integer;
-  a.default_value = def;
-  a.doc = std::move(doc);
-  a.min = min;
-  return a;
+  return make_attr(std::move(name), AttrType::integer, def, std::move(doc), min);
 }
 AttrSpec ints_attr(std::string name, std::string doc) {  // required list of ints
-  AttrSpec a;
-  a.name = std::move(name);
-  a.type = AttrType::int_list;
-  a.default_value = std::vector<int64_t>{};
-  a.doc = std::move(doc);
-  a.required = true;
-  return a;
+  return make_attr(std::move(name), AttrType::int_list, std::vector<int64_t>{}, std::move(doc), {}, {}, {}, true);
 }
 
 // A view of `base`'s storage with explicit shape, strides and offset (elements).
@@ -51,7 +39,7 @@ Tensor strided_view(const Tensor& base, Shape shape, Strides strides, int64_t of
 // reshape/transpose pitfall: the elements are not in row-major order in memory).
 void reshape_into(KernelCtx& k, const Shape& shape) {
   const Tensor& x = k.in(0);
-  k.outputs[0] = x.is_contiguous() ? x.view_reshape(shape) : x.clone(MemCategory::activation).view_reshape(shape);
+  k.outputs[0] = x.is_contiguous() ? x.view_reshape(shape) : x.clone(k.out_category).view_reshape(shape);
 }
 
 // Python slice semantics: negative start/stop count from the end, both clamped to [0, n].

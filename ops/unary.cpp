@@ -103,7 +103,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("cast", "y = x converted to dtype", false);
-    d.attrs = {{"dtype", AttrType::string, std::string("float32"), "target dtype", {}, {}, {"float32", "float64", "int64"}}};
+    d.attrs = {make_attr("dtype", AttrType::string, std::string("float32"), "target dtype", {}, {}, {"float32", "float64", "int64"})};
     d.infer = [](const InferCtx& c) {
       TensorMeta m = c.inputs[0];
       m.dtype = parse_dtype(c.attrs.s("dtype"));

@@ -240,7 +240,6 @@ TEST_CASE("matmul: backward dA = dC·Bᵀ, dB = Aᵀ·dC", "[op][grad]") {
 
 TEST_CASE("matmul passes gradcheck for every algorithm", "[op][grad]") { require_gradcheck("matmul"); }
 
-// Timing checks: run by hand (`opscope_tests "[.perf]"`) on a quiet machine.
 TEST_CASE("matmul speed: blocked >= 5x naive, eigen >= 90% of direct Eigen", "[.perf]") {
   Workspace ws;
   WorkspaceScope scope(ws);

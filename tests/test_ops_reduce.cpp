@@ -387,16 +387,49 @@ TEST_CASE("softmax, log_softmax pass gradcheck (softmax_backward through softmax
   REQUIRE(OpRegistry::instance().get("softmax").algorithms == std::vector<std::string>{"stable", "naive"});
 }
 
-TEST_CASE("softmax on a large float32 matrix stays finite and normalised", "[op]") {
+TEST_CASE("float32 softmax and log_softmax on long rows match a float64 loop", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);
-  Tensor x = random_tensor({256, 1024}, 9, DType::f32, -30, 30);
+  const int64_t N = 64, C = 1027;  // C not a multiple of the vector width: the tail is handled
+  Tensor x = random_tensor({N, C}, 9, DType::f32, -30, 30);
+  std::vector<double> xv = x.to_vector();  // the float32 values, exactly
+  auto ref = reference_softmax_rows(xv, N, C);
   Tensor y = ws.call("softmax", {x});
-  const float* p = y.data<float>();
-  for (int64_t i = 0; i < 256; ++i) {
+  Tensor ly = ws.call("log_softmax", {x});
+  for (int64_t i = 0; i < N; ++i) {
     double s = 0;
-    for (int64_t j = 0; j < 1024; ++j) s += p[i * 1024 + j];
-    REQUIRE(std::fabs(s - 1) < 1e-4);
+    for (int64_t j = 0; j < C; ++j) {
+      const int64_t e = i * C + j;
+      s += y.get(e);
+      // x - max is rounded to float32 first: relative error up to |x - max| · 2^-24 from that alone.
+      const double tol = (1e-6 + std::fabs(std::log(ref[e])) * 1.2e-7) * ref[e];
+      INFO("row " << i << " col " << j << ": " << y.get(e) << " vs " << ref[e]);
+      REQUIRE(std::fabs(y.get(e) - ref[e]) <= tol);
+      REQUIRE(std::fabs(ly.get(e) - std::log(ref[e])) <= 1e-5 * std::max(1.0, std::fabs(std::log(ref[e]))));
+    }
+    REQUIRE(std::fabs(s - 1) < 1e-5);
+  }
+}
+
+TEST_CASE("softmax: -inf entries (masks) give exactly 0, NaN propagates", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (DType dt : {DType::f32, DType::f64}) {
+    INFO(dtype_name(dt));
+    std::vector<double> v(2 * 20, 0.5);
+    v[3] = -inf;
+    v[17] = -inf;
+    v[18] = -200;  // far below the max: underflows to 0 in float32
+    v[25] = nan;
+    Tensor x = Tensor::from_vector<double>(v, {2, 20}, dt);
+    Tensor y = ws.call("softmax", {x});
+    REQUIRE(y.get(3) == 0);
+    REQUIRE(y.get(17) == 0);
+    REQUIRE(y.get(18) < 1e-80);
+    const double p = 1.0 / (17 + std::exp(-200.5 + 0.5));
+    REQUIRE(y.get(0) == Approx(p).epsilon(1e-6));
+    for (int64_t j = 20; j < 40; ++j) REQUIRE(std::isnan(y.get(j)));
   }
 }
 

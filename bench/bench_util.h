@@ -1,0 +1,47 @@
+// Timing and table helpers for the benchmarks (medians of repeats; never timed tests).
+#pragma once
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace opscope::bench {
+
+inline double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Median seconds of `fn` over `repeats` runs after `warmup` runs.
+inline double median_time(const std::function<void()>& fn, int repeats, int warmup = 1) {
+  for (int i = 0; i < warmup; ++i) fn();
+  std::vector<double> t;
+  for (int i = 0; i < repeats; ++i) {
+    double t0 = now_s();
+    fn();
+    t.push_back(now_s() - t0);
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+inline const char* verdict(bool ok) { return ok ? "PASS" : "MISS"; }
+
+inline void print_build_info() {
+#if defined(__OPTIMIZE__)
+  const char* opt = "optimized";
+#else
+  const char* opt = "NOT optimized";
+#endif
+#if defined(__AVX512F__)
+  const char* isa = "AVX-512 (-march=native)";
+#elif defined(__AVX2__)
+  const char* isa = "AVX2+FMA (x86-64-v3)";
+#else
+  const char* isa = "baseline";
+#endif
+  std::printf("build: %s, %s, compiler %s, single thread\n", opt, isa, __VERSION__);
+}
+
+}  // namespace opscope::bench
