@@ -11,10 +11,8 @@ namespace {
 
 using cpu::gc;
 
-template <class T>
-using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+using cpu::ArrayMap;
+using cpu::ConstArrayMap;
 
 constexpr double kSqrt2 = 1.4142135623730951;
 constexpr double kSqrt2OverPi = 0.7978845608028654;

@@ -1,5 +1,6 @@
 // Helpers shared by the CPU kernels and op declarations of ops/*.cpp.
 #pragma once
+#include <Eigen/Core>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -9,6 +10,12 @@
 #include "core/tensor.h"
 
 namespace opscope::cpu {
+
+// Contiguous data seen as an Eigen array (vectorized elementwise expressions).
+template <class T>
+using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T>
+using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 // Calls f(T{}) for float32/float64; int64 is an error naming the op.
 template <class F>

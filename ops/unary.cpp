@@ -10,10 +10,8 @@ namespace {
 
 using cpu::gc;
 
-template <class T>
-using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+using cpu::ArrayMap;
+using cpu::ConstArrayMap;
 
 // out = f(in) over the whole (contiguous) tensor, f an Eigen array expression.
 template <class F>

@@ -5,6 +5,8 @@
 #include <random>
 #include <vector>
 
+#include "core/gradcheck.h"
+#include "core/op.h"
 #include "core/tensor.h"
 #include "core/workspace.h"
 
@@ -36,6 +38,16 @@ inline double max_diff(const Tensor& a, const std::vector<double>& b) {
   double m = 0;
   for (int64_t i = 0; i < a.numel(); ++i) m = std::max(m, std::fabs(a.get(i) - b[i]));
   return m;
+}
+
+// Every gradcheck case of `op`, in every algorithm, passes.
+inline void require_gradcheck(const std::string& op) {
+  auto results = gradcheck_op(OpRegistry::instance().get(op));
+  REQUIRE(!results.empty());
+  for (auto& r : results) {
+    INFO(r.op << " [" << r.algo << "] case " << r.case_index << " (" << r.note << "): " << r.message);
+    CHECK(r.passed);
+  }
 }
 
 }  // namespace opscope::test

@@ -10,11 +10,14 @@
 #include "core/gradcheck.h"
 #include "core/op.h"
 #include "core/workspace.h"
+#include "tests/helpers.h"
 
 using namespace opscope;
 using V = std::vector<int64_t>;
 
 namespace {
+
+using opscope::test::require_gradcheck;
 
 const std::vector<std::string> kAlgos = {"naive", "blocked", "eigen"};
 
@@ -81,15 +84,6 @@ void check_all_algos(Workspace& ws, const Tensor& a, const Tensor& b) {
     Tensor c = ws.call("matmul", {a, b}, {}, algo);
     REQUIRE(c.shape() == shape);
     require_close(c, want, tol);
-  }
-}
-
-void require_gradcheck(const std::string& op) {
-  auto results = gradcheck_op(OpRegistry::instance().get(op));
-  REQUIRE(!results.empty());
-  for (auto& r : results) {
-    INFO(r.op << " [" << r.algo << "] case " << r.case_index << " (" << r.note << "): " << r.message);
-    CHECK(r.passed);
   }
 }
 

@@ -6,26 +6,20 @@
 #include "core/gradcheck.h"
 #include "core/op.h"
 #include "core/workspace.h"
+#include "tests/helpers.h"
 
 using namespace opscope;
 using V = std::vector<int64_t>;
 
 namespace {
 
+using opscope::test::require_gradcheck;
+
 // 0, 1, 2, ... as float64 of `shape`.
 Tensor iota(const Shape& shape) {
   std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
   std::iota(v.begin(), v.end(), 0.0);
   return Tensor::from_vector<double>(v, shape);
-}
-
-void require_gradcheck(const std::string& op) {
-  auto results = gradcheck_op(OpRegistry::instance().get(op));
-  REQUIRE(!results.empty());
-  for (auto& r : results) {
-    INFO(r.op << " [" << r.algo << "] case " << r.case_index << " (" << r.note << "): " << r.message);
-    CHECK(r.passed);
-  }
 }
 
 }  // namespace
