@@ -116,6 +116,12 @@ std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Te
 
   const Graph::Mark mark = graph_.mark();
   try {
+    const TensorImpl* yi = y.impl();
+    const bool in_graph = yi->value_id >= 0 && static_cast<size_t>(yi->value_id) < graph_.num_values() &&
+                          graph_.value(yi->value_id).tensor.lock().get() == yi;
+    if (yi->from_op && !in_graph)
+      throw Error("backward: the graph that computed this tensor was cleared, so its inputs cannot be reached",
+                  "compute it again after the reset, then call backward");
     const int yv = value_of(y);
     Tensor seed = grad.defined() ? grad.cast(y.dtype(), MemCategory::gradient)
                                  : Tensor::full(y.shape(), 1.0, y.dtype(), MemCategory::gradient);

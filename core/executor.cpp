@@ -107,8 +107,7 @@ void Executor::remove_listener(int id) {
 
 namespace {
 // dst += src (same shape, dst contiguous float).
-void accumulate_into(Tensor& dst, const Tensor& src) {
-  Tensor s = src.dtype() == dst.dtype() ? src.contiguous() : src.cast(dst.dtype());
+void accumulate_into(Tensor& dst, const Tensor& s) {  // s: contiguous, dst's dtype
   visit_dtype(dst.dtype(), [&](auto z) {
     using T = decltype(z);
     T* d = dst.data<T>();
@@ -129,21 +128,34 @@ ScheduleRun::ScheduleRun(Workspace& ws, std::vector<int> nodes, std::unordered_m
   }
   for (auto& s : sinks) sinks_[s.value_id].push_back(s.leaf);
   // Gradients that need no node (the seed passed straight through, as by add) arrive now.
+  std::vector<Delivery> ready;
   for (auto& [v, _] : sinks_)
-    if (auto it = env_.find(v); it != env_.end()) deliver(v, it->second);
+    if (auto it = env_.find(v); it != env_.end())
+      for (auto& d : prepare(v, it->second)) ready.push_back(std::move(d));
+  commit(ready);
 }
 
-void ScheduleRun::deliver(int v, const Tensor& t) {
+std::vector<ScheduleRun::Delivery> ScheduleRun::prepare(int v, const Tensor& t) const {
+  std::vector<Delivery> out;
   auto s = sinks_.find(v);
-  if (s == sinks_.end()) return;
+  if (s == sinks_.end()) return out;
   for (auto& weak : s->second) {
     auto leaf = weak.lock();
     if (!leaf) continue;
-    if (leaf->grad) {
-      Tensor acc(leaf->grad);
-      accumulate_into(acc, t);
+    // Every allocation happens here, before any leaf changes: a failure changes nothing.
+    if (leaf->grad) out.push_back({leaf, t.dtype() == leaf->dtype ? t.contiguous() : t.cast(leaf->dtype), true});
+    else out.push_back({leaf, t.cast(leaf->dtype, MemCategory::gradient), false});
+  }
+  return out;
+}
+
+void ScheduleRun::commit(std::vector<Delivery>& ds) {
+  for (auto& d : ds) {
+    if (d.accumulate) {
+      Tensor acc(d.leaf->grad);
+      accumulate_into(acc, d.grad);
     } else {
-      leaf->grad = t.cast(leaf->dtype, MemCategory::gradient).impl_ptr();
+      d.leaf->grad = d.grad.impl_ptr();
     }
   }
 }
@@ -184,11 +196,12 @@ void ScheduleRun::step() {
   std::vector<Tensor> outs = ws_.executor().run_node(id, ins, release);
   ins.clear();
   const Node& n = g.node(id);
-  for (size_t i = 0; i < outs.size(); ++i) {
-    int v = n.outputs[i];
-    deliver(v, outs[i]);
-    if (last_use_.count(v)) env_[v] = outs[i];
-  }
+  std::vector<Delivery> ready;
+  for (size_t i = 0; i < outs.size(); ++i)
+    for (auto& d : prepare(n.outputs[i], outs[i])) ready.push_back(std::move(d));
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (last_use_.count(n.outputs[i])) env_[n.outputs[i]] = outs[i];
+  commit(ready);
   for (int v : n.inputs)
     if (auto it = last_use_.find(v); it != last_use_.end() && it->second == pos_) env_.erase(v);
   ++pos_;

@@ -66,7 +66,14 @@ class ScheduleRun {
 
  private:
   Tensor lookup(int value_id, const Node& consumer);
-  void deliver(int value_id, const Tensor& t);  // accumulates into a leaf's .grad if it is a sink
+  // Gradients reach leaves in two phases, so an allocation failure leaves every .grad as it was.
+  struct Delivery {
+    std::shared_ptr<TensorImpl> leaf;
+    Tensor grad;
+    bool accumulate;
+  };
+  std::vector<Delivery> prepare(int value_id, const Tensor& t) const;
+  static void commit(std::vector<Delivery>& ds);
   Workspace& ws_;
   std::vector<int> nodes_;
   std::unordered_map<int, Tensor> env_;

@@ -136,6 +136,12 @@ void Storage::set_category(MemCategory c) {
   category_ = c;
 }
 
+void Storage::mark_parameter() {
+  if (category_ == MemCategory::input || category_ == MemCategory::temporary) set_category(MemCategory::parameter);
+  else if (category_ == MemCategory::saved && category_before_saved_ == MemCategory::temporary)
+    category_before_saved_ = MemCategory::parameter;
+}
+
 void Storage::add_saved_ref() {
   if (saved_refs_++ == 0 && (category_ == MemCategory::activation || category_ == MemCategory::gradient ||
                              category_ == MemCategory::temporary)) {

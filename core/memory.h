@@ -114,6 +114,8 @@ class Storage {
   Device device() const { return alloc_->device(); }
   MemCategory category() const { return category_; }
   void set_category(MemCategory c);
+  // A tensor became a parameter: input/temporary bytes count as parameter (now, or once no longer saved).
+  void mark_parameter();
   // Saved-for-backward reference counting (activation <-> saved).
   void add_saved_ref();
   void drop_saved_ref();

@@ -35,9 +35,14 @@ Tensor Tensor::full(const Shape& shape, double value, DType dtype, MemCategory c
 
 Tensor Tensor::scalar(double value, DType dtype, MemCategory c) { return full({}, value, dtype, c); }
 
-int64_t Tensor::size(int64_t axis) const { return shape()[normalize_axis(axis, dim(), "size")]; }
+int64_t Tensor::size(int64_t axis) const {
+  if (dim() == 0) throw Error("size: a 0-d tensor has no axes", "its shape is []");
+  return shape()[normalize_axis(axis, dim(), "size")];
+}
 
 bool Tensor::is_contiguous() const {
+  for (int64_t d : impl_->shape)
+    if (d == 0) return true;  // no elements: any strides will do
   int64_t expected = 1;
   for (size_t i = impl_->shape.size(); i-- > 0;) {
     if (impl_->shape[i] == 1) continue;
@@ -130,10 +135,10 @@ Tensor Tensor::view_slice(int64_t axis, int64_t start, int64_t stop, int64_t ste
   auto impl = fresh_view(*impl_);
   impl->shape = impl_->shape;
   impl->strides = impl_->strides;
-  int64_t n = stop > start ? (stop - start + step - 1) / step : 0;
+  int64_t n = stop > start ? 1 + (stop - start - 1) / step : 0;
   impl->offset += start * impl_->strides[axis];
   impl->shape[axis] = n;
-  impl->strides[axis] *= step;
+  if (n > 1) impl->strides[axis] *= step;  // a single element keeps its stride (no overflow)
   return Tensor(std::move(impl));
 }
 
@@ -224,8 +229,7 @@ Tensor& Tensor::set_requires_grad(bool r) {
   if (r && !is_floating(dtype()))
     throw Error("only floating-point tensors can require gradients (got " + std::string(dtype_name(dtype())) + ")");
   impl_->requires_grad = r;
-  if (r && (storage().category() == MemCategory::input || storage().category() == MemCategory::temporary))
-    storage().set_category(MemCategory::parameter);
+  if (r) storage().mark_parameter();
   return *this;
 }
 

@@ -22,6 +22,7 @@ struct TensorImpl {
   bool requires_grad = false;
   std::shared_ptr<TensorImpl> grad;
   int value_id = -1;  // the graph value this tensor is (-1: not yet in the graph)
+  bool from_op = false;  // produced by an op (not a leaf the user made)
   std::string name;   // the user's variable name, when known
 };
 

@@ -52,8 +52,16 @@ void Workspace::reset_graph() { graph_.clear(); tracker_->clear_timeline(); }
 int Workspace::value_of(const Tensor& t) {
   TensorImpl* impl = t.impl();
   int id = impl->value_id;
-  if (id >= 0 && static_cast<size_t>(id) < graph_.num_values() && graph_.value(id).tensor.lock().get() == impl)
-    return id;
+  if (id >= 0 && static_cast<size_t>(id) < graph_.num_values() && graph_.value(id).tensor.lock().get() == impl) {
+    ValueInfo& v = graph_.value(id);
+    if (v.requires_grad == impl->requires_grad) return id;
+    if (v.producer < 0) {  // a leaf whose flag changed since the graph first saw it
+      v.requires_grad = impl->requires_grad;
+      v.kind = impl->requires_grad ? ValueKind::parameter : ValueKind::input;
+      return id;
+    }
+    // An op's output made a parameter afterwards: from here on it is a new leaf.
+  }
   ValueInfo v;
   v.meta = {t.shape(), t.dtype(), t.device()};
   v.kind = impl->requires_grad ? ValueKind::parameter : ValueKind::input;
@@ -147,6 +155,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
       }
       impl->value_id = n.outputs[i];
       impl->requires_grad = rg;
+      impl->from_op = true;
       graph_.value(n.outputs[i]).tensor = outs[i].impl_ptr();
     }
     if (rg) {

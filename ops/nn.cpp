@@ -14,8 +14,11 @@ using cpu::gc;
 
 // A view of `v` as a matrix [-1, n]; no node when it already is one.
 Val as_rows(GradCtx& g, const Val& v, int64_t n) {
-  if (v.shape().size() == 2) return v;
-  return g.call("reshape", {v}, {{"shape", std::vector<int64_t>{-1, n}}});
+  const Shape s = v.shape();
+  if (s.size() == 2) return v;
+  int64_t rows = 1;  // explicit, not -1: n may be 0
+  for (size_t i = 0; i + 1 < s.size(); ++i) rows *= s[i];
+  return g.call("reshape", {v}, {{"shape", std::vector<int64_t>{rows, n}}});
 }
 
 // ---------------------------------------------------------------------------------------------

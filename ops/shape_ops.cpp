@@ -51,7 +51,7 @@ SliceRange slice_range(int64_t n, int64_t start, int64_t stop, int64_t step) {
   if (stop < 0) stop += n;
   start = std::clamp<int64_t>(start, 0, n);
   stop = std::clamp<int64_t>(stop, 0, n);
-  const int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  const int64_t len = stop > start ? 1 + (stop - start - 1) / step : 0;  // no overflow for huge steps
   return {start, stop, len};
 }
 
@@ -92,6 +92,7 @@ Shape resolve_reshape(const InferCtx& c, const Shape& in, const Shape& want) {
     } else if (want[i] < 0) {
       c.fail("invalid size " + std::to_string(want[i]) + " in " + shape_str(want), "sizes are >= 0, or -1 to infer one");
     } else {
+      if (want[i] != 0 && known > INT64_MAX / want[i]) c.fail("shape " + shape_str(want) + " has too many elements");
       known *= want[i];
     }
   }

@@ -181,3 +181,59 @@ TEST_CASE("bad input gives clear errors and leaves the workspace usable", "[core
   Tensor ok = ws.call("add", {a, a});  // still usable
   CHECK(ok.get(0) == Approx(2 * a.get(0)));
 }
+
+TEST_CASE("requires_grad set after a tensor entered the graph still gets gradients", "[core][grad]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = Tensor::from_vector<double>({1, 2, 3}, {3});
+  ws.call("mul", {x, x});  // x enters the graph as a plain input
+  x.set_requires_grad(true);
+  ws.backward(ws.call("sum", {ws.call("mul", {x, Tensor::scalar(2.0, DType::f64)})}));
+  REQUIRE(x.grad().defined());
+  CHECK(x.grad().to_vector() == std::vector<double>{2, 2, 2});
+  // An op's output made a parameter afterwards becomes a leaf of its own.
+  Tensor y;
+  {
+    NoGradGuard ng;
+    y = ws.call("add", {x, x});
+  }
+  y.set_requires_grad(true);
+  ws.backward(ws.call("sum", {ws.call("mul", {y, y})}));
+  REQUIRE(y.grad().defined());
+  CHECK(y.grad().to_vector() == std::vector<double>{4, 8, 12});
+}
+
+TEST_CASE("backward of a tensor whose graph was reset is a clear error", "[core][grad]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor w = param(Tensor::from_vector<double>({1, 2}, {2}));
+  Tensor loss = ws.call("sum", {ws.call("mul", {w, w})});
+  ws.reset_graph();
+  REQUIRE_THROWS_WITH(ws.backward(loss), Catch::Contains("graph that computed this tensor was cleared"));
+  CHECK_FALSE(w.grad().defined());
+  CHECK_FALSE(loss.grad().defined());
+}
+
+TEST_CASE("a backward that runs out of memory changes no gradient", "[core][grad]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const int64_t n = 65536;
+  Tensor a = param(Tensor::zeros({n}, DType::f64)), b = param(Tensor::zeros({n}, DType::f64));
+  Tensor y = ws.call("add", {a, b});
+  Tensor g = Tensor::full({n}, 1.0, DType::f64);
+  // Room for the seed and one gradient, not two.
+  ws.tracker().set_cap(ws.tracker().live_total() + 2 * n * 8 + n * 4);
+  REQUIRE_THROWS_WITH(ws.backward(y, g, true), Catch::Contains("memory cap"));
+  CHECK_FALSE(a.grad().defined());
+  CHECK_FALSE(b.grad().defined());
+  ws.tracker().set_cap(int64_t(1) << 40);
+  ws.backward(y, g, true);
+  CHECK(a.grad().get(0) == 1);
+  CHECK(b.grad().get(0) == 1);
+}
+
+TEST_CASE("size() of a 0-d tensor is an error, not a crash", "[core]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  REQUIRE_THROWS_WITH(Tensor::scalar(3.0).size(0), Catch::Contains("0-d tensor has no axes"));
+}

@@ -385,3 +385,16 @@ TEST_CASE("dropout backward uses the forward mask", "[op][grad]") {
 }
 
 TEST_CASE("dropout passes gradcheck", "[op][grad]") { require_gradcheck("dropout"); }
+
+TEST_CASE("linear with zero input features back-propagates", "[op][grad]") {
+  opscope::Workspace ws;
+  opscope::WorkspaceScope scope(ws);
+  using opscope::Tensor;
+  Tensor x = opscope::test::param(Tensor::zeros({2, 3, 0}, opscope::DType::f64));
+  Tensor w = opscope::test::param(Tensor::zeros({5, 0}, opscope::DType::f64));
+  Tensor y = ws.call("linear", {x, w});
+  CHECK(y.shape() == opscope::Shape{2, 3, 5});
+  ws.backward(ws.call("sum", {y}));
+  CHECK(x.grad().shape() == opscope::Shape{2, 3, 0});
+  CHECK(w.grad().shape() == opscope::Shape{5, 0});
+}

@@ -287,3 +287,16 @@ TEST_CASE("shape ops are registered with docs, costs and notes", "[op]") {
     }
   }
 }
+
+TEST_CASE("slice with a huge step and reshape with a huge shape do not overflow", "[op]") {
+  opscope::Workspace ws;
+  opscope::WorkspaceScope scope(ws);
+  using opscope::Tensor;
+  Tensor x = Tensor::from_vector<double>({0, 1, 2, 3, 4}, {5});
+  Tensor s = ws.call("slice", {x}, {{"axis", int64_t{0}}, {"start", int64_t{0}}, {"stop", int64_t{5}},
+                                    {"step", std::numeric_limits<int64_t>::max()}});
+  CHECK(s.shape() == opscope::Shape{1});
+  CHECK(s.get(0) == 0);
+  REQUIRE_THROWS_WITH(ws.call("reshape", {x}, {{"shape", std::vector<int64_t>{-1, 4611686018427387905LL, 4}}}),
+                      Catch::Contains("too many elements"));
+}
