@@ -106,6 +106,21 @@ Val operator*(double s, const Val& a) { return a * s; }
 
 // ---------------------------------------------------------------------------------------------
 
+OpDef OpDef::declare(std::string name, std::string family, std::string doc, std::vector<std::string> inputs) {
+  OpDef d;
+  d.name = std::move(name);
+  d.family = std::move(family);
+  d.doc = std::move(doc);
+  d.input_names = std::move(inputs);
+  d.min_inputs = 0;
+  d.max_inputs = static_cast<int>(d.input_names.size());
+  for (auto& in : d.input_names) {
+    if (in.ends_with("...")) d.max_inputs = -1;
+    if (!in.ends_with("?")) ++d.min_inputs;
+  }
+  return d;
+}
+
 OpDef& OpDef::kernel(Device d, const std::string& algo, KernelFn fn) {
   if (std::find(algorithms.begin(), algorithms.end(), algo) == algorithms.end()) algorithms.push_back(algo);
   kernels[{d, algo}] = std::move(fn);

@@ -234,6 +234,9 @@ struct OpDef {
   std::vector<GradcheckCase> gradcheck;
 
   // Registration helpers ------------------------------------------------------------------
+  // Name, family, formula and inputs; an input ending in "?" is optional and one ending in
+  // "..." takes any number, which sets min_inputs/max_inputs.
+  static OpDef declare(std::string name, std::string family, std::string doc, std::vector<std::string> inputs);
   OpDef& kernel(Device d, const std::string& algo, KernelFn fn);
   const KernelFn* find_kernel(Device d, std::string_view algo) const;
   const std::string& default_algorithm() const { return algorithms.front(); }

@@ -19,11 +19,7 @@ constexpr double kSqrt2OverPi = 0.7978845608028654;
 constexpr double kInvSqrt2Pi = 0.3989422804014327;
 
 OpDef activation(const std::string& name, const std::string& doc) {
-  OpDef d;
-  d.name = name;
-  d.family = "activation";
-  d.doc = doc;
-  d.input_names = {"x"};
+  OpDef d = OpDef::declare(name, "activation", doc, {"x"});
   d.infer = cpu::float_like_input0;
   d.cost = cpu::elementwise_cost(1);
   d.gradcheck = {gc({{{3, 4}}}), gc({{{2, 3, 2}}})};
@@ -95,12 +91,7 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "gelu_backward";
-    d.family = "activation";
-    d.doc = "dx = dy·(Φ(x) + x·φ(x)) (erf form) or the derivative of the tanh form";
-    d.input_names = {"x", "dy"};
-    d.min_inputs = d.max_inputs = 2;
+    OpDef d = OpDef::declare("gelu_backward", "activation", "dx = dy·(Φ(x) + x·φ(x)) (erf form) or the derivative of the tanh form", {"x", "dy"});
     d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
     d.infer = [](const InferCtx& c) {
       c.expect_float(0);

@@ -44,12 +44,7 @@ KernelFn compare_kernel(F f) {
 }
 
 OpDef binary(const std::string& name, const std::string& doc, bool float_result = false) {
-  OpDef d;
-  d.name = name;
-  d.family = "elementwise";
-  d.doc = doc;
-  d.input_names = {"a", "b"};
-  d.min_inputs = d.max_inputs = 2;
+  OpDef d = OpDef::declare(name, "elementwise", doc, {"a", "b"});
   d.accepts_strided = true;
   d.infer = [float_result](const InferCtx& c) { return infer_binary(c, float_result); };
   d.cost = cpu::elementwise_cost(1);
@@ -161,12 +156,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "where";
-    d.family = "elementwise";
-    d.doc = "c = a where cond != 0 else b (broadcast)";
-    d.input_names = {"cond", "a", "b"};
-    d.min_inputs = d.max_inputs = 3;
+    OpDef d = OpDef::declare("where", "elementwise", "c = a where cond != 0 else b (broadcast)", {"cond", "a", "b"});
     d.accepts_strided = true;
     d.infer = [](const InferCtx& c) {
       TensorMeta m;

@@ -42,12 +42,8 @@ void check_logits_targets(const InferCtx& c) {
            "logits are [N, C] scores, targets [N] class indices");
 }
 
-OpDef loss_op(const std::string& name, const std::string& doc) {
-  OpDef d;
-  d.name = name;
-  d.family = "loss";
-  d.doc = doc;
-  d.min_inputs = d.max_inputs = 2;
+OpDef loss_op(const std::string& name, const std::string& doc, std::vector<std::string> inputs) {
+  OpDef d = OpDef::declare(name, "loss", doc, std::move(inputs));
   d.attrs = {reduction_attr()};
   return d;
 }
@@ -55,8 +51,8 @@ OpDef loss_op(const std::string& name, const std::string& doc) {
 OPSCOPE_REGISTER_OPS(register_loss_ops) {
   {
     OpDef d = loss_op("cross_entropy",
-                      "L = mean_i (logsumexp(logits_i) - logits_i[target_i])  (sum when reduction=sum)");
-    d.input_names = {"logits", "targets"};
+                      "L = mean_i (logsumexp(logits_i) - logits_i[target_i])  (sum when reduction=sum)",
+                      {"logits", "targets"});
     d.infer = [](const InferCtx& c) {
       check_logits_targets(c);
       return std::vector<TensorMeta>{{{}, c.inputs[0].dtype, c.inputs[0].device}};
@@ -102,9 +98,8 @@ OPSCOPE_REGISTER_OPS(register_loss_ops) {
   }
   {
     OpDef d = loss_op("cross_entropy_backward",
-                      "dlogits = (softmax(logits) - onehot(targets)) * dL  (/ N when reduction=mean)");
-    d.input_names = {"logits", "targets", "dL"};
-    d.min_inputs = d.max_inputs = 3;
+                      "dlogits = (softmax(logits) - onehot(targets)) * dL  (/ N when reduction=mean)",
+                      {"logits", "targets", "dL"});
     d.infer = [](const InferCtx& c) {
       check_logits_targets(c);
       if (shape_numel(c.inputs[2].shape) != 1)
@@ -142,8 +137,7 @@ OPSCOPE_REGISTER_OPS(register_loss_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d = loss_op("mse_loss", "L = mean((pred - target)²)  (sum when reduction=sum)");
-    d.input_names = {"pred", "target"};
+    OpDef d = loss_op("mse_loss", "L = mean((pred - target)²)  (sum when reduction=sum)", {"pred", "target"});
     d.infer = [](const InferCtx& c) {
       c.expect_float(0);
       if (c.inputs[0].shape != c.inputs[1].shape)

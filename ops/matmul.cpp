@@ -218,12 +218,7 @@ std::vector<TensorMeta> infer_matmul(const InferCtx& c) {
 }
 
 OPSCOPE_REGISTER_OPS(register_matmul_ops) {
-  OpDef d;
-  d.name = "matmul";
-  d.family = "matmul";
-  d.doc = "C = A·B: C[..., i, j] = Σ_k A[..., i, k]·B[..., k, j] (batch axes broadcast)";
-  d.input_names = {"a", "b"};
-  d.min_inputs = d.max_inputs = 2;
+  OpDef d = OpDef::declare("matmul", "matmul", "C = A·B: C[..., i, j] = Σ_k A[..., i, k]·B[..., k, j] (batch axes broadcast)", {"a", "b"});
   d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
   d.infer = infer_matmul;
   // The first kernel registered is the default.

@@ -112,13 +112,9 @@ void dropout_kernel(KernelCtx& k) {
 
 OPSCOPE_REGISTER_OPS(register_nn_ops) {
   {
-    OpDef d;
-    d.name = "linear";
-    d.family = "nn";
-    d.doc = "y = x·Wᵀ + b: y[..., o] = Σ_i x[..., i]·W[o, i] + b[o] (W is [out, in]; bias optional)";
-    d.input_names = {"x", "weight", "bias?"};
-    d.min_inputs = 2;
-    d.max_inputs = 3;
+    OpDef d = OpDef::declare("linear", "nn",
+                             "y = x·Wᵀ + b: y[..., o] = Σ_i x[..., i]·W[o, i] + b[o] (W is [out, in]; bias optional)",
+                             {"x", "weight", "bias?"});
     d.infer = infer_linear;
     d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
       visit_dtype(k.out().dtype(), [&](auto z) {
@@ -162,11 +158,9 @@ OPSCOPE_REGISTER_OPS(register_nn_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "dropout";
-    d.family = "nn";
-    d.doc = "y = x·mask/(1 - p), mask[i] = (u(seed, i) >= p) kept with probability 1 - p; y = x when not training";
-    d.input_names = {"x"};
+    OpDef d = OpDef::declare(
+        "dropout", "nn",
+        "y = x·mask/(1 - p), mask[i] = (u(seed, i) >= p) kept with probability 1 - p; y = x when not training", {"x"});
     AttrSpec p = make_attr("p", AttrType::real, 0.5, "probability of dropping an element (0 <= p < 1)");
     p.min = 0.0;
     p.max = 1.0;

@@ -256,11 +256,7 @@ Val keepdim_shaped(GradCtx& g, const Val& dy, const Shape& keep) {
 }
 
 OpDef reduction(const std::string& name, const std::string& doc, bool needs_float) {
-  OpDef d;
-  d.name = name;
-  d.family = "reduction";
-  d.doc = doc;
-  d.input_names = {"x"};
+  OpDef d = OpDef::declare(name, "reduction", doc, {"x"});
   d.attrs = {
       attr("axes", AttrType::int_list, std::vector<int64_t>{}, "axes to reduce (negative counts from the end); [] = all axes"),
       attr("keepdim", AttrType::boolean, false, "keep reduced axes as size 1 (the result broadcasts against x)"),
@@ -374,11 +370,7 @@ OPSCOPE_REGISTER_OPS(register_reduction_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "sum_to";
-    d.family = "reduction";
-    d.doc = "y = x summed down to `shape` (the reverse of broadcasting: leading axes summed away, size-1 axes kept)";
-    d.input_names = {"x"};
+    OpDef d = OpDef::declare("sum_to", "reduction", "y = x summed down to `shape` (the reverse of broadcasting: leading axes summed away, size-1 axes kept)", {"x"});
     d.attrs = {attr("shape", AttrType::int_list, std::vector<int64_t>{}, "target shape; must broadcast to x's shape", true)};
     d.infer = [](const InferCtx& c) {
       const Shape& from = c.inputs[0].shape;

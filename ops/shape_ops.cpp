@@ -69,11 +69,7 @@ Cost copy_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>&
 }
 
 OpDef shape_op(const std::string& name, const std::string& doc) {
-  OpDef d;
-  d.name = name;
-  d.family = "shape";
-  d.doc = doc;
-  d.input_names = {"x"};
+  OpDef d = OpDef::declare(name, "shape", doc, {"x"});
   d.accepts_strided = true;
   d.makes_views = true;
   d.cost = view_cost;
@@ -271,11 +267,8 @@ OPSCOPE_REGISTER_OPS(register_shape_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "slice_backward";
-    d.family = "shape";
-    d.doc = "dx = zeros(shape); dx[start:stop:step] along axis = dy (the backward of slice)";
-    d.input_names = {"dy"};
+    OpDef d = OpDef::declare("slice_backward", "shape",
+                             "dx = zeros(shape); dx[start:stop:step] along axis = dy (the backward of slice)", {"dy"});
     d.accepts_strided = true;
     d.differentiable = false;
     d.checked_via = "slice";
@@ -310,13 +303,7 @@ OPSCOPE_REGISTER_OPS(register_shape_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "concat";
-    d.family = "shape";
-    d.doc = "y = [x1, x2, ...] joined along axis (every other dimension must match)";
-    d.input_names = {"xs..."};
-    d.min_inputs = 1;
-    d.max_inputs = -1;
+    OpDef d = OpDef::declare("concat", "shape", "y = [x1, x2, ...] joined along axis (every other dimension must match)", {"xs..."});
     d.accepts_strided = true;  // each input is copied straight into its window of y
     d.attrs = {int_attr("axis", 0, "axis to join along")};
     d.infer = [](const InferCtx& c) {
@@ -370,13 +357,7 @@ OPSCOPE_REGISTER_OPS(register_shape_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "stack";
-    d.family = "shape";
-    d.doc = "y = tensors of one shape stacked along a new axis: y[..., i, ...] = x_i";
-    d.input_names = {"xs..."};
-    d.min_inputs = 1;
-    d.max_inputs = -1;
+    OpDef d = OpDef::declare("stack", "shape", "y = tensors of one shape stacked along a new axis: y[..., i, ...] = x_i", {"xs..."});
     d.accepts_strided = true;
     d.attrs = {int_attr("axis", 0, "position of the new axis in the result")};
     d.infer = [](const InferCtx& c) {

@@ -217,11 +217,7 @@ std::vector<TensorMeta> infer_softmax(const InferCtx& c) {
 }
 
 OpDef softmax_like(const std::string& name, const std::string& doc, double flops_per_element) {
-  OpDef d;
-  d.name = name;
-  d.family = "softmax";
-  d.doc = doc;
-  d.input_names = {"x"};
+  OpDef d = OpDef::declare(name, "softmax", doc, {"x"});
   d.attrs = {axis_attr()};
   d.infer = infer_softmax;
   d.cost = cpu::elementwise_cost(flops_per_element);
@@ -248,12 +244,7 @@ OPSCOPE_REGISTER_OPS(register_softmax_ops) {
     registry.add(std::move(d));
   }
   {
-    OpDef d;
-    d.name = "softmax_backward";
-    d.family = "softmax";
-    d.doc = "dx = s * (dy - Σ dy·s) along axis, with s = softmax(x)";
-    d.input_names = {"s", "dy"};
-    d.min_inputs = d.max_inputs = 2;
+    OpDef d = OpDef::declare("softmax_backward", "softmax", "dx = s * (dy - Σ dy·s) along axis, with s = softmax(x)", {"s", "dy"});
     d.attrs = {axis_attr()};
     d.infer = [](const InferCtx& c) {
       c.expect_float(0);

@@ -35,11 +35,7 @@ KernelFn eigen_unary(F f, bool float_only) {
 }
 
 OpDef unary(const std::string& name, const std::string& doc, bool float_only) {
-  OpDef d;
-  d.name = name;
-  d.family = "elementwise";
-  d.doc = doc;
-  d.input_names = {"x"};
+  OpDef d = OpDef::declare(name, "elementwise", doc, {"x"});
   d.infer = float_only ? cpu::float_like_input0 : cpu::same_as_input0;
   d.cost = cpu::elementwise_cost(1);
   d.gradcheck = {gc({{{3, 4}}})};
