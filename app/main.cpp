@@ -1,18 +1,79 @@
-// `opscope`: the command line. The REPL, GUI and lessons plug in here as they arrive.
+// `opscope`: the command line (CLI11). See DESIGN.md's command-line contract.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "app/lang/session.h"
 #include "app/ops_listing.h"
+#include "app/repl.h"
 #include "core/describe.h"
 #include "core/error.h"
 #include "core/op.h"
+#include "core/workspace.h"
+
+namespace {
+
+using namespace opscope;
+
+// --json: the values of top-level expressions and printed tensors.
+std::string shown_json(const lang::Session& s, bool ok) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const auto& v : s.shown()) {
+    nlohmann::json j{{"source", v.source}, {"type", v.kind}, {"text", v.text}};
+    if (v.kind == "tensor") {
+      j["shape"] = v.shape;
+      j["dtype"] = v.dtype;
+      j["data"] = v.data;
+    } else if (!v.data.empty()) {
+      j["value"] = v.data[0];
+    }
+    values.push_back(j);
+  }
+  return nlohmann::json{{"ok", ok}, {"values", values}}.dump(2);
+}
+
+// Runs code from a file or -c; prints --json to stdout after the program's own output.
+int run_code(const std::string& code, const std::string& name, bool json) {
+  lang::Session session(current_workspace());
+  session.set_color(!json && isatty(2) && !std::getenv("NO_COLOR"));
+  std::ostringstream captured;
+  std::ostream& out = json ? static_cast<std::ostream&>(captured) : std::cout;
+  bool ok = session.run(code, name, out, std::cerr);
+  if (json) std::cout << shown_json(session, ok) << "\n";
+  return ok ? 0 : 1;
+}
+
+int run_interactive() {
+  lang::Session session(current_workspace());
+  app::ReplOptions o;
+  o.history_path = app::default_history_path();
+  o.version = OPSCOPE_VERSION;
+  return app::run_repl(session, o);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
-  using namespace opscope;
   CLI::App app{"opscope: a laboratory for how deep-learning frameworks work inside"};
   app.set_version_flag("--version", std::string("opscope ") + OPSCOPE_VERSION);
   app.require_subcommand(0, 1);
+  std::string code;
+  bool json_top = false;
+  app.add_option("-c", code, "run code given inline");
+  app.add_flag("--json", json_top, "with -c: print values as JSON");
+
+  auto* repl = app.add_subcommand("repl", "the terminal REPL");
+
+  auto* run = app.add_subcommand("run", "run a script; on error print FILE:LINE:COL and exit 1");
+  std::string file;
+  bool run_json = false;
+  run->add_option("FILE", file, "the script")->required();
+  run->add_flag("--json", run_json, "print the values of top-level expressions and printed tensors as JSON");
 
   auto* ops = app.add_subcommand("ops", "list operators: attributes, algorithms, saved tensors, doc");
   bool ops_as_json = false;
@@ -31,6 +92,17 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!code.empty() || app.count("-c")) return run_code(code, "<string>", json_top);
+    if (*run) {
+      std::ifstream f(file, std::ios::binary);
+      if (!f) {
+        std::fprintf(stderr, "error: cannot open '%s'\n", file.c_str());
+        return 1;
+      }
+      std::stringstream ss;
+      ss << f.rdbuf();
+      return run_code(ss.str(), file, run_json);
+    }
     if (*ops) {
       if (!ops_name.empty()) std::cout << describe_op(OpRegistry::instance().get(ops_name));
       else std::cout << (ops_as_json ? app::ops_json() + "\n" : app::ops_table());
@@ -43,9 +115,9 @@ int main(int argc, char** argv) {
       }
       return app::run_gradcheck(gc_all ? std::string() : gc_op, gc_verbose) == 0 ? 0 : 1;
     }
-    std::cout << app.help() << "\nThe REPL, the GUI and the lessons are not built yet; try `opscope ops` or "
-                               "`opscope gradcheck`.\n";
-    return 0;
+    // `opscope` and `opscope repl`: the GUI and lessons are later issues; the REPL now.
+    (void)repl;
+    return run_interactive();
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());

@@ -58,6 +58,9 @@ class MemoryTracker {
   void record_step(int64_t step, int node);
   const std::vector<TimelinePoint>& timeline() const { return timeline_; }
   void clear_timeline() { timeline_.clear(); }
+  void truncate_timeline(size_t n) {  // a failed statement takes back its steps
+    if (n < timeline_.size()) timeline_.resize(n);
+  }
 
  private:
   CategoryBytes live_{}, peak_{};

@@ -248,6 +248,7 @@ struct Formatter {
   int width = 1;
   std::string format(double v) const {
     char buf[64];
+    if (v == 0) v = 0;  // -0.0 prints as 0
     if (is_int) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
     else if (std::isnan(v)) std::snprintf(buf, sizeof buf, "nan");
     else if (std::isinf(v)) std::snprintf(buf, sizeof buf, v > 0 ? "inf" : "-inf");

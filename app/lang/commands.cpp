@@ -1,0 +1,188 @@
+// The `:commands` of the REPL: one registry (later issues add :mode, :step, :lesson, :device).
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+#include "app/lang/interpreter.h"
+#include "app/ops_listing.h"
+#include "core/describe.h"
+
+namespace opscope::lang {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t"), b = s.find_last_not_of(" \t\r\n");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+const char* kLanguageHelp = R"(The opscope language is Python-like:
+  c = a + b                       # + - * / @ (matmul) ** and comparisons, NumPy broadcasting
+  x = tensor([[1, 2], [3, 4]])    # also zeros, ones, full, arange, randn, rand, eye, param
+  w = param(3, 4)                 # a parameter: requires_grad=True
+  y = relu(x @ w)                 # every operator by name; also as a method: x.relu()
+  y = conv2d(x, w, stride=1, algo="im2col")   # attributes and algorithm as keywords
+  backward(y.sum()); w.grad       # gradients accumulate; zero_grad(w) clears them
+  x.shape, x.T, x[0], x[:, 1:3]   # attributes, transpose, indexing and slicing
+  def swish(x): return x * sigmoid(x)     # a composite op (its nodes carry its name)
+  for i in range(3): ...          # loops (bounded), if/elif/else, no_grad: blocks
+  save("x.npy", x); load("x.npy") # NumPy .npy files
+Type :help COMMAND, :help OP or :help FUNCTION for details.)";
+
+void cmd_help(Interpreter& in, const std::string& args, std::ostream& out) {
+  const std::string topic = trim(args);
+  if (topic.empty()) {
+    out << kLanguageHelp << "\n\nCommands:\n";
+    for (auto& [name, c] : in.commands()) {
+      char line[256];
+      std::snprintf(line, sizeof line, "  :%-20s %s\n", (name + (c.args.empty() ? "" : " " + c.args)).c_str(), c.help.c_str());
+      out << line;
+    }
+    return;
+  }
+  std::string t = topic[0] == ':' ? topic.substr(1) : topic;
+  if (auto it = in.commands().find(t); it != in.commands().end()) {
+    out << ":" << t << (it->second.args.empty() ? "" : " " + it->second.args) << "\n  " << it->second.help << "\n";
+    return;
+  }
+  if (auto it = in.builtins().find(t); it != in.builtins().end()) {
+    out << it->second.signature << "\n  " << it->second.doc << "\n";
+    return;
+  }
+  if (const OpDef* op = OpRegistry::instance().find(t)) {
+    out << describe_op(*op);
+    return;
+  }
+  std::string near = closest_name(t, in.all_names());
+  throw Error("no help for '" + t + "'", near.empty() ? "try :help" : "did you mean '" + near + "'?");
+}
+
+void cmd_vars(Interpreter& in, const std::string&, std::ostream& out) {
+  char line[256];
+  std::snprintf(line, sizeof line, "%-14s %-10s %-16s %-8s %-6s %12s\n", "name", "type", "shape", "dtype", "device", "bytes");
+  out << line;
+  for (auto& [name, v] : in.globals()) {
+    if (v.kind == Value::tensor) {
+      std::snprintf(line, sizeof line, "%-14s %-10s %-16s %-8s %-6s %12s\n", name.c_str(),
+                    v.t.requires_grad() && !v.t.impl()->from_op ? "parameter" : "tensor", shape_str(v.t.shape()).c_str(), dtype_name(v.t.dtype()),
+                    device_name(v.t.device()), bytes_str(v.t.nbytes()).c_str());
+    } else {
+      std::string r = repr(v);
+      if (r.size() > 40) r = r.substr(0, 37) + "...";
+      std::snprintf(line, sizeof line, "%-14s %-10s %s\n", name.c_str(), kind_name(v), r.c_str());
+    }
+    out << line;
+  }
+}
+
+void cmd_graph(Interpreter& in, const std::string&, std::ostream& out) {
+  const Graph& g = in.ws().graph();
+  if (g.num_nodes() == 0) {
+    out << "(the graph is empty: run some operations)\n";
+    return;
+  }
+  auto value_label = [&](int v) {
+    const ValueInfo& vi = g.value(v);
+    std::string n = vi.name.empty() ? "%" + std::to_string(v) : vi.name;
+    return n + shape_str(vi.meta.shape);
+  };
+  for (const Node& n : g.nodes()) {
+    std::string ins, outs;
+    for (int v : n.inputs) ins += (ins.empty() ? "" : ", ") + value_label(v);
+    for (int v : n.outputs) outs += (outs.empty() ? "" : ", ") + value_label(v);
+    out << "#" << n.id << (n.phase == Phase::backward ? " bwd " : " fwd ") << outs << " = " << n.label() << "(" << ins << ")";
+    if (!n.scope.empty()) out << "  in " << n.scope;
+    if (n.forward_of >= 0) out << "  [grad of #" << n.forward_of << "]";
+    int64_t saved = 0;
+    for (auto& s : n.saved)
+      if (s.tensor.defined()) saved += s.tensor.nbytes();
+    if (saved) out << "  saved " << bytes_str(saved);
+    else if (n.saved_released && !n.op->saves.empty()) out << "  saved: freed";
+    out << "\n";
+  }
+}
+
+void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
+  auto& tr = in.ws().tracker();
+  std::istringstream is(args);
+  std::string sub;
+  is >> sub;
+  if (sub == "cap") {
+    double bytes = 0;
+    if (!(is >> bytes) || bytes <= 0) throw Error(":mem cap needs a number of bytes", "e.g. :mem cap 1e9");
+    tr.set_cap(static_cast<int64_t>(bytes));
+    out << "memory cap set to " << bytes_str(tr.cap()) << "\n";
+    return;
+  }
+  if (!sub.empty()) throw Error("unknown :mem argument '" + sub + "'", ":mem, or :mem cap BYTES");
+  char line[256];
+  std::snprintf(line, sizeof line, "%-20s %14s %14s\n", "category", "live", "peak");
+  out << line;
+  for (int c = 0; c < kNumCategories; ++c) {
+    auto cat = static_cast<MemCategory>(c);
+    std::snprintf(line, sizeof line, "%-20s %14s %14s\n", category_name(cat) == std::string("saved") ? "saved for backward" : category_name(cat),
+                  bytes_str(tr.live(cat)).c_str(), bytes_str(tr.peak(cat)).c_str());
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "%-20s %14s %14s\n", "total", bytes_str(tr.live_total()).c_str(),
+                bytes_str(tr.peak_total()).c_str());
+  out << line << "reserved by the allocator cache: " << bytes_str(tr.reserved()) << "; cap " << bytes_str(tr.cap()) << "\n";
+}
+
+}  // namespace
+
+void install_repl_commands(Interpreter& in) {
+  in.add_command({"help", "[topic]", "the language, a command, a function or an operator", cmd_help});
+  in.add_command({"ops", "", "list the operators", [](Interpreter&, const std::string&, std::ostream& out) {
+                    out << app::ops_table();
+                  }});
+  in.add_command({"doc", "OP", "an operator's formula, attributes, algorithms, saved tensors and backward",
+                  [](Interpreter&, const std::string& args, std::ostream& out) {
+                    const std::string name = trim(args);
+                    if (name.empty()) throw Error(":doc needs an operator name", "e.g. :doc matmul");
+                    out << describe_op(OpRegistry::instance().get(name));
+                  }});
+  in.add_command({"vars", "", "variables: name, shape, dtype, device, bytes", cmd_vars});
+  in.add_command({"graph", "", "the graph as text: forward and backward nodes", cmd_graph});
+  in.add_command({"mem", "[cap BYTES]", "live and peak bytes by category (or set the cap)", cmd_mem});
+  in.add_command({"reset", "", "forget every variable and clear the graph", [](Interpreter& in, const std::string&, std::ostream& out) {
+                    in.reset();
+                    out << "workspace cleared\n";
+                  }});
+  in.add_command({"seed", "N", "seed randn/rand", [](Interpreter& in, const std::string& args, std::ostream&) {
+                    try {
+                      in.rng().seed(std::stoull(trim(args)));
+                    } catch (const std::logic_error&) {
+                      throw Error(":seed needs a non-negative integer", "e.g. :seed 0");
+                    }
+                  }});
+  in.add_command({"history", "", "what you typed this session", [](Interpreter& in, const std::string&, std::ostream& out) {
+                    for (size_t i = 0; i < in.history.size(); ++i) out << i + 1 << "  " << in.history[i] << "\n";
+                  }});
+  in.add_command({"anomaly", "on|off", "stop at the first node whose output holds NaN or Inf",
+                  [](Interpreter& in, const std::string& args, std::ostream& out) {
+                    const std::string a = trim(args);
+                    if (a == "on" || a == "off") in.ws().set_anomaly(a == "on");
+                    else if (!a.empty()) throw Error(":anomaly takes on or off");
+                    out << "anomaly mode " << (in.ws().anomaly() ? "on" : "off") << "\n";
+                  }});
+  in.add_command({"quit", "", "leave", [](Interpreter& in, const std::string&, std::ostream&) { in.quit = true; }});
+}
+
+void Interpreter::run_command(const std::string& line, std::ostream& out) {
+  out_ = &out;
+  std::string body = trim(line);
+  if (!body.empty() && body[0] == ':') body = body.substr(1);
+  const size_t sp = body.find_first_of(" \t");
+  const std::string name = body.substr(0, sp), args = sp == std::string::npos ? "" : body.substr(sp + 1);
+  auto it = commands_.find(name);
+  if (it == commands_.end()) {
+    std::vector<std::string> names;
+    for (auto& [n, _] : commands_) names.push_back(n);
+    std::string near = closest_name(name, names);
+    throw LangError("unknown command ':" + name + "'", 1, 1, near.empty() ? "see :help" : "did you mean ':" + near + "'?");
+  }
+  it->second.fn(*this, args, out);
+}
+
+}  // namespace opscope::lang

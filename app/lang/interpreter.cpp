@@ -1,0 +1,839 @@
+#include "app/lang/interpreter.h"
+
+#include <cmath>
+#include <ostream>
+
+#include "app/lang/parser.h"
+
+namespace opscope::lang {
+
+namespace {
+const char* const kKeywords[] = {"def", "return", "if", "elif", "else", "for", "in", "and", "or", "not",
+                                 "True", "False", "None", "pass", "no_grad"};
+
+// Names the language gives to operators: `a + b` is add(a, b).
+const char* binary_op_name(const std::string& op) {
+  if (op == "+") return "add";
+  if (op == "-") return "sub";
+  if (op == "*") return "mul";
+  if (op == "/") return "div";
+  if (op == "@") return "matmul";
+  if (op == "**") return "pow";
+  return nullptr;
+}
+const char* compare_op_name(const std::string& op) {
+  if (op == "==") return "eq";
+  if (op == "!=") return "ne";
+  if (op == "<") return "lt";
+  if (op == "<=") return "le";
+  if (op == ">") return "gt";
+  if (op == ">=") return "ge";
+  return nullptr;
+}
+
+// Methods a tensor has besides the operators (x.sum() calls the op sum).
+const char* const kTensorMethods[] = {"item", "tolist", "detach", "backward", "numel", "dim", "size", "float",
+                                      "double", "long", "to", "reshape", "view", "permute"};
+const char* const kTensorAttrs[] = {"shape", "grad", "dtype", "device", "requires_grad", "T", "ndim", "name"};
+
+// Return from a user function: unwinds the interpreter's C++ stack to the call.
+struct ReturnSignal {
+  Value value;
+};
+}  // namespace
+
+bool is_tensor_method(const std::string& name) {
+  for (const char* m : kTensorMethods)
+    if (name == m) return true;
+  return OpRegistry::instance().find(name) != nullptr;
+}
+
+std::vector<std::string> tensor_member_names() {
+  std::vector<std::string> names(std::begin(kTensorMethods), std::end(kTensorMethods));
+  names.insert(names.end(), std::begin(kTensorAttrs), std::end(kTensorAttrs));
+  for (const OpDef* op : OpRegistry::instance().all())
+    if (op->checked_via.empty()) names.push_back(op->name);
+  return names;
+}
+
+Interpreter::Interpreter(Workspace& ws) : ws_(ws) {
+  install_builtins();
+  install_commands();
+}
+
+void Interpreter::install_builtins() { install_builtin_functions(*this, builtins_); }
+void Interpreter::install_commands() { install_repl_commands(*this); }
+
+void Interpreter::fail(Pos p, const std::string& message, const std::string& hint) const {
+  LangError e(message, p.line, p.col, hint);
+  e.set_source(source_);
+  throw e;
+}
+
+void Interpreter::add_command(Command c) { commands_[c.name] = std::move(c); }
+
+// ---------------------------------------------------------------------------------------------
+// Statements and rollback
+
+void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
+  out_ = &out;
+  const Graph::Mark mark = ws_.graph().mark();
+  const size_t timeline = ws_.tracker().timeline().size();
+  const auto rng_state = rng_;
+  const size_t shown_before = shown.size();
+  undo_.clear();
+  logging_ = true;
+  iterations_ = 0;
+  call_depth_ = 0;
+  frames_.clear();
+  try {
+    exec(s);
+    logging_ = false;
+    undo_.clear();
+  } catch (...) {
+    logging_ = false;
+    // Undo in reverse: variables first (their tensors free), then the graph and timeline.
+    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+      if (it->second) globals_[it->first] = *it->second;
+      else globals_.erase(it->first);
+    }
+    undo_.clear();
+    frames_.clear();
+    ws_.graph().rollback(mark);
+    ws_.tracker().truncate_timeline(timeline);
+    rng_ = rng_state;
+    shown.resize(shown_before);
+    ws_.set_grad_enabled(true);
+    while (!ws_.scope().empty()) ws_.pop_scope();
+    throw;
+  }
+}
+
+void Interpreter::exec_block(const Block& b) {
+  for (auto& s : b) exec(*s);
+}
+
+void Interpreter::count_iteration(Pos p) {
+  if (++iterations_ > kMaxIterations)
+    fail(p, "more than " + std::to_string(kMaxIterations) + " loop iterations in one statement",
+         "loops here are for small teaching examples; use tensor operations for bulk work");
+}
+
+void Interpreter::exec(const Stmt& s) {
+  switch (s.kind) {
+    case Stmt::expr: {
+      Value v = eval(*s.value);
+      if (frames_.empty() && v.kind != Value::none) {
+        show(s.source, v);
+        if (echo) out() << repr(v) << "\n";
+      }
+      return;
+    }
+    case Stmt::assign: {
+      Value v = eval(*s.value);
+      for (auto& t : s.targets) assign_target(*t, v);
+      return;
+    }
+    case Stmt::aug_assign: {
+      const Expr& t = *s.targets[0];
+      Value cur = eval(t);
+      Value rhs = eval(*s.value);
+      assign_target(t, eval_binary(s.text, cur, rhs, s.pos));
+      return;
+    }
+    case Stmt::def: {
+      auto f = std::make_shared<Function>();
+      f->name = s.text;
+      for (auto& p : s.params) {
+        f->params.push_back(p.name);
+        f->defaults.push_back(p.default_value ? std::make_shared<Value>(eval(*p.default_value)) : nullptr);
+      }
+      f->body = &s.body;
+      f->source = source_;
+      f->decorators = s.decorators;
+      for (auto& d : s.decorators)
+        if (d != "composite") fail(s.pos, "unknown decorator '@" + d + "'", "no decorators are defined yet");
+      Value v;
+      v.kind = Value::function;
+      v.fn = f;
+      assign(s.text, v);
+      return;
+    }
+    case Stmt::ret:
+      if (frames_.empty()) fail(s.pos, "'return' outside a function");
+      throw ReturnSignal{s.value ? eval(*s.value) : Value::None()};
+    case Stmt::if_:
+      if (truthy(eval(*s.value), s.value->pos)) exec_block(s.body);
+      else exec_block(s.orelse);
+      return;
+    case Stmt::for_: {
+      Value it = eval(*s.value);
+      if (it.kind == Value::list || it.kind == Value::tuple) {
+        auto items = it.items;  // keep alive while the body may reassign
+        for (auto& x : *items) {
+          count_iteration(s.pos);
+          assign(s.text, x);
+          exec_block(s.body);
+        }
+        return;
+      }
+      if (it.kind == Value::tensor) {
+        const int64_t n = it.t.dim() == 0 ? 0 : it.t.size(0);
+        if (it.t.dim() == 0) fail(s.value->pos, "cannot iterate over a 0-d tensor");
+        for (int64_t i = 0; i < n; ++i) {
+          count_iteration(s.pos);
+          Tensor row = ws_.call("reshape", {ws_.call("slice", {it.t}, {{"axis", int64_t{0}}, {"start", i}, {"stop", i + 1}})},
+                                {{"shape", Shape(it.t.shape().begin() + 1, it.t.shape().end())}});
+          assign(s.text, Value::Tensor_(row));
+          exec_block(s.body);
+        }
+        return;
+      }
+      fail(s.value->pos, std::string("cannot iterate over a value of type ") + kind_name(it),
+           "write for i in range(n): or loop over a list");
+    }
+    case Stmt::block: {
+      if (s.text == "no_grad") {
+        NoGradGuard ng;
+        exec_block(s.body);
+        return;
+      }
+      fail(s.pos, "unknown block '" + s.text + ":'", "the blocks are no_grad:");
+    }
+    case Stmt::pass: return;
+    case Stmt::command: return;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+const Value* Interpreter::lookup(const std::string& name) const {
+  if (!frames_.empty()) {
+    auto& locals = frames_.back();
+    if (auto it = locals.find(name); it != locals.end()) return &it->second;
+  }
+  if (auto it = globals_.find(name); it != globals_.end()) return &it->second;
+  return nullptr;
+}
+
+void Interpreter::assign(const std::string& name, Value v) {
+  if (!frames_.empty()) {
+    frames_.back()[name] = std::move(v);
+    return;
+  }
+  if (logging_) {
+    auto it = globals_.find(name);
+    undo_.emplace_back(name, it == globals_.end() ? std::nullopt : std::optional<Value>(it->second));
+  }
+  if (v.kind == Value::tensor && v.t.defined() && v.t.name().empty()) v.t.set_name(name);
+  globals_[name] = std::move(v);
+}
+
+std::vector<std::string> Interpreter::all_names() const {
+  std::vector<std::string> names;
+  for (auto& [n, _] : globals_) names.push_back(n);
+  for (auto& [n, _] : builtins_) names.push_back(n);
+  for (const OpDef* op : OpRegistry::instance().all())
+    if (op->checked_via.empty()) names.push_back(op->name);
+  for (const char* k : kKeywords) names.push_back(k);
+  return names;
+}
+
+void Interpreter::assign_target(const Expr& t, const Value& v) {
+  switch (t.kind) {
+    case Expr::name: assign(t.text, v); return;
+    case Expr::tuple:
+    case Expr::list: {
+      if (v.kind != Value::list && v.kind != Value::tuple)
+        fail(t.pos, std::string("cannot unpack a value of type ") + kind_name(v) + " into " +
+                        std::to_string(t.items.size()) + " names");
+      if (v.items->size() != t.items.size())
+        fail(t.pos, "cannot unpack " + std::to_string(v.items->size()) + " values into " +
+                        std::to_string(t.items.size()) + " names");
+      auto items = v.items;
+      for (size_t i = 0; i < t.items.size(); ++i) assign_target(*t.items[i], (*items)[i]);
+      return;
+    }
+    case Expr::attr: set_attr(eval(*t.items[0]), t.text, v, t.pos); return;
+    case Expr::index: {
+      Value obj = eval(*t.items[0]);
+      if (obj.kind == Value::list && t.items.size() == 2) {
+        Value idx = eval(*t.items[1]);
+        if (idx.kind != Value::integer) fail(t.items[1]->pos, "list indices must be integers");
+        int64_t n = static_cast<int64_t>(obj.items->size()), i = idx.i < 0 ? idx.i + n : idx.i;
+        if (i < 0 || i >= n) fail(t.items[1]->pos, "list index " + std::to_string(idx.i) + " out of range");
+        (*obj.items)[i] = v;
+        return;
+      }
+      fail(t.pos, "cannot assign into an index of a " + std::string(kind_name(obj)),
+           "tensors are not changed in place here: build a new one (e.g. with where or concat)");
+    }
+    default: fail(t.pos, "cannot assign to this expression");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+bool Interpreter::truthy(const Value& v, Pos p) {
+  switch (v.kind) {
+    case Value::none: return false;
+    case Value::boolean: return v.b;
+    case Value::integer: return v.i != 0;
+    case Value::real: return v.f != 0;
+    case Value::string: return !v.s.empty();
+    case Value::list:
+    case Value::tuple: return !v.items->empty();
+    case Value::tensor:
+      if (v.t.numel() != 1)
+        fail(p, "the truth value of a tensor with " + std::to_string(v.t.numel()) + " elements is ambiguous",
+             "reduce it first: (x > 0).sum() > 0, or use .item() on a one-element tensor");
+      return v.t.item() != 0;
+    default: return true;
+  }
+}
+
+Tensor Interpreter::to_tensor(const Value& v, Pos p, DType like, bool like_given) {
+  switch (v.kind) {
+    case Value::tensor: return v.t;
+    case Value::boolean:
+    case Value::integer: return Tensor::scalar(v.number(), like_given ? like : DType::i64, MemCategory::input);
+    case Value::real:
+      return Tensor::scalar(v.f, like_given && is_floating(like) ? like : DType::f32, MemCategory::input);
+    case Value::list:
+    case Value::tuple: {
+      CallArgs a;
+      a.positional.push_back(v);
+      a.pos = p;
+      a.positions.push_back(p);
+      if (like_given) a.keyword.emplace_back("dtype", Value::Str(dtype_name(like)));
+      return builtins_.at("tensor").fn(*this, a).t;
+    }
+    default:
+      fail(p, std::string("expected a tensor or a number, got ") + kind_name(v),
+           v.kind == Value::none ? "this value is None: did a function forget to return?" : "");
+  }
+}
+
+Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, const AttrMap& attrs) {
+  try {
+    return Value::Tensor_(ws_.call(op, inputs, attrs));
+  } catch (const LangError&) {
+    throw;
+  } catch (const Error& e) {
+    fail(p, e.what(), e.hint());
+  }
+}
+
+Value Interpreter::eval_binary(const std::string& op, const Value& l, const Value& r, Pos p) {
+  if (l.kind == Value::tensor || r.kind == Value::tensor) {
+    const char* name = binary_op_name(op);
+    if (!name) fail(p, "operator '" + op + "' is not defined for tensors", "use + - * / @ **");
+    // A plain number takes the tensor's dtype (as in NumPy/PyTorch: 2 * x keeps x's dtype).
+    DType like = l.kind == Value::tensor ? l.t.dtype() : r.t.dtype();
+    Tensor a = to_tensor(l, p, like, true), b = to_tensor(r, p, like, true);
+    if (op == "@" && (a.dim() < 2 || b.dim() < 2))
+      fail(p, "matmul needs tensors of rank >= 2, got " + shape_str(a.shape()) + " @ " + shape_str(b.shape()),
+           "reshape a vector first: v.reshape(1, n) or v.reshape(n, 1)");
+    return tensor_op(name, {a, b}, p);
+  }
+  if (l.is_number() && r.is_number()) {
+    const bool ints = l.kind != Value::real && r.kind != Value::real;
+    const double a = l.number(), b = r.number();
+    if (op == "+") return ints ? Value::Int(static_cast<int64_t>(a) + static_cast<int64_t>(b)) : Value::Real(a + b);
+    if (op == "-") return ints ? Value::Int(static_cast<int64_t>(a) - static_cast<int64_t>(b)) : Value::Real(a - b);
+    if (op == "*") return ints ? Value::Int(static_cast<int64_t>(a) * static_cast<int64_t>(b)) : Value::Real(a * b);
+    if (op == "/") {
+      if (b == 0) fail(p, "division by zero");
+      return Value::Real(a / b);
+    }
+    if (op == "//" || op == "%") {
+      if (b == 0) fail(p, "division by zero");
+      if (ints) {
+        int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b), q = x / y;
+        if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+        return op == "//" ? Value::Int(q) : Value::Int(x - q * y);
+      }
+      double q = std::floor(a / b);
+      return op == "//" ? Value::Real(q) : Value::Real(a - q * b);
+    }
+    if (op == "**") {
+      if (ints && b >= 0 && b < 64) {
+        int64_t r2 = 1, base = static_cast<int64_t>(a);
+        for (int64_t k = 0; k < static_cast<int64_t>(b); ++k) r2 *= base;
+        return Value::Int(r2);
+      }
+      return Value::Real(std::pow(a, b));
+    }
+    fail(p, "operator '" + op + "' is not defined for numbers");
+  }
+  if (op == "+" && l.kind == Value::string && r.kind == Value::string) return Value::Str(l.s + r.s);
+  if (op == "+" && l.kind == r.kind && (l.kind == Value::list || l.kind == Value::tuple)) {
+    std::vector<Value> all(*l.items);
+    all.insert(all.end(), r.items->begin(), r.items->end());
+    return Value::List(std::move(all), l.kind);
+  }
+  if (op == "*" && (l.kind == Value::list || l.kind == Value::string) && r.kind == Value::integer) {
+    if (r.i < 0 || r.i * static_cast<int64_t>(l.kind == Value::list ? l.items->size() : l.s.size()) > int64_t(kMaxLiteralItems))
+      fail(p, "repetition too large");
+    if (l.kind == Value::string) {
+      std::string s;
+      for (int64_t k = 0; k < r.i; ++k) s += l.s;
+      return Value::Str(s);
+    }
+    std::vector<Value> all;
+    for (int64_t k = 0; k < r.i; ++k) all.insert(all.end(), l.items->begin(), l.items->end());
+    return Value::List(std::move(all));
+  }
+  fail(p, "unsupported operand types for " + op + ": " + kind_name(l) + " and " + kind_name(r),
+       l.kind == Value::none || r.kind == Value::none ? "one side is None: did a function forget to return?" : "");
+}
+
+Value Interpreter::eval_compare(const std::string& op, const Value& l, const Value& r, Pos p) {
+  if (op == "in") {
+    if (r.kind != Value::list && r.kind != Value::tuple) fail(p, "'in' needs a list or tuple on its right");
+    for (auto& x : *r.items)
+      if (values_equal(l, x)) return Value::Bool(true);
+    return Value::Bool(false);
+  }
+  if (l.kind == Value::tensor || r.kind == Value::tensor) {
+    DType like = l.kind == Value::tensor ? l.t.dtype() : r.t.dtype();
+    return tensor_op(compare_op_name(op), {to_tensor(l, p, like, true), to_tensor(r, p, like, true)}, p);
+  }
+  if (op == "==") return Value::Bool(values_equal(l, r));
+  if (op == "!=") return Value::Bool(!values_equal(l, r));
+  if (l.is_number() && r.is_number()) {
+    double a = l.number(), b = r.number();
+    return Value::Bool(op == "<" ? a < b : op == "<=" ? a <= b : op == ">" ? a > b : a >= b);
+  }
+  if (l.kind == Value::string && r.kind == Value::string)
+    return Value::Bool(op == "<" ? l.s < r.s : op == "<=" ? l.s <= r.s : op == ">" ? l.s > r.s : l.s >= r.s);
+  fail(p, "cannot compare " + std::string(kind_name(l)) + " and " + kind_name(r) + " with " + op);
+}
+
+Value Interpreter::eval(const Expr& e) {
+  switch (e.kind) {
+    case Expr::integer: return Value::Int(e.int_value);
+    case Expr::real: return Value::Real(e.real_value);
+    case Expr::string: return Value::Str(e.text);
+    case Expr::boolean: return Value::Bool(e.bool_value);
+    case Expr::none: return Value::None();
+    case Expr::name: {
+      if (const Value* v = lookup(e.text)) return *v;
+      if (auto it = builtins_.find(e.text); it != builtins_.end()) {
+        Value v;
+        v.kind = Value::builtin_fn;
+        v.builtin = &it->second;
+        return v;
+      }
+      if (const OpDef* op = OpRegistry::instance().find(e.text)) {
+        Value v;
+        v.kind = Value::op_ref;
+        v.op = op;
+        return v;
+      }
+      std::string near = closest_name(e.text, all_names());
+      fail(e.pos, "unknown name '" + e.text + "'",
+           near.empty() ? "define it first (x = ...), or see :vars and :ops" : "did you mean '" + near + "'?");
+    }
+    case Expr::list:
+    case Expr::tuple: {
+      std::vector<Value> items;
+      items.reserve(e.items.size());
+      for (auto& it : e.items) items.push_back(eval(*it));
+      return Value::List(std::move(items), e.kind == Expr::list ? Value::list : Value::tuple);
+    }
+    case Expr::unary: {
+      Value v = eval(*e.items[0]);
+      if (e.text == "not") return Value::Bool(!truthy(v, e.pos));
+      if (e.text == "+") return v;
+      if (v.kind == Value::tensor) return tensor_op("neg", {v.t}, e.pos);
+      if (v.kind == Value::integer) return Value::Int(-v.i);
+      if (v.kind == Value::real) return Value::Real(-v.f);
+      if (v.kind == Value::boolean) return Value::Int(v.b ? -1 : 0);
+      fail(e.pos, std::string("cannot negate a ") + kind_name(v));
+    }
+    case Expr::binary: {
+      Value l = eval(*e.items[0]);
+      Value r = eval(*e.items[1]);
+      return eval_binary(e.text, l, r, e.pos);
+    }
+    case Expr::compare: {
+      Value l = eval(*e.items[0]);
+      Value r = eval(*e.items[1]);
+      return eval_compare(e.text, l, r, e.pos);
+    }
+    case Expr::logical: {
+      Value l = eval(*e.items[0]);
+      bool t = truthy(l, e.items[0]->pos);
+      if (e.text == "and") return t ? eval(*e.items[1]) : l;
+      return t ? l : eval(*e.items[1]);
+    }
+    case Expr::call: {
+      Value callee = eval(*e.items[0]);
+      CallArgs args;
+      args.pos = e.pos;
+      for (auto& a : e.args) {
+        if (a.name.empty()) {
+          args.positional.push_back(eval(*a.value));
+          args.positions.push_back(a.value->pos);
+        } else {
+          for (auto& [k, _] : args.keyword)
+            if (k == a.name) fail(a.pos, "keyword argument '" + a.name + "' given twice");
+          args.keyword.emplace_back(a.name, eval(*a.value));
+        }
+      }
+      return call_value(callee, args);
+    }
+    case Expr::attr: return get_attr(eval(*e.items[0]), e.text, e.pos);
+    case Expr::index: return eval_index(eval(*e.items[0]), e);
+    case Expr::slice: fail(e.pos, "a slice a:b can only appear inside [ ]");
+  }
+  fail(e.pos, "internal: unknown expression");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Indexing: x[0], x[:, 1:3], lists
+
+Value Interpreter::eval_index(const Value& obj, const Expr& e) {
+  const size_t nsub = e.items.size() - 1;
+  if (obj.kind == Value::list || obj.kind == Value::tuple || obj.kind == Value::string) {
+    if (nsub != 1) fail(e.pos, "lists take one index");
+    const Expr& sub = *e.items[1];
+    const int64_t n = obj.kind == Value::string ? static_cast<int64_t>(obj.s.size()) : static_cast<int64_t>(obj.items->size());
+    auto int_of = [&](const ExprPtr& x, int64_t def) -> int64_t {
+      if (!x) return def;
+      Value v = eval(*x);
+      if (v.kind != Value::integer) fail(x->pos, "indices must be integers");
+      return v.i;
+    };
+    if (sub.kind == Expr::slice) {
+      int64_t step = int_of(sub.items[2], 1);
+      if (step <= 0) fail(sub.pos, "slice step must be positive");
+      int64_t a = int_of(sub.items[0], 0), b = int_of(sub.items[1], n);
+      if (a < 0) a += n;
+      if (b < 0) b += n;
+      a = std::clamp<int64_t>(a, 0, n);
+      b = std::clamp<int64_t>(b, 0, n);
+      if (obj.kind == Value::string) {
+        std::string s;
+        for (int64_t k = a; k < b; k += step) s += obj.s[k];
+        return Value::Str(s);
+      }
+      std::vector<Value> out;
+      for (int64_t k = a; k < b; k += step) out.push_back((*obj.items)[k]);
+      return Value::List(std::move(out), obj.kind);
+    }
+    int64_t i = int_of(e.items[1], 0), k = i < 0 ? i + n : i;
+    if (k < 0 || k >= n) fail(sub.pos, "index " + std::to_string(i) + " is out of range for length " + std::to_string(n));
+    return obj.kind == Value::string ? Value::Str(std::string(1, obj.s[k])) : (*obj.items)[k];
+  }
+  if (obj.kind != Value::tensor) fail(e.pos, std::string("a ") + kind_name(obj) + " cannot be indexed");
+  Tensor t = obj.t;
+  if (static_cast<int64_t>(nsub) > t.dim())
+    fail(e.pos, "too many indices: " + std::to_string(nsub) + " for a tensor of shape " + shape_str(t.shape()));
+  // Each subscript becomes a slice node; integer subscripts then drop their axis with a reshape.
+  std::vector<int64_t> drop;
+  for (size_t k = 0; k < nsub; ++k) {
+    const Expr& sub = *e.items[k + 1];
+    const int64_t n = t.shape()[k];
+    auto int_of = [&](const ExprPtr& x, int64_t def) -> int64_t {
+      if (!x) return def;
+      Value v = eval(*x);
+      if (v.kind != Value::integer) fail(x->pos, "tensor indices must be integers or slices a:b:c");
+      return v.i;
+    };
+    if (sub.kind == Expr::slice) {
+      int64_t step = int_of(sub.items[2], 1);
+      if (step <= 0) fail(sub.pos, "slice step must be positive");
+      int64_t a = int_of(sub.items[0], 0), b = int_of(sub.items[1], n);
+      if (!sub.items[0] && !sub.items[1] && step == 1) continue;  // ':' keeps the axis as it is
+      t = tensor_op("slice", {t}, sub.pos,
+                    {{"axis", static_cast<int64_t>(k)}, {"start", a}, {"stop", b}, {"step", step}}).t;
+    } else {
+      int64_t i = int_of(e.items[k + 1], 0), j = i < 0 ? i + n : i;
+      if (j < 0 || j >= n)
+        fail(sub.pos, "index " + std::to_string(i) + " is out of range for axis " + std::to_string(k) + " of size " +
+                          std::to_string(n));
+      t = tensor_op("slice", {t}, sub.pos, {{"axis", static_cast<int64_t>(k)}, {"start", j}, {"stop", j + 1}}).t;
+      drop.push_back(static_cast<int64_t>(k));
+    }
+  }
+  if (!drop.empty()) {
+    Shape s;
+    for (int64_t k = 0; k < t.dim(); ++k)
+      if (std::find(drop.begin(), drop.end(), k) == drop.end()) s.push_back(t.shape()[k]);
+    t = tensor_op("reshape", {t}, e.pos, {{"shape", s}}).t;
+  }
+  return Value::Tensor_(t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attributes
+
+Value Interpreter::get_attr(const Value& obj, const std::string& name, Pos p) {
+  if (obj.kind == Value::tensor) {
+    const Tensor& t = obj.t;
+    if (name == "shape") {
+      std::vector<Value> dims;
+      for (auto d : t.shape()) dims.push_back(Value::Int(d));
+      return Value::List(std::move(dims));
+    }
+    if (name == "grad") return t.grad().defined() ? Value::Tensor_(t.grad()) : Value::None();
+    if (name == "dtype") return Value::Str(dtype_name(t.dtype()));
+    if (name == "device") return Value::Str(device_name(t.device()));
+    if (name == "requires_grad") return Value::Bool(t.requires_grad());
+    if (name == "ndim") return Value::Int(t.dim());
+    if (name == "T") {
+      if (t.dim() < 2) return obj;
+      return tensor_op("transpose", {t}, p, {{"dim0", int64_t{-2}}, {"dim1", int64_t{-1}}});
+    }
+    if (name == "name") return Value::Str(t.name());
+    if (!is_tensor_method(name)) {
+      std::vector<std::string> names = tensor_member_names();
+      std::string near = closest_name(name, names);
+      fail(p, "a tensor has no attribute or method '" + name + "'",
+           near.empty() ? "attributes: shape, grad, dtype, device, requires_grad, T; every operator is also a method"
+                        : "did you mean '" + near + "'?");
+    }
+    Value m;
+    m.kind = Value::method;
+    m.t = t;
+    m.s = name;
+    return m;
+  }
+  if ((obj.kind == Value::list || obj.kind == Value::tuple) && name == "append" && obj.kind == Value::list) {
+    Value m;
+    m.kind = Value::method;
+    m.items = obj.items;
+    m.s = "append";
+    return m;
+  }
+  fail(p, std::string("a ") + kind_name(obj) + " has no attribute '" + name + "'",
+       obj.kind == Value::none ? "the value is None" : "");
+}
+
+void Interpreter::set_attr(const Value& obj, const std::string& name, const Value& v, Pos p) {
+  if (obj.kind == Value::tensor && name == "requires_grad") {
+    try {
+      Tensor t = obj.t;
+      t.set_requires_grad(truthy(v, p));
+    } catch (const Error& e) {
+      fail(p, e.what(), e.hint());
+    }
+    return;
+  }
+  if (obj.kind == Value::tensor && name == "grad" && v.kind == Value::none) {
+    Tensor t = obj.t;
+    t.set_grad(Tensor());
+    return;
+  }
+  fail(p, "cannot set attribute '" + name + "' of a " + kind_name(obj),
+       obj.kind == Value::tensor ? "only x.requires_grad = True/False and x.grad = None can be set" : "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls
+
+Value Interpreter::call_value(const Value& callee, CallArgs& args) {
+  switch (callee.kind) {
+    case Value::builtin_fn:
+      try {
+        return callee.builtin->fn(*this, args);
+      } catch (const LangError&) {
+        throw;
+      } catch (const Error& e) {
+        fail(args.pos, callee.builtin->name + ": " + e.what(), e.hint());
+      }
+    case Value::op_ref: return call_op(*callee.op, args);
+    case Value::function: return call_function(*callee.fn, args);
+    case Value::method:
+      if (callee.items) {  // list.append
+        if (args.positional.size() != 1) fail(args.pos, "append takes one argument");
+        callee.items->push_back(args.positional[0]);
+        return Value::None();
+      }
+      return call_method(callee.t, callee.s, args);
+    default:
+      fail(args.pos, std::string("a ") + kind_name(callee) + " is not callable",
+           callee.kind == Value::tensor ? "use x[i] to index a tensor" : "");
+  }
+}
+
+Value Interpreter::call_function(const Function& f, CallArgs& args) {
+  if (call_depth_ >= kMaxCallDepth)
+    fail(args.pos, "recursion deeper than " + std::to_string(kMaxCallDepth) + " calls (in " + f.name + ")",
+         "check the function's stopping condition");
+  std::map<std::string, Value> locals;
+  if (args.positional.size() > f.params.size())
+    fail(args.pos, f.name + "() takes " + std::to_string(f.params.size()) + " arguments, got " +
+                       std::to_string(args.positional.size()));
+  for (size_t i = 0; i < args.positional.size(); ++i) locals[f.params[i]] = args.positional[i];
+  for (auto& [k, v] : args.keyword) {
+    if (std::find(f.params.begin(), f.params.end(), k) == f.params.end())
+      fail(args.pos, f.name + "() has no parameter '" + k + "'");
+    if (locals.count(k)) fail(args.pos, f.name + "() got '" + k + "' twice");
+    locals[k] = v;
+  }
+  for (size_t i = 0; i < f.params.size(); ++i)
+    if (!locals.count(f.params[i])) {
+      if (!f.defaults[i]) fail(args.pos, f.name + "() is missing the argument '" + f.params[i] + "'");
+      locals[f.params[i]] = *f.defaults[i];
+    }
+  // A user function called on tensors is a composite op: its nodes carry its scope.
+  auto saved_source = source_;
+  source_ = f.source;
+  frames_.push_back(std::move(locals));
+  ++call_depth_;
+  ws_.push_scope(f.name);
+  Value result;
+  try {
+    exec_block(*f.body);
+  } catch (ReturnSignal& r) {
+    result = std::move(r.value);
+  } catch (...) {
+    ws_.pop_scope();
+    --call_depth_;
+    frames_.pop_back();
+    source_ = saved_source;
+    throw;
+  }
+  ws_.pop_scope();
+  --call_depth_;
+  frames_.pop_back();
+  source_ = saved_source;
+  return result;
+}
+
+Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
+  std::vector<Tensor> inputs;
+  AttrMap attrs;
+  std::string algo;
+  std::vector<Value> pos = args.positional;
+  std::vector<Pos> where = args.positions;
+  if (self) {
+    pos.insert(pos.begin(), *self);
+    where.insert(where.begin(), args.pos);
+  }
+  // Inputs first (a list for variadic ops), then further positional values are attributes in order.
+  size_t k = 0;
+  DType like = DType::f32;
+  bool like_given = false;
+  for (auto& v : pos)
+    if (v.kind == Value::tensor) {
+      like = v.t.dtype();
+      like_given = true;
+      break;
+    }
+  const bool variadic = op.max_inputs < 0;
+  if (variadic && !pos.empty() && (pos[0].kind == Value::list || pos[0].kind == Value::tuple)) {
+    for (auto& v : *pos[0].items) inputs.push_back(to_tensor(v, where[0], like, like_given));
+    k = 1;
+  } else {
+    while (k < pos.size()) {
+      const Value& v = pos[k];
+      const bool need = static_cast<int>(inputs.size()) < op.min_inputs;
+      const bool room = variadic || static_cast<int>(inputs.size()) < op.max_inputs;
+      if (!room) break;
+      if (v.kind == Value::tensor || (need && (v.is_number() || v.kind == Value::list))) {
+        inputs.push_back(to_tensor(v, where[k], like, like_given));
+        ++k;
+      } else {
+        break;
+      }
+    }
+  }
+  size_t attr_index = 0;
+  for (; k < pos.size(); ++k, ++attr_index) {
+    if (attr_index >= op.attrs.size())
+      fail(where[k], op.name + "() got too many positional arguments",
+           "signature: " + op.name + "(" + [&] {
+             std::string s;
+             for (auto& n : op.input_names) s += (s.empty() ? "" : ", ") + n;
+             for (auto& a : op.attrs) s += ", " + a.name + "=";
+             return s;
+           }() + ")");
+    attrs.emplace_back(op.attrs[attr_index].name, to_attr(pos[k], where[k]));
+  }
+  for (auto& [name, v] : args.keyword) {
+    if (name == "algo") {
+      if (v.kind != Value::string) fail(args.pos, "algo must be a string, e.g. algo=\"" + op.default_algorithm() + "\"");
+      algo = v.s;
+      continue;
+    }
+    std::string key = name;
+    // NumPy/PyTorch spelling: sum(x, axis=1) for an op whose attribute is `axes`.
+    if ((key == "axis" || key == "dim") && !op.find_attr(key) && op.find_attr("axes")) key = "axes";
+    if (key == "dim" && !op.find_attr("dim") && op.find_attr("axis")) key = "axis";
+    if (key == "keepdims" && op.find_attr("keepdim")) key = "keepdim";
+    attrs.emplace_back(key, to_attr(v, args.pos));
+  }
+  try {
+    const Attrs resolved = op.resolve(attrs);
+    auto outs = ws_.call_multi(op, inputs, resolved, algo);
+    if (outs.size() == 1) return Value::Tensor_(outs[0]);
+    std::vector<Value> vs;
+    for (auto& t : outs) vs.push_back(Value::Tensor_(t));
+    return Value::List(std::move(vs), Value::tuple);
+  } catch (const LangError&) {
+    throw;
+  } catch (const Error& e) {
+    fail(args.pos, e.what(), e.hint());
+  }
+}
+
+AttrValue Interpreter::to_attr(const Value& v, Pos p) {
+  switch (v.kind) {
+    case Value::integer: return v.i;
+    case Value::real: return v.f;
+    case Value::boolean: return v.b;
+    case Value::string: return v.s;
+    case Value::list:
+    case Value::tuple: {
+      std::vector<int64_t> out;
+      for (auto& x : *v.items) {
+        if (x.kind != Value::integer) fail(p, "expected a list of integers");
+        out.push_back(x.i);
+      }
+      return out;
+    }
+    default: fail(p, std::string("a ") + kind_name(v) + " cannot be an attribute value");
+  }
+}
+
+Shape Interpreter::to_shape(const std::vector<Value>& args, Pos p) {
+  std::vector<Value> dims = args;
+  if (args.size() == 1 && (args[0].kind == Value::list || args[0].kind == Value::tuple)) dims = *args[0].items;
+  Shape s;
+  for (auto& d : dims) {
+    if (d.kind != Value::integer) fail(p, std::string("a shape is made of integers, got ") + kind_name(d));
+    if (d.i < 0) fail(p, "negative dimension " + std::to_string(d.i) + " in a shape");
+    s.push_back(d.i);
+  }
+  return s;
+}
+
+void Interpreter::show(const std::string& source, const Value& v) {
+  ShownValue s;
+  s.source = source;
+  s.kind = kind_name(v);
+  s.text = v.kind == Value::tensor ? v.t.to_string() : repr(v);
+  if (v.kind == Value::tensor) {
+    s.shape = v.t.shape();
+    s.dtype = dtype_name(v.t.dtype());
+    if (v.t.numel() <= 1'000'000) s.data = v.t.to_vector();
+  } else if (v.is_number()) {
+    s.data = {v.number()};
+  }
+  shown.push_back(std::move(s));
+}
+
+void Interpreter::reset() {
+  globals_.clear();
+  ws_.reset_graph();
+  ws_.tracker().reset_peak();
+  shown.clear();
+}
+
+}  // namespace opscope::lang

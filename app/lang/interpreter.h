@@ -1,0 +1,114 @@
+// The interpreter: evaluates parsed statements against a Workspace, one top-level statement
+// at a time, undoing everything a failed statement did (variables, graph, memory timeline).
+#pragma once
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "app/lang/session.h"
+#include "app/lang/value.h"
+#include "core/workspace.h"
+
+namespace opscope::lang {
+
+constexpr int64_t kMaxIterations = 1'000'000;  // loop iterations in one top-level statement
+constexpr int kMaxCallDepth = 64;              // user function recursion
+
+struct Command {
+  std::string name;  // without ':'
+  std::string args;  // "[topic]"
+  std::string help;
+  std::function<void(Interpreter&, const std::string& args, std::ostream& out)> fn;
+};
+
+class Interpreter {
+ public:
+  explicit Interpreter(Workspace& ws);
+
+  Workspace& ws() { return ws_; }
+  // Runs one parsed top-level statement; on failure restores the state before it and rethrows.
+  void run_statement(const Stmt& s, std::ostream& out);
+  // Runs a `:command` line (without the newline).
+  void run_command(const std::string& line, std::ostream& out);
+
+  Value eval(const Expr& e);
+  void exec(const Stmt& s);
+  Value call_value(const Value& callee, CallArgs& args);
+  Value call_op(const OpDef& op, CallArgs& args, const Value* self = nullptr);
+
+  // --- helpers for builtins ---
+  [[noreturn]] void fail(Pos p, const std::string& message, const std::string& hint = {}) const;
+  Tensor to_tensor(const Value& v, Pos p, DType like = DType::f32, bool like_given = false);
+  Shape to_shape(const std::vector<Value>& args, Pos p);  // zeros(2, 3) or zeros([2, 3])
+  AttrValue to_attr(const Value& v, Pos p);
+  bool truthy(const Value& v, Pos p);
+  std::mt19937_64& rng() { return rng_; }
+
+  // --- names ---
+  const Value* lookup(const std::string& name) const;
+  void assign(const std::string& name, Value v);
+  const std::map<std::string, Value>& globals() const { return globals_; }
+  std::vector<std::string> all_names() const;  // variables, builtins, ops, keywords
+  const std::map<std::string, Builtin>& builtins() const { return builtins_; }
+
+  // --- commands (one registry; later issues add :mode, :step, :lesson, :device) ---
+  void add_command(Command c);
+  const std::map<std::string, Command>& commands() const { return commands_; }
+
+  // --- output and settings ---
+  std::ostream& out() { return *out_; }
+  bool echo = false;
+  bool color = false;
+  bool quit = false;
+  std::vector<ShownValue> shown;
+  std::vector<std::string> history;
+  void show(const std::string& source, const Value& v);  // records a value for --json
+  void set_source(std::shared_ptr<const SourceText> s) { source_ = std::move(s); }
+  const std::shared_ptr<const SourceText>& source() const { return source_; }
+  void reset();  // :reset
+  // Parsed programs that defined functions stay alive as long as the interpreter.
+  void keep_alive(std::shared_ptr<Block> program) { programs_.push_back(std::move(program)); }
+
+ private:
+  void exec_block(const Block& b);
+  void assign_target(const Expr& target, const Value& v);
+  Value eval_binary(const std::string& op, const Value& l, const Value& r, Pos p);
+  Value eval_compare(const std::string& op, const Value& l, const Value& r, Pos p);
+  Value eval_index(const Value& obj, const Expr& e);
+  Value get_attr(const Value& obj, const std::string& name, Pos p);
+  void set_attr(const Value& obj, const std::string& name, const Value& v, Pos p);
+  Value call_function(const Function& f, CallArgs& args);
+  Value call_method(const Tensor& self, const std::string& name, CallArgs& args);
+  Value tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, const AttrMap& attrs = {});
+  void count_iteration(Pos p);
+  void install_builtins();
+  void install_commands();
+
+  Workspace& ws_;
+  std::map<std::string, Value> globals_;
+  std::vector<std::map<std::string, Value>> frames_;  // locals of running user functions
+  std::map<std::string, Builtin> builtins_;
+  std::map<std::string, Command> commands_;
+  std::mt19937_64 rng_{0};
+  std::shared_ptr<const SourceText> source_;
+  std::ostream* out_ = nullptr;
+  int64_t iterations_ = 0;
+  int call_depth_ = 0;
+  // Undo log of the running top-level statement: (name, previous value or absent).
+  std::vector<std::pair<std::string, std::optional<Value>>> undo_;
+  bool logging_ = false;
+  std::vector<std::shared_ptr<Block>> programs_;
+  friend void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>&);
+  friend void install_repl_commands(Interpreter&);
+};
+
+void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& table);
+bool is_tensor_method(const std::string& name);
+std::vector<std::string> tensor_member_names();  // attributes, methods and operators of x.
+void install_repl_commands(Interpreter& in);
+
+}  // namespace opscope::lang
