@@ -79,7 +79,7 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   out_ = &out;
   const Graph::Mark mark = ws_.graph().mark();
   const size_t timeline = ws_.tracker().timeline().size();
-  const auto rng_state = rng_;
+  rng_saved_ = false;
   const size_t shown_before = shown.size();
   undo_.clear();
   logging_ = true;
@@ -101,7 +101,7 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
     frames_.clear();
     ws_.graph().rollback(mark);
     ws_.tracker().truncate_timeline(timeline);
-    rng_ = rng_state;
+    if (rng_saved_) rng_ = rng_before_;
     shown.resize(shown_before);
     ws_.set_grad_enabled(true);
     while (!ws_.scope().empty()) ws_.pop_scope();
@@ -318,6 +318,11 @@ Tensor Interpreter::to_tensor(const Value& v, Pos p, DType like, bool like_given
 
 Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, const AttrMap& attrs) {
   try {
+    if (attrs.empty()) {  // the operators of + - * / @ **: no attributes to resolve
+      const OpDef& def = OpRegistry::instance().get(op);
+      static const std::vector<AttrValue> kNone;
+      if (def.attrs.empty()) return Value::Tensor_(ws_.call_multi(def, inputs, Attrs(&def, kNone))[0]);
+    }
     return Value::Tensor_(ws_.call(op, inputs, attrs));
   } catch (const LangError&) {
     throw;

@@ -15,6 +15,7 @@ const char kOps1[] = "+-*/@()[]{},:=.<>%;";
 
 std::vector<Token> tokenize(const std::string& src) {
   std::vector<Token> out;
+  out.reserve(src.size() / 2 + 8);
   size_t token_begin = 0;  // offset where the token being read starts
   std::vector<int> indents{0};
   std::vector<Token> brackets;
@@ -131,12 +132,14 @@ std::vector<Token> tokenize(const std::string& src) {
       advance(j + 1 - i);
       continue;
     }
+    // Longest operator first, compared character by character (this loop is hot).
     std::string op;
+    const char n1 = i + 1 < src.size() ? src[i + 1] : '\0', n2 = i + 2 < src.size() ? src[i + 2] : '\0';
     for (const char* o : kOps3)
-      if (src.compare(i, 3, o) == 0) op = o;
+      if (o[0] == c && o[1] == n1 && o[2] == n2) op = o;
     if (op.empty())
       for (const char* o : kOps2)
-        if (src.compare(i, 2, o) == 0) op = o;
+        if (o[0] == c && o[1] == n1) op = o;
     if (op.empty() && std::string_view(kOps1).find(c) != std::string_view::npos) op = std::string(1, c);
     if (op.empty()) {
       std::string shown = static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) > 126

@@ -30,8 +30,9 @@ class Parser {
   // --- token helpers ---------------------------------------------------------------------
   const Token& cur() const { return t_[p_]; }
   bool at(Tok k) const { return cur().kind == k; }
-  bool at_op(const char* o) const { return cur().kind == Tok::op && cur().text == o; }
-  bool at_name(const char* n) const { return cur().kind == Tok::name && cur().text == n; }
+  // First characters compared before whole strings: the parser asks these many times per token.
+  bool at_op(const char* o) const { return cur().kind == Tok::op && cur().text[0] == o[0] && cur().text == o; }
+  bool at_name(const char* n) const { return cur().kind == Tok::name && cur().text[0] == n[0] && cur().text == n; }
   Pos pos() const { return {cur().line, cur().col}; }
   [[noreturn]] void fail(const std::string& msg, const std::string& hint = {}) const {
     throw LangError(msg, cur().line, cur().col, hint);
@@ -315,8 +316,9 @@ class Parser {
     ExprPtr l = arith();
     for (;;) {
       std::string op;
-      for (const char* o : {"==", "!=", "<", "<=", ">", ">="})
-        if (at_op(o)) op = o;
+      if (cur().kind == Tok::op && (cur().text[0] == '=' || cur().text[0] == '!' || cur().text[0] == '<' || cur().text[0] == '>'))
+        for (const char* o : {"==", "!=", "<", "<=", ">", ">="})
+          if (at_op(o)) op = o;
       if (at_name("in")) op = "in";
       if (op.empty()) return l;
       auto e = std::make_unique<Expr>(Expr::compare, pos());
@@ -461,19 +463,19 @@ class Parser {
         return e;
       }
       case Tok::name: {
-        if (tk.text == "True" || tk.text == "False") {
+        if ((tk.text[0] == 'T' || tk.text[0] == 'F') && (tk.text == "True" || tk.text == "False")) {
           auto e = std::make_unique<Expr>(Expr::boolean, start);
           e->bool_value = tk.text == "True";
           ++p_;
           return e;
         }
-        if (tk.text == "None") {
+        if (tk.text[0] == 'N' && tk.text == "None") {
           ++p_;
           return std::make_unique<Expr>(Expr::none, start);
         }
         static const char* const kKeywords[] = {"def", "if", "elif", "else", "for", "in", "return", "and", "or", "not", "pass"};
         for (const char* k : kKeywords)
-          if (tk.text == k) fail("'" + tk.text + "' cannot be used here", "it is a keyword");
+          if (tk.text[0] == k[0] && tk.text == k) fail("'" + tk.text + "' cannot be used here", "it is a keyword");
         auto e = std::make_unique<Expr>(Expr::name, start);
         e->text = tk.text;
         ++p_;

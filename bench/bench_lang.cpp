@@ -1,0 +1,90 @@
+// The language's measured claims: interpreting a script of tiny ops costs little over calling
+// the engine directly, and `opscope -c '1+1'` starts quickly.
+// Run: ./build/bench_lang
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <sstream>
+
+#include "app/lang/parser.h"
+#include "app/lang/session.h"
+#include "bench/bench_util.h"
+#include "core/workspace.h"
+
+extern char** environ;
+
+using namespace opscope;
+using namespace opscope::bench;
+
+namespace {
+
+constexpr int kStatements = 1000;
+
+// The same 1000 tiny ops, as a script and as direct engine calls.
+std::string make_script() {
+  std::string s = "a = ones(1)\nb = ones(1)\n";
+  for (int i = 0; i < kStatements / 2; ++i) s += "c = a + b\nb = c * a\n";
+  return s;
+}
+
+double time_script(const std::string& script) {
+  return median_time(
+      [&] {
+        Workspace ws;
+        WorkspaceScope scope(ws);
+        lang::Session session(ws);
+        std::ostringstream out, err;
+        if (!session.run(script, "<bench>", out, err)) std::fprintf(stderr, "%s", err.str().c_str());
+      },
+      21, 2);
+}
+
+double time_engine() {
+  const OpDef& add = OpRegistry::instance().get("add");
+  const OpDef& mul = OpRegistry::instance().get("mul");
+  const Attrs none_add = add.resolve({}), none_mul = mul.resolve({});
+  return median_time(
+      [&] {
+        Workspace ws;
+        WorkspaceScope scope(ws);
+        Tensor a = Tensor::full({1}, 1.0), b = Tensor::full({1}, 1.0), c;
+        for (int i = 0; i < kStatements / 2; ++i) {
+          c = ws.call_multi(add, {a, b}, none_add)[0];
+          b = ws.call_multi(mul, {c, a}, none_mul)[0];
+        }
+      },
+      21, 2);
+}
+
+double time_startup(const char* bin) {
+  return median_time(
+      [&] {
+        pid_t pid;
+        const char* args[] = {bin, "-c", "1+1", nullptr};
+        if (posix_spawn(&pid, bin, nullptr, nullptr, const_cast<char**>(args), environ) != 0) return;
+        int status = 0;
+        waitpid(pid, &status, 0);
+      },
+      21, 2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  print_build_info();
+  const std::string script = make_script();
+  const double lang = time_script(script), engine = time_engine();
+  const double per_stmt = (lang - engine) / kStatements * 1e6;
+  const double parse = median_time([&] { lang::parse_program(script); }, 21, 2);
+  std::printf("\n== Interpreter overhead: %d statements of tiny ops (c = a + b; b = c * a) ==\n", kStatements);
+  std::printf("%-44s %12s %12s %8s\n", "measure", "measured", "target", "verdict");
+  std::printf("%-44s %9.2f ms\n", "engine called directly (reference)", engine * 1e3);
+  std::printf("%-44s %9.2f ms\n", "the same as a script (parse + run)", lang * 1e3);
+  std::printf("%-44s %9.2f ms\n", "  of which parsing", parse * 1e3);
+  std::printf("%-44s %9.2f us %9s us %8s\n", "added per statement", per_stmt, "<= 2", verdict(per_stmt <= 2));
+  const char* bin = argc > 1 ? argv[1] : OPSCOPE_BIN;
+  const double start = time_startup(bin);
+  std::printf("\n== Start-up ==\n%-44s %9.1f ms %9s ms %8s\n", "opscope -c '1+1' (spawn to exit, median)", start * 1e3,
+              "<= 50", verdict(start * 1e3 <= 50));
+  return 0;
+}
