@@ -360,3 +360,13 @@ TEST_CASE("the REPL knows when a block or bracket is unfinished", "[repl]") {
   CHECK_FALSE(lab.session.needs_more_input(":help"));
   CHECK_FALSE(lab.session.needs_more_input("x = 1"));
 }
+
+TEST_CASE("commands may appear on their own lines inside a script", "[repl]") {
+  Lab lab;
+  std::string out = lab.ok("x = tensor([1.0, 2.0])\n:vars\ny = x * 2\n:graph\n");
+  CHECK(out.find("x              tensor") != std::string::npos);
+  CHECK(out.find("y[2] = mul(") != std::string::npos);
+  CHECK(out.find("y              tensor") == std::string::npos);  // :vars ran before y existed
+  REQUIRE_FALSE(lab.run("z = 1\n:nosuch\nw = 2"));
+  CHECK(lab.err.find("<test>:2:1: error: unknown command ':nosuch'") == 0);
+}

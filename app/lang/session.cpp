@@ -52,24 +52,48 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
   trimmed.erase(0, trimmed.find_first_not_of(" \t\r\n"));
   while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ' || trimmed.back() == '\r')) trimmed.pop_back();
   if (!trimmed.empty()) in.history.push_back(trimmed);
-  try {
-    if (!trimmed.empty() && trimmed[0] == ':') {  // a command line
-      try {
-        in.run_command(trimmed, out);
-      } catch (const LangError&) {
-        throw;
-      } catch (const Error& e) {
-        throw LangError(e.what(), 1, 1, e.hint());
+  // Lines that start with ':' in the first column are commands, run in order between the
+  // statements around them (lessons mix `:mode static` with code). They are blanked in the
+  // code handed to the parser, so every position still refers to the original lines.
+  std::vector<std::pair<int, std::string>> commands;
+  std::string code;
+  {
+    int line = 1;
+    size_t start = 0;
+    for (size_t i = 0; i <= source.size(); ++i)
+      if (i == source.size() || source[i] == '\n') {
+        std::string text = source.substr(start, i - start);
+        if (!text.empty() && text[0] == ':') {
+          commands.emplace_back(line, text);
+          text.clear();
+        }
+        code += text;
+        if (i < source.size()) code += '\n';
+        start = i + 1;
+        ++line;
       }
-      return true;
+  }
+  auto run_command = [&](const std::pair<int, std::string>& c) {
+    try {
+      in.run_command(c.second, out);
+    } catch (const LangError& e) {
+      throw LangError(e.what(), c.first, 1, e.hint());
+    } catch (const Error& e) {
+      throw LangError(e.what(), c.first, 1, e.hint());
     }
-    auto program = std::make_shared<Block>(parse_program(source));
+  };
+  try {
+    auto program = std::make_shared<Block>(parse_program(code));
     in.set_source(src);
+    size_t next = 0;
     for (auto& stmt : *program) {
+      while (next < commands.size() && commands[next].first < stmt->pos.line && !in.quit) run_command(commands[next++]);
+      if (in.quit) break;
       if (stmt->kind == Stmt::def) in.keep_alive(program);  // functions point into the program
       in.run_statement(*stmt, out);
       if (in.quit) break;
     }
+    while (next < commands.size() && !in.quit) run_command(commands[next++]);
     return true;
   } catch (const LangError& e) {
     err << format_error(e, *src, in.color);
