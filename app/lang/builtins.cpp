@@ -380,6 +380,11 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
     need_args(in, a, "str", 1, 1);
     return Value::Str(str(a.positional[0]));
   });
+  for (const char* name : {"exit", "quit"})
+    add(name, std::string(name) + "()", "leave the REPL (also :quit or Ctrl-D)", [](Interpreter& in, CallArgs&) {
+      in.quit = true;
+      return Value::None();
+    });
   add("save", "save(path, x)", "writes x to a NumPy .npy file", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "save", 2, 2);
     if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "save() needs a file name first: save(\"x.npy\", x)");

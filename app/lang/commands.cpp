@@ -21,7 +21,7 @@ const char* kLanguageHelp = R"(The opscope language is Python-like:
   x = tensor([[1, 2], [3, 4]])    # also zeros, ones, full, arange, randn, rand, eye, param
   w = param(3, 4)                 # a parameter: requires_grad=True
   y = relu(x @ w)                 # every operator by name; also as a method: x.relu()
-  y = conv2d(x, w, stride=1, algo="im2col")   # attributes and algorithm as keywords
+  y = matmul(x, w, algo="naive")  # attributes and the algorithm as keywords: softmax(x, axis=0)
   backward(y.sum()); w.grad       # gradients accumulate; zero_grad(w) clears them
   x.shape, x.T, x[0], x[:, 1:3]   # attributes, transpose, indexing and slicing
   def swish(x): return x * sigmoid(x)     # a composite op (its nodes carry its name)

@@ -124,6 +124,10 @@ void Interpreter::exec(const Stmt& s) {
     case Stmt::expr: {
       Value v = eval(*s.value);
       if (frames_.empty() && v.kind != Value::none) {
+        if (v.kind == Value::builtin_fn && (v.builtin->name == "exit" || v.builtin->name == "quit")) {
+          if (echo) out() << "Use exit(), :quit or Ctrl-D to leave\n";
+          return;
+        }
         show(s.source, v);
         if (echo) out() << repr(v) << "\n";
       }

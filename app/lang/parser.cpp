@@ -396,8 +396,8 @@ class Parser {
         expect_op(")", "separate arguments with ','");
         e = std::move(c);
       } else if (at_op(".")) {
-        auto a = std::make_unique<Expr>(Expr::attr, pos());
         ++p_;
+        auto a = std::make_unique<Expr>(Expr::attr, pos());  // errors point at the name
         a->text = expect_name("an attribute name after '.'");
         a->items.push_back(std::move(e));
         e = std::move(a);
