@@ -505,18 +505,20 @@ Value Interpreter::eval(const Expr& e) {
 // ---------------------------------------------------------------------------------------------
 // Indexing: x[0], x[:, 1:3], lists
 
+int64_t Interpreter::index_int(const ExprPtr& x, int64_t def) {
+  if (!x) return def;  // an omitted slice bound
+  Value v = eval(*x);
+  if (v.kind != Value::integer) fail(x->pos, "indices must be integers or slices a:b:c");
+  return v.i;
+}
+
 Value Interpreter::eval_index(const Value& obj, const Expr& e) {
   const size_t nsub = e.items.size() - 1;
   if (obj.kind == Value::list || obj.kind == Value::tuple || obj.kind == Value::string) {
     if (nsub != 1) fail(e.pos, "lists take one index");
     const Expr& sub = *e.items[1];
     const int64_t n = obj.kind == Value::string ? static_cast<int64_t>(obj.s.size()) : static_cast<int64_t>(obj.items->size());
-    auto int_of = [&](const ExprPtr& x, int64_t def) -> int64_t {
-      if (!x) return def;
-      Value v = eval(*x);
-      if (v.kind != Value::integer) fail(x->pos, "indices must be integers");
-      return v.i;
-    };
+    auto int_of = [&](const ExprPtr& x, int64_t def) { return index_int(x, def); };
     if (sub.kind == Expr::slice) {
       int64_t step = int_of(sub.items[2], 1);
       if (step <= 0) fail(sub.pos, "slice step must be positive");
@@ -547,12 +549,7 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
   for (size_t k = 0; k < nsub; ++k) {
     const Expr& sub = *e.items[k + 1];
     const int64_t n = t.shape()[k];
-    auto int_of = [&](const ExprPtr& x, int64_t def) -> int64_t {
-      if (!x) return def;
-      Value v = eval(*x);
-      if (v.kind != Value::integer) fail(x->pos, "tensor indices must be integers or slices a:b:c");
-      return v.i;
-    };
+    auto int_of = [&](const ExprPtr& x, int64_t def) { return index_int(x, def); };
     if (sub.kind == Expr::slice) {
       int64_t step = int_of(sub.items[2], 1);
       if (step <= 0) fail(sub.pos, "slice step must be positive");

@@ -87,6 +87,7 @@ class Interpreter {
   Value eval_binary(const std::string& op, const Value& l, const Value& r, Pos p);
   Value eval_compare(const std::string& op, const Value& l, const Value& r, Pos p);
   Value eval_index(const Value& obj, const Expr& e);
+  int64_t index_int(const ExprPtr& x, int64_t def);  // a subscript or slice bound
   Value get_attr(const Value& obj, const std::string& name, Pos p);
   void set_attr(const Value& obj, const std::string& name, const Value& v, Pos p);
   Value call_function(const Function& f, CallArgs& args);
