@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "app/kernel_lab.h"
 #include "app/lang/session.h"
 #include "app/ops_listing.h"
 #include "app/repl.h"
@@ -90,6 +91,16 @@ int main(int argc, char** argv) {
   std::string device = "cpu";
   gc->add_option("--device", device, "cpu (cuda arrives with the CUDA backend)")->check(CLI::IsMember({"cpu", "cuda"}));
 
+  auto* bench = app.add_subcommand("bench", "the kernel lab: every algorithm of an op on the same inputs");
+  std::string bench_op;
+  std::vector<int64_t> bench_sizes;
+  bool bench_json = false;
+  int bench_repeats = 5;
+  bench->add_option("OP", bench_op, "matmul, conv2d, softmax, layer_norm or attention")->required();
+  bench->add_option("--sizes", bench_sizes, "the inputs' sizes (see `opscope bench OP --help-sizes`)");
+  bench->add_option("--repeats", bench_repeats, "timed runs per algorithm (median)")->check(CLI::Range(1, 1000));
+  bench->add_flag("--json", bench_json, "print JSON");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (!code.empty() || app.count("-c")) return run_code(code, "<string>", json_top);
@@ -102,6 +113,11 @@ int main(int argc, char** argv) {
       std::stringstream ss;
       ss << f.rdbuf();
       return run_code(ss.str(), file, run_json);
+    }
+    if (*bench) {
+      auto r = app::run_lab(bench_op, bench_sizes, bench_repeats);
+      std::cout << (bench_json ? app::lab_json(r) + "\n" : app::lab_table(r));
+      return 0;
     }
     if (*ops) {
       if (!ops_name.empty()) std::cout << describe_op(OpRegistry::instance().get(ops_name));

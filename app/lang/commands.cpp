@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "app/lang/interpreter.h"
+#include "app/kernel_lab.h"
 #include "app/ops_listing.h"
 #include "core/describe.h"
 
@@ -141,6 +142,27 @@ void install_repl_commands(Interpreter& in) {
                     const std::string name = trim(args);
                     if (name.empty()) throw Error(":doc needs an operator name", "e.g. :doc matmul");
                     out << describe_op(OpRegistry::instance().get(name));
+                  }});
+  in.add_command({"bench", "OP [sizes...]", "the kernel lab: time and check every algorithm of an op",
+                  [](Interpreter&, const std::string& args, std::ostream& out) {
+                    std::istringstream is(args);
+                    std::string op;
+                    is >> op;
+                    if (op.empty()) {
+                      std::string known;
+                      for (auto& n : app::lab_ops()) known += (known.empty() ? "" : ", ") + n;
+                      throw Error(":bench needs an operator", "e.g. :bench matmul 256; known: " + known);
+                    }
+                    std::vector<int64_t> sizes;
+                    std::string tok;
+                    while (is >> tok) {
+                      try {
+                        sizes.push_back(std::stoll(tok));
+                      } catch (const std::logic_error&) {
+                        throw Error(":bench sizes are integers, got '" + tok + "'", app::lab_usage(op));
+                      }
+                    }
+                    out << app::lab_table(app::run_lab(op, sizes, 3));
                   }});
   in.add_command({"vars", "", "variables: name, shape, dtype, device, bytes", cmd_vars});
   in.add_command({"graph", "", "the graph as text: forward and backward nodes", cmd_graph});

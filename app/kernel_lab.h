@@ -1,0 +1,33 @@
+// The kernel lab: every algorithm of an operator on the same inputs, each checked against the
+// simplest one, with time, GFLOP/s, GB/s, multiplications, workspace bytes and max error.
+// Drives `opscope bench OP` and the REPL's `:bench`.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace opscope::app {
+
+struct LabRow {
+  std::string algo;
+  double seconds = 0;         // median of repeats
+  double gflops = 0, gbytes = 0;  // per second, from the op's cost model
+  double multiplications = 0;
+  int64_t workspace_bytes = 0;  // the tracker's real peak of workspace memory during the call
+  double max_error = 0;         // max |out - reference| / max |reference|
+  bool ok = true;
+  std::string error;            // an algorithm that refused these inputs says why
+};
+
+struct LabResult {
+  std::string op, reference_algo, description;  // description: the inputs' shapes
+  std::vector<LabRow> rows;
+};
+
+std::vector<std::string> lab_ops();  // ops the lab knows how to feed
+std::string lab_usage(const std::string& op);
+LabResult run_lab(const std::string& op, const std::vector<int64_t>& sizes, int repeats = 5);
+std::string lab_table(const LabResult& r);
+std::string lab_json(const LabResult& r);
+
+}  // namespace opscope::app
