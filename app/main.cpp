@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/op.h"
 #include "core/workspace.h"
+#include "viz/export.h"
 
 namespace {
 
@@ -101,6 +102,12 @@ int main(int argc, char** argv) {
   bench->add_option("--repeats", bench_repeats, "timed runs per algorithm (median)")->check(CLI::Range(1, 1000));
   bench->add_flag("--json", bench_json, "print JSON");
 
+  auto* exp = app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
+  std::string export_file, dot_out, trace_out;
+  exp->add_option("FILE", export_file, "the script")->required();
+  exp->add_option("--dot", dot_out, "write the graph as Graphviz DOT");
+  exp->add_option("--trace", trace_out, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (!code.empty() || app.count("-c")) return run_code(code, "<string>", json_top);
@@ -113,6 +120,25 @@ int main(int argc, char** argv) {
       std::stringstream ss;
       ss << f.rdbuf();
       return run_code(ss.str(), file, run_json);
+    }
+    if (*exp) {
+      if (dot_out.empty() && trace_out.empty()) throw Error("export needs --dot OUT or --trace OUT");
+      std::ifstream f(export_file, std::ios::binary);
+      if (!f) throw Error("cannot open '" + export_file + "'");
+      std::stringstream ss;
+      ss << f.rdbuf();
+      Workspace& ws = current_workspace();
+      viz::TraceRecorder recorder(ws.executor());
+      lang::Session session(ws);
+      std::ostringstream out;
+      if (!session.run(ss.str(), export_file, out, std::cerr)) return 1;
+      auto write = [](const std::string& path, const std::string& text) {
+        std::ofstream o(path, std::ios::binary);
+        if (!(o << text)) throw Error("cannot write '" + path + "'");
+      };
+      if (!dot_out.empty()) write(dot_out, viz::graph_to_dot(ws.graph()));
+      if (!trace_out.empty()) write(trace_out, viz::chrome_trace_json(recorder.events(), recorder.labels));
+      return 0;
     }
     if (*bench) {
       auto r = app::run_lab(bench_op, bench_sizes, bench_repeats);

@@ -19,7 +19,7 @@ void release_saved(Node& n) {
 }  // namespace
 
 std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& inputs,
-                                       const std::vector<int>& released_saved_of) {
+                                       const std::vector<int>& released_saved_of, const FinishFn* finish) {
   Graph& g = ws_.graph();
   Node& n = g.node(node_id);
   const OpDef& op = *n.op;
@@ -68,21 +68,25 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   n.stats.last_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
   if (ws_.anomaly()) check_anomaly(ws_, node_id, outs);
   for (int f : released_saved_of) release_saved(g.node(f));
+  StepEvent ev;
+  std::vector<TensorMeta> in_meta;
+  if (listening)
+    for (auto& t : inputs) {
+      ev.input_shapes.push_back(t.shape());
+      in_meta.push_back({t.shape(), t.dtype(), t.device()});
+    }
+  // The caller's bookkeeping (values freed after their last use, gradients delivered) belongs to
+  // this step: the timeline point and the event's memory are taken after it.
+  if (finish) (*finish)(outs);
   ++steps_;
   ws_.tracker().record_step(steps_, node_id);
 
   if (listening) {
-    StepEvent ev;
     ev.step = steps_;
     ev.node = node_id;
     ev.phase = n.phase;
     ev.op = &op;
     ev.algo = n.algo;
-    std::vector<TensorMeta> in_meta;
-    for (auto& t : inputs) {
-      ev.input_shapes.push_back(t.shape());
-      in_meta.push_back({t.shape(), t.dtype(), t.device()});
-    }
     for (auto& m : out_meta) ev.output_shapes.push_back(m.shape);
     ev.mem_before = before;
     ev.mem_after = ws_.tracker().live();
@@ -192,18 +196,25 @@ void ScheduleRun::step() {
   }
   std::vector<int> release;
   const int fwd = g.node(id).forward_of;
-  if (!retain_saved_ && fwd >= 0 && last_backward_[fwd] == pos_) release.push_back(fwd);
-  std::vector<Tensor> outs = ws_.executor().run_node(id, ins, release);
-  ins.clear();
-  const Node& n = g.node(id);
-  std::vector<Delivery> ready;
-  for (size_t i = 0; i < outs.size(); ++i)
-    for (auto& d : prepare(n.outputs[i], outs[i])) ready.push_back(std::move(d));
-  for (size_t i = 0; i < outs.size(); ++i)
-    if (last_use_.count(n.outputs[i])) env_[n.outputs[i]] = outs[i];
-  commit(ready);
-  for (int v : n.inputs)
-    if (auto it = last_use_.find(v); it != last_use_.end() && it->second == pos_) env_.erase(v);
+  if (!retain_saved_ && fwd >= 0 && last_backward_[fwd] == pos_) {
+    if (g.node(fwd).saved.empty()) g.node(fwd).saved_released = true;  // nothing to free, nothing to report
+    else release.push_back(fwd);
+  }
+  const Executor::FinishFn finish = [&](std::vector<Tensor>& outs) {
+    const Node& n = g.node(id);
+    std::vector<Delivery> ready;
+    for (size_t i = 0; i < outs.size(); ++i)
+      for (auto& d : prepare(n.outputs[i], outs[i])) ready.push_back(std::move(d));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (last_use_.count(n.outputs[i])) env_[n.outputs[i]] = outs[i];
+      outs[i] = Tensor();  // a value nobody reads again is freed by this step
+    }
+    commit(ready);
+    ins.clear();
+    for (int v : n.inputs)
+      if (auto it = last_use_.find(v); it != last_use_.end() && it->second == pos_) env_.erase(v);
+  };
+  std::vector<Tensor> outs = ws_.executor().run_node(id, ins, release, &finish);
   ++pos_;
 }
 

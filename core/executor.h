@@ -31,9 +31,11 @@ using StepListener = std::function<void(const StepEvent&)>;
 class Executor {
  public:
   explicit Executor(Workspace& ws) : ws_(ws) {}
-  // Runs node `node_id` on `inputs` and returns its outputs. Emits one event.
+  // Runs node `node_id` on `inputs` and returns its outputs. Emits one event. `finish` runs
+  // after the kernel and before the step is recorded (it may clear `inputs`).
+  using FinishFn = std::function<void(std::vector<Tensor>& outputs)>;
   std::vector<Tensor> run_node(int node_id, const std::vector<Tensor>& inputs,
-                               const std::vector<int>& released_saved_of = {});
+                               const std::vector<int>& released_saved_of = {}, const FinishFn* finish = nullptr);
   int64_t step_count() const { return steps_; }
   int add_listener(StepListener fn);
   void remove_listener(int id);

@@ -28,6 +28,14 @@ std::string Node::label() const {
   return a.empty() ? op->name : op->name + "(" + a + ")";
 }
 
+Cost node_cost(const Graph& g, const Node& n) {
+  if (!n.op->cost) return {};
+  std::vector<TensorMeta> in, out;
+  for (int v : n.inputs) in.push_back(g.value(v).meta);
+  for (int v : n.outputs) out.push_back(g.value(v).meta);
+  return n.op->cost(in, out, n.attrs, n.algo);
+}
+
 int Graph::add_value(ValueInfo v) {
   values_.push_back(std::move(v));
   ++version_;

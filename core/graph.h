@@ -54,6 +54,10 @@ struct Node {
   std::string label() const;  // "matmul" or "conv2d(stride=2)"
 };
 
+class Graph;
+// The cost model's numbers for one node, from the metadata the graph keeps.
+Cost node_cost(const Graph& g, const Node& n);
+
 class Graph {
  public:
   int add_value(ValueInfo v);

@@ -160,6 +160,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
     }
     if (rg) {
       for (const SavedRef& s : op.saves) {
+        if (s.kind == SavedRef::input && s.index >= static_cast<int>(inputs.size())) continue;  // optional, not given
         const Tensor& t = s.kind == SavedRef::input ? inputs[s.index] : outs[s.index];
         int v = s.kind == SavedRef::input ? n.inputs[s.index] : n.outputs[s.index];
         t.storage().add_saved_ref();

@@ -370,3 +370,54 @@ TEST_CASE("commands may appear on their own lines inside a script", "[repl]") {
   REQUIRE_FALSE(lab.run("z = 1\n:nosuch\nw = 2"));
   CHECK(lab.err.find("<test>:2:1: error: unknown command ':nosuch'") == 0);
 }
+
+TEST_CASE("backward(y, step=True) runs one step at a time and shows dA = dC·Bᵀ", "[repl][grad]") {
+  Lab lab;
+  lab.ok("A = param(randn(2, 3)); B = param(randn(3, 4)); C = A @ B; loss = C.sum()");
+  CHECK(lab.ok("backward(loss, step=True)") == "backward pass ready: 6 steps (:step, :step 5, :step bwd, :run)\n");
+  CHECK(lab.echo("A.grad") == "");  // nothing ran yet
+  std::string first = lab.ok(":step");
+  CHECK(first.find("bwd") != std::string::npos);
+  CHECK(first.find("5 steps left") != std::string::npos);
+  std::string rest = lab.ok(":run");
+  // dA = dC @ Bᵀ: [2,4] @ [4,3];  dB = Aᵀ @ dC: [3,2] @ [2,4]
+  CHECK(rest.find("= matmul(%") != std::string::npos);
+  CHECK(rest.find("[2, 4], %") != std::string::npos);
+  CHECK(rest.find("transpose(B[3, 4])") != std::string::npos);
+  CHECK(rest.find("transpose(A[2, 3])") != std::string::npos);
+  CHECK(rest.find("freed the tensors saved by #0 matmul") != std::string::npos);
+  CHECK(rest.find("backward pass done") != std::string::npos);
+  CHECK(lab.echo("A.grad.shape") == "[2, 3]");
+  REQUIRE_FALSE(lab.run(":step"));
+  CHECK(lab.err.find("nothing to step") != std::string::npos);
+}
+
+TEST_CASE("stepping then finishing equals a full backward, exactly", "[repl][grad]") {
+  Lab a, b;
+  const char* prog = "seed(4); w = param(randn(5, 3)); x = randn(2, 5)\nloss = softmax(relu(x @ w)).sum()\n";
+  a.ok(prog);
+  b.ok(prog);
+  a.ok("backward(loss)");
+  b.ok("backward(loss, step=True)\n:step 2\n:step 3\n:run");
+  CHECK(a.echo("w.grad.tolist()") == b.echo("w.grad.tolist()"));
+  // The memory timeline recorded during stepping is the tracker's own numbers.
+  const auto& tl = b.ws.tracker().timeline();
+  REQUIRE(!tl.empty());
+  CHECK(tl.back().live == b.ws.tracker().live());
+}
+
+TEST_CASE("memory and step counts are readable from the language", "[repl]") {
+  Lab lab;
+  lab.ok("x = zeros(10)");  // 40 bytes of input
+  CHECK(lab.echo("live_bytes(\"input\")") == "40");
+  CHECK(lab.echo("live_bytes()") == "40");
+  lab.ok("w = param(10); y = relu(x * w)");
+  CHECK(lab.echo("live_bytes(\"saved\")") == "40");  // relu keeps its output
+  CHECK(lab.echo("peak_bytes(\"activation\") >= 40") == "True");
+  CHECK(lab.echo("step_count()") == "2");
+  CHECK(lab.echo("flops()") == "20.0");  // mul and relu: one FLOP per element each
+  lab.ok("reset_peak()");
+  CHECK(lab.echo("peak_bytes() == live_bytes()") == "True");
+  REQUIRE_FALSE(lab.run("live_bytes(\"activations\")"));
+  CHECK(lab.err.find("unknown memory category") != std::string::npos);
+}

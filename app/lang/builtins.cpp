@@ -137,16 +137,37 @@ Value number_of(const Tensor& t, Interpreter& in, Pos p) {
 }
 
 void run_backward(Interpreter& in, CallArgs& a, const Tensor& y) {
-  check_keywords(in, a, "backward", {"grad", "retain_graph"});
+  check_keywords(in, a, "backward", {"grad", "retain_graph", "step"});
   Tensor g;
   if (const Value* gv = keyword(a, "grad"); gv && gv->kind != Value::none) g = in.to_tensor(*gv, a.pos, y.dtype(), true);
   if (a.positional.size() > 1) g = in.to_tensor(a.positional[1], a.positions[1], y.dtype(), true);
   bool retain = false;
   if (const Value* r = keyword(a, "retain_graph")) retain = in.truthy(*r, a.pos);
+  bool step = false;
+  if (const Value* s = keyword(a, "step")) step = in.truthy(*s, a.pos);
   try {
-    in.ws().backward(y, g, retain);
+    if (!step) {
+      in.ws().backward(y, g, retain);
+      return;
+    }
+    if (in.pending && !in.pending->done())
+      in.fail(a.pos, "a stepped backward pass is still running", "finish it with :run (or :step) first");
+    in.pending = in.ws().build_backward(y, g, retain);
+    in.out() << "backward pass ready: " << in.pending->size() << " steps (:step, :step 5, :step bwd, :run)\n";
+  } catch (const LangError&) {
+    throw;
   } catch (const Error& e) {
     in.fail(a.pos, e.what(), e.hint());
+  }
+}
+
+MemCategory category_arg(Interpreter& in, CallArgs& a, const char* fn) {
+  if (a.positional.empty() || a.positional[0].kind == Value::none) return MemCategory::temporary;  // unused
+  if (a.positional[0].kind != Value::string) in.fail(a.pos, std::string(fn) + "() takes a category name");
+  try {
+    return parse_category(a.positional[0].s);
+  } catch (const Error& e) {
+    in.fail(a.positions[0], e.what(), e.hint());
   }
 }
 
@@ -379,6 +400,38 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
   add("str", "str(x)", "text of a value", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "str", 1, 1);
     return Value::Str(str(a.positional[0]));
+  });
+  add("live_bytes", "live_bytes(category=None)",
+      "bytes held by live tensors now (one category: parameter, input, activation, saved, gradient, workspace, temporary)",
+      [](Interpreter& in, CallArgs& a) {
+        need_args(in, a, "live_bytes", 0, 1);
+        auto& tr = in.ws().tracker();
+        if (a.positional.empty() || a.positional[0].kind == Value::none) return Value::Int(tr.live_total());
+        return Value::Int(tr.live(category_arg(in, a, "live_bytes")));
+      });
+  add("peak_bytes", "peak_bytes(category=None)", "the highest live bytes since the start or reset_peak()",
+      [](Interpreter& in, CallArgs& a) {
+        need_args(in, a, "peak_bytes", 0, 1);
+        auto& tr = in.ws().tracker();
+        if (a.positional.empty() || a.positional[0].kind == Value::none) return Value::Int(tr.peak_total());
+        return Value::Int(tr.peak(category_arg(in, a, "peak_bytes")));
+      });
+  add("reset_peak", "reset_peak()", "start measuring peaks from now", [](Interpreter& in, CallArgs& a) {
+    need_args(in, a, "reset_peak", 0, 0);
+    in.ws().tracker().reset_peak();
+    return Value::None();
+  });
+  add("flops", "flops()", "FLOPs of every node run so far (from each op's cost model)", [](Interpreter& in, CallArgs& a) {
+    need_args(in, a, "flops", 0, 0);
+    double total = 0;
+    const Graph& g = in.ws().graph();
+    for (const Node& n : g.nodes())
+      if (n.stats.runs > 0) total += node_cost(g, n).flops * static_cast<double>(n.stats.runs);
+    return Value::Real(total);
+  });
+  add("step_count", "step_count()", "steps the executor has run", [](Interpreter& in, CallArgs& a) {
+    need_args(in, a, "step_count", 0, 0);
+    return Value::Int(in.ws().executor().step_count());
   });
   for (const char* name : {"exit", "quit"})
     add(name, std::string(name) + "()", "leave the REPL (also :quit or Ctrl-D)", [](Interpreter& in, CallArgs&) {

@@ -130,9 +130,79 @@ void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
   out << line << "reserved by the allocator cache: " << bytes_str(tr.reserved()) << "; cap " << bytes_str(tr.cap()) << "\n";
 }
 
+// One executed step as the student reads it: which node, which forward node it differentiates,
+// the shapes, what was freed, and memory by category after it.
+std::string format_step(const Graph& g, const StepEvent& e) {
+  const Node& n = g.node(e.node);
+  std::string s = "step " + std::to_string(e.step) + "  " + (e.phase == Phase::backward ? "bwd" : "fwd") + "  #" +
+                  std::to_string(n.id) + " ";
+  std::string outs;
+  for (int v : n.outputs) {
+    const ValueInfo& vi = g.value(v);
+    outs += (outs.empty() ? "" : ", ") + (vi.name.empty() ? "%" + std::to_string(v) : vi.name) + shape_str(vi.meta.shape);
+  }
+  std::string ins;
+  for (int v : n.inputs) {
+    const ValueInfo& vi = g.value(v);
+    ins += (ins.empty() ? "" : ", ") + (vi.name.empty() ? "%" + std::to_string(v) : vi.name) + shape_str(vi.meta.shape);
+  }
+  s += outs + " = " + n.label() + "(" + ins + ")";
+  if (n.forward_of >= 0) {
+    const Node& f = g.node(n.forward_of);
+    std::string fname = g.node_var_name(f.id);
+    s += "   [gradient of #" + std::to_string(f.id) + " " + f.op->name + (fname.empty() ? "" : " → " + fname) + "]";
+  }
+  for (int f : e.saved_released_of) s += "\n      freed the tensors saved by #" + std::to_string(f) + " " + g.node(f).op->name;
+  std::string mem;
+  for (int c = 0; c < kNumCategories; ++c)
+    if (e.mem_after[c]) mem += (mem.empty() ? "" : " · ") + std::string(category_name(static_cast<MemCategory>(c))) + " " + bytes_str(e.mem_after[c]);
+  s += "\n      memory: " + (mem.empty() ? std::string("0 B") : mem) + "\n";
+  return s;
+}
+
+// Runs `count` steps of the pending backward pass (all when count < 0), printing each.
+void step_pending(Interpreter& in, int64_t count, std::ostream& out) {
+  if (!in.pending || in.pending->done())
+    throw Error("nothing to step", "start a stepped backward pass with backward(loss, step=True)");
+  Executor& ex = in.ws().executor();
+  const Graph& g = in.ws().graph();
+  int id = ex.add_listener([&](const StepEvent& e) { out << format_step(g, e); });
+  try {
+    for (int64_t i = 0; (count < 0 || i < count) && !in.pending->done(); ++i) in.pending->step();
+  } catch (...) {
+    ex.remove_listener(id);
+    throw;
+  }
+  ex.remove_listener(id);
+  if (in.pending->done()) {
+    out << "backward pass done: gradients are in .grad\n";
+    in.pending.reset();
+  } else {
+    out << in.pending->size() - in.pending->position() << " steps left\n";
+  }
+}
+
 }  // namespace
 
 void install_repl_commands(Interpreter& in) {
+  in.add_command({"step", "[N|bwd|all]", "run the next step(s) of a stepped backward pass (backward(y, step=True))",
+                  [](Interpreter& in, const std::string& args, std::ostream& out) {
+                    const std::string a = trim(args);
+                    int64_t n = 1;
+                    if (a == "all") n = -1;
+                    else if (!a.empty() && a != "bwd") {
+                      try {
+                        n = std::stoll(a);
+                      } catch (const std::logic_error&) {
+                        throw Error(":step takes a number, bwd or all", "e.g. :step 3");
+                      }
+                      if (n <= 0) throw Error(":step takes a positive number");
+                    }
+                    step_pending(in, n, out);
+                  }});
+  in.add_command({"run", "", "finish the stepped backward pass", [](Interpreter& in, const std::string&, std::ostream& out) {
+                    step_pending(in, -1, out);
+                  }});
   in.add_command({"help", "[topic]", "the language, a command, a function or an operator", cmd_help});
   in.add_command({"ops", "", "list the operators", [](Interpreter&, const std::string&, std::ostream& out) {
                     out << app::ops_table();

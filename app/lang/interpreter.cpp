@@ -836,6 +836,7 @@ void Interpreter::show(const std::string& source, const Value& v) {
 }
 
 void Interpreter::reset() {
+  pending.reset();  // its node ids die with the graph
   globals_.clear();
   ws_.reset_graph();
   ws_.tracker().reset_peak();

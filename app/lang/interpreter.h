@@ -78,6 +78,8 @@ class Interpreter {
   void set_source(std::shared_ptr<const SourceText> s) { source_ = std::move(s); }
   const std::shared_ptr<const SourceText>& source() const { return source_; }
   void reset();  // :reset
+  // A backward pass built by backward(y, step=True), run by :step / :run.
+  std::unique_ptr<ScheduleRun> pending;
   // Parsed programs that defined functions stay alive as long as the interpreter.
   void keep_alive(std::shared_ptr<Block> program) { programs_.push_back(std::move(program)); }
 

@@ -1,0 +1,119 @@
+#include "viz/export.h"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+namespace opscope::viz {
+
+namespace {
+std::string dot_escape(const std::string& s) {
+  std::string r;
+  for (char c : s) {
+    if (c == '"' || c == '\\') r += '\\';
+    r += c;
+  }
+  return r;
+}
+
+std::string value_name(const Graph& g, int v) {
+  const ValueInfo& vi = g.value(v);
+  return vi.name.empty() ? "%" + std::to_string(v) : vi.name;
+}
+}  // namespace
+
+std::string graph_to_dot(const Graph& g) {
+  std::string out = "digraph opscope {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
+                    "  edge [fontname=\"Helvetica\", fontsize=9];\n";
+  // Leaves (parameters, inputs, constants, gradient seeds) are drawn as their own nodes.
+  std::vector<char> used(g.num_values(), 0);
+  for (const Node& n : g.nodes())
+    for (int v : n.inputs) used[v] = 1;
+  for (size_t v = 0; v < g.num_values(); ++v) {
+    const ValueInfo& vi = g.value(static_cast<int>(v));
+    if (vi.producer >= 0 || !used[v]) continue;
+    const char* style = vi.kind == ValueKind::parameter ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fde68a\""
+                        : vi.kind == ValueKind::grad_seed ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fecaca\""
+                        : vi.kind == ValueKind::constant  ? "shape=plaintext"
+                                                          : "shape=box, style=\"rounded,filled\", fillcolor=\"#e5e7eb\"";
+    out += "  v" + std::to_string(v) + " [label=\"" + dot_escape(value_name(g, static_cast<int>(v))) + "\\n" +
+           shape_str(vi.meta.shape) + "\", " + style + "];\n";
+  }
+  // Nodes grouped by scope: one cluster per composite function.
+  std::map<std::string, std::vector<int>> by_scope;
+  for (const Node& n : g.nodes()) by_scope[n.scope].push_back(n.id);
+  int cluster = 0;
+  for (auto& [scope, ids] : by_scope) {
+    std::string indent = "  ";
+    if (!scope.empty()) {
+      out += "  subgraph cluster_" + std::to_string(cluster++) + " {\n    label=\"" + dot_escape(scope) +
+             "\"; style=dashed;\n";
+      indent = "    ";
+    }
+    for (int id : ids) {
+      const Node& n = g.node(id);
+      const bool bwd = n.phase == Phase::backward;
+      std::string name = g.node_var_name(id);
+      out += indent + "n" + std::to_string(id) + " [label=\"#" + std::to_string(id) + " " + dot_escape(n.label()) +
+             (name.empty() ? "" : "\\n" + dot_escape(name)) + "\", shape=box, style=\"rounded,filled\", fillcolor=\"" +
+             (bwd ? "#fbcfe8" : "#bfdbfe") + "\"];\n";
+    }
+    if (!scope.empty()) out += "  }\n";
+  }
+  // Edges: from the producer (or leaf) of each input, labelled with the shape and dtype.
+  for (const Node& n : g.nodes())
+    for (int v : n.inputs) {
+      const ValueInfo& vi = g.value(v);
+      std::string from = vi.producer >= 0 ? "n" + std::to_string(vi.producer) : "v" + std::to_string(v);
+      out += "  " + from + " -> n" + std::to_string(n.id) + " [label=\"" + shape_str(vi.meta.shape) + " " +
+             dtype_name(vi.meta.dtype) + "\"" + (n.phase == Phase::backward ? ", color=\"#db2777\"" : "") + "];\n";
+    }
+  return out + "}\n";
+}
+
+TraceRecorder::TraceRecorder(Executor& ex) : ex_(ex) {
+  id_ = ex_.add_listener([this](const StepEvent& e) {
+    events_.push_back(e);
+    labels.push_back(e.op ? e.op->name : "?");
+  });
+}
+
+TraceRecorder::~TraceRecorder() { ex_.remove_listener(id_); }
+
+std::string chrome_trace_json(const std::vector<StepEvent>& events, const std::vector<std::string>& labels) {
+  nlohmann::json trace = nlohmann::json::array();
+  trace.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "opscope executor"}}}});
+  trace.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "steps"}}}});
+  double ts = 0;  // microseconds; steps laid end to end in execution order
+  for (size_t i = 0; i < events.size(); ++i) {
+    const StepEvent& e = events[i];
+    const double dur = std::max(0.001, static_cast<double>(e.time_ns) / 1000.0);
+    nlohmann::json in = nlohmann::json::array(), out = nlohmann::json::array();
+    for (auto& s : e.input_shapes) in.push_back(s);
+    for (auto& s : e.output_shapes) out.push_back(s);
+    trace.push_back({{"name", i < labels.size() ? labels[i] : "step"},
+                     {"cat", phase_name(e.phase)},
+                     {"ph", "X"},
+                     {"pid", 1},
+                     {"tid", 1},
+                     {"ts", ts},
+                     {"dur", dur},
+                     {"args",
+                      {{"step", e.step},
+                       {"node", e.node},
+                       {"phase", phase_name(e.phase)},
+                       {"algo", e.algo},
+                       {"inputs", in},
+                       {"outputs", out},
+                       {"flops", e.cost.flops},
+                       {"bytes_read", e.cost.bytes_read},
+                       {"bytes_written", e.cost.bytes_written},
+                       {"saved_released_of", e.saved_released_of}}}});
+    nlohmann::json mem = nlohmann::json::object();
+    for (int c = 0; c < kNumCategories; ++c) mem[category_name(static_cast<MemCategory>(c))] = e.mem_after[c];
+    trace.push_back({{"name", "memory (bytes)"}, {"ph", "C"}, {"pid", 1}, {"ts", ts + dur}, {"args", mem}});
+    ts += dur;
+  }
+  return nlohmann::json{{"traceEvents", trace}, {"displayTimeUnit", "ns"}}.dump(1);
+}
+
+}  // namespace opscope::viz
