@@ -16,17 +16,10 @@
 #include "core/workspace.h"
 
 using namespace opscope;
+using bench::random_tensor;
 
 namespace {
 
-Tensor random_tensor(const Shape& shape, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> nd(0.f, 1.f);
-  Tensor t = Tensor::empty(shape, DType::f32, MemCategory::input);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = nd(rng);
-  return t;
-}
 
 struct Measure {
   double seconds = 0;

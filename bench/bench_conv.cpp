@@ -18,16 +18,6 @@ using namespace opscope::bench;
 
 namespace {
 
-Tensor rand_tensor(const Shape& s, uint32_t seed, MemCategory cat = MemCategory::input) {
-  Tensor t = Tensor::empty(s, DType::f32, cat);
-  uint32_t x = seed * 2654435761u + 1;
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    p[i] = static_cast<float>(x % 2000) / 1000.0f - 1.0f;
-  }
-  return t;
-}
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   const float *pa = a.data<float>(), *pb = b.data<float>();
@@ -72,8 +62,8 @@ int main() {
   const int64_t N = 8, C = 64, K = 64, H = 56, R = 3, pad = 1;
   const AttrMap attrs = {{"padding", pad}};
   const Attrs resolved = op.resolve(attrs);
-  Tensor x = rand_tensor({N, C, H, H}, 1), w = rand_tensor({K, C, R, R}, 2);
-  Tensor x1 = rand_tensor({1, C, H, H}, 3);
+  Tensor x = random_tensor({N, C, H, H}, 1), w = random_tensor({K, C, R, R}, 2);
+  Tensor x1 = random_tensor({1, C, H, H}, 3);
   const std::vector<TensorMeta> in = {{x.shape(), DType::f32}, {w.shape(), DType::f32}};
   const std::vector<TensorMeta> out = {{{N, K, H, H}, DType::f32}};
   const double direct_flops = op.cost(in, out, resolved, "naive").flops;
@@ -130,8 +120,8 @@ int main() {
   std::string best = "im2col";
   for (const char* a : {"winograd", "fft"})
     if (t[a] < t[best]) best = a;
-  Tensor xp = rand_tensor({N, C, H, H}, 4).set_requires_grad(true);
-  Tensor wp = rand_tensor({K, C, R, R}, 5).set_requires_grad(true);
+  Tensor xp = random_tensor({N, C, H, H}, 4).set_requires_grad(true);
+  Tensor wp = random_tensor({K, C, R, R}, 5).set_requires_grad(true);
   Tensor dy = Tensor::full({N, K, H, H}, 1.0, DType::f32, MemCategory::input);
   const double fb = median_time(
       [&] {

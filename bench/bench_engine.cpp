@@ -13,22 +13,12 @@ using namespace opscope::bench;
 
 namespace {
 
-Tensor rand_tensor(const Shape& s, uint32_t seed) {
-  Tensor t = Tensor::empty(s, DType::f32, MemCategory::input);
-  uint32_t x = seed * 2654435761u + 1;
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
-    p[i] = static_cast<float>(x % 2000) / 1000.0f - 1.0f;
-  }
-  return t;
-}
 
 void bench_dispatch(Workspace& ws) {
   std::printf("\n== Dispatch overhead (1-element float32 add, autograd on) ==\n");
   const OpDef& add = OpRegistry::instance().get("add");
   const Attrs none = add.resolve({});
-  Tensor a = rand_tensor({1}, 1).set_requires_grad(true), b = rand_tensor({1}, 2).set_requires_grad(true);
+  Tensor a = random_tensor({1}, 1).set_requires_grad(true), b = random_tensor({1}, 2).set_requires_grad(true);
   const int kCalls = 2000;
   std::vector<double> per_op;
   for (int r = 0; r < 31; ++r) {
@@ -46,7 +36,7 @@ void bench_dispatch(Workspace& ws) {
   double raw = median_time([&] { for (int i = 0; i < kCalls; ++i) sink = sink + pa[0] + pb[0]; }, 31) / kCalls * 1e9;
 
   // A chain of 100 tiny ops, forward and backward.
-  Tensor x = rand_tensor({1}, 3).set_requires_grad(true);
+  Tensor x = random_tensor({1}, 3).set_requires_grad(true);
   Tensor c = Tensor::scalar(0.999f);
   const OpDef& mul = OpRegistry::instance().get("mul");
   const OpDef& tanh = OpRegistry::instance().get("tanh");
@@ -79,7 +69,7 @@ void bench_matmul(Workspace& ws) {
   NoGradGuard ng;
   std::map<std::string, double> at512;
   for (int64_t n : {256, 512, 1024}) {
-    Tensor a = rand_tensor({n, n}, 5), b = rand_tensor({n, n}, 6);
+    Tensor a = random_tensor({n, n}, 5), b = random_tensor({n, n}, 6);
     Tensor c = Tensor::empty({n, n});
     using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     Eigen::Map<const RowMat> A(a.data<float>(), n, n), B(b.data<float>(), n, n);
@@ -107,7 +97,7 @@ void bench_bandwidth(Workspace& ws) {
   std::printf("\n== Bandwidth-bound ops on 4096x4096 float32, against memcpy measured now ==\n");
   const int64_t n = 4096;
   NoGradGuard ng;
-  Tensor a = rand_tensor({n, n}, 7), b = rand_tensor({n, n}, 8), out = Tensor::empty({n, n});
+  Tensor a = random_tensor({n, n}, 7), b = random_tensor({n, n}, 8), out = Tensor::empty({n, n});
   const double bytes = static_cast<double>(a.nbytes());
   double copy = median_time([&] { std::memcpy(out.raw_data(), a.raw_data(), static_cast<size_t>(bytes)); }, 9);
   const double copy_gbs = 2 * bytes / copy / 1e9;
@@ -142,10 +132,10 @@ void bench_mlp_memory() {
   Workspace ws;
   WorkspaceScope scope(ws);
   const int64_t B = 64;
-  auto p = [](Shape s, uint32_t seed) { return rand_tensor(s, seed).set_requires_grad(true); };
+  auto p = [](Shape s, uint32_t seed) { return random_tensor(s, seed).set_requires_grad(true); };
   Tensor W1 = p({256, 784}, 11), b1 = p({256}, 12), W2 = p({256, 256}, 13), b2 = p({256}, 14), W3 = p({10, 256}, 15),
          b3 = p({10}, 16);
-  Tensor x = rand_tensor({B, 784}, 17);
+  Tensor x = random_tensor({B, 784}, 17);
   Tensor y = Tensor::zeros({B}, DType::i64);
   for (int64_t i = 0; i < B; ++i) y.data<int64_t>()[i] = i % 10;
   auto& tr = ws.tracker();

@@ -1,6 +1,9 @@
 // Timing and table helpers for the benchmarks (medians of repeats; never timed tests).
 #pragma once
 #include <algorithm>
+#include <random>
+
+#include "core/tensor.h"
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -24,6 +27,16 @@ inline double median_time(const std::function<void()>& fn, int repeats, int warm
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
+}
+
+// A float32 tensor of standard normal samples, reproducible from `seed`.
+inline Tensor random_tensor(const Shape& shape, uint64_t seed, MemCategory cat = MemCategory::input) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  Tensor t = Tensor::empty(shape, DType::f32, cat);
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = nd(rng);
+  return t;
 }
 
 inline const char* verdict(bool ok) { return ok ? "PASS" : "MISS"; }

@@ -96,19 +96,7 @@ std::vector<int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
   Strides bs(batch.size(), 0);
   for (int64_t i = 0; i < own; ++i)
     if (s[i] != 1) bs[nb - own + i] = st[i];
-  const int64_t count = shape_numel(batch);
-  std::vector<int64_t> out(static_cast<size_t>(count));
-  std::vector<int64_t> idx(batch.size(), 0);
-  for (int64_t b = 0; b < count; ++b) {
-    int64_t off = 0;
-    for (int64_t i = 0; i < nb; ++i) off += idx[i] * bs[i];
-    out[b] = off;
-    for (int64_t i = nb - 1; i >= 0; --i) {
-      if (++idx[i] < batch[i]) break;
-      idx[i] = 0;
-    }
-  }
-  return out;
+  return cpu::batch_offsets(batch, bs);
 }
 
 // The mask as the kernels read it: broadcast to [batch..., T, S] by strides (0 on broadcast
@@ -173,18 +161,7 @@ MaskView<T> make_mask(const KernelCtx& k, size_t mask_input, const Shape& batch,
   const int64_t nb = static_cast<int64_t>(batch.size());
   m.rs = st[nb];
   m.cs = st[nb + 1];
-  const int64_t count = shape_numel(batch);
-  m.offsets.resize(static_cast<size_t>(count));
-  std::vector<int64_t> idx(batch.size(), 0);
-  for (int64_t b = 0; b < count; ++b) {
-    int64_t off = 0;
-    for (int64_t i = 0; i < nb; ++i) off += idx[i] * st[i];
-    m.offsets[b] = off;
-    for (int64_t i = nb - 1; i >= 0; --i) {
-      if (++idx[i] < batch[i]) break;
-      idx[i] = 0;
-    }
-  }
+  m.offsets = cpu::batch_offsets(batch, Strides(st.begin(), st.begin() + nb));
   return m;
 }
 

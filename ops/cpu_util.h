@@ -33,6 +33,23 @@ inline Strides broadcast_strides(const Tensor& t, const Shape& shape) {
   return s;
 }
 
+// Element offsets of every matrix in a batch: the batch index walked row-major, each axis
+// stepping by its stride (0 for a broadcast axis).
+inline std::vector<int64_t> batch_offsets(const Shape& batch, const Strides& strides) {
+  const int64_t nb = static_cast<int64_t>(batch.size()), count = shape_numel(batch);
+  std::vector<int64_t> offsets(static_cast<size_t>(count)), idx(batch.size(), 0);
+  for (int64_t b = 0; b < count; ++b) {
+    int64_t off = 0;
+    for (int64_t i = 0; i < nb; ++i) off += idx[i] * strides[i];
+    offsets[b] = off;
+    for (int64_t i = nb - 1; i >= 0; --i) {
+      if (++idx[i] < batch[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return offsets;
+}
+
 // out[i] = f(a[i], b[i]) with NumPy broadcasting; out contiguous with the broadcast shape.
 template <class T, class R, class F>
 void broadcast_binary(const Tensor& a, const Tensor& b, Tensor& out, F f) {

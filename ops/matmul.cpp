@@ -62,18 +62,7 @@ Operand make_operand(const Tensor& x, DType dt, const Shape& batch) {
   Strides bs(batch.size(), 0);
   for (int64_t i = 0; i < own; ++i)
     if (o.t.shape()[i] != 1) bs[nb - own + i] = o.t.strides()[i];
-  const int64_t count = shape_numel(batch);
-  o.batch_offsets.resize(static_cast<size_t>(count));
-  std::vector<int64_t> idx(batch.size(), 0);
-  for (int64_t b = 0; b < count; ++b) {
-    int64_t off = 0;
-    for (int64_t i = 0; i < nb; ++i) off += idx[i] * bs[i];
-    o.batch_offsets[b] = off;
-    for (int64_t i = nb - 1; i >= 0; --i) {
-      if (++idx[i] < batch[i]) break;
-      idx[i] = 0;
-    }
-  }
+  o.batch_offsets = cpu::batch_offsets(batch, bs);
   return o;
 }
 
