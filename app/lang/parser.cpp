@@ -374,7 +374,7 @@ class Parser {
     for (;;) {
       if (at_op("(")) {
         DepthGuard g(*this);
-        auto c = std::make_unique<Expr>(Expr::call, pos());
+        auto c = std::make_unique<Expr>(Expr::call, e->pos);  // errors point at what is called
         ++p_;
         c->items.push_back(std::move(e));
         bool seen_kw = false;
