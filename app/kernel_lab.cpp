@@ -165,8 +165,9 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
       row.gflops = c.flops / row.seconds / 1e9;
       row.gbytes = (c.bytes_read + c.bytes_written) / row.seconds / 1e9;
       row.multiplications = c.multiplications;
-      if (!reference.defined()) {
+      if (!reference.defined()) {  // the first algorithm that accepts the inputs is the reference
         reference = out.contiguous();
+        result.reference_algo = algo;
       } else {
         Tensor o = out.contiguous();
         double max_ref = 0, max_diff = 0;

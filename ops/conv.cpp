@@ -323,7 +323,7 @@ void conv_winograd(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w
 // 2-D FFTs are 1-D FFTs over the rows, then over the columns. Workspace per group:
 // N·Cg input spectra, Cg filter spectra, one output spectrum, two line buffers (complex).
 int64_t fft_size(int64_t n) {
-  for (int64_t m = std::max<int64_t>(n, 1);; ++m) {
+  for (int64_t m = std::max<int64_t>(n, 2);; ++m) {  // Eigen's kissfft fails for n = 1
     int64_t r = m;
     for (int64_t f : {2, 3, 5})
       while (r % f == 0) r /= f;

@@ -462,9 +462,21 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
                "use a batch of 2 or more, or training=False");
       return std::vector<TensorMeta>{c.inputs[0]};
     };
+    // Strided inputs are accepted so that the running statistics reach the kernel as the
+    // caller's own buffers (a contiguous copy would take the in-place update and lose it).
+    d.accepts_strided = true;
     for (const auto& a : kAlgos)
       d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
-        batch_norm_forward<decltype(z)>(k, algo);
+        for (size_t i = 1; i <= 2; ++i)
+          if (!k.in(i).is_contiguous())
+            throw Error(std::string("batch_norm: ") + (i == 1 ? "running_mean" : "running_var") +
+                            " must be a contiguous tensor: it is updated in place",
+                        "make the running statistics with zeros(C) and ones(C), not as a slice of another tensor");
+        std::vector<Tensor> dense = k.inputs;
+        for (size_t i = 0; i < dense.size(); ++i)
+          if (i != 1 && i != 2) dense[i] = dense[i].contiguous();
+        KernelCtx kd{k.op, dense, k.attrs, k.out_meta, k.outputs, k.ws, k.out_category};
+        batch_norm_forward<decltype(z)>(kd, algo);
       }));
     // weight is input 3 (see the note at layer_norm about absent optional inputs).
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::input, 3}};

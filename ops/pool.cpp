@@ -42,6 +42,9 @@ Window check_window(const InferCtx& c, const Shape& x) {
   if (x.size() != 4)
     c.fail("expected x of rank 4 [N, C, H, W], got " + shape_str(x), "add a batch axis with reshape if needed");
   const Window w = window_of(x, c.attrs);
+  if ((x[2] == 0 || x[3] == 0) && x[0] * x[1] > 0)
+    c.fail("x " + shape_str(x) + " has an empty plane: there is nothing to pool",
+           "H and W must be at least 1 (padding alone cannot fill a window)");
   if (2 * w.P > w.K)
     c.fail("padding=" + std::to_string(w.P) + " is more than half of kernel_size=" + std::to_string(w.K),
            "padding must be at most kernel_size / 2 (a window must overlap the input)");
@@ -267,6 +270,8 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
       const auto& os = c.attrs.ints("output_size");
       if (os.size() != 2 || os[0] < 1 || os[1] < 1)
         c.fail("output_size must be two positive sizes [OH, OW], got " + attr_value_str(os));
+      if ((xs[2] == 0 || xs[3] == 0) && xs[0] * xs[1] > 0)
+        c.fail("x " + shape_str(xs) + " has an empty plane: there is nothing to average", "H and W must be at least 1");
       TensorMeta m = c.inputs[0];
       m.shape = {xs[0], xs[1], os[0], os[1]};
       return std::vector<TensorMeta>{m};

@@ -421,3 +421,24 @@ TEST_CASE("memory and step counts are readable from the language", "[repl]") {
   REQUIRE_FALSE(lab.run("live_bytes(\"activations\")"));
   CHECK(lab.err.find("unknown memory category") != std::string::npos);
 }
+
+TEST_CASE("review regressions: exact integers, in-place undo, nested defs, stepped backward undo", "[repl]") {
+  Lab lab;
+  CHECK(lab.echo("9007199254740993 + 0") == "9007199254740993");
+  CHECK(lab.echo("-9223372036854775807 % -1") == "0");
+  REQUIRE_FALSE(lab.run("z = 2 ** 62 * 4"));
+  CHECK(lab.err.find("integer overflow") != std::string::npos);
+  // In-place changes of a failed statement are undone.
+  lab.ok("L = [1, 2]; p = param(2)");
+  REQUIRE_FALSE(lab.run("if True:\n    L[0] = 99\n    L.append(5)\n    p.requires_grad = False\n    nope"));
+  CHECK(lab.echo("L") == "[1, 2]");
+  CHECK(lab.echo("p.requires_grad") == "True");
+  // A def inside a block outlives the input that defined it.
+  lab.ok("if True:\n    def f(a):\n        return a * 2 + 1\n");
+  CHECK(lab.echo("f(3)") == "7");
+  // A stepped backward built by a failing statement is dropped with it.
+  lab.ok("x = param(3)");
+  REQUIRE_FALSE(lab.run("if True:\n    y = (x * x).sum()\n    backward(y, step=True)\n    nope"));
+  REQUIRE_FALSE(lab.run(":step all"));
+  CHECK(lab.err.find("nothing to step") != std::string::npos);
+}

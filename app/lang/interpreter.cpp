@@ -82,6 +82,9 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   rng_saved_ = false;
   const size_t shown_before = shown.size();
   undo_.clear();
+  undo_actions_.clear();
+  const bool grad_mode = ws_.grad_enabled();
+  const bool had_pending = pending != nullptr;
   logging_ = true;
   iterations_ = 0;
   call_depth_ = 0;
@@ -90,8 +93,13 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
     exec(s);
     logging_ = false;
     undo_.clear();
+    undo_actions_.clear();
   } catch (...) {
     logging_ = false;
+    for (auto it = undo_actions_.rbegin(); it != undo_actions_.rend(); ++it) (*it)();
+    undo_actions_.clear();
+    // A stepped backward built by this statement points at nodes that are about to go.
+    if (!had_pending) pending.reset();
     // Undo in reverse: variables first (their tensors free), then the graph and timeline.
     for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
       if (it->second) globals_[it->first] = *it->second;
@@ -103,7 +111,7 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
     ws_.tracker().truncate_timeline(timeline);
     if (rng_saved_) rng_ = rng_before_;
     shown.resize(shown_before);
-    ws_.set_grad_enabled(true);
+    ws_.set_grad_enabled(grad_mode);
     while (!ws_.scope().empty()) ws_.pop_scope();
     throw;
   }
@@ -267,6 +275,7 @@ void Interpreter::assign_target(const Expr& t, const Value& v) {
         if (idx.kind != Value::integer) fail(t.items[1]->pos, "list indices must be integers");
         int64_t n = static_cast<int64_t>(obj.items->size()), i = idx.i < 0 ? idx.i + n : idx.i;
         if (i < 0 || i >= n) fail(t.items[1]->pos, "list index " + std::to_string(idx.i) + " out of range");
+        on_undo([items = obj.items, i, old = (*obj.items)[i]] { (*items)[i] = old; });
         (*obj.items)[i] = v;
         return;
       }
@@ -347,34 +356,52 @@ Value Interpreter::eval_binary(const std::string& op, const Value& l, const Valu
            "reshape a vector first: v.reshape(1, n) or v.reshape(n, 1)");
     return tensor_op(name, {a, b}, p);
   }
-  if (l.is_number() && r.is_number()) {
-    const bool ints = l.kind != Value::real && r.kind != Value::real;
-    const double a = l.number(), b = r.number();
-    if (op == "+") return ints ? Value::Int(static_cast<int64_t>(a) + static_cast<int64_t>(b)) : Value::Real(a + b);
-    if (op == "-") return ints ? Value::Int(static_cast<int64_t>(a) - static_cast<int64_t>(b)) : Value::Real(a - b);
-    if (op == "*") return ints ? Value::Int(static_cast<int64_t>(a) * static_cast<int64_t>(b)) : Value::Real(a * b);
+  if (l.is_number() && r.is_number() && l.kind != Value::real && r.kind != Value::real) {
+    // Integers stay exact (no trip through double) and overflow is an error, not a wrap.
+    const int64_t x = l.kind == Value::integer ? l.i : l.b, y = r.kind == Value::integer ? r.i : r.b;
+    int64_t z = 0;
+    auto overflow = [&] { fail(p, "integer overflow in " + std::to_string(x) + " " + op + " " + std::to_string(y),
+                               "use floats (e.g. 2.0 ** 70) for very large numbers"); };
+    if (op == "+") { if (__builtin_add_overflow(x, y, &z)) overflow(); return Value::Int(z); }
+    if (op == "-") { if (__builtin_sub_overflow(x, y, &z)) overflow(); return Value::Int(z); }
+    if (op == "*") { if (__builtin_mul_overflow(x, y, &z)) overflow(); return Value::Int(z); }
     if (op == "/") {
-      if (b == 0) fail(p, "division by zero");
-      return Value::Real(a / b);
+      if (y == 0) fail(p, "division by zero");
+      return Value::Real(static_cast<double>(x) / static_cast<double>(y));
     }
     if (op == "//" || op == "%") {
-      if (b == 0) fail(p, "division by zero");
-      if (ints) {
-        int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b), q = x / y;
-        if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-        return op == "//" ? Value::Int(q) : Value::Int(x - q * y);
+      if (y == 0) fail(p, "division by zero");
+      if (y == -1) {  // INT64_MIN // -1 overflows; x % -1 is 0
+        if (op == "%") return Value::Int(0);
+        if (__builtin_sub_overflow(int64_t{0}, x, &z)) overflow();
+        return Value::Int(z);
       }
-      double q = std::floor(a / b);
-      return op == "//" ? Value::Real(q) : Value::Real(a - q * b);
+      int64_t q = x / y;
+      if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+      return op == "//" ? Value::Int(q) : Value::Int(x - q * y);
     }
     if (op == "**") {
-      if (ints && b >= 0 && b < 64) {
-        int64_t r2 = 1, base = static_cast<int64_t>(a);
-        for (int64_t k = 0; k < static_cast<int64_t>(b); ++k) r2 *= base;
-        return Value::Int(r2);
-      }
-      return Value::Real(std::pow(a, b));
+      if (y < 0) return Value::Real(std::pow(static_cast<double>(x), static_cast<double>(y)));
+      if (x == 0 || x == 1) return Value::Int(y == 0 ? 1 : x);
+      if (x == -1) return Value::Int(y % 2 == 0 ? 1 : -1);
+      z = 1;
+      for (int64_t k = 0; k < y; ++k)  // |x| >= 2 overflows within 63 steps
+        if (__builtin_mul_overflow(z, x, &z)) overflow();
+      return Value::Int(z);
     }
+    fail(p, "operator '" + op + "' is not defined for numbers");
+  }
+  if (l.is_number() && r.is_number()) {  // at least one float
+    const double a = l.number(), b = r.number();
+    if (op == "+") return Value::Real(a + b);
+    if (op == "-") return Value::Real(a - b);
+    if (op == "*") return Value::Real(a * b);
+    if (op == "**") return Value::Real(std::pow(a, b));
+    if (b == 0) fail(p, "division by zero");
+    if (op == "/") return Value::Real(a / b);
+    const double q = std::floor(a / b);
+    if (op == "//") return Value::Real(q);
+    if (op == "%") return Value::Real(a - q * b);
     fail(p, "operator '" + op + "' is not defined for numbers");
   }
   if (op == "+" && l.kind == Value::string && r.kind == Value::string) return Value::Str(l.s + r.s);
@@ -458,7 +485,10 @@ Value Interpreter::eval(const Expr& e) {
       if (e.text == "not") return Value::Bool(!truthy(v, e.pos));
       if (e.text == "+") return v;
       if (v.kind == Value::tensor) return tensor_op("neg", {v.t}, e.pos);
-      if (v.kind == Value::integer) return Value::Int(-v.i);
+      if (v.kind == Value::integer) {
+        if (v.i == INT64_MIN) fail(e.pos, "integer overflow in -(" + std::to_string(v.i) + ")");
+        return Value::Int(-v.i);
+      }
       if (v.kind == Value::real) return Value::Real(-v.f);
       if (v.kind == Value::boolean) return Value::Int(v.b ? -1 : 0);
       fail(e.pos, std::string("cannot negate a ") + kind_name(v));
@@ -624,6 +654,7 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
   if (obj.kind == Value::tensor && name == "requires_grad") {
     try {
       Tensor t = obj.t;
+      on_undo([impl = t.impl_ptr(), old = t.requires_grad()] { impl->requires_grad = old; });
       t.set_requires_grad(truthy(v, p));
     } catch (const Error& e) {
       fail(p, e.what(), e.hint());
@@ -632,6 +663,7 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
   }
   if (obj.kind == Value::tensor && name == "grad" && v.kind == Value::none) {
     Tensor t = obj.t;
+    on_undo([impl = t.impl_ptr(), old = t.impl()->grad] { impl->grad = old; });
     t.set_grad(Tensor());
     return;
   }
@@ -657,6 +689,7 @@ Value Interpreter::call_value(const Value& callee, CallArgs& args) {
     case Value::method:
       if (callee.items) {  // list.append
         if (args.positional.size() != 1) fail(args.pos, "append takes one argument");
+        on_undo([items = callee.items] { items->pop_back(); });
         callee.items->push_back(args.positional[0]);
         return Value::None();
       }

@@ -81,7 +81,13 @@ class Interpreter {
   // A backward pass built by backward(y, step=True), run by :step / :run.
   std::unique_ptr<ScheduleRun> pending;
   // Parsed programs that defined functions stay alive as long as the interpreter.
-  void keep_alive(std::shared_ptr<Block> program) { programs_.push_back(std::move(program)); }
+  void keep_alive(std::shared_ptr<Block> program) {
+    if (programs_.empty() || programs_.back() != program) programs_.push_back(std::move(program));
+  }
+  // Undoes an in-place change (list item, append, requires_grad, .grad) if the statement fails.
+  void on_undo(std::function<void()> undo) {
+    if (logging_) undo_actions_.push_back(std::move(undo));
+  }
 
  private:
   void exec_block(const Block& b);
@@ -113,6 +119,7 @@ class Interpreter {
   // Undo log of the running top-level statement: (name, previous value or absent).
   std::vector<std::pair<std::string, std::optional<Value>>> undo_;
   bool logging_ = false;
+  std::vector<std::function<void()>> undo_actions_;
   std::vector<std::shared_ptr<Block>> programs_;
   friend void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>&);
   friend void install_repl_commands(Interpreter&);

@@ -89,7 +89,7 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
     for (auto& stmt : *program) {
       while (next < commands.size() && commands[next].first < stmt->pos.line && !in.quit) run_command(commands[next++]);
       if (in.quit) break;
-      if (stmt->kind == Stmt::def) in.keep_alive(program);  // functions point into the program
+      in.keep_alive(program);  // a def anywhere inside (even in an if) points into the program
       in.run_statement(*stmt, out);
       if (in.quit) break;
     }
