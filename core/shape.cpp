@@ -60,6 +60,18 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* what) {
   return out;
 }
 
+bool try_broadcast_shapes(const Shape& a, const Shape& b, Shape& out) {
+  const size_t n = std::max(a.size(), b.size());
+  out.assign(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    out[i] = da == 1 ? db : da;
+  }
+  return true;
+}
+
 bool can_broadcast_to(const Shape& from, const Shape& to) {
   if (from.size() > to.size()) return false;
   size_t off = to.size() - from.size();

@@ -74,17 +74,7 @@ void assign_exp_flushed(RowMap<T> o, const Expr& v) {
 // ---------------------------------------------------------------------------------------------
 // Batch bookkeeping: the output batch (broadcast of q, k, v batch axes) and, for each input,
 // the element offset of its matrix for each output batch index.
-bool broadcast_batch(const Shape& a, const Shape& b, Shape& out) {
-  const size_t n = std::max(a.size(), b.size());
-  out.assign(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) return false;
-    out[i] = da == 1 ? db : da;
-  }
-  return true;
-}
+bool broadcast_batch(const Shape& a, const Shape& b, Shape& out) { return try_broadcast_shapes(a, b, out); }
 
 Shape batch_of(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 

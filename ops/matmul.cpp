@@ -150,17 +150,7 @@ void gemm_eigen(const Operand& a, const T* A, const Operand& b, const T* B, T* C
 // ---------------------------------------------------------------------------------------------
 // NumPy broadcasting of batch shapes (matched from the right); false if some pair differs
 // with neither side 1.
-bool broadcast_batch(const Shape& a, const Shape& b, Shape& out) {
-  const size_t n = std::max(a.size(), b.size());
-  out.assign(n, 1);
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
-    const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
-    if (da != db && da != 1 && db != 1) return false;
-    out[i] = da == 1 ? db : da;
-  }
-  return true;
-}
+bool broadcast_batch(const Shape& a, const Shape& b, Shape& out) { return try_broadcast_shapes(a, b, out); }
 
 std::vector<TensorMeta> infer_matmul(const InferCtx& c) {
   const Shape &a = c.inputs[0].shape, &b = c.inputs[1].shape;
