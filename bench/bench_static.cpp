@@ -194,7 +194,7 @@ void bench_fusion() {
   std::printf("%-28s %10s %14s %12s\n", "program", "time", "bytes moved", "GB/s");
   std::printf("%-28s %8.1f ms %14s %12.1f\n", "unfused (mul, add, gelu)", t_plain * 1e3,
               bytes_str(static_cast<int64_t>(bytes_plain)).c_str(), bytes_plain / t_plain / 1e9);
-  std::printf("%-28s %8.1f ms %14s %12.1f\n", "fused(mul → add → gelu)", t_fused * 1e3,
+  std::printf("%-28s %8.1f ms %14s %12.1f\n", "fused (mul, add, gelu)", t_fused * 1e3,
               bytes_str(static_cast<int64_t>(bytes_fused)).c_str(), bytes_fused / t_fused / 1e9);
   std::printf("max |fused − unfused| (sampled): %.2e\n", maxdiff);
   std::printf("claim: fused ≥ 1.5× faster than unfused: %.2f× → %s\n", t_plain / t_fused, verdict(t_plain / t_fused >= 1.5));
