@@ -164,8 +164,8 @@ int main(int argc, char** argv) {
       if (!svg_out.empty() || !png_out.empty()) {
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
         const std::string dot = viz::graph_to_dot(ws.graph());
-        if (!svg_out.empty()) write(svg_out, viz::render_dot(dot, "svg"));
-        if (!png_out.empty()) write(png_out, viz::render_dot(dot, "png"));
+        if (!svg_out.empty()) viz::render_dot(dot, "svg", svg_out);
+        if (!png_out.empty()) viz::render_dot(dot, "png", png_out);
 #else
         throw Error("this opscope was built without Graphviz", "use --dot and run `dot -Tsvg`, or install libgraphviz-dev (tools/setup.sh) and rebuild");
 #endif

@@ -192,7 +192,8 @@ GraphLayout layout_graph(const Graph& g, const LayoutOptions& o) {
   std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> guard(root, agclose);
   set(root, "rankdir", o.left_to_right ? "LR" : "TB");
   set(root, "nodesep", "0.25");
-  set(root, "ranksep", o.left_to_right ? "0.45" : "0.35");
+  set(root, "forcelabels", "true");
+  set(root, "ranksep", o.left_to_right ? "0.9" : "0.45");  // room for the shape labels
   // (ordering=out would keep siblings in creation order, but Graphviz 2.42 crashes with it and clusters)
 
   // Unfolded composite functions become clusters (a dashed frame with the function's name).
@@ -234,9 +235,13 @@ GraphLayout layout_graph(const Graph& g, const LayoutOptions& o) {
     Agnode_t* tail = gv_nodes[static_cast<size_t>(rev ? e.to : e.from)];
     Agnode_t* head = gv_nodes[static_cast<size_t>(rev ? e.from : e.to)];
     Agedge_t* ge = agedge(root, tail, head, const_cast<char*>(name.c_str()), 1);
-    if (rev) set(ge, "dir", "back");
+    // No arrows for Graphviz to clip (the view draws its own heads at the splines' ends):
+    // Graphviz 2.42 corrupts memory clipping arrows of reversed edges inside clusters.
+    set(ge, "dir", "none");
+    // Shapes go in xlabels, placed after layout where they overlap nothing. (Real labels make dot
+    // add label nodes, and Graphviz 2.42 double-frees those of edges within one rank.)
     if (o.edge_labels) {
-      set(ge, "label", e.label);
+      set(ge, "xlabel", e.label);
       set(ge, "fontsize", "11");
       set(ge, "fontname", "Helvetica");
     }
@@ -263,20 +268,13 @@ GraphLayout layout_graph(const Graph& g, const LayoutOptions& o) {
     if (ED_spl(ge) && ED_spl(ge)->size > 0) {
       const bezier& bz = ED_spl(ge)->list[0];
       for (int k = 0; k < bz.size; ++k) e.spline.push_back(flip(bz.list[k]));
-      // Graphviz ends the curve short of the arrow head; its tip is `ep` (`sp` when reversed).
-      if (reversed_edge(plan, e)) {
-        std::reverse(e.spline.begin(), e.spline.end());
-        if (bz.sflag) {
-          e.arrow_tip = flip(bz.sp);
-          e.has_arrow = true;
-        }
-      } else if (bz.eflag) {
-        e.arrow_tip = flip(bz.ep);
-        e.has_arrow = true;
-      }
+      if (reversed_edge(plan, e)) std::reverse(e.spline.begin(), e.spline.end());
+      // The spline ends on the target's border; the head is drawn there, pointing along the curve.
+      e.arrow_tip = e.spline.back();
+      e.has_arrow = e.spline.size() >= 4;
     }
-    if (ED_label(ge) && ED_label(ge)->set) {
-      e.label_pos = flip(ED_label(ge)->pos);
+    if (ED_xlabel(ge) && ED_xlabel(ge)->set) {
+      e.label_pos = flip(ED_xlabel(ge)->pos);
       e.has_label_pos = true;
     }
   }

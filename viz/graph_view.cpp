@@ -283,9 +283,11 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
       if (e.link) draw_dashed_bezier(dl, &pts[k], col, thick);
       else dl->AddBezierCubic(pts[k], pts[k + 1], pts[k + 2], pts[k + 3], col, thick);
     }
-    if (e.has_arrow) {
-      ImVec2 tip = v.to_screen(e.arrow_tip);
-      draw_arrow_head(dl, pts.back(), ImVec2(tip.x + shift_from.x, tip.y + shift_from.y), col, 9.f * std::max(0.6f, std::min(z, 1.5f)));
+    if (e.has_arrow) {  // the head at the curve's end, along its last tangent
+      const ImVec2 tip = pts.back();
+      ImVec2 from = pts[pts.size() - 2];
+      if (std::fabs(from.x - tip.x) + std::fabs(from.y - tip.y) < 1.f) from = pts[pts.size() - 4];
+      draw_arrow_head(dl, from, tip, col, 9.f * std::max(0.6f, std::min(z, 1.5f)));
     }
     // The current step's data moving along its edges: dots travelling towards the arrow.
     if (flowing) {

@@ -5,7 +5,8 @@
 
 namespace opscope::viz {
 
-// Renders DOT text with `dot` to "svg" or "png" bytes. Throws opscope::Error on failure.
-std::string render_dot(const std::string& dot, const std::string& format);
+// Lays out DOT text with `dot` and writes it to `path` as "svg" or "png". Throws opscope::Error
+// on failure. (To a file, not to memory: gvRenderData of Graphviz 2.42 overruns its buffer.)
+void render_dot(const std::string& dot, const std::string& format, const std::string& path);
 
 }  // namespace opscope::viz
