@@ -12,5 +12,5 @@ out="$root/docs/screenshot.png"
 mkdir -p "$root/docs"
 LIBGL_ALWAYS_SOFTWARE=1 xvfb-run -a -s "-screen 0 1600x1000x24" \
   "$bin" gui --script "$root/tests/gui/mlp.ops" --size 1600x1000 --frames 40 \
-  --actions "step 5;select n5" --screenshot "$out" --state-json "$build/screenshot_state.json"
+  --actions "step 5;select n2" --screenshot "$out" --state-json "$build/screenshot_state.json"
 echo "wrote $out"

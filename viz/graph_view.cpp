@@ -117,11 +117,11 @@ std::vector<std::string> search_boxes(const GraphLayout& l, const std::string& q
 
 void fit_view(GraphViewState& s, ImVec2 canvas) {
   if (!s.has_layout || s.layout.boxes.empty()) return;
-  const float margin = 24.f;
+  const float margin = 24.f, legend = 30.f;  // the legend row along the bottom
   const float zx = (canvas.x - 2 * margin) / std::max(1.f, s.layout.width);
-  const float zy = (canvas.y - 2 * margin) / std::max(1.f, s.layout.height);
+  const float zy = (canvas.y - 2 * margin - legend) / std::max(1.f, s.layout.height);
   s.zoom = std::clamp(std::min(zx, zy), kMinZoom, 1.6f);
-  s.pan = ImVec2((canvas.x - s.layout.width * s.zoom) * 0.5f, (canvas.y - s.layout.height * s.zoom) * 0.5f);
+  s.pan = ImVec2((canvas.x - s.layout.width * s.zoom) * 0.5f, (canvas.y - legend - s.layout.height * s.zoom) * 0.5f);
 }
 
 bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale, double time) {
@@ -407,6 +407,33 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
     s.drawn.push_back(std::move(d));
   }
   s.hovered = hovered;
+
+  // [SECTION] legend: one row along the bottom (fit_view keeps it clear of the graph)
+  {
+    const float lp = font->FontSize * 0.8f, h = lp * 1.2f, sw = lp * 1.5f;
+    struct Item {
+      ImU32 fill, border;
+      const char* text;
+      float rounding;
+    };
+    const Item items[] = {{th.param_fill, th.box_border, "parameter", h * 0.5f},
+                          {th.input_fill, th.box_border, "input / constant", 2.f},
+                          {family_color(th, "elementwise", false), th.box_border, "forward op", 4.f},
+                          {family_color(th, "elementwise", true), th.edge_backward, "backward op", 4.f},
+                          {th.canvas, th.highlight, "last step", 4.f},
+                          {th.badge_fill, th.badge_fill, "saved for backward", h * 0.5f}};
+    ImVec2 p(c0.x + 10, c1.y - h - 8);
+    dl->AddRectFilled(ImVec2(c0.x, p.y - 5), c1, with_alpha(th.canvas, 0.92f));
+    for (const auto& it : items) {
+      dl->AddRectFilled(p, ImVec2(p.x + sw, p.y + h), it.fill, it.rounding);
+      dl->AddRect(p, ImVec2(p.x + sw, p.y + h), it.border, it.rounding, 0, it.border == th.highlight ? 2.5f : 1.f);
+      dl->AddText(font, lp, ImVec2(p.x + sw + 5, p.y + (h - lp) * 0.5f), th.text_dim, it.text);
+      p.x += sw + 5 + font->CalcTextSizeA(lp, FLT_MAX, 0, it.text).x + 16;
+    }
+    const char* help = "drag: pan · wheel: zoom · F: fit · click: inspect";
+    const float hw = font->CalcTextSizeA(lp, FLT_MAX, 0, help).x;
+    if (p.x + hw + 10 < c1.x) dl->AddText(font, lp, ImVec2(c1.x - hw - 10, p.y + (h - lp) * 0.5f), th.text_dim, help);
+  }
 
   // [SECTION] selection and tooltips
   if (canvas_hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0 &&

@@ -130,6 +130,7 @@ void draw_heatmap(const Tensor& t, const Theme& th, float max_width) {
       dl->AddRectFilled(a, ImVec2(a.x + cell - (cell > 6 ? 1 : 0), a.y + ch - (ch > 6 ? 1 : 0)), diverging(vals[r * nc + c] / vmax));
     }
   const float hm_w = nc * cell, hm_h = std::max(nr * ch, 40.f);
+  dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p0.x + hm_w, p0.y + nr * ch), th.grid);
   // The colour bar: -max at the bottom, +max at the top.
   const ImVec2 b0(p0.x + hm_w + 10, p0.y);
   const int kSteps = 24;

@@ -87,7 +87,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   for (float x = x0; x < x1; x += 10) dl->AddLine(ImVec2(x, Y(peak)), ImVec2(std::min(x + 5, x1), Y(peak)), th.text_dim);
   dl->AddCircleFilled(ImVec2(X(peak_at), Y(peak)), 4.f, th.edge_backward);
   char label[96];
-  std::snprintf(label, sizeof label, "peak %s at step %lld", bytes_str(peak).c_str(), (long long)series[peak_at].step);
+  std::snprintf(label, sizeof label, "peak %s after step %lld", bytes_str(peak).c_str(), (long long)series[peak_at].step);
   const float lw = ImGui::CalcTextSize(label).x;
   dl->AddText(ImVec2(std::clamp(X(peak_at) - lw * 0.5f, x0, x1 - lw), p0.y + 1), th.text, label);
   // The current step.

@@ -183,6 +183,12 @@ Fonts load_fonts(float scale) {
                                          io.Fonts->GetGlyphRangesChineseSimplifiedCommon()) != nullptr;
   }
   f.mono = load(mono_path, 14.f * scale, ui_ranges);
+  if (f.cjk) {  // the console prints what students type, Chinese included
+    ImFontConfig merge;
+    merge.MergeMode = true;
+    merge.OversampleH = 1;
+    io.Fonts->AddFontFromFileTTF(f.cjk_path.c_str(), 14.f * scale, &merge, io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
+  }
   f.title = load(f.ui_path, 18.f * scale, ui_ranges);
   return f;
 }
