@@ -124,6 +124,14 @@ void fit_view(GraphViewState& s, ImVec2 canvas) {
   s.pan = ImVec2((canvas.x - s.layout.width * s.zoom) * 0.5f, (canvas.y - legend - s.layout.height * s.zoom) * 0.5f);
 }
 
+void center_on(GraphViewState& s, const std::string& key, ImVec2 canvas, float min_zoom) {
+  const int b = s.layout.find(key);
+  if (b < 0) return;
+  s.zoom = std::max(s.zoom, min_zoom);
+  const Point c = s.layout.boxes[static_cast<size_t>(b)].center;
+  s.pan = ImVec2(canvas.x * 0.5f - c.x * s.zoom, canvas.y * 0.45f - c.y * s.zoom);
+}
+
 bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale, double time) {
   LayoutOptions o;
   o.filter = s.filter;
@@ -182,9 +190,31 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
       if (p.x < 0 || p.y < 0 || p.x > size.x || p.y > size.y) s.fit_requested = true;
     }
   }
-  if (s.fit_requested) {
+  if (s.fit_requested || s.fit_all) {
     fit_view(s, size);
-    s.fit_requested = false;
+    // Too big to read when fitted: show the step being run, readable (Fit shows everything).
+    constexpr float kReadable = 0.45f;
+    const int focus = f.current_node >= 0 ? f.current_node : f.next_node;
+    if (!s.fit_all && s.zoom < kReadable && focus >= 0) {
+      const int b = s.layout.find_node(focus);
+      if (b >= 0) center_on(s, s.layout.boxes[static_cast<size_t>(b)].key, size, 0.9f);
+    }
+    s.fit_requested = s.fit_all = false;
+  }
+  // Follow the steps: when the current node changes and sits near or past the edge, centre it.
+  if (s.follow_current && f.current_node != s.followed_node) {
+    s.followed_node = f.current_node;
+    const int b = s.layout.find_node(f.current_node);
+    if (b >= 0) {
+      const LayoutBox& bx = s.layout.boxes[static_cast<size_t>(b)];
+      const float x = s.pan.x + bx.center.x * s.zoom, y = s.pan.y + bx.center.y * s.zoom, m = 40.f;
+      if (x < m || y < m || x > size.x - m || y > size.y - m - 30.f) center_on(s, bx.key, size, s.zoom);
+    }
+  }
+  if (s.last_search != s.search) {  // a new search: show its first hit
+    s.last_search = s.search;
+    const auto hits = search_boxes(s.layout, s.search);
+    if (!hits.empty()) center_on(s, hits.front(), size, 0.7f);
   }
 
   // [SECTION] input: pan with any drag on the background, zoom around the mouse

@@ -30,8 +30,11 @@ struct GraphViewState {
   char search[96] = "";
   float zoom = 1.f;
   ImVec2 pan{0, 0};          // screen offset of layout (0,0) from the canvas corner
-  bool fit_requested = true;
+  bool fit_requested = true;  // fit, or when the graph is too big to read, zoom to the current step
+  bool fit_all = false;       // the Fit button: the whole graph, however small
+  std::string last_search;    // a new search centres the view on its first hit
   bool follow_current = true;  // keep the current step in view
+  int followed_node = -1;      // the current node the view last followed
   // --- cache: the layout is recomputed only when its key changes ---
   GraphLayout layout;
   LayoutKey key;
@@ -63,6 +66,8 @@ bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float 
 
 // Fits the whole layout into a canvas of `canvas` pixels.
 void fit_view(GraphViewState& s, ImVec2 canvas);
+// Centres box `key` in the canvas at a zoom of at least `min_zoom`.
+void center_on(GraphViewState& s, const std::string& key, ImVec2 canvas, float min_zoom);
 
 // Box keys whose title or subtitle contains `query` (case-insensitive), in layout order.
 std::vector<std::string> search_boxes(const GraphLayout& l, const std::string& query);

@@ -70,7 +70,7 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "theme") {
     if (arg != "dark" && arg != "light") throw Error("theme takes dark or light");
     s.dark = arg == "dark";
-  } else if (verb == "fit") s.graph.fit_requested = true;
+  } else if (verb == "fit") s.graph.fit_all = true;
   else if (verb == "zoom") s.graph.zoom = std::stof(arg);
   else if (verb == "play") s.playing = true;
   else if (verb == "pause") s.playing = false;

@@ -81,7 +81,7 @@ void draw_toolbar(GuiState& s) {
   ImGui::RadioButton("both", &f, static_cast<int>(viz::PhaseFilter::both));
   s.graph.filter = static_cast<viz::PhaseFilter>(f);
   ImGui::SameLine(0, 16 * s.scale);
-  if (ImGui::Button("Fit")) s.graph.fit_requested = true;
+  if (ImGui::Button("Fit")) s.graph.fit_all = true;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(150 * s.scale);
   ImGui::InputTextWithHint("##search", "search name / op", s.graph.search, sizeof s.graph.search);
@@ -218,7 +218,7 @@ void shortcuts(GuiState& s) {
   if (pending && key('B')) run_in_console(s, ":step bwd");
   if (pending && key('R')) run_in_console(s, ":run");
   if (key('P')) s.playing = !s.playing;
-  if (key('F')) s.graph.fit_requested = true;
+  if (key('F')) s.graph.fit_all = true;
   if (key(ImGuiKey_Escape)) s.graph.selected.clear();
 }
 
