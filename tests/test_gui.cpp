@@ -134,6 +134,25 @@ TEST_CASE("gui: toggling the backward view hides the backward nodes", "[viz]") {
   CHECK(ops < r.state["graph_nodes"].get<int>());
 }
 
+TEST_CASE("gui: a console statement and a fold change the graph in the next frame", "[viz]") {
+  const GuiRun r = run_gui("console_fold", "exec z = relu(logits) * 2;fold dense;select z;theme dark", 20);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["action_errors"].empty());
+  const auto* z = box(s, s["selected"]);
+  REQUIRE(z);
+  CHECK((*z)["subtitle"] == "z");
+  CHECK(std::string((*z)["title"]).find("mul") != std::string::npos);
+  const auto* dense = box(s, "s:dense");
+  REQUIRE(dense);  // the composite function folded into one box
+  CHECK(std::string((*dense)["subtitle"]).find("nodes") != std::string::npos);
+  CHECK(s["theme"] == "dark");
+  // The dark theme keeps the highlight colour on the last step's box (here: z's mul).
+  const auto& rect = (*z)["rect"];
+  CHECK((*z)["current"] == true);
+  CHECK(count_color(r, rect[0].get<float>() - 3, rect[1].get<float>() - 3, rect[2].get<float>() + 3, rect[3].get<float>() + 3, 255, 140, 0, 12) > 20);
+}
+
 TEST_CASE("gui: a bad action fails with a message", "[viz]") {
   const GuiRun r = run_gui("bad_action", "dance", 3);
   CHECK(r.rc != 0);

@@ -1,9 +1,12 @@
 // `opscope gui`: the window (GLFW + OpenGL 3 + Dear ImGui), its main loop, and the headless
 // use the tests drive (scripted actions, N frames, a PNG and a JSON dump of what is shown).
 #pragma once
+#include <functional>
 #include <string>
 
 namespace opscope::app {
+
+struct GuiState;
 
 struct GuiOptions {
   std::string script;       // run before the first frame
@@ -14,6 +17,8 @@ struct GuiOptions {
   std::string actions;      // "step;step;select n3;toggle backward"
   int width = 1600, height = 1000;
   bool dark = false;
+  // The lesson player's panel (app/lesson/ plugs it in); empty: a placeholder is shown.
+  std::function<void(GuiState&)> lesson_panel;
 };
 
 // Opens the window and runs until closed (or `frames` frames). Returns the exit code: 0, or 1

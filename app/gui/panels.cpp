@@ -196,6 +196,7 @@ void draw_lesson(GuiState& s) {
 // [SECTION] status bar
 void draw_status(GuiState& s) {
   const auto& tr = s.ws->tracker();
+  // Dynamic (eager) is the one mode the language has so far; static mode reports itself here once it exists.
   ImGui::Text("mode: dynamic   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS",
               bytes_str(tr.live_total()).c_str(), bytes_str(tr.peak_total()).c_str(), s.ws->graph().num_nodes(),
               s.graph.layout.layout_ms, s.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));
