@@ -153,6 +153,16 @@ TEST_CASE("gui: a console statement and a fold change the graph in the next fram
   CHECK(count_color(r, rect[0].get<float>() - 3, rect[1].get<float>() - 3, rect[2].get<float>() + 3, rect[3].get<float>() + 3, 255, 140, 0, 12) > 20);
 }
 
+TEST_CASE("gui: a mouse click on a box selects it and the inspector shows it", "[viz]") {
+  const GuiRun r = run_gui("click", "step;click n2", 8);
+  REQUIRE(r.rc == 0);
+  CHECK(r.state["action_errors"].empty());
+  CHECK(r.state["selected"] == "n2");
+  const auto* b = box(r.state, "n2");
+  REQUIRE(b);
+  CHECK((*b)["selected"] == true);
+}
+
 TEST_CASE("gui: a bad action fails with a message", "[viz]") {
   const GuiRun r = run_gui("bad_action", "dance", 3);
   CHECK(r.rc != 0);

@@ -53,6 +53,16 @@ void apply_action(GuiState& s, const std::string& action) {
     // The layout must exist to resolve names: lay out now if the graph changed.
     viz::update_layout(s.graph, s.ws->graph(), &s.fonts, s.scale, s.time);
     s.graph.selected = resolve_box(s, arg);
+  } else if (verb == "click") {
+    // Where the box was drawn in the last frame, clicked as a user would.
+    const std::string key = resolve_box(s, arg);
+    for (const auto& d : s.graph.drawn)
+      if (d.key == key) {
+        s.click.pos = ImVec2((d.min.x + d.max.x) * 0.5f, (d.min.y + d.max.y) * 0.5f);
+        s.click.frames_left = 3;
+        return;
+      }
+    throw Error("click: box '" + arg + "' is not on screen");
   } else if (verb == "toggle") {
     using viz::PhaseFilter;
     if (arg == "backward") s.graph.filter = s.graph.filter == PhaseFilter::both ? PhaseFilter::forward_only : PhaseFilter::both;
@@ -76,8 +86,16 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "pause") s.playing = false;
   else
     throw Error("unknown GUI action '" + verb + "'",
-                "actions: step [N|bwd], run, rewind, exec CODE, select KEY, toggle backward|forward|theme, view "
+                "actions: step [N|bwd], run, rewind, exec CODE, select KEY, click KEY, toggle backward|forward|theme, view "
                 "forward|backward|both, fold F, unfold F, search TEXT, theme dark|light, fit, zoom Z, play, pause");
+}
+
+void inject_mouse(GuiState& s) {
+  if (s.click.frames_left <= 0) return;
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = s.click.pos;
+  io.MouseDown[0] = s.click.frames_left == 2;
+  --s.click.frames_left;
 }
 
 std::string state_json(const GuiState& s, int window_w, int window_h) {

@@ -113,7 +113,7 @@ int run_gui(const GuiOptions& o) {
   }
   const std::vector<std::string> actions = split_actions(o.actions);
   // Headless: one action per frame after the first, then frames for animations to settle.
-  const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 2) : 0;
+  const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
   bool dark_applied = s.dark;
   const auto start = std::chrono::steady_clock::now();
   int fb_w = 0, fb_h = 0;
@@ -138,6 +138,7 @@ int run_gui(const GuiOptions& o) {
     const auto t0 = std::chrono::steady_clock::now();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
+    inject_mouse(s);
     ImGui::NewFrame();
     draw_ui(s);
     ImGui::Render();

@@ -1,5 +1,7 @@
 // Everything the GUI shell shows and remembers, passed to each panel (no static locals).
 #pragma once
+#include <imgui.h>
+
 #include <functional>
 #include <memory>
 #include <string>
@@ -57,6 +59,11 @@ struct GuiState {
   double frame_ms_avg = 0;
   int frame = 0;
   std::vector<std::string> action_errors;
+  // A scripted mouse click ("click n3"): moved there, pressed, released over three frames.
+  struct InjectedClick {
+    ImVec2 pos;
+    int frames_left = 0;  // 3: move, 2: press, 1: release
+  } click;
 };
 
 // [panels.cpp] the whole window's UI for one frame.
@@ -68,11 +75,14 @@ int next_step_node(GuiState& s);
 int64_t steps_left(GuiState& s);
 
 // [actions.cpp] scripted UI actions: "step", "step bwd", "run", "rewind", "select n3",
-// "toggle backward", "view forward|backward|both", "fold F", "unfold F", "search TEXT",
+// "click n3" (a real mouse click at the box's centre), "toggle backward",
+// "view forward|backward|both", "fold F", "unfold F", "search TEXT",
 // "theme dark|light", "fit", "zoom F", "exec CODE". Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
 // What is on screen, as JSON text.
 std::string state_json(const GuiState& s, int window_w, int window_h);
+// Feeds a scripted click to ImGui: call between the backend's NewFrame and ImGui::NewFrame.
+void inject_mouse(GuiState& s);
 
 }  // namespace opscope::app
