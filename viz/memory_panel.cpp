@@ -68,6 +68,26 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   dl->AddText(ImVec2(p0.x + 4, y0 - 7), th.text_dim, bytes_str(peak).c_str());
   dl->AddText(ImVec2(p0.x + 4, y1 - 7), th.text_dim, "0 B");
   dl->AddLine(ImVec2(x0, y1), ImVec2(x1, y1), th.grid);
+  char first[32];
+  std::snprintf(first, sizeof first, "step %lld", (long long)series.front().step);
+  dl->AddText(ImVec2(x0, y1 + 1), th.text_dim, first);
+  // The backward pass's steps on a tinted background: where saved tensors get freed.
+  {
+    const std::vector<StepEvent>& ev = *f.events;
+    size_t i = 0;
+    while (i < n) {
+      if (ev[i].phase != Phase::backward) {
+        ++i;
+        continue;
+      }
+      size_t j = i;
+      while (j + 1 < n && ev[j + 1].phase == Phase::backward) ++j;
+      const float xa = i == 0 ? x0 : (X(i - 1) + X(i)) * 0.5f, xb = j + 1 >= n ? x1 : (X(j) + X(j + 1)) * 0.5f;
+      dl->AddRectFilled(ImVec2(xa, y0), ImVec2(xb, y1), (th.backward_tint & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 90));
+      dl->AddText(ImVec2(xa + 3, y1 + 1), th.edge_backward, "backward pass");
+      i = j + 1;
+    }
+  }
   // Stacked areas: each category a band of trapezoids between consecutive steps (convex).
   for (size_t i = 0; i < n; ++i) {
     int64_t below_a = 0, below_b = 0;

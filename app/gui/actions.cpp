@@ -1,5 +1,6 @@
 // Scripted UI actions (what a user would click, for tests and screenshots) and the JSON dump
 // of what the last frame showed.
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
