@@ -68,9 +68,9 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   dl->AddText(ImVec2(p0.x + 4, y0 - 7), th.text_dim, bytes_str(peak).c_str());
   dl->AddText(ImVec2(p0.x + 4, y1 - 7), th.text_dim, "0 B");
   dl->AddLine(ImVec2(x0, y1), ImVec2(x1, y1), th.grid);
-  char first[32];
-  std::snprintf(first, sizeof first, "step %lld", (long long)series.front().step);
-  dl->AddText(ImVec2(x0, y1 + 1), th.text_dim, first);
+  char first_step[32];
+  std::snprintf(first_step, sizeof first_step, "step %lld", (long long)series.front().step);
+  dl->AddText(ImVec2(x0, y1 + 1), th.text_dim, first_step);
   // The backward pass's steps on a tinted background: where saved tensors get freed.
   {
     const std::vector<StepEvent>& ev = *f.events;
