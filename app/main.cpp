@@ -20,9 +20,7 @@
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
 #include "viz/graphviz.h"
 #endif
-#ifdef OPSCOPE_HAVE_GUI
-#include "app/gui/gui_app.h"
-#endif
+#include "app/gui/gui_app.h"  // options only; run_gui exists when the GUI is built
 
 namespace {
 
@@ -118,7 +116,6 @@ int main(int argc, char** argv) {
 
   auto* gui = app.add_subcommand("gui", "the window: live graph, stepping, inspector, memory, console");
   std::string gui_size;
-#ifdef OPSCOPE_HAVE_GUI
   app::GuiOptions gui_opts;
   gui->add_option("--script", gui_opts.script, "run this script first");
   gui->add_option("--lesson", gui_opts.lesson, "open this lesson");
@@ -128,7 +125,6 @@ int main(int argc, char** argv) {
   gui->add_option("--actions", gui_opts.actions, "UI actions, one per frame: \"step;step;select n3;toggle backward\"");
   gui->add_option("--size", gui_size, "window size WxH (default 1600x1000)");
   gui->add_flag("--dark", gui_opts.dark, "the dark theme");
-#endif
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -198,6 +194,7 @@ int main(int argc, char** argv) {
     // `opscope` alone: the window when there is a display, else the terminal REPL.
     if (!*repl && app::display_available()) return app::run_gui(app::GuiOptions{});
 #else
+    (void)repl;
     if (*gui)
       throw Error("this opscope was built without the GUI",
                   "install libimgui-dev, libglfw3-dev and libgraphviz-dev (tools/setup.sh) and rebuild; `opscope repl` works now");
