@@ -111,6 +111,8 @@ TEST_CASE("gui: mid-backward, the current step is highlighted on screen and in t
   INFO("current box " << x0 << "," << y0 << " - " << x1 << "," << y1);
   CHECK(x1 - x0 > 20);
   CHECK(count_color(r, x0 - 3, y0 - 3, x1 + 3, y1 + 3, 255, 140, 0, 12) > static_cast<int>(x1 - x0));
+  // Its label is drawn: dark text pixels inside the box (light theme text is #111827).
+  CHECK(count_color(r, x0 + 4, y0 + 4, x1 - 4, y1 - 4, 17, 24, 39, 60) > 15);
   // ...and a box that is not current has no highlight outline.
   for (const auto& n : s["nodes"]) {
     if (n["current"] == true || n["next"] == true || n["node"].get<int>() < 0) continue;
