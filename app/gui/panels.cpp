@@ -39,7 +39,9 @@ void after_run(GuiState& s) {
 
 // [SECTION] step controls
 void draw_toolbar(GuiState& s) {
-  const bool has_pending = next_step_node(s) >= 0;
+  // Always enabled: the commands themselves say when there is nothing to step (and modes that
+  // step in other ways, like static runs, answer the same commands).
+  const bool has_pending = next_step_node(s) >= 0, enabled = true;
   auto button = [&](const char* label, const char* tip, bool enabled) {
     if (!enabled) ImGui::BeginDisabled();
     bool pressed = ImGui::Button(label);
@@ -48,11 +50,11 @@ void draw_toolbar(GuiState& s) {
     ImGui::SameLine();
     return pressed;
   };
-  if (button("Step", "run the next step (:step)   [Space or N]", has_pending)) run_in_console(s, ":step");
-  if (button("Step bwd", "the next step of the backward pass (:step bwd)   [B]", has_pending)) run_in_console(s, ":step bwd");
-  if (button(s.playing ? "Pause" : "Play", "step on a timer at the speed set on the right   [P]", has_pending || s.playing))
+  if (button("Step", "run the next step (:step)   [Space or N]", enabled)) run_in_console(s, ":step");
+  if (button("Step bwd", "the next step of the backward pass (:step bwd)   [B]", enabled)) run_in_console(s, ":step bwd");
+  if (button(s.playing ? "Pause" : "Play", "step on a timer at the speed set on the right   [P]", enabled))
     s.playing = !s.playing;
-  if (button("Run", "finish the stepped pass (:run)   [R]", has_pending)) run_in_console(s, ":run");
+  if (button("Run", "finish the stepped pass (:run)   [R]", enabled)) run_in_console(s, ":run");
   if (button("Rewind", "go back to the first step (:rewind)", true)) run_in_console(s, ":rewind");
   ImGui::SetNextItemWidth(120 * s.scale);
   ImGui::SliderFloat("##speed", &s.steps_per_second, 0.5f, 30.f, "%.1f steps/s", ImGuiSliderFlags_Logarithmic);
@@ -214,10 +216,9 @@ bool key(ImGuiKey_ k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); }
 void shortcuts(GuiState& s) {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
-  const bool pending = next_step_node(s) >= 0;
-  if (pending && (key(ImGuiKey_Space) || key('N'))) run_in_console(s, ":step");
-  if (pending && key('B')) run_in_console(s, ":step bwd");
-  if (pending && key('R')) run_in_console(s, ":run");
+  if (key(ImGuiKey_Space) || key('N')) run_in_console(s, ":step");
+  if (key('B')) run_in_console(s, ":step bwd");
+  if (key('R')) run_in_console(s, ":run");
   if (key('P')) s.playing = !s.playing;
   if (key('F')) s.graph.fit_all = true;
   if (key(ImGuiKey_Escape)) s.graph.selected.clear();
@@ -226,12 +227,10 @@ void shortcuts(GuiState& s) {
 // Play: one step every 1/speed seconds while a stepped pass is pending.
 void play(GuiState& s) {
   if (!s.playing) return;
-  if (next_step_node(s) < 0) {
-    s.playing = false;
-    return;
-  }
   if (s.time >= s.next_play_step) {
-    if (!run_in_console(s, ":step")) s.playing = false;
+    // Stops when the stepped backward pass is done, or when :step fails (nothing to step).
+    const bool backward_pending = next_step_node(s) >= 0;
+    if (!run_in_console(s, ":step") || (backward_pending && next_step_node(s) < 0)) s.playing = false;
     s.next_play_step = s.time + 1.0 / s.steps_per_second;
   }
 }
