@@ -182,6 +182,29 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const bool canvas_active = ImGui::IsItemActive();
   ImGuiIO& io = ImGui::GetIO();
 
+  // A re-laid-out graph keeps its place on screen: an anchor box (the selection, else the
+  // current step, else the first box) stays put, and the others glide to their new places.
+  if (relaid && !s.fit_requested && !s.from_centers.empty()) {
+    std::string anchor = s.selected;
+    if (s.layout.find(anchor) < 0 || !s.from_centers.count(anchor)) {
+      const int cb = s.layout.find_node(f.current_node);
+      anchor = cb >= 0 ? s.layout.boxes[static_cast<size_t>(cb)].key : std::string();
+    }
+    if (anchor.empty() || !s.from_centers.count(anchor))
+      for (const auto& b : s.layout.boxes)
+        if (s.from_centers.count(b.key)) {
+          anchor = b.key;
+          break;
+        }
+    const int ab = s.layout.find(anchor);
+    if (ab >= 0 && s.from_centers.count(anchor)) {
+      const Point now = s.layout.boxes[static_cast<size_t>(ab)].center, before = s.from_centers[anchor];
+      const Point d{now.x - before.x, now.y - before.y};
+      s.pan.x -= d.x * s.zoom;
+      s.pan.y -= d.y * s.zoom;
+      for (auto& [key, c] : s.from_centers) c = Point{c.x + d.x, c.y + d.y};
+    }
+  }
   // A grown graph keeps its view; the next node to run is scrolled into view.
   if (relaid && s.layout.boxes.size() > boxes_before && !s.fit_requested && f.next_node >= 0) {
     int bi = s.layout.find_node(f.next_node);
