@@ -165,6 +165,22 @@ TEST_CASE("gui: a mouse click on a box selects it and the inspector shows it", "
   CHECK((*b)["selected"] == true);
 }
 
+TEST_CASE("gui: statements typed later do not move the graph on screen", "[viz]") {
+  const GuiRun before = run_gui("stable_before", "", 20);
+  const GuiRun after = run_gui("stable_after", "exec q = h * 3;exec r = relu(q)", 24);
+  REQUIRE(before.rc == 0);
+  REQUIRE(after.rc == 0);
+  CHECK(after.state["graph_nodes"].get<int>() == before.state["graph_nodes"].get<int>() + 2);
+  CHECK(after.state["layouts"].get<int>() > before.state["layouts"].get<int>());
+  // The anchor (the first box) stays where it was; the new boxes are added around it.
+  const auto* a = box(before.state, "n0");
+  const auto* b = box(after.state, "n0");
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(std::abs((*a)["rect"][0].get<float>() - (*b)["rect"][0].get<float>()) < 1.f);
+  CHECK(std::abs((*a)["rect"][1].get<float>() - (*b)["rect"][1].get<float>()) < 1.f);
+}
+
 TEST_CASE("gui: a bad action fails with a message", "[viz]") {
   const GuiRun r = run_gui("bad_action", "dance", 3);
   CHECK(r.rc != 0);
