@@ -4,6 +4,8 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <sstream>
 
 #include "app/gui/gui_state.h"
@@ -149,11 +151,27 @@ void draw_console(GuiState& s) {
   if (c.scroll_to_bottom) ImGui::SetScrollHereY(1.f);
   c.scroll_to_bottom = false;
   ImGui::EndChild();
+  // Tab's candidates as buttons: a click completes the word being typed.
   if (!c.candidates.empty()) {
-    std::string list;
-    for (size_t i = 0; i < c.candidates.size() && i < 12; ++i) list += (i ? "  " : "") + c.candidates[i];
-    if (c.candidates.size() > 12) list += "  ...";
-    ImGui::TextDisabled("%s", list.c_str());
+    std::string chosen;
+    const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+    for (size_t i = 0; i < c.candidates.size() && i < 16; ++i) {
+      const float w = ImGui::CalcTextSize(c.candidates[i].c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
+      if (i > 0) {
+        ImGui::SameLine();
+        if (ImGui::GetCursorScreenPos().x + w > right) break;
+      }
+      if (ImGui::SmallButton(c.candidates[i].c_str())) chosen = c.candidates[i];
+    }
+    if (!chosen.empty()) {
+      std::string line = c.input;
+      size_t start = line.size();
+      while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_' || line[start - 1] == ':')) --start;
+      line = line.substr(0, start) + chosen;
+      std::snprintf(c.input, sizeof c.input, "%s", line.c_str());
+      c.candidates.clear();
+      c.focus_input = true;
+    }
   }
   const char* prompt = c.pending_block.empty() ? ">>>" : "...";
   ImGui::TextUnformatted(prompt);
