@@ -72,6 +72,9 @@ void draw_ui(GuiState& s);
 bool run_in_console(GuiState& s, const std::string& source, bool echo = true);
 // The node the next step of a pending stepped pass runs (-1: none).
 int next_step_node(GuiState& s);
+// What the graph view and inspector show: in static mode the compiled program (being stepped,
+// or the last compiled) as it runs, else the workspace's graph. Sets s.graph.only_nodes.
+const Graph& shown_graph(GuiState& s);
 int64_t steps_left(GuiState& s);
 
 // [actions.cpp] scripted UI actions: "step", "step bwd", "run", "rewind", "select n3",
