@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/recompute_compare.h"
 #include "app/lang/session.h"
 #include "core/workspace.h"
 #include "viz/graph_view.h"
@@ -50,6 +51,8 @@ struct GuiState {
   bool playing = false;
   float steps_per_second = 4.f;
   double next_play_step = 0;
+  // Static mode: the stepped program measured with recomputation off and on (memory overlay)
+  RecomputeComparison recompute;
   // The lesson panel
   std::string lesson_id;
   LessonPanelFn lesson_panel;

@@ -355,6 +355,19 @@ void draw_ui(GuiState& s) {
   ImGui::TextUnformatted("Memory after each step");
   viz::MemoryPanelFrame mf;
   mf.events = &s.log->events();
+  // A static program being stepped: its own steps, over lines measuring it with recompute off and on.
+  std::vector<StepEvent> run_events;
+  if (const auto& run = s.session->interpreter().statics->run) {
+    // The steps of this pass (after a :rewind the earlier pass's steps are history).
+    const auto& all = s.log->events();
+    for (auto it = all.rbegin(); it != all.rend() && run_events.size() < run->position(); ++it)
+      if (it->graph == &run->program().graph) run_events.push_back(*it);
+    std::reverse(run_events.begin(), run_events.end());
+    update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);
+    mf.events = &run_events;
+    mf.overlays = &s.recompute.overlays;
+    mf.total_steps = run->size();
+  }
   mf.live_now = &s.ws->tracker().live();
   mf.theme = &th;
   mf.current_step = s.log->last() ? s.log->last()->step : -1;
