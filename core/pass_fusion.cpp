@@ -3,6 +3,7 @@
 // so the intermediates never travel to memory: for gelu(x*w + b) the unfused graph reads and
 // writes three full tensors, the fused one reads x once and writes y once.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 
@@ -21,7 +22,11 @@ bool fusible_op(const Node& n) {
 
 std::string attr_suffix(const Node& n) {
   if (n.op->name == "gelu") return "/" + n.attrs.s("approximate");
-  if (n.op->name == "leaky_relu") return "/" + std::to_string(n.attrs.f("negative_slope"));
+  if (n.op->name == "leaky_relu") {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "/%.17g", n.attrs.f("negative_slope"));  // exact: to_string keeps 6 decimals
+    return buf;
+  }
   return "";
 }
 

@@ -103,7 +103,8 @@ std::vector<std::string> pass_recompute(Program& p, const RecomputePolicy& polic
     Node clone = g.node(prod_id);
     // Inputs still alive in backward are read as they are; any other forward value is recomputed too.
     for (int& in : clone.inputs)
-      if (scheduled_forward(in) && !kept.count(in)) in = recompute(in, out);
+      if (scheduled_forward(in) && !kept.count(in) && !has_side_effects(g.node(g.value(in).producer)))
+        in = recompute(in, out);
     clone.outputs.clear();
     clone.forward_of = -1;
     const int new_id = static_cast<int>(g.num_nodes());
@@ -194,6 +195,10 @@ std::vector<std::string> pass_plan_memory(Program& p) {
     int chosen = -1;
     if (elementwise_like(n)) {  // in place over an input that dies here, same size and layout
       for (int in : n.inputs) {
+        // Not over a buffer another input of this node reads through a view (h + h.T).
+        bool viewed = false;
+        for (int other : n.inputs) viewed = viewed || (other != in && p.alias_root(other) == in);
+        if (viewed) continue;
         auto it = interval_of.find(in);
         if (it == interval_of.end() || it->second->last != iv.def || it->second->bytes != iv.bytes ||
             !plan.buffer_of.count(in) || g.value(in).meta.shape != g.value(iv.value).meta.shape)
@@ -277,10 +282,14 @@ std::vector<std::string> check_memory_plan(const Program& p) {
   }
   // Per buffer, in order of definition: each value must start after every earlier one ended,
   // except a value written in place over the one that dies where it starts.
+  // Legal only where the node reads the earlier value directly and through no view (h + h.T).
   auto reads = [&](int later, int earlier) {
-    for (int v : g.node(g.value(later).producer).inputs)
-      if (root(v) == earlier) return true;
-    return false;
+    bool direct = false;
+    for (int v : g.node(g.value(later).producer).inputs) {
+      if (v == earlier) direct = true;
+      else if (root(v) == earlier) return false;
+    }
+    return direct;
   };
   for (auto& [b, vs] : by_buffer) {
     std::sort(vs.begin(), vs.end(), [&](int x, int y) { return life[x] < life[y]; });

@@ -27,11 +27,6 @@ int64_t value_bytes(const Graph& g, int v) {
   return shape_numel(m.shape) * static_cast<int64_t>(dtype_size(m.dtype));
 }
 
-// Ops whose run changes something besides their outputs: never merged, folded or recomputed.
-bool has_side_effects(const Node& n) {
-  return n.phase == Phase::update || n.op->updates_input0 || n.op->name == "batch_norm";
-}
-
 // Replaces value `from` by `to` in every scheduled node's inputs and in the program's outputs.
 void replace_uses(Program& p, const std::unordered_map<int, int>& repl) {
   if (repl.empty()) return;
@@ -45,6 +40,10 @@ void replace_uses(Program& p, const std::unordered_map<int, int>& repl) {
 }
 
 }  // namespace
+
+bool has_side_effects(const Node& n) {
+  return n.phase == Phase::update || n.op->updates_input0 || n.op->name == "batch_norm";
+}
 
 std::string RecomputePolicy::describe() const {
   switch (kind) {
@@ -190,7 +189,10 @@ std::vector<std::string> pass_autodiff(Workspace& ws, Program& p, const CompileO
   }
   std::sort(p.grads.begin(), p.grads.end());
   for (int w : opt.wrt)
-    if (!bw.grads.count(w))
+    if (!g.value(w).requires_grad || (g.value(w).producer >= 0 && scheduled.count(g.value(w).producer)))
+      changes.push_back("warning: " + (g.value(w).name.empty() ? "value " + std::to_string(w) : g.value(w).name) +
+                        " is not a parameter: only parameters (param(...)) get gradients");
+    else if (!bw.grads.count(w))
       changes.push_back("warning: " + (g.value(w).name.empty() ? "value " + std::to_string(w) : g.value(w).name) +
                         " does not affect the loss: its gradient is zero");
   changes.push_back("added " + std::to_string(g.num_nodes() - first) + " backward nodes for " +
@@ -313,10 +315,16 @@ std::vector<std::string> pass_cse(Program& p) {
 std::vector<std::string> pass_constant_folding(Workspace& ws, Program& p) {
   Graph& g = p.graph;
   constexpr int64_t kMaxFoldedBytes = int64_t{64} << 20;  // a constant is kept in the program
+  // Tensors a side-effecting node reads may change from run to run (batch_norm's running
+  // statistics): whatever reads them is computed when the program runs.
+  std::set<int> mutable_values;
+  for (int id : p.schedule)
+    if (has_side_effects(g.node(id)))
+      for (int v : g.node(id).inputs) mutable_values.insert(p.alias_root(v));
   auto is_constant = [&](int v) {
     const ValueInfo& vi = g.value(v);
     return vi.constant.defined() && !vi.placeholder && !vi.requires_grad && vi.kind != ValueKind::parameter &&
-           vi.kind != ValueKind::grad_seed;
+           vi.kind != ValueKind::grad_seed && !mutable_values.count(p.alias_root(v));
   };
   std::vector<std::string> changes;
   std::vector<int> kept;

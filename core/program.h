@@ -115,6 +115,10 @@ std::vector<std::string> pass_fuse_elementwise(Program& p);
 std::vector<std::string> pass_recompute(Program& p, const RecomputePolicy& policy);
 std::vector<std::string> pass_plan_memory(Program& p);
 
+// Nodes whose run changes something besides their outputs (SGD updates, batch_norm's running
+// statistics): never merged, folded or recomputed.
+bool has_side_effects(const Node& n);
+
 // Moves each update node (sgd_update) to the earliest legal place: after its gradient is made
 // and after the last node reading the parameter it overwrites.
 void place_updates(Program& p);

@@ -10,6 +10,7 @@ ProgramRun::ProgramRun(Workspace& ws, std::shared_ptr<const Program> program, st
     : ws_(ws), program_(std::move(program)), feeds_(std::move(feeds)), stepping_(stepping), side_effects_(side_effects) {
   const Program& p = *program_;
   const Graph& g = p.graph;
+  outputs_ = p.outputs();
   for (size_t pos = 0; pos < p.schedule.size(); ++pos) {
     const Node& n = g.node(p.schedule[pos]);
     for (int v : n.inputs) {
@@ -69,6 +70,12 @@ void ProgramRun::step() {
   std::vector<Tensor> ins;
   for (int v : n.inputs) ins.push_back(lookup(v));
 
+  // batch_norm updates its running statistics in place: a stepped run can rewind them, a
+  // measuring run or a replay of the tape puts them back right after the step.
+  std::vector<std::pair<Tensor, Tensor>> side_effects;
+  if (has_side_effects(n) && !n.op->updates_input0 && (stepping_ || !side_effects_))
+    for (size_t i = 1; i < ins.size(); ++i)
+      if (is_floating(ins[i].dtype())) side_effects.push_back({ins[i], ins[i].clone(MemCategory::temporary)});
   std::vector<Tensor> outs_into(n.outputs.size());
   bool given = false;
   if (n.op->updates_input0) {  // w ← w − lr·dw, written over the parameter itself
@@ -106,12 +113,16 @@ void ProgramRun::step() {
               if (p.plan.buffer_of.count(o) && p.plan.buffer_of.at(o) == p.plan.buffer_of.at(r->first)) reused = true;
             if (!reused) s.set_category(MemCategory::workspace);
           }
-          env_.erase(v);
+          if (!outputs_.count(v)) env_.erase(v);
         }
     }
     if (pos_ + 1 == p.schedule.size() && side_effects_) deliver_gradients();
   };
   ws_.executor().run_node(id, ins, {}, &finish, &g, given ? &outs_into : nullptr);
+  if (!side_effects_)
+    for (auto& [t, before] : side_effects) t.copy_from(before);
+  else
+    for (auto& u : side_effects) undo_updates_.push_back(std::move(u));
   ++pos_;
 }
 

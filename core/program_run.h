@@ -4,6 +4,7 @@
 // without one, every value gets its own allocation that lives until the run ends.
 #pragma once
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -40,6 +41,11 @@ class ProgramRun {
   // The fetched values (after the run is done).
   std::vector<Tensor> results() const;
   const std::unordered_map<int, Tensor>& feeds() const { return feeds_; }
+  // A value computed by this run and still held (empty if not computed yet or already freed).
+  Tensor value(int v) const {
+    auto it = env_.find(v);
+    return it == env_.end() ? Tensor() : it->second;
+  }
 
  private:
   Tensor lookup(int value) const;
@@ -57,7 +63,8 @@ class ProgramRun {
   std::unordered_map<int, size_t> last_read_;     // value -> last position reading it (plan only)
   std::unordered_map<int, size_t> root_last_;     // buffer-owning value -> end of its interval
   std::unordered_map<int, bool> read_by_backward_;
-  std::vector<std::pair<Tensor, Tensor>> undo_updates_;  // (parameter, its values before the update)
+  std::vector<std::pair<Tensor, Tensor>> undo_updates_;  // (tensor changed in place, its values before)
+  std::set<int> outputs_;                          // fetched values and gradients: kept to the end
 };
 
 }  // namespace opscope

@@ -438,3 +438,73 @@ TEST_CASE("the DOT of a compiled program draws what runs", "[static][viz]") {
   CHECK(dot.find("#1 mul") == std::string::npos);  // replaced by the fused node
   CHECK(dot == viz::graph_to_dot(p.graph, p.schedule));  // deterministic
 }
+
+// Review regressions: each program gives the same values (and gradients, running statistics)
+// in static mode as in dynamic mode.
+namespace {
+std::string dyn_and_static(const std::string& setup, const std::string& body, const std::string& fetch,
+                           const std::string& feed_decl, const std::string& compile_args = "") {
+  Lab dyn, st;
+  dyn.ok(setup + "\nx = xv");
+  dyn.ok(body);
+  st.ok(setup);
+  st.ok(":mode static\n" + feed_decl);
+  st.ok(body);
+  if (!compile_args.empty()) st.ok("compile(" + fetch + ", " + compile_args + ")");
+  st.ok("r = run(" + fetch + ", x=xv)");
+  dyn.ok("r = " + fetch);
+  INFO(body);
+  CHECK(max_diff(var(dyn, "r"), var(st, "r")) <= 1e-5);
+  return st.ok(":compile nodes");
+}
+}  // namespace
+
+TEST_CASE("no value is written in place while a view of it is still read", "[static]") {
+  const std::string setup = "xv = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])";
+  dyn_and_static(setup, "h = relu(x) + 1.0\ny = h + h.T\nz = y.sum(axis=1)", "z", "x = input(\"x\", [3, 3])");
+  dyn_and_static(setup, "h = relu(x) + 1.0\nz = tanh((h - h[0:1, :]) * 0.1).sum(axis=1)", "z", "x = input(\"x\", [3, 3])");
+}
+
+TEST_CASE("fetched values and gradients read later in the program are kept", "[static]") {
+  Lab lab;
+  lab.ok(":mode static\nx = input(\"x\", [2, 2])\nw = param(ones([2, 2]))\nh = x @ w\nloss = (h * h).sum()");
+  lab.ok("r = run([loss, h], x=ones([2, 2]))");
+  lab.ok(":mode dynamic\nw2 = param(ones([3]))\nv = param(tensor([1.0, 0.0, 3.0]))\nh2 = w2 + v * 2.0\nl2 = (h2 * h2).sum()\nbackward(l2)");
+  lab.ok("g_dyn = v.grad * 1\nzero_grad(w2, v)");
+  lab.ok(":mode static\nh3 = w2 + v * 2.0\nl3 = (h3 * h3).sum()\nr3 = run(l3)");
+  CHECK(max_diff(var(lab, "v").grad(), var(lab, "g_dyn")) == 0);
+}
+
+TEST_CASE("side effects: recompute and replay leave batch_norm's running statistics right", "[static]") {
+  const std::string setup = "seed(5)\nw1 = param(randn([4, 3]) * 0.5)\nw2 = param(randn([3, 2]) * 0.5)\nrm = zeros([3])\nrv = ones([3])\n"
+                            "xv = randn([6, 4])\ndef f(x):\n    h = batch_norm(x @ w1, rm, rv)\n    return (relu(h) @ w2).sum()\n";
+  Lab dyn, st;
+  dyn.ok(setup + "l = f(xv)\nbackward(l)");
+  st.ok(setup + "static:\n    x = input(\"x\", [6, 4])\n    l = f(x)\ncompile(l, recompute=0)\nr = run(l, x=xv)");
+  CHECK(max_diff(var(dyn, "rm"), var(st, "rm")) <= 1e-6);
+  CHECK(max_diff(var(dyn, "w1").grad(), var(st, "w1").grad()) <= 1e-5);
+  // Replaying the tape does not update the statistics again.
+  dyn.ok("before = rm * 1\n:replay\n:run");
+  CHECK(max_diff(var(dyn, "rm"), var(dyn, "before")) == 0);
+}
+
+TEST_CASE("constant folding leaves tensors a side effect changes to run time", "[static]") {
+  const std::string setup = "xv = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]])\nw = param(tensor([1.0, 1.0]))\nrm = zeros([2])\nrv = ones([2])";
+  dyn_and_static(setup, "h = batch_norm(x * w, rm, rv)\nloss = (h[0:1, :] * (rm * 10.0)).sum()", "loss", "x = input(\"x\", [3, 2])");
+}
+
+TEST_CASE("a fused leaky_relu keeps its slope exactly", "[static]") {
+  const std::string setup = "xv = tensor([-1000000.0, -3.0, 2.0, -0.5])";
+  dyn_and_static(setup, "h = leaky_relu(x * 1.0, negative_slope=0.0000004) + 1.0\nloss = (h * 1.0).sum()", "loss",
+                 "x = input(\"x\", [4])");
+}
+
+TEST_CASE("run() of other outputs keeps the last compile's training step", "[static]") {
+  Lab lab;
+  lab.ok(":mode static\nx = input(\"x\", [2, 2])\nw = param(ones([2, 2]))\nh = x @ w\nloss = (h * h).sum()");
+  lab.ok("compile(loss, lr=0.1)\n:mode dynamic\nw0 = w * 1\n:mode static");
+  const std::string out = lab.ok("r = run([loss, h], x=ones([2, 2]))");
+  CHECK(out.find("options of the last compile") != std::string::npos);
+  CHECK(max_diff(var(lab, "w"), var(lab, "w0")) > 0.1);  // the update ran
+  CHECK_FALSE(var(lab, "w").grad().defined());
+}

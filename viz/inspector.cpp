@@ -23,9 +23,14 @@ std::string value_label(const Graph& g, int v) {
   return vi.name.empty() ? "%" + std::to_string(v) : vi.name;
 }
 
-Tensor live_tensor(const ValueInfo& vi) {
+// The value's tensor while someone holds it (a symbolic tensor of static mode has no values).
+const std::function<Tensor(int)>* g_live_value = nullptr;  // set for one draw_inspector call
+
+Tensor live_tensor(const ValueInfo& vi, int v) {
+  if (g_live_value && *g_live_value)
+    if (Tensor t = (*g_live_value)(v); t.defined()) return t;
   if (vi.constant.defined()) return vi.constant;
-  if (auto p = vi.tensor.lock()) return Tensor(p);
+  if (auto p = vi.tensor.lock(); p && p->storage) return Tensor(p);
   return {};
 }
 
@@ -40,7 +45,7 @@ ImU32 diverging(float t) {
 
 void value_row(const Graph& g, int v, const char* role, InspectorState& s) {
   const ValueInfo& vi = g.value(v);
-  Tensor t = live_tensor(vi);
+  Tensor t = live_tensor(vi, v);
   ImGui::TableNextRow();
   ImGui::TableNextColumn();
   ImGui::TextDisabled("%s", role);
@@ -63,7 +68,7 @@ void value_row(const Graph& g, int v, const char* role, InspectorState& s) {
 
 void values_section(const Graph& g, int v, const Theme& th, const Fonts* fonts) {
   const ValueInfo& vi = g.value(v);
-  Tensor t = live_tensor(vi);
+  Tensor t = live_tensor(vi, v);
   ImGui::Separator();
   ImGui::Spacing();
   ImGui::Text("Values of %s %s", value_label(g, v).c_str(), shape_str(vi.meta.shape).c_str());
@@ -153,6 +158,7 @@ void draw_heatmap(const Tensor& t, const Theme& th, float max_width) {
 }
 
 void draw_inspector(InspectorState& s, const InspectorFrame& f) {
+  g_live_value = &f.live_value;
   const Graph& g = *f.graph;
   const Theme& th = *f.theme;
   if (f.selected.empty()) {

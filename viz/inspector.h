@@ -2,6 +2,7 @@
 // (shape, strides, dtype, device, bytes), values as a table and a heatmap with a colour bar,
 // gradients, saved tensors and cost.
 #pragma once
+#include <functional>
 #include <string>
 
 #include "core/graph.h"
@@ -18,6 +19,8 @@ struct InspectorFrame {
   std::string selected;  // box key: "n3", "v5", "s:name" or ""
   const Theme* theme = nullptr;
   const Fonts* fonts = nullptr;
+  // A compiled program's values live in its run, not in the graph: the shell looks them up.
+  std::function<Tensor(int value)> live_value;
 };
 
 void draw_inspector(InspectorState& s, const InspectorFrame& f);

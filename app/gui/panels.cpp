@@ -346,6 +346,10 @@ void draw_ui(GuiState& s) {
   ImGui::BeginChild("inspector", ImVec2(0, body_h * 0.62f), true);
   viz::InspectorFrame inf;
   inf.graph = &shown_graph(s);
+  if (const auto& run = s.session->interpreter().statics->run; run && inf.graph == &run->program().graph) {
+    const ProgramRun* r = run.get();
+    inf.live_value = [r](int v) { return r->value(v); };
+  }
   inf.selected = s.graph.selected;
   inf.theme = &th;
   inf.fonts = &s.fonts;

@@ -199,7 +199,8 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
                                       : "program done" + std::string(st.run->program().grads.empty() ? "" : ": gradients are in .grad") + "\n");
       st.run.reset();  // its buffers are given back
     } else {
-      out << st.run->size() - st.run->position() << " steps left\n";
+      const size_t left = st.run->size() - st.run->position();
+      out << left << (left == 1 ? " step left\n" : " steps left\n");
     }
     return;
   }
@@ -207,7 +208,8 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
     out << "backward pass done: gradients are in .grad\n";
     in.pending.reset();
   } else {
-    out << in.pending->size() - in.pending->position() << " steps left\n";
+    const size_t left = in.pending->size() - in.pending->position();
+    out << left << (left == 1 ? " step left\n" : " steps left\n");
   }
 }
 
@@ -238,7 +240,8 @@ void install_repl_commands(Interpreter& in) {
                     if (!st.run) {
                       if (in.pending) throw Error("a dynamic backward pass cannot be rewound: gradients already reached .grad",
                                                   "in static mode run(loss, x=..., step=True) can be rewound; :replay replays the forward tape");
-                      throw Error("nothing to rewind", "run(loss, x=..., step=True) in static mode, or :replay");
+                      throw Error("nothing to rewind: no stepped run is open (a finished run gives its buffers back)",
+                                  "run(loss, x=..., step=True) in static mode, or :replay, then :step and :rewind");
                     }
                     st.run->rewind();
                     out << "rewound: " << st.run->size() << " steps to go (parameters updated by the run are restored)\n";
@@ -246,7 +249,8 @@ void install_repl_commands(Interpreter& in) {
   in.add_command({"replay", "", "replay the forward tape step by step from its recorded inputs (dynamic mode)",
                   [](Interpreter& in, const std::string&, std::ostream& out) {
                     auto p = replay_program(in.ws().graph());
-                    in.statics->run = std::make_unique<ProgramRun>(in.ws(), p, std::unordered_map<int, Tensor>{}, true);
+                    // No side effects: batch_norm's running statistics are put back after each replayed step.
+                    in.statics->run = std::make_unique<ProgramRun>(in.ws(), p, std::unordered_map<int, Tensor>{}, true, false);
                     in.statics->run_kind = "replay";
                     out << "replaying " << p->schedule.size() << " forward steps (:step, :step N, :run, :rewind)\n";
                   }});

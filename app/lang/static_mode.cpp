@@ -91,7 +91,13 @@ std::unordered_map<int, Tensor> collect_feeds(Interpreter& in, const Program& p,
     }
     const ValueInfo& vi = p.graph.value(it->second);
     Tensor t = in.to_tensor(val, a.pos, vi.meta.dtype, true);
-    if (t.is_symbolic()) in.fail(a.pos, "run(): the value given for '" + k + "' is symbolic", "feed a tensor with values");
+    if (t.is_symbolic()) {  // a constant expression written in static mode: computed now
+      try {
+        t = evaluate_constant(in, t);
+      } catch (const Error& e) {
+        in.fail(a.pos, "run(): the value given for '" + k + "': " + e.what(), "feed a tensor with values");
+      }
+    }
     if (t.shape() != vi.meta.shape)
       in.fail(a.pos, "run(): '" + k + "' was declared " + shape_str(vi.meta.shape) + " but the value given is " +
                          shape_str(t.shape()),
@@ -271,10 +277,12 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         try {
           if (st.last && st.last_options.fetch == fetch) {
             p = st.last;
-          } else {
-            CompileOptions opt;
+          } else {  // other outputs: compiled again, with the last compile's options (lr, recompute, wrt)
+            CompileOptions opt = st.last ? st.last_options : CompileOptions{};
+            const bool kept = st.last && (opt.sgd_lr || opt.recompute.kind != RecomputePolicy::none || !opt.wrt.empty());
             opt.fetch = fetch;
             p = compile_for(in, opt);
+            if (kept) in.out() << "compiled again for these outputs, with the options of the last compile()\n";
           }
         } catch (const Error& e) {
           in.fail(a.pos, e.what(), e.hint());
