@@ -10,6 +10,9 @@
 
 #include "app/kernel_lab.h"
 #include "app/lang/session.h"
+#include "app/lesson/lesson.h"
+#include "app/lesson/progress.h"
+#include "app/lesson/terminal_player.h"
 #include "app/ops_listing.h"
 #include "app/repl.h"
 #include "core/describe.h"
@@ -108,6 +111,14 @@ int main(int argc, char** argv) {
   exp->add_option("--dot", dot_out, "write the graph as Graphviz DOT");
   exp->add_option("--trace", trace_out, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
 
+  auto* lesson_cmd = app.add_subcommand("lesson", "play a lesson in the terminal, or check every lesson (--check)");
+  std::string lesson_id, lesson_lang;
+  bool lesson_check = false, lesson_list = false;
+  lesson_cmd->add_option("ID", lesson_id, "the lesson's number or part of its name (default: where you left off)");
+  lesson_cmd->add_option("--lang", lesson_lang, "en or zh (default: the language you used last)")->check(CLI::IsMember({"en", "zh"}));
+  lesson_cmd->add_flag("--check", lesson_check, "run every cell, check and quiz of the lessons headless (both languages unless --lang)");
+  lesson_cmd->add_flag("--list", lesson_list, "list the lessons and your progress");
+
   CLI11_PARSE(app, argc, argv);
   try {
     if (!code.empty() || app.count("-c")) return run_code(code, "<string>", json_top);
@@ -157,7 +168,22 @@ int main(int argc, char** argv) {
       }
       return app::run_gradcheck(gc_all ? std::string() : gc_op, gc_verbose) == 0 ? 0 : 1;
     }
-    // `opscope` and `opscope repl`: the GUI and lessons are later issues; the REPL now.
+    if (*lesson_cmd) {
+      const std::string dir = lesson::lessons_dir();
+      if (lesson_check) return lesson::check_lessons(dir, lesson_lang, lesson_id, std::cout, std::cerr);
+      lesson::TerminalPlayerOptions o;
+      o.dir = dir;
+      o.progress_path = lesson::default_progress_path();
+      o.lang = lesson_lang.empty() ? lesson::load_progress(o.progress_path).lang : lesson_lang;
+      if (lesson_list) {
+        lesson::list_lessons(dir, o.lang, o.progress_path, std::cout);
+        return 0;
+      }
+      o.id = lesson_id;
+      o.color = isatty(1) && !std::getenv("NO_COLOR");
+      return lesson::play_in_terminal(o, std::cin, std::cout);
+    }
+    // `opscope` and `opscope repl`: the GUI is a later issue; the REPL now.
     (void)repl;
     return run_interactive();
   } catch (const Error& e) {

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages opscope builds with. Idempotent: does nothing when all
 # are present. Runs apt-get as root, or through sudo.
 set -euo pipefail
-packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-dev libcli11-dev libedit-dev)
+packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-dev libcli11-dev libedit-dev libmd4c-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
