@@ -11,6 +11,7 @@ namespace opscope::lesson {
 LessonRunner::LessonRunner() : ws_(std::make_unique<Workspace>()) {
   WorkspaceScope scope(*ws_);
   session_ = std::make_unique<lang::Session>(*ws_);
+  session_->set_echo_expressions(true);  // a cell ending in `f` shows f, as the REPL does
 }
 
 LessonRunner::~LessonRunner() {

@@ -21,6 +21,19 @@ char32_t next_code_point(std::string_view s, size_t& i) {
   return c;
 }
 
+// A source line break inside a paragraph: a space between words, nothing between CJK
+// characters (Chinese text has no spaces; a space there would show as a gap).
+constexpr char kSoftBreak = '\x01';
+
+// Closing punctuation must not start a line (，。、；：！？）」』》).
+bool no_break_before(char32_t c) {
+  switch (c) {
+    case 0xFF0C: case 0x3002: case 0x3001: case 0xFF1B: case 0xFF1A: case 0xFF01: case 0xFF1F:
+    case 0xFF09: case 0x300D: case 0x300F: case 0x300B: return true;
+    default: return false;
+  }
+}
+
 bool is_wide(char32_t c) {
   return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
          (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
@@ -42,9 +55,10 @@ std::vector<std::string> wrap(const std::string& text, int width) {
   bool space = false;
   std::string word;
   int word_w = 0;
-  auto place = [&](const std::string& w, int ww) {
+  bool last_wide = false;  // the last character placed was a wide (CJK) one
+  auto place = [&](const std::string& w, int ww, bool may_break = true) {
     if (ww == 0 && w.empty()) return;
-    if (col > 0 && col + (space ? 1 : 0) + ww > width) {
+    if (may_break && col > 0 && col + (space ? 1 : 0) + ww > width) {
       lines.emplace_back();
       col = 0;
       space = false;
@@ -82,14 +96,24 @@ std::vector<std::string> wrap(const std::string& text, int width) {
       ++i;
       continue;
     }
+    if (text[i] == kSoftBreak) {
+      end_word();
+      size_t j = i + 1;
+      const bool next_wide = j < text.size() && is_wide(next_code_point(text, j));
+      space = !(last_wide || next_wide);
+      ++i;
+      continue;
+    }
     const size_t start = i;
     const char32_t c = next_code_point(text, i);
     if (is_wide(c)) {
       end_word();
-      place(text.substr(start, i - start), 2);
+      place(text.substr(start, i - start), 2, !no_break_before(c));
+      last_wide = true;
     } else {
       word += text.substr(start, i - start);
       ++word_w;
+      last_wide = false;
     }
   }
   end_word();
@@ -144,7 +168,7 @@ struct Renderer {
   void emit_line(const std::string& line) { out += prefix(true) + line + "\n"; }
 
   void flush() {
-    const bool empty = buf.find_first_not_of(" \n") == std::string::npos;
+    const bool empty = buf.find_first_not_of(" \n\x01") == std::string::npos;
     if (empty) {
       buf.clear();
       return;
@@ -331,7 +355,7 @@ int on_text(MD_TEXTTYPE type, const MD_CHAR* text, MD_SIZE size, void* user) {
     return 0;
   }
   switch (type) {
-    case MD_TEXT_SOFTBR: r.buf += ' '; break;
+    case MD_TEXT_SOFTBR: r.buf += kSoftBreak; break;
     case MD_TEXT_BR: r.buf += '\n'; break;
     case MD_TEXT_ENTITY:
       r.buf += t == "&amp;" ? "&" : t == "&lt;" ? "<" : t == "&gt;" ? ">" : t == "&quot;" ? "\"" : t == "&nbsp;" ? " " : t;
@@ -352,7 +376,7 @@ int display_width(const std::string& text) {
       continue;
     }
     const char32_t c = next_code_point(text, i);
-    w += is_wide(c) ? 2 : (c >= 0x300 && c <= 0x36F) ? 0 : 1;
+    w += is_wide(c) ? 2 : (c < 0x20 || (c >= 0x300 && c <= 0x36F)) ? 0 : 1;
   }
   return w;
 }

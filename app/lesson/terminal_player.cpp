@@ -190,8 +190,9 @@ class Player {
     QuizFeedback f = m.answer(a);
     if (f.right) out_ << paint("32", words_.right);
     else out_ << paint(answered ? "33" : "2", std::string(words_.wrong) + " " + f.expected);
-    if (!f.explain.empty()) out_ << " " << f.explain;
-    out_ << "\n\n";
+    out_ << "\n";
+    if (!f.explain.empty()) out_ << "  " << f.explain << "\n";
+    out_ << "\n";
   }
 
   TerminalPlayerOptions o_;
