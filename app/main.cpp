@@ -55,6 +55,15 @@ int run_code(const std::string& code, const std::string& name, bool json) {
 
 int run_interactive() {
   lang::Session session(current_workspace());
+  try {  // :lesson in the REPL; a missing lessons folder only leaves it out
+    lesson::TerminalPlayerOptions lo;
+    lo.dir = lesson::lessons_dir();
+    lo.progress_path = lesson::default_progress_path();
+    lo.lang = lesson::load_progress(lo.progress_path).lang;
+    lo.color = isatty(1) && !std::getenv("NO_COLOR");
+    lesson::install_lesson_command(session, lo);
+  } catch (const Error&) {
+  }
   app::ReplOptions o;
   o.history_path = app::default_history_path();
   o.version = OPSCOPE_VERSION;

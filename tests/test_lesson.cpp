@@ -288,3 +288,24 @@ TEST_CASE("every lesson's English and Chinese versions carry the same cells, che
     CHECK_THAT(compare_languages(a, b), Catch::Contains("the checks differ"));
   }
 }
+
+TEST_CASE("an `ops fails` cell must fail, and its error becomes its output", "[lesson]") {
+  const std::string head = "---\nid: 1\ntitle: t\nminutes: 5\n---\n";
+  Lesson good = parse_lesson(head + "```ops fails\nx = relu(nope)\n```\n", "f.md");
+  REQUIRE(good.blocks.size() == 1);
+  CHECK(good.blocks[0].expect_error);
+  LessonRunner runner;
+  BlockResult r = runner.run(good, good.blocks[0]);
+  CHECK(r.ok);
+  CHECK_THAT(r.output, Catch::Contains("f.md:7:10: error: unknown name 'nope'"));
+  Lesson bad = parse_lesson(head + "```ops fails\nx = 1\n```\n", "f.md");
+  CHECK_THAT(check_lesson(bad), Catch::Contains("f.md:6: error: this cell is marked `ops fails` but it ran without an error"));
+  // The two language versions must agree on it too.
+  Lesson plain = parse_lesson(head + "```ops\nx = relu(nope)\n```\n", "g.md");
+  CHECK_THAT(compare_languages(good, plain), Catch::Contains("the cells differ"));
+}
+
+TEST_CASE("a quoted title loses its quotes", "[lesson]") {
+  Lesson L = parse_lesson("---\nid: 2\ntitle: \"Softmax: overflow\"\nminutes: 5\n---\ntext\n", "t.md");
+  CHECK(L.title == "Softmax: overflow");
+}

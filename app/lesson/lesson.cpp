@@ -250,6 +250,9 @@ size_t parse_front_matter(const std::string& text, const LineIndex& li, Lesson& 
       L.number = std::atoi(value.c_str());
       has_id = L.number > 0;
     } else if (key == "title") {
+      // YAML allows quoting a title that holds a colon: "Softmax: overflow"
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+        value = value.substr(1, value.size() - 2);
       L.title = value;
     } else if (key == "minutes") {
       L.minutes = std::atoi(value.c_str());

@@ -1,8 +1,11 @@
 #include "app/lesson/terminal_player.h"
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
+#include "app/lang/interpreter.h"
+#include "app/lang/session.h"
 #include "app/lesson/player_model.h"
 #include "app/lesson/terminal_markdown.h"
 #include "core/error.h"
@@ -251,6 +254,26 @@ int check_lessons(const std::string& dir, const std::string& lang, const std::st
   return failed == 0 ? 0 : 1;
 }
 
+void install_lesson_command(lang::Session& session, const TerminalPlayerOptions& base) {
+  session.interpreter().add_command(
+      {"lesson", "[N] [en|zh]", "the lessons: list them, or play lesson N here (Enter runs each cell)",
+       [base](lang::Interpreter&, const std::string& args, std::ostream& out) {
+         std::istringstream is(args);
+         TerminalPlayerOptions o = base;
+         std::string word;
+         while (is >> word) {
+           if (word == "en" || word == "zh") o.lang = word;
+           else o.id = word;
+         }
+         if (o.id.empty()) {
+           list_lessons(o.dir, o.lang, o.progress_path, out);
+           out << (o.lang == "zh" ? "输入 :lesson N 开始第 N 课\n" : "type :lesson N to play lesson N\n");
+           return;
+         }
+         play_in_terminal(o, std::cin, out);
+       }});
+}
+
 void list_lessons(const std::string& dir, const std::string& lang, const std::string& progress_path, std::ostream& out) {
   Progress p = load_progress(progress_path);
   for (const std::string& f : lesson_files(dir, lang)) {
@@ -258,9 +281,11 @@ void list_lessons(const std::string& dir, const std::string& lang, const std::st
     std::string key = L.slug.substr(0, L.slug.find('-'));
     auto it = p.lessons.find(key);
     const char* mark = it == p.lessons.end() ? " " : it->second.finished ? "✓" : "…";
-    char line[512];
-    std::snprintf(line, sizeof line, "%s %2d  %-48s ~%d min\n", mark, L.number, L.title.c_str(), L.minutes);
-    out << line;
+    char number[16];
+    std::snprintf(number, sizeof number, "%2d", L.number);
+    const int pad = std::max(1, 64 - display_width(L.title));  // titles may be Chinese: pad by columns
+    out << mark << " " << number << "  " << L.title << std::string(static_cast<size_t>(pad), ' ') << "~" << L.minutes << " "
+        << (lang == "zh" ? "分钟" : "min") << "\n";
   }
 }
 

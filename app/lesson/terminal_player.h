@@ -4,6 +4,10 @@
 #include <iosfwd>
 #include <string>
 
+namespace opscope::lang {
+class Session;
+}
+
 namespace opscope::lesson {
 
 struct TerminalPlayerOptions {
@@ -24,6 +28,10 @@ int play_in_terminal(const TerminalPlayerOptions& o, std::istream& in, std::ostr
 // one language when `lang` is given, else en and zh) and compares each lesson's language
 // versions. Prints one line per lesson; a failure prints FILE:LINE and what failed. 0 when all pass.
 int check_lessons(const std::string& dir, const std::string& lang, const std::string& id, std::ostream& out, std::ostream& err);
+
+// Adds `:lesson [N]` to a REPL session: without N it lists the lessons; with N it plays that
+// lesson in the terminal (in a workspace of its own) and returns to the REPL.
+void install_lesson_command(lang::Session& session, const TerminalPlayerOptions& base);
 
 // Lists the lessons of a language with the student's progress.
 void list_lessons(const std::string& dir, const std::string& lang, const std::string& progress_path, std::ostream& out);
