@@ -309,3 +309,19 @@ TEST_CASE("a quoted title loses its quotes", "[lesson]") {
   Lesson L = parse_lesson("---\nid: 2\ntitle: \"Softmax: overflow\"\nminutes: 5\n---\ntext\n", "t.md");
   CHECK(L.title == "Softmax: overflow");
 }
+
+TEST_CASE("a player model can run in a front end's own workspace and session", "[lesson]") {
+  TempLessons t;
+  t.write("07-sample.md", kSample);
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  lang::Session session(ws);
+  std::ostringstream out, err;
+  REQUIRE(session.run("leftover = 1", "t", out, err));
+  LessonPlayerModel m(t.dir.string(), "en", "7", "", ws, session);
+  CHECK_FALSE(session.run("leftover", "t", out, err));  // opening a lesson empties the workspace
+  CHECK(m.run_all());
+  // The cells ran in the front end's session: its panels see their nodes and variables.
+  CHECK(ws.graph().num_nodes() > 0);
+  CHECK(session.run("assert b.shape == [2]", "t", out, err));
+}

@@ -10,8 +10,17 @@ LessonPlayerModel::LessonPlayerModel(std::string dir, std::string lang, const st
   restart();
 }
 
+LessonPlayerModel::LessonPlayerModel(std::string dir, std::string lang, const std::string& id, std::string progress_path,
+                                     Workspace& ws, lang::Session& session)
+    : dir_(std::move(dir)), lang_(std::move(lang)), progress_path_(std::move(progress_path)) {
+  lesson_ = load_lesson(find_lesson_file(dir_, lang_, id));
+  runner_ = std::make_unique<LessonRunner>(ws, session);
+  restart();
+}
+
 void LessonPlayerModel::restart() {
-  runner_ = std::make_unique<LessonRunner>();
+  if (runner_) runner_->reset();
+  else runner_ = std::make_unique<LessonRunner>();
   pos_ = 0;
   results_.assign(lesson_.blocks.size(), std::nullopt);
   feedback_.assign(lesson_.blocks.size(), std::nullopt);

@@ -1,6 +1,12 @@
 // The state of a lesson being played, shared by the terminal player and the GUI's lesson panel:
 // which block is next, what each run block printed, quiz answers, the panel and node the
 // directives ask for, the language, and the progress file. No terminal or GUI code here.
+//
+// A GUI lesson panel: construct it with the GUI's Workspace and Session; each frame draw
+// lesson().blocks up to position() (prose through render_markdown's block model, cells as code
+// with result(i) under them, quizzes with an input box calling answer()); a "Run" button calls
+// step(), "Run all" run_all(); switch panels as panel() and highlight() say; a language toggle
+// calls set_language().
 #pragma once
 #include <memory>
 #include <optional>
@@ -24,6 +30,10 @@ class LessonPlayerModel {
   // Opens lesson `id` (a number or part of a slug) of `lang` from `dir`; `progress_path` empty
   // means progress is not remembered (tests, --check).
   LessonPlayerModel(std::string dir, std::string lang, const std::string& id, std::string progress_path = {});
+  // The same, running cells in a front end's workspace and session (the GUI), which `restart`
+  // empties with `:reset`. Both must outlive the model.
+  LessonPlayerModel(std::string dir, std::string lang, const std::string& id, std::string progress_path, Workspace& ws,
+                    lang::Session& session);
 
   const Lesson& lesson() const { return lesson_; }
   size_t position() const { return pos_; }  // index of the next block

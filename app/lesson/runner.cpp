@@ -8,15 +8,33 @@
 
 namespace opscope::lesson {
 
-LessonRunner::LessonRunner() : ws_(std::make_unique<Workspace>()) {
-  WorkspaceScope scope(*ws_);
-  session_ = std::make_unique<lang::Session>(*ws_);
-  session_->set_echo_expressions(true);  // a cell ending in `f` shows f, as the REPL does
-}
+LessonRunner::LessonRunner() { reset(); }
+
+LessonRunner::LessonRunner(Workspace& ws, lang::Session& session) : ws_(&ws), session_(&session) {}
 
 LessonRunner::~LessonRunner() {
-  WorkspaceScope scope(*ws_);  // tensors the session holds free into their own workspace
-  session_.reset();
+  if (!owned_ws_) return;
+  WorkspaceScope scope(*owned_ws_);  // tensors the session holds free into their own workspace
+  owned_session_.reset();
+}
+
+void LessonRunner::reset() {
+  if (ws_ && !owned_ws_) {  // borrowed: empty the front end's workspace
+    std::ostringstream out, err;
+    WorkspaceScope scope(*ws_);
+    session_->run(":reset", "<lesson>", out, err);
+    return;
+  }
+  if (owned_ws_) {
+    WorkspaceScope scope(*owned_ws_);
+    owned_session_.reset();
+  }
+  owned_ws_ = std::make_unique<Workspace>();
+  WorkspaceScope scope(*owned_ws_);
+  owned_session_ = std::make_unique<lang::Session>(*owned_ws_);
+  owned_session_->set_echo_expressions(true);  // a cell ending in `f` shows f, as the REPL does
+  ws_ = owned_ws_.get();
+  session_ = owned_session_.get();
 }
 
 void LessonRunner::set_color(bool on) { session_->set_color(on); }

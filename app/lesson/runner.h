@@ -25,8 +25,17 @@ struct BlockResult {
 
 class LessonRunner {
  public:
+  // A fresh Workspace and Session of its own (terminal player, --check, tests).
   LessonRunner();
+  // Runs in a front end's own workspace and session, so its panels show what the cells do
+  // (the GUI's lesson panel). Both must outlive the runner.
+  LessonRunner(Workspace& ws, lang::Session& session);
   ~LessonRunner();
+  LessonRunner(const LessonRunner&) = delete;
+  LessonRunner& operator=(const LessonRunner&) = delete;
+
+  // Starts again from an empty workspace: a new one when owned, `:reset` when borrowed.
+  void reset();
 
   // Runs a cell or check (other kinds: nothing to run). Errors name the lesson file's lines.
   BlockResult run(const Lesson& lesson, const Block& block);
@@ -41,8 +50,10 @@ class LessonRunner {
 
  private:
   BlockResult run_source(const std::string& source, const std::string& filename);
-  std::unique_ptr<Workspace> ws_;
-  std::unique_ptr<lang::Session> session_;
+  std::unique_ptr<Workspace> owned_ws_;
+  std::unique_ptr<lang::Session> owned_session_;
+  Workspace* ws_ = nullptr;
+  lang::Session* session_ = nullptr;
 };
 
 // Runs every cell, check and quiz verification of a lesson in a fresh runner. Returns the first
