@@ -325,3 +325,30 @@ TEST_CASE("a player model can run in a front end's own workspace and session", "
   CHECK(ws.graph().num_nodes() > 0);
   CHECK(session.run("assert b.shape == [2]", "t", out, err));
 }
+
+TEST_CASE("prose parses into styled blocks a GUI can draw", "[lesson]") {
+  auto blocks = parse_markdown("## Two\n\nA **bold** `x` and\n中文\n跨行\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```cuda\nk<<<1, 1>>>();\n```\n");
+  REQUIRE(blocks.size() == 6);  // heading, paragraph, two list items, table, code
+  CHECK(blocks[0].kind == MdBlock::Kind::heading);
+  CHECK(blocks[0].heading_level == 2);
+  CHECK(plain_text(blocks[0].spans) == "Two");
+  // A line break is a space between words and nothing between Chinese characters.
+  CHECK(plain_text(blocks[1].spans) == "A bold x and 中文跨行");
+  REQUIRE(blocks[1].spans.size() >= 4);
+  CHECK(blocks[1].spans[1].strong);
+  CHECK(blocks[1].spans[1].text == "bold");
+  CHECK(blocks[1].spans[3].code);
+  CHECK(blocks[2].list_depth == 1);
+  CHECK(blocks[2].bullet == "•");
+  CHECK(blocks[2].tight);
+  CHECK(plain_text(blocks[3].spans) == "two");
+  CHECK(blocks[4].kind == MdBlock::Kind::table);
+  CHECK(blocks[5].kind == MdBlock::Kind::code);
+  CHECK(blocks[5].code_lang == "cuda");
+  CHECK(blocks[5].code == "k<<<1, 1>>>();\n");
+  auto table = parse_markdown("| a | b |\n|---|---|\n| 1 | 2 |\n");
+  REQUIRE(table.size() == 1);
+  CHECK(table[0].header_rows == 1);
+  CHECK(table[0].rows.size() == 2);
+  CHECK(plain_text(table[0].rows[1][1]) == "2");
+}

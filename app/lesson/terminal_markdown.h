@@ -4,6 +4,8 @@
 #pragma once
 #include <string>
 
+#include "app/lesson/markdown_doc.h"  // display_width
+
 namespace opscope::lesson {
 
 struct TerminalStyle {
@@ -12,8 +14,5 @@ struct TerminalStyle {
 };
 
 std::string render_markdown(const std::string& markdown, const TerminalStyle& style);
-
-// Columns `text` takes on a terminal: East Asian wide characters count two, escapes none.
-int display_width(const std::string& text);
 
 }  // namespace opscope::lesson
