@@ -247,6 +247,8 @@ TEST_CASE("Markdown renders for a terminal: headings, lists, tables, CJK width",
                                         TerminalStyle{false, 40});
   CHECK_THAT(r, Catch::Contains("Title\n====="));
   CHECK_THAT(r, Catch::Contains("Some *bold* text."));
+  // A line break before a code span is a space outside the span.
+  CHECK_THAT(render_markdown("such as `stride` and\n`padding`.", TerminalStyle{false, 80}), Catch::Contains("`stride` and `padding`."));
   CHECK_THAT(r, Catch::Contains("  • one\n  • two"));
   CHECK_THAT(r, Catch::Contains("  a  │ bb"));
   CHECK_THAT(r, Catch::Contains("  1  │ 22"));

@@ -89,7 +89,8 @@ struct Builder {
       for (size_t i = 0; i < prev.size();) prev_wide = is_wide(next_code_point(prev, i));
       size_t j = 0;
       const bool next_wide = !t.empty() && is_wide(next_code_point(t, j));
-      if (!(prev_wide && next_wide) && !spans.empty()) append(spans, " ");
+      // The space belongs to the text before the break, not to a code span starting after it.
+      if (!(prev_wide && next_wide) && !spans.empty() && spans.back().text != "\n") spans.back().text += " ";
     }
     append(spans, t);
   }
