@@ -61,6 +61,7 @@ int run_interactive() {
     lo.progress_path = lesson::default_progress_path();
     lo.lang = lesson::load_progress(lo.progress_path).lang;
     lo.color = isatty(1) && !std::getenv("NO_COLOR");
+    lo.interactive = isatty(0);
     lesson::install_lesson_command(session, lo);
   } catch (const Error&) {
   }
@@ -190,6 +191,7 @@ int main(int argc, char** argv) {
       }
       o.id = lesson_id;
       o.color = isatty(1) && !std::getenv("NO_COLOR");
+      o.interactive = isatty(0);
       return lesson::play_in_terminal(o, std::cin, std::cout);
     }
     // `opscope` and `opscope repl`: the GUI is a later issue; the REPL now.

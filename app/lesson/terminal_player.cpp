@@ -83,7 +83,7 @@ class Player {
         case Block::Kind::cell:
           show_code(b.text);
           if (!prompt(m, words_.press_enter_run, true)) return status;
-          if (!run_cell(m)) status = 1;
+          if (!run_cell(m) && !quit_) status = 1;
           break;
         case Block::Kind::check: {
           BlockResult r = m.step();
@@ -101,6 +101,7 @@ class Player {
         }
         case Block::Kind::quiz: quiz(m); break;
       }
+      if (quit_) return status;
     }
     out_ << paint("1", words_.finished) << "\n";
     return status;
@@ -139,7 +140,7 @@ class Player {
     std::string line;
     if (!std::getline(in_, line)) {
       out_ << "\n";
-      return {};
+      return o_.interactive ? "q" : "";
     }
     return line;
   }
@@ -173,6 +174,10 @@ class Player {
       }
       err_block(r);
       std::string a = ask(std::string(words_.failed) + "\n> ");
+      if (a == "q") {
+        quit_ = true;
+        return false;
+      }
       if (a == "s" || in_.eof()) {
         m.skip();
         return false;
@@ -189,6 +194,10 @@ class Player {
     out_ << paint("1;35", "?") << " " << render_markdown(q.question, style());
     for (auto& c : q.choices) out_ << "    " << c << "\n";
     const std::string a = ask(words_.your_answer);
+    if (o_.interactive && in_.eof()) {  // Ctrl-D: leave; the quiz stays unanswered
+      quit_ = true;
+      return;
+    }
     const bool answered = !a.empty();
     QuizFeedback f = m.answer(a);
     if (f.right) out_ << paint("32", words_.right);
@@ -199,6 +208,7 @@ class Player {
   }
 
   TerminalPlayerOptions o_;
+  bool quit_ = false;
   std::istream& in_;
   std::ostream& out_;
   const Words& words_;

@@ -15,6 +15,7 @@ struct TerminalPlayerOptions {
   std::string lang = "en";
   std::string id;    // empty: the lesson last opened, else lesson 1
   bool color = false;
+  bool interactive = false;  // input is a terminal: Ctrl-D quits (piped input: its end means Enter)
   int width = 88;
   std::string progress_path;  // empty: do not remember
 };
