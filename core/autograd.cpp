@@ -3,6 +3,7 @@
 // executor one step at a time.
 #include <algorithm>
 
+#include "core/autograd.h"
 #include "core/error.h"
 #include "core/workspace.h"
 
@@ -13,8 +14,8 @@ namespace {
 // Appends backward nodes for one forward node F. Values are graph value ids.
 class BackwardBuilder final : public GradCtx {
  public:
-  BackwardBuilder(Workspace& ws, int forward_node, const std::unordered_map<int, int>& grads)
-      : ws_(ws), g_(ws.graph()), fid_(forward_node), grads_(grads) {
+  BackwardBuilder(Workspace& ws, Graph& g, int forward_node, const std::unordered_map<int, int>& grads)
+      : ws_(ws), g_(g), fid_(forward_node), grads_(grads) {
     // Copies: formulas hold these references while call() grows the graph's vectors.
     for (int v : g_.node(fid_).inputs) in_meta_.push_back(g_.value(v).meta);
     for (int v : g_.node(fid_).outputs) out_meta_.push_back(g_.value(v).meta);
@@ -66,6 +67,7 @@ class BackwardBuilder final : public GradCtx {
     n.phase = Phase::backward;
     n.scope = f.scope;
     n.forward_of = fid_;
+    n.symbolic = f.symbolic;
     const int id = static_cast<int>(g_.num_nodes());
     std::vector<Val> outs;
     for (size_t i = 0; i < out_meta.size(); ++i) {
@@ -102,6 +104,56 @@ class BackwardBuilder final : public GradCtx {
 
 }  // namespace
 
+BackwardNodes append_backward_nodes(Workspace& ws, Graph& g, int yv, int seed_id,
+                                    const std::function<bool(const Node&)>& include) {
+  // Forward nodes on a path from a parameter to y.
+  std::vector<char> needed(g.num_nodes(), 0);
+  std::vector<int> stack;
+  if (g.value(yv).producer >= 0 && include(g.node(g.value(yv).producer))) stack.push_back(g.value(yv).producer);
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (needed[id]) continue;
+    needed[id] = 1;
+    for (int v : g.node(id).inputs) {
+      const ValueInfo& vi = g.value(v);
+      if (vi.requires_grad && vi.producer >= 0 && !needed[vi.producer] && include(g.node(vi.producer)))
+        stack.push_back(vi.producer);
+    }
+  }
+
+  BackwardNodes out;
+  std::unordered_map<int, int>& grads = out.grads;
+  grads[yv] = seed_id;
+  for (int id = static_cast<int>(needed.size()) - 1; id >= 0; --id) {
+    if (!needed[id]) continue;
+    const Node& f = g.node(id);
+    bool has_grad = std::any_of(f.outputs.begin(), f.outputs.end(), [&](int v) { return grads.count(v); });
+    if (!has_grad) continue;
+    if (f.saved_released && !f.op->saves.empty())
+      throw Error("backward: the saved tensors of node #" + std::to_string(id) + " (" + f.op->name +
+                      ") were freed by an earlier backward",
+                  "to run backward twice through the same graph, pass retain_graph=True the first time");
+    if (!f.op->backward) throw Error("internal: operator '" + f.op->name + "' has no backward");
+    const size_t before = g.num_nodes();
+    BackwardBuilder ctx(ws, g, id, grads);
+    std::vector<Val> dins = f.op->backward(ctx);
+    const std::vector<int> inputs = g.node(id).inputs;  // copied: adding nodes moves them
+    for (size_t i = 0; i < inputs.size() && i < dins.size(); ++i) {
+      const int in = inputs[i];
+      if (!g.value(in).requires_grad || !dins[i].defined()) continue;
+      Val d = dins[i];
+      const TensorMeta target = g.value(in).meta;
+      if (d.shape() != target.shape) d = ctx.call("sum_to", {d}, {{"shape", target.shape}});
+      if (d.dtype() != target.dtype) d = ctx.call("cast", {d}, {{"dtype", std::string(dtype_name(target.dtype))}});
+      if (auto it = grads.find(in); it != grads.end()) d = Val{&ctx, it->second} + d;  // accumulate
+      grads[in] = d.id;
+    }
+    if (g.num_nodes() == before) out.no_backward_nodes.push_back(id);
+  }
+  return out;
+}
+
 std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Tensor& grad, bool retain_graph) {
   if (!y.defined()) throw Error("backward: the tensor is None");
   if (!y.requires_grad())
@@ -131,49 +183,9 @@ std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Te
     sv.name = "d" + (y.name().empty() ? std::string("y") : y.name());
     const int seed_id = graph_.add_value(std::move(sv));
 
-    // Forward nodes on a path from a parameter to y.
-    std::vector<char> needed(graph_.num_nodes(), 0);
-    std::vector<int> stack;
-    if (graph_.value(yv).producer >= 0) stack.push_back(graph_.value(yv).producer);
-    while (!stack.empty()) {
-      int id = stack.back();
-      stack.pop_back();
-      if (needed[id]) continue;
-      needed[id] = 1;
-      for (int v : graph_.node(id).inputs) {
-        const ValueInfo& vi = graph_.value(v);
-        if (vi.requires_grad && vi.producer >= 0 && !needed[vi.producer]) stack.push_back(vi.producer);
-      }
-    }
-
-    std::unordered_map<int, int> grads{{yv, seed_id}};
-    std::vector<int> no_backward_nodes;  // forward nodes whose formula added nothing
-    for (int id = static_cast<int>(needed.size()) - 1; id >= 0; --id) {
-      if (!needed[id]) continue;
-      const Node& f = graph_.node(id);
-      bool has_grad = std::any_of(f.outputs.begin(), f.outputs.end(), [&](int v) { return grads.count(v); });
-      if (!has_grad) continue;
-      if (f.saved_released && !f.op->saves.empty())
-        throw Error("backward: the saved tensors of node #" + std::to_string(id) + " (" + f.op->name +
-                        ") were freed by an earlier backward",
-                    "to run backward twice through the same graph, pass retain_graph=True the first time");
-      if (!f.op->backward) throw Error("internal: operator '" + f.op->name + "' has no backward");
-      const size_t before = graph_.num_nodes();
-      BackwardBuilder ctx(*this, id, grads);
-      std::vector<Val> dins = f.op->backward(ctx);
-      const std::vector<int> inputs = graph_.node(id).inputs;  // copied: adding nodes moves them
-      for (size_t i = 0; i < inputs.size() && i < dins.size(); ++i) {
-        const int in = inputs[i];
-        if (!graph_.value(in).requires_grad || !dins[i].defined()) continue;
-        Val d = dins[i];
-        const TensorMeta target = graph_.value(in).meta;
-        if (d.shape() != target.shape) d = ctx.call("sum_to", {d}, {{"shape", target.shape}});
-        if (d.dtype() != target.dtype) d = ctx.call("cast", {d}, {{"dtype", std::string(dtype_name(target.dtype))}});
-        if (auto it = grads.find(in); it != grads.end()) d = Val{&ctx, it->second} + d;  // accumulate
-        grads[in] = d.id;
-      }
-      if (graph_.num_nodes() == before) no_backward_nodes.push_back(id);
-    }
+    BackwardNodes bw = append_backward_nodes(*this, graph_, yv, seed_id, [](const Node&) { return true; });
+    std::unordered_map<int, int>& grads = bw.grads;
+    std::vector<int>& no_backward_nodes = bw.no_backward_nodes;
 
     std::vector<ScheduleRun::Sink> sinks;
     for (auto& [v, gv] : grads) {

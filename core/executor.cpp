@@ -19,8 +19,9 @@ void release_saved(Node& n) {
 }  // namespace
 
 std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& inputs,
-                                       const std::vector<int>& released_saved_of, const FinishFn* finish) {
-  Graph& g = ws_.graph();
+                                       const std::vector<int>& released_saved_of, const FinishFn* finish,
+                                       Graph* graph, const std::vector<Tensor>* outputs_into) {
+  Graph& g = graph ? *graph : ws_.graph();
   Node& n = g.node(node_id);
   const OpDef& op = *n.op;
   const bool listening = !listeners_.empty();
@@ -55,8 +56,10 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   for (int v : n.outputs) out_meta.push_back(g.value(v).meta);
   std::vector<Tensor> outs(n.outputs.size());
   const MemCategory cat = n.phase == Phase::backward ? MemCategory::gradient : MemCategory::activation;
+  if (outputs_into) outs = *outputs_into;
   if (!op.makes_views)
-    for (size_t i = 0; i < outs.size(); ++i) outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, cat, dev);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (!outs[i].defined()) outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, cat, dev);
 
   KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_, cat};
   auto t0 = std::chrono::steady_clock::now();
@@ -66,7 +69,7 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
 
   n.stats.runs++;
   n.stats.last_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
-  if (ws_.anomaly()) check_anomaly(ws_, node_id, outs);
+  if (ws_.anomaly()) check_anomaly(ws_, g, node_id, outs);
   for (int f : released_saved_of) release_saved(g.node(f));
   StepEvent ev;
   std::vector<TensorMeta> in_meta;
@@ -83,6 +86,7 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
 
   if (listening) {
     ev.step = steps_;
+    ev.graph = &g;
     ev.node = node_id;
     ev.phase = n.phase;
     ev.op = &op;
@@ -95,6 +99,25 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
     ev.saved_released_of = released_saved_of;
     for (auto& [_, fn] : listeners_) fn(ev);
   }
+  return outs;
+}
+
+std::vector<Tensor> Executor::evaluate(Graph& g, int node_id, const std::vector<Tensor>& inputs) {
+  const Node& n = g.node(node_id);
+  const OpDef& op = *n.op;
+  std::vector<Tensor> ins;
+  for (auto& t : inputs) ins.push_back(op.accepts_strided ? t : t.contiguous(MemCategory::temporary));
+  const Device dev = ins.empty() ? Device::cpu : ins[0].device();
+  const KernelFn* kernel = op.find_kernel(dev, n.algo);
+  if (!kernel) throw Error(op.name + ": no kernel for algorithm '" + n.algo + "' on " + device_name(dev));
+  std::vector<TensorMeta> out_meta;
+  for (int v : n.outputs) out_meta.push_back(g.value(v).meta);
+  std::vector<Tensor> outs(out_meta.size());
+  if (!op.makes_views)
+    for (size_t i = 0; i < outs.size(); ++i)
+      outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, MemCategory::input, dev);
+  KernelCtx ctx{op, ins, n.attrs, out_meta, outs, ws_, MemCategory::input};
+  (*kernel)(ctx);
   return outs;
 }
 

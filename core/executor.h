@@ -16,6 +16,7 @@ class Workspace;
 
 struct StepEvent {
   int64_t step = 0;
+  const Graph* graph = nullptr;  // the graph `node` belongs to: the workspace's, or a compiled program's
   int node = -1;
   Phase phase = Phase::forward;
   const OpDef* op = nullptr;
@@ -32,10 +33,15 @@ class Executor {
  public:
   explicit Executor(Workspace& ws) : ws_(ws) {}
   // Runs node `node_id` on `inputs` and returns its outputs. Emits one event. `finish` runs
-  // after the kernel and before the step is recorded (it may clear `inputs`).
+  // after the kernel and before the step is recorded (it may clear `inputs`). `graph` is the
+  // workspace's unless given (a compiled program's); `outputs_into` gives the output buffers
+  // (a memory plan's) instead of fresh allocations.
   using FinishFn = std::function<void(std::vector<Tensor>& outputs)>;
   std::vector<Tensor> run_node(int node_id, const std::vector<Tensor>& inputs,
-                               const std::vector<int>& released_saved_of = {}, const FinishFn* finish = nullptr);
+                               const std::vector<int>& released_saved_of = {}, const FinishFn* finish = nullptr,
+                               Graph* graph = nullptr, const std::vector<Tensor>* outputs_into = nullptr);
+  // Runs a node's kernel with no event and no step (constant folding at compile time).
+  std::vector<Tensor> evaluate(Graph& g, int node_id, const std::vector<Tensor>& inputs);
   int64_t step_count() const { return steps_; }
   int add_listener(StepListener fn);
   void remove_listener(int id);

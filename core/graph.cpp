@@ -23,6 +23,11 @@ const char* value_kind_name(ValueKind k) {
 }
 
 std::string Node::label() const {
+  if (!fused.empty()) {  // fused(mul → add → gelu)
+    std::string chain;
+    for (auto& f : fused) chain += (chain.empty() ? "" : " → ") + f.op->name;
+    return "fused(" + chain + ")";
+  }
   std::string a = attrs.str();
   if (!algo.empty() && op && algo != op->default_algorithm()) a += (a.empty() ? "algo=" : ", algo=") + algo;
   return a.empty() ? op->name : op->name + "(" + a + ")";
@@ -71,5 +76,13 @@ void Graph::rollback(const Mark& m) {
 }
 
 void Graph::clear() { rollback({0, 0}); }
+
+Graph Graph::copy_structure() const {
+  Graph g;
+  g.values_ = values_;
+  g.nodes_ = nodes_;
+  for (auto& n : g.nodes_) n.saved.clear();  // the copy owns no saved tensors
+  return g;
+}
 
 }  // namespace opscope

@@ -23,6 +23,8 @@ struct ValueInfo {
   int out_index = 0;
   std::string name;   // the user's variable name, when known
   bool requires_grad = false;
+  bool placeholder = false;  // static mode's input("x", shape): fed by run(...)
+  bool checkpoint = false;   // checkpoint(x): recomputation keeps this value
   std::weak_ptr<TensorImpl> tensor;  // the live tensor, while someone holds it
   Tensor constant;                   // constants and grad seeds are held by the graph
 };
@@ -47,6 +49,8 @@ struct Node {
   Phase phase = Phase::forward;
   std::string scope;     // composite function it belongs to ("" = top level)
   int forward_of = -1;   // backward nodes: the forward node whose gradient they compute
+  bool symbolic = false; // built in static mode: runs only in a compiled program
+  std::vector<Node> fused;  // a fused node: the nodes it replaced, in order (the GUI unfolds them)
   std::vector<SavedTensor> saved;
   bool saved_released = false;
   NodeStats stats;
@@ -82,6 +86,8 @@ class Graph {
   Mark mark() const { return {nodes_.size(), values_.size()}; }
   void rollback(const Mark& m);
   void clear();
+  // Nodes and values without the saved tensors (a compiled program starts from this).
+  Graph copy_structure() const;
 
   // Bumped whenever nodes or edges change, so views can re-layout only then.
   uint64_t version() const { return version_; }

@@ -137,8 +137,11 @@ void Storage::set_category(MemCategory c) {
 }
 
 void Storage::mark_parameter() {
-  if (category_ == MemCategory::input || category_ == MemCategory::temporary) set_category(MemCategory::parameter);
-  else if (category_ == MemCategory::saved && category_before_saved_ == MemCategory::temporary)
+  // A parameter made from a factory or from an op's output (param(randn(...) * 0.05)).
+  if (category_ == MemCategory::input || category_ == MemCategory::temporary || category_ == MemCategory::activation)
+    set_category(MemCategory::parameter);
+  else if (category_ == MemCategory::saved &&
+           (category_before_saved_ == MemCategory::temporary || category_before_saved_ == MemCategory::activation))
     category_before_saved_ = MemCategory::parameter;
 }
 

@@ -229,7 +229,7 @@ Tensor& Tensor::set_requires_grad(bool r) {
   if (r && !is_floating(dtype()))
     throw Error("only floating-point tensors can require gradients (got " + std::string(dtype_name(dtype())) + ")");
   impl_->requires_grad = r;
-  if (r) storage().mark_parameter();
+  if (r && impl_->storage) storage().mark_parameter();
   return *this;
 }
 
@@ -288,8 +288,26 @@ void print_rec(const Tensor& t, std::vector<int64_t>& idx, size_t axis, bool tru
 }
 }  // namespace
 
+Tensor Tensor::symbolic(const Shape& shape, DType dtype, Device device) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  impl->symbolic_device = device;
+  return Tensor(impl);
+}
+
+void Tensor::throw_symbolic() const {
+  throw Error("'" + (impl_->name.empty() ? std::string("this tensor") : impl_->name) + "' is symbolic (static mode): " +
+                  shape_str(impl_->shape) + " " + dtype_name(impl_->dtype) + ", no values until the program runs",
+              "run(y, x=...) computes values; :mode dynamic runs every statement at once");
+}
+
 std::string Tensor::to_string(int64_t max_elements) const {
   if (!defined()) return "None";
+  if (is_symbolic())
+    return "<symbolic " + std::string(dtype_name(dtype())) + shape_str(shape()) +
+           (name().empty() ? std::string() : " " + name()) + ": run it to see values>";
   const int64_t n = numel();
   const bool trunc = n > max_elements;
   Formatter f;

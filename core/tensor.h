@@ -24,6 +24,7 @@ struct TensorImpl {
   int value_id = -1;  // the graph value this tensor is (-1: not yet in the graph)
   bool from_op = false;  // produced by an op (not a leaf the user made)
   std::string name;   // the user's variable name, when known
+  Device symbolic_device = Device::cpu;  // static mode: a tensor with a shape and no storage yet
 };
 
 class Tensor {
@@ -53,12 +54,16 @@ class Tensor {
   int64_t size(int64_t axis) const;
   int64_t numel() const { return shape_numel(impl_->shape); }
   DType dtype() const { return impl_->dtype; }
-  Device device() const { return impl_->storage->device(); }
+  Device device() const { return impl_->storage ? impl_->storage->device() : impl_->symbolic_device; }
+  // Static mode's tensors: shape, dtype and graph value, but no data until the program runs.
+  bool is_symbolic() const { return impl_ && !impl_->storage; }
+  static Tensor symbolic(const Shape& shape, DType dtype, Device device = Device::cpu);
   int64_t nbytes() const { return numel() * static_cast<int64_t>(dtype_size(dtype())); }
   Storage& storage() const { return *impl_->storage; }
   bool is_contiguous() const;
 
   void* raw_data() const {
+    if (!impl_->storage) throw_symbolic();
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(dtype_size(dtype()));
   }
   template <class T>
@@ -93,6 +98,7 @@ class Tensor {
   std::string to_string(int64_t max_elements = 1000) const;
 
  private:
+  [[noreturn]] void throw_symbolic() const;
   std::shared_ptr<TensorImpl> impl_;
 };
 

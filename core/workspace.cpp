@@ -68,8 +68,20 @@ int Workspace::value_of(const Tensor& t) {
   v.name = impl->name;
   v.requires_grad = impl->requires_grad;
   v.tensor = t.impl_ptr();
+  // Literals such as the 2 of `a * 2` die with their statement; the graph keeps small ones so
+  // the tape can be replayed (:replay) and compiled programs can read them.
+  constexpr int64_t kKeptConstantElements = 64;
+  if (!impl->requires_grad && impl->storage && t.numel() <= kKeptConstantElements && impl->name.empty()) v.constant = t;
   impl->value_id = graph_.add_value(std::move(v));
   return impl->value_id;
+}
+
+Tensor Workspace::placeholder(const std::string& name, const Shape& shape, DType dtype) {
+  Tensor t = Tensor::symbolic(shape, dtype);
+  t.impl()->name = name;
+  const int v = value_of(t);
+  graph_.value(v).placeholder = true;
+  return t;
 }
 
 std::vector<TensorMeta> Workspace::infer(const OpDef& op, const std::vector<TensorMeta>& inputs,
@@ -122,6 +134,12 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
     throw Error(op.name + ": unknown algorithm \"" + std::string(chosen) + "\"", "algorithms of " + op.name + ": " + all);
   }
   const bool rg = grad_enabled_ && op.differentiable && any_grad;
+  if (!static_mode_)
+    for (auto& t : inputs)
+      if (t.is_symbolic())
+        throw Error(op.name + ": '" + (t.name().empty() ? std::string("an input") : t.name()) +
+                        "' is symbolic (made in static mode) and has no values to compute with",
+                    "switch back with :mode static, or run(...) it to get values");
 
   const Graph::Mark mark = graph_.mark();
   try {
@@ -142,7 +160,9 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
       v.requires_grad = rg;
       node.outputs.push_back(graph_.add_value(std::move(v)));
     }
+    node.symbolic = static_mode_;
     graph_.add_node(std::move(node));
+    if (static_mode_) return symbolic_outputs(id, rg);
     std::vector<Tensor> outs = executor_.run_node(id, inputs);
     Node& n = graph_.node(id);
     for (size_t i = 0; i < outs.size(); ++i) {
@@ -174,11 +194,33 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
   }
 }
 
+// Static mode: the outputs are shapes without data. Concrete leaves the node reads (parameters,
+// constants such as the 2 of `x * 2`) are held by the graph, so the program can run after the
+// statement that made them is gone.
+std::vector<Tensor> Workspace::symbolic_outputs(int id, bool requires_grad) {
+  Node& n = graph_.node(id);
+  for (int v : n.inputs) {
+    ValueInfo& vi = graph_.value(v);
+    if (auto t = vi.tensor.lock(); t && t->storage && !vi.constant.defined()) vi.constant = Tensor(t);
+  }
+  std::vector<Tensor> outs;
+  for (int v : n.outputs) {
+    const TensorMeta& m = graph_.value(v).meta;
+    Tensor t = Tensor::symbolic(m.shape, m.dtype, m.device);
+    t.impl()->value_id = v;
+    t.impl()->requires_grad = requires_grad;
+    t.impl()->from_op = true;
+    graph_.value(v).tensor = t.impl_ptr();
+    outs.push_back(std::move(t));
+  }
+  return outs;
+}
+
 void Workspace::zero_grad(const std::vector<Tensor>& tensors) {
   for (auto& t : tensors) t.impl()->grad.reset();
 }
 
-void check_anomaly(Workspace& ws, int node_id, const std::vector<Tensor>& outputs) {
+void check_anomaly(Workspace&, const Graph& g, int node_id, const std::vector<Tensor>& outputs) {
   for (size_t o = 0; o < outputs.size(); ++o) {
     const Tensor& t = outputs[o];
     if (!is_floating(t.dtype())) continue;
@@ -196,7 +238,6 @@ void check_anomaly(Workspace& ws, int node_id, const std::vector<Tensor>& output
         }
     });
     if (bad < 0) continue;
-    const Graph& g = ws.graph();
     const Node& n = g.node(node_id);
     std::string ins;
     for (int v : n.inputs) {

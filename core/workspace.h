@@ -49,6 +49,10 @@ class Workspace {
   // Anomaly mode: the first node whose output holds NaN or Inf raises an error.
   bool anomaly() const { return anomaly_; }
   void set_anomaly(bool on) { anomaly_ = on; }
+  // Static mode: calls build symbolic nodes (shape inference only, no kernel) until a compiled
+  // program runs them.
+  bool static_mode() const { return static_mode_; }
+  void set_static_mode(bool on) { static_mode_ = on; }
   Phase phase() const { return phase_; }
   void set_phase(Phase p) { phase_ = p; }
 
@@ -56,6 +60,9 @@ class Workspace {
   void push_scope(const std::string& name);
   void pop_scope();
   const std::string& scope() const { return scope_; }
+
+  // Static mode's placeholder: a named symbolic input, fed when the program runs.
+  Tensor placeholder(const std::string& name, const Shape& shape, DType dtype);
 
   // The graph value for a tensor, registering it as a leaf the first time it is used.
   int value_of(const Tensor& t);
@@ -65,11 +72,12 @@ class Workspace {
 
  private:
   friend class ScheduleRun;
+  std::vector<Tensor> symbolic_outputs(int node_id, bool requires_grad);
   std::shared_ptr<MemoryTracker> tracker_;
   std::vector<std::shared_ptr<Allocator>> allocators_;
   Graph graph_;
   Executor executor_;
-  bool grad_enabled_ = true, anomaly_ = false;
+  bool grad_enabled_ = true, anomaly_ = false, static_mode_ = false;
   Phase phase_ = Phase::forward;
   std::string scope_;
   std::vector<std::string> scope_stack_;
@@ -87,6 +95,17 @@ class WorkspaceScope {
   Workspace* prev_;
 };
 
+// Static (or dynamic) mode for the guard's lifetime: a static: block, a @static function.
+class StaticModeGuard {
+ public:
+  StaticModeGuard(Workspace& ws, bool on) : ws_(ws), prev_(ws.static_mode()) { ws.set_static_mode(on); }
+  ~StaticModeGuard() { ws_.set_static_mode(prev_); }
+
+ private:
+  Workspace& ws_;
+  bool prev_;
+};
+
 // No-grad scope: calls inside record no saved tensors and produce no gradients.
 class NoGradGuard {
  public:
@@ -98,6 +117,6 @@ class NoGradGuard {
 };
 
 // Checks an op's output for NaN/Inf; throws naming the op, input shapes and variable names.
-void check_anomaly(Workspace& ws, int node_id, const std::vector<Tensor>& outputs);
+void check_anomaly(Workspace& ws, const Graph& g, int node_id, const std::vector<Tensor>& outputs);
 
 }  // namespace opscope

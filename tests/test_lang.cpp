@@ -5,40 +5,13 @@
 #include <sstream>
 
 #include "app/lang/session.h"
+#include "tests/lab.h"
 #include "core/workspace.h"
 
 using namespace opscope;
+using opscope::test::Lab;
 
 namespace {
-
-struct Lab {
-  Workspace ws;
-  WorkspaceScope scope{ws};
-  lang::Session session{ws};
-  std::string out, err;
-  bool run(const std::string& code) {
-    std::ostringstream o, e;
-    bool ok = session.run(code, "<test>", o, e);
-    out = o.str();
-    err = e.str();
-    return ok;
-  }
-  // Runs code that must succeed and returns what it printed.
-  std::string ok(const std::string& code) {
-    bool good = run(code);
-    INFO(code << "\n" << err);
-    REQUIRE(good);
-    return out;
-  }
-  // The value of an expression, as the REPL would echo it.
-  std::string echo(const std::string& expr) {
-    session.set_echo_expressions(true);
-    std::string s = ok(expr);
-    session.set_echo_expressions(false);
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    return s;
-  }
-};
 
 // Everything a statement could change: variables, graph, memory, timeline.
 struct Snapshot {

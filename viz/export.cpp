@@ -73,7 +73,8 @@ std::string graph_to_dot(const Graph& g) {
 TraceRecorder::TraceRecorder(Executor& ex) : ex_(ex) {
   id_ = ex_.add_listener([this](const StepEvent& e) {
     events_.push_back(e);
-    labels.push_back(e.op ? e.op->name : "?");
+    // The node's label now (a fused node names its chain); the graph may be gone later.
+    labels.push_back(e.graph && e.node >= 0 ? e.graph->node(e.node).label() : e.op ? e.op->name : "?");
   });
 }
 

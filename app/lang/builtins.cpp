@@ -3,13 +3,12 @@
 #include <ostream>
 #include <random>
 
+#include "app/lang/call_args.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
 #include "app/lang/parser.h"
 
 namespace opscope::lang {
-
-namespace {
 
 const Value* keyword(CallArgs& a, const char* name) {
   for (auto& [k, v] : a.keyword)
@@ -72,6 +71,8 @@ const Tensor& tensor_arg(Interpreter& in, CallArgs& a, size_t i, const std::stri
             fn + "() expects a tensor" + (i < a.positional.size() ? std::string(", got ") + kind_name(a.positional[i]) : ""));
   return a.positional[i].t;
 }
+
+namespace {
 
 // Nested lists -> shape and flat values; checks that the nesting is rectangular.
 void flatten_literal(Interpreter& in, const Value& v, size_t depth, Shape& shape, std::vector<double>& flat, bool& all_int,
@@ -286,6 +287,19 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
         Tensor t;
         if (a.positional.size() == 1 && a.positional[0].kind == Value::tensor) {
           t = a.positional[0].t;
+          if (t.is_symbolic()) {  // static mode: the initial value is computed now
+            try {
+              t = evaluate_constant(in, t);
+            } catch (const Error& e) {
+              in.fail(a.positions[0], e.what(), e.hint());
+            }
+          } else if (t.impl()->from_op) {  // param(randn(...) * 0.05): a new leaf over the same data
+            auto leaf = std::make_shared<TensorImpl>(*t.impl());
+            leaf->from_op = false;
+            leaf->value_id = -1;
+            leaf->grad = nullptr;
+            t = Tensor(leaf);
+          }
         } else {
           Shape s = in.to_shape(a.positional, a.pos);
           t = Tensor::empty(s, DType::f64, MemCategory::input);

@@ -160,20 +160,49 @@ std::string format_step(const Graph& g, const StepEvent& e) {
   return s;
 }
 
-// Runs `count` steps of the pending backward pass (all when count < 0), printing each.
-void step_pending(Interpreter& in, int64_t count, std::ostream& out) {
-  if (!in.pending || in.pending->done())
-    throw Error("nothing to step", "start a stepped backward pass with backward(loss, step=True)");
+// Runs steps of what is being stepped: a static program run or a :replay (statics->run),
+// else a dynamic backward(y, step=True). count < 0: to the end; until_backward: until one
+// backward step has run.
+void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostream& out) {
   Executor& ex = in.ws().executor();
-  const Graph& g = in.ws().graph();
-  int id = ex.add_listener([&](const StepEvent& e) { out << format_step(g, e); });
+  StaticState& st = *in.statics;
+  const bool program = st.run && !st.run->done();
+  if (!program && (!in.pending || in.pending->done()))
+    throw Error("nothing to step", "backward(loss, step=True) steps a backward pass; in static mode run(loss, x=..., step=True); :replay replays the forward tape");
+  const Graph& tape = in.ws().graph();
+  // Steps are numbered within what is being stepped (the executor's counter is session-wide).
+  int id = ex.add_listener([&](const StepEvent& e) {
+    StepEvent local = e;
+    local.step = static_cast<int64_t>(program ? st.run->position() : in.pending->position()) + 1;
+    out << format_step(e.graph ? *e.graph : tape, local);
+  });
   try {
-    for (int64_t i = 0; (count < 0 || i < count) && !in.pending->done(); ++i) in.pending->step();
+    for (int64_t i = 0; count < 0 || i < count; ++i) {
+      if (program) {
+        if (st.run->done()) break;
+        const bool bwd = st.run->program().graph.node(st.run->next_node()).phase == Phase::backward;
+        st.run->step();
+        if (until_backward && !bwd) --i;  // forward steps do not count toward :step bwd
+      } else {
+        if (in.pending->done()) break;
+        in.pending->step();
+      }
+    }
   } catch (...) {
     ex.remove_listener(id);
     throw;
   }
   ex.remove_listener(id);
+  if (program) {
+    if (st.run->done()) {
+      out << (st.run_kind == "replay" ? "replay done: every forward step ran again\n"
+                                      : "program done" + std::string(st.run->program().grads.empty() ? "" : ": gradients are in .grad") + "\n");
+      st.run.reset();  // its buffers are given back
+    } else {
+      out << st.run->size() - st.run->position() << " steps left\n";
+    }
+    return;
+  }
   if (in.pending->done()) {
     out << "backward pass done: gradients are in .grad\n";
     in.pending.reset();
@@ -185,7 +214,7 @@ void step_pending(Interpreter& in, int64_t count, std::ostream& out) {
 }  // namespace
 
 void install_repl_commands(Interpreter& in) {
-  in.add_command({"step", "[N|bwd|all]", "run the next step(s) of a stepped backward pass (backward(y, step=True))",
+  in.add_command({"step", "[N|bwd|all]", "the next step(s) of a stepped backward (backward(y, step=True)), static run (run(y, step=True, ...)) or :replay; bwd: through the next backward step",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string a = trim(args);
                     int64_t n = 1;
@@ -198,10 +227,28 @@ void install_repl_commands(Interpreter& in) {
                       }
                       if (n <= 0) throw Error(":step takes a positive number");
                     }
-                    step_pending(in, n, out);
+                    step_pending(in, n, a == "bwd", out);
                   }});
-  in.add_command({"run", "", "finish the stepped backward pass", [](Interpreter& in, const std::string&, std::ostream& out) {
-                    step_pending(in, -1, out);
+  in.add_command({"run", "", "run what is being stepped to its end", [](Interpreter& in, const std::string&, std::ostream& out) {
+                    step_pending(in, -1, false, out);
+                  }});
+  in.add_command({"rewind", "", "back to the first step of a stepped static run or replay",
+                  [](Interpreter& in, const std::string&, std::ostream& out) {
+                    StaticState& st = *in.statics;
+                    if (!st.run) {
+                      if (in.pending) throw Error("a dynamic backward pass cannot be rewound: gradients already reached .grad",
+                                                  "in static mode run(loss, x=..., step=True) can be rewound; :replay replays the forward tape");
+                      throw Error("nothing to rewind", "run(loss, x=..., step=True) in static mode, or :replay");
+                    }
+                    st.run->rewind();
+                    out << "rewound: " << st.run->size() << " steps to go (parameters updated by the run are restored)\n";
+                  }});
+  in.add_command({"replay", "", "replay the forward tape step by step from its recorded inputs (dynamic mode)",
+                  [](Interpreter& in, const std::string&, std::ostream& out) {
+                    auto p = replay_program(in.ws().graph());
+                    in.statics->run = std::make_unique<ProgramRun>(in.ws(), p, std::unordered_map<int, Tensor>{}, true);
+                    in.statics->run_kind = "replay";
+                    out << "replaying " << p->schedule.size() << " forward steps (:step, :step N, :run, :rewind)\n";
                   }});
   in.add_command({"help", "[topic]", "the language, a command, a function or an operator", cmd_help});
   in.add_command({"ops", "", "list the operators", [](Interpreter&, const std::string&, std::ostream& out) {

@@ -10,7 +10,7 @@ namespace opscope::lang {
 
 namespace {
 const char* const kKeywords[] = {"def", "return", "if", "elif", "else", "for", "in", "and", "or", "not",
-                                 "True", "False", "None", "pass", "no_grad", "assert"};
+                                 "True", "False", "None", "pass", "no_grad", "static", "assert"};
 
 // Names the language gives to operators: `a + b` is add(a, b).
 const char* binary_op_name(const std::string& op) {
@@ -65,8 +65,12 @@ Interpreter::Interpreter(Workspace& ws) : ws_(ws) {
 void Interpreter::install_builtins() {
   install_builtin_functions(*this, builtins_);
   install_check_builtins(builtins_);
+  install_static_builtins(*this, builtins_);
 }
-void Interpreter::install_commands() { install_repl_commands(*this); }
+void Interpreter::install_commands() {
+  install_repl_commands(*this);
+  install_static_commands(*this);
+}
 
 void Interpreter::fail(Pos p, const std::string& message, const std::string& hint) const {
   LangError e(message, p.line, p.col, hint);
@@ -168,7 +172,8 @@ void Interpreter::exec(const Stmt& s) {
       f->source = source_;
       f->decorators = s.decorators;
       for (auto& d : s.decorators)
-        if (d != "composite") fail(s.pos, "unknown decorator '@" + d + "'", "no decorators are defined yet");
+        if (d != "composite" && d != "static")
+          fail(s.pos, "unknown decorator '@" + d + "'", "the decorators are @static (its body builds a static graph) and @composite");
       Value v;
       v.kind = Value::function;
       v.fn = f;
@@ -214,7 +219,12 @@ void Interpreter::exec(const Stmt& s) {
         exec_block(s.body);
         return;
       }
-      fail(s.pos, "unknown block '" + s.text + ":'", "the blocks are no_grad:");
+      if (s.text == "static") {  // the statements inside build the graph; compile/run execute it
+        StaticModeGuard guard(ws_, true);
+        exec_block(s.body);
+        return;
+      }
+      fail(s.pos, "unknown block '" + s.text + ":'", "the blocks are no_grad: and static:");
     }
     case Stmt::pass: return;
     case Stmt::command: return;
@@ -772,6 +782,8 @@ Value Interpreter::call_function(const Function& f, CallArgs& args) {
   ++call_depth_;
   ws_.push_scope(f.name);
   Value result;
+  const bool static_fn = std::find(f.decorators.begin(), f.decorators.end(), "static") != f.decorators.end();
+  StaticModeGuard static_guard(ws_, static_fn || ws_.static_mode());
   try {
     exec_block(*f.body);
   } catch (ReturnSignal& r) {
@@ -906,7 +918,7 @@ void Interpreter::show(const std::string& source, const Value& v) {
   if (v.kind == Value::tensor) {
     s.shape = v.t.shape();
     s.dtype = dtype_name(v.t.dtype());
-    if (v.t.numel() <= 1'000'000) s.data = v.t.to_vector();
+    if (v.t.numel() <= 1'000'000 && !v.t.is_symbolic()) s.data = v.t.to_vector();
   } else if (v.is_number()) {
     s.data = {v.number()};
   }
@@ -915,6 +927,9 @@ void Interpreter::show(const std::string& source, const Value& v) {
 
 void Interpreter::reset() {
   pending.reset();  // its node ids die with the graph
+  statics->run.reset();
+  statics->last.reset();
+  statics->traced.clear();
   globals_.clear();
   ws_.reset_graph();
   ws_.tracker().reset_peak();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/lang/session.h"
+#include "app/lang/static_mode.h"
 #include "app/lang/value.h"
 #include "core/workspace.h"
 
@@ -81,6 +82,8 @@ class Interpreter {
   void reset();  // :reset
   // A backward pass built by backward(y, step=True), run by :step / :run.
   std::unique_ptr<ScheduleRun> pending;
+  // Static mode: pass switches, the last compiled program, a program run being stepped.
+  std::shared_ptr<StaticState> statics = std::make_shared<StaticState>();
   // Parsed programs that defined functions stay alive as long as the interpreter.
   void keep_alive(std::shared_ptr<Block> program) {
     if (programs_.empty() || programs_.back() != program) programs_.push_back(std::move(program));

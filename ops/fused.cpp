@@ -1,0 +1,223 @@
+// Operators the static-graph compiler makes: `fused_elementwise` (a chain of elementwise ops
+// run in one pass over the data, as XLA and TorchInductor do) and `sgd_update` (the optimizer
+// step of a compiled training program, written in place over the parameter).
+//
+// A fused chain is an attribute string, one instruction per replaced op:
+//   "mul i0 i1;add r0 i2;gelu/none r1"
+// iK is the fused node's K-th input, rK the result of instruction K; the last is the output.
+// Each chunk of a row is computed through every instruction while it sits in L1, so the
+// intermediate tensors of the unfused graph are never written to memory.
+#include <Eigen/Core>
+#include <unsupported/Eigen/SpecialFunctions>
+#include <sstream>
+
+#include "ops/cpu_util.h"
+
+namespace opscope {
+namespace {
+
+constexpr int64_t kChunk = 512;  // elements per chunk: registers of 8 instructions stay in L1
+
+struct Instruction {
+  std::string op;
+  std::string attr;                 // gelu: none|tanh; leaky_relu: slope
+  std::vector<std::pair<char, int>> args;  // ('i', input) or ('r', instruction)
+};
+
+std::vector<Instruction> parse_chain(const std::string& chain) {
+  std::vector<Instruction> out;
+  std::stringstream all(chain);
+  std::string part;
+  while (std::getline(all, part, ';')) {
+    std::stringstream ss(part);
+    Instruction in;
+    std::string head, arg;
+    ss >> head;
+    if (auto slash = head.find('/'); slash != std::string::npos) {
+      in.attr = head.substr(slash + 1);
+      head = head.substr(0, slash);
+    }
+    in.op = head;
+    while (ss >> arg) {
+      if (arg.size() < 2 || (arg[0] != 'i' && arg[0] != 'r')) throw Error("fused_elementwise: bad operand '" + arg + "'");
+      in.args.push_back({arg[0], std::stoi(arg.substr(1))});
+    }
+    out.push_back(std::move(in));
+  }
+  if (out.empty()) throw Error("fused_elementwise: empty chain");
+  return out;
+}
+
+int arity(const std::string& op) {
+  static const char* binary[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
+  for (auto* b : binary)
+    if (op == b) return 2;
+  static const char* unary[] = {"neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu", "leaky_relu"};
+  for (auto* u : unary)
+    if (op == u) return 1;
+  return 0;
+}
+
+// y = f(a[, b]) over n elements of Eigen arrays.
+template <class T>
+void apply(const Instruction& in, const T* a, const T* b, T* y, int64_t n) {
+  using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
+  Eigen::Map<const Arr> x(a, n);
+  Eigen::Map<Arr> out(y, n);
+  const std::string& op = in.op;
+  if (arity(op) == 2) {
+    Eigen::Map<const Arr> z(b, n);
+    if (op == "add") out = x + z;
+    else if (op == "sub") out = x - z;
+    else if (op == "mul") out = x * z;
+    else if (op == "div") out = x / z;
+    else if (op == "maximum") out = x.max(z);
+    else out = x.min(z);
+    return;
+  }
+  if (op == "neg") out = -x;
+  else if (op == "exp") out = x.exp();
+  else if (op == "log") out = x.log();
+  else if (op == "sqrt") out = x.sqrt();
+  else if (op == "abs") out = x.abs();
+  else if (op == "relu") out = x.max(T(0));
+  else if (op == "sigmoid") out = T(1) / (T(1) + (-x).exp());
+  else if (op == "tanh") out = x.tanh();
+  else if (op == "leaky_relu") {
+    const T s = static_cast<T>(std::stod(in.attr));
+    out = (x > T(0)).select(x, x * s);
+  } else if (op == "gelu") {
+    if (in.attr == "tanh")
+      out = T(0.5) * x * (T(1) + (T(0.7978845608028654) * (x + T(0.044715) * x * x * x)).tanh());
+    else
+      out = T(0.5) * x * (T(1) + (x * T(0.7071067811865476)).erf());
+  } else {
+    throw Error("fused_elementwise: '" + op + "' cannot be fused");
+  }
+}
+
+void fused_kernel(KernelCtx& k) {
+  const std::vector<Instruction> prog = parse_chain(k.attrs.s("chain"));
+  Tensor& out = k.out();
+  const Shape& shape = out.shape();
+  const int64_t n = out.numel();
+  if (n == 0) return;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const int64_t inner = rank == 0 ? 1 : shape.back();
+  cpu::visit_float(out.dtype(), "fused_elementwise", [&](auto z) {
+    using T = decltype(z);
+    const size_t ni = k.inputs.size();
+    std::vector<Tensor> ins;
+    std::vector<Strides> strides;
+    for (size_t i = 0; i < ni; ++i) {
+      ins.push_back(cpu::as_dtype(k.in(i), out.dtype()));
+      strides.push_back(cpu::broadcast_strides(ins.back(), shape));
+    }
+    // Registers: one chunk per instruction, plus a gather buffer per input that is not a plain row.
+    std::vector<T> regs(prog.size() * kChunk), gathered(ni * kChunk);
+    std::vector<int64_t> idx(static_cast<size_t>(std::max<int64_t>(rank - 1, 0)), 0);
+    std::vector<int64_t> row_off(ni);
+    T* o = out.data<T>();
+    for (int64_t row = 0; row * inner < n; ++row) {
+      for (size_t i = 0; i < ni; ++i) {
+        int64_t off = 0;
+        for (int64_t d = 0; d + 1 < rank; ++d) off += idx[d] * strides[i][d];
+        row_off[i] = off;
+      }
+      for (int64_t c0 = 0; c0 < inner; c0 += kChunk) {
+        const int64_t len = std::min(kChunk, inner - c0);
+        std::vector<const T*> src(ni);
+        for (size_t i = 0; i < ni; ++i) {
+          const T* base = ins[i].template data<T>() + row_off[i];
+          const int64_t s = rank == 0 ? 1 : strides[i][rank - 1];
+          if (s == 1) {
+            src[i] = base + c0;
+          } else {  // broadcast along the row (stride 0) or strided: gather the chunk
+            T* g = gathered.data() + i * kChunk;
+            for (int64_t j = 0; j < len; ++j) g[j] = base[(c0 + j) * s];
+            src[i] = g;
+          }
+        }
+        for (size_t p = 0; p < prog.size(); ++p) {
+          const Instruction& in = prog[p];
+          auto operand = [&](size_t a) -> const T* {
+            auto [kind, index] = in.args.at(a);
+            return kind == 'i' ? src.at(static_cast<size_t>(index)) : regs.data() + static_cast<size_t>(index) * kChunk;
+          };
+          // The last instruction writes straight into the output (after every input of the chunk was read).
+          T* dst = p + 1 == prog.size() ? o + row * inner + c0 : regs.data() + p * kChunk;
+          apply<T>(in, operand(0), in.args.size() > 1 ? operand(1) : nullptr, dst, len);
+        }
+      }
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
+    }
+  });
+}
+
+// Validates the chain against the inputs and gives the output meta (shape from the attribute).
+std::vector<TensorMeta> infer_fused(const InferCtx& c) {
+  const auto prog = parse_chain(c.attrs.s("chain"));
+  for (auto& in : prog) {
+    if (arity(in.op) == 0) c.fail("'" + in.op + "' cannot be fused", "fusable: add sub mul div maximum minimum neg exp log sqrt abs relu sigmoid tanh gelu leaky_relu");
+    if (static_cast<int>(in.args.size()) != arity(in.op)) c.fail(in.op + " takes " + std::to_string(arity(in.op)) + " operands");
+    for (auto [kind, index] : in.args)
+      if ((kind == 'i' && index >= static_cast<int>(c.inputs.size())) || index < 0)
+        c.fail("operand " + std::string(1, kind) + std::to_string(index) + " does not exist");
+  }
+  for (size_t i = 0; i < c.inputs.size(); ++i) c.expect_float(i);
+  TensorMeta m{c.attrs.ints("shape"), c.inputs.at(0).dtype, c.inputs.at(0).device};
+  for (auto& in : c.inputs) broadcast_shapes(in.shape, m.shape, "fused_elementwise");
+  return {m};
+}
+
+OPSCOPE_REGISTER_OPS(register_fused_ops) {
+  {
+    OpDef d = OpDef::declare("fused_elementwise", "fused",
+                             "y = the chain of elementwise ops in `chain`, computed in one pass (no intermediate tensors)",
+                             {"x..."});
+    d.attrs = {make_attr("chain", AttrType::string, std::string("neg i0"), "instructions: \"mul i0 i1;add r0 i2;gelu/none r1\""),
+               make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "the output shape")};
+    d.infer = infer_fused;
+    d.kernel(Device::cpu, "default", fused_kernel);
+    d.accepts_strided = true;
+    d.differentiable = false;  // made by the compiler after autodiff
+    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
+      Cost c;
+      for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
+      c.bytes_written = cpu::meta_bytes(out.at(0));
+      c.flops = static_cast<double>(parse_chain(a.s("chain")).size()) * cpu::meta_numel(out.at(0));
+      return c;
+    };
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = OpDef::declare("sgd_update", "optimizer", "w ← w − lr·dw (in place when a compiled program runs it)", {"w", "dw"});
+    d.attrs = {make_attr("lr", AttrType::real, 0.01, "the learning rate", 0.0)};
+    d.infer = [](const InferCtx& c) {
+      c.expect_float(0);
+      if (c.inputs[0].shape != c.inputs[1].shape)
+        c.fail("w is " + shape_str(c.inputs[0].shape) + " but dw is " + shape_str(c.inputs[1].shape), "dw is w's gradient: same shape");
+      return std::vector<TensorMeta>{c.inputs[0]};
+    };
+    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+      cpu::visit_float(k.in(0).dtype(), "sgd_update", [&](auto z) {
+        using T = decltype(z);
+        Tensor dw = cpu::as_dtype(k.in(1), k.in(0).dtype());
+        const T lr = static_cast<T>(k.attrs.f("lr"));
+        const T* w = k.in(0).data<T>();
+        const T* g = dw.data<T>();
+        T* y = k.out().data<T>();  // may be w itself
+        for (int64_t i = 0, n = k.out().numel(); i < n; ++i) y[i] = w[i] - lr * g[i];
+      });
+    });
+    d.differentiable = false;
+    d.cost = cpu::elementwise_cost(2);
+    registry.add(std::move(d));
+  }
+}
+
+}  // namespace
+}  // namespace opscope
