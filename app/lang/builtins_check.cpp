@@ -87,9 +87,8 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
 
   // The median of several runs, after one warm-up run (first touches of memory are page
   // faults, not the kernel). Runs outside the graph: timing leaves no nodes behind.
-  add("timeit", "timeit(f, *args, repeats=5)", "median seconds of f(*args) over repeats runs (after a warm-up run)",
+  add("timeit", "timeit(f, *args, repeats=5, **kwargs)", "median seconds of f(*args, **kwargs) over repeats runs (after a warm-up run)",
       [](Interpreter& in, CallArgs& a) {
-        only_keywords(in, a, "timeit", {"repeats"});
         if (a.positional.empty()) in.fail(a.pos, "timeit() needs a function", "e.g. timeit(relu, x)");
         const int repeats = static_cast<int>(number_keyword(in, a, "repeats", 5));
         if (repeats < 1 || repeats > 1000) in.fail(a.pos, "timeit()'s repeats is 1 to 1000");
@@ -97,6 +96,8 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
         call.pos = a.pos;
         call.positional.assign(a.positional.begin() + 1, a.positional.end());
         call.positions.assign(a.positions.begin() + 1, a.positions.end());
+        for (auto& kw : a.keyword)  // every keyword but repeats goes to f: timeit(run, y, x=xb)
+          if (kw.first != "repeats") call.keyword.push_back(kw);
         NoGradGuard no_grad;
         const Graph::Mark mark = in.ws().graph().mark();
         std::vector<double> times;
