@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/op.h"
 #include "core/workspace.h"
+#include "app/lang/interpreter.h"
 #include "viz/export.h"
 
 namespace {
@@ -157,7 +158,10 @@ int main(int argc, char** argv) {
         std::ofstream o(path, std::ios::binary);
         if (!(o << text)) throw Error("cannot write '" + path + "'");
       };
-      if (!dot_out.empty()) write(dot_out, viz::graph_to_dot(ws.graph()));
+      // A script that compiled a static program exports the program as it runs.
+      const auto& program = session.interpreter().statics->last;
+      if (!dot_out.empty())
+        write(dot_out, program ? viz::graph_to_dot(program->graph, program->schedule) : viz::graph_to_dot(ws.graph()));
       if (!trace_out.empty()) write(trace_out, viz::chrome_trace_json(recorder.events(), recorder.labels));
       return 0;
     }

@@ -15,12 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "app/lang/interpreter.h"
 #include "app/lang/session.h"
 
 namespace opscope::app {
 namespace {
 
 constexpr const char* kPrompt = ">>> ";
+constexpr const char* kStaticPrompt = "static>>> ";  // statements build a graph, nothing runs
 constexpr const char* kContinuationPrompt = "... ";
 constexpr int kHistoryMax = 1000;
 
@@ -217,7 +219,8 @@ int run_interactive(lang::Session& session, const ReplOptions& opts) {
     g_interrupted = 0;
     {
       SigintAtPrompt guard;
-      raw = readline(builder.empty() ? kPrompt : kContinuationPrompt);
+      const bool static_mode = session.interpreter().ws().static_mode();
+      raw = readline(!builder.empty() ? kContinuationPrompt : static_mode ? kStaticPrompt : kPrompt);
     }
     if (g_interrupted) {  // Ctrl-C: drop the entry, fresh prompt
       std::free(raw);

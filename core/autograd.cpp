@@ -80,6 +80,8 @@ class BackwardBuilder final : public GradCtx {
       outs.push_back({this, vid});
     }
     g_.add_node(std::move(n));
+    if (op.name == "transpose" && inputs.size() == 1 && !g_.value(inputs[0].id).name.empty())
+      g_.value(outs[0].id).name = g_.value(inputs[0].id).name + ".T";
     return outs;
   }
 
@@ -151,6 +153,10 @@ BackwardNodes append_backward_nodes(Workspace& ws, Graph& g, int yv, int seed_id
     }
     if (g.num_nodes() == before) out.no_backward_nodes.push_back(id);
   }
+  // The gradient of C is dC (once complete): stepping then reads dA = matmul(dC, B.T).
+  for (auto& [v, gv] : grads)
+    if (const std::string& name = g.value(v).name; !name.empty() && g.value(gv).name.empty())
+      g.value(gv).name = "d" + name;
   return out;
 }
 

@@ -222,6 +222,7 @@ struct OpDef {
   std::vector<std::string> algorithms;
   bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)
   bool accepts_strided = false;   // kernel handles any strides; else inputs are made contiguous
+  bool updates_input0 = false;    // optimizer steps: a compiled program writes the output over input 0
 
   bool differentiable = true;     // false: outputs never require grad (comparisons)
   std::vector<SavedRef> saves;

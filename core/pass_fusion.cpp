@@ -33,6 +33,60 @@ struct Group {
   Phase phase;
 };
 
+// A training step's update whose gradient comes straight from a matmul nothing else reads
+// becomes one node, w ← w − lr·(a·b): a GEMM accumulating into the parameter, so the gradient
+// (as big as the parameter) is never stored.
+void fuse_gradient_updates(Program& p, std::unordered_map<int, int>& readers, const std::set<int>& outputs,
+                           std::vector<std::string>& changes) {
+  Graph& g = p.graph;
+  const OpDef* fused_op = OpRegistry::instance().find("sgd_matmul_update");
+  if (!fused_op) return;
+  std::set<int> scheduled(p.schedule.begin(), p.schedule.end());
+  std::unordered_map<int, int> replace;  // update node -> fused node
+  std::set<int> removed;
+  for (int u : p.schedule) {
+    const Node& upd = g.node(u);
+    if (upd.op->name != "sgd_update") continue;
+    const int dw = upd.inputs[1];
+    const int prod = g.value(dw).producer;
+    if (prod < 0 || !scheduled.count(prod) || readers[dw] != 1 || outputs.count(dw)) continue;
+    const Node& mm = g.node(prod);
+    if (mm.op->name != "matmul" || g.value(mm.inputs[0]).meta.shape.size() != 2 ||
+        g.value(mm.inputs[1]).meta.shape.size() != 2 || g.value(dw).meta.dtype != g.value(upd.inputs[0]).meta.dtype)
+      continue;
+    Node f;
+    f.op = fused_op;
+    f.algo = fused_op->default_algorithm();
+    f.attrs = fused_op->resolve({{"lr", upd.attrs.f("lr")}});
+    f.inputs = {upd.inputs[0], mm.inputs[0], mm.inputs[1]};
+    f.outputs = upd.outputs;
+    f.phase = Phase::update;
+    f.symbolic = true;
+    f.scope = upd.scope;
+    f.fused = {mm, upd};
+    const int fid = g.add_node(std::move(f));
+    for (int v : g.node(fid).outputs) g.value(v).producer = fid;
+    replace[u] = fid;
+    removed.insert(prod);
+    const std::string wname = g.value(g.node(fid).inputs[0]).name;
+    changes.push_back("fused #" + std::to_string(prod) + " matmul into its update #" + std::to_string(u) + " as #" +
+                      std::to_string(fid) + " " + g.node(fid).label() + ": the gradient of " +
+                      (wname.empty() ? std::string("a parameter") : wname) + " " + shape_str(g.value(dw).meta.shape) +
+                      " (" + bytes_str(shape_numel(g.value(dw).meta.shape) *
+                                       static_cast<int64_t>(dtype_size(g.value(dw).meta.dtype))) +
+                      ") is never stored");
+  }
+  if (replace.empty()) return;
+  std::vector<int> schedule;
+  for (int id : p.schedule) {
+    if (removed.count(id)) continue;
+    auto it = replace.find(id);
+    schedule.push_back(it == replace.end() ? id : it->second);
+  }
+  p.schedule = std::move(schedule);
+  place_updates(p);
+}
+
 }  // namespace
 
 std::vector<std::string> pass_fuse_elementwise(Program& p) {
@@ -134,6 +188,7 @@ std::vector<std::string> pass_fuse_elementwise(Program& p) {
     else if (!removed.count(id)) schedule.push_back(id);
   }
   p.schedule = std::move(schedule);
+  fuse_gradient_updates(p, readers, outputs, changes);
   return changes;
 }
 

@@ -139,6 +139,7 @@ std::vector<std::string> pass_recompute(Program& p, const RecomputePolicy& polic
   }
   const double before = p.flops();
   p.schedule = std::move(schedule);
+  place_updates(p);  // a recomputed value may read a parameter: its update waits for it
   std::string names;
   for (int v : dropped)
     names += (names.empty() ? "" : ", ") + (g.value(v).name.empty() ? "%" + std::to_string(v) : g.value(v).name);
@@ -200,7 +201,7 @@ std::vector<std::string> pass_plan_memory(Program& p) {
         const int b = plan.buffer_of[in];
         // Take the buffer out of the "ending" list: it passes straight to the new value.
         bool found = false;
-        for (auto e = ending.begin(); e != ending.end(); ++e)
+        for (auto [e, stop] = ending.equal_range(iv.def); e != stop; ++e)
           if (e->second == b) {
             ending.erase(e);
             found = true;
@@ -253,7 +254,7 @@ std::vector<std::string> check_memory_plan(const Program& p) {
   auto root = [&](int v) {
     while (g.value(v).producer >= 0) {
       const Node& n = g.node(g.value(v).producer);
-      if (!(n.op->makes_views || n.op->name == "sgd_update") || n.inputs.empty()) break;
+      if (!(n.op->makes_views || n.op->updates_input0) || n.inputs.empty()) break;
       v = n.inputs[0];
     }
     return v;
@@ -274,25 +275,31 @@ std::vector<std::string> check_memory_plan(const Program& p) {
       problems.push_back("value " + std::to_string(v) + " does not fit buffer " + std::to_string(b));
     if (!life.count(v)) problems.push_back("value " + std::to_string(v) + " is planned but never written");
   }
-  for (auto& [b, vs] : by_buffer)
-    for (size_t i = 0; i < vs.size(); ++i)
-      for (size_t j = i + 1; j < vs.size(); ++j) {
-        auto [a0, a1] = life[vs[i]];
-        auto [b0, b1] = life[vs[j]];
-        if (a1 < b0 || b1 < a0) continue;  // disjoint
-        // Written in place: the later value's node reads the earlier one, which dies right there.
-        auto reads = [&](int later, int earlier) {
-          for (int v : g.node(g.value(later).producer).inputs)
-            if (root(v) == earlier) return true;
-          return false;
-        };
-        const bool in_place = (p.plan.in_place.count(vs[j]) && b0 == a1 && reads(vs[j], vs[i])) ||
-                              (p.plan.in_place.count(vs[i]) && a0 == b1 && reads(vs[i], vs[j]));
-        if (!in_place)
-          problems.push_back("values " + std::to_string(vs[i]) + " and " + std::to_string(vs[j]) + " are alive together (" +
+  // Per buffer, in order of definition: each value must start after every earlier one ended,
+  // except a value written in place over the one that dies where it starts.
+  auto reads = [&](int later, int earlier) {
+    for (int v : g.node(g.value(later).producer).inputs)
+      if (root(v) == earlier) return true;
+    return false;
+  };
+  for (auto& [b, vs] : by_buffer) {
+    std::sort(vs.begin(), vs.end(), [&](int x, int y) { return life[x] < life[y]; });
+    int latest = -1;  // the value with the latest end so far
+    for (int v : vs) {
+      if (latest >= 0) {
+        auto [a0, a1] = life[latest];
+        auto [b0, b1] = life[v];
+        const bool disjoint = b0 > a1;
+        const bool in_place = p.plan.in_place.count(v) && b0 == a1 && reads(v, latest);
+        if (!disjoint && !in_place)
+          problems.push_back("values " + std::to_string(latest) + " and " + std::to_string(v) + " are alive together (" +
                              std::to_string(a0) + ".." + std::to_string(a1) + " and " + std::to_string(b0) + ".." +
                              std::to_string(b1) + ") in buffer " + std::to_string(b));
+        if (life[v].second < a1) continue;
       }
+      latest = v;
+    }
+  }
   return problems;
 }
 

@@ -29,7 +29,7 @@ int64_t value_bytes(const Graph& g, int v) {
 
 // Ops whose run changes something besides their outputs: never merged, folded or recomputed.
 bool has_side_effects(const Node& n) {
-  return n.phase == Phase::update || n.op->name == "sgd_update" || n.op->name == "batch_norm";
+  return n.phase == Phase::update || n.op->updates_input0 || n.op->name == "batch_norm";
 }
 
 // Replaces value `from` by `to` in every scheduled node's inputs and in the program's outputs.
@@ -70,7 +70,7 @@ int Program::alias_root(int v) const {
     if (vi.producer < 0) return v;
     const Node& n = graph.node(vi.producer);
     if (n.op->makes_views && !n.inputs.empty()) v = n.inputs[0];
-    else if (n.op->name == "sgd_update") v = n.inputs[0];  // written over the parameter
+    else if (n.op->updates_input0) v = n.inputs[0];  // written over the parameter
     else return v;
   }
 }
@@ -93,13 +93,10 @@ std::vector<LiveInterval> Program::liveness() const {
     }
   }
   std::vector<LiveInterval> out;
-  const std::set<int> outs = outputs();
-  for (int v : order) {
-    size_t l = last[v];
-    for (int o : outs)
-      if (alias_root(o) == v) l = schedule.size();  // the caller's: alive to the end
-    out.push_back({v, def[v], l, value_bytes(graph, v)});
-  }
+  std::set<int> caller_owned;  // the caller's values (and what they look at): alive to the end
+  for (int o : outputs()) caller_owned.insert(alias_root(o));
+  for (int v : order)
+    out.push_back({v, def[v], caller_owned.count(v) ? schedule.size() : last[v], value_bytes(graph, v)});
   return out;
 }
 
@@ -133,14 +130,14 @@ double Program::bytes_moved() const {
 }
 
 int64_t Program::peak_bytes() const {
-  int64_t outs = 0;
-  const std::set<int> o = outputs();
-  for (auto& iv : liveness())
-    if (o.count(iv.value)) outs += iv.bytes;
-  if (plan.enabled) return plan.planned_bytes + outs;
-  int64_t all = 0;
-  for (auto& iv : liveness()) all += iv.bytes;
-  return all;
+  std::set<int> caller_owned;
+  for (int o : outputs()) caller_owned.insert(alias_root(o));
+  int64_t outs = 0, all = 0;
+  for (auto& iv : liveness()) {
+    all += iv.bytes;
+    if (caller_owned.count(iv.value)) outs += iv.bytes;
+  }
+  return plan.enabled ? plan.planned_bytes + outs : all;
 }
 
 // --- passes -------------------------------------------------------------------------------------
@@ -151,7 +148,7 @@ const std::vector<PassInfo>& all_passes() {
       {"dce", "dead-code elimination: drop nodes no output, gradient or update needs"},
       {"cse", "common-subexpression elimination: the same op on the same inputs runs once"},
       {"constant_folding", "nodes whose inputs are all constants run at compile time"},
-      {"fuse_elementwise", "chains of elementwise ops become one fused node: one pass over the data"},
+      {"fuse_elementwise", "chains of elementwise ops become one fused node: one pass over the data (and a gradient's matmul folds into its SGD update)"},
       {"recompute", "checkpointing: drop activations after forward, recompute them in backward"},
       {"plan_memory", "liveness → buffers reused (and written in place) so one run allocates once"},
   };
@@ -215,10 +212,44 @@ std::vector<std::string> pass_autodiff(Workspace& ws, Program& p, const CompileO
       p.schedule.push_back(g.add_node(std::move(n)));
     }
     changes.push_back("added " + std::to_string(p.grads.size()) + " sgd_update nodes (lr=" + std::to_string(*opt.sgd_lr) +
-                      "): parameters change in place, gradients are not kept");
+                      "), each right after its gradient and the parameter's last reader: parameters change in place, "
+                      "each gradient dies at its update");
     p.grads.clear();
+    place_updates(p);
   }
   return changes;
+}
+
+void place_updates(Program& p) {
+  const Graph& g = p.graph;
+  std::vector<int> updates, others;
+  for (int id : p.schedule) (g.node(id).op->updates_input0 ? updates : others).push_back(id);
+  if (updates.empty()) return;
+  // For each update: the position in `others` after which it may run.
+  std::unordered_map<int, std::vector<int>> after;  // position -> updates placed right after it
+  std::vector<std::vector<int>> roots_read(others.size());  // alias roots each node reads
+  for (size_t pos = 0; pos < others.size(); ++pos)
+    for (int v : g.node(others[pos]).inputs) roots_read[pos].push_back(p.alias_root(v));
+  for (int u : updates) {
+    const Node& n = g.node(u);
+    const int param = p.alias_root(n.inputs[0]);
+    const std::set<int> needs(n.inputs.begin() + 1, n.inputs.end());  // the gradient (or what makes it)
+    int last = -1;
+    for (size_t pos = 0; pos < others.size(); ++pos) {
+      bool after_it = std::find(roots_read[pos].begin(), roots_read[pos].end(), param) != roots_read[pos].end();
+      for (int v : g.node(others[pos]).outputs) after_it = after_it || needs.count(v) > 0;
+      if (after_it) last = static_cast<int>(pos);
+    }
+    after[last].push_back(u);
+  }
+  std::vector<int> schedule;
+  if (auto it = after.find(-1); it != after.end()) schedule = it->second;
+  for (size_t pos = 0; pos < others.size(); ++pos) {
+    schedule.push_back(others[pos]);
+    if (auto it = after.find(static_cast<int>(pos)); it != after.end())
+      schedule.insert(schedule.end(), it->second.begin(), it->second.end());
+  }
+  p.schedule = std::move(schedule);
 }
 
 std::vector<std::string> pass_dce(Program& p) {

@@ -115,6 +115,10 @@ std::vector<std::string> pass_fuse_elementwise(Program& p);
 std::vector<std::string> pass_recompute(Program& p, const RecomputePolicy& policy);
 std::vector<std::string> pass_plan_memory(Program& p);
 
+// Moves each update node (sgd_update) to the earliest legal place: after its gradient is made
+// and after the last node reading the parameter it overwrites.
+void place_updates(Program& p);
+
 // An independent check of a memory plan: no two values alive at the same time share a buffer
 // (except a value written in place over its dead input). Returns the violations found.
 std::vector<std::string> check_memory_plan(const Program& p);

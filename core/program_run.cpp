@@ -67,7 +67,7 @@ void ProgramRun::step() {
 
   std::vector<Tensor> outs_into(n.outputs.size());
   bool given = false;
-  if (n.op->name == "sgd_update") {  // w ← w − lr·dw, written over the parameter itself
+  if (n.op->updates_input0) {  // w ← w − lr·dw, written over the parameter itself
     if (stepping_) undo_updates_.push_back({ins[0], ins[0].clone(MemCategory::temporary)});
     outs_into[0] = ins[0];
     given = true;
@@ -85,7 +85,7 @@ void ProgramRun::step() {
       const MemCategory cat = read_by_backward_.count(v) && n.phase == Phase::forward ? MemCategory::saved
                               : n.phase == Phase::forward                            ? MemCategory::activation
                                                                                      : MemCategory::gradient;
-      if (outs[i].defined() && !n.op->makes_views && n.op->name != "sgd_update" && outs[i].storage().category() != cat)
+      if (outs[i].defined() && !n.op->makes_views && !n.op->updates_input0 && outs[i].storage().category() != cat)
         outs[i].storage().set_category(cat);
       env_[v] = outs[i];
     }

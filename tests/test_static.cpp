@@ -427,3 +427,14 @@ TEST_CASE("a @static function and the compile table", "[static][repl]") {
   lab.ok("r = run(y, x=tensor([0.0, 1.0, -1.0, 2.0]))");
   CHECK(var(lab, "r").get(0) == Approx(0.8413447).epsilon(1e-5));
 }
+
+TEST_CASE("the DOT of a compiled program draws what runs", "[static][viz]") {
+  Lab lab;
+  lab.ok(":mode static\nx = input(\"x\", [4, 4])\nunused = exp(x)\ny = tanh(x * 2 + 1)\ncompile(y, grad=False)");
+  const Program& p = *lab.session.interpreter().statics->last;
+  const std::string dot = viz::graph_to_dot(p.graph, p.schedule);
+  CHECK(dot.find("fused(mul → add → tanh)") != std::string::npos);
+  CHECK(dot.find("exp") == std::string::npos);   // not in the program
+  CHECK(dot.find("#1 mul") == std::string::npos);  // replaced by the fused node
+  CHECK(dot == viz::graph_to_dot(p.graph, p.schedule));  // deterministic
+}

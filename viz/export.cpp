@@ -22,15 +22,25 @@ std::string value_name(const Graph& g, int v) {
 }  // namespace
 
 std::string graph_to_dot(const Graph& g) {
+  std::vector<int> all;
+  for (const Node& n : g.nodes()) all.push_back(n.id);
+  return graph_to_dot(g, all);
+}
+
+std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids) {
+  std::vector<const Node*> nodes;
+  for (int id : node_ids) nodes.push_back(&g.node(id));
   std::string out = "digraph opscope {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
                     "  edge [fontname=\"Helvetica\", fontsize=9];\n";
   // Leaves (parameters, inputs, constants, gradient seeds) are drawn as their own nodes.
-  std::vector<char> used(g.num_values(), 0);
-  for (const Node& n : g.nodes())
-    for (int v : n.inputs) used[v] = 1;
+  std::vector<char> used(g.num_values(), 0), made(g.num_values(), 0);
+  for (const Node* n : nodes) {
+    for (int v : n->inputs) used[v] = 1;
+    for (int v : n->outputs) made[v] = 1;
+  }
   for (size_t v = 0; v < g.num_values(); ++v) {
     const ValueInfo& vi = g.value(static_cast<int>(v));
-    if (vi.producer >= 0 || !used[v]) continue;
+    if (made[v] || !used[v]) continue;  // leaves: also values a program reads but does not make
     const char* style = vi.kind == ValueKind::parameter ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fde68a\""
                         : vi.kind == ValueKind::grad_seed ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fecaca\""
                         : vi.kind == ValueKind::constant  ? "shape=plaintext"
@@ -40,7 +50,7 @@ std::string graph_to_dot(const Graph& g) {
   }
   // Nodes grouped by scope: one cluster per composite function.
   std::map<std::string, std::vector<int>> by_scope;
-  for (const Node& n : g.nodes()) by_scope[n.scope].push_back(n.id);
+  for (const Node* n : nodes) by_scope[n->scope].push_back(n->id);
   int cluster = 0;
   for (auto& [scope, ids] : by_scope) {
     std::string indent = "  ";
@@ -60,12 +70,12 @@ std::string graph_to_dot(const Graph& g) {
     if (!scope.empty()) out += "  }\n";
   }
   // Edges: from the producer (or leaf) of each input, labelled with the shape and dtype.
-  for (const Node& n : g.nodes())
-    for (int v : n.inputs) {
+  for (const Node* n : nodes)
+    for (int v : n->inputs) {
       const ValueInfo& vi = g.value(v);
-      std::string from = vi.producer >= 0 ? "n" + std::to_string(vi.producer) : "v" + std::to_string(v);
-      out += "  " + from + " -> n" + std::to_string(n.id) + " [label=\"" + shape_str(vi.meta.shape) + " " +
-             dtype_name(vi.meta.dtype) + "\"" + (n.phase == Phase::backward ? ", color=\"#db2777\"" : "") + "];\n";
+      std::string from = made[v] ? "n" + std::to_string(vi.producer) : "v" + std::to_string(v);
+      out += "  " + from + " -> n" + std::to_string(n->id) + " [label=\"" + shape_str(vi.meta.shape) + " " +
+             dtype_name(vi.meta.dtype) + "\"" + (n->phase == Phase::backward ? ", color=\"#db2777\"" : "") + "];\n";
     }
   return out + "}\n";
 }

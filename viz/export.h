@@ -12,6 +12,9 @@ namespace opscope::viz {
 // Forward and backward nodes, scopes (composite functions) as clusters, shapes on edges.
 // The same graph always gives the same text.
 std::string graph_to_dot(const Graph& g);
+// Only the listed nodes, in that order (a compiled program's schedule: fused nodes, recomputed
+// values and SGD updates as the program runs them).
+std::string graph_to_dot(const Graph& g, const std::vector<int>& nodes);
 
 // Collects StepEvents while attached to an executor.
 class TraceRecorder {

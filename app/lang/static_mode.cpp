@@ -21,7 +21,7 @@ std::string flops_str(double f) {
   if (f >= 1e9) std::snprintf(buf, sizeof buf, "%.2f G", f / 1e9);
   else if (f >= 1e6) std::snprintf(buf, sizeof buf, "%.2f M", f / 1e6);
   else if (f >= 1e3) std::snprintf(buf, sizeof buf, "%.1f k", f / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.0f", f);
+  else std::snprintf(buf, sizeof buf, "%.0f ", f);
   return buf;
 }
 
