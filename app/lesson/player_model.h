@@ -2,11 +2,11 @@
 // which block is next, what each run block printed, quiz answers, the panel and node the
 // directives ask for, the language, and the progress file. No terminal or GUI code here.
 //
-// A GUI lesson panel: construct it with the GUI's Workspace and Session; each frame draw
-// lesson().blocks up to position() (prose through render_markdown's block model, cells as code
-// with result(i) under them, quizzes with an input box calling answer()); a "Run" button calls
-// step(), "Run all" run_all(); switch panels as panel() and highlight() say; a language toggle
-// calls set_language().
+// A GUI lesson panel (app/lesson/gui_lesson_panel.cpp is one): construct it with the GUI's
+// Workspace and Session; each frame draw lesson().blocks up to position() (prose through
+// parse_markdown in markdown_doc.h, cells as code with result(i) under them, quizzes with an
+// input box calling answer()); a "Run" button calls step(), "Run all" run_all(); follow
+// panel() and highlight(); a language toggle calls set_language().
 #pragma once
 #include <memory>
 #include <optional>
