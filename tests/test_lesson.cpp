@@ -354,3 +354,31 @@ TEST_CASE("prose parses into styled blocks a GUI can draw", "[lesson]") {
   CHECK(table[0].rows.size() == 2);
   CHECK(plain_text(table[0].rows[1][1]) == "2");
 }
+
+TEST_CASE("the terminal player pages through a lesson, runs its cells and asks its quiz", "[lesson]") {
+  TempLessons t;
+  t.write("07-sample.md", kSample);
+  const std::string progress = (t.dir / "progress.json").string();
+  TerminalPlayerOptions o;
+  o.dir = t.dir.string();
+  o.id = "7";
+  o.progress_path = progress;
+  std::istringstream keys("\nb\n");  // Enter runs the cell; "b" answers the quiz with its letter
+  std::ostringstream out;
+  CHECK(play_in_terminal(o, keys, out) == 0);
+  const std::string text = out.str();
+  CHECK_THAT(text, Catch::Contains("7 · A sample · ~5 min"));
+  CHECK_THAT(text, Catch::Contains(">>> a = tensor([1.0, 2.0])"));
+  CHECK_THAT(text, Catch::Contains("engine check: assert b.shape == [2]"));
+  CHECK_THAT(text, Catch::Contains("Right."));
+  CHECK_THAT(text, Catch::Contains("Lesson finished."));
+  CHECK(load_progress(progress).lessons["07"].finished);
+  CHECK(load_progress(progress).lessons["07"].quizzes_right == 1);
+  // Typed code runs at the prompt in the lesson's workspace before the cell does.
+  std::istringstream typed("print(40 + 2)\n\n\n");
+  std::ostringstream out2;
+  o.progress_path.clear();
+  play_in_terminal(o, typed, out2);
+  CHECK_THAT(out2.str(), Catch::Contains("42"));
+  CHECK_THAT(out2.str(), Catch::Contains("Not quite: the answer is 6.0"));
+}
