@@ -18,6 +18,7 @@ namespace {
 struct Words {
   const char* minutes;
   const char* prerequisites;
+  const char* prerequisites_end;
   const char* press_enter_run;
   const char* press_enter_go_on;
   const char* check;
@@ -32,6 +33,7 @@ struct Words {
 
 const Words kEnglish{"min",
                      "before this: lessons",
+                     "",
                      "Enter: run it · type code to try something first · q: quit",
                      "Enter: go on · type code to try something · q: quit",
                      "engine check",
@@ -44,6 +46,7 @@ const Words kEnglish{"min",
                      "Your turn: try things at the prompt."};
 const Words kChinese{"分钟",
                      "先修：第",
+                     " 课",
                      "回车：运行 · 也可以先输入代码试一试 · q：退出",
                      "回车：继续 · 输入代码试一试 · q：退出",
                      "引擎核对",
@@ -118,8 +121,8 @@ class Player {
     out_ << paint("1;33", h) << "\n";
     if (!L.prerequisites.empty()) {
       std::string p;
-      for (int n : L.prerequisites) p += (p.empty() ? "" : ", ") + std::to_string(n);
-      out_ << paint("2", std::string(words_.prerequisites) + " " + p) << "\n";
+      for (int n : L.prerequisites) p += (p.empty() ? "" : o_.lang == "zh" ? "、" : ", ") + std::to_string(n);
+      out_ << paint("2", std::string(words_.prerequisites) + " " + p + words_.prerequisites_end) << "\n";
     }
     out_ << "\n";
   }
