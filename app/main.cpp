@@ -21,6 +21,13 @@
 #include "core/workspace.h"
 #include "app/lang/interpreter.h"
 #include "viz/export.h"
+#ifdef OPSCOPE_HAVE_GRAPHVIZ
+#include "viz/graphviz.h"
+#endif
+#include "app/gui/gui_app.h"  // options only; run_gui exists when the GUI is built
+#ifdef OPSCOPE_HAVE_GUI
+#include "app/lesson/gui_lesson_panel.h"
+#endif
 
 namespace {
 
@@ -117,9 +124,11 @@ int main(int argc, char** argv) {
   bench->add_flag("--json", bench_json, "print JSON");
 
   auto* exp = app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
-  std::string export_file, dot_out, trace_out;
+  std::string export_file, dot_out, trace_out, svg_out, png_out;
   exp->add_option("FILE", export_file, "the script")->required();
   exp->add_option("--dot", dot_out, "write the graph as Graphviz DOT");
+  exp->add_option("--svg", svg_out, "render the graph to SVG through Graphviz (for slides)");
+  exp->add_option("--png", png_out, "render the graph to PNG through Graphviz");
   exp->add_option("--trace", trace_out, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
 
   auto* lesson_cmd = app.add_subcommand("lesson", "play a lesson in the terminal, or check every lesson (--check)");
@@ -129,6 +138,18 @@ int main(int argc, char** argv) {
   lesson_cmd->add_option("--lang", lesson_lang, "en or zh (default: the language you used last)")->check(CLI::IsMember({"en", "zh"}));
   lesson_cmd->add_flag("--check", lesson_check, "run every cell, check and quiz of the lessons headless (both languages unless --lang)");
   lesson_cmd->add_flag("--list", lesson_list, "list the lessons and your progress");
+
+  auto* gui = app.add_subcommand("gui", "the window: live graph, stepping, inspector, memory, console");
+  std::string gui_size;
+  app::GuiOptions gui_opts;
+  gui->add_option("--script", gui_opts.script, "run this script first");
+  gui->add_option("--lesson", gui_opts.lesson, "open this lesson");
+  gui->add_option("--frames", gui_opts.frames, "render N frames and exit (headless use)")->check(CLI::Range(1, 100000));
+  gui->add_option("--screenshot", gui_opts.screenshot, "write the last frame as PNG");
+  gui->add_option("--state-json", gui_opts.state_json, "write what is on screen as JSON");
+  gui->add_option("--actions", gui_opts.actions, "UI actions, one per frame: \"step;step;select n3;toggle backward\"");
+  gui->add_option("--size", gui_size, "window size WxH (default 1600x1000)");
+  gui->add_flag("--dark", gui_opts.dark, "the dark theme");
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -144,7 +165,8 @@ int main(int argc, char** argv) {
       return run_code(ss.str(), file, run_json);
     }
     if (*exp) {
-      if (dot_out.empty() && trace_out.empty()) throw Error("export needs --dot OUT or --trace OUT");
+      if (dot_out.empty() && trace_out.empty() && svg_out.empty() && png_out.empty())
+        throw Error("export needs --dot, --svg, --png or --trace OUT");
       std::ifstream f(export_file, std::ios::binary);
       if (!f) throw Error("cannot open '" + export_file + "'");
       std::stringstream ss;
@@ -163,6 +185,15 @@ int main(int argc, char** argv) {
       if (!dot_out.empty())
         write(dot_out, program ? viz::graph_to_dot(program->graph, program->schedule) : viz::graph_to_dot(ws.graph()));
       if (!trace_out.empty()) write(trace_out, viz::chrome_trace_json(recorder.events(), recorder.labels));
+      if (!svg_out.empty() || !png_out.empty()) {
+#ifdef OPSCOPE_HAVE_GRAPHVIZ
+        const std::string dot = viz::graph_to_dot(ws.graph());
+        if (!svg_out.empty()) viz::render_dot(dot, "svg", svg_out);
+        if (!png_out.empty()) viz::render_dot(dot, "png", png_out);
+#else
+        throw Error("this opscope was built without Graphviz", "use --dot and run `dot -Tsvg`, or install libgraphviz-dev (tools/setup.sh) and rebuild");
+#endif
+      }
       return 0;
     }
     if (*bench) {
@@ -198,8 +229,28 @@ int main(int argc, char** argv) {
       o.interactive = isatty(0);
       return lesson::play_in_terminal(o, std::cin, std::cout);
     }
-    // `opscope` and `opscope repl`: the GUI is a later issue; the REPL now.
+#ifdef OPSCOPE_HAVE_GUI
+    if (*gui) {
+      if (!gui_size.empty() && std::sscanf(gui_size.c_str(), "%dx%d", &gui_opts.width, &gui_opts.height) != 2)
+        throw Error("--size takes WIDTHxHEIGHT", "e.g. --size 1600x1000");
+      if (!gui_opts.lesson.empty()) gui_opts.lesson_panel = lesson::make_gui_lesson_panel(gui_opts.lesson);
+      return app::run_gui(gui_opts);
+    }
+    // `opscope` alone: the window when there is a display, on the lesson last opened (lesson 1
+    // the first time); else the terminal REPL.
+    if (!*repl && app::display_available()) {
+      app::GuiOptions o;
+      const std::string last = lesson::load_progress(lesson::default_progress_path()).last;
+      o.lesson = last.empty() ? "1" : last;
+      o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
+      return app::run_gui(o);
+    }
+#else
     (void)repl;
+    if (*gui)
+      throw Error("this opscope was built without the GUI",
+                  "install libimgui-dev, libglfw3-dev and libgraphviz-dev (tools/setup.sh) and rebuild; `opscope repl` works now");
+#endif
     return run_interactive();
   } catch (const Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

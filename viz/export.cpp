@@ -50,7 +50,8 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids) {
   }
   // Nodes grouped by scope: one cluster per composite function.
   std::map<std::string, std::vector<int>> by_scope;
-  for (const Node* n : nodes) by_scope[n->scope].push_back(n->id);
+  // Backward nodes stay out of the clusters: the backward pass reads as its own lane.
+  for (const Node* n : nodes) by_scope[n->phase == Phase::backward ? std::string() : n->scope].push_back(n->id);
   int cluster = 0;
   for (auto& [scope, ids] : by_scope) {
     std::string indent = "  ";
@@ -74,8 +75,15 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids) {
     for (int v : n->inputs) {
       const ValueInfo& vi = g.value(v);
       std::string from = made[v] ? "n" + std::to_string(vi.producer) : "v" + std::to_string(v);
-      out += "  " + from + " -> n" + std::to_string(n->id) + " [label=\"" + shape_str(vi.meta.shape) + " " +
-             dtype_name(vi.meta.dtype) + "\"" + (n->phase == Phase::backward ? ", color=\"#db2777\"" : "") + "];\n";
+      std::string to = "n" + std::to_string(n->id);
+      const std::string label = "label=\"" + shape_str(vi.meta.shape) + " " + dtype_name(vi.meta.dtype) + "\"";
+      // A gradient passed between backward nodes is laid out reversed (drawn with its arrow
+      // the right way): the gradient of node k then sits beside node k, mirroring the forward pass.
+      const bool grad_flow = n->phase == Phase::backward &&
+                             (vi.kind == ValueKind::grad_seed || (made[v] && g.node(vi.producer).phase == Phase::backward));
+      // (dir=both with no head rather than dir=back: Graphviz 2.42 corrupts memory on dir=back in clusters.)
+      if (grad_flow) out += "  " + to + " -> " + from + " [" + label + ", dir=both, arrowhead=none, color=\"#db2777\"];\n";
+      else out += "  " + from + " -> " + to + " [" + label + (n->phase == Phase::backward ? ", color=\"#db2777\"" : "") + "];\n";
     }
   return out + "}\n";
 }

@@ -1,0 +1,160 @@
+// Scripted UI actions (what a user would click, for tests and screenshots) and the JSON dump
+// of what the last frame showed.
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "app/gui/gui_state.h"
+#include "app/lesson/gui_lesson_panel.h"
+#include "core/error.h"
+
+namespace opscope::app {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const size_t a = s.find_first_not_of(" \t\n"), b = s.find_last_not_of(" \t\n");
+  return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+// "n3", "v5", "s:fn", or a variable name (the box whose subtitle or title is that name).
+std::string resolve_box(GuiState& s, const std::string& what) {
+  const auto& boxes = s.graph.layout.boxes;
+  for (const auto& b : boxes)
+    if (b.key == what) return b.key;
+  for (const auto& b : boxes)
+    if (b.subtitle == what || b.title == what) return b.key;
+  throw Error("select: no box '" + what + "' in the graph view", "use a key like n3 or v5, or a variable name");
+}
+
+}  // namespace
+
+std::vector<std::string> split_actions(const std::string& actions) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= actions.size()) {
+    size_t end = actions.find(';', start);
+    if (end == std::string::npos) end = actions.size();
+    std::string a = trim(actions.substr(start, end - start));
+    if (!a.empty()) out.push_back(a);
+    start = end + 1;
+  }
+  return out;
+}
+
+void apply_action(GuiState& s, const std::string& action) {
+  if (lesson::apply_lesson_action(s, action)) return;  // "lesson next", "lesson all", "lesson answer 3", ...
+  const size_t sp = action.find(' ');
+  const std::string verb = action.substr(0, sp), arg = sp == std::string::npos ? "" : trim(action.substr(sp + 1));
+  auto run = [&](const std::string& cmd) {
+    if (!run_in_console(s, cmd)) s.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
+  };
+  if (verb == "step") run(arg.empty() ? ":step" : ":step " + arg);
+  else if (verb == "run") run(":run");
+  else if (verb == "rewind") run(":rewind");
+  else if (verb == "exec") run(arg);
+  else if (verb == "select") {
+    // The layout must exist to resolve names: lay out now if the graph changed.
+    viz::update_layout(s.graph, s.ws->graph(), &s.fonts, s.scale, s.time);
+    s.graph.selected = resolve_box(s, arg);
+  } else if (verb == "click") {
+    // Where the box was drawn in the last frame, clicked as a user would.
+    const std::string key = resolve_box(s, arg);
+    for (const auto& d : s.graph.drawn)
+      if (d.key == key) {
+        s.click.pos = ImVec2((d.min.x + d.max.x) * 0.5f, (d.min.y + d.max.y) * 0.5f);
+        s.click.frames_left = 3;
+        return;
+      }
+    throw Error("click: box '" + arg + "' is not on screen");
+  } else if (verb == "toggle") {
+    using viz::PhaseFilter;
+    if (arg == "backward") s.graph.filter = s.graph.filter == PhaseFilter::both ? PhaseFilter::forward_only : PhaseFilter::both;
+    else if (arg == "forward") s.graph.filter = s.graph.filter == PhaseFilter::both ? PhaseFilter::backward_only : PhaseFilter::both;
+    else if (arg == "theme") s.dark = !s.dark;
+    else throw Error("toggle takes backward, forward or theme, got '" + arg + "'");
+  } else if (verb == "view") {
+    if (arg == "forward") s.graph.filter = viz::PhaseFilter::forward_only;
+    else if (arg == "backward") s.graph.filter = viz::PhaseFilter::backward_only;
+    else if (arg == "both") s.graph.filter = viz::PhaseFilter::both;
+    else throw Error("view takes forward, backward or both, got '" + arg + "'");
+  } else if (verb == "fold") s.graph.folded.insert(arg);
+  else if (verb == "unfold") s.graph.folded.erase(arg);
+  else if (verb == "search") std::snprintf(s.graph.search, sizeof s.graph.search, "%s", arg.c_str());
+  else if (verb == "theme") {
+    if (arg != "dark" && arg != "light") throw Error("theme takes dark or light");
+    s.dark = arg == "dark";
+  } else if (verb == "fit") s.graph.fit_all = true;
+  else if (verb == "zoom") s.graph.zoom = std::stof(arg);
+  else if (verb == "play") s.playing = true;
+  else if (verb == "pause") s.playing = false;
+  else
+    throw Error("unknown GUI action '" + verb + "'",
+                "actions: step [N|bwd], run, rewind, exec CODE, select KEY, click KEY, toggle backward|forward|theme, view "
+                "forward|backward|both, fold F, unfold F, search TEXT, theme dark|light, fit, zoom Z, play, pause");
+}
+
+void inject_mouse(GuiState& s) {
+  if (s.click.frames_left <= 0) return;
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = s.click.pos;
+  io.MouseDown[0] = s.click.frames_left == 2;
+  --s.click.frames_left;
+}
+
+std::string state_json(const GuiState& s, int window_w, int window_h) {
+  using nlohmann::json;
+  json nodes = json::array();
+  for (const auto& d : s.graph.drawn) {
+    nodes.push_back({{"key", d.key},
+                     {"node", d.node},
+                     {"title", d.title},
+                     {"subtitle", d.subtitle},
+                     {"rect", {d.min.x, d.min.y, d.max.x, d.max.y}},
+                     {"current", d.current},
+                     {"next", d.next},
+                     {"selected", d.selected},
+                     {"matched", d.matched}});
+  }
+  json memory = json::array();
+  for (const auto& e : s.log->events()) {
+    json cats = json::object();
+    for (int c = 0; c < kNumCategories; ++c) cats[category_name(static_cast<MemCategory>(c))] = e.mem_after[static_cast<size_t>(c)];
+    memory.push_back({{"step", e.step}, {"node", e.node}, {"phase", phase_name(e.phase)}, {"total", total_bytes(e.mem_after)}, {"bytes", cats}});
+  }
+  const StepEvent* last = s.log->last();
+  json console = json::array();
+  const size_t from = s.console.lines.size() > 40 ? s.console.lines.size() - 40 : 0;
+  for (size_t i = from; i < s.console.lines.size(); ++i) console.push_back(s.console.lines[i].text);
+  int highlighted = -1;
+  for (const auto& d : s.graph.drawn)
+    if (d.current) highlighted = d.node;
+  GuiState& ms = const_cast<GuiState&>(s);
+  return json{{"frame", s.frame},
+              {"window", {window_w, window_h}},
+              {"canvas", {s.graph.canvas_min.x, s.graph.canvas_min.y, s.graph.canvas_max.x, s.graph.canvas_max.y}},
+              {"step", last ? last->step : -1},
+              {"phase", last ? phase_name(last->phase) : ""},
+              {"current_node", last ? last->node : -1},
+              {"highlighted_node", highlighted},
+              {"next_node", next_step_node(ms)},
+              {"steps_left", steps_left(ms)},
+              {"selected", s.graph.selected},
+              {"view", viz::phase_filter_name(s.graph.filter)},
+              {"theme", s.dark ? "dark" : "light"},
+              {"zoom", s.graph.zoom},
+              {"graph_nodes", s.ws->graph().num_nodes()},
+              {"nodes", nodes},
+              {"edges", s.graph.layout.edges.size()},
+              {"layouts", s.graph.layouts_done},
+              {"layout_ms", s.graph.layout.layout_ms},
+              {"frame_ms", s.frame_ms_avg},
+              {"memory", memory},
+              {"live_bytes", s.ws->tracker().live_total()},
+              {"peak_bytes", s.ws->tracker().peak_total()},
+              {"cjk_font", s.fonts.cjk},
+              {"console", console},
+              {"action_errors", s.action_errors}}
+      .dump(2);
+}
+
+}  // namespace opscope::app

@@ -1,0 +1,178 @@
+#include "app/gui/gui_app.h"
+
+#include <GLFW/glfw3.h>
+#include <backends/imgui_impl_glfw.h>
+#include <backends/imgui_impl_opengl3.h>
+#include <imgui.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "app/gui/gui_state.h"
+#include "core/error.h"
+#include "core/workspace.h"
+
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#define STB_IMAGE_WRITE_STATIC
+#include <stb/stb_image_write.h>
+
+namespace opscope::app {
+
+namespace {
+
+// Reads the back buffer (call before swapping: after a swap its contents are undefined) and
+// writes it as a PNG, top row first.
+bool write_screenshot(const std::string& path, int w, int h) {
+  std::vector<unsigned char> px(static_cast<size_t>(w) * static_cast<size_t>(h) * 4);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
+  std::vector<unsigned char> flipped(px.size());
+  const size_t row = static_cast<size_t>(w) * 4;
+  for (int y = 0; y < h; ++y) std::copy_n(&px[static_cast<size_t>(h - 1 - y) * row], row, &flipped[static_cast<size_t>(y) * row]);
+  for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;  // an opaque image
+  return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), static_cast<int>(row)) != 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("cannot open '" + path + "'", "check the path given to --script");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void glfw_error(int code, const char* text) { std::fprintf(stderr, "GLFW error %d: %s\n", code, text); }
+
+}  // namespace
+
+bool display_available() {
+  const char* x = std::getenv("DISPLAY");
+  const char* w = std::getenv("WAYLAND_DISPLAY");
+  return (x && *x) || (w && *w);
+}
+
+int run_gui(const GuiOptions& o) {
+  const bool headless = o.frames > 0;
+  glfwSetErrorCallback(glfw_error);
+  if (!glfwInit())
+    throw Error("cannot open a window: no display could be reached",
+                "run `opscope repl` in a terminal, or `xvfb-run -a opscope gui ...` without a screen");
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+  GLFWwindow* window = glfwCreateWindow(o.width, o.height, "opscope", nullptr, nullptr);
+  if (!window) {
+    glfwTerminate();
+    throw Error("cannot create an OpenGL 3.3 window", "is Mesa (libgl1-mesa-dri) installed?");
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(headless ? 0 : 1);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;  // the layout is computed each frame; no imgui.ini next to the user's files
+  io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  float sx = 1, sy = 1;
+  glfwGetWindowContentScale(window, &sx, &sy);
+
+  Workspace& ws = current_workspace();
+  lang::Session session(ws);
+  GuiState s;
+  s.ws = &ws;
+  s.session = &session;
+  s.log = std::make_unique<viz::StepLog>(ws.executor());
+  s.dark = o.dark;
+  s.scale = std::max(1.f, sx);
+  s.lesson_id = o.lesson;
+  s.lesson_panel = o.lesson_panel;
+  s.fonts = viz::load_fonts(s.scale);
+  viz::apply_style(s.dark, s.scale);
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330");
+
+  s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history."});
+  int rc = 0;
+  if (!o.script.empty()) {
+    std::ostringstream out, err;
+    const bool ok = session.run(read_file(o.script), o.script, out, err);
+    s.log->drop_nodes_from(static_cast<int>(ws.graph().num_nodes()));  // steps of a rolled-back statement
+    s.console.lines.push_back({ConsoleLine::input, "# ran " + o.script});
+    std::istringstream os(out.str()), es(err.str());
+    for (std::string line; std::getline(os, line);) s.console.lines.push_back({ConsoleLine::output, line});
+    for (std::string line; std::getline(es, line);) s.console.lines.push_back({ConsoleLine::error, line});
+    if (!ok) {
+      std::fprintf(stderr, "%s", err.str().c_str());
+      if (headless) rc = 1;
+    }
+  }
+  const std::vector<std::string> actions = split_actions(o.actions);
+  // Headless: one action per frame after the first, then frames for animations to settle.
+  const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
+  bool dark_applied = s.dark;
+  const auto start = std::chrono::steady_clock::now();
+  int fb_w = 0, fb_h = 0;
+  for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
+    if (headless && s.frame >= total_frames) break;
+    glfwPollEvents();
+    s.time = headless ? s.frame / 30.0 : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (headless && s.frame >= 1 && s.frame - 1 < static_cast<int>(actions.size())) {
+      try {
+        apply_action(s, actions[static_cast<size_t>(s.frame - 1)]);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "error: action '%s': %s\n", actions[static_cast<size_t>(s.frame - 1)].c_str(), e.what());
+        if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
+        s.action_errors.push_back(e.what());
+        rc = 1;
+      }
+    }
+    if (dark_applied != s.dark) {
+      viz::apply_style(s.dark, s.scale);
+      dark_applied = s.dark;
+    }
+    ImGui_ImplOpenGL3_NewFrame();  // the first call uploads the font atlas: not counted
+    ImGui_ImplGlfw_NewFrame();
+    inject_mouse(s);
+    const auto t0 = std::chrono::steady_clock::now();  // the CPU time of building the UI
+    ImGui::NewFrame();
+    draw_ui(s);
+    ImGui::Render();
+    s.frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.frame_ms_avg = s.frame <= 1 ? s.frame_ms : s.frame_ms_avg * 0.9 + s.frame_ms * 0.1;
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    glViewport(0, 0, fb_w, fb_h);
+    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x, bg.y, bg.z, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (headless && s.frame + 1 == total_frames && !o.screenshot.empty()) {
+      if (!write_screenshot(o.screenshot, fb_w, fb_h)) {
+        std::fprintf(stderr, "error: cannot write '%s'\n", o.screenshot.c_str());
+        rc = 1;
+      }
+    }
+    glfwSwapBuffers(window);
+    if (session.quit_requested()) break;
+  }
+  if (!o.state_json.empty()) {
+    std::ofstream f(o.state_json, std::ios::binary);
+    if (!(f << state_json(s, fb_w, fb_h) << "\n")) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", o.state_json.c_str());
+      rc = 1;
+    }
+  }
+  s.log.reset();
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return rc;
+}
+
+}  // namespace opscope::app

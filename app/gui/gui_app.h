@@ -1,0 +1,31 @@
+// `opscope gui`: the window (GLFW + OpenGL 3 + Dear ImGui), its main loop, and the headless
+// use the tests drive (scripted actions, N frames, a PNG and a JSON dump of what is shown).
+#pragma once
+#include <functional>
+#include <string>
+
+namespace opscope::app {
+
+struct GuiState;
+
+struct GuiOptions {
+  std::string script;       // run before the first frame
+  std::string lesson;       // lesson id for the lesson panel
+  int frames = 0;           // > 0: render this many frames, then exit (headless use)
+  std::string screenshot;   // PNG of the last frame
+  std::string state_json;   // what is on screen after the last frame
+  std::string actions;      // "step;step;select n3;toggle backward"
+  int width = 1600, height = 1000;
+  bool dark = false;
+  // The lesson player's panel (app/lesson/ plugs it in); empty: a placeholder is shown.
+  std::function<void(GuiState&)> lesson_panel;
+};
+
+// Opens the window and runs until closed (or `frames` frames). Returns the exit code: 0, or 1
+// when the script, an action, the window or the screenshot failed.
+int run_gui(const GuiOptions& o);
+
+// True when a display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).
+bool display_available();
+
+}  // namespace opscope::app

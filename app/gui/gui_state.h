@@ -1,0 +1,88 @@
+// Everything the GUI shell shows and remembers, passed to each panel (no static locals).
+#pragma once
+#include <imgui.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "app/lang/session.h"
+#include "core/workspace.h"
+#include "viz/graph_view.h"
+#include "viz/inspector.h"
+#include "viz/step_log.h"
+#include "viz/theme.h"
+
+namespace opscope::app {
+
+struct ConsoleLine {
+  enum Kind { input, output, error } kind;
+  std::string text;
+};
+
+struct ConsoleState {
+  std::vector<ConsoleLine> lines;
+  char input[2048] = "";
+  std::string pending_block;         // lines of an unfinished block (def/for/if)
+  int history_pos = -1;              // -1: not browsing history
+  std::vector<std::string> candidates;  // the last Tab completion's candidates
+  bool scroll_to_bottom = true;
+  bool focus_input = false;
+};
+
+struct GuiState;
+// The lesson player draws into the lesson panel through this hook (app/lesson/ plugs it in).
+// Given the shell's state, it may run cells through state.session and select nodes.
+using LessonPanelFn = std::function<void(GuiState& state)>;
+
+struct GuiState {
+  Workspace* ws = nullptr;
+  lang::Session* session = nullptr;
+  std::unique_ptr<viz::StepLog> log;
+  viz::GraphViewState graph;
+  viz::InspectorState inspector;
+  ConsoleState console;
+  bool dark = false;
+  viz::Fonts fonts;
+  float scale = 1.f;
+  // Stepping
+  bool playing = false;
+  float steps_per_second = 4.f;
+  double next_play_step = 0;
+  // The lesson panel
+  std::string lesson_id;
+  LessonPanelFn lesson_panel;
+  // Frame statistics
+  double time = 0;        // seconds since start (simulated in headless runs: deterministic)
+  double frame_ms = 0;    // CPU time of the last frame's UI building
+  double frame_ms_avg = 0;
+  int frame = 0;
+  std::vector<std::string> action_errors;
+  // A scripted mouse click ("click n3"): moved there, pressed, released over three frames.
+  struct InjectedClick {
+    ImVec2 pos;
+    int frames_left = 0;  // 3: move, 2: press, 1: release
+  } click;
+};
+
+// [panels.cpp] the whole window's UI for one frame.
+void draw_ui(GuiState& s);
+// Runs one statement or :command through the session, echoing it in the console.
+bool run_in_console(GuiState& s, const std::string& source, bool echo = true);
+// The node the next step of a pending stepped pass runs (-1: none).
+int next_step_node(GuiState& s);
+int64_t steps_left(GuiState& s);
+
+// [actions.cpp] scripted UI actions: "step", "step bwd", "run", "rewind", "select n3",
+// "click n3" (a real mouse click at the box's centre), "toggle backward",
+// "view forward|backward|both", "fold F", "unfold F", "search TEXT",
+// "theme dark|light", "fit", "zoom F", "exec CODE". Throws opscope::Error on a bad action.
+void apply_action(GuiState& s, const std::string& action);
+std::vector<std::string> split_actions(const std::string& actions);
+// What is on screen, as JSON text.
+std::string state_json(const GuiState& s, int window_w, int window_h);
+// Feeds a scripted click to ImGui: call between the backend's NewFrame and ImGui::NewFrame.
+void inject_mouse(GuiState& s);
+
+}  // namespace opscope::app

@@ -1,0 +1,354 @@
+// The GUI's panels around the graph: step controls, console, lesson panel, status bar, and
+// the split of the window between them. Stepping goes through the same `:commands` the
+// terminal REPL uses; everything drawn comes from the Graph and the StepEvents.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <sstream>
+
+#include "app/gui/gui_state.h"
+#include "app/lang/interpreter.h"
+#include "viz/memory_panel.h"
+
+namespace opscope::app {
+
+namespace {
+
+void push_output(ConsoleState& c, ConsoleLine::Kind kind, const std::string& text) {
+  std::istringstream is(text);
+  std::string line;
+  while (std::getline(is, line)) c.lines.push_back({kind, line});
+  constexpr size_t kMaxLines = 4000;
+  if (c.lines.size() > kMaxLines) c.lines.erase(c.lines.begin(), c.lines.begin() + static_cast<long>(c.lines.size() - kMaxLines));
+  c.scroll_to_bottom = true;
+}
+
+// A statement that failed or a :reset may have taken nodes back: forget their steps and a
+// selection that no longer exists.
+void after_run(GuiState& s) {
+  const Graph& g = s.ws->graph();
+  s.log->drop_nodes_from(static_cast<int>(g.num_nodes()));
+  const std::string& sel = s.graph.selected;
+  if (!sel.empty()) {
+    const int n = viz::node_of_key(sel);
+    if ((sel[0] == 'n' && n >= static_cast<int>(g.num_nodes())) ||
+        (sel[0] == 'v' && std::stoi(sel.substr(1)) >= static_cast<int>(g.num_values())))
+      s.graph.selected.clear();
+  }
+}
+
+// [SECTION] step controls
+void draw_toolbar(GuiState& s) {
+  // Always enabled: the commands themselves say when there is nothing to step (and modes that
+  // step in other ways, like static runs, answer the same commands).
+  const bool has_pending = next_step_node(s) >= 0, enabled = true;
+  auto button = [&](const char* label, const char* tip, bool enabled) {
+    if (!enabled) ImGui::BeginDisabled();
+    bool pressed = ImGui::Button(label);
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tip);
+    if (!enabled) ImGui::EndDisabled();
+    ImGui::SameLine();
+    return pressed;
+  };
+  if (button("Step", "run the next step (:step)   [Space or N]", enabled)) run_in_console(s, ":step");
+  if (button("Step bwd", "the next step of the backward pass (:step bwd)   [B]", enabled)) run_in_console(s, ":step bwd");
+  if (button(s.playing ? "Pause" : "Play", "step on a timer at the speed set on the right   [P]", enabled))
+    s.playing = !s.playing;
+  if (button("Run", "finish the stepped pass (:run)   [R]", enabled)) run_in_console(s, ":run");
+  if (button("Rewind", "go back to the first step (:rewind)", true)) run_in_console(s, ":rewind");
+  ImGui::SetNextItemWidth(120 * s.scale);
+  ImGui::SliderFloat("##speed", &s.steps_per_second, 0.5f, 30.f, "%.1f steps/s", ImGuiSliderFlags_Logarithmic);
+  ImGui::SameLine(0, 24 * s.scale);
+  // The phase and step number, from the last StepEvent.
+  const StepEvent* last = s.log->last();
+  if (last) {
+    ImGui::Text("step %lld · %s #%d %s", (long long)last->step, last->phase == Phase::backward ? "backward" : "forward",
+                last->node, last->op ? last->op->name.c_str() : "");
+  } else {
+    ImGui::TextDisabled("no steps yet");
+  }
+  if (has_pending) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("· %lld left, next #%d", (long long)steps_left(s), next_step_node(s));
+  }
+  // View switches on the right.
+  ImGui::SameLine(0, 24 * s.scale);
+  int f = static_cast<int>(s.graph.filter);
+  ImGui::TextUnformatted("show");
+  ImGui::SameLine();
+  ImGui::RadioButton("forward", &f, static_cast<int>(viz::PhaseFilter::forward_only));
+  ImGui::SameLine();
+  ImGui::RadioButton("backward", &f, static_cast<int>(viz::PhaseFilter::backward_only));
+  ImGui::SameLine();
+  ImGui::RadioButton("both", &f, static_cast<int>(viz::PhaseFilter::both));
+  s.graph.filter = static_cast<viz::PhaseFilter>(f);
+  ImGui::SameLine(0, 16 * s.scale);
+  if (ImGui::Button("Fit")) s.graph.fit_all = true;
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(150 * s.scale);
+  ImGui::InputTextWithHint("##search", "search name / op", s.graph.search, sizeof s.graph.search);
+  ImGui::SameLine();
+  if (ImGui::Button(s.dark ? "Light" : "Dark")) {
+    s.dark = !s.dark;
+    viz::apply_style(s.dark, s.scale);
+  }
+}
+
+// [SECTION] console
+int console_callback(ImGuiInputTextCallbackData* data) {
+  auto& s = *static_cast<GuiState*>(data->UserData);
+  auto& c = s.console;
+  const auto& history = s.session->history();
+  if (data->EventFlag == ImGuiInputTextFlags_CallbackHistory && !history.empty()) {
+    const int n = static_cast<int>(history.size());
+    if (data->EventKey == ImGuiKey_UpArrow) c.history_pos = c.history_pos < 0 ? n - 1 : std::max(0, c.history_pos - 1);
+    else if (data->EventKey == ImGuiKey_DownArrow) c.history_pos = c.history_pos < 0 || c.history_pos + 1 >= n ? -1 : c.history_pos + 1;
+    data->DeleteChars(0, data->BufTextLen);
+    if (c.history_pos >= 0) data->InsertChars(0, history[static_cast<size_t>(c.history_pos)].c_str());
+  } else if (data->EventFlag == ImGuiInputTextFlags_CallbackCompletion) {
+    const std::string line(data->Buf, static_cast<size_t>(data->BufTextLen));
+    const size_t cursor = static_cast<size_t>(data->CursorPos);
+    c.candidates = s.session->completions(line, cursor);
+    if (c.candidates.empty()) return 0;
+    // The word being completed, and the candidates' common prefix.
+    size_t start = cursor;
+    while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_' || line[start - 1] == ':')) --start;
+    std::string common = c.candidates[0];
+    for (const auto& cand : c.candidates) {
+      size_t k = 0;
+      while (k < common.size() && k < cand.size() && common[k] == cand[k]) ++k;
+      common.resize(k);
+    }
+    if (common.size() > cursor - start) {
+      data->DeleteChars(static_cast<int>(start), static_cast<int>(cursor - start));
+      data->InsertChars(static_cast<int>(start), common.c_str());
+    }
+    if (c.candidates.size() == 1) c.candidates.clear();
+  }
+  return 0;
+}
+
+void draw_console(GuiState& s) {
+  auto& c = s.console;
+  const float input_h = ImGui::GetFrameHeightWithSpacing() * (c.candidates.empty() ? 1.f : 2.f);
+  ImGui::BeginChild("console_log", ImVec2(0, -input_h), false, ImGuiWindowFlags_HorizontalScrollbar);
+  if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
+  const auto& th = viz::theme(s.dark);
+  ImGuiListClipper clip;
+  clip.Begin(static_cast<int>(c.lines.size()));
+  while (clip.Step())
+    for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
+      const auto& l = c.lines[static_cast<size_t>(i)];
+      if (l.kind == ConsoleLine::error) ImGui::PushStyleColor(ImGuiCol_Text, th.edge_backward);
+      else if (l.kind == ConsoleLine::input) ImGui::PushStyleColor(ImGuiCol_Text, th.selected);
+      else ImGui::PushStyleColor(ImGuiCol_Text, th.text);
+      ImGui::TextUnformatted(l.text.c_str());
+      ImGui::PopStyleColor();
+    }
+  if (s.fonts.mono) ImGui::PopFont();
+  if (c.scroll_to_bottom) ImGui::SetScrollHereY(1.f);
+  c.scroll_to_bottom = false;
+  ImGui::EndChild();
+  // Tab's candidates as buttons: a click completes the word being typed.
+  if (!c.candidates.empty()) {
+    std::string chosen;
+    const float right = ImGui::GetCursorScreenPos().x + ImGui::GetContentRegionAvail().x;
+    for (size_t i = 0; i < c.candidates.size() && i < 16; ++i) {
+      const float w = ImGui::CalcTextSize(c.candidates[i].c_str()).x + ImGui::GetStyle().FramePadding.x * 2;
+      if (i > 0) {
+        ImGui::SameLine();
+        if (ImGui::GetCursorScreenPos().x + w > right) break;
+      }
+      if (ImGui::SmallButton(c.candidates[i].c_str())) chosen = c.candidates[i];
+    }
+    if (!chosen.empty()) {
+      std::string line = c.input;
+      size_t start = line.size();
+      while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_' || line[start - 1] == ':')) --start;
+      line = line.substr(0, start) + chosen;
+      std::snprintf(c.input, sizeof c.input, "%s", line.c_str());
+      c.candidates.clear();
+      c.focus_input = true;
+    }
+  }
+  const char* prompt = c.pending_block.empty() ? ">>>" : "...";
+  ImGui::TextUnformatted(prompt);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(-1);
+  if (c.focus_input) {
+    ImGui::SetKeyboardFocusHere();
+    c.focus_input = false;
+  }
+  const ImGuiInputTextFlags flags = ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CallbackHistory |
+                                    ImGuiInputTextFlags_CallbackCompletion;
+  if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
+  if (ImGui::InputText("##console_input", c.input, sizeof c.input, flags, console_callback, &s)) {
+    std::string line = c.input;
+    c.input[0] = 0;
+    c.history_pos = -1;
+    c.candidates.clear();
+    c.focus_input = true;
+    std::string buffer = c.pending_block.empty() ? line : c.pending_block + "\n" + line;
+    if (s.session->needs_more_input(buffer) && !(line.empty() && !c.pending_block.empty())) {
+      push_output(c, ConsoleLine::input, std::string(prompt) + " " + line);
+      c.pending_block = buffer;
+    } else {
+      c.pending_block.clear();
+      if (!c.pending_block.empty() || buffer.find('\n') != std::string::npos) push_output(c, ConsoleLine::input, std::string(prompt) + " " + line);
+      run_in_console(s, buffer, buffer.find('\n') == std::string::npos);
+    }
+  }
+  if (s.fonts.mono) ImGui::PopFont();
+}
+
+// [SECTION] lesson panel (the lesson player plugs in through GuiState::lesson_panel)
+void draw_lesson(GuiState& s) {
+  if (s.lesson_panel) {
+    s.lesson_panel(s);
+    return;
+  }
+  ImGui::TextWrapped("Lessons open here: each lesson's text next to cells that run in this workspace.");
+  if (!s.lesson_id.empty()) ImGui::TextDisabled("Lesson %s was asked for, but this build has no lesson player yet.", s.lesson_id.c_str());
+}
+
+// [SECTION] status bar
+void draw_status(GuiState& s) {
+  const auto& tr = s.ws->tracker();
+  // Dynamic (eager) is the one mode the language has so far; static mode reports itself here once it exists.
+  ImGui::Text("mode: dynamic   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS",
+              bytes_str(tr.live_total()).c_str(), bytes_str(tr.peak_total()).c_str(), s.ws->graph().num_nodes(),
+              s.graph.layout.layout_ms, s.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));
+  if (s.fonts.cjk) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("  中文");
+  }
+}
+
+// Keyboard shortcuts, when no text field has the keyboard. ImGui 1.86 indexes keys by the
+// backend's codes; GLFW's letter codes are their upper-case ASCII.
+bool key(char upper) { return ImGui::IsKeyPressed(upper); }
+bool key(ImGuiKey_ k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); }
+
+void shortcuts(GuiState& s) {
+  ImGuiIO& io = ImGui::GetIO();
+  if (io.WantTextInput) return;
+  if (key(ImGuiKey_Space) || key('N')) run_in_console(s, ":step");
+  if (key('B')) run_in_console(s, ":step bwd");
+  if (key('R')) run_in_console(s, ":run");
+  if (key('P')) s.playing = !s.playing;
+  if (key('F')) s.graph.fit_all = true;
+  if (key(ImGuiKey_Escape)) s.graph.selected.clear();
+}
+
+// Play: one step every 1/speed seconds while a stepped pass is pending.
+void play(GuiState& s) {
+  if (!s.playing) return;
+  if (s.time >= s.next_play_step) {
+    // Stops when the stepped backward pass is done, or when :step fails (nothing to step).
+    const bool backward_pending = next_step_node(s) >= 0;
+    if (!run_in_console(s, ":step") || (backward_pending && next_step_node(s) < 0)) s.playing = false;
+    s.next_play_step = s.time + 1.0 / s.steps_per_second;
+  }
+}
+
+}  // namespace
+
+int next_step_node(GuiState& s) {
+  const auto& p = s.session->interpreter().pending;
+  if (!p || p->done()) return -1;
+  return p->nodes()[p->position()];
+}
+
+int64_t steps_left(GuiState& s) {
+  const auto& p = s.session->interpreter().pending;
+  return p ? static_cast<int64_t>(p->size() - p->position()) : 0;
+}
+
+bool run_in_console(GuiState& s, const std::string& source, bool echo) {
+  if (echo) push_output(s.console, ConsoleLine::input, ">>> " + source);
+  std::ostringstream out, err;
+  const bool ok = s.session->run(source, "<console>", out, err);
+  push_output(s.console, ConsoleLine::output, out.str());
+  push_output(s.console, ConsoleLine::error, err.str());
+  after_run(s);
+  return ok;
+}
+
+void draw_ui(GuiState& s) {
+  shortcuts(s);
+  play(s);
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  ImGui::SetNextWindowPos(vp->WorkPos);
+  ImGui::SetNextWindowSize(vp->WorkSize);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(8 * s.scale, 6 * s.scale));
+  ImGui::Begin("opscope", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+  ImGui::PopStyleVar();
+  draw_toolbar(s);
+  const float status_h = ImGui::GetFrameHeightWithSpacing();
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float body_h = avail.y - status_h;
+  const float right_w = std::clamp(avail.x * 0.34f, 320.f * s.scale, 620.f * s.scale);
+  const float left_w = avail.x - right_w - ImGui::GetStyle().ItemSpacing.x;
+  const float graph_h = body_h * 0.70f;
+  const auto& th = viz::theme(s.dark);
+
+  // Left: the graph over the console and lesson tabs.
+  ImGui::BeginChild("left", ImVec2(left_w, body_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild("graph", ImVec2(0, graph_h), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  viz::GraphViewFrame gf;
+  gf.graph = &s.ws->graph();
+  gf.theme = &th;
+  gf.fonts = &s.fonts;
+  gf.current_node = s.log->last() ? s.log->last()->node : -1;
+  gf.next_node = next_step_node(s);
+  gf.time = s.time;
+  gf.font_scale = s.scale;
+  viz::draw_graph_view(s.graph, gf);
+  ImGui::EndChild();
+  ImGui::BeginChild("bottom", ImVec2(0, 0), true);
+  if (ImGui::BeginTabBar("bottom_tabs")) {
+    if (ImGui::BeginTabItem("Console")) {
+      draw_console(s);
+      ImGui::EndTabItem();
+    }
+    // An open lesson shows its tab first.
+    if (ImGui::BeginTabItem("Lesson", nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0)) {
+      draw_lesson(s);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+  ImGui::EndChild();
+  ImGui::EndChild();
+  ImGui::SameLine();
+
+  // Right: the inspector over the memory panel.
+  ImGui::BeginChild("right", ImVec2(right_w, body_h), false);
+  ImGui::BeginChild("inspector", ImVec2(0, body_h * 0.62f), true);
+  viz::InspectorFrame inf;
+  inf.graph = &s.ws->graph();
+  inf.selected = s.graph.selected;
+  inf.theme = &th;
+  inf.fonts = &s.fonts;
+  viz::draw_inspector(s.inspector, inf);
+  ImGui::EndChild();
+  ImGui::BeginChild("memory", ImVec2(0, 0), true);
+  ImGui::TextUnformatted("Memory after each step");
+  viz::MemoryPanelFrame mf;
+  mf.events = &s.log->events();
+  mf.live_now = &s.ws->tracker().live();
+  mf.theme = &th;
+  mf.current_step = s.log->last() ? s.log->last()->step : -1;
+  viz::draw_memory_panel(mf, ImVec2(0, 0));
+  ImGui::EndChild();
+  ImGui::EndChild();
+
+  draw_status(s);
+  ImGui::End();
+}
+
+}  // namespace opscope::app

@@ -1,0 +1,40 @@
+# Graphviz (layout in memory, SVG/PNG export) and the GUI (Dear ImGui + GLFW + OpenGL 3).
+# Sets OPSCOPE_HAVE_GRAPHVIZ and OPSCOPE_HAVE_GUI. Everything else builds without them.
+set(OPSCOPE_HAVE_GRAPHVIZ OFF)
+set(OPSCOPE_HAVE_GUI OFF)
+if(OPSCOPE_GUI STREQUAL "OFF")
+  return()
+endif()
+find_package(PkgConfig)
+if(PkgConfig_FOUND)
+  pkg_check_modules(GVC IMPORTED_TARGET libgvc)
+  pkg_check_modules(IMGUI IMPORTED_TARGET imgui)
+  pkg_check_modules(GLFW IMPORTED_TARGET glfw3)
+endif()
+set(OpenGL_GL_PREFERENCE GLVND)
+find_package(OpenGL)
+
+# The layout and renderer plugins are linked directly (no plugin discovery through config6a).
+if(GVC_FOUND)
+  find_library(GV_DOT_LAYOUT gvplugin_dot_layout PATHS ${GVC_LIBDIR}/graphviz NO_DEFAULT_PATH)
+  find_library(GV_CORE gvplugin_core PATHS ${GVC_LIBDIR}/graphviz NO_DEFAULT_PATH)
+  find_library(GV_PANGO gvplugin_pango PATHS ${GVC_LIBDIR}/graphviz NO_DEFAULT_PATH)
+endif()
+if(GVC_FOUND AND GV_DOT_LAYOUT AND GV_CORE AND GV_PANGO)
+  set(OPSCOPE_HAVE_GRAPHVIZ ON)
+  add_library(opscope_graphviz STATIC viz/graphviz.cpp viz/graph_layout.cpp)
+  target_link_libraries(opscope_graphviz PUBLIC opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_CORE} ${GV_PANGO})
+endif()
+
+if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
+  set(OPSCOPE_HAVE_GUI ON)
+  # viz: the panels (ImGui draw lists); they read the graph and step events, never app/.
+  add_library(opscope_viz_gui STATIC viz/theme.cpp viz/graph_view.cpp viz/inspector.cpp viz/memory_panel.cpp viz/step_log.cpp)
+  target_link_libraries(opscope_viz_gui PUBLIC opscope_graphviz opscope_core PkgConfig::IMGUI)
+  # app: the window, main loop, console, step controls and headless driving.
+  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/panels.cpp app/gui/actions.cpp)
+  target_link_libraries(opscope_gui PUBLIC opscope_viz_gui opscope_app PkgConfig::GLFW OpenGL::GL ${CMAKE_DL_LIBS})
+elseif(OPSCOPE_GUI STREQUAL "ON")
+  message(FATAL_ERROR "OPSCOPE_GUI=ON needs libimgui-dev, libglfw3-dev, libgraphviz-dev and OpenGL (tools/setup.sh installs them)")
+endif()
+message(STATUS "opscope: Graphviz ${OPSCOPE_HAVE_GRAPHVIZ}, GUI ${OPSCOPE_HAVE_GUI}")

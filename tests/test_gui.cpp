@@ -1,0 +1,189 @@
+// The GUI as a user sees it: runs `opscope gui` headless (under xvfb-run, Mesa software GL)
+// on an MLP stopped mid-backward, then checks the JSON dump of what is on screen and the
+// pixels of its screenshot.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#define STB_IMAGE_IMPLEMENTATION
+#define STB_IMAGE_STATIC
+#include <stb/stb_image.h>
+
+namespace {
+
+struct GuiRun {
+  int rc = -1;
+  nlohmann::json state;
+  std::vector<unsigned char> pixels;
+  int w = 0, h = 0;
+};
+
+GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20) {
+  const std::string dir = OPSCOPE_TEST_OUT;
+  const std::string png = dir + "/" + name + ".png", json = dir + "/" + name + ".json";
+  std::remove(png.c_str());
+  std::remove(json.c_str());
+  const std::string cmd = std::string("'") + OPSCOPE_BIN + "' gui --script '" + OPSCOPE_SOURCE_DIR + "/tests/gui/mlp.ops' --frames " +
+                          std::to_string(frames) + " --screenshot '" + png + "' --state-json '" + json + "' --actions '" + actions + "'";
+  GuiRun r;
+  r.rc = std::system(cmd.c_str());
+  std::ifstream f(json);
+  if (f) r.state = nlohmann::json::parse(f);
+  int channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), &r.w, &r.h, &channels, 4);
+  if (data) {
+    r.pixels.assign(data, data + static_cast<size_t>(r.w) * static_cast<size_t>(r.h) * 4);
+    stbi_image_free(data);
+  }
+  return r;
+}
+
+// Pixels within `tol` of (r, g, b) inside [x0, x1) x [y0, y1).
+int count_color(const GuiRun& r, float x0, float y0, float x1, float y1, int cr, int cg, int cb, int tol) {
+  int n = 0;
+  for (int y = std::max(0, static_cast<int>(y0)); y < std::min(r.h, static_cast<int>(y1)); ++y)
+    for (int x = std::max(0, static_cast<int>(x0)); x < std::min(r.w, static_cast<int>(x1)); ++x) {
+      const unsigned char* p = &r.pixels[(static_cast<size_t>(y) * static_cast<size_t>(r.w) + static_cast<size_t>(x)) * 4];
+      n += std::abs(p[0] - cr) <= tol && std::abs(p[1] - cg) <= tol && std::abs(p[2] - cb) <= tol;
+    }
+  return n;
+}
+
+const nlohmann::json* box(const nlohmann::json& state, const std::string& key) {
+  for (const auto& n : state["nodes"])
+    if (n["key"] == key) return &n;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("gui: mid-backward, the current step is highlighted on screen and in the dump", "[viz]") {
+  const GuiRun r = run_gui("mid_backward", "step;step;step;select n3");
+  REQUIRE(r.rc == 0);
+  REQUIRE(r.state.is_object());
+  REQUIRE(r.w > 0);
+  const auto& s = r.state;
+  CHECK(s["action_errors"].empty());
+  // The forward pass ran as dynamic steps, then three stepped backward steps.
+  CHECK(s["phase"] == "backward");
+  CHECK(s["steps_left"].get<int>() > 0);
+  const int graph_nodes = s["graph_nodes"];
+  int op_boxes = 0, params = 0;
+  bool saw_matmul = false, saw_relu = false, saw_loss = false;
+  for (const auto& n : s["nodes"]) {
+    const std::string title = n["title"];
+    op_boxes += n["node"].get<int>() >= 0;
+    params += n["subtitle"] == "[16, 32]" || n["subtitle"] == "[32, 4]";
+    saw_matmul |= title.find("matmul") != std::string::npos;
+    saw_relu |= title.find("relu") != std::string::npos;
+    saw_loss |= title.find("cross_entropy") != std::string::npos;
+  }
+  CHECK(op_boxes == graph_nodes);  // every node once
+  CHECK(params == 2);              // w1 and w2 as leaf boxes with their shapes
+  CHECK(saw_matmul);
+  CHECK(saw_relu);
+  CHECK(saw_loss);
+  // The highlighted box is the node the last step ran, and the dump says which step that was.
+  const int current = s["current_node"];
+  CHECK(s["highlighted_node"] == current);
+  const auto& mem = s["memory"];
+  REQUIRE(!mem.empty());
+  CHECK(mem.back()["node"] == current);
+  CHECK(mem.back()["step"] == s["step"]);
+  CHECK(mem.back()["phase"] == "backward");
+  CHECK(s["selected"] == "n3");
+  const auto* sel = box(s, "n3");
+  REQUIRE(sel);
+  CHECK((*sel)["selected"] == true);
+
+  // The image: not blank, and the current step's box is outlined in the highlight orange.
+  std::map<uint32_t, int> colors;
+  for (size_t i = 0; i < r.pixels.size(); i += 4 * 97)
+    colors[(r.pixels[i] << 16) | (r.pixels[i + 1] << 8) | r.pixels[i + 2]]++;
+  CHECK(colors.size() > 20);
+  const auto* cur = box(s, "n" + std::to_string(current));
+  REQUIRE(cur);
+  const auto& rect = (*cur)["rect"];
+  const float x0 = rect[0], y0 = rect[1], x1 = rect[2], y1 = rect[3];
+  INFO("current box " << x0 << "," << y0 << " - " << x1 << "," << y1);
+  CHECK(x1 - x0 > 20);
+  CHECK(count_color(r, x0 - 3, y0 - 3, x1 + 3, y1 + 3, 255, 140, 0, 12) > static_cast<int>(x1 - x0));
+  // Its label is drawn: dark text pixels inside the box (light theme text is #111827).
+  CHECK(count_color(r, x0 + 4, y0 + 4, x1 - 4, y1 - 4, 17, 24, 39, 60) > 15);
+  // ...and a box that is not current has no highlight outline.
+  for (const auto& n : s["nodes"]) {
+    if (n["current"] == true || n["next"] == true || n["node"].get<int>() < 0) continue;
+    const auto& q = n["rect"];
+    const float w = q[2].get<float>() - q[0].get<float>();
+    CHECK(count_color(r, q[0].get<float>() + 4, q[1].get<float>() + 4, q[2].get<float>() - 4, q[3].get<float>() - 4, 255, 140, 0, 12) < w / 4);
+    break;
+  }
+}
+
+TEST_CASE("gui: toggling the backward view hides the backward nodes", "[viz]") {
+  const GuiRun r = run_gui("forward_only", "step;toggle backward", 12);
+  REQUIRE(r.rc == 0);
+  CHECK(r.state["view"] == "forward");
+  int ops = 0;
+  for (const auto& n : r.state["nodes"]) {
+    ops += n["node"].get<int>() >= 0;
+    CHECK(std::string(n["title"]).find("backward") == std::string::npos);
+  }
+  CHECK(ops > 0);
+  CHECK(ops < r.state["graph_nodes"].get<int>());
+}
+
+TEST_CASE("gui: a console statement and a fold change the graph in the next frame", "[viz]") {
+  const GuiRun r = run_gui("console_fold", "exec z = relu(logits) * 2;fold dense;select z;theme dark", 20);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["action_errors"].empty());
+  const auto* z = box(s, s["selected"]);
+  REQUIRE(z);
+  CHECK((*z)["subtitle"] == "z");
+  CHECK(std::string((*z)["title"]).find("mul") != std::string::npos);
+  const auto* dense = box(s, "s:dense");
+  REQUIRE(dense);  // the composite function folded into one box
+  CHECK(std::string((*dense)["subtitle"]).find("nodes") != std::string::npos);
+  CHECK(s["theme"] == "dark");
+  // The dark theme keeps the highlight colour on the last step's box (here: z's mul).
+  const auto& rect = (*z)["rect"];
+  CHECK((*z)["current"] == true);
+  CHECK(count_color(r, rect[0].get<float>() - 3, rect[1].get<float>() - 3, rect[2].get<float>() + 3, rect[3].get<float>() + 3, 255, 140, 0, 12) > 20);
+}
+
+TEST_CASE("gui: a mouse click on a box selects it and the inspector shows it", "[viz]") {
+  const GuiRun r = run_gui("click", "step;click n2", 8);
+  REQUIRE(r.rc == 0);
+  CHECK(r.state["action_errors"].empty());
+  CHECK(r.state["selected"] == "n2");
+  const auto* b = box(r.state, "n2");
+  REQUIRE(b);
+  CHECK((*b)["selected"] == true);
+}
+
+TEST_CASE("gui: statements typed later do not move the graph on screen", "[viz]") {
+  const GuiRun before = run_gui("stable_before", "", 20);
+  const GuiRun after = run_gui("stable_after", "exec q = h * 3;exec r = relu(q)", 24);
+  REQUIRE(before.rc == 0);
+  REQUIRE(after.rc == 0);
+  CHECK(after.state["graph_nodes"].get<int>() == before.state["graph_nodes"].get<int>() + 2);
+  CHECK(after.state["layouts"].get<int>() > before.state["layouts"].get<int>());
+  // The anchor (the first box) stays where it was; the new boxes are added around it.
+  const auto* a = box(before.state, "n0");
+  const auto* b = box(after.state, "n0");
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(std::abs((*a)["rect"][0].get<float>() - (*b)["rect"][0].get<float>()) < 1.f);
+  CHECK(std::abs((*a)["rect"][1].get<float>() - (*b)["rect"][1].get<float>()) < 1.f);
+}
+
+TEST_CASE("gui: a bad action fails with a message", "[viz]") {
+  const GuiRun r = run_gui("bad_action", "dance", 3);
+  CHECK(r.rc != 0);
+  REQUIRE(r.state.is_object());
+  CHECK(!r.state["action_errors"].empty());
+}

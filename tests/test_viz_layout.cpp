@@ -1,0 +1,146 @@
+// The graph layout (Graphviz dot, in memory) and the SVG/PNG export: no display needed.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "app/lang/session.h"
+#include "core/error.h"
+#include "core/workspace.h"
+#include "viz/export.h"
+#include "viz/graph_layout.h"
+#include "viz/graphviz.h"
+
+using namespace opscope;
+
+namespace {
+
+const char* kMlp =
+    "seed(0)\n"
+    "def dense(x, w, b):\n    return x @ w + b\n"
+    "x = randn(8, 16); w1 = param(16, 32); b1 = param(zeros(32)); w2 = param(32, 4)\n"
+    "h = relu(dense(x, w1, b1)); loss = (h @ w2).sum()\n"
+    "backward(loss)\n";
+
+struct Ran {
+  Workspace ws;
+  explicit Ran(const std::string& code) {
+    WorkspaceScope scope(ws);
+    lang::Session s(ws);
+    std::ostringstream o, e;
+    INFO(e.str());
+    REQUIRE(s.run(code, "<t>", o, e));
+  }
+};
+
+bool overlap(const viz::LayoutBox& a, const viz::LayoutBox& b) {
+  return std::abs(a.center.x - b.center.x) * 2 < a.width + b.width - 0.5f &&
+         std::abs(a.center.y - b.center.y) * 2 < a.height + b.height - 0.5f;
+}
+
+}  // namespace
+
+TEST_CASE("layout: the same graph gives the same positions, and no boxes overlap", "[viz]") {
+  Ran r(kMlp);
+  viz::LayoutOptions o;
+  const viz::GraphLayout a = viz::layout_graph(r.ws.graph(), o), b = viz::layout_graph(r.ws.graph(), o);
+  REQUIRE(a.boxes.size() == b.boxes.size());
+  for (size_t i = 0; i < a.boxes.size(); ++i) {
+    CHECK(a.boxes[i].key == b.boxes[i].key);
+    CHECK(a.boxes[i].center.x == b.boxes[i].center.x);
+    CHECK(a.boxes[i].center.y == b.boxes[i].center.y);
+  }
+  for (size_t i = 0; i < a.boxes.size(); ++i)
+    for (size_t j = i + 1; j < a.boxes.size(); ++j) {
+      INFO(a.boxes[i].key << " and " << a.boxes[j].key);
+      CHECK_FALSE(overlap(a.boxes[i], a.boxes[j]));
+    }
+  // Every box lies inside the layout's extent, every edge has a spline.
+  for (const auto& bx : a.boxes) {
+    CHECK(bx.center.x - bx.width / 2 >= -1.f);
+    CHECK(bx.center.x + bx.width / 2 <= a.width + 1.f);
+    CHECK(bx.center.y - bx.height / 2 >= -1.f);
+    CHECK(bx.center.y + bx.height / 2 <= a.height + 1.f);
+  }
+  for (const auto& e : a.edges) CHECK(e.spline.size() >= 4);
+}
+
+TEST_CASE("layout: every node is shown once, leaves by kind, the function as a cluster", "[viz]") {
+  Ran r(kMlp);
+  const Graph& g = r.ws.graph();
+  const viz::GraphLayout l = viz::layout_graph(g, {});
+  for (const Node& n : g.nodes()) {
+    const int b = l.find_node(n.id);
+    REQUIRE(b >= 0);
+    CHECK(l.boxes[static_cast<size_t>(b)].key == "n" + std::to_string(n.id));
+    CHECK(l.boxes[static_cast<size_t>(b)].title.find(n.op->name) != std::string::npos);
+  }
+  int params = 0, seeds = 0;
+  for (const auto& b : l.boxes) {
+    params += b.kind == viz::BoxKind::parameter;
+    seeds += b.kind == viz::BoxKind::grad_seed;
+  }
+  CHECK(params == 3);  // w1, b1, w2
+  CHECK(seeds == 1);   // dloss/dloss = 1
+  REQUIRE(l.clusters.size() == 1);
+  CHECK(l.clusters[0].scope == "dense");
+  // Both phases: links from backward nodes to their forward nodes.
+  CHECK(std::count_if(l.edges.begin(), l.edges.end(), [](auto& e) { return e.link; }) > 0);
+}
+
+TEST_CASE("layout: forward only, backward only, and a folded function", "[viz]") {
+  Ran r(kMlp);
+  const Graph& g = r.ws.graph();
+  viz::LayoutOptions o;
+  o.filter = viz::PhaseFilter::forward_only;
+  const viz::GraphLayout f = viz::layout_graph(g, o);
+  for (const auto& b : f.boxes) CHECK(b.phase == Phase::forward);
+  o.filter = viz::PhaseFilter::backward_only;
+  const viz::GraphLayout bw = viz::layout_graph(g, o);
+  int bwd_ops = 0;
+  for (const auto& b : bw.boxes) bwd_ops += b.kind == viz::BoxKind::op;
+  int expected = 0;
+  for (const Node& n : g.nodes()) expected += n.phase == Phase::backward;
+  CHECK(bwd_ops == expected);
+  o.filter = viz::PhaseFilter::forward_only;
+  o.folded = {"dense"};
+  const viz::GraphLayout folded = viz::layout_graph(g, o);
+  const int fb = folded.find("s:dense");
+  REQUIRE(fb >= 0);
+  CHECK(folded.boxes[static_cast<size_t>(fb)].kind == viz::BoxKind::folded_scope);
+  CHECK(folded.boxes.size() < f.boxes.size());
+  CHECK(folded.clusters.empty());
+}
+
+TEST_CASE("layout: a 300-node graph lays out without overlaps", "[viz]") {
+  Ran r("seed(0)\nx = param(4, 4)\nfor i in range(150):\n    x = tanh(x) * 0.9\n");
+  const Graph& g = r.ws.graph();
+  REQUIRE(g.num_nodes() >= 300);
+  const viz::GraphLayout l = viz::layout_graph(g, {});
+  CHECK(l.find_node(static_cast<int>(g.num_nodes()) - 1) >= 0);
+  int overlaps = 0;
+  for (size_t i = 0; i < l.boxes.size(); ++i)
+    for (size_t j = i + 1; j < l.boxes.size(); ++j) overlaps += overlap(l.boxes[i], l.boxes[j]);
+  CHECK(overlaps == 0);
+}
+
+TEST_CASE("export: SVG and PNG through Graphviz", "[viz]") {
+  Ran r(kMlp);
+  const std::string dot = viz::graph_to_dot(r.ws.graph());
+  auto read = [](const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  };
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  viz::render_dot(dot, "svg", dir + "/opscope_test_export.svg");
+  const std::string svg = read(dir + "/opscope_test_export.svg");
+  CHECK(svg.find("<svg") != std::string::npos);
+  CHECK(svg.find("matmul") != std::string::npos);
+  viz::render_dot(dot, "png", dir + "/opscope_test_export.png");
+  const std::string png = read(dir + "/opscope_test_export.png");
+  REQUIRE(png.size() > 1000);
+  CHECK(png.substr(1, 3) == "PNG");
+  CHECK_THROWS_AS(viz::render_dot(dot, "gif", dir + "/x.gif"), Error);
+}

@@ -1,0 +1,71 @@
+#include "viz/graphviz.h"
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "core/error.h"
+#include "viz/graphviz_context.h"
+
+// The plugin libraries' descriptors, linked directly (see CMakeLists.txt): no plugin
+// discovery through config6a, so the same binary works wherever the .so files are.
+extern "C" {
+extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_core_LTX_library;
+extern gvplugin_library_t gvplugin_pango_LTX_library;
+}
+
+namespace opscope::viz {
+
+namespace detail {
+
+GVC_t* layout_context() {
+  static lt_symlist_t symbols[] = {
+      {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+      {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+      {nullptr, nullptr}};
+  static GVC_t* gvc = gvContextPlugins(symbols, 0);
+  return gvc;
+}
+
+GVC_t* render_context() {
+  static lt_symlist_t symbols[] = {
+      {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+      {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+      {"gvplugin_pango_LTX_library", &gvplugin_pango_LTX_library},
+      {nullptr, nullptr}};
+  static GVC_t* gvc = gvContextPlugins(symbols, 0);
+  return gvc;
+}
+
+}  // namespace detail
+
+void render_dot(const std::string& dot, const std::string& format, const std::string& path) {
+  if (format != "svg" && format != "png")
+    throw Error("cannot render the graph as '" + format + "'", "use svg or png");
+  GVC_t* gvc = detail::render_context();
+  Agraph_t* g = agmemread(dot.c_str());
+  if (!g) throw Error("Graphviz could not read the graph's DOT text", "this is a bug in opscope's DOT export");
+  std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(g, agclose);
+  // Edge labels become xlabels (placed after layout, overlapping nothing): as real labels dot
+  // adds label nodes, and Graphviz 2.42 double-frees those of edges within one rank.
+  if (Agsym_t* label = agattr(g, AGEDGE, const_cast<char*>("label"), nullptr)) {
+    agattr(g, AGEDGE, const_cast<char*>("xlabel"), const_cast<char*>(""));
+    agattr(g, AGRAPH, const_cast<char*>("forcelabels"), const_cast<char*>("true"));
+    for (Agnode_t* n = agfstnode(g); n; n = agnxtnode(g, n))
+      for (Agedge_t* e = agfstout(g, n); e; e = agnxtout(g, e)) {
+        std::string text = agxget(e, label);
+        agset(e, const_cast<char*>("xlabel"), text.data());
+        agxset(e, label, const_cast<char*>(""));
+      }
+  }
+  if (gvLayout(gvc, g, "dot") != 0) throw Error("Graphviz could not lay out the graph");
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "wb"), std::fclose);
+  const int rc = file ? gvRender(gvc, g, format.c_str(), file.get()) : -1;
+  gvFreeLayout(gvc, g);
+  if (!file) throw Error("cannot write '" + path + "'", "check that the folder exists and is writable");
+  if (rc != 0) throw Error("Graphviz could not render " + format, "is the Graphviz cairo plugin installed?");
+  if (std::fflush(file.get()) != 0) throw Error("cannot write '" + path + "'");
+}
+
+}  // namespace opscope::viz

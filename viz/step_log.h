@@ -1,0 +1,32 @@
+// The steps the executor has run, as its StepEvents: the GUI's current step, its memory
+// series and its "data flowing" animation all read this log (never the executor's internals).
+#pragma once
+#include <vector>
+
+#include "core/executor.h"
+
+namespace opscope::viz {
+
+class StepLog {
+ public:
+  explicit StepLog(Executor& ex);
+  ~StepLog();
+  StepLog(const StepLog&) = delete;
+  StepLog& operator=(const StepLog&) = delete;
+
+  const std::vector<StepEvent>& events() const { return events_; }
+  const StepEvent* last() const { return events_.empty() ? nullptr : &events_.back(); }
+  // Forgets steps whose node no longer exists (a failed statement or :reset rolled the graph back).
+  void drop_nodes_from(int first_missing_node);
+  void clear() { events_.clear(); }
+  // Bumped on every change, so views can redraw caches only then.
+  uint64_t version() const { return version_; }
+
+ private:
+  Executor& ex_;
+  int listener_;
+  std::vector<StepEvent> events_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace opscope::viz
