@@ -6,8 +6,8 @@
 namespace opscope {
 
 ProgramRun::ProgramRun(Workspace& ws, std::shared_ptr<const Program> program, std::unordered_map<int, Tensor> feeds,
-                       bool stepping)
-    : ws_(ws), program_(std::move(program)), feeds_(std::move(feeds)), stepping_(stepping) {
+                       bool stepping, bool side_effects)
+    : ws_(ws), program_(std::move(program)), feeds_(std::move(feeds)), stepping_(stepping), side_effects_(side_effects) {
   const Program& p = *program_;
   const Graph& g = p.graph;
   for (size_t pos = 0; pos < p.schedule.size(); ++pos) {
@@ -62,6 +62,10 @@ void ProgramRun::step() {
   Graph& g = const_cast<Graph&>(p.graph);  // the executor counts runs and times in the node's stats
   const int id = p.schedule[pos_];
   const Node& n = g.node(id);
+  if (!side_effects_ && n.op->updates_input0) {  // a measuring run leaves the parameters alone
+    ++pos_;
+    return;
+  }
   std::vector<Tensor> ins;
   for (int v : n.inputs) ins.push_back(lookup(v));
 
@@ -105,7 +109,7 @@ void ProgramRun::step() {
           env_.erase(v);
         }
     }
-    if (pos_ + 1 == p.schedule.size()) deliver_gradients();
+    if (pos_ + 1 == p.schedule.size() && side_effects_) deliver_gradients();
   };
   ws_.executor().run_node(id, ins, {}, &finish, &g, given ? &outs_into : nullptr);
   ++pos_;

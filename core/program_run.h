@@ -17,8 +17,10 @@ class ProgramRun {
  public:
   // `feeds`: a tensor for every placeholder of the program (checked by the caller).
   // `stepping`: keep what :rewind needs (parameters as they were before an update step).
+  // `side_effects` false: a measuring run (the GUI's recompute comparison) that neither updates
+  // parameters nor fills .grad.
   ProgramRun(Workspace& ws, std::shared_ptr<const Program> program, std::unordered_map<int, Tensor> feeds,
-             bool stepping = false);
+             bool stepping = false, bool side_effects = true);
   ~ProgramRun();
   ProgramRun(const ProgramRun&) = delete;
   ProgramRun& operator=(const ProgramRun&) = delete;
@@ -37,6 +39,7 @@ class ProgramRun {
   void rewind();
   // The fetched values (after the run is done).
   std::vector<Tensor> results() const;
+  const std::unordered_map<int, Tensor>& feeds() const { return feeds_; }
 
  private:
   Tensor lookup(int value) const;
@@ -47,6 +50,7 @@ class ProgramRun {
   std::shared_ptr<const Program> program_;
   std::unordered_map<int, Tensor> feeds_;
   bool stepping_;
+  bool side_effects_;
   size_t pos_ = 0;
   std::unordered_map<int, Tensor> env_;           // values computed so far
   std::vector<Tensor> arena_;                     // the plan's buffers (one storage each)

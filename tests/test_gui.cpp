@@ -187,3 +187,19 @@ TEST_CASE("gui: a bad action fails with a message", "[viz]") {
   REQUIRE(r.state.is_object());
   CHECK(!r.state["action_errors"].empty());
 }
+
+TEST_CASE("gui: static mode shows the compiled program being stepped, fused nodes included", "[viz][static]") {
+  const GuiRun r = run_gui("static_program",
+                           "exec :mode static;exec xs = input(\"xs\", [4, 16]);exec ws2 = param(randn([16, 8]));"
+                           "exec ls = tanh(xs @ ws2 * 2 + 1).sum();exec compile(ls);"
+                           "exec run(ls, xs=randn([4, 16]), step=True);step 3",
+                           16);
+  REQUIRE(r.rc == 0);
+  CHECK(r.state["mode"] == "static");
+  CHECK(r.state["program_nodes"].get<int>() > 0);
+  bool fused = false;
+  for (const auto& n : r.state["nodes"]) fused = fused || std::string(n["title"]).find("fused(") != std::string::npos;
+  CHECK(fused);
+  CHECK(r.state["highlighted_node"] == r.state["current_node"]);
+  CHECK(r.state["next_node"].get<int>() >= 0);
+}

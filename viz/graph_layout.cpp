@@ -39,7 +39,7 @@ int GraphLayout::find_node(int node_id) const {
 }
 
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o) {
-  return {g.version(), g.num_nodes(), o.filter, o.left_to_right, o.folded};
+  return {&g, o.only_nodes, g.version(), g.num_nodes(), o.filter, o.left_to_right, o.folded};
 }
 
 namespace {
@@ -83,9 +83,11 @@ Plan plan_boxes(const Graph& g, const LayoutOptions& o) {
   };
 
   // Op nodes (or the folded function holding them), in creation order: stable ids.
+  std::vector<char> shown(g.num_nodes(), o.only_nodes.empty() ? 1 : 0);
+  for (int id : o.only_nodes) shown[static_cast<size_t>(id)] = 1;
   std::map<std::string, int> folded_count;
   for (const Node& n : g.nodes()) {
-    if (!visible(n, o.filter)) continue;
+    if (!visible(n, o.filter) || !shown[static_cast<size_t>(n.id)]) continue;
     if (!n.scope.empty() && o.folded.count(n.scope)) {
       folded_count[n.scope]++;
       LayoutBox b;

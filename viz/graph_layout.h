@@ -60,6 +60,7 @@ struct LayoutOptions {
   std::function<float(const std::string&)> text_width;
   float line_height = 16.f;
   bool edge_labels = true;  // room for shape labels on edges (dot places them)
+  std::vector<int> only_nodes;  // empty: every node; a compiled program: its schedule
 };
 
 struct GraphLayout {
@@ -75,6 +76,8 @@ struct GraphLayout {
 
 // What identifies a layout: re-layout only when this changes.
 struct LayoutKey {
+  const Graph* graph = nullptr;  // a compiled program's graph is another object than the workspace's
+  std::vector<int> only_nodes;
   uint64_t graph_version = 0;
   size_t num_nodes = 0;
   PhaseFilter filter = PhaseFilter::both;

@@ -137,6 +137,7 @@ bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float 
   o.filter = s.filter;
   o.left_to_right = s.left_to_right;
   o.folded = s.folded;
+  o.only_nodes = s.only_nodes;
   LayoutKey key = layout_key(g, o);
   if (s.has_layout && key == s.key) return false;
   if (fonts && fonts->ui) {

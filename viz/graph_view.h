@@ -34,6 +34,7 @@ struct GraphViewState {
   bool fit_all = false;       // the Fit button: the whole graph, however small
   std::string last_search;    // a new search centres the view on its first hit
   bool follow_current = true;  // keep the current step in view
+  std::vector<int> only_nodes;  // set by the shell: a compiled program shows its schedule only
   int followed_node = -1;      // the current node the view last followed
   // --- cache: the layout is recomputed only when its key changes ---
   GraphLayout layout;

@@ -190,6 +190,23 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   ImGui::TextDisabled("%s · %s%s", n.op ? n.op->family.c_str() : "", phase_name(n.phase), n.scope.empty() ? "" : (" · in " + n.scope + "()").c_str());
   if (n.op) ImGui::TextWrapped("%s", n.op->doc.c_str());
   if (n.forward_of >= 0) ImGui::Text("gradient of #%d %s", n.forward_of, g.node(n.forward_of).op->name.c_str());
+  // A fused node unfolds into the ops it replaced: one pass over the data instead of several.
+  if (!n.fused.empty()) {
+    ImGui::Text("fuses %zu ops (the compiler's fuse_elementwise pass):", n.fused.size());
+    for (const Node& m : n.fused) {
+      std::string outs;
+      for (int v : m.outputs) outs += (outs.empty() ? "" : ", ") + value_label(g, v) + " " + shape_str(g.value(v).meta.shape);
+      ImGui::BulletText("#%d %s → %s", m.id, m.label().c_str(), outs.c_str());
+    }
+    const Cost fused = node_cost(g, n);
+    double unfused = 0;
+    for (const Node& m : n.fused) {
+      const Cost c = node_cost(g, m);
+      unfused += c.bytes_read + c.bytes_written;
+    }
+    ImGui::TextDisabled("bytes moved: %s fused, %s as separate ops", bytes_str(static_cast<int64_t>(fused.bytes_read + fused.bytes_written)).c_str(),
+                        bytes_str(static_cast<int64_t>(unfused)).c_str());
+  }
   const std::string attrs = n.attrs.str(true);
   if (!attrs.empty() || !n.algo.empty())
     ImGui::Text("attributes: %s%s%s", attrs.c_str(), attrs.empty() || n.algo.empty() ? "" : ", ", n.algo.empty() ? "" : ("algo=" + n.algo).c_str());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace opscope::viz {
 
@@ -59,11 +60,16 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
       peak_at = i;
     }
   }
+  int64_t scale_top = peak;  // overlays may reach higher than this run
+  if (f.overlays)
+    for (const auto& o : *f.overlays)
+      for (int64_t t : o.totals) scale_top = std::max(scale_top, t);
   const float left = 62.f, pad = 6.f;
   const float x0 = p0.x + left, x1 = p1.x - pad, y0 = p0.y + pad + 12.f, y1 = p1.y - 16.f;
   const size_t n = series.size();
-  auto X = [&](size_t i) { return n == 1 ? (x0 + x1) * 0.5f : x0 + (x1 - x0) * static_cast<float>(i) / static_cast<float>(n - 1); };
-  auto Y = [&](int64_t b) { return y1 - (y1 - y0) * static_cast<float>(static_cast<double>(b) / static_cast<double>(peak)); };
+  const size_t span = std::max(n, f.total_steps);  // steps the x axis covers
+  auto X = [&](size_t i) { return span == 1 ? (x0 + x1) * 0.5f : x0 + (x1 - x0) * static_cast<float>(i) / static_cast<float>(span - 1); };
+  auto Y = [&](int64_t b) { return y1 - (y1 - y0) * static_cast<float>(static_cast<double>(b) / static_cast<double>(scale_top)); };
   // Axis labels: 0 and the peak.
   dl->AddText(ImVec2(p0.x + 4, y0 - 7), th.text_dim, bytes_str(peak).c_str());
   dl->AddText(ImVec2(p0.x + 4, y1 - 7), th.text_dim, "0 B");
@@ -92,7 +98,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   for (size_t i = 0; i < n; ++i) {
     int64_t below_a = 0, below_b = 0;
     const size_t j = std::min(i + 1, n - 1);
-    const float xa = n == 1 ? x0 : X(i), xb = n == 1 ? x1 : X(j);
+    const float xa = n == 1 ? X(0) - 3 : X(i), xb = n == 1 ? X(0) + 3 : X(j);
     if (n > 1 && i + 1 == n) break;
     for (int c = 0; c < kNumCategories; ++c) {
       const int64_t a = series[i].bytes[static_cast<size_t>(c)], b = series[j].bytes[static_cast<size_t>(c)];
@@ -101,6 +107,24 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
       dl->AddQuadFilled(ImVec2(xa, Y(below_a)), ImVec2(xb, Y(below_b)), ImVec2(xb, Y(below_b + b)), ImVec2(xa, Y(below_a + a)), col);
       below_a += a;
       below_b += b;
+    }
+  }
+  // Overlays: each run's totals stretched over the same width (its own number of steps).
+  if (f.overlays) {
+    float label_y = y0 + 2;
+    for (const auto& o : *f.overlays) {
+      if (o.totals.size() < 2) continue;
+      const ImU32 col = o.dashed ? th.text_dim : th.text;
+      const size_t m = o.totals.size();
+      for (size_t i = 0; i + 1 < m; ++i) {
+        const float xa = x0 + (x1 - x0) * static_cast<float>(i) / static_cast<float>(m - 1);
+        const float xb = x0 + (x1 - x0) * static_cast<float>(i + 1) / static_cast<float>(m - 1);
+        if (!o.dashed || i % 2 == 0) dl->AddLine(ImVec2(xa, Y(o.totals[i])), ImVec2(xb, Y(o.totals[i + 1])), col, 2.f);
+      }
+      const int64_t top = *std::max_element(o.totals.begin(), o.totals.end());
+      const std::string text = o.label + ": peak " + bytes_str(top);
+      dl->AddText(ImVec2(x0 + 4, label_y), col, text.c_str());
+      label_y += ImGui::GetTextLineHeight();
     }
   }
   // Peak: a dashed line across and a dot where it happened.
@@ -119,7 +143,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
     }
   if (ImGui::IsItemHovered()) {
     const float mx = ImGui::GetIO().MousePos.x;
-    const size_t i = n == 1 ? 0 : static_cast<size_t>(std::clamp((mx - x0) / (x1 - x0), 0.f, 1.f) * static_cast<float>(n - 1) + 0.5f);
+    const size_t i = std::min(n - 1, span == 1 ? size_t{0} : static_cast<size_t>(std::clamp((mx - x0) / (x1 - x0), 0.f, 1.f) * static_cast<float>(span - 1) + 0.5f));
     dl->AddLine(ImVec2(X(i), y0), ImVec2(X(i), y1), th.text_dim);
     ImGui::BeginTooltip();
     ImGui::Text("step %lld (node #%d): %s", (long long)series[i].step, series[i].node, bytes_str(total_bytes(series[i].bytes)).c_str());

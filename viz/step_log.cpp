@@ -13,8 +13,11 @@ StepLog::StepLog(Executor& ex) : ex_(ex) {
 
 StepLog::~StepLog() { ex_.remove_listener(listener_); }
 
-void StepLog::drop_nodes_from(int first_missing_node) {
-  auto it = std::remove_if(events_.begin(), events_.end(), [&](const StepEvent& e) { return e.node >= first_missing_node; });
+void StepLog::drop_nodes_from(const Graph* graph, int first_missing_node) {
+  // Steps of a compiled program (another graph) keep their nodes: the program holds them.
+  auto it = std::remove_if(events_.begin(), events_.end(), [&](const StepEvent& e) {
+    return (e.graph == nullptr || e.graph == graph) && e.node >= first_missing_node;
+  });
   if (it != events_.end()) {
     events_.erase(it, events_.end());
     ++version_;

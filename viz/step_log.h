@@ -17,7 +17,7 @@ class StepLog {
   const std::vector<StepEvent>& events() const { return events_; }
   const StepEvent* last() const { return events_.empty() ? nullptr : &events_.back(); }
   // Forgets steps whose node no longer exists (a failed statement or :reset rolled the graph back).
-  void drop_nodes_from(int first_missing_node);
+  void drop_nodes_from(const Graph* graph, int first_missing_node);
   void clear() { events_.clear(); }
   // Bumped on every change, so views can redraw caches only then.
   uint64_t version() const { return version_; }

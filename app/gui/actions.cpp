@@ -54,7 +54,7 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "exec") run(arg);
   else if (verb == "select") {
     // The layout must exist to resolve names: lay out now if the graph changed.
-    viz::update_layout(s.graph, s.ws->graph(), &s.fonts, s.scale, s.time);
+    viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
     s.graph.selected = resolve_box(s, arg);
   } else if (verb == "click") {
     // Where the box was drawn in the last frame, clicked as a user would.
@@ -143,6 +143,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"theme", s.dark ? "dark" : "light"},
               {"zoom", s.graph.zoom},
               {"graph_nodes", s.ws->graph().num_nodes()},
+              {"mode", s.ws->static_mode() ? "static" : "dynamic"},
+              {"program_nodes", &shown_graph(ms) != &s.ws->graph() ? static_cast<int64_t>(s.graph.only_nodes.size()) : -1},
               {"nodes", nodes},
               {"edges", s.graph.layout.edges.size()},
               {"layouts", s.graph.layouts_done},

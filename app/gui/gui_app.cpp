@@ -101,7 +101,7 @@ int run_gui(const GuiOptions& o) {
   if (!o.script.empty()) {
     std::ostringstream out, err;
     const bool ok = session.run(read_file(o.script), o.script, out, err);
-    s.log->drop_nodes_from(static_cast<int>(ws.graph().num_nodes()));  // steps of a rolled-back statement
+    s.log->drop_nodes_from(&ws.graph(), static_cast<int>(ws.graph().num_nodes()));  // steps of a rolled-back statement
     s.console.lines.push_back({ConsoleLine::input, "# ran " + o.script});
     std::istringstream os(out.str()), es(err.str());
     for (std::string line; std::getline(os, line);) s.console.lines.push_back({ConsoleLine::output, line});

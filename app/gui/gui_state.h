@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/recompute_compare.h"
 #include "app/lang/session.h"
 #include "core/workspace.h"
 #include "viz/graph_view.h"
@@ -50,6 +51,8 @@ struct GuiState {
   bool playing = false;
   float steps_per_second = 4.f;
   double next_play_step = 0;
+  // Static mode: the stepped program measured with recomputation off and on (memory overlay)
+  RecomputeComparison recompute;
   // The lesson panel
   std::string lesson_id;
   LessonPanelFn lesson_panel;
@@ -72,6 +75,9 @@ void draw_ui(GuiState& s);
 bool run_in_console(GuiState& s, const std::string& source, bool echo = true);
 // The node the next step of a pending stepped pass runs (-1: none).
 int next_step_node(GuiState& s);
+// What the graph view and inspector show: in static mode the compiled program (being stepped,
+// or the last compiled) as it runs, else the workspace's graph. Sets s.graph.only_nodes.
+const Graph& shown_graph(GuiState& s);
 int64_t steps_left(GuiState& s);
 
 // [actions.cpp] scripted UI actions: "step", "step bwd", "run", "rewind", "select n3",

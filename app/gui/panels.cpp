@@ -28,8 +28,8 @@ void push_output(ConsoleState& c, ConsoleLine::Kind kind, const std::string& tex
 // A statement that failed or a :reset may have taken nodes back: forget their steps and a
 // selection that no longer exists.
 void after_run(GuiState& s) {
-  const Graph& g = s.ws->graph();
-  s.log->drop_nodes_from(static_cast<int>(g.num_nodes()));
+  s.log->drop_nodes_from(&s.ws->graph(), static_cast<int>(s.ws->graph().num_nodes()));
+  const Graph& g = shown_graph(s);
   const std::string& sel = s.graph.selected;
   if (!sel.empty()) {
     const int n = viz::node_of_key(sel);
@@ -216,9 +216,11 @@ void draw_lesson(GuiState& s) {
 // [SECTION] status bar
 void draw_status(GuiState& s) {
   const auto& tr = s.ws->tracker();
-  // Dynamic (eager) is the one mode the language has so far; static mode reports itself here once it exists.
-  ImGui::Text("mode: dynamic   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS",
-              bytes_str(tr.live_total()).c_str(), bytes_str(tr.peak_total()).c_str(), s.ws->graph().num_nodes(),
+  const bool program = &shown_graph(s) != &s.ws->graph();
+  ImGui::Text("mode: %s   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS",
+              s.ws->static_mode() ? (program ? "static (compiled program)" : "static (tracing)") : "dynamic",
+              bytes_str(tr.live_total()).c_str(), bytes_str(tr.peak_total()).c_str(),
+              program ? s.graph.only_nodes.size() : s.ws->graph().num_nodes(),
               s.graph.layout.layout_ms, s.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));
   if (s.fonts.cjk) {
     ImGui::SameLine();
@@ -255,13 +257,26 @@ void play(GuiState& s) {
 
 }  // namespace
 
+const Graph& shown_graph(GuiState& s) {
+  const lang::StaticState& st = *s.session->interpreter().statics;
+  const Program* program = st.run ? &st.run->program() : s.ws->static_mode() && st.last ? st.last.get() : nullptr;
+  if (!program) {
+    s.graph.only_nodes.clear();
+    return s.ws->graph();
+  }
+  s.graph.only_nodes = program->schedule;
+  return program->graph;
+}
+
 int next_step_node(GuiState& s) {
+  if (const auto& run = s.session->interpreter().statics->run; run && !run->done()) return run->next_node();
   const auto& p = s.session->interpreter().pending;
   if (!p || p->done()) return -1;
   return p->nodes()[p->position()];
 }
 
 int64_t steps_left(GuiState& s) {
+  if (const auto& run = s.session->interpreter().statics->run) return static_cast<int64_t>(run->size() - run->position());
   const auto& p = s.session->interpreter().pending;
   return p ? static_cast<int64_t>(p->size() - p->position()) : 0;
 }
@@ -300,10 +315,11 @@ void draw_ui(GuiState& s) {
   ImGui::BeginChild("left", ImVec2(left_w, body_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ImGui::BeginChild("graph", ImVec2(0, graph_h), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   viz::GraphViewFrame gf;
-  gf.graph = &s.ws->graph();
+  gf.graph = &shown_graph(s);
   gf.theme = &th;
   gf.fonts = &s.fonts;
-  gf.current_node = s.log->last() ? s.log->last()->node : -1;
+  // The last step is highlighted only in the graph it ran in.
+  gf.current_node = s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
   gf.next_node = next_step_node(s);
   gf.time = s.time;
   gf.font_scale = s.scale;
@@ -330,7 +346,7 @@ void draw_ui(GuiState& s) {
   ImGui::BeginChild("right", ImVec2(right_w, body_h), false);
   ImGui::BeginChild("inspector", ImVec2(0, body_h * 0.62f), true);
   viz::InspectorFrame inf;
-  inf.graph = &s.ws->graph();
+  inf.graph = &shown_graph(s);
   inf.selected = s.graph.selected;
   inf.theme = &th;
   inf.fonts = &s.fonts;
@@ -340,6 +356,19 @@ void draw_ui(GuiState& s) {
   ImGui::TextUnformatted("Memory after each step");
   viz::MemoryPanelFrame mf;
   mf.events = &s.log->events();
+  // A static program being stepped: its own steps, over lines measuring it with recompute off and on.
+  std::vector<StepEvent> run_events;
+  if (const auto& run = s.session->interpreter().statics->run) {
+    // The steps of this pass (after a :rewind the earlier pass's steps are history).
+    const auto& all = s.log->events();
+    for (auto it = all.rbegin(); it != all.rend() && run_events.size() < run->position(); ++it)
+      if (it->graph == &run->program().graph) run_events.push_back(*it);
+    std::reverse(run_events.begin(), run_events.end());
+    update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);
+    mf.events = &run_events;
+    mf.overlays = &s.recompute.overlays;
+    mf.total_steps = run->size();
+  }
   mf.live_now = &s.ws->tracker().live();
   mf.theme = &th;
   mf.current_step = s.log->last() ? s.log->last()->step : -1;
