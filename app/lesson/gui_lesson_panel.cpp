@@ -172,7 +172,7 @@ void apply_directive(app::GuiState& s, const Directive& d) {
 // Keeps the GUI's step log and selection valid after the session ran something (as the
 // console does): a failed statement rolls nodes back.
 void after_run(app::GuiState& s) {
-  s.log->drop_nodes_from(static_cast<int>(s.ws->graph().num_nodes()));
+  s.log->drop_nodes_from(&s.ws->graph(), static_cast<int>(s.ws->graph().num_nodes()));
   const std::string& sel = s.graph.selected;
   if (sel.size() > 1 && sel[0] == 'n' && std::stoi(sel.substr(1)) >= static_cast<int>(s.ws->graph().num_nodes())) s.graph.selected.clear();
 }
