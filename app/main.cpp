@@ -10,6 +10,9 @@
 
 #include "app/kernel_lab.h"
 #include "app/lang/session.h"
+#include "app/lesson/lesson.h"
+#include "app/lesson/progress.h"
+#include "app/lesson/terminal_player.h"
 #include "app/ops_listing.h"
 #include "app/repl.h"
 #include "core/describe.h"
@@ -22,6 +25,9 @@
 #include "viz/graphviz.h"
 #endif
 #include "app/gui/gui_app.h"  // options only; run_gui exists when the GUI is built
+#ifdef OPSCOPE_HAVE_GUI
+#include "app/lesson/gui_lesson_panel.h"
+#endif
 
 namespace {
 
@@ -57,6 +63,16 @@ int run_code(const std::string& code, const std::string& name, bool json) {
 
 int run_interactive() {
   lang::Session session(current_workspace());
+  try {  // :lesson in the REPL; a missing lessons folder only leaves it out
+    lesson::TerminalPlayerOptions lo;
+    lo.dir = lesson::lessons_dir();
+    lo.progress_path = lesson::default_progress_path();
+    lo.lang = lesson::load_progress(lo.progress_path).lang;
+    lo.color = isatty(1) && !std::getenv("NO_COLOR");
+    lo.interactive = isatty(0);
+    lesson::install_lesson_command(session, lo);
+  } catch (const Error&) {
+  }
   app::ReplOptions o;
   o.history_path = app::default_history_path();
   o.version = OPSCOPE_VERSION;
@@ -114,6 +130,14 @@ int main(int argc, char** argv) {
   exp->add_option("--svg", svg_out, "render the graph to SVG through Graphviz (for slides)");
   exp->add_option("--png", png_out, "render the graph to PNG through Graphviz");
   exp->add_option("--trace", trace_out, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
+
+  auto* lesson_cmd = app.add_subcommand("lesson", "play a lesson in the terminal, or check every lesson (--check)");
+  std::string lesson_id, lesson_lang;
+  bool lesson_check = false, lesson_list = false;
+  lesson_cmd->add_option("ID", lesson_id, "the lesson's number or part of its name (default: where you left off)");
+  lesson_cmd->add_option("--lang", lesson_lang, "en or zh (default: the language you used last)")->check(CLI::IsMember({"en", "zh"}));
+  lesson_cmd->add_flag("--check", lesson_check, "run every cell, check and quiz of the lessons headless (both languages unless --lang)");
+  lesson_cmd->add_flag("--list", lesson_list, "list the lessons and your progress");
 
   auto* gui = app.add_subcommand("gui", "the window: live graph, stepping, inspector, memory, console");
   std::string gui_size;
@@ -189,14 +213,38 @@ int main(int argc, char** argv) {
       }
       return app::run_gradcheck(gc_all ? std::string() : gc_op, gc_verbose) == 0 ? 0 : 1;
     }
+    if (*lesson_cmd) {
+      const std::string dir = lesson::lessons_dir();
+      if (lesson_check) return lesson::check_lessons(dir, lesson_lang, lesson_id, std::cout, std::cerr);
+      lesson::TerminalPlayerOptions o;
+      o.dir = dir;
+      o.progress_path = lesson::default_progress_path();
+      o.lang = lesson_lang.empty() ? lesson::load_progress(o.progress_path).lang : lesson_lang;
+      if (lesson_list) {
+        lesson::list_lessons(dir, o.lang, o.progress_path, std::cout);
+        return 0;
+      }
+      o.id = lesson_id;
+      o.color = isatty(1) && !std::getenv("NO_COLOR");
+      o.interactive = isatty(0);
+      return lesson::play_in_terminal(o, std::cin, std::cout);
+    }
 #ifdef OPSCOPE_HAVE_GUI
     if (*gui) {
       if (!gui_size.empty() && std::sscanf(gui_size.c_str(), "%dx%d", &gui_opts.width, &gui_opts.height) != 2)
         throw Error("--size takes WIDTHxHEIGHT", "e.g. --size 1600x1000");
+      if (!gui_opts.lesson.empty()) gui_opts.lesson_panel = lesson::make_gui_lesson_panel(gui_opts.lesson);
       return app::run_gui(gui_opts);
     }
-    // `opscope` alone: the window when there is a display, else the terminal REPL.
-    if (!*repl && app::display_available()) return app::run_gui(app::GuiOptions{});
+    // `opscope` alone: the window when there is a display, on the lesson last opened (lesson 1
+    // the first time); else the terminal REPL.
+    if (!*repl && app::display_available()) {
+      app::GuiOptions o;
+      const std::string last = lesson::load_progress(lesson::default_progress_path()).last;
+      o.lesson = last.empty() ? "1" : last;
+      o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
+      return app::run_gui(o);
+    }
 #else
     (void)repl;
     if (*gui)

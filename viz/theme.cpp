@@ -149,6 +149,19 @@ void apply_style(bool dark, float scale) {
   s.ScaleAllSizes(scale);
 }
 
+const ImWchar* cjk_glyph_ranges() {
+  // ImGui's 2,500 common simplified characters plus the course's words outside them (函数,
+  // 引擎, 溢出, 部署, 芯片, 坐标轴, 频域). The lesson_glyphs test fails when a lesson needs another.
+  static ImVector<ImWchar> ranges;  // the atlas reads it when it builds: it must outlive load_fonts
+  if (ranges.empty()) {
+    ImFontGlyphRangesBuilder b;
+    b.AddRanges(ImGui::GetIO().Fonts->GetGlyphRangesChineseSimplifiedCommon());
+    b.AddText("函擎溢署芯轴频");
+    b.BuildRanges(&ranges);
+  }
+  return ranges.Data;
+}
+
 Fonts load_fonts(float scale) {
   namespace fs = std::filesystem;
   ImGuiIO& io = ImGui::GetIO();
@@ -163,8 +176,8 @@ Fonts load_fonts(float scale) {
                                "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
                                "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc"});
   const std::string mono_path = first_existing({"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"});
-  // Latin, Greek (formulas: σ, Σ, ∂), arrows and a few symbols.
-  static const ImWchar ui_ranges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x2000, 0x22FF, 0x25A0, 0x25FF, 0};
+  // Latin, Greek (formulas: σ, Σ, ∂), the superscript T of Bᵀ, arrows and a few symbols.
+  static const ImWchar ui_ranges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x1D00, 0x1D7F, 0x2000, 0x22FF, 0x25A0, 0x25FF, 0};
   auto load = [&](const std::string& path, float px, const ImWchar* ranges) -> ImFont* {
     if (path.empty()) {
       ImFontConfig cfg;
@@ -180,14 +193,14 @@ Fonts load_fonts(float scale) {
     merge.MergeMode = true;
     merge.OversampleH = 1;  // 2,500 glyphs: keep the atlas small
     f.cjk = io.Fonts->AddFontFromFileTTF(f.cjk_path.c_str(), ui_px, &merge,
-                                         io.Fonts->GetGlyphRangesChineseSimplifiedCommon()) != nullptr;
+                                         cjk_glyph_ranges()) != nullptr;
   }
   f.mono = load(mono_path, 14.f * scale, ui_ranges);
   if (f.cjk) {  // the console prints what students type, Chinese included
     ImFontConfig merge;
     merge.MergeMode = true;
     merge.OversampleH = 1;
-    io.Fonts->AddFontFromFileTTF(f.cjk_path.c_str(), 14.f * scale, &merge, io.Fonts->GetGlyphRangesChineseSimplifiedCommon());
+    io.Fonts->AddFontFromFileTTF(f.cjk_path.c_str(), 14.f * scale, &merge, cjk_glyph_ranges());
   }
   f.title = load(f.ui_path, 18.f * scale, ui_ranges);
   return f;

@@ -41,5 +41,8 @@ struct Fonts {
 // Loads DejaVu Sans (or ImGui's built-in font when missing), WenQuanYi/Noto CJK merged when
 // installed, and DejaVu Sans Mono; sizes multiplied by `scale`. Call before the first frame.
 Fonts load_fonts(float scale);
+// The CJK glyphs loaded (needs an ImGui context): the common simplified characters and the
+// course's own words.
+const ImWchar* cjk_glyph_ranges();
 
 }  // namespace opscope::viz

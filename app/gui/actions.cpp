@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
+#include "app/lesson/gui_lesson_panel.h"
 #include "core/error.h"
 
 namespace opscope::app {
@@ -41,6 +42,7 @@ std::vector<std::string> split_actions(const std::string& actions) {
 }
 
 void apply_action(GuiState& s, const std::string& action) {
+  if (lesson::apply_lesson_action(s, action)) return;  // "lesson next", "lesson all", "lesson answer 3", ...
   const size_t sp = action.find(' ');
   const std::string verb = action.substr(0, sp), arg = sp == std::string::npos ? "" : trim(action.substr(sp + 1));
   auto run = [&](const std::string& cmd) {

@@ -331,7 +331,8 @@ void draw_ui(GuiState& s) {
       draw_console(s);
       ImGui::EndTabItem();
     }
-    if (ImGui::BeginTabItem("Lesson")) {
+    // An open lesson shows its tab first.
+    if (ImGui::BeginTabItem("Lesson", nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0)) {
       draw_lesson(s);
       ImGui::EndTabItem();
     }

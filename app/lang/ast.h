@@ -45,11 +45,12 @@ struct Param {
 };
 
 struct Stmt {
-  enum Kind { expr, assign, aug_assign, def, ret, if_, for_, block, pass, command } kind;
+  enum Kind { expr, assign, aug_assign, def, ret, if_, for_, block, pass, command, assert_ } kind;
   Pos pos;
   std::string text;                // def: name; for: loop variable; block: block name; aug_assign: op; command
   std::vector<ExprPtr> targets;    // assign targets (a tuple target is one Expr of kind tuple)
-  ExprPtr value;                   // expr, assign value, return value, if condition, for iterable
+  ExprPtr value;                   // expr, assign value, return value, if condition, for iterable, assert condition
+  ExprPtr message;                 // assert's optional message (assert cond, "message")
   std::vector<Param> params;       // def
   Block body, orelse;              // def/for/if/block bodies; if's else (an elif is a nested if)
   std::vector<std::string> decorators;

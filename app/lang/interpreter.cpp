@@ -1,5 +1,6 @@
 #include "app/lang/interpreter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -9,7 +10,7 @@ namespace opscope::lang {
 
 namespace {
 const char* const kKeywords[] = {"def", "return", "if", "elif", "else", "for", "in", "and", "or", "not",
-                                 "True", "False", "None", "pass", "no_grad", "static"};
+                                 "True", "False", "None", "pass", "no_grad", "static", "assert"};
 
 // Names the language gives to operators: `a + b` is add(a, b).
 const char* binary_op_name(const std::string& op) {
@@ -63,6 +64,7 @@ Interpreter::Interpreter(Workspace& ws) : ws_(ws) {
 
 void Interpreter::install_builtins() {
   install_builtin_functions(*this, builtins_);
+  install_check_builtins(builtins_);
   install_static_builtins(*this, builtins_);
 }
 void Interpreter::install_commands() {
@@ -226,7 +228,48 @@ void Interpreter::exec(const Stmt& s) {
     }
     case Stmt::pass: return;
     case Stmt::command: return;
+    case Stmt::assert_: exec_assert(s); return;
   }
+}
+
+namespace {
+// A value as an assertion's failure shows it: short enough for one line.
+std::string short_repr(const Value& v) {
+  std::string r = repr(v);
+  if (r.size() > 160) r = r.substr(0, 157) + "...";
+  return r;
+}
+}  // namespace
+
+// `assert cond[, message]`. A failed comparison shows both sides' values, so a lesson's check
+// (or a student's) says what the engine computed, not only that it differs.
+void Interpreter::exec_assert(const Stmt& s) {
+  std::string text = s.source;
+  if (text.rfind("assert", 0) == 0) text = text.substr(6);
+  text = text.substr(std::min(text.size(), text.find_first_not_of(" \t")));
+  if (s.message && s.message->pos.line == s.pos.line) {  // the condition alone, without ", message"
+    std::string cond = s.source.substr(0, std::max(0, s.message->pos.col - s.pos.col));
+    cond = cond.substr(std::min(cond.size(), size_t{6}));
+    const size_t a = cond.find_first_not_of(" \t"), b = cond.find_last_not_of(" \t,");
+    if (a != std::string::npos && b != std::string::npos && b >= a) text = cond.substr(a, b - a + 1);
+  }
+  const Expr& c = *s.value;
+  std::string values;
+  bool ok = false;
+  if (c.kind == Expr::compare) {
+    Value l = eval(*c.items[0]);
+    Value r = eval(*c.items[1]);
+    ok = truthy(eval_compare(c.text, l, r, c.pos), c.pos);
+    values = "left side: " + short_repr(l) + ", right side: " + short_repr(r);
+  } else {
+    Value v = eval(c);
+    ok = truthy(v, c.pos);
+    values = "the condition's value: " + short_repr(v);
+  }
+  if (ok) return;
+  std::string message = "assertion failed: " + text;
+  if (s.message) message += " — " + str(eval(*s.message));
+  fail(s.pos, message, values);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ class Interpreter {
 
   Value eval(const Expr& e);
   void exec(const Stmt& s);
+  void exec_assert(const Stmt& s);
   Value call_value(const Value& callee, CallArgs& args);
   Value call_op(const OpDef& op, CallArgs& args, const Value* self = nullptr);
 
@@ -129,6 +130,7 @@ class Interpreter {
 };
 
 void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& table);
+void install_check_builtins(std::map<std::string, Builtin>& table);  // allclose, all_finite, gradcheck
 bool is_tensor_method(const std::string& name);
 std::vector<std::string> tensor_member_names();  // attributes, methods and operators of x.
 void install_repl_commands(Interpreter& in);

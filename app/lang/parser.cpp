@@ -110,6 +110,17 @@ class Parser {
       end_of_statement();
       return s;
     }
+    if (at_name("assert")) {  // assert cond[, message]: lessons check what they state
+      ++p_;
+      auto s = std::make_unique<Stmt>(Stmt::assert_, start);
+      s->value = expr();
+      if (at_op(",")) {
+        ++p_;
+        s->message = expr();
+      }
+      end_of_statement();
+      return s;
+    }
     if (at_name("pass")) {
       ++p_;
       end_of_statement();
@@ -473,7 +484,7 @@ class Parser {
           ++p_;
           return std::make_unique<Expr>(Expr::none, start);
         }
-        static const char* const kKeywords[] = {"def", "if", "elif", "else", "for", "in", "return", "and", "or", "not", "pass"};
+        static const char* const kKeywords[] = {"def", "if", "elif", "else", "for", "in", "return", "and", "or", "not", "pass", "assert"};
         for (const char* k : kKeywords)
           if (tk.text[0] == k[0] && tk.text == k) fail("'" + tk.text + "' cannot be used here", "it is a keyword");
         auto e = std::make_unique<Expr>(Expr::name, start);

@@ -1,0 +1,466 @@
+// [SECTION] markers: state, markdown, blocks, panel, actions.
+#include "app/lesson/gui_lesson_panel.h"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "app/lesson/markdown_doc.h"
+#include "app/lesson/player_model.h"
+#include "core/error.h"
+#include "viz/graph_view.h"
+
+namespace opscope::lesson {
+
+namespace {
+
+// [SECTION] state
+// What the panel keeps between frames (owned by the panel's functor, not by statics).
+struct PanelState {
+  std::string id, lang;
+  std::unique_ptr<LessonPlayerModel> model;
+  std::string open_error;                      // the lesson could not be opened
+  std::map<size_t, std::vector<MdBlock>> prose;  // parsed prose by block index (per language)
+  std::string prose_lang;
+  char answer[256] = "";
+  bool scroll_to_current = false;
+  size_t shown_directives = 0;  // directives applied to the GUI so far
+  std::string goto_lesson;      // a knowledge-map link was clicked: open this lesson next frame
+};
+
+const ImVec4 kGreen(0.16f, 0.55f, 0.24f, 1.f), kRed(0.80f, 0.16f, 0.16f, 1.f), kDim(0.45f, 0.45f, 0.50f, 1.f),
+    kCode(0.10f, 0.40f, 0.65f, 1.f), kAccent(0.70f, 0.35f, 0.05f, 1.f);
+
+const std::vector<MdBlock>& prose_of(PanelState& st, size_t i) {
+  if (st.prose_lang != st.model->language()) {
+    st.prose.clear();
+    st.prose_lang = st.model->language();
+  }
+  auto it = st.prose.find(i);
+  if (it == st.prose.end()) it = st.prose.emplace(i, parse_markdown(st.model->lesson().blocks[i].text)).first;
+  return it->second;
+}
+
+bool has_wide(const std::string& t) {
+  for (size_t i = 0; i < t.size();)
+    if (is_wide(next_code_point(t, i))) return true;
+  return false;
+}
+
+// [SECTION] markdown
+// Styled text wrapped at the panel's width: words (and single CJK characters) are laid out one
+// by one, so a span can change colour or font in the middle of a line.
+void draw_spans(const MdSpans& spans, const viz::Fonts& fonts) {
+  const float wrap = ImGui::GetContentRegionAvail().x;
+  float x = 0;
+  for (const MdSpan& sp : spans) {
+    if (sp.text == "\n") {
+      x = 0;
+      ImGui::NewLine();
+      continue;
+    }
+    ImFont* font = sp.code && fonts.mono ? fonts.mono : nullptr;
+    if (font) ImGui::PushFont(font);
+    const bool colored = sp.code || sp.strong || !sp.link.empty();
+    if (colored) ImGui::PushStyleColor(ImGuiCol_Text, sp.code ? kCode : sp.strong ? kAccent : kCode);
+    const std::string& t = sp.text;
+    for (size_t i = 0; i < t.size();) {
+      // The next token: a CJK character, or a word with the spaces after it.
+      size_t j = i;
+      const char32_t c = next_code_point(t, j);
+      if (!is_wide(c)) {
+        j = i;
+        while (j < t.size() && t[j] != ' ') {
+          size_t k = j;
+          if (is_wide(next_code_point(t, k))) break;
+          j = k;
+        }
+        while (j < t.size() && t[j] == ' ') ++j;
+        if (j == i) j = i + 1;
+      }
+      const char* a = t.c_str() + i;
+      const char* b = t.c_str() + j;
+      const float w = ImGui::CalcTextSize(a, b).x;
+      if (x > 0 && x + w > wrap) x = 0;  // next line
+      else if (x > 0) ImGui::SameLine(0, 0);
+      ImGui::TextUnformatted(a, b);
+      x += w;
+      i = j;
+    }
+    if (colored) ImGui::PopStyleColor();
+    if (font) ImGui::PopFont();
+  }
+}
+
+void draw_markdown(const std::vector<MdBlock>& blocks, const viz::Fonts& fonts, float scale) {
+  for (size_t bi = 0; bi < blocks.size(); ++bi) {
+    const MdBlock& b = blocks[bi];
+    const float indent = static_cast<float>(b.list_depth) * 18.f * scale + static_cast<float>(b.quote_depth) * 12.f * scale;
+    if (indent > 0) ImGui::Indent(indent);
+    if (!b.bullet.empty()) {
+      ImGui::SetCursorPosX(ImGui::GetCursorPosX() - 14.f * scale);
+      ImGui::TextUnformatted(b.bullet.c_str());
+      ImGui::SameLine(0, 4.f * scale);
+    }
+    switch (b.kind) {
+      case MdBlock::Kind::heading: {
+        // The title font has Latin glyphs only: Chinese headings stay in the UI font.
+        const std::string text = plain_text(b.spans);
+        ImFont* f = b.heading_level <= 2 && fonts.title && !has_wide(text) ? fonts.title : nullptr;
+        if (f) ImGui::PushFont(f);
+        ImGui::PushStyleColor(ImGuiCol_Text, kAccent);
+        ImGui::TextWrapped("%s", text.c_str());
+        ImGui::PopStyleColor();
+        if (f) ImGui::PopFont();
+        break;
+      }
+      case MdBlock::Kind::paragraph:
+        if (b.quote_depth > 0) ImGui::PushStyleColor(ImGuiCol_Text, kDim);
+        draw_spans(b.spans, fonts);
+        if (b.quote_depth > 0) ImGui::PopStyleColor();
+        break;
+      case MdBlock::Kind::code:
+        if (fonts.mono) ImGui::PushFont(fonts.mono);
+        ImGui::PushStyleColor(ImGuiCol_Text, kCode);
+        ImGui::TextUnformatted(b.code.c_str());
+        ImGui::PopStyleColor();
+        if (fonts.mono) ImGui::PopFont();
+        break;
+      case MdBlock::Kind::rule: ImGui::Separator(); break;
+      case MdBlock::Kind::table: {
+        size_t cols = 0;
+        for (auto& r : b.rows) cols = std::max(cols, r.size());
+        if (cols == 0) break;
+        const std::string id = "##table" + std::to_string(bi);
+        if (ImGui::BeginTable(id.c_str(), static_cast<int>(cols), ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) {
+          for (size_t r = 0; r < b.rows.size(); ++r) {
+            ImGui::TableNextRow(static_cast<int>(r) < b.header_rows ? ImGuiTableRowFlags_Headers : 0);
+            for (size_t c = 0; c < cols; ++c) {
+              ImGui::TableSetColumnIndex(static_cast<int>(c));
+              if (c < b.rows[r].size()) ImGui::TextWrapped("%s", plain_text(b.rows[r][c]).c_str());
+            }
+          }
+          ImGui::EndTable();
+        }
+        break;
+      }
+    }
+    if (indent > 0) ImGui::Unindent(indent);
+    const bool tight_next = bi + 1 < blocks.size() && blocks[bi + 1].tight && blocks[bi + 1].list_depth > 0 && b.list_depth > 0;
+    if (!tight_next) ImGui::Spacing();
+  }
+}
+
+// [SECTION] blocks
+// Brings the GUI in line with a directive: select the node that made a variable.
+void apply_directive(app::GuiState& s, const Directive& d) {
+  if (d.name != "highlight") return;
+  const Graph& g = s.ws->graph();
+  for (size_t v = g.num_values(); v-- > 0;) {  // the latest value of that name
+    const ValueInfo& vi = g.value(static_cast<int>(v));
+    if (vi.name == d.argument && vi.producer >= 0) {
+      s.graph.selected = "n" + std::to_string(vi.producer);
+      return;
+    }
+  }
+}
+
+// Keeps the GUI's step log and selection valid after the session ran something (as the
+// console does): a failed statement rolls nodes back.
+void after_run(app::GuiState& s) {
+  s.log->drop_nodes_from(&s.ws->graph(), static_cast<int>(s.ws->graph().num_nodes()));
+  const std::string& sel = s.graph.selected;
+  if (sel.size() > 1 && sel[0] == 'n' && std::stoi(sel.substr(1)) >= static_cast<int>(s.ws->graph().num_nodes())) s.graph.selected.clear();
+}
+
+// Passes prose, directives (except pause) and checks without a click: the student clicks to
+// run cells, to answer quizzes and to go on after a pause.
+void advance(app::GuiState& s, PanelState& st) {
+  LessonPlayerModel& m = *st.model;
+  while (!m.done()) {
+    const Block& b = *m.current();
+    if (b.kind == Block::Kind::cell || b.kind == Block::Kind::quiz) return;
+    if (b.kind == Block::Kind::directive && b.directive.name == "pause" && !m.paused()) {
+      m.step();  // now paused: wait for "Continue"
+      return;
+    }
+    if (m.paused()) return;
+    const size_t at = m.position();
+    m.step();
+    after_run(s);
+    if (m.position() == at) return;  // a failed check: shown, the student decides
+  }
+}
+
+void step(app::GuiState& s, PanelState& st) {
+  LessonPlayerModel& m = *st.model;
+  if (m.done()) return;
+  if (m.current()->kind == Block::Kind::quiz) m.step();  // skipped unanswered
+  else if (m.paused()) m.step();
+  else {
+    m.step();
+    after_run(s);
+  }
+  st.scroll_to_current = true;
+  advance(s, st);
+}
+
+void run_all(app::GuiState& s, PanelState& st) {
+  LessonPlayerModel& m = *st.model;
+  while (!m.done()) {
+    const size_t at = m.position();
+    step(s, st);
+    if (m.position() == at) break;  // a failure
+  }
+}
+
+void draw_cell(const Block& b, const std::optional<BlockResult>& r, size_t i, const viz::Fonts& fonts, float scale) {
+  const int lines = static_cast<int>(std::count(b.text.begin(), b.text.end(), '\n')) + (b.text.empty() || b.text.back() != '\n');
+  if (fonts.mono) ImGui::PushFont(fonts.mono);
+  const float h = static_cast<float>(lines) * ImGui::GetTextLineHeightWithSpacing() + 10.f * scale;
+  ImGui::BeginChild(("cell" + std::to_string(i)).c_str(), ImVec2(0, h), true, ImGuiWindowFlags_NoScrollbar);
+  ImGui::TextUnformatted(b.text.c_str(), b.text.c_str() + b.text.size() - (b.text.empty() || b.text.back() != '\n' ? 0 : 1));
+  ImGui::EndChild();
+  if (r) {
+    if (!r->output.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, b.expect_error ? kRed : kDim);
+      ImGui::TextUnformatted(r->output.c_str());
+      ImGui::PopStyleColor();
+    }
+    if (!r->ok) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+      ImGui::TextUnformatted(r->error.c_str());
+      ImGui::PopStyleColor();
+    }
+  }
+  if (fonts.mono) ImGui::PopFont();
+}
+
+void draw_check(const Block& b, const std::optional<BlockResult>& r, const char* label) {
+  std::istringstream lines(b.text);
+  ImGui::PushStyleColor(ImGuiCol_Text, !r ? kDim : r->ok ? kGreen : kRed);
+  for (std::string l; std::getline(lines, l);)
+    if (!l.empty()) {
+      ImGui::Bullet();  // a drawn dot in the check's colour: no glyph the fonts might lack
+      ImGui::Text("%s%s: %s", label, r && !r->ok ? " (failed)" : "", l.c_str());
+    }
+  if (r && !r->ok) ImGui::TextWrapped("%s", r->error.c_str());
+  ImGui::PopStyleColor();
+}
+
+// [SECTION] panel
+struct Words {
+  const char* run_next;
+  const char* run_all;
+  const char* restart;
+  const char* check;
+  const char* answer;
+  const char* skip;
+  const char* right;
+  const char* wrong;
+  const char* pause;
+  const char* go_on;
+  const char* finished;
+  const char* look_at;
+};
+const Words kEn{"Run next", "Run all", "Restart", "engine check", "Answer", "Skip", "Right.", "Not quite: the answer is",
+                "Your turn: try things in the Console tab.", "Continue", "Lesson finished.", "Look at the %s panel."};
+const Words kZh{"运行下一步", "全部运行", "重新开始", "引擎核对", "回答", "跳过", "答对了。", "不对，答案是",
+                "轮到你了：在 Console 标签页里试一试。", "继续", "本课结束。", "看看 %s 面板。"};
+
+struct LessonPanel {
+  std::shared_ptr<PanelState> st;
+
+  void open(app::GuiState& s) {
+    PanelState& p = *st;
+    try {
+      const std::string progress = default_progress_path();
+      const std::string lang = p.lang.empty() ? load_progress(progress).lang : p.lang;
+      p.model = std::make_unique<LessonPlayerModel>(lessons_dir(), lang, p.id, progress, *s.ws, *s.session);
+      after_run(s);
+      advance(s, p);
+    } catch (const Error& e) {
+      p.open_error = std::string(e.what()) + (e.hint().empty() ? "" : "\n" + e.hint());
+    }
+  }
+
+  void operator()(app::GuiState& s) {
+    PanelState& p = *st;
+    if (!p.goto_lesson.empty()) {  // same language, fresh workspace
+      if (p.model) p.lang = p.model->language();
+      p.id = p.goto_lesson;
+      p.goto_lesson.clear();
+      p.model.reset();
+      p.prose.clear();
+      p.shown_directives = 0;
+      p.open_error.clear();
+    }
+    if (!p.model && p.open_error.empty()) open(s);
+    if (!p.model) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+      ImGui::TextWrapped("%s", p.open_error.c_str());
+      ImGui::PopStyleColor();
+      return;
+    }
+    LessonPlayerModel& m = *p.model;
+    const Words& w = m.language() == "zh" ? kZh : kEn;
+    const Lesson& L = m.lesson();
+    // Header: title, time, the buttons and the language switch.
+    ImFont* title_font = s.fonts.title && !has_wide(L.title) ? s.fonts.title : nullptr;
+    if (title_font) ImGui::PushFont(title_font);
+    ImGui::Text("%d · %s", L.number, L.title.c_str());
+    if (title_font) ImGui::PopFont();
+    ImGui::SameLine();
+    ImGui::TextDisabled("~%d %s", L.minutes, m.language() == "zh" ? "分钟" : "min");
+    const bool can_step = !m.done() && (m.paused() || m.current()->kind == Block::Kind::cell || m.current()->kind == Block::Kind::check);
+    if (!can_step) ImGui::BeginDisabled();
+    if (ImGui::Button(m.paused() ? w.go_on : w.run_next)) step(s, p);
+    ImGui::SameLine();
+    if (ImGui::Button(w.run_all)) run_all(s, p);
+    if (!can_step) ImGui::EndDisabled();
+    ImGui::SameLine();
+    if (ImGui::Button(w.restart)) {
+      m.restart();
+      after_run(s);
+      advance(s, p);
+    }
+    ImGui::SameLine();
+    const bool zh = m.language() == "zh";
+    if (ImGui::RadioButton("EN", !zh) && zh) m.set_language("en");
+    ImGui::SameLine();
+    if (ImGui::RadioButton(s.fonts.cjk ? "中文" : "ZH", zh) && !zh) m.set_language("zh");
+    if (!m.panel().empty()) {
+      ImGui::SameLine();
+      ImGui::TextDisabled(w.look_at, m.panel().c_str());
+    }
+    ImGui::Separator();
+
+    // The lesson so far, and the block waiting for the student.
+    ImGui::BeginChild("lesson_text", ImVec2(0, 0), false);
+    const size_t last = std::min(m.position(), L.blocks.size() - 1);
+    for (size_t i = 0; i <= last && i < L.blocks.size(); ++i) {
+      const Block& b = L.blocks[i];
+      const bool current = i == m.position();
+      ImGui::PushID(static_cast<int>(i));
+      switch (b.kind) {
+        case Block::Kind::prose: draw_markdown(prose_of(p, i), s.fonts, s.scale); break;
+        case Block::Kind::cell:
+          draw_cell(b, m.result(i), i, s.fonts, s.scale);
+          if (current && ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run")) step(s, p);
+          ImGui::Spacing();
+          break;
+        case Block::Kind::check:
+          draw_check(b, m.result(i), w.check);
+          ImGui::Spacing();
+          break;
+        case Block::Kind::quiz: {
+          ImGui::PushStyleColor(ImGuiCol_Text, kAccent);
+          ImGui::TextUnformatted("?");
+          ImGui::PopStyleColor();
+          ImGui::SameLine();
+          draw_spans(parse_markdown(b.quiz.question).empty() ? MdSpans{} : parse_markdown(b.quiz.question)[0].spans, s.fonts);
+          for (auto& c : b.quiz.choices) ImGui::BulletText("%s", c.c_str());
+          if (const auto& f = m.feedback(i)) {
+            ImGui::PushStyleColor(ImGuiCol_Text, f->right ? kGreen : kRed);
+            if (f->right) ImGui::TextUnformatted(w.right);
+            else ImGui::Text("%s %s", w.wrong, f->expected.c_str());
+            ImGui::PopStyleColor();
+            if (!f->explain.empty()) ImGui::TextWrapped("%s", f->explain.c_str());
+          } else if (current) {
+            ImGui::SetNextItemWidth(220.f * s.scale);
+            const bool enter = ImGui::InputText("##answer", p.answer, sizeof p.answer, ImGuiInputTextFlags_EnterReturnsTrue);
+            ImGui::SameLine();
+            if (ImGui::Button(w.answer) || enter) {
+              m.answer(p.answer);
+              p.answer[0] = '\0';
+              p.scroll_to_current = true;
+              advance(s, p);
+            }
+            ImGui::SameLine();
+            if (ImGui::Button(w.skip)) step(s, p);
+          }
+          ImGui::Spacing();
+          break;
+        }
+        case Block::Kind::directive:
+          if (b.directive.name == "link") {  // a node of the knowledge map: opens its lesson
+            std::istringstream is(b.directive.argument);
+            std::string number, panel, label;
+            is >> number >> panel;
+            std::getline(is, label);
+            label = number + " ·" + label + "  (" + panel + ")";
+            if (ImGui::Button(label.c_str())) p.goto_lesson = number;
+          }
+          if (b.directive.name == "pause" && current) {
+            ImGui::PushStyleColor(ImGuiCol_Text, kAccent);
+            ImGui::TextWrapped("%s", w.pause);
+            ImGui::PopStyleColor();
+          }
+          break;
+      }
+      ImGui::PopID();
+      if (current && p.scroll_to_current) {
+        ImGui::SetScrollHereY(0.8f);
+        p.scroll_to_current = false;
+      }
+    }
+    if (m.done()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, kGreen);
+      ImGui::TextUnformatted(w.finished);
+      ImGui::PopStyleColor();
+      if (p.scroll_to_current) {
+        ImGui::SetScrollHereY(1.f);
+        p.scroll_to_current = false;
+      }
+    }
+    // Directives passed since the last frame act on the GUI once.
+    for (size_t i = p.shown_directives; i < m.position() && i < L.blocks.size(); ++i)
+      if (L.blocks[i].kind == Block::Kind::directive) apply_directive(s, L.blocks[i].directive);
+    p.shown_directives = m.position();
+    ImGui::EndChild();
+  }
+};
+
+}  // namespace
+
+app::LessonPanelFn make_gui_lesson_panel(const std::string& id, const std::string& lang) {
+  auto st = std::make_shared<PanelState>();
+  st->id = id.empty() ? "1" : id;
+  st->lang = lang;
+  return LessonPanel{st};
+}
+
+// [SECTION] actions
+bool apply_lesson_action(app::GuiState& s, const std::string& action) {
+  if (action.rfind("lesson ", 0) != 0) return false;
+  auto* panel = s.lesson_panel ? s.lesson_panel.target<LessonPanel>() : nullptr;
+  if (!panel) throw Error("no lesson is open", "start the GUI with --lesson N");
+  PanelState& p = *panel->st;
+  if (!p.model && p.open_error.empty()) panel->open(s);
+  if (!p.model) throw Error("the lesson could not be opened: " + p.open_error);
+  const std::string arg = action.substr(7);
+  LessonPlayerModel& m = *p.model;
+  if (arg == "next") {
+    step(s, p);
+  } else if (arg == "all") {
+    run_all(s, p);
+    if (!m.done()) throw Error("lesson " + std::to_string(m.lesson().number) + " stopped at block " + std::to_string(m.position()));
+  } else if (arg.rfind("answer ", 0) == 0) {
+    if (m.done() || m.current()->kind != Block::Kind::quiz) throw Error("the lesson is not at a quiz");
+    m.answer(arg.substr(7));
+    advance(s, p);
+  } else if (arg.rfind("open ", 0) == 0) {
+    p.goto_lesson = arg.substr(5);  // takes effect on the panel's next frame, as a click does
+  } else if (arg == "lang en" || arg == "lang zh") {
+    m.set_language(arg.substr(5));
+  } else {
+    throw Error("unknown lesson action '" + arg + "'", "lesson next, lesson all, lesson answer TEXT, lesson open N, lesson lang en|zh");
+  }
+  return true;
+}
+
+}  // namespace opscope::lesson

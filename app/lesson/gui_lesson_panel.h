@@ -1,0 +1,22 @@
+// The GUI's lesson panel: the lesson's text (Markdown drawn with ImGui), its cells run on
+// click or all in order in the GUI's own workspace (so the graph, inspector and memory panels
+// show them), quiz answers with feedback, directives selecting nodes, a language switch, and
+// the progress file. Plugs into GuiState::lesson_panel. Built only with the GUI.
+#pragma once
+#include <string>
+
+#include "app/gui/gui_state.h"
+
+namespace opscope::lesson {
+
+// The panel for lesson `id` (a number or part of a slug) in `lang` ("" = the language last
+// used). The lesson opens on the panel's first frame, in the GUI's workspace and session.
+app::LessonPanelFn make_gui_lesson_panel(const std::string& id, const std::string& lang = {});
+
+// Scripted actions for headless runs and tests, applied to the open lesson: "lesson next"
+// (run the next block), "lesson all" (run to the end), "lesson answer TEXT", "lesson open N",
+// "lesson lang zh".
+// Returns false when `action` is not a lesson action; throws opscope::Error when it fails.
+bool apply_lesson_action(app::GuiState& s, const std::string& action);
+
+}  // namespace opscope::lesson

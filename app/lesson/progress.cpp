@@ -1,0 +1,59 @@
+#include "app/lesson/progress.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace opscope::lesson {
+
+namespace fs = std::filesystem;
+
+std::string default_progress_path() {
+  fs::path base;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) base = x;
+  else if (const char* h = std::getenv("HOME"); h && *h) base = fs::path(h) / ".config";
+  else return {};
+  return (base / "opscope" / "progress.json").string();
+}
+
+Progress load_progress(const std::string& path) {
+  Progress p;
+  if (path.empty()) return p;
+  std::ifstream f(path);
+  if (!f) return p;
+  try {
+    nlohmann::json j = nlohmann::json::parse(f);
+    p.lang = j.value("lang", "en");
+    p.last = j.value("last", "");
+    if (j.contains("lessons") && j["lessons"].is_object())
+      for (auto& [slug, v] : j["lessons"].items()) {
+        LessonProgress lp;
+        lp.block = v.value("block", 0);
+        lp.finished = v.value("finished", false);
+        lp.quizzes_right = v.value("quizzes_right", 0);
+        p.lessons[slug] = lp;
+      }
+  } catch (const nlohmann::json::exception&) {
+    return Progress{};  // a damaged file: start again rather than refuse to run
+  }
+  return p;
+}
+
+bool save_progress(const Progress& p, const std::string& path) {
+  if (path.empty()) return false;
+  nlohmann::json j{{"lang", p.lang}, {"last", p.last}, {"lessons", nlohmann::json::object()}};
+  for (auto& [slug, lp] : p.lessons)
+    j["lessons"][slug] = {{"block", lp.block}, {"finished", lp.finished}, {"quizzes_right", lp.quizzes_right}};
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream o(tmp, std::ios::binary);
+    if (!(o << j.dump(2) << "\n")) return false;
+  }
+  fs::rename(tmp, path, ec);
+  return !ec;
+}
+
+}  // namespace opscope::lesson

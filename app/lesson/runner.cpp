@@ -1,0 +1,100 @@
+#include "app/lesson/runner.h"
+
+#include <ostream>
+#include <sstream>
+
+#include "app/lang/session.h"
+#include "core/workspace.h"
+
+namespace opscope::lesson {
+
+LessonRunner::LessonRunner() { reset(); }
+
+LessonRunner::LessonRunner(Workspace& ws, lang::Session& session) : ws_(&ws), session_(&session) {}
+
+LessonRunner::~LessonRunner() {
+  if (!owned_ws_) return;
+  WorkspaceScope scope(*owned_ws_);  // tensors the session holds free into their own workspace
+  owned_session_.reset();
+}
+
+void LessonRunner::reset() {
+  if (ws_ && !owned_ws_) {  // borrowed: empty the front end's workspace
+    std::ostringstream out, err;
+    WorkspaceScope scope(*ws_);
+    session_->run(":reset", "<lesson>", out, err);
+    return;
+  }
+  if (owned_ws_) {
+    WorkspaceScope scope(*owned_ws_);
+    owned_session_.reset();
+  }
+  owned_ws_ = std::make_unique<Workspace>();
+  WorkspaceScope scope(*owned_ws_);
+  owned_session_ = std::make_unique<lang::Session>(*owned_ws_);
+  owned_session_->set_echo_expressions(true);  // a cell ending in `f` shows f, as the REPL does
+  ws_ = owned_ws_.get();
+  session_ = owned_session_.get();
+}
+
+void LessonRunner::set_color(bool on) { session_->set_color(on); }
+
+BlockResult LessonRunner::run_source(const std::string& source, const std::string& filename) {
+  WorkspaceScope scope(*ws_);
+  std::ostringstream out, err;
+  BlockResult r;
+  r.ran = true;
+  r.ok = session_->run(source, filename, out, err);
+  r.output = out.str();
+  r.error = err.str();
+  return r;
+}
+
+// The code's first line is the line after the fence; blank lines in front of it make the
+// language's FILE:LINE:COL point into the lesson file, so a failing check reads
+// `lessons/en/05-memory.md:88:8: error: assertion failed: ...`.
+BlockResult LessonRunner::run(const Lesson& lesson, const Block& block) {
+  if (block.kind != Block::Kind::cell && block.kind != Block::Kind::check) return {};
+  BlockResult r = run_source(std::string(static_cast<size_t>(block.line), '\n') + block.text, lesson.path);
+  if (block.expect_error) {  // the error is the lesson: show it as the cell's output
+    if (r.ok) {
+      r.ok = false;
+      r.error = lesson.path + ":" + std::to_string(block.line) + ": error: this cell is marked `ops fails` but it ran without an error\n";
+    } else {
+      r.ok = true;
+      r.output += r.error;
+      r.error.clear();
+    }
+  }
+  return r;
+}
+
+BlockResult LessonRunner::verify_quiz(const Lesson& lesson, const Block& block) {
+  if (block.kind != Block::Kind::quiz || block.quiz.verify.empty()) return {};
+  BlockResult r = run_source(std::string(static_cast<size_t>(block.line), '\n') + "print(" + block.quiz.verify + ")", lesson.path);
+  if (r.ok && !answers_equal(r.output, block.quiz.answer)) {
+    r.ok = false;
+    r.error = lesson.path + ":" + std::to_string(block.line) + ": error: the quiz's answer is '" + block.quiz.answer +
+              "' but the engine computes " + block.quiz.verify + " = " + r.output;
+  }
+  return r;
+}
+
+BlockResult LessonRunner::run_code(const std::string& code) { return run_source(code, "<stdin>"); }
+
+std::string check_lesson(const Lesson& lesson, std::ostream* log) {
+  LessonRunner runner;
+  for (const Block& b : lesson.blocks) {
+    BlockResult r = b.kind == Block::Kind::quiz ? runner.verify_quiz(lesson, b) : runner.run(lesson, b);
+    if (!r.ran) continue;
+    if (log) *log << "  " << lesson.path << ":" << b.line << " " << kind_name(b.kind) << (r.ok ? " ok" : " FAILED") << "\n";
+    if (!r.ok) {
+      std::string e = r.error;
+      while (!e.empty() && e.back() == '\n') e.pop_back();
+      return e.empty() ? lesson.path + ":" + std::to_string(b.line) + ": error: the " + kind_name(b.kind) + " failed" : e;
+    }
+  }
+  return {};
+}
+
+}  // namespace opscope::lesson
