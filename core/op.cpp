@@ -248,7 +248,21 @@ OpDef& OpRegistry::add(OpDef def) {
   auto& ref = *p;
   ops_.emplace(ref.name, std::move(p));
   index_[ref.name] = &ref;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->op == ref.name) {
+      ref.kernel(it->device, it->algo, std::move(it->fn));
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   return ref;
+}
+
+void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn) {
+  auto it = ops_.find(op);
+  if (it != ops_.end()) it->second->kernel(d, algo, std::move(fn));
+  else pending_.push_back({op, d, algo, std::move(fn)});
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {

@@ -254,8 +254,18 @@ class OpRegistry {
   const OpDef& get(std::string_view name) const;  // throws "unknown operator" with suggestions
   std::vector<const OpDef*> all() const;          // sorted by name
   size_t size() const { return ops_.size(); }
+  // A kernel for an op declared in another file (the CUDA kernels of ops/cuda): attached now
+  // if the op exists, else when it is added (static initialisation order is not defined).
+  void add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn);
 
  private:
+  struct PendingKernel {
+    std::string op;
+    Device device;
+    std::string algo;
+    KernelFn fn;
+  };
+  std::vector<PendingKernel> pending_;
   std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
   std::unordered_map<std::string_view, const OpDef*> index_;  // fast lookup by name (dispatch)
 };
