@@ -251,6 +251,7 @@ OpDef& OpRegistry::add(OpDef def) {
   for (auto it = pending_.begin(); it != pending_.end();) {
     if (it->op == ref.name) {
       ref.kernel(it->device, it->algo, std::move(it->fn));
+      if (it->device_default) ref.device_default[static_cast<int>(it->device)] = it->algo;
       it = pending_.erase(it);
     } else {
       ++it;
@@ -259,10 +260,14 @@ OpDef& OpRegistry::add(OpDef def) {
   return ref;
 }
 
-void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn) {
+void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn, bool device_default) {
   auto it = ops_.find(op);
-  if (it != ops_.end()) it->second->kernel(d, algo, std::move(fn));
-  else pending_.push_back({op, d, algo, std::move(fn)});
+  if (it == ops_.end()) {
+    pending_.push_back({op, d, algo, std::move(fn), device_default});
+    return;
+  }
+  it->second->kernel(d, algo, std::move(fn));
+  if (device_default) it->second->device_default[static_cast<int>(d)] = algo;
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {

@@ -51,6 +51,7 @@ Device op_device(const std::vector<TensorMeta>& inputs) {
 
 const std::string& default_algorithm_on(const OpDef& op, Device d) {
   if (d == Device::cpu || op.find_kernel(d, op.default_algorithm())) return op.default_algorithm();
+  if (const std::string& preferred = op.device_default[static_cast<int>(d)]; !preferred.empty()) return preferred;
   for (auto& a : op.algorithms)
     if (op.find_kernel(d, a)) return a;
   return op.default_algorithm();  // none: the executor explains which devices have kernels

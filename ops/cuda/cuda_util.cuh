@@ -36,8 +36,8 @@ inline unsigned grid_for(int64_t n, int threads = kThreads) {
 
 // Registers a CUDA kernel for a registered op (attached when the op is declared, whatever the
 // static initialisation order).
-inline void add_kernel(const std::string& op, const std::string& algo, KernelFn fn) {
-  OpRegistry::instance().add_kernel(op, Device::cuda, algo, std::move(fn));
+inline void add_kernel(const std::string& op, const std::string& algo, KernelFn fn, bool device_default = false) {
+  OpRegistry::instance().add_kernel(op, Device::cuda, algo, std::move(fn), device_default);
 }
 
 // Calls f(T{}) for float32/float64 (the only element types the CUDA kernels compute in).
