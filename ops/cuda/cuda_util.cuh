@@ -51,6 +51,12 @@ void visit_float(DType dt, const std::string& op, F&& f) {
 // Dense data on the device (a temporary copy when strided).
 inline Tensor dense(const Tensor& t) { return t.contiguous(MemCategory::temporary); }
 
+// Row-major C = op(A)·op(B) (+ C when accumulate) through cuBLAS, for the kernels that need a
+// GEMM (conv2d im2col). op(A) is M×K, op(B) K×N; a transposed operand is stored the other way
+// round. Defined in matmul.cu, next to the row- vs column-major explanation.
+template <class T>
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* B, T* C, bool accumulate);
+
 // A tensor's shape and strides by value, for index arithmetic inside a kernel.
 constexpr int kMaxRank = 8;
 struct StridedIndex {

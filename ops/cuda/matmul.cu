@@ -250,6 +250,26 @@ void gemm_cublas(const Gemm<T>& g, int batch) {
                  "cublasDgemmStridedBatched");
 }
 
+}  // namespace
+
+template <class T>
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* B, T* C, bool accumulate) {
+  // As in gemm_cublas: ask cuBLAS for Cᵀ = op(B)ᵀ·op(A)ᵀ. A row-major operand is its own
+  // transpose seen column-major, so an untransposed operand passes as CUBLAS_OP_N with its row
+  // length as leading dimension, a transposed one as CUBLAS_OP_T.
+  const T one = 1, beta = accumulate ? 1 : 0;
+  const cublasOperation_t ob = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int ldb = trans_b ? K : N, lda = trans_a ? M : K;
+  if constexpr (std::is_same_v<T, float>)
+    check_cublas(cublasSgemm(cublas(), ob, oa, N, M, K, &one, B, ldb, A, lda, &beta, C, N), "cublasSgemm");
+  else
+    check_cublas(cublasDgemm(cublas(), ob, oa, N, M, K, &one, B, ldb, A, lda, &beta, C, N), "cublasDgemm");
+}
+template void gemm<float>(bool, bool, int, int, int, const float*, const float*, float*, bool);
+template void gemm<double>(bool, bool, int, int, int, const double*, const double*, double*, bool);
+
+namespace {
+
 // --- dispatch ------------------------------------------------------------------------------
 enum class Algo { naive, tiled, tiled_conflicting, tiled_padded, register_blocked, wmma, wmma_half, cublas };
 
