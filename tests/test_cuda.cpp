@@ -5,6 +5,7 @@
 // tolerance stated with each case. Without a GPU every [cuda] test that needs one prints
 // "SKIPPED: no CUDA device" and ctest counts it as skipped.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -20,7 +21,7 @@ namespace {
 
 bool skip_without_gpu() {
   if (device_available(Device::cuda)) return false;
-  std::cout << "SKIPPED: no CUDA device (" << device_missing_message(Device::cuda) << ")\n";
+  std::cout << "SKIPPED: no CUDA device (CUDA built: " << (device_built(Device::cuda) ? "yes" : "no") << ")\n";
   return true;
 }
 
@@ -110,8 +111,8 @@ struct Case {
   std::vector<Tensor> inputs;
   AttrMap attrs;
   double tol;
-  std::string note;
-  std::string cpu_algo;  // empty: the op's default on the CPU
+  std::string note = {};
+  std::string cpu_algo = {};  // empty: the op's default on the CPU
 };
 
 void check_case(const Case& c, uint64_t seed) {
@@ -441,7 +442,6 @@ TEST_CASE("cuda: shape ops and casts run on the device through copy_from", "[cud
   for (auto& c : cases) {
     INFO(c.op);
     const OpDef& op = OpRegistry::instance().get(c.op);
-    // These kernels are attached when the CUDA allocator is first made.
     REQUIRE(op.find_kernel(Device::cuda, c.algo) != nullptr);
     // Views come back strided: compare them element by element as the CPU sees them.
     const auto gpu = run_poisoned(op, c.algo, c.inputs, op.resolve(c.attrs));

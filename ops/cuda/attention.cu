@@ -278,6 +278,13 @@ Prepared<T> prepare(const KernelCtx& k, size_t mask_index, const Shape& batch_sh
   return p;
 }
 
+// Above 48 KiB of dynamic shared memory (float64 with D = Dv = 128) a kernel must opt in.
+template <class K>
+void allow_shared(K kernel, size_t bytes) {
+  if (bytes > 48 * 1024)
+    OPSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+}
+
 Shape batch_of(const Tensor& out) { return Shape(out.shape().begin(), out.shape().end() - 2); }
 
 template <class T>
@@ -295,6 +302,7 @@ void attention_forward(KernelCtx& k, bool flash) {
   if (flash) {
     const dim3 grid(static_cast<unsigned>((a.T_ + kBr - 1) / kBr), static_cast<unsigned>(p.batch));
     const size_t smem = sizeof(T) * kBc * (a.D + a.Dv);
+    allow_shared(attn_flash_forward<T>, smem);
     attn_flash_forward<T><<<grid, kBr, smem, stream()>>>(a, out.data<T>());
     OPSCOPE_CUDA_LAUNCHED("attn_flash_forward");
     return;
@@ -331,6 +339,8 @@ void attention_backward(KernelCtx& k) {
   T* delta = L + p.batch * a.T_;
   const size_t smem = sizeof(T) * kBc * (a.D + a.Dv);
   const dim3 grid_q(static_cast<unsigned>((a.T_ + kBr - 1) / kBr), static_cast<unsigned>(p.batch));
+  allow_shared(attn_backward_rows<T>, smem);
+  allow_shared(attn_backward_keys<T>, smem);
   attn_backward_rows<T><<<grid_q, kBr, smem, stream()>>>(a, O.data<T>(), dO.data<T>(), dq.data<T>(), L, delta);
   OPSCOPE_CUDA_LAUNCHED("attn_backward_rows");
   const dim3 grid_k(static_cast<unsigned>((a.S + kBr - 1) / kBr), static_cast<unsigned>(p.batch));

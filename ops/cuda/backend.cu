@@ -138,20 +138,19 @@ class CudaCachingAllocator final : public Allocator {
 };
 
 // Ops whose CPU kernel only makes views or calls Tensor::copy_from/fill run unchanged on the
-// GPU (copy_from dispatches to the backend): the shape family and cast.
-void attach_device_agnostic_kernels() {
-  static bool done = false;
-  if (done) return;
-  done = true;
-  for (const char* name : {"transpose", "permute", "reshape", "flatten", "slice", "slice_backward", "concat", "stack",
-                           "expand", "cast"}) {
-    const OpDef* op = OpRegistry::instance().find(name);
-    if (!op) continue;
-    for (const std::string& algo : op->algorithms)
-      if (const KernelFn* k = op->find_kernel(Device::cpu, algo); k && !op->find_kernel(Device::cuda, algo))
-        OpRegistry::instance().add_kernel(name, Device::cuda, algo, *k);
+// GPU (copy_from and fill dispatch to this backend): the shape family and cast. Their CUDA
+// kernel calls the CPU one, looked up when it runs (registration order does not matter).
+struct AttachDeviceAgnosticKernels {
+  AttachDeviceAgnosticKernels() {
+    for (const char* name : {"transpose", "permute", "reshape", "flatten", "slice", "slice_backward", "concat", "stack",
+                             "expand", "cast"})
+      add_kernel(name, "default", [](KernelCtx& k) {
+        const KernelFn* cpu = k.op.find_kernel(Device::cpu, "default");
+        if (!cpu) throw Error(k.op.name + ": no kernel for algorithm 'default'");
+        (*cpu)(k);
+      });
   }
-}
+} attach_device_agnostic_kernels;
 
 class CudaBackend final : public DeviceBackend {
  public:
@@ -175,7 +174,6 @@ class CudaBackend final : public DeviceBackend {
     return buf;
   }
   std::shared_ptr<Allocator> make_allocator(std::shared_ptr<MemoryTracker> tracker) override {
-    attach_device_agnostic_kernels();
     return std::make_shared<CudaCachingAllocator>(std::move(tracker));
   }
   void copy_bytes(void* dst, Device dd, const void* src, Device sd, int64_t bytes) override {
