@@ -88,7 +88,9 @@ void InferCtx::expect_dtype(size_t i, DType d) const {
 }
 
 Tensor KernelCtx::workspace(const Shape& shape, DType dtype) const {
-  return Tensor::empty(shape, dtype, MemCategory::workspace);
+  // On the device the kernel runs on (where its outputs live).
+  const Device d = !out_meta.empty() ? out_meta[0].device : !inputs.empty() ? inputs[0].device() : Device::cpu;
+  return Tensor::empty(shape, dtype, MemCategory::workspace, d);
 }
 
 // ---------------------------------------------------------------------------------------------

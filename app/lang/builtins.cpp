@@ -454,7 +454,12 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
   add("load", "load(path)", "reads a NumPy .npy file (float32, float64, int64)", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "load", 1, 1);
     if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load() needs a file name");
-    return Value::Tensor_(load_npy(a.positional[0].s));
+    Tensor t = load_npy(a.positional[0].s);
+    try {  // on the workspace's device, as every new tensor
+      return Value::Tensor_(t.to(in.ws().default_device(), MemCategory::input));
+    } catch (const Error& e) {
+      in.fail(a.pos, e.what(), e.hint());
+    }
   });
 }
 

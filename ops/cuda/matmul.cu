@@ -174,9 +174,10 @@ __global__ void mm_wmma(Gemm<float> g) {
   constexpr int KT = Half ? 16 : 8;  // the fragment's k: 16 for half, 8 for TF32
   using In = std::conditional_t<Half, __half, float>;
   using Prec = std::conditional_t<Half, __half, wmma::precision::tf32>;
-  __shared__ In As[32][KT + 8];  // padded rows: ldm a multiple of 8 (half) / 4 (float)
-  __shared__ In Bs[KT][32 + 8];
-  __shared__ float Cs[32][32 + 4];
+  // Padded rows keep ldm a multiple of 8 (half) / 4 (float); WMMA wants 32-byte aligned tiles.
+  __shared__ __align__(32) In As[32][KT + 8];
+  __shared__ __align__(32) In Bs[KT][32 + 8];
+  __shared__ __align__(32) float Cs[32][32 + 4];
   const int warp = threadIdx.x / 32, wi = (warp / 2) * 16, wj = (warp % 2) * 16;
   const int row0 = blockIdx.y * 32, col0 = blockIdx.x * 32;
   const float* A = g.A + blockIdx.z * g.sa;

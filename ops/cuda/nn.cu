@@ -27,13 +27,14 @@ __global__ void find_bad_index(const int64_t* idx, int64_t n, int64_t V, unsigne
 void check_indices(KernelCtx& k, const Tensor& idx, int64_t V) {
   const int64_t n = idx.numel();
   if (n == 0) return;
+  constexpr int64_t kNone = int64_t{1} << 62;  // exactly representable as the double fill() takes
   Tensor flag = k.workspace({1}, DType::i64);
-  flag.fill(static_cast<double>(INT64_MAX));
+  flag.fill(static_cast<double>(kNone));
   find_bad_index<<<grid_for(n), kThreads, 0, stream()>>>(idx.data<int64_t>(), n, V,
                                                          reinterpret_cast<unsigned long long*>(flag.data<int64_t>()));
   OPSCOPE_CUDA_LAUNCHED("find_bad_index");
   const int64_t bad = static_cast<int64_t>(flag.get(0));
-  if (bad != INT64_MAX) {
+  if (bad != kNone) {
     const int64_t value = static_cast<int64_t>(idx.get(bad));
     throw Error(k.op.name + ": index " + std::to_string(value) + " (at flat position " + std::to_string(bad) +
                     ") is out of range for a table of " + std::to_string(V) + " rows",
