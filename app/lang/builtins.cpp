@@ -1,5 +1,4 @@
 // The language's builtin functions (constructors, autograd, I/O) and tensor methods.
-#include "core/device.h"
 #include <cmath>
 #include <ostream>
 #include <random>
@@ -7,6 +6,7 @@
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
 #include "app/lang/parser.h"
+#include "core/device.h"
 
 namespace opscope::lang {
 

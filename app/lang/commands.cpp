@@ -1,5 +1,4 @@
 // The `:commands` of the REPL: one registry (later issues add :mode, :step, :lesson, :device).
-#include "core/device.h"
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -7,6 +6,7 @@
 #include "app/lang/interpreter.h"
 #include "app/kernel_lab.h"
 #include "app/ops_listing.h"
+#include "core/device.h"
 #include "core/describe.h"
 
 namespace opscope::lang {
