@@ -158,6 +158,24 @@ TEST_CASE("cuda: without a GPU the device says so, and the CPU build says CUDA b
   }
 }
 
+// Registered ops without a CUDA kernel (a clear "no kernel ... on cuda" error when called there).
+// A new op must get a CUDA kernel or join this list, so the list stays true.
+TEST_CASE("cuda: every op has a CUDA kernel or is on the known list", "[cuda]") {
+  if (!device_built(Device::cuda)) {
+    SUCCEED("CUDA not built");
+    return;
+  }
+  const std::vector<std::string> known_missing = {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward", "pad",
+                                                  "pad_backward", "upsample_nearest2d"};
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    bool any = false;
+    for (auto& [key, _] : op->kernels) any = any || key.first == Device::cuda;
+    const bool listed = std::find(known_missing.begin(), known_missing.end(), op->name) != known_missing.end();
+    INFO(op->name);
+    CHECK(any != listed);
+  }
+}
+
 TEST_CASE("cuda: elementwise and broadcasting match the CPU", "[cuda]") {
   if (skip_without_gpu()) return;
   Fixture f;
@@ -424,6 +442,27 @@ TEST_CASE("cuda: linear and dropout match the CPU", "[cuda]") {
   const int64_t seed = static_cast<int64_t>(f.seed % 1000);
   check_case({"dropout", "default", {random_input({37, 41}, r)}, {{"p", 0.3}, {"seed", seed}}, 1e-6, "the CPU's mask"},
              f.seed);
+}
+
+TEST_CASE("cuda: cross_entropy, its backward and mse_loss match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  for (const char* reduction : {"mean", "sum"}) {
+    const AttrMap a{{"reduction", std::string(reduction)}};
+    for (int64_t C : {7, 1500}) {  // short rows and long ones
+      Tensor logits = random_input({33, C}, r), targets = random_indices({33}, C, r);
+      check_case({"cross_entropy", "default", {logits, targets}, a, 1e-5, reduction}, f.seed);
+      check_case({"cross_entropy_backward", "default", {logits, targets, random_input({}, r)}, a, 1e-5, reduction},
+                 f.seed);
+    }
+    check_case({"mse_loss", "default", {random_input({37, 11}, r), random_input({37, 11}, r)}, a, 1e-5, reduction},
+               f.seed);
+  }
+  const OpDef& ce = OpRegistry::instance().get("cross_entropy");
+  REQUIRE_THROWS_WITH(run_poisoned(ce, "default", {random_input({2, 3}, r), Tensor::from_vector<int64_t>({1, 3}, {2})},
+                                   ce.resolve({})),
+                      Catch::Contains("target 3 at index 1"));
 }
 
 TEST_CASE("cuda: shape ops and casts run on the device through copy_from", "[cuda]") {
