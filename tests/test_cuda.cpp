@@ -165,8 +165,7 @@ TEST_CASE("cuda: every op has a CUDA kernel or is on the known list", "[cuda]") 
     SUCCEED("CUDA not built");
     return;
   }
-  const std::vector<std::string> known_missing = {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward", "pad",
-                                                  "pad_backward", "upsample_nearest2d"};
+  const std::vector<std::string> known_missing = {};  // none today
   for (const OpDef* op : OpRegistry::instance().all()) {
     bool any = false;
     for (auto& [key, _] : op->kernels) any = any || key.first == Device::cuda;
@@ -465,6 +464,24 @@ TEST_CASE("cuda: cross_entropy, its backward and mse_loss match the CPU", "[cuda
                       Catch::Contains("target 3 at index 1"));
 }
 
+TEST_CASE("cuda: pad, pad_backward, upsample_nearest2d and adaptive average pooling match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  using V = std::vector<int64_t>;
+  const Shape xs{2, 3, 7, 9};
+  Tensor x = random_input(xs, r);
+  check_case({"pad", "direct", {x}, {{"pads", V{1, 2, 3, 0}}, {"value", 0.5}}, 0, "constant"}, f.seed);
+  check_case({"pad", "direct", {x}, {{"pads", V{2, 3, 1, 4}}, {"mode", std::string("reflect")}}, 0, "reflect"}, f.seed);
+  check_case({"pad_backward", "direct", {random_input({2, 3, 12, 14}, r)}, {{"pads", V{2, 3, 1, 4}}, {"shape", V(xs)}},
+              1e-5, "reflected borders add"},
+             f.seed);
+  check_case({"upsample_nearest2d", "direct", {x}, {{"scale_factor", int64_t{3}}}, 0, "scale 3"}, f.seed);
+  check_case({"adaptive_avg_pool2d", "direct", {x}, {{"output_size", V{3, 4}}}, 1e-5, "overlapping windows"}, f.seed);
+  check_case({"adaptive_avg_pool2d_backward", "direct", {random_input({2, 3, 3, 4}, r)}, {{"shape", V(xs)}}, 1e-5, ""},
+             f.seed);
+}
+
 TEST_CASE("cuda: shape ops and casts run on the device through copy_from", "[cuda]") {
   if (skip_without_gpu()) return;
   Fixture f;
@@ -519,9 +536,15 @@ TEST_CASE("cuda: x.to(\"cuda\"), dispatch, autograd and memory accounting throug
   CHECK(default_algorithm_on(OpRegistry::instance().get("matmul"), Device::cuda) == "cublas");
   // Device steps are timed by CUDA events and recorded.
   CHECK(f.ws.graph().node(f.ws.graph().num_nodes() - 1).stats.last_time_ns >= 0);
-  // An op without a CUDA kernel says so; nothing crashes.
-  Tensor img = random_input({1, 2, 5, 5}, r).to(Device::cuda);
-  REQUIRE_THROWS_WITH(f.ws.call("upsample_nearest2d", {img}), Catch::Contains("no kernel") && Catch::Contains("cuda"));
+  // An algorithm without a CUDA kernel says so, and which ones exist there; nothing crashes.
+  Tensor img = random_input({1, 2, 5, 5}, r).to(Device::cuda), ker = random_input({3, 2, 3, 3}, r).to(Device::cuda);
+  try {
+    f.ws.call("conv2d", {img, ker}, {}, "winograd");
+    FAIL("conv2d winograd ran on cuda");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("no kernel for algorithm 'winograd' on cuda") != std::string::npos);
+    CHECK(e.hint().find("im2col") != std::string::npos);
+  }
   // The REPL: :device cuda makes new tensors there; printing copies back.
   lang::Session session(f.ws);
   std::ostringstream out, err;
