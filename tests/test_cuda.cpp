@@ -13,6 +13,7 @@
 
 #include "app/lang/session.h"
 #include "core/device.h"
+#include "core/error.h"
 #include "core/workspace.h"
 #include "tests/helpers.h"
 
