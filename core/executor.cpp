@@ -71,7 +71,14 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   auto t0 = std::chrono::steady_clock::now();
   (*kernel)(ctx);
   auto t1 = std::chrono::steady_clock::now();
-  const int64_t device_ns = backend ? backend->end_step() : -1;
+  int64_t device_ns = -1;
+  if (backend) {
+    try {  // a kernel's fault (an illegal address) surfaces here, at the step's synchronisation
+      device_ns = backend->end_step();
+    } catch (const Error& e) {
+      throw Error(op.name + " (algo=\"" + n.algo + "\", node #" + std::to_string(node_id) + "): " + e.what(), e.hint());
+    }
+  }
   contiguous_inputs.clear();
 
   n.stats.runs++;
