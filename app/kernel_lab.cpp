@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/workspace.h"
 
@@ -81,6 +82,14 @@ const std::map<std::string, LabSpec>& specs() {
               AttrMap{});
         },
         [](const std::vector<int64_t>& s) { return "q, k, v " + dims({s[0], s.size() > 1 ? s[1] : 64}); }}},
+      // A plain copy (cast to its own dtype): the bandwidth ceiling the bandwidth-bound ops are measured against.
+      {"copy",
+       {"cast", "ROWS COLS", {4096, 4096},
+        [](const std::vector<int64_t>& s) {
+          return std::make_pair(std::vector<Tensor>{random_tensor({s[0], s.size() > 1 ? s[1] : s[0]}, 1)},
+                                AttrMap{{"dtype", std::string("float32")}});
+        },
+        [](const std::vector<int64_t>& s) { return "copy of x " + dims({s[0], s.size() > 1 ? s[1] : s[0]}); }}},
   };
   return table;
 }
@@ -88,12 +97,13 @@ const std::map<std::string, LabSpec>& specs() {
 const LabSpec& spec_for(const std::string& op) {
   std::string name = op == "attention" ? "scaled_dot_product_attention" : op;
   auto it = specs().find(name);
+  if (it == specs().end() && name == "cast") it = specs().find("copy");
   if (it == specs().end()) {
     std::string all;
     for (auto& [n, _] : specs()) all += (all.empty() ? "" : ", ") + n;
     throw Error("the kernel lab cannot feed '" + op + "' yet", "it knows: " + all);
   }
-  if (!OpRegistry::instance().find(name)) throw Error("operator '" + name + "' is not built yet");
+  if (!OpRegistry::instance().find(it->second.op)) throw Error("operator '" + name + "' is not built yet");
   return it->second;
 }
 
@@ -101,8 +111,8 @@ const LabSpec& spec_for(const std::string& op) {
 
 std::vector<std::string> lab_ops() {
   std::vector<std::string> r;
-  for (auto& [n, _] : specs())
-    if (OpRegistry::instance().find(n)) r.push_back(n);
+  for (auto& [n, s] : specs())
+    if (OpRegistry::instance().find(s.op)) r.push_back(n);
   return r;
 }
 
@@ -113,7 +123,7 @@ std::string lab_usage(const std::string& op) {
   return s.op + " sizes: " + s.sizes_help + " (default " + d + ")";
 }
 
-LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given, int repeats) {
+LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given, int repeats, Device device) {
   const LabSpec& spec = spec_for(op_name);
   std::vector<int64_t> sizes = given.empty() ? spec.defaults : given;
   for (auto v : sizes)
@@ -124,7 +134,11 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   Workspace ws;  // private: the lab measures without touching the student's graph
   WorkspaceScope scope(ws);
   NoGradGuard ng;
-  auto [inputs, attr_map] = spec.make(sizes);
+  if (!device_available(device)) throw Error(device_missing_message(device), "benchmark on the cpu: --device cpu");
+  auto [host_inputs, attr_map] = spec.make(sizes);
+  std::vector<Tensor> inputs;
+  for (auto& t : host_inputs) inputs.push_back(t.to(device));
+  host_inputs.clear();
   const Attrs attrs = op.resolve(attr_map);
   std::vector<TensorMeta> in_meta;
   for (auto& t : inputs) in_meta.push_back({t.shape(), t.dtype(), t.device()});
@@ -133,9 +147,14 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   LabResult result;
   result.op = spec.op;
   result.description = spec.describe(sizes);
+  result.device = device;
+  result.device_description = device == Device::cpu ? "one thread" : device_backend(device)->description();
   // The reference is the simplest correct algorithm: "naive" when there is one, except for the
   // norms, whose "naive" is the one-pass E[x²] − E[x]² that the lab exists to show failing.
-  std::vector<std::string> algos = op.algorithms;
+  std::vector<std::string> algos;
+  for (auto& a : op.algorithms)
+    if (op.find_kernel(device, a)) algos.push_back(a);
+  if (algos.empty()) throw Error(op.name + " has no " + device_name(device) + " kernel yet");
   const char* simplest = spec.op == "layer_norm" ? "two_pass" : "naive";
   auto naive = std::find(algos.begin(), algos.end(), simplest);
   if (naive != algos.end()) std::rotate(algos.begin(), naive, naive + 1);
@@ -156,7 +175,11 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
         ws.reset_graph();
         auto t0 = std::chrono::steady_clock::now();
         ws.call_multi(op, inputs, attrs, algo);
-        times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        if (device == Device::cpu) {
+          times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        } else {  // the device's own time between CUDA events around the kernel (no launch latency)
+          times.push_back(static_cast<double>(ws.graph().node(ws.graph().num_nodes() - 1).stats.last_time_ns) * 1e-9);
+        }
         if (times.back() > 1.0) break;
       }
       std::sort(times.begin(), times.end());
@@ -165,6 +188,7 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
       row.gflops = c.flops / row.seconds / 1e9;
       row.gbytes = (c.bytes_read + c.bytes_written) / row.seconds / 1e9;
       row.multiplications = c.multiplications;
+      if (out.device() != Device::cpu) out = out.to(Device::cpu, MemCategory::temporary);
       if (!reference.defined()) {  // the first algorithm that accepts the inputs is the reference
         reference = out.contiguous();
         result.reference_algo = algo;
@@ -190,7 +214,8 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
 }
 
 std::string lab_table(const LabResult& r) {
-  std::string out = r.op + " on " + r.description + " (float32, one thread; error vs " + r.reference_algo + ")\n";
+  std::string out = r.op + " on " + r.description + " (float32, " + r.device_description + "; error vs " +
+                    r.reference_algo + ")\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-10s %11s %9s %9s %14s %12s %10s\n", "algorithm", "time (ms)", "GFLOP/s", "GB/s",
                 "multiplies", "workspace", "max error");
@@ -226,7 +251,13 @@ std::string lab_json(const LabResult& r) {
     }
     rows.push_back(j);
   }
-  return nlohmann::json{{"op", r.op}, {"inputs", r.description}, {"reference", r.reference_algo}, {"rows", rows}}.dump(2);
+  return nlohmann::json{{"op", r.op},
+                        {"inputs", r.description},
+                        {"device", device_name(r.device)},
+                        {"device_description", r.device_description},
+                        {"reference", r.reference_algo},
+                        {"rows", rows}}
+      .dump(2);
 }
 
 }  // namespace opscope::app

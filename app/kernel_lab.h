@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/dtype.h"
+
 namespace opscope::app {
 
 struct LabRow {
@@ -21,12 +23,17 @@ struct LabRow {
 
 struct LabResult {
   std::string op, reference_algo, description;  // description: the inputs' shapes
+  Device device = Device::cpu;
+  std::string device_description;               // "one CPU thread" or the GPU's name
   std::vector<LabRow> rows;
 };
 
 std::vector<std::string> lab_ops();  // ops the lab knows how to feed
 std::string lab_usage(const std::string& op);
-LabResult run_lab(const std::string& op, const std::vector<int64_t>& sizes, int repeats = 5);
+// On cuda: only the algorithms with a CUDA kernel, each timed by CUDA events (the executor's
+// step time); throws "no CUDA device found" without a GPU.
+LabResult run_lab(const std::string& op, const std::vector<int64_t>& sizes, int repeats = 5,
+                  Device device = Device::cpu);
 std::string lab_table(const LabResult& r);
 std::string lab_json(const LabResult& r);
 

@@ -15,6 +15,7 @@
 #include "app/lesson/terminal_player.h"
 #include "app/ops_listing.h"
 #include "app/repl.h"
+#include "core/device.h"
 #include "core/describe.h"
 #include "core/error.h"
 #include "core/op.h"
@@ -111,7 +112,7 @@ int main(int argc, char** argv) {
   gc->add_flag("--all", gc_all, "every differentiable operator (the default)");
   gc->add_flag("-v,--verbose", gc_verbose, "print details of each case");
   std::string device = "cpu";
-  gc->add_option("--device", device, "cpu (cuda arrives with the CUDA backend)")->check(CLI::IsMember({"cpu", "cuda"}));
+  gc->add_option("--device", device, "cpu (cuda: see opscope_tests \"[cuda]\")")->check(CLI::IsMember({"cpu", "cuda"}));
 
   auto* bench = app.add_subcommand("bench", "the kernel lab: every algorithm of an op on the same inputs");
   std::string bench_op;
@@ -122,6 +123,9 @@ int main(int argc, char** argv) {
   bench->add_option("--sizes", bench_sizes, "the inputs' sizes (see `opscope bench OP --help-sizes`)");
   bench->add_option("--repeats", bench_repeats, "timed runs per algorithm (median)")->check(CLI::Range(1, 1000));
   bench->add_flag("--json", bench_json, "print JSON");
+  std::string bench_device = "cpu";
+  bench->add_option("--device", bench_device, "cpu or cuda (CUDA events time each kernel)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
 
   auto* exp = app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
   std::string export_file, dot_out, trace_out, svg_out, png_out;
@@ -197,7 +201,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*bench) {
-      auto r = app::run_lab(bench_op, bench_sizes, bench_repeats);
+      auto r = app::run_lab(bench_op, bench_sizes, bench_repeats, parse_device(bench_device));
       std::cout << (bench_json ? app::lab_json(r) + "\n" : app::lab_table(r));
       return 0;
     }
@@ -207,8 +211,9 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*gc) {
-      if (device == "cuda") {
-        std::cout << "SKIPPED: this build has no CUDA backend\n";
+      if (device == "cuda") {  // the CUDA kernels are checked against the CPU by the [cuda] tests
+        std::cout << (device_available(Device::cuda) ? "SKIPPED: run opscope_tests \"[cuda]\" to check the CUDA kernels against the CPU\n"
+                                                      : "SKIPPED: " + device_missing_message(Device::cuda) + "\n");
         return 0;
       }
       return app::run_gradcheck(gc_all ? std::string() : gc_op, gc_verbose) == 0 ? 0 : 1;

@@ -57,13 +57,13 @@ class BackwardBuilder final : public GradCtx {
       in_meta.push_back(g_.value(v.id).meta);
       n.inputs.push_back(v.id);
     }
-    Device dev = in_meta.empty() ? Device::cpu : in_meta[0].device;
+    Device dev = op_device(in_meta);
     for (auto& m : in_meta) m.device = dev;  // constants follow the data
     auto out_meta = ws_.infer(op, in_meta, resolved);
     const Node& f = g_.node(fid_);
     n.op = &op;
     n.attrs = std::move(resolved);
-    n.algo = op.default_algorithm();
+    n.algo = default_algorithm_on(op, dev);
     n.phase = Phase::backward;
     n.scope = f.scope;
     n.forward_of = fid_;
@@ -181,8 +181,8 @@ std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Te
       throw Error("backward: the graph that computed this tensor was cleared, so its inputs cannot be reached",
                   "compute it again after the reset, then call backward");
     const int yv = value_of(y);
-    Tensor seed = grad.defined() ? grad.cast(y.dtype(), MemCategory::gradient)
-                                 : Tensor::full(y.shape(), 1.0, y.dtype(), MemCategory::gradient);
+    Tensor seed = grad.defined() ? grad.cast(y.dtype(), MemCategory::gradient).to(y.device(), MemCategory::gradient)
+                                 : Tensor::full(y.shape(), 1.0, y.dtype(), MemCategory::gradient, y.device());
     ValueInfo sv;
     sv.meta = {y.shape(), y.dtype(), y.device()};
     sv.kind = ValueKind::grad_seed;

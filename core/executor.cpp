@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/workspace.h"
 
@@ -28,19 +29,23 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   CategoryBytes before{};
   if (listening) before = ws_.tracker().live();
 
-  // Kernels that need dense data get it; strided views are copied (counted as temporary).
+  // The node runs where its outputs live; 0-d inputs from another device (constants such as
+  // the 2 in x * 2) are copied there. Kernels that need dense data get it; strided views are
+  // copied (both counted as temporary).
+  const Device dev = n.outputs.empty() ? (inputs.empty() ? Device::cpu : inputs[0].device())
+                                       : g.value(n.outputs[0]).meta.device;
   std::vector<Tensor> contiguous_inputs;
   const std::vector<Tensor>* ins = &inputs;
-  if (!op.accepts_strided) {
-    bool all = true;
-    for (auto& t : inputs) all = all && t.is_contiguous();
-    if (!all) {
-      contiguous_inputs.reserve(inputs.size());
-      for (auto& t : inputs) contiguous_inputs.push_back(t.contiguous(MemCategory::temporary));
-      ins = &contiguous_inputs;
+  bool all_ready = true;
+  for (auto& t : inputs) all_ready = all_ready && t.device() == dev && (op.accepts_strided || t.is_contiguous());
+  if (!all_ready) {
+    contiguous_inputs.reserve(inputs.size());
+    for (auto& t : inputs) {
+      Tensor moved = t.device() == dev ? t : t.to(dev, MemCategory::temporary);
+      contiguous_inputs.push_back(op.accepts_strided ? moved : moved.contiguous(MemCategory::temporary));
     }
+    ins = &contiguous_inputs;
   }
-  Device dev = ins->empty() ? Device::cpu : (*ins)[0].device();
   const KernelFn* kernel = op.find_kernel(dev, n.algo);
   if (!kernel) {
     std::string algos;
@@ -62,13 +67,26 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
       if (!outs[i].defined()) outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, cat, dev);
 
   KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_, cat};
+  // A device kernel is queued on a stream; the step waits for it, so stepping shows finished
+  // results and the time is the device's own (events around the launches), not the queueing.
+  DeviceBackend* backend = dev == Device::cpu ? nullptr : device_backend(dev);
+  if (backend) backend->begin_step();
   auto t0 = std::chrono::steady_clock::now();
   (*kernel)(ctx);
   auto t1 = std::chrono::steady_clock::now();
+  int64_t device_ns = -1;
+  if (backend) {
+    try {  // a kernel's fault (an illegal address) surfaces here, at the step's synchronisation
+      device_ns = backend->end_step();
+    } catch (const Error& e) {
+      throw Error(op.name + " (algo=\"" + n.algo + "\", node #" + std::to_string(node_id) + "): " + e.what(), e.hint());
+    }
+  }
   contiguous_inputs.clear();
 
   n.stats.runs++;
-  n.stats.last_time_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+  n.stats.last_time_ns =
+      device_ns >= 0 ? device_ns : std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
   if (ws_.anomaly()) check_anomaly(ws_, g, node_id, outs);
   for (int f : released_saved_of) release_saved(g.node(f));
   StepEvent ev;
@@ -135,7 +153,10 @@ void Executor::remove_listener(int id) {
 namespace {
 // dst += src (same shape, dst contiguous float).
 void accumulate_into(Tensor& dst, const Tensor& s) {  // s: contiguous, dst's dtype
-  visit_dtype(dst.dtype(), [&](auto z) {
+  if (dst.device() != Device::cpu) {
+    device_backend(dst.device())->add_into(dst, s.device() == dst.device() ? s : s.to(dst.device()));
+    return;
+  }  visit_dtype(dst.dtype(), [&](auto z) {
     using T = decltype(z);
     T* d = dst.data<T>();
     const T* p = s.data<T>();

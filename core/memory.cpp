@@ -32,28 +32,44 @@ int64_t default_memory_cap() {
 
 MemoryTracker::MemoryTracker() : cap_(default_memory_cap()) {}
 
-void MemoryTracker::on_alloc(int64_t bytes, MemCategory c) {
+void MemoryTracker::on_alloc(int64_t bytes, MemCategory c, Device d) {
   int i = static_cast<int>(c);
+  auto& dl = dev_live_[static_cast<int>(d)];
+  dl[i] += bytes;
+  if (dl[i] > dev_peak_[static_cast<int>(d)][i]) dev_peak_[static_cast<int>(d)][i] = dl[i];
   live_[i] += bytes;
   if (live_[i] > peak_[i]) peak_[i] = live_[i];
   live_total_ += bytes;
   if (live_total_ > peak_total_) peak_total_ = live_total_;
 }
 
-void MemoryTracker::on_free(int64_t bytes, MemCategory c) {
+void MemoryTracker::on_free(int64_t bytes, MemCategory c, Device d) {
+  dev_live_[static_cast<int>(d)][static_cast<int>(c)] -= bytes;
   live_[static_cast<int>(c)] -= bytes;
   live_total_ -= bytes;
 }
 
-void MemoryTracker::recategorize(int64_t bytes, MemCategory from, MemCategory to) {
+void MemoryTracker::recategorize(int64_t bytes, MemCategory from, MemCategory to, Device d) {
   if (from == to) return;
+  auto& dl = dev_live_[static_cast<int>(d)];
+  dl[static_cast<int>(from)] -= bytes;
+  dl[static_cast<int>(to)] += bytes;
+  auto& dp = dev_peak_[static_cast<int>(d)][static_cast<int>(to)];
+  if (dl[static_cast<int>(to)] > dp) dp = dl[static_cast<int>(to)];
   live_[static_cast<int>(from)] -= bytes;
   int i = static_cast<int>(to);
   live_[i] += bytes;
   if (live_[i] > peak_[i]) peak_[i] = live_[i];
 }
 
+void MemoryTracker::on_copy(Device from, Device to, int64_t bytes) {
+  auto& c = copies_[static_cast<int>(from)][static_cast<int>(to)];
+  c.copies++;
+  c.bytes += bytes;
+}
+
 void MemoryTracker::reset_peak() {
+  dev_peak_ = dev_live_;
   peak_ = live_;
   peak_total_ = live_total_;
 }
@@ -132,7 +148,7 @@ Storage::Storage(std::shared_ptr<Allocator> alloc, int64_t nbytes, MemCategory c
 Storage::~Storage() { alloc_->release(data_, nbytes_, category_); }
 
 void Storage::set_category(MemCategory c) {
-  alloc_->tracker().recategorize(nbytes_, category_, c);
+  alloc_->tracker().recategorize(nbytes_, category_, c, alloc_->device());
   category_ = c;
 }
 

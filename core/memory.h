@@ -35,9 +35,9 @@ struct TimelinePoint {
 class MemoryTracker {
  public:
   MemoryTracker();
-  void on_alloc(int64_t bytes, MemCategory c);
-  void on_free(int64_t bytes, MemCategory c);
-  void recategorize(int64_t bytes, MemCategory from, MemCategory to);
+  void on_alloc(int64_t bytes, MemCategory c, Device d = Device::cpu);
+  void on_free(int64_t bytes, MemCategory c, Device d = Device::cpu);
+  void recategorize(int64_t bytes, MemCategory from, MemCategory to, Device d = Device::cpu);
   void set_reserved(Device d, int64_t bytes) { reserved_[static_cast<int>(d)] = bytes; }
 
   const CategoryBytes& live() const { return live_; }
@@ -48,6 +48,18 @@ class MemoryTracker {
   int64_t live(MemCategory c) const { return live_[static_cast<int>(c)]; }
   int64_t peak(MemCategory c) const { return peak_[static_cast<int>(c)]; }
   void reset_peak();
+  // The same numbers for one device (the totals above add every device).
+  const CategoryBytes& live_on(Device d) const { return dev_live_[static_cast<int>(d)]; }
+  const CategoryBytes& peak_on(Device d) const { return dev_peak_[static_cast<int>(d)]; }
+
+  // Copies between devices (x.to("cuda")): how many and how many bytes, each direction.
+  struct CopyCount {
+    int64_t copies = 0, bytes = 0;
+  };
+  void on_copy(Device from, Device to, int64_t bytes);
+  const CopyCount& copies(Device from, Device to) const {
+    return copies_[static_cast<int>(from)][static_cast<int>(to)];
+  }
 
   // Allocations that would take live bytes past the cap are refused before they are made.
   int64_t cap() const { return cap_; }
@@ -66,6 +78,8 @@ class MemoryTracker {
   CategoryBytes live_{}, peak_{};
   int64_t live_total_ = 0, peak_total_ = 0;
   std::array<int64_t, kNumDevices> reserved_{};
+  std::array<CategoryBytes, kNumDevices> dev_live_{}, dev_peak_{};
+  std::array<std::array<CopyCount, kNumDevices>, kNumDevices> copies_{};
   int64_t cap_;
   std::vector<TimelinePoint> timeline_;
   static constexpr size_t kMaxTimeline = 1 << 20;  // keeps a runaway loop from eating memory

@@ -88,7 +88,9 @@ void InferCtx::expect_dtype(size_t i, DType d) const {
 }
 
 Tensor KernelCtx::workspace(const Shape& shape, DType dtype) const {
-  return Tensor::empty(shape, dtype, MemCategory::workspace);
+  // On the device the kernel runs on (where its outputs live).
+  const Device d = !out_meta.empty() ? out_meta[0].device : !inputs.empty() ? inputs[0].device() : Device::cpu;
+  return Tensor::empty(shape, dtype, MemCategory::workspace, d);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,7 +250,26 @@ OpDef& OpRegistry::add(OpDef def) {
   auto& ref = *p;
   ops_.emplace(ref.name, std::move(p));
   index_[ref.name] = &ref;
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if (it->op == ref.name) {
+      ref.kernel(it->device, it->algo, std::move(it->fn));
+      if (it->device_default) ref.device_default[static_cast<int>(it->device)] = it->algo;
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   return ref;
+}
+
+void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn, bool device_default) {
+  auto it = ops_.find(op);
+  if (it == ops_.end()) {
+    pending_.push_back({op, d, algo, std::move(fn), device_default});
+    return;
+  }
+  it->second->kernel(d, algo, std::move(fn));
+  if (device_default) it->second->device_default[static_cast<int>(d)] = algo;
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {

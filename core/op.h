@@ -1,6 +1,7 @@
 // The OpDef interface: everything about one operator, declared once in its family file
 // (ops/*.cpp) and found by name in the registry. Core knows operators only through this.
 #pragma once
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -220,6 +221,8 @@ struct OpDef {
   // Kernels keyed by (device, algorithm); the first algorithm registered is the default.
   std::map<std::pair<Device, std::string>, KernelFn> kernels;
   std::vector<std::string> algorithms;
+  // A device's default when the op's default has no kernel there (matmul on cuda: "cublas").
+  std::array<std::string, kNumDevices> device_default;
   bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)
   bool accepts_strided = false;   // kernel handles any strides; else inputs are made contiguous
   bool updates_input0 = false;    // optimizer steps: a compiled program writes the output over input 0
@@ -255,8 +258,20 @@ class OpRegistry {
   const OpDef& get(std::string_view name) const;  // throws "unknown operator" with suggestions
   std::vector<const OpDef*> all() const;          // sorted by name
   size_t size() const { return ops_.size(); }
+  // A kernel for an op declared in another file (the CUDA kernels of ops/cuda): attached now
+  // if the op exists, else when it is added (static initialisation order is not defined).
+  // `device_default`: this algorithm is the op's default on `d`.
+  void add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn, bool device_default = false);
 
  private:
+  struct PendingKernel {
+    std::string op;
+    Device device;
+    std::string algo;
+    KernelFn fn;
+    bool device_default;
+  };
+  std::vector<PendingKernel> pending_;
   std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
   std::unordered_map<std::string_view, const OpDef*> index_;  // fast lookup by name (dispatch)
 };

@@ -56,7 +56,7 @@ void fuse_gradient_updates(Program& p, std::unordered_map<int, int>& readers, co
     const int prod = g.value(dw).producer;
     if (prod < 0 || !scheduled.count(prod) || readers[dw] != 1 || outputs.count(dw)) continue;
     const Node& mm = g.node(prod);
-    if (mm.op->name != "matmul" || g.value(mm.inputs[0]).meta.shape.size() != 2 ||
+    if (mm.op->name != "matmul" || g.value(dw).meta.device != Device::cpu || g.value(mm.inputs[0]).meta.shape.size() != 2 ||
         g.value(mm.inputs[1]).meta.shape.size() != 2 || g.value(dw).meta.dtype != g.value(upd.inputs[0]).meta.dtype)
       continue;
     Node f;
@@ -104,9 +104,10 @@ std::vector<std::string> pass_fuse_elementwise(Program& p) {
   auto fusible = [&](const Node& n) {
     if (!fusible_op(n) || n.outputs.size() != 1) return false;
     const TensorMeta& m = g.value(n.outputs[0]).meta;
-    if (!is_floating(m.dtype)) return false;
+    // The fused kernel is a CPU kernel: device programs keep their ops (each has a CUDA kernel).
+    if (!is_floating(m.dtype) || m.device != Device::cpu) return false;
     for (int v : n.inputs)
-      if (g.value(v).meta.dtype != m.dtype) return false;
+      if (g.value(v).meta.dtype != m.dtype || g.value(v).meta.device != Device::cpu) return false;
     return true;
   };
 

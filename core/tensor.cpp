@@ -5,6 +5,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/workspace.h"
 
@@ -27,8 +28,8 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, MemCategory c, Device d) {
 
 Tensor Tensor::zeros(const Shape& shape, DType dtype, MemCategory c) { return full(shape, 0.0, dtype, c); }
 
-Tensor Tensor::full(const Shape& shape, double value, DType dtype, MemCategory c) {
-  Tensor t = empty(shape, dtype, c);
+Tensor Tensor::full(const Shape& shape, double value, DType dtype, MemCategory c, Device d) {
+  Tensor t = empty(shape, dtype, c, d);
   t.fill(value);
   return t;
 }
@@ -67,6 +68,19 @@ int64_t strided_offset(const Shape& shape, const Strides& strides, int64_t flat)
 
 double Tensor::get(int64_t flat) const {
   int64_t off = strided_offset(shape(), strides(), flat);
+  if (device() != Device::cpu) {  // one element across the bus: fine for printing, slow in a loop
+    char buf[8];
+    const size_t es = dtype_size(dtype());
+    const char* base = static_cast<const char*>(impl_->storage->data());
+    device_backend(device())->copy_bytes(buf, Device::cpu, base + (impl_->offset + off) * es, device(),
+                                         static_cast<int64_t>(es));
+    return visit_dtype(dtype(), [&](auto z) -> double {
+      using T = decltype(z);
+      T v;
+      std::memcpy(&v, buf, sizeof v);
+      return static_cast<double>(v);
+    });
+  }
   return visit_dtype(dtype(), [&](auto z) -> double {
     using T = decltype(z);
     return static_cast<double>(data<T>()[off]);
@@ -81,6 +95,7 @@ double Tensor::item() const {
 }
 
 std::vector<double> Tensor::to_vector() const {
+  if (device() != Device::cpu) return to(Device::cpu).to_vector();
   std::vector<double> v(static_cast<size_t>(numel()));
   for (int64_t i = 0; i < numel(); ++i) v[i] = get(i);
   return v;
@@ -158,6 +173,14 @@ void Tensor::copy_from(const Tensor& src) {
   if (src.shape() != shape()) throw Error("internal: copy_from shape mismatch");
   const int64_t n = numel();
   if (n == 0) return;
+  if (device() != Device::cpu || src.device() != Device::cpu) {
+    if (device() == src.device()) {
+      device_backend(device())->copy_strided(*this, src);
+      return;
+    }
+    copy_from(src.to(device(), MemCategory::temporary));  // across the bus once, then convert there
+    return;
+  }
   if (src.dtype() == dtype() && src.is_contiguous() && is_contiguous()) {
     std::memcpy(raw_data(), src.raw_data(), static_cast<size_t>(nbytes()));
     return;
@@ -195,6 +218,24 @@ void Tensor::copy_from(const Tensor& src) {
   });
 }
 
+Tensor Tensor::to(Device d) const {
+  MemCategory c = storage().category();
+  if (c == MemCategory::saved) c = MemCategory::activation;
+  return to(d, c);
+}
+
+Tensor Tensor::to(Device d, MemCategory c) const {
+  if (device() == d) return *this;
+  Tensor src = contiguous(MemCategory::temporary);  // dense on its own device first
+  Tensor dst = empty(shape(), dtype(), c, d);
+  if (numel() > 0) {
+    DeviceBackend* b = device_backend(d == Device::cpu ? device() : d);
+    b->copy_bytes(dst.raw_data(), d, src.raw_data(), device(), nbytes());
+  }
+  current_workspace().tracker().on_copy(device(), d, nbytes());
+  return dst;
+}
+
 Tensor Tensor::contiguous(MemCategory c) const {
   if (is_contiguous()) return *this;
   return clone(c);
@@ -213,6 +254,10 @@ Tensor Tensor::cast(DType dt, MemCategory c) const {
 }
 
 void Tensor::fill(double value) {
+  if (device() != Device::cpu) {
+    if (numel() > 0) device_backend(device())->fill(*this, value);
+    return;
+  }
   visit_dtype(dtype(), [&](auto z) {
     using T = decltype(z);
     T v = static_cast<T>(value);
@@ -308,6 +353,12 @@ std::string Tensor::to_string(int64_t max_elements) const {
   if (is_symbolic())
     return "<symbolic " + std::string(dtype_name(dtype())) + shape_str(shape()) +
            (name().empty() ? std::string() : " " + name()) + ": run it to see values>";
+  if (device() != Device::cpu) {  // printed from a host copy, marked with its device
+    std::string s = to(Device::cpu, MemCategory::temporary).to_string(max_elements);
+    s.insert(s.size() - 1, std::string(", device=") + device_name(device()));
+    if (requires_grad()) s.insert(s.size() - 1, ", requires_grad=True");
+    return s;
+  }
   const int64_t n = numel();
   const bool trunc = n > max_elements;
   Formatter f;

@@ -37,7 +37,7 @@ class Tensor {
                       Device d = Device::cpu);
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32, MemCategory c = MemCategory::input);
   static Tensor full(const Shape& shape, double value, DType dtype = DType::f32,
-                     MemCategory c = MemCategory::input);
+                     MemCategory c = MemCategory::input, Device d = Device::cpu);
   static Tensor scalar(double value, DType dtype = DType::f32, MemCategory c = MemCategory::input);
   template <class T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape, DType dtype = dtype_of<T>(),
@@ -69,7 +69,8 @@ class Tensor {
   template <class T>
   T* data() const { return static_cast<T*>(raw_data()); }
 
-  // Element at a flat (row-major) index, following strides, as double. For tests and printing.
+  // Element at a flat (row-major) index, following strides, as double. For tests and printing
+  // (a device tensor copies the element to the host).
   double get(int64_t flat_index) const;
   double item() const;  // the single element of a one-element tensor
   std::vector<double> to_vector() const;
@@ -83,7 +84,11 @@ class Tensor {
   Tensor contiguous(MemCategory c = MemCategory::temporary) const;  // self if already contiguous
   Tensor clone(MemCategory c = MemCategory::temporary) const;
   Tensor cast(DType dtype, MemCategory c = MemCategory::temporary) const;
-  void copy_from(const Tensor& src);  // same shape; any strides, any dtypes
+  void copy_from(const Tensor& src);  // same shape; any strides, any dtypes, any devices
+  // A contiguous copy on device `d` (self if already there); the tracker counts the copy.
+  // Keeps the storage's category unless `c` is given.
+  Tensor to(Device d) const;
+  Tensor to(Device d, MemCategory c) const;
   void fill(double value);
 
   // --- autograd metadata ---

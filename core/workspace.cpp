@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "core/device.h"
 #include "core/error.h"
 
 namespace opscope {
@@ -30,8 +31,30 @@ Workspace::~Workspace() { graph_.clear(); }
 
 std::shared_ptr<Allocator> Workspace::allocator(Device d) {
   auto& a = allocators_[static_cast<int>(d)];
-  if (!a) throw Error(std::string("no ") + device_name(d) + " device found", "tensors can live on cpu");
+  if (!a) {  // a device's allocator is made the first time a tensor goes there
+    if (!device_available(d)) throw Error(device_missing_message(d), "tensors can live on the cpu");
+    a = device_backend(d)->make_allocator(tracker_);
+  }
   return a;
+}
+
+void Workspace::set_default_device(Device d) {
+  if (!device_available(d)) throw Error(device_missing_message(d), "new tensors stay on the cpu");
+  default_device_ = d;
+}
+
+Device op_device(const std::vector<TensorMeta>& inputs) {
+  for (auto& m : inputs)
+    if (!m.shape.empty()) return m.device;
+  return inputs.empty() ? Device::cpu : inputs[0].device;
+}
+
+const std::string& default_algorithm_on(const OpDef& op, Device d) {
+  if (d == Device::cpu || op.find_kernel(d, op.default_algorithm())) return op.default_algorithm();
+  if (const std::string& preferred = op.device_default[static_cast<int>(d)]; !preferred.empty()) return preferred;
+  for (auto& a : op.algorithms)
+    if (op.find_kernel(d, a)) return a;
+  return op.default_algorithm();  // none: the executor explains which devices have kernels
 }
 
 void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocators_[static_cast<int>(d)] = std::move(a); }
@@ -97,14 +120,14 @@ std::vector<TensorMeta> Workspace::infer(const OpDef& op, const std::vector<Tens
                     std::to_string(n),
                 op.name + "(" + names + ")");
   }
-  for (int i = 1; i < n; ++i)
-    if (inputs[i].device != inputs[0].device)
-      throw Error(op.name + ": inputs are on different devices (" + device_name(inputs[0].device) + " and " +
+  const Device d = op_device(inputs);
+  for (int i = 0; i < n; ++i)
+    if (inputs[i].device != d && !inputs[i].shape.empty())
+      throw Error(op.name + ": inputs are on different devices (" + device_name(d) + " and " +
                       device_name(inputs[i].device) + ")",
                   "move them to one device with x.to(\"cpu\") or x.to(\"cuda\")");
   InferCtx ctx{op, inputs, attrs};
   auto out = op.infer(ctx);
-  Device d = inputs.empty() ? Device::cpu : inputs[0].device;
   for (auto& m : out) m.device = d;
   return out;
 }
@@ -127,7 +150,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
     any_grad = any_grad || t.requires_grad();
   }
   auto out_meta = infer(op, in_meta, attrs);
-  std::string_view chosen = algo.empty() ? std::string_view(op.default_algorithm()) : algo;
+  std::string_view chosen = algo.empty() ? std::string_view(default_algorithm_on(op, op_device(in_meta))) : algo;
   if (std::find(op.algorithms.begin(), op.algorithms.end(), chosen) == op.algorithms.end()) {
     std::string all;
     for (auto& a : op.algorithms) all += (all.empty() ? "\"" : ", \"") + a + "\"";
@@ -228,7 +251,7 @@ void check_anomaly(Workspace&, const Graph& g, int node_id, const std::vector<Te
     bool nan = false;
     visit_dtype(t.dtype(), [&](auto z) {
       using T = decltype(z);
-      Tensor c = t.contiguous();
+      Tensor c = t.device() == Device::cpu ? t.contiguous() : t.to(Device::cpu, MemCategory::temporary);
       const T* p = c.data<T>();
       for (int64_t i = 0, n = c.numel(); i < n; ++i)
         if (!std::isfinite(static_cast<double>(p[i]))) {

@@ -25,6 +25,9 @@ class Workspace {
   // Devices register their allocator here (the CUDA backend does when built).
   void set_allocator(Device d, std::shared_ptr<Allocator> a);
   MemoryTracker& tracker() { return *tracker_; }
+  // Where the script language makes new tensors (:device cuda|cpu).
+  Device default_device() const { return default_device_; }
+  void set_default_device(Device d);  // throws "no CUDA device found (CUDA built: ...)" if missing
   Graph& graph() { return graph_; }
   Executor& executor() { return executor_; }
 
@@ -77,11 +80,19 @@ class Workspace {
   std::vector<std::shared_ptr<Allocator>> allocators_;
   Graph graph_;
   Executor executor_;
+  Device default_device_ = Device::cpu;
   bool grad_enabled_ = true, anomaly_ = false, static_mode_ = false;
   Phase phase_ = Phase::forward;
   std::string scope_;
   std::vector<std::string> scope_stack_;
 };
+
+// The device an op runs on: that of its first input with at least one dimension (0-d inputs,
+// such as the constant 2 in x * 2, follow the data and are copied there), else of input 0.
+Device op_device(const std::vector<TensorMeta>& inputs);
+// The algorithm a call without algo= uses on `d`: the op's default when it has a kernel there,
+// else the first algorithm that does (matmul's default "eigen" is a CPU library).
+const std::string& default_algorithm_on(const OpDef& op, Device d);
 
 // The workspace that factories and op calls use on this thread.
 Workspace& current_workspace();

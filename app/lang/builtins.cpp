@@ -7,6 +7,7 @@
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
 #include "app/lang/parser.h"
+#include "core/device.h"
 
 namespace opscope::lang {
 
@@ -48,6 +49,11 @@ DType dtype_arg(Interpreter& in, CallArgs& a, DType def) {
 }
 
 Tensor finish(Interpreter& in, CallArgs& a, Tensor t) {
+  try {  // new tensors go to the workspace's device (:device cuda)
+    t = t.to(in.ws().default_device(), MemCategory::input);
+  } catch (const Error& e) {
+    in.fail(a.pos, e.what(), e.hint());
+  }
   if (const Value* rg = keyword(a, "requires_grad"); rg && in.truthy(*rg, a.pos)) {
     try {
       t.set_requires_grad(true);
@@ -309,6 +315,7 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
           t = t.cast(dtype_arg(in, a, DType::f32), MemCategory::input);
         }
         try {
+          if (t.device() != in.ws().default_device()) t = t.to(in.ws().default_device(), MemCategory::input);
           t.set_requires_grad(true);
         } catch (const Error& e) {
           in.fail(a.pos, e.what(), e.hint());
@@ -461,7 +468,12 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
   add("load", "load(path)", "reads a NumPy .npy file (float32, float64, int64)", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "load", 1, 1);
     if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load() needs a file name");
-    return Value::Tensor_(load_npy(a.positional[0].s));
+    Tensor t = load_npy(a.positional[0].s);
+    try {  // on the workspace's device, as every new tensor
+      return Value::Tensor_(t.to(in.ws().default_device(), MemCategory::input));
+    } catch (const Error& e) {
+      in.fail(a.pos, e.what(), e.hint());
+    }
   });
 }
 
@@ -496,10 +508,15 @@ Value Interpreter::call_method(const Tensor& self, const std::string& name, Call
   }
   if (name == "to") {
     if (a.positional.size() != 1 || a.positional[0].kind != Value::string) fail(a.pos, "to() takes a device: x.to(\"cpu\")");
-    const std::string& d = a.positional[0].s;
-    if (d == "cpu") return self_value;
-    if (d == "cuda") fail(a.pos, "no CUDA device found (CUDA built: no)", "tensors stay on the cpu");
-    fail(a.pos, "unknown device '" + d + "'", "devices are \"cpu\" and \"cuda\"");
+    try {
+      // A copy across the bus, counted by the tracker. The copy is a new leaf: gradients do not
+      // flow back through .to() (move parameters before using them, as with param(x.to("cuda"))).
+      Tensor moved = self.to(parse_device(a.positional[0].s));
+      if (moved.impl() != self.impl() && self.requires_grad()) moved.set_requires_grad(true);
+      return Value::Tensor_(moved);
+    } catch (const Error& e) {
+      fail(a.pos, e.what(), e.hint());
+    }
   }
   if (name == "reshape" || name == "view" || name == "permute") {
     std::vector<int64_t> dims;

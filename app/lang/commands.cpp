@@ -6,6 +6,7 @@
 #include "app/lang/interpreter.h"
 #include "app/kernel_lab.h"
 #include "app/ops_listing.h"
+#include "core/device.h"
 #include "core/describe.h"
 
 namespace opscope::lang {
@@ -128,6 +129,15 @@ void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
   std::snprintf(line, sizeof line, "%-20s %14s %14s\n", "total", bytes_str(tr.live_total()).c_str(),
                 bytes_str(tr.peak_total()).c_str());
   out << line << "reserved by the allocator cache: " << bytes_str(tr.reserved()) << "; cap " << bytes_str(tr.cap()) << "\n";
+  if (total_bytes(tr.peak_on(Device::cuda)) > 0 || tr.reserved(Device::cuda) > 0) {
+    out << "on cuda: live " << bytes_str(total_bytes(tr.live_on(Device::cuda))) << ", peak "
+        << bytes_str(total_bytes(tr.peak_on(Device::cuda))) << ", reserved by the CUDA caching allocator "
+        << bytes_str(tr.reserved(Device::cuda)) << "\n";
+    const auto& up = tr.copies(Device::cpu, Device::cuda);
+    const auto& down = tr.copies(Device::cuda, Device::cpu);
+    out << "copies: cpu->cuda " << up.copies << " (" << bytes_str(up.bytes) << "), cuda->cpu " << down.copies << " ("
+        << bytes_str(down.bytes) << ")\n";
+  }
 }
 
 // One executed step as the student reads it: which node, which forward node it differentiates,
@@ -287,6 +297,15 @@ void install_repl_commands(Interpreter& in) {
                   }});
   in.add_command({"vars", "", "variables: name, shape, dtype, device, bytes", cmd_vars});
   in.add_command({"graph", "", "the graph as text: forward and backward nodes", cmd_graph});
+  in.add_command({"device", "[cuda|cpu]", "where new tensors are made (no argument: the devices there are)",
+                  [](Interpreter& in, const std::string& args, std::ostream& out) {
+                    const std::string a = trim(args);
+                    if (!a.empty()) in.ws().set_default_device(parse_device(a));
+                    out << "new tensors on " << device_name(in.ws().default_device()) << "; cuda: "
+                        << (device_available(Device::cuda) ? device_backend(Device::cuda)->description()
+                                                           : device_missing_message(Device::cuda))
+                        << "\n";
+                  }});
   in.add_command({"mem", "[cap BYTES]", "live and peak bytes by category (or set the cap)", cmd_mem});
   in.add_command({"reset", "", "forget every variable and clear the graph", [](Interpreter& in, const std::string&, std::ostream& out) {
                     in.reset();

@@ -218,7 +218,7 @@ void save_npy(const std::string& path, const Tensor& t) {
   out.append(static_cast<size_t>(header_len) - dict.size() - 1, ' ');
   out += '\n';
 
-  Tensor c = t.contiguous();
+  Tensor c = t.device() == Device::cpu ? t.contiguous() : t.to(Device::cpu, MemCategory::temporary);
   FilePtr f(std::fopen(path.c_str(), "wb"), &std::fclose);
   if (!f) throw Error("cannot save '" + path + "': " + errno_text(), "check that the folder exists and is writable");
   bool ok = std::fwrite(out.data(), 1, out.size(), f.get()) == out.size();

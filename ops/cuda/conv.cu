@@ -1,0 +1,246 @@
+// CUDA conv2d ("naive" and "im2col") and both backward ops, NCHW, with stride, padding,
+// dilation and groups. Shape letters: N batch, C/K input/output channels, H×W input, R×S kernel,
+// OH×OW output, G groups (Cg = C/G, Kg = K/G).
+//
+//  naive   one thread per output element: the direct seven-loop sum, Cg·R·S multiply-adds each.
+//  im2col  per image and group: unfold the input into a [Cg·R·S, OH·OW] matrix (workspace, the
+//          memory the tracker shows), then one GEMM: y = W_g [Kg, Cg·R·S] · col (cuBLAS).
+//  backward_input   naive: one thread per input element gathers from every output it touched
+//                   (no atomics); im2col: col = W_gᵀ·dy_g, then col2im (gather per input element).
+//  backward_weight  naive: one thread per weight element sums over N·OH·OW; im2col:
+//                   dW_g += dy_g · col_nᵀ for each image (GEMM with accumulation).
+#include "ops/cuda/cuda_util.cuh"
+
+namespace opscope::cuda {
+namespace {
+
+struct Geom {
+  int64_t N, C, H, W, K, R, S, OH, OW, stride, pad, dil, G, Cg, Kg;
+};
+
+Geom make_geom(const Shape& x, const Shape& w, const Shape& y, const Attrs& a) {
+  Geom g{};
+  g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
+  g.K = w[0], g.R = w[2], g.S = w[3];
+  g.OH = y[2], g.OW = y[3];
+  g.stride = a.i("stride"), g.pad = a.i("padding"), g.dil = a.i("dilation"), g.G = a.i("groups");
+  g.Cg = g.C / g.G, g.Kg = g.K / g.G;
+  return g;
+}
+
+#define GRID_STRIDE(i, n) \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+
+template <class T>
+__global__ void conv_naive(Geom g, const T* x, const T* w, const T* b, T* y) {
+  GRID_STRIDE(e, g.N * g.K * g.OH * g.OW) {
+    const int64_t ow = e % g.OW, oh = (e / g.OW) % g.OH, k = (e / (g.OW * g.OH)) % g.K, n = e / (g.OW * g.OH * g.K);
+    const int64_t grp = k / g.Kg;
+    T acc = b ? b[k] : T(0);
+    for (int64_t c = 0; c < g.Cg; ++c) {
+      const T* xp = x + (n * g.C + grp * g.Cg + c) * g.H * g.W;
+      const T* wp = w + (k * g.Cg + c) * g.R * g.S;
+      for (int64_t r = 0; r < g.R; ++r) {
+        const int64_t h = oh * g.stride - g.pad + r * g.dil;
+        if (h < 0 || h >= g.H) continue;
+        for (int64_t s = 0; s < g.S; ++s) {
+          const int64_t ww = ow * g.stride - g.pad + s * g.dil;
+          if (ww >= 0 && ww < g.W) acc += xp[h * g.W + ww] * wp[r * g.S + s];
+        }
+      }
+    }
+    y[e] = acc;
+  }
+}
+
+// col[(c·R + r)·S + s, oh·OW + ow] = x[n, grp·Cg + c, oh·stride − pad + r·dil, ow·stride − pad + s·dil]
+template <class T>
+__global__ void im2col(Geom g, const T* x, int64_t n, int64_t grp, T* col) {
+  const int64_t cols = g.OH * g.OW;
+  GRID_STRIDE(e, g.Cg * g.R * g.S * cols) {
+    const int64_t p = e % cols, row = e / cols;
+    const int64_t s = row % g.S, r = (row / g.S) % g.R, c = row / (g.S * g.R);
+    const int64_t oh = p / g.OW, ow = p % g.OW;
+    const int64_t h = oh * g.stride - g.pad + r * g.dil, w = ow * g.stride - g.pad + s * g.dil;
+    col[e] = h >= 0 && h < g.H && w >= 0 && w < g.W ? x[((n * g.C + grp * g.Cg + c) * g.H + h) * g.W + w] : T(0);
+  }
+}
+
+// The inverse: each input element of (n, group) sums the col entries that read it.
+template <class T>
+__global__ void col2im(Geom g, const T* col, int64_t n, int64_t grp, T* dx) {
+  const int64_t cols = g.OH * g.OW;
+  GRID_STRIDE(e, g.Cg * g.H * g.W) {
+    const int64_t w = e % g.W, h = (e / g.W) % g.H, c = e / (g.W * g.H);
+    T acc = 0;
+    for (int64_t r = 0; r < g.R; ++r) {
+      const int64_t t = h + g.pad - r * g.dil;
+      if (t < 0 || t % g.stride) continue;
+      const int64_t oh = t / g.stride;
+      if (oh >= g.OH) continue;
+      for (int64_t s = 0; s < g.S; ++s) {
+        const int64_t u = w + g.pad - s * g.dil;
+        if (u < 0 || u % g.stride) continue;
+        const int64_t ow = u / g.stride;
+        if (ow < g.OW) acc += col[((c * g.R + r) * g.S + s) * cols + oh * g.OW + ow];
+      }
+    }
+    dx[((n * g.C + grp * g.Cg + c) * g.H + h) * g.W + w] = acc;
+  }
+}
+
+template <class T>
+__global__ void add_bias(const T* b, T* y, int64_t N, int64_t K, int64_t plane) {
+  GRID_STRIDE(e, N * K * plane) y[e] += b[(e / plane) % K];
+}
+
+template <class T>
+__global__ void backward_input_naive(Geom g, const T* dy, const T* w, T* dx) {
+  GRID_STRIDE(e, g.N * g.C * g.H * g.W) {
+    const int64_t wi = e % g.W, h = (e / g.W) % g.H, c = (e / (g.W * g.H)) % g.C, n = e / (g.W * g.H * g.C);
+    const int64_t grp = c / g.Cg, cg = c % g.Cg;
+    T acc = 0;
+    for (int64_t kk = 0; kk < g.Kg; ++kk) {
+      const int64_t k = grp * g.Kg + kk;
+      for (int64_t r = 0; r < g.R; ++r) {
+        const int64_t t = h + g.pad - r * g.dil;
+        if (t < 0 || t % g.stride || t / g.stride >= g.OH) continue;
+        for (int64_t s = 0; s < g.S; ++s) {
+          const int64_t u = wi + g.pad - s * g.dil;
+          if (u < 0 || u % g.stride || u / g.stride >= g.OW) continue;
+          acc += dy[((n * g.K + k) * g.OH + t / g.stride) * g.OW + u / g.stride] * w[((k * g.Cg + cg) * g.R + r) * g.S + s];
+        }
+      }
+    }
+    dx[e] = acc;
+  }
+}
+
+template <class T>
+__global__ void backward_weight_naive(Geom g, const T* x, const T* dy, T* dw) {
+  GRID_STRIDE(e, g.K * g.Cg * g.R * g.S) {
+    const int64_t s = e % g.S, r = (e / g.S) % g.R, c = (e / (g.S * g.R)) % g.Cg, k = e / (g.S * g.R * g.Cg);
+    const int64_t grp = k / g.Kg;
+    T acc = 0;
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const int64_t h = oh * g.stride - g.pad + r * g.dil;
+        if (h < 0 || h >= g.H) continue;
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          const int64_t w = ow * g.stride - g.pad + s * g.dil;
+          if (w >= 0 && w < g.W)
+            acc += x[((n * g.C + grp * g.Cg + c) * g.H + h) * g.W + w] * dy[((n * g.K + k) * g.OH + oh) * g.OW + ow];
+        }
+      }
+    dw[e] = acc;
+  }
+}
+
+Tensor as(const Tensor& t, DType dt) { return dense(t.dtype() == dt ? t : t.cast(dt)); }
+
+void check_int(const Geom& g) {
+  if (g.Kg > INT32_MAX || g.OH * g.OW > INT32_MAX || g.Cg * g.R * g.S > INT32_MAX)
+    throw Error("conv2d: the CUDA im2col kernel takes GEMM sizes below 2^31");
+}
+
+void forward(KernelCtx& k, bool im2col_algo) {
+  const Tensor& y = k.out();
+  if (y.numel() == 0) return;
+  const DType dt = y.dtype();
+  const Tensor x = as(k.in(0), dt), w = as(k.in(1), dt);
+  const Tensor b = k.inputs.size() > 2 && k.in(2).defined() ? as(k.in(2), dt) : Tensor();
+  const Geom g = make_geom(x.shape(), w.shape(), y.shape(), k.attrs);
+  visit_float(dt, k.op.name, [&](auto z) {
+    using T = decltype(z);
+    const T* pb = b.defined() ? b.data<T>() : nullptr;
+    if (!im2col_algo) {
+      conv_naive<T><<<grid_for(y.numel()), kThreads, 0, stream()>>>(g, x.data<T>(), w.data<T>(), pb, y.data<T>());
+      OPSCOPE_CUDA_LAUNCHED("conv_naive");
+      return;
+    }
+    check_int(g);
+    const int64_t crs = g.Cg * g.R * g.S, cols = g.OH * g.OW;
+    Tensor col = k.workspace({crs, cols}, dt);
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.G; ++grp) {
+        im2col<T><<<grid_for(crs * cols), kThreads, 0, stream()>>>(g, x.data<T>(), n, grp, col.data<T>());
+        OPSCOPE_CUDA_LAUNCHED("im2col");
+        gemm<T>(false, false, int(g.Kg), int(cols), int(crs), w.data<T>() + grp * g.Kg * crs, col.data<T>(),
+                y.data<T>() + (n * g.K + grp * g.Kg) * cols, false);
+      }
+    if (pb) {
+      add_bias<T><<<grid_for(y.numel()), kThreads, 0, stream()>>>(pb, y.data<T>(), g.N, g.K, cols);
+      OPSCOPE_CUDA_LAUNCHED("add_bias");
+    }
+  });
+}
+
+// conv2d_backward_input: inputs (dy, w), output dx with the attribute input_shape.
+void backward_input(KernelCtx& k, bool im2col_algo) {
+  const Tensor& dx = k.out();
+  if (dx.numel() == 0) return;
+  const DType dt = dx.dtype();
+  const Tensor dy = as(k.in(0), dt), w = as(k.in(1), dt);
+  const Geom g = make_geom(dx.shape(), w.shape(), dy.shape(), k.attrs);
+  visit_float(dt, k.op.name, [&](auto z) {
+    using T = decltype(z);
+    if (!im2col_algo || dy.numel() == 0) {
+      backward_input_naive<T><<<grid_for(dx.numel()), kThreads, 0, stream()>>>(g, dy.data<T>(), w.data<T>(), dx.data<T>());
+      OPSCOPE_CUDA_LAUNCHED("backward_input_naive");
+      return;
+    }
+    check_int(g);
+    const int64_t crs = g.Cg * g.R * g.S, cols = g.OH * g.OW;
+    Tensor col = k.workspace({crs, cols}, dt);
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.G; ++grp) {
+        // col [crs, cols] = W_gᵀ [crs, Kg] · dy_g [Kg, cols]
+        gemm<T>(true, false, int(crs), int(cols), int(g.Kg), w.data<T>() + grp * g.Kg * crs,
+                dy.data<T>() + (n * g.K + grp * g.Kg) * cols, col.data<T>(), false);
+        col2im<T><<<grid_for(g.Cg * g.H * g.W), kThreads, 0, stream()>>>(g, col.data<T>(), n, grp, dx.data<T>());
+        OPSCOPE_CUDA_LAUNCHED("col2im");
+      }
+  });
+}
+
+// conv2d_backward_weight: inputs (x, dy), output dw with the attribute weight_shape.
+void backward_weight(KernelCtx& k, bool im2col_algo) {
+  const Tensor& dw = k.out();
+  if (dw.numel() == 0) return;
+  const DType dt = dw.dtype();
+  const Tensor x = as(k.in(0), dt), dy = as(k.in(1), dt);
+  const Geom g = make_geom(x.shape(), dw.shape(), dy.shape(), k.attrs);
+  visit_float(dt, k.op.name, [&](auto z) {
+    using T = decltype(z);
+    if (!im2col_algo || dy.numel() == 0) {
+      backward_weight_naive<T><<<grid_for(dw.numel()), kThreads, 0, stream()>>>(g, x.data<T>(), dy.data<T>(), dw.data<T>());
+      OPSCOPE_CUDA_LAUNCHED("backward_weight_naive");
+      return;
+    }
+    check_int(g);
+    const int64_t crs = g.Cg * g.R * g.S, cols = g.OH * g.OW;
+    Tensor col = k.workspace({crs, cols}, dt);
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.G; ++grp) {
+        im2col<T><<<grid_for(crs * cols), kThreads, 0, stream()>>>(g, x.data<T>(), n, grp, col.data<T>());
+        OPSCOPE_CUDA_LAUNCHED("im2col");
+        // dW_g [Kg, crs] (+)= dy_g [Kg, cols] · colᵀ [cols, crs]
+        gemm<T>(false, true, int(g.Kg), int(crs), int(cols), dy.data<T>() + (n * g.K + grp * g.Kg) * cols, col.data<T>(),
+                dw.data<T>() + grp * g.Kg * crs, n > 0);
+      }
+  });
+}
+
+struct Register {
+  Register() {
+    add_kernel("conv2d", "im2col", [](KernelCtx& k) { forward(k, true); });
+    add_kernel("conv2d", "naive", [](KernelCtx& k) { forward(k, false); });
+    add_kernel("conv2d_backward_input", "im2col", [](KernelCtx& k) { backward_input(k, true); });
+    add_kernel("conv2d_backward_input", "naive", [](KernelCtx& k) { backward_input(k, false); });
+    add_kernel("conv2d_backward_weight", "im2col", [](KernelCtx& k) { backward_weight(k, true); });
+    add_kernel("conv2d_backward_weight", "naive", [](KernelCtx& k) { backward_weight(k, false); });
+  }
+} register_conv;
+
+}  // namespace
+}  // namespace opscope::cuda

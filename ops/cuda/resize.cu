@@ -1,0 +1,160 @@
+// CUDA pad ("constant", "reflect"), pad_backward (reflect), upsample_nearest2d, and
+// adaptive_avg_pool2d with its backward. One thread per output element; the two backward ops
+// scatter into dx with atomicAdd (an input element feeds several outputs; the float add order
+// varies, so the last bits may differ run to run).
+#include "ops/cuda/cuda_util.cuh"
+
+namespace opscope::cuda {
+namespace {
+
+#define GRID_STRIDE(i, n) \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
+
+struct PadGeom {
+  int rank;
+  int64_t in[kMaxRank], out[kMaxRank], left[kMaxRank];
+};
+
+PadGeom pad_geom(const Shape& in, const Shape& out, const std::vector<int64_t>& pads) {
+  if (in.size() > static_cast<size_t>(kMaxRank)) throw Error("pad: the CUDA kernel takes up to 8 axes");
+  PadGeom g{};
+  g.rank = static_cast<int>(in.size());
+  for (size_t i = 0; i < in.size(); ++i) g.in[i] = in[i], g.out[i] = out[i], g.left[i] = 0;
+  for (size_t p = 0; p < pads.size() / 2; ++p) g.left[in.size() - 1 - p] = pads[2 * p];
+  return g;
+}
+
+// Flat input index of output element o, or -1 where a constant pad supplies the value.
+__device__ int64_t pad_source(const PadGeom& g, int64_t o, bool reflect) {
+  int64_t src = 0, stride = 1;
+  for (int a = g.rank - 1; a >= 0; --a) {
+    int64_t i = o % g.out[a] - g.left[a];
+    o /= g.out[a];
+    if (i < 0 || i >= g.in[a]) {
+      if (!reflect) return -1;
+      i = i < 0 ? -i : 2 * (g.in[a] - 1) - i;
+    }
+    src += i * stride;
+    stride *= g.in[a];
+  }
+  return src;
+}
+
+template <class T>
+__global__ void pad_kernel(PadGeom g, const T* x, T* y, int64_t n, bool reflect, T value) {
+  GRID_STRIDE(o, n) {
+    const int64_t s = pad_source(g, o, reflect);
+    y[o] = s < 0 ? value : x[s];
+  }
+}
+
+template <class T>
+__global__ void pad_backward_kernel(PadGeom g, const T* dy, T* dx, int64_t n) {
+  GRID_STRIDE(o, n) atomicAdd(&dx[pad_source(g, o, true)], dy[o]);
+}
+
+template <class T>
+__global__ void upsample_kernel(const T* x, T* y, int64_t planes, int64_t H, int64_t W, int64_t s) {
+  const int64_t OH = H * s, OW = W * s;
+  GRID_STRIDE(e, planes * OH * OW) {
+    const int64_t j = e % OW, i = (e / OW) % OH, p = e / (OW * OH);
+    y[e] = x[(p * H + i / s) * W + j / s];
+  }
+}
+
+__device__ __forceinline__ int64_t adaptive_start(int64_t i, int64_t in, int64_t out) { return (i * in) / out; }
+__device__ __forceinline__ int64_t adaptive_end(int64_t i, int64_t in, int64_t out) {
+  return ((i + 1) * in + out - 1) / out;
+}
+
+template <class T>
+__global__ void adaptive_avg_kernel(const T* x, T* y, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW) {
+  GRID_STRIDE(e, planes * OH * OW) {
+    const int64_t j = e % OW, i = (e / OW) % OH, p = e / (OW * OH);
+    const int64_t h0 = adaptive_start(i, H, OH), h1 = adaptive_end(i, H, OH);
+    const int64_t w0 = adaptive_start(j, W, OW), w1 = adaptive_end(j, W, OW);
+    T s = 0;
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t w = w0; w < w1; ++w) s += x[(p * H + h) * W + w];
+    y[e] = s / T((h1 - h0) * (w1 - w0));
+  }
+}
+
+template <class T>
+__global__ void adaptive_avg_backward_kernel(const T* dy, T* dx, int64_t planes, int64_t H, int64_t W, int64_t OH,
+                                             int64_t OW) {
+  GRID_STRIDE(e, planes * OH * OW) {
+    const int64_t j = e % OW, i = (e / OW) % OH, p = e / (OW * OH);
+    const int64_t h0 = adaptive_start(i, H, OH), h1 = adaptive_end(i, H, OH);
+    const int64_t w0 = adaptive_start(j, W, OW), w1 = adaptive_end(j, W, OW);
+    const T v = dy[e] / T((h1 - h0) * (w1 - w0));
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t w = w0; w < w1; ++w) atomicAdd(&dx[(p * H + h) * W + w], v);
+  }
+}
+
+struct Register {
+  Register() {
+    add_kernel("pad", "direct", [](KernelCtx& k) {
+      const int64_t n = k.out().numel();
+      if (n == 0) return;
+      const PadGeom g = pad_geom(k.in(0).shape(), k.out().shape(), k.attrs.ints("pads"));
+      const bool reflect = k.attrs.s("mode") == "reflect";
+      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        pad_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, k.in(0).data<T>(), k.out().data<T>(), n, reflect,
+                                                              static_cast<T>(k.attrs.f("value")));
+        OPSCOPE_CUDA_LAUNCHED("pad_kernel");
+      });
+    });
+    add_kernel("pad_backward", "direct", [](KernelCtx& k) {
+      k.out().fill(0);
+      const int64_t n = k.in(0).numel();
+      if (n == 0 || k.out().numel() == 0) return;
+      const PadGeom g = pad_geom(k.out().shape(), k.in(0).shape(), k.attrs.ints("pads"));
+      visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
+        pad_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n);
+        OPSCOPE_CUDA_LAUNCHED("pad_backward_kernel");
+      });
+    });
+    add_kernel("upsample_nearest2d", "direct", [](KernelCtx& k) {
+      const Shape& xs = k.in(0).shape();
+      if (k.out().numel() == 0) return;
+      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        upsample_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
+            k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], k.attrs.i("scale_factor"));
+        OPSCOPE_CUDA_LAUNCHED("upsample_kernel");
+      });
+    });
+    add_kernel("adaptive_avg_pool2d", "direct", [](KernelCtx& k) {
+      const Shape& xs = k.in(0).shape();
+      const int64_t OH = k.out().shape()[2], OW = k.out().shape()[3];
+      if (k.out().numel() == 0) return;
+      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        adaptive_avg_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
+            k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
+        OPSCOPE_CUDA_LAUNCHED("adaptive_avg_kernel");
+      });
+    });
+    add_kernel("adaptive_avg_pool2d_backward", "direct", [](KernelCtx& k) {
+      const Shape& xs = k.out().shape();
+      const int64_t OH = k.in(0).shape()[2], OW = k.in(0).shape()[3];
+      k.out().fill(0);
+      if (k.in(0).numel() == 0 || k.out().numel() == 0) return;
+      visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
+        adaptive_avg_backward_kernel<T><<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(
+            dy.data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
+        OPSCOPE_CUDA_LAUNCHED("adaptive_avg_backward_kernel");
+      });
+    });
+  }
+} register_resize;
+
+}  // namespace
+}  // namespace opscope::cuda

@@ -1,0 +1,557 @@
+// The CUDA backend checked against the CPU: every op × algorithm with a CUDA kernel, on random
+// inputs drawn fresh each run (the seed is printed on failure), odd sizes included, outputs
+// poisoned with NaN before the launch (an element a kernel forgets to write fails the test),
+// relative error max|gpu − cpu| / max|cpu| against the CPU computing in float64, under the
+// tolerance stated with each case. Without a GPU every [cuda] test that needs one prints
+// "SKIPPED: no CUDA device" and ctest counts it as skipped.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "app/lang/session.h"
+#include "core/device.h"
+#include "core/error.h"
+#include "core/workspace.h"
+#include "tests/helpers.h"
+
+namespace opscope {
+namespace {
+
+bool skip_without_gpu() {
+  if (device_available(Device::cuda)) return false;
+  std::cout << "SKIPPED: no CUDA device (CUDA built: " << (device_built(Device::cuda) ? "yes" : "no") << ")\n";
+  return true;
+}
+
+uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+// Float32 CPU tensor with values from `dist` (a fresh stream per call).
+enum class Fill { normal, positive, away_zero, distinct };
+Tensor random_input(const Shape& shape, std::mt19937_64& rng, Fill fill = Fill::normal) {
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  std::normal_distribution<double> nd(0, 1);
+  std::uniform_real_distribution<double> ud(0.5, 2.0), az(0.2, 1.0);
+  for (size_t i = 0; i < v.size(); ++i) {
+    switch (fill) {
+      case Fill::normal: v[i] = nd(rng); break;
+      case Fill::positive: v[i] = ud(rng); break;
+      case Fill::away_zero: v[i] = az(rng) * (rng() & 1 ? 1 : -1); break;
+      case Fill::distinct: v[i] = static_cast<double>(i) * 0.37 - static_cast<double>(v.size()) * 0.1; break;
+    }
+  }
+  if (fill == Fill::distinct) std::shuffle(v.begin(), v.end(), rng);
+  return Tensor::from_vector<double>(v, shape, DType::f32, MemCategory::input);
+}
+
+Tensor random_indices(const Shape& shape, int64_t max, std::mt19937_64& rng) {
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& x : v) x = static_cast<double>(rng() % static_cast<uint64_t>(max));
+  return Tensor::from_vector<double>(v, shape, DType::i64, MemCategory::input);
+}
+
+// Runs op/algo's CUDA kernel directly on outputs filled with NaN (or a sentinel for int64).
+std::vector<Tensor> run_poisoned(const OpDef& op, const std::string& algo, const std::vector<Tensor>& cpu_inputs,
+                                 const Attrs& attrs) {
+  Workspace& ws = current_workspace();
+  std::vector<Tensor> ins;
+  std::vector<TensorMeta> in_meta;
+  for (auto& t : cpu_inputs) {
+    ins.push_back(t.to(Device::cuda));
+    in_meta.push_back({t.shape(), t.dtype(), Device::cuda});
+  }
+  const auto out_meta = ws.infer(op, in_meta, attrs);
+  std::vector<Tensor> outs;
+  for (auto& m : out_meta) {
+    Tensor t = Tensor::empty(m.shape, m.dtype, MemCategory::activation, Device::cuda);
+    t.fill(m.dtype == DType::i64 ? -7777.0 : NAN);
+    outs.push_back(t);
+  }
+  const KernelFn* fn = op.find_kernel(Device::cuda, algo);
+  REQUIRE(fn != nullptr);
+  KernelCtx ctx{op, ins, attrs, out_meta, outs, ws, MemCategory::activation};
+  (*fn)(ctx);
+  device_backend(Device::cuda)->synchronize();
+  return outs;
+}
+
+// The CPU's answer in float64 (float inputs cast up), with the op's default CPU algorithm.
+std::vector<Tensor> cpu_reference(const OpDef& op, const std::vector<Tensor>& cpu_inputs, const Attrs& attrs,
+                                  const std::string& cpu_algo) {
+  std::vector<Tensor> ins;
+  for (auto& t : cpu_inputs) ins.push_back(t.dtype() == DType::f32 ? t.cast(DType::f64) : t);
+  NoGradGuard ng;
+  return current_workspace().call_multi(op, ins, attrs, cpu_algo);
+}
+
+// max |a − ref| / max |ref| (NaN where ref has none: infinity).
+double relative_error(const Tensor& gpu, const Tensor& ref) {
+  REQUIRE(gpu.shape() == ref.shape());
+  const std::vector<double> a = gpu.to_vector(), b = ref.to_vector();
+  double max_ref = 0, max_diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(b[i])) continue;
+    if (std::isnan(a[i]) || (std::isinf(a[i]) != std::isinf(b[i]))) return INFINITY;
+    if (std::isinf(b[i])) {
+      if (a[i] != b[i]) return INFINITY;
+      continue;
+    }
+    max_ref = std::max(max_ref, std::fabs(b[i]));
+    max_diff = std::max(max_diff, std::fabs(a[i] - b[i]));
+  }
+  return max_diff / std::max(max_ref, 1e-30);
+}
+
+struct Case {
+  std::string op, algo;
+  std::vector<Tensor> inputs;
+  AttrMap attrs;
+  double tol;
+  std::string note = {};
+  std::string cpu_algo = {};  // empty: the op's default on the CPU
+};
+
+void check_case(const Case& c, uint64_t seed) {
+  const OpDef& op = OpRegistry::instance().get(c.op);
+  const Attrs attrs = op.resolve(c.attrs);
+  INFO(c.op << " algo=" << c.algo << " (" << c.note << "), seed " << seed << ", tolerance " << c.tol);
+  const auto gpu = run_poisoned(op, c.algo, c.inputs, attrs);
+  const auto ref = cpu_reference(op, c.inputs, attrs, c.cpu_algo);
+  REQUIRE(gpu.size() == ref.size());
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    const double err = relative_error(gpu[i], ref[i]);
+    INFO("output " << i << " shape " << shape_str(gpu[i].shape()) << ": relative error " << err);
+    CHECK(err <= c.tol);
+  }
+}
+
+struct Fixture {
+  Workspace ws;
+  WorkspaceScope scope{ws};
+  uint64_t seed = fresh_seed();
+  std::mt19937_64 rng{seed};
+};
+
+}  // namespace
+
+TEST_CASE("cuda: without a GPU the device says so, and the CPU build says CUDA built: no", "[cuda]") {
+  const std::string msg = device_missing_message(Device::cuda);
+  CHECK(msg == std::string("no CUDA device found (CUDA built: ") + (device_built(Device::cuda) ? "yes" : "no") + ")");
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  lang::Session session(ws);
+  std::ostringstream out, err;
+  const bool ok = session.run(":device cuda", "<test>", out, err);
+  if (device_available(Device::cuda)) {
+    CHECK(ok);
+    CHECK(out.str().find("new tensors on cuda") != std::string::npos);
+  } else {
+    CHECK_FALSE(ok);
+    CHECK(err.str().find(msg) != std::string::npos);
+    std::ostringstream out2, err2;
+    CHECK_FALSE(session.run("x = ones(3).to(\"cuda\")", "<test>", out2, err2));
+    CHECK(err2.str().find(msg) != std::string::npos);
+  }
+}
+
+// Registered ops without a CUDA kernel (a clear "no kernel ... on cuda" error when called there).
+// A new op must get a CUDA kernel or join this list, so the list stays true.
+TEST_CASE("cuda: every op has a CUDA kernel or is on the known list", "[cuda]") {
+  if (!device_built(Device::cuda)) {
+    SUCCEED("CUDA not built");
+    return;
+  }
+  // The compiler's CPU-only ops: its fusion passes fuse CPU values only, so no program on cuda has them.
+  const std::vector<std::string> known_missing = {"fused_elementwise", "sgd_matmul_update"};
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    bool any = false;
+    for (auto& [key, _] : op->kernels) any = any || key.first == Device::cuda;
+    const bool listed = std::find(known_missing.begin(), known_missing.end(), op->name) != known_missing.end();
+    INFO(op->name);
+    CHECK(any != listed);
+  }
+}
+
+TEST_CASE("cuda: elementwise and broadcasting match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  const Shape full{37, 129}, row{129}, col{37, 1}, big{3, 1001};  // odd sizes: vector tails
+  std::vector<Case> cases;
+  for (const char* op : {"add", "sub", "mul", "maximum", "minimum"}) {
+    cases.push_back({op, "default", {random_input(full, r), random_input(full, r)}, {}, 1e-6, "same shape"});
+    cases.push_back({op, "default", {random_input(full, r), random_input(row, r)}, {}, 1e-6, "broadcast row"});
+    cases.push_back({op, "default", {random_input(col, r), random_input(row, r)}, {}, 1e-6, "outer broadcast"});
+    cases.push_back({op, "default", {random_input(big, r), random_input(big, r)}, {}, 1e-6, "vec4 with a tail"});
+  }
+  cases.push_back({"div", "default", {random_input(full, r), random_input(full, r, Fill::away_zero)}, {}, 1e-6, ""});
+  cases.push_back({"pow", "default", {random_input(full, r, Fill::positive), random_input(row, r)}, {}, 1e-5, ""});
+  for (const char* op : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+    Tensor a = random_input(full, r, Fill::distinct);
+    cases.push_back({op, "default", {a, random_input(row, r, Fill::distinct)}, {}, 0, "exact 0/1"});
+    cases.push_back({op, "default", {a, a}, {}, 0, "ties"});
+  }
+  cases.push_back({"where", "default", {random_indices(col, 2, r), random_input(full, r), random_input(row, r)}, {}, 0,
+                   "broadcast condition"});
+  for (const char* op : {"neg", "exp", "tanh", "sigmoid", "relu", "abs", "sign"})
+    cases.push_back({op, "default", {random_input(big, r)}, {}, 1e-6, "odd size"});
+  for (const char* op : {"log", "sqrt"}) cases.push_back({op, "default", {random_input(big, r, Fill::positive)}, {}, 1e-6, ""});
+  cases.push_back({"leaky_relu", "default", {random_input(big, r)}, {{"negative_slope", 0.2}}, 1e-6, ""});
+  cases.push_back({"gelu", "default", {random_input(big, r)}, {}, 1e-6, "erf"});
+  cases.push_back({"gelu", "default", {random_input(big, r)}, {{"approximate", std::string("tanh")}}, 1e-6, "tanh"});
+  cases.push_back({"gelu_backward", "default", {random_input(big, r), random_input(big, r)}, {}, 1e-6, "erf"});
+  cases.push_back({"gelu_backward", "default", {random_input(big, r), random_input(big, r)},
+                   {{"approximate", std::string("tanh")}}, 1e-6, "tanh"});
+  for (auto& c : cases) check_case(c, f.seed);
+}
+
+TEST_CASE("cuda: reductions (rows, columns, two-stage) match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  using V = std::vector<int64_t>;
+  const Shape x3{5, 37, 19};
+  std::vector<Case> cases;
+  for (const char* op : {"sum", "mean", "max", "var"}) {
+    const Fill fill = std::string(op) == "max" ? Fill::distinct : Fill::normal;
+    cases.push_back({op, "default", {random_input(x3, r, fill)}, {}, 1e-5, "all axes"});
+    cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{-1}}}, 1e-5, "last axis (rows)"});
+    cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{0}}, {"keepdim", true}}, 1e-5,
+                     "first axis (columns), keepdim"});
+    cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{0, 2}}}, 1e-5, "axes 0 and 2 (permuted)"});
+    cases.push_back({op, "default", {random_input({3, 200003}, r, fill)}, {{"axes", V{1}}}, 1e-5, "long rows: two-stage"});
+  }
+  cases.push_back({"sum", "default", {random_input({(1 << 20) + 3}, r)}, {}, 1e-5, "a million elements: two-stage"});
+  cases.push_back({"var", "default", {random_input(x3, r)}, {{"axes", V{1}}, {"unbiased", true}}, 1e-5, "unbiased"});
+  cases.push_back({"sum_to", "default", {random_input(x3, r)}, {{"shape", V{37, 1}}}, 1e-5, "broadcast reduction"});
+  for (auto& c : cases) check_case(c, f.seed);
+}
+
+TEST_CASE("cuda: every matmul version matches the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  struct Dims {
+    Shape a, b;
+    const char* note;
+  };
+  const std::vector<Dims> dims = {{{67, 131}, {131, 45}, "odd sizes"},
+                                  {{128, 256}, {256, 64}, "multiples of 4: float4 path"},
+                                  {{3, 33, 17}, {3, 17, 29}, "batched"},
+                                  {{2, 3, 31, 9}, {9, 40}, "b shared by a batch"},
+                                  {{1, 1}, {1, 7}, "1x1"}};
+  // float32 versions: error grows like √K of rounding steps; TF32 and half keep 10 mantissa bits.
+  for (const char* algo : {"naive", "tiled", "tiled_conflicting", "tiled_padded", "register_blocked", "cublas", "wmma",
+                           "wmma_half"}) {
+    const bool tensor_cores = std::string(algo).rfind("wmma", 0) == 0;
+    for (auto& d : dims)
+      check_case({"matmul", algo, {random_input(d.a, r), random_input(d.b, r)}, {}, tensor_cores ? 1e-2 : 1e-5, d.note},
+                 f.seed);
+  }
+}
+
+TEST_CASE("cuda: softmax, log_softmax and softmax_backward match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  std::vector<Case> cases;
+  for (const char* algo : {"stable", "naive"}) {
+    cases.push_back({"softmax", algo, {random_input({33, 37}, r)}, {}, 1e-5, "warp per row", algo});
+    cases.push_back({"softmax", algo, {random_input({7, 3001}, r)}, {}, 1e-5, "block per row, online", algo});
+    cases.push_back({"softmax", algo, {random_input({5, 11, 13}, r)}, {{"axis", int64_t{1}}}, 1e-5, "middle axis", algo});
+  }
+  cases.push_back({"softmax", "stable", {random_input({4, 1025}, r, Fill::distinct)}, {}, 1e-5, "large logits: no overflow"});
+  cases.push_back({"log_softmax", "stable", {random_input({33, 37}, r)}, {}, 1e-5, "warp"});
+  cases.push_back({"log_softmax", "stable", {random_input({3, 4099}, r)}, {}, 1e-5, "block"});
+  for (const Shape& s : {Shape{33, 37}, Shape{3, 2049}})
+    cases.push_back({"softmax_backward", "default", {random_input(s, r, Fill::positive), random_input(s, r)}, {}, 1e-5, ""});
+  cases.push_back({"softmax_backward", "default", {random_input({5, 7, 3}, r, Fill::positive), random_input({5, 7, 3}, r)},
+                   {{"axis", int64_t{1}}}, 1e-5, "columns"});
+  for (auto& c : cases) check_case(c, f.seed);
+}
+
+TEST_CASE("cuda: layer_norm (three algorithms) and its backward match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  std::vector<Case> cases;
+  for (const char* algo : {"welford", "two_pass", "naive"}) {
+    cases.push_back({"layer_norm", algo, {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)}, {},
+                     1e-4, "weight and bias", algo});
+    cases.push_back({"layer_norm", algo, {random_input({3, 5, 7, 211}, r)}, {{"normalized_ndim", int64_t{2}}}, 1e-4,
+                     "two axes, no weight", algo});
+    cases.push_back({"layer_norm", algo, {random_input({4, 5000}, r)}, {}, 1e-4, "long rows", algo});
+  }
+  cases.push_back({"layer_norm_backward", "default",
+                   {random_input({9, 37}, r), random_input({9, 37}, r), random_input({37}, r)}, {}, 1e-4, "with weight"});
+  cases.push_back({"layer_norm_backward", "default", {random_input({6, 5, 301}, r), random_input({6, 5, 301}, r)},
+                   {{"normalized_ndim", int64_t{2}}}, 1e-4, "no weight, two axes"});
+  for (auto& c : cases) check_case(c, f.seed);
+}
+
+TEST_CASE("cuda: batch_norm (three algorithms, training and eval) and its backward match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  const Shape xs{6, 5, 7, 3};
+  for (const char* algo : {"welford", "two_pass", "naive"})
+    for (bool training : {true, false}) {
+      Tensor x = random_input(xs, r), w = random_input({5}, r), b = random_input({5}, r);
+      Tensor rm = random_input({5}, r), rv = random_input({5}, r, Fill::positive);
+      const OpDef& bn = OpRegistry::instance().get("batch_norm");
+      const Attrs attrs = bn.resolve({{"training", training}});
+      INFO(algo << (training ? " training" : " eval") << ", seed " << f.seed);
+      // The running statistics change in place: each device gets its own copy.
+      Tensor rm_gpu = rm.to(Device::cuda), rv_gpu = rv.to(Device::cuda);
+      std::vector<Tensor> ins = {x.to(Device::cuda), rm_gpu, rv_gpu, w.to(Device::cuda), b.to(Device::cuda)};
+      std::vector<TensorMeta> meta;
+      for (auto& t : ins) meta.push_back({t.shape(), t.dtype(), Device::cuda});
+      auto out_meta = f.ws.infer(bn, meta, attrs);
+      std::vector<Tensor> outs = {Tensor::empty(xs, DType::f32, MemCategory::activation, Device::cuda)};
+      outs[0].fill(NAN);
+      KernelCtx ctx{bn, ins, attrs, out_meta, outs, f.ws, MemCategory::activation};
+      (*bn.find_kernel(Device::cuda, algo))(ctx);
+      Tensor rm64 = rm.cast(DType::f64), rv64 = rv.cast(DType::f64);
+      NoGradGuard ng;
+      Tensor ref = f.ws.call_multi(bn, {x.cast(DType::f64), rm64, rv64, w.cast(DType::f64), b.cast(DType::f64)}, attrs, algo)[0];
+      CHECK(relative_error(outs[0], ref) < 1e-4);
+      CHECK(relative_error(rm_gpu, rm64) < 1e-5);
+      CHECK(relative_error(rv_gpu, rv64) < 1e-5);
+      check_case({"batch_norm_backward", "default", {x, random_input(xs, r), rm, rv, w}, {{"training", training}}, 1e-4,
+                  training ? "training" : "eval"},
+                 f.seed);
+    }
+}
+
+TEST_CASE("cuda: embedding lookup and atomic backward match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  Tensor idx = random_indices({7, 13}, 11, r);  // 91 lookups into 11 rows: many repeats
+  check_case({"embedding", "gather", {idx, random_input({11, 33}, r)}, {}, 0, "exact copy"}, f.seed);
+  check_case({"embedding_backward", "scatter_add", {idx, random_input({7, 13, 33}, r)},
+              {{"num_embeddings", int64_t{11}}, {"padding_idx", int64_t{3}}}, 1e-5, "repeated indices, padding row"},
+             f.seed);
+  // An index out of range is an error that names it, as on the CPU.
+  Tensor bad = Tensor::from_vector<int64_t>({0, 4, 11}, {3}, DType::i64);
+  const OpDef& op = OpRegistry::instance().get("embedding");
+  REQUIRE_THROWS_WITH(run_poisoned(op, "gather", {bad, random_input({11, 3}, r)}, op.resolve({})),
+                      Catch::Contains("index 11 (at flat position 2)"));
+}
+
+TEST_CASE("cuda: attention naive and flash, forward and backward, match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  struct Qkv {
+    Shape q, k, v;
+    AttrMap attrs;
+    const char* note;
+    bool mask = false, int_mask = false;
+  };
+  const std::vector<Qkv> shapes = {
+      {{37, 16}, {53, 16}, {53, 24}, {}, "T 37, S 53"},
+      {{2, 3, 70, 32}, {2, 3, 70, 32}, {2, 3, 70, 32}, {{"causal", true}}, "batch 2x3, causal"},
+      {{2, 9, 8}, {9, 8}, {1, 9, 5}, {{"scale", 0.3}}, "k and v broadcast, scale"},
+      {{33, 8}, {40, 8}, {40, 8}, {{"causal", true}}, "float mask + causal", true},
+      {{33, 8}, {40, 8}, {40, 8}, {}, "int64 mask", true, true},
+  };
+  for (auto& s : shapes) {
+    std::vector<Tensor> ins = {random_input(s.q, r), random_input(s.k, r), random_input(s.v, r)};
+    if (s.mask) ins.push_back(s.int_mask ? random_indices({33, 40}, 2, r) : random_input({40}, r));
+    for (const char* algo : {"naive", "flash"}) check_case({"scaled_dot_product_attention", algo, ins, s.attrs, 1e-4, s.note}, f.seed);
+    // Backward inputs: o from the CPU forward, any dO.
+    const OpDef& fwd = OpRegistry::instance().get("scaled_dot_product_attention");
+    NoGradGuard ng;
+    Tensor o = current_workspace().call_multi(fwd, ins, fwd.resolve(s.attrs))[0];
+    std::vector<Tensor> bins = {ins[0], ins[1], ins[2], o, random_input(o.shape(), r)};
+    if (s.mask) bins.push_back(ins[3]);
+    check_case({"attention_backward", "flash", bins, s.attrs, 1e-4, s.note}, f.seed);
+  }
+}
+
+TEST_CASE("cuda: conv2d naive and im2col, both backward ops, match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  using V = std::vector<int64_t>;
+  struct Conv {
+    Shape x, w;
+    AttrMap attrs;
+    const char* note;
+  };
+  const std::vector<Conv> convs = {
+      {{2, 3, 11, 13}, {5, 3, 3, 3}, {{"padding", int64_t{1}}}, "3x3, padding 1"},
+      {{1, 4, 17, 9}, {6, 2, 3, 2}, {{"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2, 3x2 kernel"},
+      {{2, 2, 12, 12}, {3, 2, 3, 3}, {{"dilation", int64_t{2}}, {"padding", int64_t{2}}}, "dilation 2"},
+  };
+  for (auto& c : convs) {
+    Tensor x = random_input(c.x, r), w = random_input(c.w, r), b = random_input({c.w[0]}, r);
+    const OpDef& conv = OpRegistry::instance().get("conv2d");
+    NoGradGuard ng;
+    Tensor y = f.ws.call_multi(conv, {x, w}, conv.resolve(c.attrs))[0];
+    Tensor dy = random_input(y.shape(), r);
+    AttrMap ai = c.attrs, aw = c.attrs;
+    ai.emplace_back("input_shape", V(c.x));
+    aw.emplace_back("weight_shape", V(c.w));
+    for (const char* algo : {"naive", "im2col"}) {
+      check_case({"conv2d", algo, {x, w, b}, c.attrs, 1e-5, c.note, algo}, f.seed);
+      check_case({"conv2d_backward_input", algo, {dy, w}, ai, 1e-5, c.note, algo}, f.seed);
+      check_case({"conv2d_backward_weight", algo, {x, dy}, aw, 1e-5, c.note, algo}, f.seed);
+    }
+  }
+}
+
+TEST_CASE("cuda: max and average pooling with their backward ops match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  using V = std::vector<int64_t>;
+  const std::vector<AttrMap> windows = {{{"kernel_size", int64_t{2}}},
+                                        {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
+                                        {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}};
+  const Shape xs{2, 3, 11, 9};
+  for (const AttrMap& a : windows) {
+    Tensor x = random_input(xs, r, Fill::distinct);  // distinct: one argmax per window
+    const OpDef& mp = OpRegistry::instance().get("max_pool2d");
+    NoGradGuard ng;
+    Tensor y = f.ws.call_multi(mp, {x}, mp.resolve(a))[0];
+    Tensor dy = random_input(y.shape(), r);
+    AttrMap ab = a;
+    ab.emplace_back("shape", V(xs));
+    check_case({"max_pool2d", "direct", {x}, a, 0, "exact"}, f.seed);
+    check_case({"avg_pool2d", "direct", {x}, a, 1e-5, ""}, f.seed);
+    check_case({"max_pool2d_backward", "direct", {x, dy}, a, 1e-6, "overlapping windows add"}, f.seed);
+    check_case({"avg_pool2d_backward", "direct", {dy}, ab, 1e-5, ""}, f.seed);
+  }
+}
+
+TEST_CASE("cuda: linear and dropout match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  check_case({"linear", "cublas", {random_input({5, 7, 33}, r), random_input({17, 33}, r), random_input({17}, r)}, {},
+              1e-5, "batched rows, bias", "eigen"},
+             f.seed);
+  check_case({"linear", "cublas", {random_input({33}, r), random_input({9, 33}, r)}, {}, 1e-5, "a vector, no bias", "eigen"},
+             f.seed);
+  const int64_t seed = static_cast<int64_t>(f.seed % 1000);
+  check_case({"dropout", "default", {random_input({37, 41}, r)}, {{"p", 0.3}, {"seed", seed}}, 1e-6, "the CPU's mask"},
+             f.seed);
+}
+
+TEST_CASE("cuda: cross_entropy, its backward and mse_loss match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  for (const char* reduction : {"mean", "sum"}) {
+    const AttrMap a{{"reduction", std::string(reduction)}};
+    for (int64_t C : {7, 1500}) {  // short rows and long ones
+      Tensor logits = random_input({33, C}, r), targets = random_indices({33}, C, r);
+      check_case({"cross_entropy", "default", {logits, targets}, a, 1e-5, reduction}, f.seed);
+      check_case({"cross_entropy_backward", "default", {logits, targets, random_input({}, r)}, a, 1e-5, reduction},
+                 f.seed);
+    }
+    check_case({"mse_loss", "default", {random_input({37, 11}, r), random_input({37, 11}, r)}, a, 1e-5, reduction},
+               f.seed);
+  }
+  const OpDef& ce = OpRegistry::instance().get("cross_entropy");
+  REQUIRE_THROWS_WITH(run_poisoned(ce, "default", {random_input({2, 3}, r), Tensor::from_vector<int64_t>({1, 3}, {2})},
+                                   ce.resolve({})),
+                      Catch::Contains("target 3 at index 1"));
+}
+
+TEST_CASE("cuda: pad, pad_backward, upsample_nearest2d and adaptive average pooling match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  using V = std::vector<int64_t>;
+  const Shape xs{2, 3, 7, 9};
+  Tensor x = random_input(xs, r);
+  check_case({"pad", "direct", {x}, {{"pads", V{1, 2, 3, 0}}, {"value", 0.5}}, 0, "constant"}, f.seed);
+  check_case({"pad", "direct", {x}, {{"pads", V{2, 3, 1, 4}}, {"mode", std::string("reflect")}}, 0, "reflect"}, f.seed);
+  check_case({"pad_backward", "direct", {random_input({2, 3, 12, 14}, r)}, {{"pads", V{2, 3, 1, 4}}, {"shape", V(xs)}},
+              1e-5, "reflected borders add"},
+             f.seed);
+  check_case({"upsample_nearest2d", "direct", {x}, {{"scale_factor", int64_t{3}}}, 0, "scale 3"}, f.seed);
+  check_case({"adaptive_avg_pool2d", "direct", {x}, {{"output_size", V{3, 4}}}, 1e-5, "overlapping windows"}, f.seed);
+  check_case({"adaptive_avg_pool2d_backward", "direct", {random_input({2, 3, 3, 4}, r)}, {{"shape", V(xs)}}, 1e-5, ""},
+             f.seed);
+}
+
+TEST_CASE("cuda: shape ops and casts run on the device through copy_from", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  using V = std::vector<int64_t>;
+  Tensor x = random_input({5, 7, 3}, r);
+  std::vector<Case> cases = {
+      {"transpose", "default", {x}, {{"dim0", int64_t{0}}, {"dim1", int64_t{2}}}, 0, "a view"},
+      {"permute", "default", {x}, {{"dims", V{2, 0, 1}}}, 0, ""},
+      {"reshape", "default", {x}, {{"shape", V{35, 3}}}, 0, ""},
+      {"concat", "default", {x, random_input({5, 2, 3}, r)}, {{"axis", int64_t{1}}}, 0, "strided windows"},
+      {"cast", "default", {x}, {{"dtype", std::string("int64")}}, 0, "float to int64"},
+  };
+  for (auto& c : cases) {
+    INFO(c.op);
+    const OpDef& op = OpRegistry::instance().get(c.op);
+    REQUIRE(op.find_kernel(Device::cuda, c.algo) != nullptr);
+    // Views come back strided: compare them element by element as the CPU sees them.
+    const auto gpu = run_poisoned(op, c.algo, c.inputs, op.resolve(c.attrs));
+    NoGradGuard ng;
+    const auto ref = f.ws.call_multi(op, c.inputs, op.resolve(c.attrs));
+    CHECK(relative_error(gpu[0], ref[0]) == 0);
+  }
+}
+
+TEST_CASE("cuda: x.to(\"cuda\"), dispatch, autograd and memory accounting through the engine", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  Tensor x = random_input({19, 23}, r), w = random_input({23, 11}, r);
+  Tensor xc = x.to(Device::cuda), wc = w.to(Device::cuda);
+  CHECK(f.ws.tracker().copies(Device::cpu, Device::cuda).copies == 2);
+  CHECK(total_bytes(f.ws.tracker().live_on(Device::cuda)) == x.nbytes() + w.nbytes());
+  CHECK(f.ws.tracker().reserved(Device::cuda) >= x.nbytes() + w.nbytes());
+  // Forward and backward on both devices: the same loss and gradients.
+  auto loss_and_grads = [&](Tensor a, Tensor b) {
+    a.set_requires_grad(true);
+    b.set_requires_grad(true);
+    Tensor y = f.ws.call("softmax", {f.ws.call("matmul", {a, b})}, {{"axis", int64_t{-1}}});
+    Tensor l = f.ws.call("sum", {f.ws.call("mul", {y, f.ws.call("mul", {y, Tensor::scalar(3.0)})})});
+    f.ws.backward(l);
+    return std::vector<Tensor>{l, a.grad(), b.grad()};
+  };
+  auto cpu = loss_and_grads(x.clone(), w.clone());
+  auto gpu = loss_and_grads(xc.clone(), wc.clone());
+  for (int i = 0; i < 3; ++i) {
+    INFO("output " << i);
+    CHECK(gpu[i].device() == Device::cuda);
+    CHECK(relative_error(gpu[i], cpu[i]) < 1e-4);
+  }
+  // matmul without algo= runs cuBLAS on cuda (the CPU default, Eigen, has no CUDA kernel).
+  CHECK(default_algorithm_on(OpRegistry::instance().get("matmul"), Device::cuda) == "cublas");
+  // Device steps are timed by CUDA events and recorded.
+  CHECK(f.ws.graph().node(f.ws.graph().num_nodes() - 1).stats.last_time_ns >= 0);
+  // An algorithm without a CUDA kernel says so, and which ones exist there; nothing crashes.
+  Tensor img = random_input({1, 2, 5, 5}, r).to(Device::cuda), ker = random_input({3, 2, 3, 3}, r).to(Device::cuda);
+  try {
+    f.ws.call("conv2d", {img, ker}, {}, "winograd");
+    FAIL("conv2d winograd ran on cuda");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("no kernel for algorithm 'winograd' on cuda") != std::string::npos);
+    CHECK(e.hint().find("im2col") != std::string::npos);
+  }
+  // The REPL: :device cuda makes new tensors there; printing copies back.
+  lang::Session session(f.ws);
+  std::ostringstream out, err;
+  REQUIRE(session.run(":device cuda\na = ones(2, 3)\nb = (a * 2).sum()\nprint(b.item(), a.device)", "<t>", out, err));
+  CHECK(out.str().find("6.0 cuda") != std::string::npos);
+}
+
+}  // namespace opscope
