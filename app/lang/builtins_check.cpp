@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "app/lang/interpreter.h"
+#include "core/device.h"
 
 namespace opscope::lang {
 
@@ -84,6 +85,13 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
       if (phase.empty() || (phase == "backward") == (node.phase == Phase::backward)) ++n;
     return Value::Int(n);
   });
+
+  // Lessons run their GPU cells only where a device is (CI and most laptops have none).
+  add("cuda_available", "cuda_available()", "True when this build has CUDA and a GPU is present (then x.to(\"cuda\") works)",
+      [](Interpreter& in, CallArgs& a) {
+        if (!a.positional.empty() || !a.keyword.empty()) in.fail(a.pos, "cuda_available() takes no arguments");
+        return Value::Bool(device_available(Device::cuda));
+      });
 
   // The median of several runs, after one warm-up run (first touches of memory are page
   // faults, not the kernel). Runs outside the graph: timing leaves no nodes behind.
