@@ -208,7 +208,7 @@ int run_interactive(lang::Session& session, const ReplOptions& opts) {
     if (version.empty()) version = OPSCOPE_VERSION;
 #endif
     if (version.empty()) version = "dev";
-    std::cout << "opscope " << version << " \u2014 type :help for help, :quit to leave\n";
+    std::cout << "opscope " << version << " \u2014 type :help for help, :lesson to start the course, :quit to leave\n";
   }
 
   EntryBuilder builder(session);
