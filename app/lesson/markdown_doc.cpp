@@ -234,7 +234,7 @@ int on_text(MD_TEXTTYPE type, const MD_CHAR* text, MD_SIZE size, void* user) {
   }
   switch (type) {
     case MD_TEXT_SOFTBR: b.soft_break = true; break;
-    case MD_TEXT_BR: b.target()->push_back(MdSpan{"\n"}); break;
+    case MD_TEXT_BR: b.target()->push_back(MdSpan{"\n", false, false, false, {}}); break;
     case MD_TEXT_ENTITY:
       b.add_text(t == "&amp;" ? "&" : t == "&lt;" ? "<" : t == "&gt;" ? ">" : t == "&quot;" ? "\"" : t == "&nbsp;" ? " " : t);
       break;
@@ -258,7 +258,7 @@ std::vector<MdBlock> parse_markdown(const std::string& markdown) {
   parser.text = on_text;
   if (md_parse(markdown.data(), static_cast<MD_SIZE>(markdown.size()), &parser, &b) != 0) {
     MdBlock raw;  // cannot happen with md4c's default limits; show the source rather than nothing
-    raw.spans.push_back(MdSpan{markdown});
+    raw.spans.push_back(MdSpan{markdown, false, false, false, {}});
     return {raw};
   }
   return std::move(b.blocks);
