@@ -79,7 +79,8 @@ struct Builder {
     if (!open) start(MdBlock::Kind::paragraph);  // text straight inside a tight list item
     return &blocks.back().spans;
   }
-  void add_text(const std::string& t) {
+  void add_text(const std::string& text) {
+    std::string t = text;
     MdSpans& spans = *target();
     if (soft_break) {
       // A line break is a space, except between two CJK characters (Chinese has no spaces).
@@ -90,7 +91,11 @@ struct Builder {
       size_t j = 0;
       const bool next_wide = !t.empty() && is_wide(next_code_point(t, j));
       // The space belongs to the text before the break, not to a code span starting after it.
-      if (!(prev_wide && next_wide) && !spans.empty() && spans.back().text != "\n") spans.back().text += " ";
+      // After a code span the space goes to the plain text that follows (`x` then "instead").
+      if (!(prev_wide && next_wide) && !spans.empty() && spans.back().text != "\n") {
+        if (spans.back().code && code_span == 0) t = " " + t;
+        else spans.back().text += " ";
+      }
     }
     append(spans, t);
   }
