@@ -98,8 +98,24 @@ __global__ void mm_tiled_transposed_b(Gemm<T> g) {
 // --- register blocked ----------------------------------------------------------------------
 constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;  // 256 threads, 8×8 outputs each
 
-// Vec: K and N are multiples of 4 and the operands 16-byte aligned, so a thread's 4 elements are
-// all in range or all out, and one float4 load fetches them.
+// Four consecutive elements of row r of a row-major [rows, cols] matrix from column c, zeros
+// outside it. Vec: cols is a multiple of 4 and M 16-byte aligned, so the four are all in range
+// or all out, and one float4 load fetches them.
+template <bool Vec, class T>
+__device__ void load4(const T* M, int r, int c, int rows, int cols, T v[4]) {
+  if constexpr (Vec) {
+    if (r < rows && c < cols) {
+      const float4 f = *reinterpret_cast<const float4*>(&M[int64_t(r) * cols + c]);
+      v[0] = f.x, v[1] = f.y, v[2] = f.z, v[3] = f.w;
+    } else {
+      v[0] = v[1] = v[2] = v[3] = T(0);
+    }
+  } else {
+    for (int t = 0; t < 4; ++t) v[t] = r < rows && c + t < cols ? M[int64_t(r) * cols + c + t] : T(0);
+  }
+}
+
+// Vec: K and N are multiples of 4 and the operands 16-byte aligned (see load4).
 template <class T, bool Vec>
 __global__ void __launch_bounds__(256) mm_register_blocked(Gemm<T> g) {
   __shared__ T As[kBK][kBM];  // A's tile transposed: a thread's 8 rows are contiguous
@@ -116,29 +132,9 @@ __global__ void __launch_bounds__(256) mm_register_blocked(Gemm<T> g) {
   const int ar = tid / 2, ac = (tid % 2) * 4, br = tid / 32, bc = (tid % 32) * 4;
   for (int k0 = 0; k0 < g.K; k0 += kBK) {
     T va[4], vb[4];
-    const int gi = row0 + ar, gk = k0 + ac;
-    if constexpr (Vec) {
-      if (gi < g.M && gk < g.K) {
-        const float4 v = *reinterpret_cast<const float4*>(&A[int64_t(gi) * g.K + gk]);
-        va[0] = v.x, va[1] = v.y, va[2] = v.z, va[3] = v.w;
-      } else {
-        va[0] = va[1] = va[2] = va[3] = T(0);
-      }
-    } else {
-      for (int t = 0; t < 4; ++t) va[t] = gi < g.M && gk + t < g.K ? A[int64_t(gi) * g.K + gk + t] : T(0);
-    }
+    load4<Vec>(A, row0 + ar, k0 + ac, g.M, g.K, va);
     for (int t = 0; t < 4; ++t) As[ac + t][ar] = va[t];
-    const int gkb = k0 + br, gj = col0 + bc;
-    if constexpr (Vec) {
-      if (gkb < g.K && gj < g.N) {
-        const float4 v = *reinterpret_cast<const float4*>(&B[int64_t(gkb) * g.N + gj]);
-        vb[0] = v.x, vb[1] = v.y, vb[2] = v.z, vb[3] = v.w;
-      } else {
-        vb[0] = vb[1] = vb[2] = vb[3] = T(0);
-      }
-    } else {
-      for (int t = 0; t < 4; ++t) vb[t] = gkb < g.K && gj + t < g.N ? B[int64_t(gkb) * g.N + gj + t] : T(0);
-    }
+    load4<Vec>(B, k0 + br, col0 + bc, g.K, g.N, vb);
     for (int t = 0; t < 4; ++t) Bs[br][bc + t] = vb[t];
     __syncthreads();
 #pragma unroll
