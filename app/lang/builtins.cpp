@@ -86,7 +86,7 @@ void flatten_literal(Interpreter& in, const Value& v, size_t depth, Shape& shape
   if (depth > 32) in.fail(p, "tensor literal nested too deeply");
   if (v.kind == Value::list || v.kind == Value::tuple) {
     const int64_t n = static_cast<int64_t>(v.items->size());
-    if (shape.size() == depth) shape.push_back(n);
+    if (shape.size() == depth) shape.resize(depth + 1, n);  // (push_back: a false GCC 12 -Warray-bounds)
     else if (shape[depth] != n)
       in.fail(p, "tensor literal is ragged: a row of length " + std::to_string(n) + " where " +
                      std::to_string(shape[depth]) + " was expected at depth " + std::to_string(depth),
@@ -180,12 +180,11 @@ MemCategory category_arg(Interpreter& in, CallArgs& a, const char* fn) {
 
 }  // namespace
 
-void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& B) {
-  auto add = [&](std::string name, std::string sig, std::string doc, std::function<Value(Interpreter&, CallArgs&)> fn) {
-    B[name] = Builtin{name, std::move(sig), std::move(doc), std::move(fn)};
-  };
-  (void)in;
+namespace {
 
+// tensor, zeros, ones, full, arange, randn, rand, eye, seed, param
+void install_tensor_factories(BuiltinTable& B) {
+  auto add = [&B](auto&&... args) { B.add(std::forward<decltype(args)>(args)...); };
   add("tensor", "tensor(data, dtype=None, requires_grad=False)",
       "a tensor from nested lists: int64 if every number is an integer, else float32", [](Interpreter& in, CallArgs& a) {
         check_keywords(in, a, "tensor", {"dtype", "requires_grad"});
@@ -322,6 +321,11 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
         }
         return Value::Tensor_(t);
       });
+}
+
+// backward, grad, zero_grad, detach, item
+void install_autograd_builtins(BuiltinTable& B) {
+  auto add = [&B](auto&&... args) { B.add(std::forward<decltype(args)>(args)...); };
   add("backward", "backward(y, grad=None, retain_graph=False)",
       "appends the backward nodes of y's graph and runs them; gradients accumulate in .grad",
       [](Interpreter& in, CallArgs& a) {
@@ -356,6 +360,11 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
     need_args(in, a, "item", 1, 1);
     return number_of(tensor_arg(in, a, 0, "item"), in, a.pos);
   });
+}
+
+// print, len, range, float, int, str, exit, quit
+void install_python_builtins(BuiltinTable& B) {
+  auto add = [&B](auto&&... args) { B.add(std::forward<decltype(args)>(args)...); };
   add("print", "print(*values, sep=\" \")", "prints values; tensors NumPy-style", [](Interpreter& in, CallArgs& a) {
     check_keywords(in, a, "print", {"sep"});
     std::string sep = " ";
@@ -422,6 +431,16 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
     need_args(in, a, "str", 1, 1);
     return Value::Str(str(a.positional[0]));
   });
+  for (const char* name : {"exit", "quit"})
+    add(name, std::string(name) + "()", "leave the REPL (also :quit or Ctrl-D)", [](Interpreter& in, CallArgs&) {
+      in.quit = true;
+      return Value::None();
+    });
+}
+
+// live_bytes, peak_bytes, reset_peak, flops, step_count: the tracker's and executor's real numbers
+void install_measurement_builtins(BuiltinTable& B) {
+  auto add = [&B](auto&&... args) { B.add(std::forward<decltype(args)>(args)...); };
   add("live_bytes", "live_bytes(category=None)",
       "bytes held by live tensors now (one category: parameter, input, activation, saved, gradient, workspace, temporary)",
       [](Interpreter& in, CallArgs& a) {
@@ -454,11 +473,11 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
     need_args(in, a, "step_count", 0, 0);
     return Value::Int(in.ws().executor().step_count());
   });
-  for (const char* name : {"exit", "quit"})
-    add(name, std::string(name) + "()", "leave the REPL (also :quit or Ctrl-D)", [](Interpreter& in, CallArgs&) {
-      in.quit = true;
-      return Value::None();
-    });
+}
+
+// save, load (NumPy .npy)
+void install_file_builtins(BuiltinTable& B) {
+  auto add = [&B](auto&&... args) { B.add(std::forward<decltype(args)>(args)...); };
   add("save", "save(path, x)", "writes x to a NumPy .npy file", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "save", 2, 2);
     if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "save() needs a file name first: save(\"x.npy\", x)");
@@ -475,6 +494,19 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
       in.fail(a.pos, e.what(), e.hint());
     }
   });
+}
+
+}  // namespace
+
+// Each group of builtins is installed by its own function; a new group (in its own file)
+// is one more line here.
+void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>& table) {
+  BuiltinTable B(table);
+  install_tensor_factories(B);
+  install_autograd_builtins(B);
+  install_python_builtins(B);
+  install_measurement_builtins(B);
+  install_file_builtins(B);
 }
 
 Value Interpreter::call_method(const Tensor& self, const std::string& name, CallArgs& a) {
