@@ -262,6 +262,19 @@ OpDef& OpRegistry::add(OpDef def) {
   return ref;
 }
 
+OpDef& OpRegistry::replace(OpDef def) {
+  remove(def.name);
+  return add(std::move(def));
+}
+
+void OpRegistry::remove(std::string_view name) {
+  auto it = ops_.find(name);
+  if (it == ops_.end()) return;
+  index_.erase(it->second->name);
+  retired_.push_back(std::move(it->second));
+  ops_.erase(it);
+}
+
 void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn, bool device_default) {
   auto it = ops_.find(op);
   if (it == ops_.end()) {

@@ -237,6 +237,11 @@ struct OpDef {
   CostFn cost;
   std::vector<GradcheckCase> gradcheck;
 
+  // Where the op comes from: "" for the built-ins of ops/; a user `@op` or a loaded extension
+  // records its source ("@op at lesson.ops:3", "my_ops.cpp"), so collisions can name both.
+  std::string origin;
+  bool builtin() const { return origin.empty(); }
+
   // Registration helpers ------------------------------------------------------------------
   // Name, family, formula and inputs; an input ending in "?" is optional and one ending in
   // "..." takes any number, which sets min_inputs/max_inputs.
@@ -254,6 +259,11 @@ class OpRegistry {
  public:
   static OpRegistry& instance();
   OpDef& add(OpDef def);  // throws on duplicate names
+  // Run-time registration (user `@op`s, extensions): adds `def`, or replaces the op of the same
+  // name. A replaced or removed definition stays alive (nodes of existing graphs and programs
+  // point at it) but is no longer found by name.
+  OpDef& replace(OpDef def);
+  void remove(std::string_view name);
   const OpDef* find(std::string_view name) const;
   const OpDef& get(std::string_view name) const;  // throws "unknown operator" with suggestions
   std::vector<const OpDef*> all() const;          // sorted by name
@@ -273,6 +283,7 @@ class OpRegistry {
   };
   std::vector<PendingKernel> pending_;
   std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
+  std::vector<std::unique_ptr<OpDef>> retired_;  // replaced or removed, still pointed at by nodes
   std::unordered_map<std::string_view, const OpDef*> index_;  // fast lookup by name (dispatch)
 };
 

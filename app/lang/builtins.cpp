@@ -481,13 +481,13 @@ void install_file_builtins(BuiltinTable& B) {
   add("save", "save(path, x)", "writes x to a NumPy .npy file", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "save", 2, 2);
     if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "save() needs a file name first: save(\"x.npy\", x)");
-    save_npy(a.positional[0].s, tensor_arg(in, a, 1, "save"));
+    save_npy(in.resolve_path(a.positional[0].s, FileMode::write, a.positions[0]), tensor_arg(in, a, 1, "save"));
     return Value::None();
   });
   add("load", "load(path)", "reads a NumPy .npy file (float32, float64, int64)", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "load", 1, 1);
     if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load() needs a file name");
-    Tensor t = load_npy(a.positional[0].s);
+    Tensor t = load_npy(in.resolve_path(a.positional[0].s, FileMode::read, a.positions[0]));
     try {  // on the workspace's device, as every new tensor
       return Value::Tensor_(t.to(in.ws().default_device(), MemCategory::input));
     } catch (const Error& e) {

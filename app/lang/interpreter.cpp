@@ -83,6 +83,17 @@ void Interpreter::add_command(Command c) { commands_[c.name] = std::move(c); }
 // ---------------------------------------------------------------------------------------------
 // Statements and rollback
 
+std::string Interpreter::resolve_path(const std::string& path, FileMode mode, Pos p) const {
+  if (!file_policy_) return path;
+  try {
+    return file_policy_->resolve(path, mode);
+  } catch (const LangError&) {
+    throw;
+  } catch (const Error& e) {
+    fail(p, e.what(), e.hint());
+  }
+}
+
 void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   out_ = &out;
   const Graph::Mark mark = ws_.graph().mark();

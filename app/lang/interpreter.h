@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "app/lang/file_policy.h"
 #include "app/lang/session.h"
 #include "app/lang/static_mode.h"
 #include "app/lang/value.h"
@@ -78,6 +79,11 @@ class Interpreter {
   std::vector<std::string> history;
   void show(const std::string& source, const Value& v);  // records a value for --json
   void set_source(std::shared_ptr<const SourceText> s) { source_ = std::move(s); }
+  // Files: the path to open for a script's `path` under the file policy (none: full access);
+  // a refusal fails at `p` with the policy's message.
+  std::string resolve_path(const std::string& path, FileMode mode, Pos p) const;
+  void set_file_policy(std::shared_ptr<const FilePolicy> policy) { file_policy_ = std::move(policy); }
+  const FilePolicy* file_policy() const { return file_policy_.get(); }
   const std::shared_ptr<const SourceText>& source() const { return source_; }
   void reset();  // :reset
   // A backward pass built by backward(y, step=True), run by :step / :run.
@@ -117,6 +123,7 @@ class Interpreter {
   std::mt19937_64 rng_{0}, rng_before_;
   bool rng_saved_ = false;
   std::shared_ptr<const SourceText> source_;
+  std::shared_ptr<const FilePolicy> file_policy_;
   std::ostream* out_ = nullptr;
   int64_t iterations_ = 0;
   int call_depth_ = 0;
