@@ -6,7 +6,9 @@
 
 namespace opscope::lang {
 
-enum class FileMode { read, write };
+// load_code: a file whose code will run in this process (an extension); lessons may load
+// extensions only from their own folder.
+enum class FileMode { read, write, load_code };
 
 class FilePolicy {
  public:
