@@ -22,10 +22,12 @@
 #include "app/lesson/terminal_player.h"
 #include "app/ops_listing.h"
 #include "app/repl.h"
+#include "core/cpu_isa.h"
 #include "core/describe.h"
 #include "core/device.h"
 #include "core/error.h"
 #include "core/op.h"
+#include "core/parallel.h"
 #include "core/workspace.h"
 #include "viz/export.h"
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
@@ -308,7 +310,15 @@ int run_default() {
 
 int main(int argc, char** argv) {
   CLI::App app{"opscope: a laboratory for how deep-learning frameworks work inside"};
-  app.set_version_flag("--version", std::string("opscope ") + OPSCOPE_VERSION);
+  // The kernels and the BLAS this binary runs here; the CUDA runtime is not started to say so.
+  app.set_version_flag("--version", [] {
+    return std::string("opscope ") + OPSCOPE_VERSION + "\ncpu: " + cpu_description() +
+           "\ncuda: " + (device_built(Device::cuda) ? "built (started on first use)" : "not built");
+  });
+  int threads = 0;
+  app.add_option("--threads", threads, "threads the CPU kernels use (default: the machine's cores, or OPSCOPE_NUM_THREADS)")
+      ->check(CLI::Range(1, kMaxThreads));
+  app.fallthrough();  // --threads also after the subcommand: opscope run f.ops --threads 1
   app.require_subcommand(0, 1);
   std::string code;
   bool json_top = false;
@@ -329,6 +339,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
+    if (threads > 0) set_num_threads(threads);
     if (!code.empty() || app.count("-c")) return run_code(code, "<string>", json_top);
     for (const Command& c : commands)
       if (*c.sub) return c.run();

@@ -6,7 +6,11 @@
 #include <map>
 
 #include "bench/bench_util.h"
+#include "core/cpu_isa.h"
+#include "core/parallel.h"
 #include "core/workspace.h"
+#include "ops/cpu/kernels.h"
+#include "ops/gemm.h"
 
 using namespace opscope;
 using namespace opscope::bench;
@@ -61,35 +65,71 @@ void bench_dispatch(Workspace& ws) {
   ws.reset_graph();
 }
 
+// The engine's matmul algorithms against the libraries called directly on the same buffers,
+// at one thread and at all cores: `blas` against OpenBLAS itself (with its own threads), `eigen`
+// (built per instruction set) against Eigen compiled into this benchmark for the x86-64-v3
+// baseline, i.e. the `eigen` of a build without run-time dispatch.
 void bench_matmul(Workspace& ws) {
-  std::printf("\n== matmul float32: the engine's algorithms vs Eigen called directly on the same buffers ==\n");
-  std::printf("%6s %10s %12s %12s %10s %8s\n", "n", "algo", "time (ms)", "GFLOP/s", "vs Eigen", "verdict");
+  std::printf("\n== matmul float32: the engine's algorithms vs the libraries called directly on the same buffers ==\n");
+  std::printf("kernels: %s\n", cpu_description().c_str());
+  std::printf("%7s %6s %-30s %10s %9s %9s %8s %8s\n", "threads", "n", "algo", "time (ms)", "GFLOP/s", "vs ref", "target",
+              "verdict");
   const OpDef& mm = OpRegistry::instance().get("matmul");
   const Attrs none = mm.resolve({});
+  const cpu::BlasLibrary* openblas = cpu::blas_available() ? cpu::blas_library() : nullptr;
   NoGradGuard ng;
   std::map<std::string, double> at512;
-  for (int64_t n : {256, 512, 1024}) {
-    Tensor a = random_tensor({n, n}, 5), b = random_tensor({n, n}, 6);
-    Tensor c = Tensor::empty({n, n});
-    using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-    Eigen::Map<const RowMat> A(a.data<float>(), n, n), B(b.data<float>(), n, n);
-    Eigen::Map<RowMat> C(c.data<float>(), n, n);
-    const int reps = n <= 256 ? 41 : n <= 512 ? 15 : 5;
-    const double flops = 2.0 * n * n * n;
-    double direct = median_time([&] { C.noalias() = A * B; }, reps);
-    std::printf("%6lld %10s %12.3f %12.1f %10s %8s\n", (long long)n, "Eigen", direct * 1e3, flops / direct / 1e9, "1.00", "ref");
-    std::vector<std::string> algos = {"eigen", "blocked"};
-    if (n <= 512) algos.push_back("naive");
-    for (auto& algo : algos) {
-      double t = median_time([&] { ws.reset_graph(); ws.call_multi(mm, {a, b}, none, algo); }, algo == "naive" ? 3 : reps);
-      if (n == 512) at512[algo] = t;
-      const double ratio = direct / t;
-      std::string v = algo == "eigen" ? verdict(ratio >= 0.9) : "";
-      std::printf("%6lld %10s %12.3f %12.1f %10.2f %8s\n", (long long)n, algo.c_str(), t * 1e3, flops / t / 1e9, ratio, v.c_str());
+  const int all = hardware_threads();
+  for (int threads : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1}) {
+    NumThreadsScope nt(threads);
+    for (int64_t n : {256, 512, 1024}) {
+      Tensor a = random_tensor({n, n}, 5), b = random_tensor({n, n}, 6);
+      Tensor c = Tensor::empty({n, n});
+      using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+      Eigen::Map<const RowMat> A(a.data<float>(), n, n), B(b.data<float>(), n, n);
+      Eigen::Map<RowMat> C(c.data<float>(), n, n);
+      const int reps = n <= 256 ? 41 : n <= 512 ? 15 : 7;
+      const double flops = 2.0 * n * n * n;
+      auto row = [&](const std::string& label, double t, double ref, double target) {
+        const bool is_ref = ref <= 0;
+        std::printf("%7d %6lld %-30s %10.3f %9.1f %9s %8s %8s\n", threads, (long long)n, label.c_str(), t * 1e3,
+                    flops / t / 1e9, is_ref ? "1.00" : std::to_string(ref / t).substr(0, 4).c_str(),
+                    target > 0 ? (">= " + std::to_string(target).substr(0, 4)).c_str() : "",
+                    is_ref ? "ref" : target > 0 ? verdict(ref / t >= target) : "");
+      };
+      auto engine = [&](const std::string& algo) {
+        return median_time([&] { ws.reset_graph(); ws.call_multi(mm, {a, b}, none, algo); }, algo == "naive" ? 3 : reps);
+      };
+      double direct_blas = 0;
+      if (openblas) {
+        openblas->set_num_threads(threads);  // OpenBLAS's own pool, as a program calling it would
+        const int N = static_cast<int>(n);
+        direct_blas = median_time(
+            [&] { openblas->sgemm(101, 111, 111, N, N, N, 1.f, a.data<float>(), N, b.data<float>(), N, 0.f, c.data<float>(), N); },
+            reps);
+        openblas->set_num_threads(1);
+        row("OpenBLAS direct", direct_blas, 0, 0);
+      }
+      const double t_blas = engine("blas");
+      row("blas", t_blas, direct_blas, openblas ? 0.9 : 0);
+      const double direct_eigen = median_time([&] { C.noalias() = A * B; }, reps);
+      if (threads == 1) row("Eigen direct (x86-64-v3 build)", direct_eigen, 0, 0);
+      row(std::string("eigen (") + cpu_isa_short_name(cpu::kernels().isa) + ")", engine("eigen"), direct_eigen,
+          threads == 1 && cpu::kernels().isa == CpuIsa::avx512 ? 1.3 : 0);
+      if (threads == 1) {
+        const double blocked = engine("blocked");
+        row("blocked", blocked, direct_eigen, 0);
+        if (n == 512) {
+          at512["blocked"] = blocked;
+          at512["naive"] = engine("naive");
+          row("naive", at512["naive"], direct_eigen, 0);
+        }
+      }
     }
   }
   const double speedup = at512["naive"] / at512["blocked"];
   std::printf("blocked vs naive at 512: %.1fx (target >= 5x) %s\n", speedup, verdict(speedup >= 5));
+  std::printf("(Eigen direct runs on one thread: Eigen has no threads without OpenMP.)\n");
   ws.reset_graph();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "core/cpu_isa.h"
 #include "core/tensor.h"
 #include <chrono>
 #include <cstdio>
@@ -54,7 +55,8 @@ inline void print_build_info() {
 #else
   const char* isa = "baseline";
 #endif
-  std::printf("build: %s, %s, compiler %s, single thread\n", opt, isa, __VERSION__);
+  // The binary's baseline, then what runs: the kernel set chosen at start-up, threads, BLAS.
+  std::printf("build: %s, %s baseline, compiler %s\nrun: %s\n", opt, isa, __VERSION__, cpu_description().c_str());
 }
 
 }  // namespace opscope::bench

@@ -26,6 +26,12 @@ bool device_available(Device d) {
   return b && b->available();
 }
 
+bool device_initialized(Device d) {
+  if (d == Device::cpu) return true;
+  DeviceBackend* b = device_backend(d);
+  return b && b->initialized();
+}
+
 std::string device_missing_message(Device d) {
   if (d == Device::cuda)
     return std::string("no CUDA device found (CUDA built: ") + (device_built(Device::cuda) ? "yes" : "no") + ")";

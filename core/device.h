@@ -18,6 +18,10 @@ class DeviceBackend {
   virtual ~DeviceBackend() = default;
   virtual Device device() const = 0;
   virtual bool available() const = 0;          // a device is present and usable
+  // Whether this process has called into the device's runtime yet. Nothing does before the
+  // first use of the device (available(), a tensor moved there): start-up stays fast and
+  // small on machines without one.
+  virtual bool initialized() const = 0;
   virtual std::string description() const = 0;  // e.g. "NVIDIA H200 (sm_90, 139 GiB)"
   virtual std::shared_ptr<Allocator> make_allocator(std::shared_ptr<MemoryTracker> tracker) = 0;
   // Copies bytes host<->device or within the device; returns when `dst` holds them.
@@ -38,6 +42,8 @@ void register_device_backend(std::unique_ptr<DeviceBackend> backend);
 DeviceBackend* device_backend(Device d);
 inline bool device_built(Device d) { return d == Device::cpu || device_backend(d) != nullptr; }
 bool device_available(Device d);
+// Whether the device's runtime has been initialised in this process (false when not built).
+bool device_initialized(Device d);
 // "no CUDA device found (CUDA built: yes)": what a student sees when asking for a missing device.
 std::string device_missing_message(Device d);
 Device parse_device(const std::string& name);  // "cpu" or "cuda", else a student error

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace opscope {
 
@@ -142,8 +143,20 @@ void CpuCachingAllocator::empty_cache() {
 
 // ---------------------------------------------------------------------------------------------
 
+namespace {
+// The tracker is touched by the op's own thread only (see core/parallel.h): a parallel body
+// that allocated would race on its counters and could be charged to another workspace.
+std::shared_ptr<Allocator> checked_outside_parallel_loop(std::shared_ptr<Allocator> alloc) {
+  if (in_parallel_region())
+    throw Error("internal: a kernel allocated memory inside a parallel loop",
+                "allocate buffers before parallel_for; its bodies only compute");
+  return alloc;
+}
+}  // namespace
+
 Storage::Storage(std::shared_ptr<Allocator> alloc, int64_t nbytes, MemCategory c)
-    : alloc_(std::move(alloc)), data_(alloc_->allocate(nbytes, c)), nbytes_(nbytes), category_(c) {}
+    : alloc_(checked_outside_parallel_loop(std::move(alloc))), data_(alloc_->allocate(nbytes, c)), nbytes_(nbytes),
+      category_(c) {}
 
 Storage::~Storage() { alloc_->release(data_, nbytes_, category_); }
 

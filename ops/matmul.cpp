@@ -1,14 +1,17 @@
 // Matrix multiplication C = A·B, 2-D and batched (batch axes broadcast NumPy-style), with
-// three algorithms side by side: "naive" (the i-j-k triple loop the course warns about),
-// "blocked" (cache tiling, i-k-j inner order) and "eigen" (the default: Eigen's GEMM on the
-// operands' own buffers). Shape letters: M rows of A, K inner size, N columns of B.
-#include <Eigen/Core>
+// four algorithms side by side: "blas" (the default: OpenBLAS on opscope's threads, see
+// ops/gemm.h), "eigen" (Eigen's GEMM, built per instruction set), "naive" (the i-j-k triple
+// loop the course warns about) and "blocked" (cache tiling, i-k-j inner order). blas and eigen
+// read the operands' own buffers (a transposed view as a column-major matrix) and are checked
+// against naive. Shape letters: M rows of A, K inner size, N columns of B.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#include "core/parallel.h"
 #include "ops/cpu_util.h"
+#include "ops/gemm.h"
 
 namespace opscope {
 namespace {
@@ -128,23 +131,41 @@ void gemm_blocked(const Operand& a, const T* A, const T* B, int64_t ldb, T* C, i
   }
 }
 
-// eigen: Eigen::Map over the operands' buffers (no copy); a transposed view is mapped as a
-// column-major matrix, which is the same memory read the other way.
-template <class T, int Order>
-using ConstMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, Eigen::Unaligned,
-                            Eigen::OuterStride<>>;
+// blas and eigen: the product through ops/gemm.h on the operands' own buffers.
 template <class T>
-using OutMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
+cpu::ConstMatrix<T> matrix_of(const Operand& o, const T* p) {
+  return {p, o.ld, o.row_major};
+}
 
+// Many small matrices (a batch of heads) run one matrix per thread; a large one is split into
+// panels by cpu::gemm. Which of the two depends on the shapes only, so the bits do not depend
+// on the thread count.
 template <class T>
-void gemm_eigen(const Operand& a, const T* A, const Operand& b, const T* B, T* C, int64_t M, int64_t N, int64_t K) {
-  OutMap<T> c(C, M, N);
-  auto with_b = [&](const auto& am) {
-    if (b.row_major) c.noalias() = am * ConstMap<T, Eigen::RowMajor>(B, K, N, Eigen::OuterStride<>(b.ld));
-    else c.noalias() = am * ConstMap<T, Eigen::ColMajor>(B, K, N, Eigen::OuterStride<>(b.ld));
+void for_each_product(KernelCtx& k, cpu::GemmAlgo algo) {
+  Tensor& out = k.out();
+  const int64_t r = out.dim(), M = out.shape()[r - 2], N = out.shape()[r - 1];
+  const int64_t K = k.in(0).shape().back();
+  if (out.numel() == 0) return;
+  const Shape batch(out.shape().begin(), out.shape().end() - 2);
+  const Operand a = make_operand(k.in(0), out.dtype(), batch), b = make_operand(k.in(1), out.dtype(), batch);
+  const T* pa = a.t.data<T>();
+  const T* pb = b.t.data<T>();
+  T* pc = out.data<T>();
+  const int64_t count = static_cast<int64_t>(a.batch_offsets.size());
+  auto one = [&](int64_t i, bool split) {
+    const cpu::ConstMatrix<T> A = matrix_of(a, pa + a.batch_offsets[i]), B = matrix_of(b, pb + b.batch_offsets[i]);
+    T* C = pc + i * M * N;
+    if (split) cpu::gemm<T>(algo, M, N, K, A, B, T(1), T(0), C, N);
+    else cpu::gemm_serial<T>(algo, M, N, K, A, B, T(1), T(0), C, N);
   };
-  if (a.row_major) with_b(ConstMap<T, Eigen::RowMajor>(A, M, K, Eigen::OuterStride<>(a.ld)));
-  else with_b(ConstMap<T, Eigen::ColMajor>(A, M, K, Eigen::OuterStride<>(a.ld)));
+  const double macs = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  if (count > 1 && macs < double(1 << 22)) {
+    parallel_for(count, grain_for(macs), [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) one(i, false);
+    });
+  } else {
+    for (int64_t i = 0; i < count; ++i) one(i, true);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,12 +222,13 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
   d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
   d.infer = infer_matmul;
   // The first kernel registered is the default.
-  d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
-    visit_dtype(k.out().dtype(), [&](auto z) {
-      using T = decltype(z);
-      if constexpr (std::is_floating_point_v<T>) for_each_matrix<T>(k, gemm_eigen<T>);
+  for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
+    d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
+      visit_dtype(k.out().dtype(), [&](auto z) {
+        using T = decltype(z);
+        if constexpr (std::is_floating_point_v<T>) for_each_product<T>(k, algo);
+      });
     });
-  });
   d.kernel(Device::cpu, "naive", [](KernelCtx& k) {
     visit_dtype(k.out().dtype(), [&](auto z) {
       using T = decltype(z);

@@ -1,11 +1,11 @@
 // Neural-network layers: linear (y = x·Wᵀ + b) and dropout (a deterministic counter-based
 // mask). Backward formulas are compositions of registered ops (matmul, reshape, sum).
-#include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
 #include "ops/cpu_util.h"
+#include "ops/gemm.h"
 
 namespace opscope {
 namespace {
@@ -51,26 +51,23 @@ std::vector<TensorMeta> infer_linear(const InferCtx& c) {
   return {m};
 }
 
+// y = x·Wᵀ (+ b): W [out, in] row-major is Wᵀ [in, out] column-major, the same bytes, so the
+// product reads it in place (no transpose copy).
 template <class T>
-using RowMat = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>;
-template <class T>
-using ColMat = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>>;
-
-template <class T>
-void linear_kernel(KernelCtx& k) {
+void linear_kernel(KernelCtx& k, cpu::GemmAlgo algo) {
   Tensor& y = k.out();
   const DType dt = y.dtype();
   const Tensor x = cpu::as_dtype(k.in(0), dt), w = cpu::as_dtype(k.in(1), dt);
   const int64_t in = w.shape()[1], out = w.shape()[0], rows = in > 0 ? x.numel() / in : y.numel() / std::max<int64_t>(out, 1);
   if (y.numel() == 0) return;
-  Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> Y(y.data<T>(), rows, out);
-  if (in == 0) Y.setZero();
-  // W [out, in] row-major is Wᵀ [in, out] column-major: the same bytes, no transpose copy.
-  else Y.noalias() = RowMat<T>(x.data<T>(), rows, in) * ColMat<T>(w.data<T>(), in, out);
-  if (k.inputs.size() == 3) {
+  T* py = y.data<T>();
+  if (k.inputs.size() == 3) {  // y = b broadcast over the rows, then y += x·Wᵀ
     const Tensor b = cpu::as_dtype(k.in(2), dt);
-    Y.rowwise() += Eigen::Map<const Eigen::Matrix<T, 1, Eigen::Dynamic>>(b.data<T>(), out);
+    const T* pb = b.data<T>();
+    for (int64_t r = 0; r < rows; ++r) std::copy(pb, pb + out, py + r * out);
   }
+  const T beta = k.inputs.size() == 3 ? T(1) : T(0);
+  cpu::gemm<T>(algo, rows, out, in, {x.data<T>(), in, true}, {w.data<T>(), in, false}, T(1), beta, py, out);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,12 +113,14 @@ OPSCOPE_REGISTER_OPS(register_nn_ops) {
                              "y = x·Wᵀ + b: y[..., o] = Σ_i x[..., i]·W[o, i] + b[o] (W is [out, in]; bias optional)",
                              {"x", "weight", "bias?"});
     d.infer = infer_linear;
-    d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
-      visit_dtype(k.out().dtype(), [&](auto z) {
-        using T = decltype(z);
-        if constexpr (std::is_floating_point_v<T>) linear_kernel<T>(k);
+    // The first kernel registered is the default.
+    for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
+      d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
+        visit_dtype(k.out().dtype(), [&](auto z) {
+          using T = decltype(z);
+          if constexpr (std::is_floating_point_v<T>) linear_kernel<T>(k, algo);
+        });
       });
-    });
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
       const Shape& xs = g.input_meta(0).shape;

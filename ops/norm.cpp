@@ -11,13 +11,16 @@
 //   two_pass : mean first, then Σ (x - mean)² (accurate, two reads)
 //   naive    : one pass of Σx and Σx², σ² = E[x²] - E[x]²; for data with mean 1e4 in float32,
 //              E[x²] = 1e8 has a rounding step of 8, so a unit variance is lost (even negative).
-// Welford here runs kLanes independent accumulators (element i goes to lane i mod kLanes, all
-// lanes see the same count, so 1/count is one scalar per step and the loop vectorizes), merged
-// at the end by Chan's formula; its serial form would be bound by a divide per element.
-#include <Eigen/Dense>
+// The kernels are in ops/cpu/norm.cpp (built per instruction set); here rows (layer_norm) and
+// channels (batch_norm) are spread over the thread pool. Each row or channel is computed the
+// same way on any thread, and the parameter gradients are summed over fixed ranges of rows in
+// order: the same bits for any thread count.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "core/parallel.h"
+#include "ops/cpu/kernels.h"
 #include "ops/cpu_util.h"
 
 namespace opscope {
@@ -25,7 +28,7 @@ namespace {
 
 using cpu::gc;
 
-enum class Algo { welford, two_pass, naive };
+using Algo = cpu::NormAlgo;
 
 Algo algo_of(std::string_view name) {
   if (name == "two_pass") return Algo::two_pass;
@@ -34,118 +37,8 @@ Algo algo_of(std::string_view name) {
 }
 
 template <class T>
-using Col = Eigen::Array<T, Eigen::Dynamic, 1>;
-template <class T>
-using ColMap = Eigen::Map<Col<T>>;
-template <class T>
-using ConstColMap = Eigen::Map<const Col<T>>;
-
-// Count, mean and M2 = Σ (x - mean)² of a group of elements.
-template <class T>
-struct Moments {
-  int64_t n = 0;
-  T mean = 0, m2 = 0;
-};
-
-// Chan et al.: the moments of the union of two disjoint groups.
-template <class T>
-Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
-  if (a.n == 0) return b;
-  if (b.n == 0) return a;
-  Moments<T> r;
-  r.n = a.n + b.n;
-  const T delta = b.mean - a.mean;
-  const T fb = static_cast<T>(b.n) / static_cast<T>(r.n);
-  r.mean = a.mean + delta * fb;
-  r.m2 = a.m2 + b.m2 + delta * delta * static_cast<T>(a.n) * fb;
-  return r;
-}
-
-constexpr int kLanes = 64;
-
-// Welford over n contiguous elements: kLanes lanes in parallel, then the tail one at a time.
-template <class T>
-Moments<T> welford(const T* x, int64_t n) {
-  using Lane = Eigen::Array<T, kLanes, 1>;
-  const int64_t blocks = n / kLanes;
-  Moments<T> r;
-  if (blocks > 0) {
-    Lane mean = Lane::Zero(), m2 = Lane::Zero();
-    for (int64_t b = 0; b < blocks; ++b) {
-      Eigen::Map<const Lane> v(x + b * kLanes);
-      const T inv = static_cast<T>(1) / static_cast<T>(b + 1);
-      const Lane d = v - mean;  // deviation from the old mean
-      mean += d * inv;
-      m2 += d * (v - mean);     // times the deviation from the new mean
-    }
-    // Merge the lanes pairwise (equal counts n: mean = (a + b)/2, M2 = M2a + M2b + δ²·n/2),
-    // a tree of log2(kLanes) vector steps instead of kLanes dependent divides.
-    T n_each = static_cast<T>(blocks);
-    for (int width = kLanes / 2; width >= 1; width /= 2) {
-      for (int l = 0; l < width; ++l) {
-        const T delta = mean[l + width] - mean[l];
-        m2[l] += m2[l + width] + delta * delta * (n_each * static_cast<T>(0.5));
-        mean[l] = (mean[l] + mean[l + width]) * static_cast<T>(0.5);
-      }
-      n_each *= 2;
-    }
-    r = Moments<T>{blocks * kLanes, mean[0], m2[0]};
-  }
-  for (int64_t i = blocks * kLanes; i < n; ++i) {
-    ++r.n;
-    const T d = x[i] - r.mean;
-    r.mean += d / static_cast<T>(r.n);
-    r.m2 += d * (x[i] - r.mean);
-  }
-  return r;
-}
-
-// Mean and biased variance of the group made of `chunks` runs of `len` contiguous elements,
-// `stride` elements apart (layer_norm: one chunk; batch_norm: N chunks of S).
-template <class T>
-void group_stats(const T* x, int64_t chunks, int64_t len, int64_t stride, Algo algo, T& mean, T& var) {
-  const int64_t count = chunks * len;
-  const T inv_count = static_cast<T>(1) / static_cast<T>(count);
-  switch (algo) {
-    case Algo::welford: {
-      Moments<T> m;
-      for (int64_t c = 0; c < chunks; ++c) m = merge(m, welford(x + c * stride, len));
-      mean = m.mean;
-      var = m.m2 * inv_count;
-      return;
-    }
-    case Algo::two_pass: {
-      T s = 0;
-      for (int64_t c = 0; c < chunks; ++c) s += ConstColMap<T>(x + c * stride, len).sum();
-      mean = s * inv_count;
-      T ss = 0;
-      for (int64_t c = 0; c < chunks; ++c) ss += (ConstColMap<T>(x + c * stride, len) - mean).square().sum();
-      var = ss * inv_count;
-      return;
-    }
-    case Algo::naive: {
-      T s = 0, ss = 0;  // accumulated in T on purpose: this is the cancellation being shown
-      for (int64_t c = 0; c < chunks; ++c) {
-        ConstColMap<T> v(x + c * stride, len);
-        s += v.sum();
-        ss += v.square().sum();
-      }
-      mean = s * inv_count;
-      var = ss * inv_count - mean * mean;  // may come out negative: no clamp, the failure is visible
-      return;
-    }
-  }
-}
-
-// y = (x - mean)·rstd·γ + β over n contiguous elements (γ, β: per element, per group, or none).
-template <class T>
-void normalize_run(const T* x, T* y, int64_t n, T mean, T rstd, const T* w, const T* b) {
-  ConstColMap<T> xr(x, n);
-  ColMap<T> yr(y, n);
-  if (w && b) yr = (xr - mean) * rstd * ConstColMap<T>(w, n) + ConstColMap<T>(b, n);
-  else if (w) yr = (xr - mean) * rstd * ConstColMap<T>(w, n);
-  else if (b) yr = (xr - mean) * rstd + ConstColMap<T>(b, n);
-  else yr = (xr - mean) * rstd;
+const T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data<T>() : nullptr;
 }
 
 AttrSpec eps_attr() {
@@ -196,18 +89,15 @@ void layer_norm_forward(KernelCtx& k, Algo algo) {
   const T eps = static_cast<T>(k.attrs.f("eps"));
   Tensor w = k.inputs.size() > 1 ? cpu::as_dtype(k.in(1), x.dtype()) : Tensor();
   Tensor b = k.inputs.size() > 2 ? cpu::as_dtype(k.in(2), x.dtype()) : Tensor();
-  const T* px = x.data<T>();
+  const T *px = x.data<T>(), *pw = data_or_null<T>(w), *pb = data_or_null<T>(b);
   T* py = k.out().data<T>();
-  for (int64_t m = 0; m < s.M; ++m) {
-    T mean = 0, var = 0;
-    group_stats<T>(px + m * s.N, 1, s.N, s.N, algo, mean, var);
-    const T rstd = static_cast<T>(1) / std::sqrt(var + eps);
-    normalize_run<T>(px + m * s.N, py + m * s.N, s.N, mean, rstd, w.defined() ? w.data<T>() : nullptr,
-                     b.defined() ? b.data<T>() : nullptr);
-  }
+  parallel_for(s.M, grain_for(8.0 * static_cast<double>(s.N)), [&](int64_t m0, int64_t m1) {
+    cpu::kern<T>().layer_norm_rows(px, py, m0, m1, s.N, eps, pw, pb, algo);
+  });
 }
 
-// dx = rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = dy·γ; dγ = Σ_rows dy·x̂; dβ = Σ_rows dy.
+// dx = rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = dy·γ; dγ = Σ_rows dy·x̂; dβ = Σ_rows dy. Each
+// range of rows sums its own dγ, dβ (workspace); the ranges are then added in order.
 template <class T>
 void layer_norm_backward_kernel(KernelCtx& k) {
   const DType dt = k.out(0).dtype();
@@ -215,26 +105,26 @@ void layer_norm_backward_kernel(KernelCtx& k) {
   Tensor w = k.inputs.size() > 2 ? cpu::as_dtype(k.in(2), dt) : Tensor();
   const RowSplit s = layer_split(x.shape(), k.attrs.i("normalized_ndim"));
   const T eps = static_cast<T>(k.attrs.f("eps"));
-  ColMap<T> dw(k.out(1).data<T>(), s.N), db(k.out(2).data<T>(), s.N);
-  dw.setZero();
-  db.setZero();
-  Tensor gbuf = k.workspace({s.N}, dt);  // g = dy·γ for one row
-  ColMap<T> g(gbuf.data<T>(), s.N);
-  const T inv_n = static_cast<T>(1) / static_cast<T>(s.N);
-  for (int64_t m = 0; m < s.M; ++m) {
-    const T* px = x.data<T>() + m * s.N;
-    ConstColMap<T> xr(px, s.N), dr(dy.data<T>() + m * s.N, s.N);
-    T mean = 0, var = 0;
-    group_stats<T>(px, 1, s.N, s.N, Algo::two_pass, mean, var);
-    const T rstd = static_cast<T>(1) / std::sqrt(var + eps);
-    auto xhat = (xr - mean) * rstd;
-    if (w.defined()) g = dr * ConstColMap<T>(w.data<T>(), s.N);
-    else g = dr;
-    const T mean_g = g.sum() * inv_n, mean_gx = (g * xhat).sum() * inv_n;
-    ColMap<T>(k.out(0).data<T>() + m * s.N, s.N) = rstd * (g - mean_g - xhat * mean_gx);
-    dw += dr * xhat;
-    db += dr;
-  }
+  // At most 64 ranges: the partial sums stay small whatever the rows.
+  const int64_t grain = std::max(grain_for(14.0 * static_cast<double>(s.N)), (s.M + 63) / 64);
+  const int64_t ranges = (s.M + grain - 1) / grain;
+  Tensor partial = k.workspace({ranges, 3, s.N}, dt);  // per range: dγ, dβ, and g = dy·γ of one row
+  T* pp = partial.data<T>();
+  const T *px = x.data<T>(), *pd = dy.data<T>(), *pw = data_or_null<T>(w);
+  T* pdx = k.out(0).data<T>();
+  parallel_for(s.M, grain, [&](int64_t m0, int64_t m1) {
+    T* mine = pp + (m0 / grain) * 3 * s.N;
+    cpu::kern<T>().layer_norm_backward_rows(px, pd, pw, pdx, mine, mine + s.N, mine + 2 * s.N, m0, m1, s.N, eps);
+  });
+  T* dw = k.out(1).data<T>();
+  T* db = k.out(2).data<T>();
+  std::fill(dw, dw + s.N, T(0));
+  std::fill(db, db + s.N, T(0));
+  for (int64_t r = 0; r < ranges; ++r)
+    for (int64_t i = 0; i < s.N; ++i) {
+      dw[i] += pp[r * 3 * s.N + i];
+      db[i] += pp[r * 3 * s.N + s.N + i];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -264,28 +154,11 @@ void batch_norm_forward(KernelCtx& k, Algo algo) {
   T* rv = k.in(2).data<T>();
   Tensor w = k.inputs.size() > 3 ? cpu::as_dtype(k.in(3), x.dtype()) : Tensor();
   Tensor b = k.inputs.size() > 4 ? cpu::as_dtype(k.in(4), x.dtype()) : Tensor();
-  const T* px = x.data<T>();
+  const T *px = x.data<T>(), *pw = data_or_null<T>(w), *pb = data_or_null<T>(b);
   T* py = k.out().data<T>();
-  const int64_t count = s.N * s.S;
-  for (int64_t c = 0; c < s.C; ++c) {
-    T mean = 0, var = 0;
-    if (training) {
-      group_stats<T>(px + c * s.S, s.N, s.S, s.C * s.S, algo, mean, var);
-      const T unbiased = var * static_cast<T>(count) / static_cast<T>(count - 1);
-      rm[c] = (1 - momentum) * rm[c] + momentum * mean;
-      rv[c] = (1 - momentum) * rv[c] + momentum * unbiased;
-    } else {
-      mean = rm[c];
-      var = rv[c];
-    }
-    const T rstd = static_cast<T>(1) / std::sqrt(var + eps);
-    const T scale = rstd * (w.defined() ? w.data<T>()[c] : static_cast<T>(1));
-    const T shift = (b.defined() ? b.data<T>()[c] : static_cast<T>(0)) - mean * scale;
-    for (int64_t n = 0; n < s.N; ++n) {
-      const int64_t off = (n * s.C + c) * s.S;
-      ColMap<T>(py + off, s.S) = ConstColMap<T>(px + off, s.S) * scale + shift;
-    }
-  }
+  parallel_for(s.C, grain_for(6.0 * static_cast<double>(s.N * s.S)), [&](int64_t c0, int64_t c1) {
+    cpu::kern<T>().batch_norm_channels(px, py, c0, c1, s.N, s.C, s.S, eps, training, momentum, rm, rv, pw, pb, algo);
+  });
 }
 
 // Training: dx = γ·rstd·(dy - mean(dy) - x̂·mean(dy·x̂)) with batch statistics (two-pass);
@@ -299,34 +172,11 @@ void batch_norm_backward_kernel(KernelCtx& k) {
   const ChannelSplit s = channel_split(x.shape());
   const T eps = static_cast<T>(k.attrs.f("eps"));
   const bool training = k.attrs.b("training");
-  const T* px = x.data<T>();
-  const T* pd = dy.data<T>();
-  T* dx = k.out(0).data<T>();
-  T* dw = k.out(1).data<T>();
-  T* db = k.out(2).data<T>();
-  const T inv_count = static_cast<T>(1) / static_cast<T>(s.N * s.S);
-  for (int64_t c = 0; c < s.C; ++c) {
-    T mean = 0, var = 0;
-    if (training) group_stats<T>(px + c * s.S, s.N, s.S, s.C * s.S, Algo::two_pass, mean, var);
-    else mean = rm.data<T>()[c], var = rv.data<T>()[c];
-    const T rstd = static_cast<T>(1) / std::sqrt(var + eps);
-    const T gamma = w.defined() ? w.data<T>()[c] : static_cast<T>(1);
-    T sum_dy = 0, sum_dyx = 0;
-    for (int64_t n = 0; n < s.N; ++n) {
-      const int64_t off = (n * s.C + c) * s.S;
-      ConstColMap<T> xr(px + off, s.S), dr(pd + off, s.S);
-      sum_dy += dr.sum();
-      sum_dyx += (dr * ((xr - mean) * rstd)).sum();
-    }
-    db[c] = sum_dy;
-    dw[c] = sum_dyx;
-    const T mdy = training ? sum_dy * inv_count : 0, mdyx = training ? sum_dyx * inv_count : 0;
-    for (int64_t n = 0; n < s.N; ++n) {
-      const int64_t off = (n * s.C + c) * s.S;
-      ConstColMap<T> xr(px + off, s.S), dr(pd + off, s.S);
-      ColMap<T>(dx + off, s.S) = (gamma * rstd) * (dr - mdy - (xr - mean) * rstd * mdyx);
-    }
-  }
+  const T *px = x.data<T>(), *pd = dy.data<T>(), *prm = rm.data<T>(), *prv = rv.data<T>(), *pw = data_or_null<T>(w);
+  T *dx = k.out(0).data<T>(), *dw = k.out(1).data<T>(), *db = k.out(2).data<T>();
+  parallel_for(s.C, grain_for(10.0 * static_cast<double>(s.N * s.S)), [&](int64_t c0, int64_t c1) {
+    cpu::kern<T>().batch_norm_backward_channels(px, pd, prm, prv, pw, dx, dw, db, c0, c1, s.N, s.C, s.S, eps, training);
+  });
 }
 
 // Checks x [N, C, ...] and the per-channel inputs from index `first` on (all [C]).

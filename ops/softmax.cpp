@@ -2,16 +2,14 @@
 // softmax_backward, and log_softmax.
 //
 // The axis splits x into [A, C, B]: A independent groups of C rows of B contiguous elements.
-// The last axis (B = 1) is the fast path: each row of C elements is processed while it sits in
-// cache, with Eigen's vectorized exp. Another axis works on whole rows of B elements at a time
-// (vectorized over B), so no transposed copy is made either way.
-#include <Eigen/Dense>
+// The kernels (ops/cpu/softmax.cpp, built per instruction set) handle the last axis and any
+// other without a transposed copy; the groups A are spread over the thread pool (each row is
+// computed the same way whichever thread gets it: the same bits for any thread count).
 #include <cmath>
 #include <limits>
-#if defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#endif
 
+#include "core/parallel.h"
+#include "ops/cpu/kernels.h"
 #include "ops/cpu_util.h"
 
 namespace opscope {
@@ -40,162 +38,11 @@ AxisSplit split_at(const Shape& shape, int64_t axis, const char* op) {
   return s;
 }
 
-template <class T>
-using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
-template <class T>
-using RowMap = Eigen::Map<RowArray<T>>;
-template <class T>
-using ConstRowMap = Eigen::Map<const RowArray<T>>;
+using cpu::SoftmaxKind;
 
-// o = exp(v) for v <= 0, with 0 where the result would be subnormal: Eigen's exp never reaches
-// 0 (it gives about 5e-309 for exp(-inf)), and a masked entry (-inf) must get exactly 0. The
-// fix-up runs only for rows that need it (an Eigen select around exp does not vectorize).
-template <class T, class Expr>
-void assign_exp_flushed(Eigen::Map<RowArray<T>> o, const Expr& v) {
-  static const T kLowest = std::log(std::numeric_limits<T>::min());  // -87.3 float, -708.4 double
-  o = v.exp();
-  if (v.minCoeff() < kLowest) o = (v < kLowest).select(static_cast<T>(0), o);
-}
-
-// Σ exp(x[i] - m) over one row, writing each term to out (when not null). Here x - m <= 0.
-// Eigen's vectorized exp in general; float32 with AVX2+FMA has its own loop below, because
-// the exp is what bounds softmax (Eigen's takes about twice as long as the memory traffic).
-template <class T>
-T exp_shifted_sum(const T* x, T m, T* out, int64_t n, const T* /*prefetch*/) {
-  ConstRowMap<T> xr(x, n);
-  if (!out) return (xr - m).exp().sum();  // terms below 1e-308 don't change a sum that is >= 1
-  RowMap<T> o(out, n);
-  assign_exp_flushed<T>(o, xr - m);
-  return o.sum();
-}
-
-#if defined(__AVX2__) && defined(__FMA__)
-// exp(v) = 2^k · exp(r) with k = round(v·log2 e) and r = v - k·ln 2 in [-ln2/2, ln2/2]; exp(r)
-// by the Cephes degree-6 polynomial (about 4 ulp). v below -87.3 (where float32 would go
-// subnormal) gives 0, so masked entries (-inf) give exactly 0; NaN stays NaN. The sum is
-// accumulated in the same pass, and the next row is prefetched while this one computes.
-template <>
-float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t n, const float* prefetch) {
-  const __m256 vm = _mm256_set1_ps(m), lo = _mm256_set1_ps(-87.3f), log2e = _mm256_set1_ps(1.44269504088896341f);
-  const __m256 ln2_hi = _mm256_set1_ps(0.693359375f), ln2_lo = _mm256_set1_ps(-2.12194440e-4f);
-  const __m256 p0 = _mm256_set1_ps(1.9875691500e-4f), p1 = _mm256_set1_ps(1.3981999507e-3f),
-               p2 = _mm256_set1_ps(8.3334519073e-3f), p3 = _mm256_set1_ps(4.1665795894e-2f),
-               p4 = _mm256_set1_ps(1.6666665459e-1f), p5 = _mm256_set1_ps(5.0000001201e-1f),
-               one = _mm256_set1_ps(1.0f);
-  __m256 acc = _mm256_setzero_ps();
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    if (prefetch && (i & 15) == 0) _mm_prefetch(reinterpret_cast<const char*>(prefetch + i), _MM_HINT_T0);
-    const __m256 v = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm);
-    const __m256 underflow = _mm256_cmp_ps(v, lo, _CMP_LT_OQ);
-    const __m256 vc = _mm256_max_ps(lo, v);  // NaN in v passes through (max returns its 2nd operand)
-    const __m256 k = _mm256_round_ps(_mm256_mul_ps(vc, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 r = _mm256_fnmadd_ps(k, ln2_lo, _mm256_fnmadd_ps(k, ln2_hi, vc));
-    __m256 p = _mm256_fmadd_ps(p0, r, p1);
-    p = _mm256_fmadd_ps(p, r, p2);
-    p = _mm256_fmadd_ps(p, r, p3);
-    p = _mm256_fmadd_ps(p, r, p4);
-    p = _mm256_fmadd_ps(p, r, p5);
-    p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, one));  // 1 + r + r²·P(r)
-    const __m256i two_k = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(127)), 23);
-    const __m256 e = _mm256_andnot_ps(underflow, _mm256_mul_ps(p, _mm256_castsi256_ps(two_k)));
-    if (out) _mm256_storeu_ps(out + i, e);
-    acc = _mm256_add_ps(acc, e);
-  }
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, acc);
-  float sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3])) + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
-  for (; i < n; ++i) {
-    const float e = std::exp(x[i] - m);
-    if (out) out[i] = e;
-    sum += e;
-  }
-  return sum;
-}
-#endif
-
-enum class SoftmaxKind { stable, naive, log };
-
-// out = softmax(x) (stable: exp(x - max) / Σ exp(x - max); naive: exp(x) / Σ exp(x), which
-// overflows for x around 89 in float32 and 710 in float64) or log_softmax(x) = x - max - log Σ exp(x - max).
-template <class T>
-void softmax_rows(const T* x, T* out, const AxisSplit& s, SoftmaxKind kind) {
-  const int64_t C = s.C, B = s.B;
-  if (B == 1) {
-    // Per row: one pass for the max (from memory), one for exp and its sum, one to scale (in cache).
-    // A NaN anywhere in a row makes its sum NaN, so the fast max (which may skip NaN) is enough.
-    for (int64_t a = 0; a < s.A; ++a) {
-      ConstRowMap<T> xr(x + a * C, C);
-      RowMap<T> o(out + a * C, C);
-      const T* next = a + 1 < s.A ? x + (a + 1) * C : nullptr;
-      switch (kind) {
-        case SoftmaxKind::stable: {
-          const T m = xr.maxCoeff();
-          o *= static_cast<T>(1) / exp_shifted_sum<T>(x + a * C, m, out + a * C, C, next);
-          break;
-        }
-        case SoftmaxKind::naive:
-          o = xr.exp();
-          o /= o.sum();  // inf / inf = nan once exp overflows
-          break;
-        case SoftmaxKind::log: {
-          const T m = xr.maxCoeff();
-          o = xr - (m + std::log(exp_shifted_sum<T>(x + a * C, m, nullptr, C, next)));
-          break;
-        }
-      }
-    }
-    return;
-  }
-  RowArray<T> m(B), sum(B);
-  for (int64_t a = 0; a < s.A; ++a) {
-    const T* xa = x + a * C * B;
-    T* oa = out + a * C * B;
-    auto xrow = [&](int64_t c) { return ConstRowMap<T>(xa + c * B, B); };
-    auto orow = [&](int64_t c) { return RowMap<T>(oa + c * B, B); };
-    if (kind == SoftmaxKind::naive) {
-      m.setZero();
-    } else {
-      m.setConstant(-std::numeric_limits<T>::infinity());
-      for (int64_t c = 0; c < C; ++c) m = m.max(xrow(c));
-    }
-    sum.setZero();
-    for (int64_t c = 0; c < C; ++c) {
-      assign_exp_flushed<T>(orow(c), xrow(c) - m);
-      sum += orow(c);
-    }
-    if (kind == SoftmaxKind::log) {
-      m += sum.log();
-      for (int64_t c = 0; c < C; ++c) orow(c) = xrow(c) - m;
-    } else {
-      for (int64_t c = 0; c < C; ++c) orow(c) /= sum;
-    }
-  }
-}
-
-// dx = s * (dy - Σ dy·s) along the axis, in one pass per row.
-template <class T>
-void softmax_backward_rows(const T* sm, const T* dy, T* dx, const AxisSplit& s) {
-  const int64_t C = s.C, B = s.B;
-  if (B == 1) {
-    for (int64_t a = 0; a < s.A; ++a) {
-      ConstRowMap<T> sr(sm + a * C, C), dr(dy + a * C, C);
-      RowMap<T> o(dx + a * C, C);
-      const T dot = (sr * dr).sum();
-      o = sr * (dr - dot);
-    }
-    return;
-  }
-  RowArray<T> dot(B);
-  for (int64_t a = 0; a < s.A; ++a) {
-    const int64_t base = a * C * B;
-    dot.setZero();
-    for (int64_t c = 0; c < C; ++c) dot += ConstRowMap<T>(sm + base + c * B, B) * ConstRowMap<T>(dy + base + c * B, B);
-    for (int64_t c = 0; c < C; ++c) {
-      ConstRowMap<T> sr(sm + base + c * B, B), dr(dy + base + c * B, B);
-      RowMap<T>(dx + base + c * B, B) = sr * (dr - dot);
-    }
-  }
+// Groups of the [A, C, B] split per thread: a chunk is worth a thread at ~32K element operations.
+int64_t group_grain(const AxisSplit& s, double ops_per_element) {
+  return grain_for(static_cast<double>(s.C) * static_cast<double>(s.B) * ops_per_element);
 }
 
 KernelFn softmax_kernel(SoftmaxKind kind) {
@@ -205,7 +52,11 @@ KernelFn softmax_kernel(SoftmaxKind kind) {
     const AxisSplit s = split_at(x.shape(), k.attrs.i("axis"), k.op.name.c_str());
     cpu::visit_float(x.dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      softmax_rows<T>(x.data<T>(), k.out().data<T>(), s, kind);
+      const T* px = x.data<T>();
+      T* po = k.out().data<T>();
+      parallel_for(s.A, group_grain(s, 4), [&](int64_t a0, int64_t a1) {
+        cpu::kern<T>().softmax_rows(px, po, a0, a1, s.C, s.B, kind);
+      });
     });
   };
 }
@@ -264,7 +115,11 @@ OPSCOPE_REGISTER_OPS(register_softmax_ops) {
       const AxisSplit split = split_at(s.shape(), k.attrs.i("axis"), "softmax_backward");
       cpu::visit_float(dt, k.op.name, [&](auto z) {
         using T = decltype(z);
-        softmax_backward_rows<T>(s.data<T>(), dy.data<T>(), k.out().data<T>(), split);
+        const T *ps = s.data<T>(), *pd = dy.data<T>();
+        T* px = k.out().data<T>();
+        parallel_for(split.A, group_grain(split, 3), [&](int64_t a0, int64_t a1) {
+          cpu::kern<T>().softmax_backward_rows(ps, pd, px, a0, a1, split.C, split.B);
+        });
       });
     });
     d.differentiable = false;

@@ -19,7 +19,7 @@ namespace {
 
 using opscope::test::require_gradcheck;
 
-const std::vector<std::string> kAlgos = {"naive", "blocked", "eigen"};
+const std::vector<std::string> kAlgos = {"naive", "blocked", "eigen", "blas"};
 
 Tensor random_tensor(const Shape& shape, DType dt, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -225,7 +225,7 @@ TEST_CASE("matmul: backward dA = dC·Bᵀ, dB = Aᵀ·dC", "[op][grad]") {
   REQUIRE(b.grad().to_vector() == std::vector<double>{1, 3, 2, 4});  // Aᵀ
   const OpDef& d = OpRegistry::instance().get("matmul");
   REQUIRE(d.backward_note == "dA = dC·Bᵀ, dB = Aᵀ·dC");
-  REQUIRE(d.default_algorithm() == "eigen");
+  REQUIRE(d.default_algorithm() == "blas");
   Cost cost = d.cost({{{2, 3, 4}, DType::f32}, {{4, 5}, DType::f32}}, {{{2, 3, 5}, DType::f32}}, {}, "eigen");
   REQUIRE(cost.flops == 2 * 3 * 5 * 4 * 2);
   REQUIRE(cost.bytes_read == (24 + 20) * 4);

@@ -92,6 +92,13 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
         if (!a.positional.empty() || !a.keyword.empty()) in.fail(a.pos, "cuda_available() takes no arguments");
         return Value::Bool(device_available(Device::cuda));
       });
+  // As torch.cuda.is_initialized(): the runtime starts at the first use of the device, so a
+  // script that never asks costs no CUDA start-up.
+  add("cuda_initialized", "cuda_initialized()", "True once this process has started the CUDA runtime (the first use of the device starts it)",
+      [](Interpreter& in, CallArgs& a) {
+        if (!a.positional.empty() || !a.keyword.empty()) in.fail(a.pos, "cuda_initialized() takes no arguments");
+        return Value::Bool(device_initialized(Device::cuda));
+      });
 
   // The median of several runs, after one warm-up run (first touches of memory are page
   // faults, not the kernel). Runs outside the graph: timing leaves no nodes behind.

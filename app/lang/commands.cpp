@@ -6,7 +6,9 @@
 #include "app/lang/interpreter.h"
 #include "app/kernel_lab.h"
 #include "app/ops_listing.h"
+#include "core/cpu_isa.h"
 #include "core/device.h"
+#include "core/parallel.h"
 #include "core/describe.h"
 
 namespace opscope::lang {
@@ -301,10 +303,30 @@ void install_repl_commands(Interpreter& in) {
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string a = trim(args);
                     if (!a.empty()) in.ws().set_default_device(parse_device(a));
-                    out << "new tensors on " << device_name(in.ws().default_device()) << "; cuda: "
+                    out << "new tensors on " << device_name(in.ws().default_device()) << "\ncpu: " << cpu_description()
+                        << "\ncuda: "
                         << (device_available(Device::cuda) ? device_backend(Device::cuda)->description()
                                                            : device_missing_message(Device::cuda))
                         << "\n";
+                  }});
+  in.add_command({"threads", "[N]", "threads the CPU kernels use (no argument: how many now)",
+                  [](Interpreter&, const std::string& args, std::ostream& out) {
+                    const std::string a = trim(args);
+                    if (!a.empty()) {
+                      int n = 0;
+                      try {
+                        size_t used = 0;
+                        n = std::stoi(a, &used);
+                        if (used != a.size()) throw std::invalid_argument(a);
+                      } catch (const std::logic_error&) {
+                        throw Error(":threads takes a number of threads, got '" + a + "'",
+                                    "e.g. :threads 1 (this machine has " + std::to_string(hardware_threads()) + " cores)");
+                      }
+                      set_num_threads(n);
+                    }
+                    const int n = num_threads();
+                    out << n << " thread" << (n == 1 ? "" : "s") << " (" << hardware_threads()
+                        << " cores; results are the same for any number)\n";
                   }});
   in.add_command({"mem", "[cap BYTES]", "live and peak bytes by category (or set the cap)", cmd_mem});
   in.add_command({"reset", "", "forget every variable and clear the graph", [](Interpreter& in, const std::string&, std::ostream& out) {

@@ -2,6 +2,7 @@
 // events that time each step. Registered with core through the DeviceBackend interface.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <unordered_map>
@@ -20,6 +21,12 @@ void fail(cudaError_t e, const char* what, const char* file, int line) {
               e == cudaErrorMemoryAllocation ? "the GPU is out of memory: free tensors or use smaller shapes"
                                              : "a kernel failed on the GPU; the inputs' shapes are in the op's node");
 }
+
+namespace {
+std::atomic<bool> g_runtime_used{false};
+}
+
+void note_runtime_used() { g_runtime_used.store(true, std::memory_order_relaxed); }
 
 cudaStream_t stream() {
   static cudaStream_t s = [] {
@@ -155,8 +162,10 @@ struct AttachDeviceAgnosticKernels {
 class CudaBackend final : public DeviceBackend {
  public:
   Device device() const override { return Device::cuda; }
+  bool initialized() const override { return g_runtime_used.load(std::memory_order_relaxed); }
   bool available() const override {
     static const bool present = [] {
+      note_runtime_used();  // the first call into the runtime: it loads the driver here
       int n = 0;
       const cudaError_t e = cudaGetDeviceCount(&n);
       if (e != cudaSuccess) cudaGetLastError();  // no driver or no device: clear the sticky error

@@ -18,7 +18,10 @@ namespace opscope::cuda {
 cudaStream_t stream();
 
 [[noreturn]] void fail(cudaError_t e, const char* what, const char* file, int line);
+// Records that the process has called the CUDA runtime (DeviceBackend::initialized).
+void note_runtime_used();
 inline void check(cudaError_t e, const char* what, const char* file, int line) {
+  note_runtime_used();
   if (e != cudaSuccess) fail(e, what, file, line);
 }
 // Every runtime call: OPSCOPE_CUDA_CHECK(cudaMemcpyAsync(...)).

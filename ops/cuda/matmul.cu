@@ -24,6 +24,7 @@
 
 #include <algorithm>
 
+#include "ops/cuda/cublas_loader.cuh"
 #include "ops/cuda/cuda_util.cuh"
 
 namespace opscope::cuda {
@@ -215,11 +216,11 @@ __global__ void mm_wmma(Gemm<float> g) {
 cublasHandle_t cublas() {
   static cublasHandle_t h = [] {
     cublasHandle_t handle;
-    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS)
+    if (cublas_api().create(&handle) != CUBLAS_STATUS_SUCCESS)
       throw Error("cuBLAS could not be initialised", "is the GPU visible (nvidia-smi)?");
     return handle;
   }();
-  cublasSetStream(h, stream());
+  cublas_api().set_stream(h, stream());
   return h;
 }
 
@@ -238,11 +239,11 @@ void gemm_cublas(const Gemm<T>& g, int batch) {
   // something else entirely without any error: the classic row- vs column-major pitfall.
   const T one = 1, zero = 0;
   if constexpr (std::is_same_v<T, float>)
-    check_cublas(cublasSgemmStridedBatched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B, g.N, g.sb, g.A,
+    check_cublas(cublas_api().sgemm_strided_batched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B, g.N, g.sb, g.A,
                                            g.K, g.sa, &zero, g.C, g.N, g.sc, batch),
                  "cublasSgemmStridedBatched");
   else
-    check_cublas(cublasDgemmStridedBatched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B, g.N, g.sb, g.A,
+    check_cublas(cublas_api().dgemm_strided_batched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B, g.N, g.sb, g.A,
                                            g.K, g.sa, &zero, g.C, g.N, g.sc, batch),
                  "cublasDgemmStridedBatched");
 }
@@ -258,9 +259,9 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* 
   const cublasOperation_t ob = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int ldb = trans_b ? K : N, lda = trans_a ? M : K;
   if constexpr (std::is_same_v<T, float>)
-    check_cublas(cublasSgemm(cublas(), ob, oa, N, M, K, &one, B, ldb, A, lda, &beta, C, N), "cublasSgemm");
+    check_cublas(cublas_api().sgemm(cublas(), ob, oa, N, M, K, &one, B, ldb, A, lda, &beta, C, N), "cublasSgemm");
   else
-    check_cublas(cublasDgemm(cublas(), ob, oa, N, M, K, &one, B, ldb, A, lda, &beta, C, N), "cublasDgemm");
+    check_cublas(cublas_api().dgemm(cublas(), ob, oa, N, M, K, &one, B, ldb, A, lda, &beta, C, N), "cublasDgemm");
 }
 template void gemm<float>(bool, bool, int, int, int, const float*, const float*, float*, bool);
 template void gemm<double>(bool, bool, int, int, int, const double*, const double*, double*, bool);

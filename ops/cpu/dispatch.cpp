@@ -1,0 +1,46 @@
+// Chooses the kernel table for cpu_isa() (built for the baseline only: this file is not part
+// of the per-instruction-set builds).
+#include "core/error.h"
+#include "ops/cpu/kernels.h"
+#include "ops/gemm.h"
+
+extern "C" const opscope::cpu::KernelTable* opscope_cpu_kernels_baseline();
+#if OPSCOPE_HAVE_AVX512_KERNELS
+extern "C" const opscope::cpu::KernelTable* opscope_cpu_kernels_avx512();
+#endif
+
+namespace opscope::cpu {
+
+const KernelTable* kernels_for(CpuIsa isa) {
+  if (isa == CpuIsa::baseline) return opscope_cpu_kernels_baseline();
+#if OPSCOPE_HAVE_AVX512_KERNELS
+  if (isa == CpuIsa::avx512) return opscope_cpu_kernels_avx512();
+#endif
+  return nullptr;
+}
+
+const KernelTable& kernels() {
+  // Both tables are built on first use; the choice is re-read so tests can switch ISAs.
+  static const KernelTable* baseline = kernels_for(CpuIsa::baseline);
+  static const KernelTable* avx512 = kernels_for(CpuIsa::avx512);
+  return cpu_isa() == CpuIsa::avx512 && avx512 ? *avx512 : *baseline;
+}
+
+namespace {
+// :device and --version say which kernels run and which BLAS.
+struct Describe {
+  Describe() {
+    set_cpu_kernels_describer([] {
+      CpuKernelsDescription d;
+      d.kernels = std::string(cpu_isa_name(kernels().isa)) + " kernels";
+      if (kernels().isa != detected_cpu_isa())
+        d.kernels += cpu_isa() != kernels().isa ? " (this build has no " + std::string(cpu_isa_name(cpu_isa())) + " kernels)"
+                                                : " (chosen; this CPU also runs " + std::string(cpu_isa_name(detected_cpu_isa())) + ")";
+      d.blas = blas_description();
+      return d;
+    });
+  }
+} describe;
+}  // namespace
+
+}  // namespace opscope::cpu

@@ -1,0 +1,208 @@
+#include "ops/gemm.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <mutex>
+#include <string>
+
+#include "core/cpu_isa.h"
+#include "core/parallel.h"
+#if OPSCOPE_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
+
+namespace opscope::cpu {
+
+namespace {
+
+// --- OpenBLAS, loaded on first use --------------------------------------------------------------
+struct OpenBlas {
+#if OPSCOPE_HAVE_OPENBLAS
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_dgemm) dgemm = nullptr;
+#endif
+  std::string description;  // what it is, or why it is missing
+  bool loaded = false;
+  BlasLibrary direct;
+};
+
+#if OPSCOPE_HAVE_OPENBLAS
+// Sets an environment variable for the duration of dlopen (OpenBLAS reads it in its
+// constructor), then puts back what was there: child processes (the benchmark's PyTorch) must
+// not inherit opscope's choice.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value, bool keep_users) : name_(name) {
+    const char* old = std::getenv(name);
+    if (old) {
+      had_ = true;
+      old_ = old;
+      if (keep_users) return;
+    }
+    std::string v = value;
+    setenv(name, v.c_str(), 1);
+    set_ = true;
+  }
+  ~ScopedEnv() {
+    if (!set_) return;
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false, set_ = false;
+};
+
+OpenBlas load_openblas() {
+  OpenBlas b;
+  void* lib = nullptr;
+  std::string corename_asked;
+  {
+    // The kernels opscope chose for this CPU; a user's OPENBLAS_CORETYPE wins. One thread at
+    // load: opscope's pool does the threading, so OpenBLAS starts no threads of its own.
+    corename_asked = cpu_isa() == CpuIsa::avx512 ? "SkylakeX" : "Haswell";
+    ScopedEnv coretype("OPENBLAS_CORETYPE", corename_asked.c_str(), true);
+    ScopedEnv threads("OPENBLAS_NUM_THREADS", "1", false);
+    for (const char* path : {OPSCOPE_OPENBLAS_LIBRARY, "libopenblas.so.0"})
+      if ((lib = dlopen(path, RTLD_NOW | RTLD_LOCAL))) break;
+  }
+  if (!lib) {
+    const char* why = dlerror();
+    b.description = std::string("OpenBLAS not found (") + (why ? why : "dlopen failed") +
+                    "): `blas` runs Eigen's GEMM; install libopenblas0-pthread (tools/setup.sh)";
+    return b;
+  }
+  b.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
+  b.dgemm = reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(lib, "cblas_dgemm"));
+  auto set_threads = reinterpret_cast<void (*)(int)>(dlsym(lib, "openblas_set_num_threads"));
+  auto corename = reinterpret_cast<char* (*)()>(dlsym(lib, "openblas_get_corename"));
+  auto config = reinterpret_cast<char* (*)()>(dlsym(lib, "openblas_get_config"));
+  if (!b.sgemm || !b.dgemm) {
+    b.description = "the library loaded as OpenBLAS has no cblas_sgemm: `blas` runs Eigen's GEMM";
+    return b;
+  }
+  if (set_threads) set_threads(1);
+  b.direct.sgemm = reinterpret_cast<decltype(b.direct.sgemm)>(b.sgemm);
+  b.direct.set_num_threads = set_threads;
+  std::string version = "OpenBLAS";
+  if (config) {  // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."
+    const std::string c = config();
+    const size_t sp = c.find(' ', c.find(' ') + 1);
+    version = c.substr(0, sp);
+  }
+  b.description = version + " (" + (corename ? corename() : corename_asked.c_str()) +
+                  " kernels, single-threaded calls on opscope's thread pool)";
+  b.loaded = true;
+  return b;
+}
+#endif
+
+const OpenBlas& openblas() {
+#if OPSCOPE_HAVE_OPENBLAS
+  static const OpenBlas b = load_openblas();
+#else
+  static const OpenBlas b = [] {
+    OpenBlas x;
+    x.description = "built without OpenBLAS (libopenblas-dev was not found): `blas` runs Eigen's GEMM";
+    return x;
+  }();
+#endif
+  return b;
+}
+
+bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+template <class T>
+void blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C, int64_t ldc) {
+#if OPSCOPE_HAVE_OPENBLAS
+  const OpenBlas& b = openblas();
+  if (b.loaded && fits_int(M) && fits_int(N) && fits_int(K) && fits_int(A.ld) && fits_int(B.ld) && fits_int(ldc)) {
+    // A column-major operand is the transpose of a row-major one with the same leading dimension.
+    const CBLAS_TRANSPOSE ta = A.row_major ? CblasNoTrans : CblasTrans, tb = B.row_major ? CblasNoTrans : CblasTrans;
+    const int lda = static_cast<int>(std::max<int64_t>(A.ld, 1)), ldb = static_cast<int>(std::max<int64_t>(B.ld, 1));
+    if constexpr (sizeof(T) == 4)
+      b.sgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A.data, lda, B.data, ldb, beta, C, int(ldc));
+    else
+      b.dgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A.data, lda, B.data, ldb, beta, C, int(ldc));
+    return;
+  }
+#endif
+  kern<T>().gemm(M, N, K, A, B, alpha, beta, C, ldc);
+}
+
+// A product of fewer multiply-adds stays one call: a panel must be worth a thread.
+constexpr double kPanelMacs = double(1 << 22);
+constexpr int64_t kPanelAlign = 16;  // panel edges on whole SIMD registers / micro-kernel tiles
+
+// Columns j0.. of B (and C); rows i0.. of A (and C).
+template <class T>
+ConstMatrix<T> columns_from(ConstMatrix<T> m, int64_t j0) {
+  m.data += m.row_major ? j0 : j0 * m.ld;
+  return m;
+}
+template <class T>
+ConstMatrix<T> rows_from(ConstMatrix<T> m, int64_t i0) {
+  m.data += m.row_major ? i0 * m.ld : i0;
+  return m;
+}
+
+}  // namespace
+
+template <class T>
+void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta,
+                 T* C, int64_t ldc) {
+  if (M <= 0 || N <= 0) return;
+  if (K <= 0) {  // an empty sum: C = beta·C
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
+    return;
+  }
+  if (algo == GemmAlgo::blas) blas_call<T>(M, N, K, A, B, alpha, beta, C, ldc);
+  else kern<T>().gemm(M, N, K, A, B, alpha, beta, C, ldc);
+}
+
+template <class T>
+void gemm(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C,
+          int64_t ldc) {
+  const double macs = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  const int64_t panels = std::min<int64_t>(hardware_threads(), static_cast<int64_t>(macs / kPanelMacs));
+  // Cut the dimension whose panels repeat the smaller operand: column panels each read all of
+  // A, row panels all of B.
+  bool by_columns = M <= N;
+  if (by_columns && N < 2 * kPanelAlign) by_columns = false;
+  if (!by_columns && M < 2 * kPanelAlign) by_columns = true;
+  const int64_t extent = by_columns ? N : M;
+  if (panels <= 1 || extent < 2 * kPanelAlign || in_parallel_region())
+    return gemm_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
+  const int64_t width = (extent / panels + kPanelAlign - 1) / kPanelAlign * kPanelAlign;
+  const int64_t count = (extent + width - 1) / width;
+  parallel_for(count, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int64_t s = p * width, len = std::min(width, extent - s);
+      if (by_columns) gemm_serial<T>(algo, M, len, K, A, columns_from(B, s), alpha, beta, C + s, ldc);
+      else gemm_serial<T>(algo, len, N, K, rows_from(A, s), B, alpha, beta, C + s * ldc, ldc);
+    }
+  });
+}
+
+bool blas_available() { return openblas().loaded; }
+const BlasLibrary* blas_library() { return openblas().loaded ? &openblas().direct : nullptr; }
+std::string blas_description() { return openblas().description; }
+
+template void gemm<float>(GemmAlgo, int64_t, int64_t, int64_t, ConstMatrix<float>, ConstMatrix<float>, float, float,
+                          float*, int64_t);
+template void gemm<double>(GemmAlgo, int64_t, int64_t, int64_t, ConstMatrix<double>, ConstMatrix<double>, double,
+                           double, double*, int64_t);
+template void gemm_serial<float>(GemmAlgo, int64_t, int64_t, int64_t, ConstMatrix<float>, ConstMatrix<float>, float,
+                                 float, float*, int64_t);
+template void gemm_serial<double>(GemmAlgo, int64_t, int64_t, int64_t, ConstMatrix<double>, ConstMatrix<double>,
+                                  double, double, double*, int64_t);
+
+}  // namespace opscope::cpu

@@ -1,0 +1,54 @@
+// Matrix products for the CPU kernels of ops/: C = alpha·A·B + beta·C through OpenBLAS (the
+// `blas` algorithm, the default of matmul, linear, conv's GEMMs and attention's products) or
+// through Eigen (the `eigen` algorithm, built per instruction set: ops/cpu/gemm.cpp).
+//
+// OpenBLAS is loaded on first use, after opscope has told it which kernels to run
+// (OPENBLAS_CORETYPE, unless the user set it): its own CPU detection falls back to its oldest
+// SSE3 kernels on CPUs newer than the library (this one), at an eighth of the speed. It runs
+// single-threaded on opscope's thread pool: a large product is cut into column (or row)
+// panels, each a separate BLAS call on a pool thread. The panels depend on the shape and on
+// the machine's core count, never on the thread setting, so the result has the same bits for
+// any number of threads; and there is one pool, not OpenBLAS's spinning beside opscope's.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ops/cpu/kernels.h"
+
+namespace opscope::cpu {
+
+enum class GemmAlgo { blas, eigen };
+
+// C[M×N] (row-major, row stride ldc) = alpha·A·B + beta·C; beta 0 never reads C.
+template <class T>
+void gemm(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C,
+          int64_t ldc);
+
+// Row-major operands, as most kernels have them: op(A) is M×K, op(B) is K×N.
+template <class T>
+void gemm(GemmAlgo algo, bool trans_a, bool trans_b, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda,
+          const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  gemm<T>(algo, M, N, K, ConstMatrix<T>{A, lda, !trans_a}, ConstMatrix<T>{B, ldb, !trans_b}, alpha, beta, C, ldc);
+}
+
+// One product on the calling thread only (inside a parallel_for body: attention's tiles).
+template <class T>
+void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta,
+                 T* C, int64_t ldc);
+
+// The loaded library's own entry points, for benchmarks that compare against OpenBLAS called
+// directly (with its own threads); nullptr when it is not loaded. CBLAS enums are ints.
+struct BlasLibrary {
+  void (*sgemm)(int order, int trans_a, int trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                const float* B, int ldb, float beta, float* C, int ldc) = nullptr;
+  void (*set_num_threads)(int) = nullptr;
+};
+const BlasLibrary* blas_library();
+
+// True when OpenBLAS could be loaded (else `blas` runs Eigen's GEMM, and says so).
+bool blas_available();
+// "OpenBLAS 0.3.21 (SkylakeX kernels, pthread build, 1 thread per call on opscope's pool)",
+// or why it is not there.
+std::string blas_description();
+
+}  // namespace opscope::cpu

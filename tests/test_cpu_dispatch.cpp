@@ -1,0 +1,204 @@
+// The CPU kernels across kernel sets and thread counts: each dispatched kernel gives the same
+// results built for the baseline and for AVX-512 (within a stated tolerance: vector widths
+// change the order of sums), and the same bits for any number of threads. `blas` (OpenBLAS)
+// against `naive`.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/cpu_isa.h"
+#include "core/parallel.h"
+#include "core/workspace.h"
+#include "tests/helpers.h"
+
+using namespace opscope;
+
+namespace {
+
+Tensor uniform(const Shape& shape, uint64_t seed, DType dt = DType::f32, double lo = -1, double hi = 1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& x : v) x = u(rng);
+  return Tensor::from_vector<double>(v, shape, dt);
+}
+
+// One op call: its inputs, attributes, algorithm, and how far two kernel sets may differ
+// (relative to the output's largest magnitude).
+struct Case {
+  std::string op, algo;
+  std::vector<Tensor> inputs;
+  AttrMap attrs;
+  double isa_rtol = 1e-5;
+  std::string note;
+};
+
+std::vector<Tensor> run(const Case& c) {
+  Workspace& ws = current_workspace();
+  NoGradGuard ng;
+  const OpDef& op = OpRegistry::instance().get(c.op);
+  return ws.call_multi(op, c.inputs, op.resolve(c.attrs), c.algo);
+}
+
+bool same_bits(const Tensor& a, const Tensor& b) {
+  const Tensor ca = a.contiguous(), cb = b.contiguous();
+  return ca.shape() == cb.shape() && ca.dtype() == cb.dtype() &&
+         std::memcmp(ca.raw_data(), cb.raw_data(), static_cast<size_t>(ca.nbytes())) == 0;
+}
+
+double max_rel_diff(const Tensor& a, const Tensor& b) {
+  double scale = 1, m = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) scale = std::max(scale, std::fabs(a.get(i)));
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.get(i), y = b.get(i);
+    if (std::isnan(x) && std::isnan(y)) continue;
+    m = std::max(m, std::fabs(x - y));
+  }
+  return m / scale;
+}
+
+// Same bits for 1, 2, 3 and 7 threads (more than the machine has is allowed, and shows more
+// chunk interleavings).
+void check_threads(const Case& c) {
+  std::vector<Tensor> one;
+  {
+    NumThreadsScope nt(1);
+    one = run(c);
+  }
+  for (int threads : {2, 3, 7}) {
+    NumThreadsScope nt(threads);
+    const std::vector<Tensor> many = run(c);
+    for (size_t i = 0; i < one.size(); ++i) {
+      INFO(c.op << " [" << c.algo << "] " << c.note << ": output " << i << " with " << threads << " threads");
+      CHECK(same_bits(one[i], many[i]));
+    }
+  }
+}
+
+// The AVX-512 kernels against the baseline ones (skipped where the CPU has no AVX-512).
+void check_isas(const Case& c) {
+  if (detected_cpu_isa() != CpuIsa::avx512) return;
+  std::vector<Tensor> base, wide;
+  {
+    CpuIsaScope s(CpuIsa::baseline);
+    base = run(c);
+  }
+  {
+    CpuIsaScope s(CpuIsa::avx512);
+    wide = run(c);
+  }
+  for (size_t i = 0; i < base.size(); ++i) {
+    INFO(c.op << " [" << c.algo << "] " << c.note << ": output " << i << ", AVX-512 vs baseline");
+    CHECK(max_rel_diff(base[i], wide[i]) <= c.isa_rtol);
+  }
+}
+
+void check_case(const Case& c) {
+  check_isas(c);
+  check_threads(c);
+}
+
+}  // namespace
+
+TEST_CASE("matmul and linear: blas and eigen across kernel sets and thread counts", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = uniform({300, 200}, 1), b = uniform({200, 260}, 2);
+  for (const char* algo : {"blas", "eigen"}) {
+    check_case({"matmul", algo, {a, b}, {}, 1e-5, "300x200 @ 200x260 (split into panels)"});
+    check_case({"matmul", algo, {a.view_transpose(0, 1).contiguous().view_transpose(0, 1), b}, {}, 1e-5, "a transposed view"});
+    check_case({"matmul", algo, {uniform({12, 40, 24}, 3), uniform({12, 24, 36}, 4)}, {}, 1e-5, "a batch of small products"});
+    check_case({"matmul", algo, {uniform({64, 96}, 5, DType::f64), uniform({96, 80}, 6, DType::f64)}, {}, 1e-13, "float64"});
+    check_case({"linear", algo, {uniform({64, 784}, 7), uniform({256, 784}, 8), uniform({256}, 9)}, {}, 1e-5, "MLP layer"});
+  }
+}
+
+TEST_CASE("matmul blas against naive: shapes, layouts, batches, both dtypes", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  NoGradGuard ng;
+  struct Shapes {
+    Shape a, b;
+  };
+  for (DType dt : {DType::f32, DType::f64}) {
+    const double tol = dt == DType::f32 ? 2e-5 : 1e-12;
+    for (const Shapes& s : std::vector<Shapes>{{{1, 1}, {1, 1}},
+                                                {{7, 3}, {3, 5}},
+                                                {{33, 65}, {65, 17}},
+                                                {{130, 257}, {257, 129}},
+                                                {{3, 31, 20}, {20, 9}},
+                                                {{2, 1, 8, 5}, {3, 5, 6}}}) {
+      Tensor a = uniform(s.a, 11, dt), b = uniform(s.b, 12, dt);
+      const Tensor ref = ws.call("matmul", {a, b}, {}, "naive");
+      const Tensor y = ws.call("matmul", {a, b}, {}, "blas");
+      INFO(shape_str(s.a) << " @ " << shape_str(s.b) << " " << dtype_name(dt));
+      CHECK(max_rel_diff(ref, y) <= tol);
+      // Transposed views read in place (column-major operands).
+      const int64_t r = a.dim();
+      Tensor at = a.view_transpose(r - 2, r - 1).contiguous().view_transpose(r - 2, r - 1);
+      Tensor bt = b.view_transpose(b.dim() - 2, b.dim() - 1).contiguous().view_transpose(b.dim() - 2, b.dim() - 1);
+      CHECK(max_rel_diff(ref, ws.call("matmul", {at, bt}, {}, "blas")) <= tol);
+    }
+  }
+  // An empty inner dimension gives zeros.
+  Tensor z = ws.call("matmul", {Tensor::zeros({3, 0}), Tensor::zeros({0, 4})}, {}, "blas");
+  for (double v : z.to_vector()) CHECK(v == 0.0);
+}
+
+TEST_CASE("softmax, log_softmax and softmax_backward across kernel sets and thread counts", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = uniform({512, 300}, 21, DType::f32, -6, 6), dy = uniform({512, 300}, 22);
+  for (const char* algo : {"stable", "naive"}) check_case({"softmax", algo, {x}, {}, 1e-6, "rows of 300"});
+  check_case({"softmax", "stable", {uniform({64, 50, 40}, 23, DType::f32, -6, 6)}, {{"axis", int64_t{1}}}, 1e-6, "middle axis"});
+  check_case({"softmax", "stable", {uniform({256, 100}, 24, DType::f64, -6, 6)}, {}, 1e-14, "float64"});
+  check_case({"log_softmax", "stable", {x}, {}, 1e-6, "rows of 300"});
+  Tensor s;
+  {
+    NoGradGuard ng;
+    s = ws.call("softmax", {x});
+  }
+  check_case({"softmax_backward", "default", {s, dy}, {}, 1e-6, "rows of 300"});
+}
+
+TEST_CASE("layer_norm, batch_norm and their backward across kernel sets and thread counts", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = uniform({512, 256}, 31, DType::f32, -3, 5), dy = uniform({512, 256}, 32);
+  Tensor w = uniform({256}, 33), b = uniform({256}, 34);
+  for (const char* algo : {"welford", "two_pass", "naive"})
+    check_case({"layer_norm", algo, {x, w, b}, {}, 1e-5, "rows of 256"});
+  check_case({"layer_norm", "welford", {uniform({300, 70}, 35, DType::f64), uniform({70}, 36, DType::f64)}, {}, 1e-13, "float64"});
+  check_case({"layer_norm_backward", "default", {x, dy, w}, {}, 1e-5, "rows of 256"});
+  check_case({"layer_norm_backward", "default", {uniform({1000, 33}, 37), uniform({1000, 33}, 38)}, {}, 1e-5, "no weight"});
+  Tensor xb = uniform({16, 24, 14, 14}, 41, DType::f32, -2, 3), dyb = uniform({16, 24, 14, 14}, 42);
+  Tensor wc = uniform({24}, 43), bc = uniform({24}, 44);
+  for (const char* algo : {"welford", "two_pass", "naive"}) {
+    // Fresh running statistics per call: training updates them in place.
+    Case c{"batch_norm", algo, {xb, Tensor::zeros({24}), Tensor::full({24}, 1.0), wc, bc}, {}, 1e-5, "training"};
+    check_isas(c);
+    std::vector<Tensor> one, two;
+    {
+      NumThreadsScope nt(1);
+      c.inputs[1] = Tensor::zeros({24});
+      c.inputs[2] = Tensor::full({24}, 1.0);
+      one = run(c);
+      one.push_back(c.inputs[1]);
+      one.push_back(c.inputs[2]);
+    }
+    {
+      NumThreadsScope nt(3);
+      c.inputs[1] = Tensor::zeros({24});
+      c.inputs[2] = Tensor::full({24}, 1.0);
+      two = run(c);
+      two.push_back(c.inputs[1]);
+      two.push_back(c.inputs[2]);
+    }
+    for (size_t i = 0; i < one.size(); ++i) CHECK(same_bits(one[i], two[i]));  // y and both running statistics
+  }
+  check_case({"batch_norm", "welford", {xb, uniform({24}, 45), uniform({24}, 46, DType::f32, 0.5, 2)}, {{"training", false}}, 1e-5, "eval"});
+  check_case({"batch_norm_backward", "default", {xb, dyb, Tensor::zeros({24}), Tensor::full({24}, 1.0), wc}, {}, 1e-5, "training"});
+}
