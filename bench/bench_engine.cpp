@@ -100,21 +100,36 @@ void bench_matmul(Workspace& ws) {
       auto engine = [&](const std::string& algo) {
         return median_time([&] { ws.reset_graph(); ws.call_multi(mm, {a, b}, none, algo); }, algo == "naive" ? 3 : reps);
       };
-      double direct_blas = 0;
-      if (openblas) {
-        openblas->set_num_threads(threads);  // OpenBLAS's own pool, as a program calling it would
+      // The library and the engine's algorithm in turns (see interleaved_medians).
+      double direct_blas = 0, t_blas = 0, direct_eigen = 0, t_eigen = 0;
+      auto run_blas_direct = [&] {
         const int N = static_cast<int>(n);
-        direct_blas = median_time(
-            [&] { openblas->sgemm(101, 111, 111, N, N, N, 1.f, a.data<float>(), N, b.data<float>(), N, 0.f, c.data<float>(), N); },
-            reps);
+        openblas->sgemm(101, 111, 111, N, N, N, 1.f, a.data<float>(), N, b.data<float>(), N, 0.f, c.data<float>(), N);
+      };
+      auto run_engine = [&](const char* algo) {
+        return [&, algo] { ws.reset_graph(); ws.call_multi(mm, {a, b}, none, algo); };
+      };
+      if (openblas) {
+        // OpenBLAS's own pool, as a program calling it would use it (opscope calls it single-threaded).
+        openblas->set_num_threads(threads);
+        auto m = interleaved_medians({[&] { openblas->set_num_threads(threads); run_blas_direct(); },
+                                      [&] { openblas->set_num_threads(1); run_engine("blas")(); }},
+                                     reps);
         openblas->set_num_threads(1);
+        direct_blas = m[0];
+        t_blas = m[1];
         row("OpenBLAS direct", direct_blas, 0, 0);
+      } else {
+        t_blas = engine("blas");
       }
-      const double t_blas = engine("blas");
       row("blas", t_blas, direct_blas, openblas ? 0.9 : 0);
-      const double direct_eigen = median_time([&] { C.noalias() = A * B; }, reps);
+      {
+        auto m = interleaved_medians({[&] { C.noalias() = A * B; }, run_engine("eigen")}, reps);
+        direct_eigen = m[0];
+        t_eigen = m[1];
+      }
       if (threads == 1) row("Eigen direct (x86-64-v3 build)", direct_eigen, 0, 0);
-      row(std::string("eigen (") + cpu_isa_short_name(cpu::kernels().isa) + ")", engine("eigen"), direct_eigen,
+      row(std::string("eigen (") + cpu_isa_short_name(cpu::kernels().isa) + ")", t_eigen, direct_eigen,
           threads == 1 && cpu::kernels().isa == CpuIsa::avx512 ? 1.3 : 0);
       if (threads == 1) {
         const double blocked = engine("blocked");
@@ -167,6 +182,49 @@ void bench_bandwidth(Workspace& ws) {
   ws.reset_graph();
 }
 
+// Pooling on the CNN's first activation (64×16×28×28 float32, 2×2 windows, stride 2) against
+// memcpy of the input measured in turns with it: bytes moved = what the op must read and write.
+void bench_pool(Workspace& ws) {
+  std::printf("\n== Pooling on x [64, 16, 28, 28] float32, 2x2 stride 2, against memcpy of x ==\n");
+  std::printf("%7s %-30s %10s %12s %9s %9s %8s\n", "threads", "op [algo]", "time (ms)", "bytes moved", "GB/s",
+              "of copy", "verdict");
+  NoGradGuard ng;
+  Tensor x = random_tensor({64, 16, 28, 28}, 11), dy = random_tensor({64, 16, 14, 14}, 12), out = Tensor::empty({64, 16, 28, 28});
+  const double xb = static_cast<double>(x.nbytes()), yb = static_cast<double>(dy.nbytes());
+  const AttrMap k2 = {{"kernel_size", int64_t{2}}};
+  AttrMap k2s = k2;
+  k2s.push_back({"shape", std::vector<int64_t>{64, 16, 28, 28}});
+  struct Case {
+    const char* op;
+    std::vector<Tensor> in;
+    AttrMap attrs;
+    double bytes;
+  };
+  const std::vector<Case> cases = {{"max_pool2d", {x}, k2, xb + yb},
+                                   {"max_pool2d_backward", {x, dy}, k2, xb + yb + xb},
+                                   {"avg_pool2d", {x}, k2, xb + yb},
+                                   {"avg_pool2d_backward", {dy}, k2s, yb + xb}};
+  const int all = hardware_threads();
+  for (int threads : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1})
+    for (const char* algo : {"vectorized", "direct"}) {
+      if (threads > 1 && std::string(algo) == "direct") continue;  // the reference loop is single-threaded
+      NumThreadsScope nt(threads);
+      for (const Case& c : cases) {
+        const OpDef& op = OpRegistry::instance().get(c.op);
+        const Attrs attrs = op.resolve(c.attrs);
+        auto m = interleaved_medians({[&] { std::memcpy(out.raw_data(), x.raw_data(), static_cast<size_t>(xb)); },
+                                      [&] { ws.reset_graph(); ws.call_multi(op, c.in, attrs, algo); }},
+                                     41, 3);
+        const double copy_gbs = 2 * xb / m[0] / 1e9, gbs = c.bytes / m[1] / 1e9;
+        const std::string label = std::string(c.op) + " [" + algo + "]";
+        std::printf("%7d %-30s %10.3f %12.0f %9.1f %8.0f%% %8s\n", threads, label.c_str(), m[1] * 1e3, c.bytes, gbs,
+                    100 * gbs / copy_gbs, std::string(algo) == "vectorized" ? verdict(gbs >= 0.5 * copy_gbs) : "");
+      }
+    }
+  std::printf("(memcpy runs on one thread: the target is half of what one core copies)\n");
+  ws.reset_graph();
+}
+
 void bench_mlp_memory() {
   std::printf("\n== Memory of an MLP 784-256-256-10, batch 64, float32: tracker vs hand count ==\n");
   Workspace ws;
@@ -212,7 +270,7 @@ void bench_mlp_memory() {
 
 }  // namespace
 
-// Usage: bench_engine [dispatch|matmul|bandwidth|memory]...  (no argument: all sections)
+// Usage: bench_engine [dispatch|matmul|pool|bandwidth|memory]...  (no argument: all sections)
 int main(int argc, char** argv) {
   auto want = [&](const char* section) {
     if (argc < 2) return true;
@@ -225,6 +283,7 @@ int main(int argc, char** argv) {
   WorkspaceScope scope(ws);
   if (want("dispatch")) bench_dispatch(ws);
   if (want("matmul")) bench_matmul(ws);
+  if (want("pool")) bench_pool(ws);
   if (want("bandwidth")) bench_bandwidth(ws);
   if (want("memory")) bench_mlp_memory();
   return 0;

@@ -30,6 +30,26 @@ inline double median_time(const std::function<void()>& fn, int repeats, int warm
   return t[t.size() / 2];
 }
 
+// Medians of several functions timed in turns (f0, f1, ..., f0, f1, ...), so that a slow
+// stretch of a shared machine slows every candidate alike instead of one of them.
+inline std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int repeats, int warmup = 1) {
+  for (int i = 0; i < warmup; ++i)
+    for (auto& f : fns) f();
+  std::vector<std::vector<double>> t(fns.size());
+  for (int r = 0; r < repeats; ++r)
+    for (size_t i = 0; i < fns.size(); ++i) {
+      const double t0 = now_s();
+      fns[i]();
+      t[i].push_back(now_s() - t0);
+    }
+  std::vector<double> med;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    med.push_back(v[v.size() / 2]);
+  }
+  return med;
+}
+
 // A float32 tensor of standard normal samples, reproducible from `seed`.
 inline Tensor random_tensor(const Shape& shape, uint64_t seed, MemCategory cat = MemCategory::input) {
   std::mt19937_64 rng(seed);

@@ -6,7 +6,8 @@
 # dissolves the COMDAT groups and `objcopy --keep-global-symbol` makes everything else local.
 # Also finds OpenBLAS (loaded at run time, see ops/blas.cpp).
 set(OPSCOPE_CPU_KERNEL_SOURCES
-  ops/cpu/table.cpp ops/cpu/gemm.cpp ops/cpu/softmax.cpp ops/cpu/norm.cpp)
+  ops/cpu/table.cpp ops/cpu/gemm.cpp ops/cpu/softmax.cpp ops/cpu/norm.cpp ops/cpu/pool.cpp
+  ops/cpu/im2col.cpp ops/cpu/attention.cpp)
 
 set(OPSCOPE_CPU_ISAS baseline)
 set(OPSCOPE_CPU_FLAGS_baseline "")

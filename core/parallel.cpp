@@ -51,23 +51,23 @@ constexpr int kSpinMicros = 50;
 
 // One loop handed to the pool: its chunks are claimed one at a time from `next`.
 struct Job {
-  FunctionRef<void(int64_t, int64_t)> body;
+  FunctionRef<void(int, int64_t, int64_t)> body;
   int64_t n, grain, chunks;
   std::atomic<int64_t> next{0};
   std::atomic<bool> failed{false};
   std::mutex error_mu;
   std::exception_ptr error;
 
-  Job(FunctionRef<void(int64_t, int64_t)> b, int64_t n_, int64_t g) : body(b), n(n_), grain(g), chunks((n_ + g - 1) / g) {}
+  Job(FunctionRef<void(int, int64_t, int64_t)> b, int64_t n_, int64_t g) : body(b), n(n_), grain(g), chunks((n_ + g - 1) / g) {}
 
-  void run_chunks() {
+  void run_chunks(int worker) {
     RegionFlag flag;
     for (;;) {
       const int64_t c = next.fetch_add(1, std::memory_order_relaxed);
       if (c >= chunks || failed.load(std::memory_order_relaxed)) return;
       const int64_t begin = c * grain, end = std::min(n, begin + grain);
       try {
-        body(begin, end);
+        body(worker, begin, end);
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mu);
         if (!error) error = std::current_exception();
@@ -91,7 +91,7 @@ class Pool {
     busy_.store(threads - 1, std::memory_order_relaxed);
     epoch_.fetch_add(1, std::memory_order_release);
     epoch_.notify_all();
-    job.run_chunks();
+    job.run_chunks(0);
     if (!spin_while([&] { return busy_.load(std::memory_order_acquire) != 0; }, kSpinMicros))
       for (int b; (b = busy_.load(std::memory_order_acquire)) != 0;) busy_.wait(b, std::memory_order_acquire);
     job_ = nullptr;
@@ -115,7 +115,7 @@ class Pool {
         epoch_.wait(seen, std::memory_order_acquire);
       seen = epoch_.load(std::memory_order_acquire);
       if (index >= participants_) continue;  // not needed for this loop
-      job_->run_chunks();
+      job_->run_chunks(index + 1);
       if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) busy_.notify_one();
     }
   }
@@ -184,14 +184,24 @@ int64_t grain_for(double work_per_item) {
   return g < 1 ? 1 : static_cast<int64_t>(g);
 }
 
-void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> body) {
-  if (n <= 0) return;
+int parallel_workers(int64_t n, int64_t grain) {
+  if (n <= 0) return 1;
   if (grain < 1) grain = 1;
   const int64_t chunks = (n + grain - 1) / grain;
-  const int threads = static_cast<int>(std::min<int64_t>(num_threads(), chunks));
+  return t_in_region ? 1 : static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(num_threads(), chunks)));
+}
+
+void parallel_for_indexed(int64_t n, int64_t grain, FunctionRef<void(int, int64_t, int64_t)> body) {
+  if (n <= 0) return;
+  if (grain < 1) grain = 1;
+  const int threads = parallel_workers(n, grain);
   Job job(body, n, grain);
-  if (threads <= 1 || t_in_region || !pool().try_run(job, threads)) job.run_chunks();
+  if (threads <= 1 || !pool().try_run(job, threads)) job.run_chunks(0);
   if (job.error) std::rethrow_exception(job.error);
+}
+
+void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> body) {
+  parallel_for_indexed(n, grain, [&](int, int64_t begin, int64_t end) { body(begin, end); });
 }
 
 }  // namespace opscope

@@ -51,6 +51,12 @@ class FunctionRef<R(Args...)> {
 // body throws is rethrown here once every chunk has stopped.
 void parallel_for(int64_t n, int64_t grain, FunctionRef<void(int64_t, int64_t)> body);
 
+// As parallel_for, with the index of the thread running each chunk: 0 for the caller, up to
+// parallel_workers(n, grain) - 1. For scratch buffers, one per thread (allocated before the
+// loop); what a chunk computes must not depend on which thread runs it.
+void parallel_for_indexed(int64_t n, int64_t grain, FunctionRef<void(int, int64_t, int64_t)> body);
+int parallel_workers(int64_t n, int64_t grain);  // threads a loop of n items with this grain uses
+
 // A grain for `n`-item loops whose items cost about `work_per_item` element operations: chunks
 // of at least kParallelChunkWork operations, so handing one to another thread pays off.
 constexpr double kParallelChunkWork = 32768;

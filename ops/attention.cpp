@@ -16,7 +16,7 @@
 //         m' = max(m, rowmax(S_tile)), P = exp(S_tile − m'), l = l·e^(m−m') + Σ P,
 //         O = O·e^(m−m') + P·V_tile,
 //     and O /= l at the end. It never holds more than one kBlockRows×kBlockCols tile of
-//     scores: O(tile) workspace whatever T and S are. Tile products are Eigen GEMMs.
+//     scores per thread: O(tile) workspace whatever T and S are. Tile products go to OpenBLAS.
 // - Backward: the forward saves q, k, v, O (and the mask when given), not the T×S
 //   probabilities. attention_backward(q, k, v, O, dO, mask?) recomputes them tile by tile
 //   (FlashAttention's backward): a first sweep over the key tiles rebuilds each row's
@@ -29,13 +29,17 @@
 //   (top-left aligned, as PyTorch's is_causal). The mask gets no gradient.
 // - A fully masked row (every score −inf) has no softmax; both algorithms define its output
 //   as 0 (and its gradients as 0), rather than the NaN of 0/0.
-#include <Eigen/Core>
+// - The tile loops are in ops/cpu/attention.cpp (built per instruction set); here batch
+//   indices and query blocks are spread over the thread pool, each thread with its own
+//   scratch (the workspace the memory tracker and the cost model show is one per thread).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "core/parallel.h"
+#include "ops/cpu/kernels.h"
 #include "ops/cpu_util.h"
 
 namespace opscope {
@@ -43,33 +47,8 @@ namespace {
 
 using cpu::gc;
 
-constexpr int64_t kBlockRows = 64;  // query rows per tile (flash, backward)
-constexpr int64_t kBlockCols = 64;  // keys per tile
-
-template <class T>
-using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using MatMap = Eigen::Map<RowMat<T>>;
-template <class T>
-using ConstMatMap = Eigen::Map<const RowMat<T>>;
-template <class T>
-using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
-template <class T>
-using RowMap = Eigen::Map<RowArray<T>>;
-template <class T>
-using ConstRowMap = Eigen::Map<const RowArray<T>>;
-
-template <class T>
-constexpr T kNegInf = -std::numeric_limits<T>::infinity();
-
-// o = exp(v), with exactly 0 where exp would be subnormal: Eigen's exp(−inf) is about 5e-309
-// in float64, and a masked score must weigh exactly 0 (as in ops/softmax.cpp).
-template <class T, class Expr>
-void assign_exp_flushed(RowMap<T> o, const Expr& v) {
-  static const T kLowest = std::log(std::numeric_limits<T>::min());
-  o = v.exp();
-  if (o.size() > 0 && v.minCoeff() < kLowest) o = (v < kLowest).select(static_cast<T>(0), o);
-}
+constexpr int64_t kBlockRows = cpu::kAttentionBlockRows;  // query rows per tile (flash, backward)
+constexpr int64_t kBlockCols = cpu::kAttentionBlockCols;  // keys per tile
 
 // ---------------------------------------------------------------------------------------------
 // Batch bookkeeping: the output batch (broadcast of q, k, v batch axes) and, for each input,
@@ -89,283 +68,152 @@ std::vector<int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
   return cpu::batch_offsets(batch, bs);
 }
 
-// The mask as the kernels read it: broadcast to [batch..., T, S] by strides (0 on broadcast
-// axes), never copied to its full size.
-template <class T>
-struct MaskView {
-  const T* additive = nullptr;     // float mask (cast to T)
-  const int64_t* keep = nullptr;   // int64 mask: 0 = masked
-  int64_t rs = 0, cs = 0;          // row (query) and column (key) strides
-  std::vector<int64_t> offsets;    // per output batch index
-  Tensor held;                     // keeps a cast copy alive
-  bool causal = false;
-
-  bool any() const { return additive || keep || causal; }
-  // scores[r, c] (+)= mask for query rows i0.., key columns j0.. of batch b; ld = row stride of scores.
-  void apply(T* scores, int64_t ld, int64_t b, int64_t i0, int64_t rows, int64_t j0, int64_t cols) const {
-    if (additive) {
-      const T* m = additive + offsets[b];
-      for (int64_t r = 0; r < rows; ++r) {
-        T* s = scores + r * ld;
-        const T* mr = m + (i0 + r) * rs + j0 * cs;
-        if (cs == 1) for (int64_t c = 0; c < cols; ++c) s[c] += mr[c];
-        else for (int64_t c = 0; c < cols; ++c) s[c] += mr[c * cs];
-      }
-    } else if (keep) {
-      const int64_t* m = keep + offsets[b];
-      for (int64_t r = 0; r < rows; ++r) {
-        T* s = scores + r * ld;
-        const int64_t* mr = m + (i0 + r) * rs + j0 * cs;
-        for (int64_t c = 0; c < cols; ++c)
-          if (mr[c * cs] == 0) s[c] = kNegInf<T>;
-      }
-    }
-    if (causal)  // key j is visible to query i when j <= i
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t first_hidden = std::max<int64_t>(0, i0 + r + 1 - j0);
-        T* s = scores + r * ld;
-        for (int64_t c = first_hidden; c < cols; ++c) s[c] = kNegInf<T>;
-      }
-  }
-  // Causal tiles entirely above the diagonal hold nothing visible: skipped.
-  bool tile_hidden(int64_t i0, int64_t rows, int64_t j0) const { return causal && j0 > i0 + rows - 1; }
-};
-
-template <class T>
-MaskView<T> make_mask(const KernelCtx& k, size_t mask_input, const Shape& batch, int64_t Tq, int64_t S) {
-  MaskView<T> m;
-  m.causal = k.attrs.b("causal");
-  if (k.inputs.size() <= mask_input) return m;
-  const Tensor& mask = k.in(mask_input);
-  Shape full = batch;
-  full.push_back(Tq);
-  full.push_back(S);
-  if (mask.dtype() == DType::i64) {
-    m.held = mask;
-    m.keep = mask.data<int64_t>();
-  } else {
-    m.held = cpu::as_dtype(mask, dtype_of<T>());
-    m.additive = m.held.template data<T>();
-  }
-  const Strides st = cpu::broadcast_strides(m.held, full);
-  const int64_t nb = static_cast<int64_t>(batch.size());
-  m.rs = st[nb];
-  m.cs = st[nb + 1];
-  m.offsets = cpu::batch_offsets(batch, Strides(st.begin(), st.begin() + nb));
-  return m;
-}
-
 double resolve_scale(double scale, int64_t D) {
   return scale > 0 ? scale : 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(D, 1)));
 }
 
-// Everything a kernel needs about one call: sizes, the batch, per-input offsets.
-struct Problem {
-  int64_t Tq = 0, S = 0, D = 0, Dv = 0, batches = 1;
+// Everything a kernel reads, with the tensors and offset vectors it points into kept alive.
+template <class T>
+struct Prepared {
+  cpu::AttentionArgs<T> args;
   Shape batch;
-  std::vector<int64_t> qo, ko, vo;
-  double scale = 1;
+  int64_t batches = 1;
+  std::vector<Tensor> held;  // cast or contiguous copies
+  std::vector<int64_t> qo, ko, vo, mo, oo, go;
 };
 
-Problem make_problem(const KernelCtx& k, const Tensor& q, const Tensor& kk, const Tensor& v) {
-  Problem p;
-  p.Tq = q.shape()[q.dim() - 2];
-  p.D = q.shape().back();
-  p.S = kk.shape()[kk.dim() - 2];
-  p.Dv = v.shape().back();
-  const Shape& os = k.out(0).shape();
-  p.batch = batch_of(os);
+// The mask as the kernels read it: broadcast to [batch..., T, S] by strides (0 on broadcast
+// axes), never copied to its full size.
+template <class T>
+void prepare_mask(const KernelCtx& k, size_t mask_input, Prepared<T>& p) {
+  cpu::AttentionArgs<T>& a = p.args;
+  a.causal = k.attrs.b("causal");
+  if (k.inputs.size() <= mask_input) return;
+  const Tensor& mask = k.in(mask_input);
+  Shape full = p.batch;
+  full.push_back(a.Tq);
+  full.push_back(a.S);
+  Tensor m = mask.dtype() == DType::i64 ? mask : cpu::as_dtype(mask, dtype_of<T>());
+  p.held.push_back(m);
+  if (m.dtype() == DType::i64) a.keep = m.data<int64_t>();
+  else a.additive = m.template data<T>();
+  const Strides st = cpu::broadcast_strides(m, full);
+  const int64_t nb = static_cast<int64_t>(p.batch.size());
+  a.mask_rs = st[nb];
+  a.mask_cs = st[nb + 1];
+  p.mo = cpu::batch_offsets(p.batch, Strides(st.begin(), st.begin() + nb));
+  a.mask_offsets = p.mo.data();
+}
+
+// q, k, v (inputs 0..2) as T, the batch, the scale, and the mask at input `mask_input`.
+template <class T>
+Prepared<T> prepare(const KernelCtx& k, const Shape& out_batch, size_t mask_input) {
+  Prepared<T> p;
+  const DType dt = dtype_of<T>();
+  const Tensor q = cpu::as_dtype(k.in(0), dt), kk = cpu::as_dtype(k.in(1), dt), v = cpu::as_dtype(k.in(2), dt);
+  p.held = {q, kk, v};
+  cpu::AttentionArgs<T>& a = p.args;
+  a.Tq = q.shape()[q.dim() - 2];
+  a.D = q.shape().back();
+  a.S = kk.shape()[kk.dim() - 2];
+  a.Dv = v.shape().back();
+  a.scale = static_cast<T>(resolve_scale(k.attrs.f("scale"), a.D));
+  p.batch = out_batch;
   p.batches = shape_numel(p.batch);
   p.qo = batch_offsets(q, p.batch);
   p.ko = batch_offsets(kk, p.batch);
   p.vo = batch_offsets(v, p.batch);
-  p.scale = resolve_scale(k.attrs.f("scale"), p.D);
+  a.q = q.data<T>();
+  a.k = kk.data<T>();
+  a.v = v.data<T>();
+  a.q_offsets = p.qo.data();
+  a.k_offsets = p.ko.data();
+  a.v_offsets = p.vo.data();
+  prepare_mask(k, mask_input, p);
   return p;
 }
 
-// Row softmax in place over `cols` scores; a fully masked row (max −inf) becomes all 0.
-template <class T>
-void softmax_row_inplace(T* row, int64_t cols) {
-  RowMap<T> r(row, cols);
-  const T m = cols > 0 ? r.maxCoeff() : kNegInf<T>;
-  if (m == kNegInf<T>) {
-    r.setZero();
-    return;
-  }
-  assign_exp_flushed<T>(r, r - m);
-  r *= static_cast<T>(1) / r.sum();
+// Work per thread: a chunk of naive batches, flash query blocks or backward batches is worth
+// ~32K multiply-adds. The cost model below uses the same numbers for the workspace it reports
+// (one scratch per thread that runs).
+double tile_work(int64_t rows, int64_t S, int64_t D, int64_t Dv) {
+  return 2.0 * static_cast<double>(rows) * static_cast<double>(S) * static_cast<double>(D + Dv);
 }
+int64_t flash_blocks(int64_t Tq) { return (Tq + kBlockRows - 1) / kBlockRows; }
+int64_t naive_grain(int64_t Tq, int64_t S, int64_t D, int64_t Dv) { return grain_for(tile_work(Tq, S, D, Dv)); }
+int64_t flash_grain(int64_t Tq, int64_t S, int64_t D, int64_t Dv) {
+  return grain_for(tile_work(std::min(Tq, kBlockRows), S, D, Dv));
+}
+int64_t backward_grain(int64_t Tq, int64_t S, int64_t D, int64_t Dv) { return grain_for(3 * tile_work(Tq, S, D, Dv)); }
 
 // ---------------------------------------------------------------------------------------------
-// naive: the whole T×S score matrix in one workspace buffer (reused across the batch).
+// naive: the whole T×S score matrix per batch index, one buffer per thread.
 template <class T>
 void attention_naive(KernelCtx& k) {
-  const DType dt = k.out().dtype();
-  Tensor q = cpu::as_dtype(k.in(0), dt), kk = cpu::as_dtype(k.in(1), dt), v = cpu::as_dtype(k.in(2), dt);
-  const Problem p = make_problem(k, q, kk, v);
-  const MaskView<T> mask = make_mask<T>(k, 3, p.batch, p.Tq, p.S);
-  T* out = k.out().data<T>();
+  Prepared<T> p = prepare<T>(k, batch_of(k.out().shape()), 3);
+  cpu::AttentionArgs<T>& a = p.args;
+  a.out = k.out().data<T>();
   if (k.out().numel() == 0) return;
-  Tensor scores = k.workspace({p.Tq, p.S}, dt);  // the T×S matrix the flash algorithm avoids
+  const int64_t grain = naive_grain(a.Tq, a.S, a.D, a.Dv);
+  const int workers = parallel_workers(p.batches, grain);
+  Tensor scores = k.workspace({workers, a.Tq, a.S}, dtype_of<T>());  // the T×S matrix the flash algorithm avoids
   T* sp = scores.data<T>();
-  const T scale = static_cast<T>(p.scale);
-  for (int64_t b = 0; b < p.batches; ++b) {
-    ConstMatMap<T> Q(q.data<T>() + p.qo[b], p.Tq, p.D), K(kk.data<T>() + p.ko[b], p.S, p.D),
-        V(v.data<T>() + p.vo[b], p.S, p.Dv);
-    MatMap<T> Sc(sp, p.Tq, p.S), O(out + b * p.Tq * p.Dv, p.Tq, p.Dv);
-    Sc.noalias() = (Q * scale) * K.transpose();
-    if (mask.any()) mask.apply(sp, p.S, b, 0, p.Tq, 0, p.S);
-    for (int64_t i = 0; i < p.Tq; ++i) softmax_row_inplace<T>(sp + i * p.S, p.S);
-    O.noalias() = Sc * V;
-  }
+  parallel_for_indexed(p.batches, grain, [&](int worker, int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) cpu::kern<T>().attention_naive_batch(a, b, sp + worker * a.Tq * a.S);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
-// flash: online softmax over key tiles; O itself is the accumulator.
+// flash: online softmax over key tiles, per block of query rows; one tile per thread.
 template <class T>
 void attention_flash(KernelCtx& k) {
-  const DType dt = k.out().dtype();
-  Tensor q = cpu::as_dtype(k.in(0), dt), kk = cpu::as_dtype(k.in(1), dt), v = cpu::as_dtype(k.in(2), dt);
-  const Problem p = make_problem(k, q, kk, v);
-  const MaskView<T> mask = make_mask<T>(k, 3, p.batch, p.Tq, p.S);
-  T* out = k.out().data<T>();
+  Prepared<T> p = prepare<T>(k, batch_of(k.out().shape()), 3);
+  cpu::AttentionArgs<T>& a = p.args;
+  a.out = k.out().data<T>();
   if (k.out().numel() == 0) return;
-  const int64_t br = std::min(kBlockRows, p.Tq), bc = std::max<int64_t>(1, std::min(kBlockCols, p.S));
-  Tensor tile = k.workspace({br, bc}, dt), stats = k.workspace({2, br}, dt);  // O(tile), not O(T·S)
-  T* sp = tile.data<T>();
-  T* m = stats.data<T>();
-  T* l = m + br;
-  const T scale = static_cast<T>(p.scale);
-  for (int64_t b = 0; b < p.batches; ++b) {
-    const T* Qb = q.data<T>() + p.qo[b];
-    const T* Kb = kk.data<T>() + p.ko[b];
-    const T* Vb = v.data<T>() + p.vo[b];
-    T* Ob = out + b * p.Tq * p.Dv;
-    for (int64_t i0 = 0; i0 < p.Tq; i0 += br) {
-      const int64_t rows = std::min(br, p.Tq - i0);
-      ConstMatMap<T> Q(Qb + i0 * p.D, rows, p.D);
-      MatMap<T> O(Ob + i0 * p.Dv, rows, p.Dv);
-      O.setZero();
-      std::fill(m, m + rows, kNegInf<T>);
-      std::fill(l, l + rows, T(0));
-      for (int64_t j0 = 0; j0 < p.S; j0 += bc) {
-        if (mask.tile_hidden(i0, rows, j0)) break;  // later tiles are further right: hidden too
-        const int64_t cols = std::min(bc, p.S - j0);
-        ConstMatMap<T> K(Kb + j0 * p.D, cols, p.D), V(Vb + j0 * p.Dv, cols, p.Dv);
-        MatMap<T> Sc(sp, rows, cols);
-        Sc.noalias() = (Q * scale) * K.transpose();
-        if (mask.any()) mask.apply(sp, cols, b, i0, rows, j0, cols);
-        for (int64_t r = 0; r < rows; ++r) {
-          RowMap<T> s(sp + r * cols, cols);
-          const T m_new = std::max(m[r], s.maxCoeff());
-          if (m_new == kNegInf<T>) {  // nothing visible in this row yet
-            s.setZero();
-            continue;
-          }
-          assign_exp_flushed<T>(s, s - m_new);
-          const T alpha = std::exp(m[r] - m_new);  // 0 on the first visible tile (m = −inf)
-          l[r] = l[r] * alpha + s.sum();
-          if (alpha != T(1)) O.row(r) *= alpha;
-          m[r] = m_new;
-        }
-        O.noalias() += Sc * V;
-      }
-      for (int64_t r = 0; r < rows; ++r) {
-        if (l[r] > T(0)) O.row(r) *= static_cast<T>(1) / l[r];
-        else O.row(r).setZero();  // fully masked row: 0 (see the top of the file)
-      }
+  const int64_t blocks = flash_blocks(a.Tq), items = p.batches * blocks, grain = flash_grain(a.Tq, a.S, a.D, a.Dv);
+  const int workers = parallel_workers(items, grain);
+  const int64_t per = cpu::attention_flash_scratch(a.Tq, a.S);
+  Tensor scratch = k.workspace({workers, per}, dtype_of<T>());  // O(tile) per thread, not O(T·S)
+  T* sp = scratch.data<T>();
+  parallel_for_indexed(items, grain, [&](int worker, int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t b = i / blocks, r0 = (i % blocks) * kBlockRows;
+      cpu::kern<T>().attention_flash_rows(a, b, r0, std::min(kBlockRows, a.Tq - r0), sp + worker * per);
     }
-  }
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
-// attention_backward: dQ, dK, dV by recomputing the softmax tile by tile.
+// attention_backward: dQ, dK, dV by recomputing the softmax tile by tile, per batch index
+// (dK and dV add up over the query blocks of their batch, so a batch stays on one thread).
 template <class T>
 void attention_backward_kernel(KernelCtx& k) {
-  const DType dt = k.out(0).dtype();
-  Tensor q = cpu::as_dtype(k.in(0), dt), kk = cpu::as_dtype(k.in(1), dt), v = cpu::as_dtype(k.in(2), dt);
-  Tensor o = cpu::as_dtype(k.in(3), dt), dout = cpu::as_dtype(k.in(4), dt);
-  Problem p;
-  p.Tq = q.shape()[q.dim() - 2];
-  p.D = q.shape().back();
-  p.S = kk.shape()[kk.dim() - 2];
-  p.Dv = v.shape().back();
-  p.batch = batch_of(k.out(0).shape());
-  p.batches = shape_numel(p.batch);
-  p.qo = batch_offsets(q, p.batch);
-  p.ko = batch_offsets(kk, p.batch);
-  p.vo = batch_offsets(v, p.batch);
-  p.scale = resolve_scale(k.attrs.f("scale"), p.D);
-  const std::vector<int64_t> oo = batch_offsets(o, p.batch), go = batch_offsets(dout, p.batch);
-  const MaskView<T> mask = make_mask<T>(k, 5, p.batch, p.Tq, p.S);
   for (int i = 0; i < 3; ++i) k.out(i).fill(0.0);
-  if (p.Tq == 0 || p.S == 0 || p.batches == 0) return;
-  const int64_t br = std::min(kBlockRows, p.Tq), bc = std::min(kBlockCols, p.S);
-  Tensor ptile = k.workspace({br, bc}, dt), dptile = k.workspace({br, bc}, dt), stats = k.workspace({4, br}, dt);
-  T* pp = ptile.data<T>();
-  T* dpp = dptile.data<T>();
-  T* L = stats.data<T>();  // row logsumexp (−inf: fully masked row)
-  T* delta = L + br;       // Δ = rowsum(dO ∘ O)
-  T* m = L + 2 * br;       // running max and sum of sweep 1
-  T* l = L + 3 * br;
-  const T scale = static_cast<T>(p.scale);
-  for (int64_t b = 0; b < p.batches; ++b) {
-    const T* Qb = q.data<T>() + p.qo[b];
-    const T* Kb = kk.data<T>() + p.ko[b];
-    const T* Vb = v.data<T>() + p.vo[b];
-    const T* Ob = o.data<T>() + oo[b];
-    const T* dOb = dout.data<T>() + go[b];
-    T* dQb = k.out(0).data<T>() + b * p.Tq * p.D;
-    T* dKb = k.out(1).data<T>() + b * p.S * p.D;
-    T* dVb = k.out(2).data<T>() + b * p.S * p.Dv;
-    for (int64_t i0 = 0; i0 < p.Tq; i0 += br) {
-      const int64_t rows = std::min(br, p.Tq - i0);
-      ConstMatMap<T> Q(Qb + i0 * p.D, rows, p.D), dO(dOb + i0 * p.Dv, rows, p.Dv), O(Ob + i0 * p.Dv, rows, p.Dv);
-      MatMap<T> dQ(dQb + i0 * p.D, rows, p.D);
-      // Sweep 1: the row statistics, by the same online max/sum as the flash forward.
-      std::fill(m, m + rows, kNegInf<T>);
-      std::fill(l, l + rows, T(0));
-      for (int64_t j0 = 0; j0 < p.S; j0 += bc) {
-        if (mask.tile_hidden(i0, rows, j0)) break;
-        const int64_t cols = std::min(bc, p.S - j0);
-        MatMap<T> Sc(pp, rows, cols);
-        Sc.noalias() = (Q * scale) * ConstMatMap<T>(Kb + j0 * p.D, cols, p.D).transpose();
-        if (mask.any()) mask.apply(pp, cols, b, i0, rows, j0, cols);
-        for (int64_t r = 0; r < rows; ++r) {
-          RowMap<T> s(pp + r * cols, cols);
-          const T m_new = std::max(m[r], s.maxCoeff());
-          if (m_new == kNegInf<T>) continue;
-          l[r] = l[r] * std::exp(m[r] - m_new) + (s - m_new).exp().sum();
-          m[r] = m_new;
-        }
-      }
-      for (int64_t r = 0; r < rows; ++r) {
-        L[r] = l[r] > T(0) ? m[r] + std::log(l[r]) : kNegInf<T>;
-        delta[r] = (dO.row(r).array() * O.row(r).array()).sum();
-      }
-      // Sweep 2: per tile P = exp(S − L), then the four gradient products.
-      for (int64_t j0 = 0; j0 < p.S; j0 += bc) {
-        if (mask.tile_hidden(i0, rows, j0)) break;
-        const int64_t cols = std::min(bc, p.S - j0);
-        ConstMatMap<T> K(Kb + j0 * p.D, cols, p.D), V(Vb + j0 * p.Dv, cols, p.Dv);
-        MatMap<T> P(pp, rows, cols), dP(dpp, rows, cols);
-        MatMap<T> dK(dKb + j0 * p.D, cols, p.D), dV(dVb + j0 * p.Dv, cols, p.Dv);
-        P.noalias() = (Q * scale) * K.transpose();
-        if (mask.any()) mask.apply(pp, cols, b, i0, rows, j0, cols);
-        for (int64_t r = 0; r < rows; ++r) {
-          RowMap<T> s(pp + r * cols, cols);
-          if (L[r] == kNegInf<T>) s.setZero();  // fully masked row: no gradient
-          else assign_exp_flushed<T>(s, s - L[r]);
-        }
-        dV.noalias() += P.transpose() * dO;                    // dV += Pᵀ·dO
-        dP.noalias() = dO * V.transpose();                     // dP = dO·Vᵀ
-        for (int64_t r = 0; r < rows; ++r)                     // dS = P ∘ (dP − Δ), in dP's buffer
-          dP.row(r).array() = P.row(r).array() * (dP.row(r).array() - delta[r]);
-        dQ.noalias() += (dP * scale) * K;                      // dQ += dS·K·scale
-        dK.noalias() += (dP.transpose() * scale) * Q;          // dK += dSᵀ·Q·scale
-      }
-    }
-  }
+  Prepared<T> p = prepare<T>(k, batch_of(k.out(0).shape()), 5);
+  cpu::AttentionArgs<T>& a = p.args;
+  if (a.Tq == 0 || a.S == 0 || p.batches == 0) return;
+  const DType dt = dtype_of<T>();
+  const Tensor o = cpu::as_dtype(k.in(3), dt), dout = cpu::as_dtype(k.in(4), dt);
+  p.held.push_back(o);
+  p.held.push_back(dout);
+  p.oo = batch_offsets(o, p.batch);
+  p.go = batch_offsets(dout, p.batch);
+  a.o = o.data<T>();
+  a.dout = dout.data<T>();
+  a.o_offsets = p.oo.data();
+  a.dout_offsets = p.go.data();
+  a.dq = k.out(0).data<T>();
+  a.dk = k.out(1).data<T>();
+  a.dv = k.out(2).data<T>();
+  const int64_t grain = backward_grain(a.Tq, a.S, a.D, a.Dv);
+  const int workers = parallel_workers(p.batches, grain);
+  const int64_t per = cpu::attention_backward_scratch(a.Tq, a.S);
+  Tensor scratch = k.workspace({workers, per}, dt);
+  T* sp = scratch.data<T>();
+  parallel_for_indexed(p.batches, grain, [&](int worker, int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) cpu::kern<T>().attention_backward_batch(a, b, sp + worker * per);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -505,13 +353,14 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
         const double ts = batch * Tq * S * sz;
         c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2]) + mask_bytes + 2 * ts;
         c.bytes_written += 2 * ts;
-        c.workspace_bytes = Tq * S * sz;
+        c.workspace_bytes = parallel_workers(static_cast<int64_t>(batch), naive_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv))) * Tq * S * sz;
       } else {
         // K and V are read once per block of query rows; nothing T×S touches memory.
         const double passes = std::ceil(Tq / static_cast<double>(kBlockRows));
         c.bytes_read = cpu::meta_bytes(in[0]) + passes * (cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2])) + mask_bytes;
-        const double br = std::min<double>(kBlockRows, Tq), bc = std::min<double>(kBlockCols, S);
-        c.workspace_bytes = (br * bc + 2 * br) * sz;
+        const int64_t items = static_cast<int64_t>(batch) * flash_blocks(int64_t(Tq));
+        const int workers = parallel_workers(items, flash_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
+        c.workspace_bytes = static_cast<double>(workers * cpu::attention_flash_scratch(int64_t(Tq), int64_t(S))) * sz;
       }
       return c;
     };
@@ -555,8 +404,8 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
       for (size_t i = 0; i < in.size(); ++i) c.bytes_read += (i == 1 || i == 2 ? passes : 1.0) * cpu::meta_bytes(in[i]);
       for (auto& m : out) c.bytes_written += cpu::meta_bytes(m);
       c.bytes_written += (passes - 1) * (cpu::meta_bytes(out[1]) + cpu::meta_bytes(out[2]));  // dK, dV accumulated
-      const double br = std::min<double>(kBlockRows, Tq), bc = std::min<double>(kBlockCols, S);
-      c.workspace_bytes = (2 * br * bc + 4 * br) * sz;
+      const int workers = parallel_workers(static_cast<int64_t>(batch), backward_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
+      c.workspace_bytes = static_cast<double>(workers * cpu::attention_backward_scratch(int64_t(Tq), int64_t(S))) * sz;
       return c;
     };
     registry.add(std::move(d));

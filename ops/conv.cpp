@@ -17,7 +17,10 @@
 #include <string>
 #include <type_traits>
 
+#include "core/parallel.h"
+#include "ops/cpu/kernels.h"
 #include "ops/cpu_util.h"
+#include "ops/gemm.h"
 
 namespace opscope {
 namespace {
@@ -109,13 +112,6 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
 // ---------------------------------------------------------------------------------------------
 // Forward algorithms. Each gets contiguous x, w, optional bias b (nullptr) and the output y.
 
-template <class T>
-using MatR = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using MapR = Eigen::Map<MatR<T>>;
-template <class T>
-using CMapR = Eigen::Map<const MatR<T>>;
-
 // naive: the seven nested loops of the course (n, k, oh, ow, c, r, s), literally. Each output
 // reads Cg·R·S inputs scattered over Cg planes, with a bounds test per tap (the padding).
 template <class T>
@@ -137,74 +133,97 @@ void conv_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* w, con
         }
 }
 
-// The output columns ow whose input column ow·st + off lies in [0, W): [lo, hi).
-inline void valid_range(int64_t off, int64_t stride, int64_t extent, int64_t count, int64_t& lo, int64_t& hi) {
-  lo = off >= 0 ? 0 : (-off + stride - 1) / stride;
-  hi = extent - 1 - off < 0 ? 0 : std::min(count, (extent - 1 - off) / stride + 1);
-  lo = std::min(lo, hi);
+// im2col and col2im run the kernels of ops/cpu/im2col.cpp (built per instruction set) on the
+// thread pool: im2col over rows of the column buffer, col2im over channels.
+cpu::ConvWindow window_of(const ConvGeom& g) {
+  return {g.Cg, g.H, g.W, g.R, g.S, g.OH, g.OW, g.stride, g.pad, g.dil};
 }
 
-// im2col for one image and one group: col[(c·R + r)·S + s][oh·OW + ow] =
-// x[c, oh·st − p + r·d, ow·st − p + s·d] (0 outside). xc points at channel g·Cg of image n.
+// col[(c·R + r)·S + s][oh·OW + ow] = x[c, oh·st − p + r·d, ow·st − p + s·d] (0 outside), for one
+// image and one group; xc points at channel g·Cg of image n.
 template <class T>
 void im2col(const ConvGeom& g, const T* xc, T* col) {
-  for (int64_t c = 0; c < g.Cg; ++c)
-    for (int64_t r = 0; r < g.R; ++r)
-      for (int64_t s = 0; s < g.S; ++s) {
-        T* row = col + ((c * g.R + r) * g.S + s) * g.ohw();
-        const int64_t off_w = s * g.dil - g.pad;
-        int64_t lo, hi;
-        valid_range(off_w, g.stride, g.W, g.OW, lo, hi);
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          T* dst = row + oh * g.OW;
-          const int64_t ih = oh * g.stride - g.pad + r * g.dil;
-          if (ih < 0 || ih >= g.H) {
-            std::fill(dst, dst + g.OW, T(0));
-            continue;
-          }
-          const T* src = xc + (c * g.H + ih) * g.W + off_w;
-          std::fill(dst, dst + lo, T(0));
-          if (g.stride == 1) std::copy(src + lo, src + hi, dst + lo);
-          else
-            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g.stride];
-          std::fill(dst + hi, dst + g.OW, T(0));
-        }
-      }
+  const cpu::ConvWindow w = window_of(g);
+  parallel_for(g.crs(), grain_for(static_cast<double>(g.ohw())), [&](int64_t q0, int64_t q1) {
+    cpu::kern<T>().im2col_rows(xc, col, q0, q1, w);
+  });
 }
 
 // col2im: the adjoint of im2col, dx[c, ih, iw] += col[row][oh·OW + ow] (overlapping windows add).
 template <class T>
 void col2im(const ConvGeom& g, const T* col, T* dxc) {
-  for (int64_t c = 0; c < g.Cg; ++c)
-    for (int64_t r = 0; r < g.R; ++r)
-      for (int64_t s = 0; s < g.S; ++s) {
-        const T* row = col + ((c * g.R + r) * g.S + s) * g.ohw();
-        const int64_t off_w = s * g.dil - g.pad;
-        int64_t lo, hi;
-        valid_range(off_w, g.stride, g.W, g.OW, lo, hi);
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          const int64_t ih = oh * g.stride - g.pad + r * g.dil;
-          if (ih < 0 || ih >= g.H) continue;
-          const T* src = row + oh * g.OW;
-          T* dst = dxc + (c * g.H + ih) * g.W + off_w;
-          for (int64_t ow = lo; ow < hi; ++ow) dst[ow * g.stride] += src[ow];
-        }
-      }
+  const cpu::ConvWindow w = window_of(g);
+  parallel_for(g.Cg, grain_for(static_cast<double>(g.R * g.S * g.ohw())), [&](int64_t c0, int64_t c1) {
+    cpu::kern<T>().col2im_channels(col, dxc, c0, c1, w);
+  });
+}
+
+// How the im2col algorithms use the threads: with many images (and groups), each (image,
+// group) is one item on one thread, with a column buffer per thread; with few, the items run
+// one after another and each spreads its own im2col and GEMM over the threads. The choice
+// depends on the shape and the machine's cores, never on the thread setting, so the bits do
+// not either. The cost model reports the same buffers the kernels take.
+struct Im2colPlan {
+  bool per_item = false;
+  int64_t items = 1, grain = 1;
+  int workers = 1;  // column buffers
+};
+
+Im2colPlan im2col_plan(const ConvGeom& g) {
+  Im2colPlan p;
+  p.items = g.N * g.G;
+  p.per_item = p.items >= 2 * hardware_threads();
+  if (p.per_item) {
+    p.grain = grain_for(2.0 * static_cast<double>(g.Kg) * static_cast<double>(g.crs()) * static_cast<double>(g.ohw()));
+    p.workers = parallel_workers(p.items, p.grain);
+  }
+  return p;
+}
+
+// Runs item(i, col) for every (image, group) i = n·G + grp, with col a Cg·R·S × OH·OW buffer;
+// `serial_im2col` tells the item whether it is alone on its thread.
+template <class T, class F>
+void for_each_item(const KernelCtx& k, const ConvGeom& g, F item) {
+  const Im2colPlan plan = im2col_plan(g);
+  Tensor col_t = k.workspace({plan.workers, g.crs(), g.ohw()}, k.out().dtype());
+  T* col = col_t.data<T>();
+  if (!plan.per_item) {
+    for (int64_t i = 0; i < plan.items; ++i) item(i, col, false);
+    return;
+  }
+  parallel_for_indexed(plan.items, plan.grain, [&](int worker, int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) item(i, col + worker * g.crs() * g.ohw(), true);
+  });
+}
+
+// im2col of one item: on this thread only, or spread over the threads.
+template <class T>
+void im2col_item(const ConvGeom& g, const T* xc, T* col, bool on_this_thread) {
+  if (on_this_thread) cpu::kern<T>().im2col_rows(xc, col, 0, g.crs(), window_of(g));
+  else im2col(g, xc, col);
+}
+
+template <class T>
+void gemm_item(bool on_this_thread, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
+               const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
+  const cpu::ConstMatrix<T> a{A, lda, !ta}, b{B, ldb, !tb};
+  if (on_this_thread) cpu::gemm_serial<T>(cpu::GemmAlgo::blas, M, N, K, a, b, T(1), beta, C, ldc);
+  else cpu::gemm<T>(cpu::GemmAlgo::blas, M, N, K, a, b, T(1), beta, C, ldc);
 }
 
 // im2col: per image and group, y[n, g] (Kg × OH·OW) = W_g (Kg × Cg·R·S) · col (Cg·R·S × OH·OW),
-// one GEMM through Eigen. The col buffer (Cg·R·S·OH·OW elements) is workspace, reused.
+// one GEMM through OpenBLAS (ops/gemm.h). The col buffers (Cg·R·S·OH·OW elements) are workspace.
 template <class T>
 void conv_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
-  Tensor col_t = k.workspace({g.crs(), g.ohw()}, k.out().dtype());
-  T* col = col_t.data<T>();
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t grp = 0; grp < g.G; ++grp) {
-      im2col(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col);
-      MapR<T> out(y + (n * g.K + grp * g.Kg) * g.ohw(), g.Kg, g.ohw());
-      out.noalias() = CMapR<T>(w + grp * g.Kg * g.crs(), g.Kg, g.crs()) * CMapR<T>(col, g.crs(), g.ohw());
-      if (b) out.colwise() += Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, 1>>(b + grp * g.Kg, g.Kg);
-    }
+  for_each_item<T>(k, g, [&](int64_t i, T* col, bool alone) {
+    const int64_t n = i / g.G, grp = i % g.G;
+    im2col_item(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col, alone);
+    T* out = y + (n * g.K + grp * g.Kg) * g.ohw();
+    if (b)  // y = b, then y += W·col
+      for (int64_t kk = 0; kk < g.Kg; ++kk) std::fill(out + kk * g.ohw(), out + (kk + 1) * g.ohw(), b[grp * g.Kg + kk]);
+    gemm_item<T>(alone, false, false, g.Kg, g.ohw(), g.crs(), w + grp * g.Kg * g.crs(), g.crs(), col, g.ohw(),
+                 b ? T(1) : T(0), out, g.ohw());
+  });
 }
 
 // winograd F(2×2, 3×3): each 2×2 output tile from a 4×4 input tile d as Y = Aᵀ [(G g Gᵀ) ⊙ (Bᵀ d B)] A,
@@ -289,7 +308,8 @@ void conv_winograd(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w
         }
       // The multiply-accumulate over channels: 16 GEMMs [Kg × Cg]·[Cg × nb].
       for (int64_t xi = 0; xi < 16; ++xi)
-        MapR<T>(M + xi * step_m, Kg, nb).noalias() = CMapR<T>(U + xi * Kg * Cg, Kg, Cg) * CMapR<T>(Vb + xi * step_v, Cg, nb);
+        cpu::gemm<T>(cpu::GemmAlgo::blas, false, false, Kg, nb, Cg, T(1), U + xi * Kg * Cg, Cg, Vb + xi * step_v, nb,
+                     T(0), M + xi * step_m, nb);
       // Output transform Y = Aᵀ m A, writing only the part of a tile inside OH × OW.
       for (int64_t kk = 0; kk < Kg; ++kk) {
         const T bias = b ? b[grp * Kg + kk] : T(0);
@@ -421,15 +441,15 @@ void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, con
 
 template <class T>
 void backward_input_im2col(const KernelCtx& k, const ConvGeom& g, const T* dy, const T* w, T* dx) {
-  Tensor col_t = k.workspace({g.crs(), g.ohw()}, k.out().dtype());
-  T* col = col_t.data<T>();
   std::fill(dx, dx + g.N * g.C * g.H * g.W, T(0));
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t grp = 0; grp < g.G; ++grp) {
-      MapR<T>(col, g.crs(), g.ohw()).noalias() = CMapR<T>(w + grp * g.Kg * g.crs(), g.Kg, g.crs()).transpose() *
-                                                 CMapR<T>(dy + (n * g.K + grp * g.Kg) * g.ohw(), g.Kg, g.ohw());
-      col2im(g, col, dx + (n * g.C + grp * g.Cg) * g.H * g.W);
-    }
+  for_each_item<T>(k, g, [&](int64_t i, T* col, bool alone) {
+    const int64_t n = i / g.G, grp = i % g.G;
+    gemm_item<T>(alone, true, false, g.crs(), g.ohw(), g.Kg, w + grp * g.Kg * g.crs(), g.crs(),
+                 dy + (n * g.K + grp * g.Kg) * g.ohw(), g.ohw(), T(0), col, g.ohw());
+    T* dxc = dx + (n * g.C + grp * g.Cg) * g.H * g.W;
+    if (alone) cpu::kern<T>().col2im_channels(col, dxc, 0, g.Cg, window_of(g));
+    else col2im(g, col, dxc);
+  });
 }
 
 template <class T>
@@ -451,18 +471,48 @@ void backward_input_naive(const KernelCtx&, const ConvGeom& g, const T* dy, cons
         }
 }
 
+// dW sums over the images: with many images, fixed ranges of images (at most 16, fixed by the
+// shape) each sum into their own dW, and the ranges are added in order.
+constexpr int64_t kWeightRanges = 16;
+
 template <class T>
 void backward_weight_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* dy, T* dw) {
-  Tensor col_t = k.workspace({g.crs(), g.ohw()}, k.out().dtype());
-  T* col = col_t.data<T>();
-  std::fill(dw, dw + g.K * g.crs(), T(0));
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t grp = 0; grp < g.G; ++grp) {
-      im2col(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col);
-      MapR<T>(dw + grp * g.Kg * g.crs(), g.Kg, g.crs()).noalias() +=
-          CMapR<T>(dy + (n * g.K + grp * g.Kg) * g.ohw(), g.Kg, g.ohw()) *
-          CMapR<T>(col, g.crs(), g.ohw()).transpose();
+  const int64_t wsize = g.K * g.crs();
+  std::fill(dw, dw + wsize, T(0));
+  const Im2colPlan plan = im2col_plan(g);
+  if (!plan.per_item) {
+    Tensor col_t = k.workspace({g.crs(), g.ohw()}, k.out().dtype());
+    T* col = col_t.data<T>();
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t grp = 0; grp < g.G; ++grp) {
+        im2col(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col);
+        gemm_item<T>(false, false, true, g.Kg, g.crs(), g.ohw(), dy + (n * g.K + grp * g.Kg) * g.ohw(), g.ohw(), col,
+                     g.ohw(), T(1), dw + grp * g.Kg * g.crs(), g.crs());
+      }
+    return;
+  }
+  const int64_t per_range = std::max<int64_t>(1, (g.N + kWeightRanges - 1) / kWeightRanges);
+  const int64_t ranges = (g.N + per_range - 1) / per_range;
+  const int workers = parallel_workers(ranges, 1);
+  Tensor col_t = k.workspace({workers, g.crs(), g.ohw()}, k.out().dtype());
+  Tensor part_t = k.workspace({ranges, wsize}, k.out().dtype());
+  T* cols = col_t.data<T>();
+  T* parts = part_t.data<T>();
+  parallel_for_indexed(ranges, 1, [&](int worker, int64_t r0, int64_t r1) {
+    T* col = cols + worker * g.crs() * g.ohw();
+    for (int64_t r = r0; r < r1; ++r) {
+      T* part = parts + r * wsize;
+      std::fill(part, part + wsize, T(0));
+      for (int64_t n = r * per_range; n < std::min(g.N, (r + 1) * per_range); ++n)
+        for (int64_t grp = 0; grp < g.G; ++grp) {
+          im2col_item(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col, true);
+          gemm_item<T>(true, false, true, g.Kg, g.crs(), g.ohw(), dy + (n * g.K + grp * g.Kg) * g.ohw(), g.ohw(), col,
+                       g.ohw(), T(1), part + grp * g.Kg * g.crs(), g.crs());
+        }
     }
+  });
+  for (int64_t r = 0; r < ranges; ++r)
+    for (int64_t i = 0; i < wsize; ++i) dw[i] += parts[r * wsize + i];
 }
 
 template <class T>
@@ -564,7 +614,7 @@ Cost conv_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>&
   } else {
     c.multiplications = macs;
     c.flops = 2 * macs;
-    if (algo != "naive") c.workspace_bytes = static_cast<double>(g.crs()) * g.ohw() * elem;
+    if (algo != "naive") c.workspace_bytes = im2col_plan(g).workers * static_cast<double>(g.crs()) * g.ohw() * elem;
   }
   if (in.size() > 2) c.flops += static_cast<double>(g.N) * g.K * g.ohw();  // bias adds
   return c;
@@ -583,8 +633,18 @@ CostFn backward_cost(bool input_grad) {
     const ConvGeom g = make_geom(xs, ws, a);
     c.multiplications = direct_macs(g);
     c.flops = 2 * c.multiplications;
-    if (algo != "naive")
-      c.workspace_bytes = static_cast<double>(g.crs()) * g.ohw() * static_cast<double>(dtype_size(out[0].dtype));
+    if (algo != "naive") {  // the column buffers, and for dW with many images the partial sums
+      const double elem = static_cast<double>(dtype_size(out[0].dtype));
+      const Im2colPlan plan = im2col_plan(g);
+      double workers = plan.workers, partial = 0;
+      if (!input_grad && plan.per_item) {
+        const int64_t per_range = std::max<int64_t>(1, (g.N + kWeightRanges - 1) / kWeightRanges);
+        const int64_t ranges = (g.N + per_range - 1) / per_range;
+        workers = parallel_workers(ranges, 1);
+        partial = static_cast<double>(ranges) * static_cast<double>(g.K * g.crs());
+      }
+      c.workspace_bytes = (workers * static_cast<double>(g.crs()) * g.ohw() + partial) * elem;
+    }
     return c;
   };
 }

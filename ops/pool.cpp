@@ -4,10 +4,16 @@
 //
 // Output size of the fixed-window pools: OH = (H + 2·padding - K) / stride + 1 (floor), the
 // same for W. Each N·C plane is pooled independently.
+//
+// Two algorithms each: "vectorized" (the default: ops/cpu/pool.cpp, built per instruction set,
+// SIMD over a row of windows for the common 2×2 stride-2 window, planes spread over threads)
+// and "direct" (the loop over each window, the reference the other is checked against).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "core/parallel.h"
+#include "ops/cpu/kernels.h"
 #include "ops/cpu_util.h"
 
 namespace opscope {
@@ -35,6 +41,77 @@ Window window_of(const Shape& x, const Attrs& a) {
   w.OH = (w.H + 2 * w.P - w.K) / w.S + 1;
   w.OW = (w.W + 2 * w.P - w.K) / w.S + 1;
   return w;
+}
+
+cpu::PoolGeom geom_of(const Window& w) { return {w.K, w.S, w.P, w.H, w.W, w.OH, w.OW}; }
+
+// Runs `planes(p0, p1)` over the N·C planes on the thread pool (planes are independent).
+template <class F>
+void over_planes(const Window& w, double ops_per_plane, F planes) {
+  parallel_for(w.N * w.C, grain_for(ops_per_plane), planes);
+}
+
+// The vectorized kernels: forward (x -> y) and backward (x, dy -> dx; avg needs no x).
+KernelFn vectorized_max_pool() {
+  return [](KernelCtx& k) {
+    const Window w = window_of(k.in(0).shape(), k.attrs);
+    if (k.out().numel() == 0) return;
+    cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const T* x = k.in(0).data<T>();
+      T* y = k.out().data<T>();
+      over_planes(w, static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) {
+        cpu::kern<T>().max_pool_planes(x, y, p0, p1, geom_of(w));
+      });
+    });
+  };
+}
+
+KernelFn vectorized_max_pool_backward() {
+  return [](KernelCtx& k) {
+    const Window w = window_of(k.in(0).shape(), k.attrs);
+    const DType dt = k.out().dtype();
+    Tensor x = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
+    if (k.out().numel() == 0) return;
+    cpu::visit_float(dt, k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const T *px = x.data<T>(), *pd = dy.data<T>();
+      T* dx = k.out().data<T>();
+      over_planes(w, 2.0 * static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) {
+        cpu::kern<T>().max_pool_backward_planes(px, pd, dx, p0, p1, geom_of(w));
+      });
+    });
+  };
+}
+
+KernelFn vectorized_avg_pool() {
+  return [](KernelCtx& k) {
+    const Window w = window_of(k.in(0).shape(), k.attrs);
+    if (k.out().numel() == 0) return;
+    cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const T* x = k.in(0).data<T>();
+      T* y = k.out().data<T>();
+      over_planes(w, static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) {
+        cpu::kern<T>().avg_pool_planes(x, y, p0, p1, geom_of(w));
+      });
+    });
+  };
+}
+
+KernelFn vectorized_avg_pool_backward() {
+  return [](KernelCtx& k) {
+    const Window w = window_of(k.attrs.ints("shape"), k.attrs);
+    if (k.out().numel() == 0) return;
+    cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const T* dy = k.in(0).data<T>();
+      T* dx = k.out().data<T>();
+      over_planes(w, static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) {
+        cpu::kern<T>().avg_pool_backward_planes(dy, dx, p0, p1, geom_of(w));
+      });
+    });
+  };
 }
 
 // Shape checks shared by the pools and their backward ops (x is the forward input's shape).
@@ -118,6 +195,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
                              {"x"});
     d.attrs = window_attrs();
     d.infer = infer_pool;
+    d.kernel(Device::cpu, "vectorized", vectorized_max_pool());  // the first kernel registered is the default
     d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
       const Window w = window_of(k.in(0).shape(), k.attrs);
       if (k.out().numel() == 0) return;
@@ -159,6 +237,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
       m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
       return std::vector<TensorMeta>{m};
     };
+    d.kernel(Device::cpu, "vectorized", vectorized_max_pool_backward());  // the first kernel registered is the default
     d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
       const Window w = window_of(k.in(0).shape(), k.attrs);
       const DType dt = k.out().dtype();
@@ -188,6 +267,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
                              {"x"});
     d.attrs = window_attrs();
     d.infer = infer_pool;
+    d.kernel(Device::cpu, "vectorized", vectorized_avg_pool());  // the first kernel registered is the default
     d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
       const Window w = window_of(k.in(0).shape(), k.attrs);
       if (k.out().numel() == 0) return;
@@ -235,6 +315,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
       m.shape = xs;
       return std::vector<TensorMeta>{m};
     };
+    d.kernel(Device::cpu, "vectorized", vectorized_avg_pool_backward());  // the first kernel registered is the default
     d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
       const Window w = window_of(k.attrs.ints("shape"), k.attrs);
       k.out().fill(0);

@@ -3,7 +3,10 @@
 //
 // Every kernel views its input as [A, R, B] and reduces the middle axis R. Reduced axes that
 // form one consecutive block (the common cases: the last axis, all axes, a leading block)
-// need no copy; any other set is permuted to the end first, into workspace memory.
+// need no copy; sum, mean and max over several blocks reduce one block at a time; var over
+// several blocks permutes them to the end first, into workspace memory. Groups, strips of
+// columns and chunks of one long row are spread over the thread pool, each output element
+// reduced in an order fixed by the shape: the same bits for any thread count.
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
@@ -11,6 +14,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/parallel.h"
 #include "ops/cpu_util.h"
 
 namespace opscope {
@@ -154,60 +158,180 @@ T max_of(const T* p, int64_t n) {
   }
 }
 
-// Reduces v into out (numel A*B, contiguous). `correction` is used by var only.
+// One reduction of x seen as [A, R, B] (contiguous) into out[A·B]: the groups a of [a0, a1)
+// and, within each, the columns [b0, b1). Each output element is reduced in the same order
+// whatever the ranges, so splitting groups or columns over threads changes no bit.
 template <class T>
-void reduce_into(const ReduceView& v, T* out, ReduceKind kind, int64_t correction) {
+struct Reduction {
+  const T* x;
+  T* out;
+  int64_t A, R, B;
+  ReduceKind kind;
+  T inv_r{}, inv_dof{};  // mean and var (float only): 1/R and 1/(R - correction)
+};
+
+template <class T>
+void reduce_block(const Reduction<T>& d, int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   using Col = Eigen::Array<T, Eigen::Dynamic, 1>;
   using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
-  const T* x = v.data.template data<T>();
-  const int64_t A = v.A, R = v.R, B = v.B;
-  T inv_r{}, inv_dof{};  // mean and var are float-only; inf for R == 0 gives NaN, as NumPy's mean
-  if constexpr (std::is_floating_point_v<T>) {
-    inv_r = static_cast<T>(1) / static_cast<T>(R);
-    inv_dof = static_cast<T>(1) / static_cast<T>(R - correction);
-  }
-  Row acc(B > 1 ? B : 0), mean_row(B > 1 && kind == ReduceKind::var ? B : 0);
-  for (int64_t a = 0; a < A; ++a) {
-    const T* src = x + a * R * B;
+  using StridedRow = Eigen::Map<const Row>;
+  const int64_t R = d.R, B = d.B, n = b1 - b0;
+  Row acc(B > 1 ? n : 0), mean_row(B > 1 && d.kind == ReduceKind::var ? n : 0);
+  for (int64_t a = a0; a < a1; ++a) {
+    const T* src = d.x + a * R * B;
     if (B == 1) {  // one contiguous row of R elements
       Eigen::Map<const Col> row(src, R);
-      switch (kind) {
-        case ReduceKind::sum: out[a] = row.sum(); break;
-        case ReduceKind::mean: out[a] = row.sum() * inv_r; break;
-        case ReduceKind::max: out[a] = max_of(src, R); break;
+      switch (d.kind) {
+        case ReduceKind::sum: d.out[a] = row.sum(); break;
+        case ReduceKind::mean: d.out[a] = row.sum() * d.inv_r; break;
+        case ReduceKind::max: d.out[a] = max_of(src, R); break;
         case ReduceKind::var: {
-          const T m = row.sum() * inv_r;
-          out[a] = (row - m).square().sum() * inv_dof;  // two passes: no cancellation
+          const T m = row.sum() * d.inv_r;
+          d.out[a] = (row - m).square().sum() * d.inv_dof;  // two passes: no cancellation
           break;
         }
       }
       continue;
     }
     // R rows of B contiguous elements: accumulate row by row (each step vectorizes over B).
-    Eigen::Map<Row> dst(out + a * B, B);
-    auto row = [&](int64_t r) { return Eigen::Map<const Row>(src + r * B, B); };
-    if (kind == ReduceKind::max) {
+    Eigen::Map<Row> dst(d.out + a * B + b0, n);
+    auto row = [&](int64_t r) { return StridedRow(src + r * B + b0, n); };
+    if (d.kind == ReduceKind::max) {
       acc = row(0);
       for (int64_t r = 1; r < R; ++r) {
-        const T* p = src + r * B;
-        for (int64_t j = 0; j < B; ++j) acc[j] = (p[j] > acc[j] || p[j] != p[j]) ? p[j] : acc[j];  // NaN wins
+        const T* p = src + r * B + b0;
+        for (int64_t j = 0; j < n; ++j) acc[j] = (p[j] > acc[j] || p[j] != p[j]) ? p[j] : acc[j];  // NaN wins
       }
       dst = acc;
       continue;
     }
     acc.setZero();
     for (int64_t r = 0; r < R; ++r) acc += row(r);
-    if (kind == ReduceKind::sum) {
+    if (d.kind == ReduceKind::sum) {
       dst = acc;
-    } else if (kind == ReduceKind::mean) {
-      dst = acc * inv_r;
+    } else if (d.kind == ReduceKind::mean) {
+      dst = acc * d.inv_r;
     } else {
-      mean_row = acc * inv_r;
+      mean_row = acc * d.inv_r;
       acc.setZero();
       for (int64_t r = 0; r < R; ++r) acc += (row(r) - mean_row).square();
-      dst = acc * inv_dof;
+      dst = acc * d.inv_dof;
     }
   }
+}
+
+// A single long row (everything into one element): partial results over fixed chunks of R,
+// combined in order (the chunks depend on R only, so the bits do not depend on the threads).
+constexpr int64_t kRowChunk = 1 << 15;
+
+template <class T>
+void reduce_long_row(const KernelCtx& k, const Reduction<T>& d) {
+  const int64_t chunks = (d.R + kRowChunk - 1) / kRowChunk;
+  Tensor partial_t = k.workspace({chunks}, dtype_of<T>());
+  T* partial = partial_t.data<T>();
+  auto chunk_pass = [&](ReduceKind kind, T shift) {
+    parallel_for(chunks, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const T* p = d.x + c * kRowChunk;
+        const int64_t len = std::min(kRowChunk, d.R - c * kRowChunk);
+        Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>> v(p, len);
+        if (kind == ReduceKind::max) partial[c] = max_of(p, len);
+        else if (kind == ReduceKind::var) partial[c] = (v - shift).square().sum();
+        else partial[c] = v.sum();
+      }
+    });
+  };
+  auto combine = [&](bool take_max) {  // in chunk order; for max, the first NaN wins
+    T r = partial[0];
+    for (int64_t c = 1; c < chunks; ++c) {
+      if (!take_max) r += partial[c];
+      else if (r == r && (partial[c] > r || partial[c] != partial[c])) r = partial[c];
+    }
+    return r;
+  };
+  if (d.kind == ReduceKind::max) {
+    chunk_pass(ReduceKind::max, T(0));
+    d.out[0] = combine(true);
+    return;
+  }
+  chunk_pass(ReduceKind::sum, T(0));
+  const T total = combine(false);
+  if (d.kind == ReduceKind::sum) d.out[0] = total;
+  else if (d.kind == ReduceKind::mean) d.out[0] = total * d.inv_r;
+  else {
+    chunk_pass(ReduceKind::var, total * d.inv_r);
+    d.out[0] = combine(false) * d.inv_dof;
+  }
+}
+
+// Columns per chunk when rows of B elements are reduced: a chunk is a strip of the input.
+constexpr int64_t kColumnStrip = 256;
+
+template <class T>
+void reduce_into(const KernelCtx& k, const T* x, int64_t A, int64_t R, int64_t B, T* out, ReduceKind kind,
+                 int64_t correction, int64_t count) {
+  Reduction<T> d{x, out, A, R, B, kind};
+  if constexpr (std::is_floating_point_v<T>) {  // inf for a count of 0 gives NaN, as NumPy's mean
+    d.inv_r = static_cast<T>(1) / static_cast<T>(count);
+    d.inv_dof = static_cast<T>(1) / static_cast<T>(count - correction);
+  }
+  const double work = static_cast<double>(R) * static_cast<double>(B);
+  if (B == 1 && A == 1 && R > kRowChunk) return reduce_long_row(k, d);
+  if (B == 1) {
+    parallel_for(A, grain_for(work), [&](int64_t a0, int64_t a1) { reduce_block(d, a0, a1, 0, 1); });
+    return;
+  }
+  // Items: (group, strip of columns), each a separate part of the output.
+  const int64_t strips = (B + kColumnStrip - 1) / kColumnStrip;
+  parallel_for(A * strips, grain_for(static_cast<double>(R) * std::min(B, kColumnStrip)), [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      const int64_t a = i / strips, b0 = (i % strips) * kColumnStrip;
+      reduce_block(d, a, a + 1, b0, std::min(B, b0 + kColumnStrip));
+    }
+  });
+}
+
+// Reduced axes in several separate blocks ([N, C, H, W] over 0, 2, 3: a bias gradient) are
+// reduced one block at a time, the last first, each into a smaller workspace tensor: no
+// permuted copy of the whole input. sum and max compose this way, and mean is the sum over
+// the whole count; var is not (it takes the permuted copy of reduce_view).
+template <class T>
+void reduce_in_stages(const KernelCtx& k, const Tensor& x, const std::vector<int64_t>& axes, ReduceKind kind, T* out) {
+  std::vector<std::pair<int64_t, int64_t>> blocks;  // [first, last] axes of each consecutive run
+  for (int64_t a : axes) {
+    if (!blocks.empty() && blocks.back().second + 1 == a) blocks.back().second = a;
+    else blocks.push_back({a, a});
+  }
+  Shape shape = x.shape();
+  const T* src = x.data<T>();
+  Tensor stage;
+  const int64_t count = reduced_count(x.shape(), axes);
+  for (size_t bi = blocks.size(); bi-- > 0;) {
+    const auto [first, last] = blocks[bi];
+    int64_t A = 1, R = 1, B = 1;
+    for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) (i < first ? A : i <= last ? R : B) *= shape[i];
+    T* dst = out;
+    Tensor next;
+    if (bi > 0) {
+      next = k.workspace({A * B}, dtype_of<T>());
+      dst = next.data<T>();
+    }
+    const ReduceKind step = kind == ReduceKind::max ? ReduceKind::max : ReduceKind::sum;
+    reduce_into<T>(k, src, A, R, B, dst, bi == 0 && kind == ReduceKind::mean ? ReduceKind::mean : step, 0,
+                   bi == 0 ? count : R);
+    for (int64_t i = first; i <= last; ++i) shape[i] = 1;
+    stage = next;  // keeps this stage's buffer alive for the next one
+    src = dst;
+  }
+}
+
+// x reduced over `axes` (sorted) into out, in stages or through reduce_view.
+template <class T>
+void reduce_axes_into(const KernelCtx& k, const Tensor& x, const std::vector<int64_t>& axes, ReduceKind kind,
+                      int64_t correction, T* out) {
+  if (!axes.empty() && !consecutive(axes) && kind != ReduceKind::var) return reduce_in_stages<T>(k, x, axes, kind, out);
+  const ReduceView v = reduce_view(k, x, axes);
+  reduce_into<T>(k, v.data.template data<T>(), v.A, v.R, v.B, out, kind, correction, v.R);
 }
 
 KernelFn reduce_kernel(ReduceKind kind) {
@@ -215,19 +339,13 @@ KernelFn reduce_kernel(ReduceKind kind) {
     const Tensor& x = k.in(0);
     const auto axes = reduce_axes(x.shape(), k.attrs.ints("axes"), k.op.name);
     if (k.out().numel() == 0) return;
-    const ReduceView v = reduce_view(k, x, axes);
     const int64_t correction = kind == ReduceKind::var && k.attrs.b("unbiased") ? 1 : 0;
-    if (kind == ReduceKind::sum || kind == ReduceKind::max) {
-      visit_dtype(x.dtype(), [&](auto z) {
-        using T = decltype(z);
-        reduce_into<T>(v, k.out().data<T>(), kind, correction);
-      });
-    } else {
-      cpu::visit_float(x.dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        reduce_into<T>(v, k.out().data<T>(), kind, correction);
-      });
-    }
+    auto run = [&](auto z) {
+      using T = decltype(z);
+      reduce_axes_into<T>(k, x, axes, kind, correction, k.out().data<T>());
+    };
+    if (kind == ReduceKind::sum || kind == ReduceKind::max) visit_dtype(x.dtype(), run);
+    else cpu::visit_float(x.dtype(), k.op.name, run);
   };
 }
 
@@ -388,10 +506,10 @@ OPSCOPE_REGISTER_OPS(register_reduction_ops) {
       const Tensor& x = k.in(0);
       if (k.out().numel() == 0) return;
       // The keepdim result of reducing these axes has the target's data layout.
-      const ReduceView v = reduce_view(k, x, *sum_to_axes(x.shape(), k.attrs.ints("shape")));
+      const std::vector<int64_t> axes = *sum_to_axes(x.shape(), k.attrs.ints("shape"));
       visit_dtype(x.dtype(), [&](auto z) {
         using T = decltype(z);
-        reduce_into<T>(v, k.out().data<T>(), ReduceKind::sum, 0);
+        reduce_axes_into<T>(k, x, axes, ReduceKind::sum, 0, k.out().data<T>());
       });
     });
     d.backward = [](GradCtx& g) -> std::vector<Val> {

@@ -202,3 +202,110 @@ TEST_CASE("layer_norm, batch_norm and their backward across kernel sets and thre
   check_case({"batch_norm", "welford", {xb, uniform({24}, 45), uniform({24}, 46, DType::f32, 0.5, 2)}, {{"training", false}}, 1e-5, "eval"});
   check_case({"batch_norm_backward", "default", {xb, dyb, Tensor::zeros({24}), Tensor::full({24}, 1.0), wc}, {}, 1e-5, "training"});
 }
+
+TEST_CASE("pooling: vectorized against direct (every window shape, NaN and ties), kernel sets, threads", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  NoGradGuard ng;
+  struct Geometry {
+    Shape x;
+    int64_t k, s, p;
+  };
+  const std::vector<Geometry> shapes = {{{4, 3, 28, 28}, 2, 2, 0}, {{2, 3, 7, 9}, 2, 2, 0},   {{2, 2, 5, 40}, 2, 2, 0},
+                                        {{2, 3, 11, 11}, 3, 2, 1}, {{1, 2, 8, 8}, 2, 1, 0},    {{3, 2, 9, 10}, 3, 3, 1},
+                                        {{1, 1, 2, 2}, 2, 2, 0},   {{2, 1, 33, 34}, 2, 2, 0}};
+  for (DType dt : {DType::f32, DType::f64})
+    for (const Geometry& g : shapes) {
+      // Small integers: many ties inside a window; a few NaN.
+      Tensor x = uniform(g.x, 51, dt, -3, 3);
+      {
+        Tensor r = Tensor::empty(g.x, dt, MemCategory::input);
+        for (int64_t i = 0; i < x.numel(); ++i) {
+          const double v = std::round(x.get(i));
+          visit_dtype(dt, [&](auto z) { r.data<decltype(z)>()[i] = static_cast<decltype(z)>(i % 97 == 5 ? NAN : v); });
+        }
+        x = r;
+      }
+      const AttrMap a = {{"kernel_size", g.k}, {"stride", g.s}, {"padding", g.p}};
+      INFO(shape_str(g.x) << " K=" << g.k << " S=" << g.s << " P=" << g.p << " " << dtype_name(dt));
+      for (const char* op : {"max_pool2d", "avg_pool2d"}) {
+        const Tensor ref = ws.call(op, {x}, a, "direct"), y = ws.call(op, {x}, a, "vectorized");
+        INFO(op);
+        CHECK(same_bits(ref, y));  // max: the same element; avg: the same sums in the same order
+      }
+      const Tensor dy = uniform(ws.call("max_pool2d", {x}, a).shape(), 52, dt);
+      CHECK(same_bits(ws.call("max_pool2d_backward", {x, dy}, a, "direct"), ws.call("max_pool2d_backward", {x, dy}, a, "vectorized")));
+      AttrMap ab = a;
+      ab.push_back({"shape", std::vector<int64_t>(g.x.begin(), g.x.end())});
+      const Tensor ra = ws.call("avg_pool2d_backward", {dy}, ab, "direct"), va = ws.call("avg_pool2d_backward", {dy}, ab, "vectorized");
+      CHECK(max_rel_diff(ra, va) <= (dt == DType::f32 ? 1e-6 : 1e-15));  // overlapping windows add in another order
+    }
+  Tensor x = uniform({64, 16, 28, 28}, 53), dy = uniform({64, 16, 14, 14}, 54);
+  const AttrMap a = {{"kernel_size", int64_t{2}}};
+  check_case({"max_pool2d", "vectorized", {x}, a, 0, "64x16x28x28"});
+  check_case({"max_pool2d_backward", "vectorized", {x, dy}, a, 0, "64x16x28x28"});
+  check_case({"avg_pool2d", "vectorized", {x}, a, 1e-7, "64x16x28x28"});
+  check_case({"max_pool2d", "vectorized", {x}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, 0, "3x3/2 pad 1"});
+}
+
+TEST_CASE("conv2d (im2col + blas) and attention across kernel sets and thread counts", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = uniform({4, 16, 20, 20}, 61), w = uniform({24, 16, 3, 3}, 62), b = uniform({24}, 63);
+  const AttrMap pad1 = {{"padding", int64_t{1}}};
+  check_case({"conv2d", "im2col", {x, w, b}, pad1, 1e-5, "3x3 pad 1"});
+  check_case({"conv2d", "winograd", {x, w, b}, pad1, 1e-5, "winograd"});
+  check_case({"conv2d", "im2col", {x, uniform({24, 4, 3, 3}, 64)}, {{"stride", int64_t{2}}, {"groups", int64_t{4}}}, 1e-5, "stride 2, groups 4"});
+  Tensor dy = uniform({4, 24, 20, 20}, 65);
+  AttrMap bi = pad1;
+  bi.push_back({"input_shape", std::vector<int64_t>{4, 16, 20, 20}});
+  check_case({"conv2d_backward_input", "im2col", {dy, w}, bi, 1e-5, "col2im"});
+  AttrMap bw = pad1;
+  bw.push_back({"weight_shape", std::vector<int64_t>{24, 16, 3, 3}});
+  check_case({"conv2d_backward_weight", "im2col", {x, dy}, bw, 1e-5, "dW"});
+  Tensor q = uniform({4, 2, 150, 32}, 71), k = uniform({4, 2, 130, 32}, 72), v = uniform({4, 2, 130, 24}, 73);
+  for (const char* algo : {"flash", "naive"}) {
+    check_case({"scaled_dot_product_attention", algo, {q, k, v}, {}, 1e-5, "batched heads"});
+    check_case({"scaled_dot_product_attention", algo, {q, q, q}, {{"causal", true}}, 1e-5, "causal"});
+  }
+  Tensor o, d = uniform({4, 2, 150, 24}, 74);
+  {
+    NoGradGuard ng;
+    o = ws.call("scaled_dot_product_attention", {q, k, v});
+  }
+  check_case({"attention_backward", "flash", {q, k, v, o, d}, {}, 1e-5, "batched heads"});
+  check_case({"attention_backward", "flash", {q, k, v, o, d, uniform({150, 130}, 75)}, {}, 1e-5, "float mask"});
+}
+
+TEST_CASE("reductions: the same bits for any thread count; blocks of axes reduced in stages", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  using V = std::vector<int64_t>;
+  Tensor x = uniform({64, 16, 28, 28}, 81, DType::f32, -1, 2);
+  Tensor big = uniform({1 << 20}, 82), wide = uniform({300, 1500}, 83);
+  for (const char* op : {"sum", "mean", "max", "var"}) {
+    check_threads({op, "default", {x}, {{"axes", V{0, 2, 3}}}, 0, "bias-gradient axes"});
+    check_threads({op, "default", {big}, {}, 0, "one long row"});
+    check_threads({op, "default", {wide}, {{"axes", V{0}}}, 0, "columns"});
+    check_threads({op, "default", {wide}, {{"axes", V{1}}}, 0, "rows"});
+  }
+  // The staged reduction over axes 0, 2, 3 against float64 sums of the same values.
+  NoGradGuard ng;
+  const Tensor xd = x.cast(DType::f64);
+  const Tensor ref = ws.call("sum", {xd}, {{"axes", V{0, 2, 3}}});
+  CHECK(max_rel_diff(ref, ws.call("sum", {x}, {{"axes", V{0, 2, 3}}})) <= 1e-6);
+  CHECK(max_rel_diff(ws.call("mean", {xd}, {{"axes", V{0, 2, 3}}}), ws.call("mean", {x}, {{"axes", V{0, 2, 3}}})) <= 1e-6);
+  // A long cancelling sum: its float32 error is relative to Σ|x|, not to the (small) total.
+  const double sum_abs = ws.call("sum", {ws.call("abs", {big.cast(DType::f64)})}).item();
+  CHECK(std::fabs(ws.call("sum", {big.cast(DType::f64)}).item() - ws.call("sum", {big}).item()) <= 1e-6 * sum_abs);
+  // max: NaN anywhere wins, in every path.
+  Tensor with_nan = big.clone(MemCategory::input);
+  with_nan.data<float>()[777777] = NAN;
+  CHECK(std::isnan(ws.call("max", {with_nan}).item()));
+  Tensor x4 = x.clone(MemCategory::input);
+  x4.data<float>()[12345] = NAN;
+  const Tensor m = ws.call("max", {x4}, {{"axes", V{0, 2, 3}}});
+  int nans = 0;
+  for (int64_t i = 0; i < m.numel(); ++i) nans += std::isnan(m.get(i));
+  CHECK(nans == 1);
+}

@@ -19,5 +19,8 @@ constexpr CpuIsa kIsa =
 void add_gemm_kernels(KernelTable& t);
 void add_softmax_kernels(KernelTable& t);
 void add_norm_kernels(KernelTable& t);
+void add_pool_kernels(KernelTable& t);
+void add_im2col_kernels(KernelTable& t);
+void add_attention_kernels(KernelTable& t);
 
 }  // namespace opscope::cpu::OPSCOPE_CPU_NS

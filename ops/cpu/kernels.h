@@ -26,6 +26,48 @@ struct ConstMatrix {
 };
 
 enum class SoftmaxKind : int { stable, naive, log };
+
+// conv2d's window over one group of one image: Cg channels of H×W, an R×S kernel.
+struct ConvWindow {
+  int64_t Cg = 1, H = 1, W = 1, R = 1, S = 1, OH = 1, OW = 1, stride = 1, pad = 0, dil = 1;
+};
+
+// Scaled dot-product attention: Q [batches, Tq, D], K [.., S, D], V [.., S, Dv] (per-batch
+// element offsets, broadcast axes repeat them), the optional mask (float added, or int64
+// 0 = masked; strides per query row and key column, offsets per batch), O [batches, Tq, Dv];
+// for the backward also O, dO and the outputs dQ, dK, dV (contiguous, zeroed by the op).
+constexpr int64_t kAttentionBlockRows = 64;  // query rows per tile (flash, backward)
+constexpr int64_t kAttentionBlockCols = 64;  // keys per tile
+// Tiles shrink to the problem; scratch sizes (elements) per thread.
+inline int64_t attention_tile_rows(int64_t Tq) { return Tq < kAttentionBlockRows ? (Tq > 0 ? Tq : 1) : kAttentionBlockRows; }
+inline int64_t attention_tile_cols(int64_t S) { return S < kAttentionBlockCols ? (S > 0 ? S : 1) : kAttentionBlockCols; }
+inline int64_t attention_flash_scratch(int64_t Tq, int64_t S) {
+  return attention_tile_rows(Tq) * attention_tile_cols(S) + 2 * attention_tile_rows(Tq);
+}
+inline int64_t attention_backward_scratch(int64_t Tq, int64_t S) {
+  return 2 * attention_tile_rows(Tq) * attention_tile_cols(S) + 4 * attention_tile_rows(Tq);
+}
+template <class T>
+struct AttentionArgs {
+  int64_t Tq = 0, S = 0, D = 0, Dv = 0;
+  T scale = 1;
+  const T *q = nullptr, *k = nullptr, *v = nullptr;
+  const int64_t *q_offsets = nullptr, *k_offsets = nullptr, *v_offsets = nullptr;
+  T* out = nullptr;
+  const T* additive = nullptr;
+  const int64_t* keep = nullptr;
+  int64_t mask_rs = 0, mask_cs = 0;
+  const int64_t* mask_offsets = nullptr;
+  bool causal = false;
+  const T *o = nullptr, *dout = nullptr;
+  const int64_t *o_offsets = nullptr, *dout_offsets = nullptr;
+  T *dq = nullptr, *dk = nullptr, *dv = nullptr;
+};
+
+// A pooling window over planes of H×W: K×K, stride S, padding P, output OH×OW.
+struct PoolGeom {
+  int64_t K = 1, S = 1, P = 0, H = 1, W = 1, OH = 1, OW = 1;
+};
 enum class NormAlgo : int { welford, two_pass, naive };
 
 // The kernels of one instruction set for one element type.
@@ -52,6 +94,24 @@ struct TypedKernels {
   void (*batch_norm_backward_channels)(const T* x, const T* dy, const T* rm, const T* rv, const T* w, T* dx, T* dw,
                                        T* db, int64_t c0, int64_t c1, int64_t N, int64_t C, int64_t S, T eps,
                                        bool training) = nullptr;
+
+  // pool.cpp: planes [p0, p1) of x [planes, H, W]; the backward ops write all of dx's planes.
+  void (*max_pool_planes)(const T* x, T* y, int64_t p0, int64_t p1, const PoolGeom& g) = nullptr;
+  void (*max_pool_backward_planes)(const T* x, const T* dy, T* dx, int64_t p0, int64_t p1, const PoolGeom& g) = nullptr;
+  void (*avg_pool_planes)(const T* x, T* y, int64_t p0, int64_t p1, const PoolGeom& g) = nullptr;
+  void (*avg_pool_backward_planes)(const T* dy, T* dx, int64_t p0, int64_t p1, const PoolGeom& g) = nullptr;
+
+  // im2col.cpp: rows [q0, q1) of the column buffer (Cg·R·S rows of OH·OW) from x's group xc;
+  // col2im adds channels [c0, c1) of a column buffer into dx's group dxc.
+  void (*im2col_rows)(const T* xc, T* col, int64_t q0, int64_t q1, const ConvWindow& g) = nullptr;
+  void (*col2im_channels)(const T* col, T* dxc, int64_t c0, int64_t c1, const ConvWindow& g) = nullptr;
+
+  // attention.cpp: naive for batch b (scores: Tq·S scratch); flash for query rows [i0, i0 + rows)
+  // of batch b (scratch: one tile + 2 rows of stats); the backward for batch b (scratch: two
+  // tiles + 4 rows of stats).
+  void (*attention_naive_batch)(const AttentionArgs<T>& a, int64_t b, T* scores) = nullptr;
+  void (*attention_flash_rows)(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, T* scratch) = nullptr;
+  void (*attention_backward_batch)(const AttentionArgs<T>& a, int64_t b, T* scratch) = nullptr;
 };
 
 struct KernelTable {

@@ -1,0 +1,210 @@
+// opscope and PyTorch side by side on this machine, in one run: each workload's training step
+// written in opscope's language (bench/vs_torch/NAME.ops, driven through a lang::Session as a
+// student's script runs) and in PyTorch (bench/vs_torch/torch_workloads.py, run with
+// /usr/bin/python3), at one thread and at all cores. Prints a table of both medians and their
+// ratio, with the kernels, threads and BLAS of each side. Exit code 0 whatever the numbers.
+//
+// Run under the shared lock: flock /tmp/opscope-cpu.lock ./build/bench_vs_torch [--repeats N]
+//
+// PyTorch gets the same BLAS threads as its own (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS,
+// torch.set_num_threads) and the OpenBLAS kernels opscope chose for this CPU
+// (OPENBLAS_CORETYPE): Debian's OpenBLAS 0.3.21 does not recognise CPUs newer than itself and
+// falls back to its SSE3 kernels, which would make PyTorch's matrix products ~4× slower here.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/lang/session.h"
+#include "bench/bench_util.h"
+#include "core/cpu_isa.h"
+#include "core/parallel.h"
+#include "core/workspace.h"
+
+using namespace opscope;
+using namespace opscope::bench;
+
+namespace {
+
+struct Workload {
+  std::string name, label;
+  double target;  // opscope / PyTorch at most
+  int repeat_factor = 1;
+};
+
+const std::vector<Workload> kWorkloads = {
+    {"mlp", "MLP 784-256-256-10, batch 64, train step", 0.9},
+    {"cnn", "2-conv CNN 28x28, batch 64, train step", 0.9},
+    {"transformer", "Transformer block 8x128x256 causal, train step", 0.9},
+    {"tiny_chain", "chain of 100 tiny ops, forward + backward", 0.5, 10},
+    {"conv", "conv2d N8 64->64 56x56 3x3, forward", 0},
+};
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// A workload script: setup statements, then the step after a line "# --- step ---".
+struct Script {
+  std::string setup, step;
+};
+
+Script load_script(const std::string& name) {
+  const std::string text = read_text(std::string(OPSCOPE_VS_TORCH_DIR) + "/" + name + ".ops");
+  const std::string marker = "# --- step ---\n";
+  const size_t at = text.find(marker);
+  if (text.empty() || at == std::string::npos) {
+    std::fprintf(stderr, "bench_vs_torch: %s.ops is missing or has no '# --- step ---' line\n", name.c_str());
+    std::exit(1);
+  }
+  return {text.substr(0, at), text.substr(at + marker.size())};
+}
+
+// Median seconds of the step, run by the language in a fresh workspace; -1 on a script error.
+double time_opscope(const Workload& w, int repeats) {
+  const Script s = load_script(w.name);
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  lang::Session session(ws);
+  std::ostringstream out, err;
+  if (!session.run(s.setup, w.name + ".ops", out, err)) {
+    std::fprintf(stderr, "%s", err.str().c_str());
+    return -1;
+  }
+  bool ok = true;
+  const double t = median_time(
+      [&] {
+        if (ok && !session.run(s.step, w.name + ".ops (step)", out, err)) {
+          std::fprintf(stderr, "%s", err.str().c_str());
+          ok = false;
+        }
+      },
+      repeats * w.repeat_factor, 3);
+  return ok ? t : -1;
+}
+
+// The PyTorch side: one python process per thread count, all workloads.
+struct TorchRun {
+  bool available = false;
+  std::string why;
+  nlohmann::json info;
+  std::map<std::string, double> seconds;
+};
+
+TorchRun run_torch(int threads, int repeats) {
+  TorchRun r;
+  if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
+    r.why = "reference not installed (PyTorch for /usr/bin/python3: apt install python3-torch)";
+    return r;
+  }
+  const char* user_core = std::getenv("OPENBLAS_CORETYPE");
+  const std::string core = user_core ? user_core : cpu_isa() == CpuIsa::avx512 ? "SkylakeX" : "Haswell";
+  char cmd[2048];
+  std::snprintf(cmd, sizeof cmd,
+                "OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/torch_workloads.py "
+                "--threads %d --repeats %d",
+                core.c_str(), threads, threads, OPSCOPE_VS_TORCH_DIR, threads, repeats);
+  FILE* p = popen(cmd, "r");
+  if (!p) {
+    r.why = "could not start /usr/bin/python3";
+    return r;
+  }
+  char line[4096];
+  while (std::fgets(line, sizeof line, p)) {
+    try {
+      const nlohmann::json j = nlohmann::json::parse(line);
+      if (j.contains("info")) r.info = j["info"];
+      else r.seconds[j.at("workload").get<std::string>()] = j.at("seconds").get<double>();
+    } catch (const std::exception&) {
+    }
+  }
+  r.available = pclose(p) == 0 && !r.seconds.empty();
+  if (!r.available) r.why = "the PyTorch script failed (run bench/vs_torch/torch_workloads.py by hand to see why)";
+  return r;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+std::string fmt_ms(double s) {
+  if (s < 0) return "-";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", s * 1e3);
+  return b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int repeats = 20;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::max(1, std::atoi(argv[i + 1]));
+  print_build_info();
+  std::printf("machine: %s, %d cores\n", cpu_model().c_str(), hardware_threads());
+  const int all = hardware_threads();
+  const std::vector<int> thread_counts = all > 1 ? std::vector<int>{1, all} : std::vector<int>{1};
+
+  std::map<int, std::map<std::string, double>> ours;
+  std::map<int, TorchRun> theirs;
+  for (int t : thread_counts) {
+    NumThreadsScope nt(t);
+    for (const Workload& w : kWorkloads) ours[t][w.name] = time_opscope(w, repeats);
+    theirs[t] = run_torch(t, repeats);
+  }
+
+  std::printf("\n== opscope vs PyTorch: median time per step (%d repeats, after 3 warm-up runs) ==\n", repeats);
+  std::printf("%-48s %7s %12s %12s %9s %8s %8s\n", "workload", "threads", "opscope ms", "PyTorch ms", "ratio", "target",
+              "verdict");
+  for (const Workload& w : kWorkloads)
+    for (int t : thread_counts) {
+      const double o = ours[t][w.name];
+      const TorchRun& tr = theirs[t];
+      const double p = tr.available && tr.seconds.count(w.name) ? tr.seconds.at(w.name) : -1;
+      std::string ratio = "-", target = w.target > 0 ? "<= " + std::to_string(w.target).substr(0, 3) : "", v = "";
+      if (o > 0 && p > 0) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.2f", o / p);
+        ratio = b;
+        if (w.target > 0) v = verdict(o / p <= w.target);
+      }
+      std::printf("%-48s %7d %12s %12s %9s %8s %8s\n", w.label.c_str(), t, fmt_ms(o).c_str(), fmt_ms(p).c_str(),
+                  ratio.c_str(), target.c_str(), v.c_str());
+    }
+  std::printf("%-48s %7s %12s %12s %9s\n", "Fashion-MNIST epoch (CNN, Adam)", "-", "not run", "-", "-");
+  std::printf("  (needs the training issue's IDX loading and optimizers, not on this branch)\n");
+
+  std::printf("\nopscope: %s\n", cpu_description().c_str());
+  for (int t : thread_counts) {
+    const TorchRun& tr = theirs[t];
+    if (!tr.available) {
+      std::printf("PyTorch (%d thread%s): %s\n", t, t == 1 ? "" : "s", tr.why.c_str());
+      continue;
+    }
+    const nlohmann::json& i = tr.info;
+    const nlohmann::json blas = i.value("blas", nlohmann::json::object());
+    std::printf("PyTorch %s (%d thread%s): %s kernels (ATen CPU capability), oneDNN %s for conv; BLAS: %s, %s kernels "
+                "(%s)\n",
+                i.value("torch", "?").c_str(), i.value("threads", 0), i.value("threads", 0) == 1 ? "" : "s",
+                i.value("isa", "?").c_str(), i.value("mkldnn", false) ? "on" : "off",
+                blas.value("config", blas.value("library", std::string("?"))).c_str(),
+                blas.value("kernels", std::string("?")).c_str(), blas.value("library", std::string("?")).c_str());
+  }
+  std::printf("PyTorch ran with OPENBLAS_CORETYPE set to opscope's choice: its OpenBLAS would pick SSE3 kernels here.\n");
+  return 0;
+}
