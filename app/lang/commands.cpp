@@ -8,6 +8,7 @@
 #include "app/ops_listing.h"
 #include "core/device.h"
 #include "core/describe.h"
+#include "core/interrupt.h"
 
 namespace opscope::lang {
 
@@ -79,7 +80,7 @@ void cmd_vars(Interpreter& in, const std::string&, std::ostream& out) {
 
 void cmd_graph(Interpreter& in, const std::string&, std::ostream& out) {
   const Graph& g = in.ws().graph();
-  if (g.num_nodes() == 0) {
+  if (g.node_count() == 0) {
     out << "(the graph is empty: run some operations)\n";
     return;
   }
@@ -102,6 +103,7 @@ void cmd_graph(Interpreter& in, const std::string&, std::ostream& out) {
     else if (n.saved_released && !n.op->saves.empty()) out << "  saved: freed";
     out << "\n";
   }
+  if (g.drops().nodes) out << tape_drops_line(g, in.last_loop()) << "\n";
 }
 
 void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
@@ -198,6 +200,13 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
         in.pending->step();
       }
     }
+  } catch (const Interrupted&) {  // between two steps: the pass stays where it is
+    ex.remove_listener(id);
+    const size_t left = program ? st.run->size() - st.run->position() : in.pending->size() - in.pending->position();
+    LangError e("interrupted", 1, 1, "the stepped pass stopped between two steps, " + std::to_string(left) +
+                                         (left == 1 ? " step" : " steps") + " left: :step or :run goes on");
+    e.set_interrupted();
+    throw e;
   } catch (...) {
     ex.remove_listener(id);
     throw;
