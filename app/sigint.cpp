@@ -14,6 +14,7 @@ extern "C" void request_interrupt(int) {
   if (!interrupt::requested()) {
     g_presses = 1;
     interrupt::request();
+    (void)!write(2, "\n", 1);  // what follows starts on a line of its own, not after the ^C
     return;
   }
   g_presses = g_presses + 1;

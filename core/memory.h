@@ -81,7 +81,7 @@ class MemoryTracker {
     if (recorded >= timeline_recorded()) return;
     timeline_.resize(recorded > timeline_dropped_ ? recorded - timeline_dropped_ : 0);
   }
-  static constexpr size_t kMaxTimeline = 1 << 16;  // 4.5 MiB of points
+  static constexpr size_t kMaxTimeline = 1 << 14;  // 1.1 MiB of points
 
  private:
   CategoryBytes live_{}, peak_{};

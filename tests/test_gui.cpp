@@ -203,3 +203,18 @@ TEST_CASE("gui: static mode shows the compiled program being stepped, fused node
   CHECK(r.state["highlighted_node"] == r.state["current_node"]);
   CHECK(r.state["next_node"].get<int>() >= 0);
 }
+
+TEST_CASE("gui: a long statement keeps the window drawing, and Interrupt stops and undoes it", "[viz]") {
+  // "interrupt 3": the Interrupt button is clicked in the third frame drawn while the loop runs.
+  const GuiRun r = run_gui("interrupt",
+                           "interrupt 3;exec keep = logits\nfor i in range(1000000): z = matmul(randn(64, 64), randn(64, 64))", 8);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["idle_frames"].get<int>() >= 3);  // frames went on while the statement ran
+  CHECK(s["running"] == false);
+  bool reported = false;
+  for (const auto& line : s["console"]) reported = reported || std::string(line).rfind("interrupted at <console>:", 0) == 0;
+  CHECK(reported);
+  CHECK(s["graph_nodes"] == 17);  // the MLP's nodes, as before the loop
+  CHECK(s["steps_left"] == 11);   // the stepped backward pass is still there
+}

@@ -11,7 +11,6 @@ void StatementUndo::begin(Workspace& ws, int first_new_node) {
   ws_ = &ws;
   first_new_node_ = first_new_node;
   active_ = true;
-  peak_ = 0;
 }
 
 void StatementUndo::end() {

@@ -51,7 +51,7 @@ class StatementUndo final : public ChangeJournal {
   void undo(std::map<std::string, Value>& globals);
 
   size_t entries() const { return entries_.size() + vars_.size(); }
-  // The most entries the last statement held at once (a loop's must stay bounded).
+  // The most entries a statement has held at once (a loop's must stay bounded).
   size_t peak_entries() const { return peak_; }
 
   // Field numbers of the changes the language itself makes.
