@@ -68,7 +68,8 @@ class MemoryTracker {
   void check_cap(int64_t bytes, const Shape& shape, DType dtype) const;
 
   // The last kMaxTimeline points (older ones are dropped in halves, so a long loop stays
-  // bounded); recorded() counts every point ever recorded, the mark a rollback truncates to.
+  // bounded); timeline_recorded() counts every point ever recorded: the mark a rollback
+  // truncates to.
   void record_step(int64_t step, int node);
   const std::vector<TimelinePoint>& timeline() const { return timeline_; }
   size_t timeline_recorded() const { return timeline_dropped_ + timeline_.size(); }

@@ -10,6 +10,7 @@
 
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
+#include "app/sigint.h"
 #include "core/interrupt.h"
 #include "viz/memory_panel.h"
 
@@ -310,6 +311,7 @@ bool run_busy(GuiState& s, const std::function<void()>& work) {
   // Frames between steps cost a few ms each: at most one per 50 ms, and never more than a
   // fifth of the time (a slow frame, a big graph's layout, spaces them out).
   const double interval = std::max(0.05, 4.0 * s.frame_ms_avg / 1000.0);
+  SigintInterrupts ctrl_c;  // Ctrl-C in the terminal that started the window: the same as Interrupt
   s.running = true;
   interrupt::clear();  // a press from before belongs to nothing
   if (s.idle_frame) interrupt::set_idle_hook(s.idle_frame, interval);

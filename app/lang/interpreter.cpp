@@ -145,7 +145,10 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
     drop_dead_tape({0, 0});
     next_full_drop_ = g.num_nodes() + std::max(kTapeCheckMin, g.node_count());
   }
-  if (loop_.line) last_loop_ = loop_;
+  if (loop_.line) {
+    loop_.first_kept_node = iteration_starts_.empty() ? -1 : iteration_starts_.front().second;
+    last_loop_ = loop_;
+  }
 }
 
 void Interpreter::exec_block(const Block& b) {
@@ -248,7 +251,7 @@ void Interpreter::exec_statement(const Stmt& s) {
   switch (s.kind) {
     case Stmt::expr: {
       Value v = eval(*s.value);
-      if (v.kind == Value::tensor && v.t.defined() && v.t.is_symbolic()) {  // shown with values when it has them
+      if (frames_.empty() && v.kind == Value::tensor && v.t.defined() && v.t.is_symbolic()) {  // shown with values when it has them
         try {
           v.t = evaluate_for_reading(*this, v.t);
         } catch (const Error&) {

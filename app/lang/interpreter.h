@@ -33,6 +33,7 @@ struct LoopTape {
   int64_t iterations = 0;          // iterations it ran
   int64_t dropped_iterations = 0;  // iterations whose nodes were all dropped
   int64_t dropped_nodes = 0;       // nodes the statement dropped (its own and older ones)
+  int first_kept_node = -1;        // the first node of the oldest iteration still in the graph (-1: none)
 };
 
 struct Command {

@@ -92,7 +92,7 @@ class Player {
           if (!run_cell(m) && !quit_) status = 1;
           break;
         case Block::Kind::check: {
-          BlockResult r = m.step();
+          BlockResult r = run_step(m);
           std::istringstream lines(b.text);
           std::string l;
           while (std::getline(lines, l))
