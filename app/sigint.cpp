@@ -29,6 +29,8 @@ extern "C" void request_interrupt(int) {
 SigintInterrupts::SigintInterrupts(bool restart_reads) {
   interrupt::clear();
   g_presses = 0;
+  sigaction(SIGINT, nullptr, &previous_);
+  if (previous_.sa_handler == SIG_IGN) return;  // started with Ctrl-C ignored (nohup, a background job): keep it so
   struct sigaction sa {};
   sa.sa_handler = request_interrupt;
   sigemptyset(&sa.sa_mask);

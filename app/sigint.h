@@ -13,6 +13,7 @@ class SigintInterrupts {
   // Installs the handler (and forgets any request made before). `restart_reads` false: a read
   // waiting for the keyboard returns (EINTR), so a prompt can treat Ctrl-C as "leave".
   explicit SigintInterrupts(bool restart_reads = true);
+  // A process started with SIGINT ignored (nohup, a shell's background job) keeps ignoring it.
   ~SigintInterrupts();  // puts the handler that was there back
   SigintInterrupts(const SigintInterrupts&) = delete;
   SigintInterrupts& operator=(const SigintInterrupts&) = delete;

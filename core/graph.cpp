@@ -90,13 +90,11 @@ void Graph::rollback(const Mark& m) {
     if (n.id >= static_cast<int>(m.nodes)) release_saved_refs(n);
   nodes_.truncate(static_cast<int>(m.nodes));
   values_.truncate(static_cast<int>(m.values));
+  drops_ = m.drops;
   ++version_;
 }
 
-void Graph::clear() {
-  rollback({0, 0});
-  drops_ = {};
-}
+void Graph::clear() { rollback({0, 0}); }
 
 Graph Graph::copy_structure() const {
   Graph g;
@@ -121,16 +119,24 @@ TapeDrops Graph::drop_unreachable(const Mark& from, const std::vector<int>& pinn
   std::unordered_map<int, std::vector<int>> backward_of;
   for (const Node& n : nodes_.items())
     if (n.id >= first_node && n.forward_of >= 0) backward_of[n.forward_of].push_back(n.id);
-  // Roots: values whose tensor is alive (held by more than the graph's own copy of a small
-  // constant) and still is that value; what is pinned; and every node below `from` (kept),
-  // whose backward nodes may be new.
+  // The graph's own references to tensors (saved for backward) keep nothing alive: a relu's
+  // output its own node saved is dead once nobody else holds it.
+  std::unordered_map<const TensorImpl*, long> held_by_graph;
+  for (const Node& n : nodes_.items())
+    if (n.id >= first_node)
+      for (const SavedTensor& s : n.saved)
+        if (s.tensor.defined()) ++held_by_graph[s.tensor.impl()];
+  // Roots: values whose tensor someone outside the graph holds (not only the graph's copy of a
+  // small constant or a saved tensor) and that still is that value; what is pinned; and every
+  // node below `from` (kept), whose backward nodes may be new.
   const auto& vids = values_.ids();
   for (size_t i = 0; i < vids.size(); ++i) {
     if (vids[i] < first_value) continue;
     const ValueInfo& vi = values_.items()[i];
     auto t = vi.tensor.lock();
     if (!t || t->value_id != vids[i]) continue;
-    const long graph_owned = 1 + (vi.constant.defined() && vi.constant.impl() == t.get() ? 1 : 0);  // our lock, the constant
+    long graph_owned = 1 + (vi.constant.defined() && vi.constant.impl() == t.get() ? 1 : 0);  // our lock, the constant
+    if (auto h = held_by_graph.find(t.get()); h != held_by_graph.end()) graph_owned += h->second;
     if (t.use_count() > graph_owned) keep_value(vids[i]);
   }
   for (int v : pinned_values) keep_value(v);

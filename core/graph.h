@@ -107,11 +107,13 @@ class Graph {
   // The user's name for a node: its first output's variable name, or "" if none.
   std::string node_var_name(int id) const;
 
-  // Rollback to an earlier size (a failed statement leaves the graph as it was).
+  // Rollback to an earlier size (a failed statement leaves the graph as it was, what it
+  // dropped counted as before too).
   struct Mark {
     size_t nodes, values;
+    TapeDrops drops{};
   };
-  Mark mark() const { return {num_nodes(), num_values()}; }
+  Mark mark() const { return {num_nodes(), num_values(), drops_}; }
   void rollback(const Mark& m);
   void clear();
   // Nodes and values without the saved tensors (a compiled program starts from this).

@@ -218,3 +218,14 @@ TEST_CASE("gui: a long statement keeps the window drawing, and Interrupt stops a
   CHECK(s["graph_nodes"] == 17);  // the MLP's nodes, as before the loop
   CHECK(s["steps_left"] == 11);   // the stepped backward pass is still there
 }
+
+TEST_CASE("gui: a loop's tape shows its last iteration and says how much was dropped", "[viz]") {
+  const GuiRun r = run_gui("loop_tape", "exec for i in range(60): l2 = cross_entropy(dense(relu(dense(x, w1, b1)), w2, b2), labels)", 6);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["loop"]["iterations"] == 60);
+  CHECK(s["loop"]["dropped_iterations"] == 59);
+  CHECK(s["graph_dropped_nodes"].get<int>() == 59 * 6);  // 6 nodes an iteration: 2 matmuls, 2 adds, relu, cross_entropy
+  CHECK(s["graph_nodes"] == 17 + 6);                       // the MLP and the loop's last iteration
+  CHECK(s["steps_left"] == 11);                            // the stepped pass keeps what it needs
+}

@@ -46,19 +46,14 @@ TEST_CASE("static values: .item() of a symbolic value says it is symbolic first,
   CHECK(lab.err.rfind("<test>:1:6: error: 'y.sum()' is symbolic", 0) == 0);
 }
 
-TEST_CASE("static values: a symbolic value used in dynamic mode names the expression", "[static]") {
+TEST_CASE("static values: read in a method or used in dynamic mode, at its own line, naming it", "[static]") {
   Lab lab;
   lab.ok(kProgram);
+  // The values are read in the middle of a method, below every expression wrapper.
+  CHECK_FALSE(lab.run("n = 1\n\nq = y.tolist()"));
+  CHECK(lab.err.rfind("<test>:3:5: error: 'y' is symbolic", 0) == 0);
   lab.ok(":mode dynamic");
   CHECK_FALSE(lab.run("b = 2\nc = relu(y * 3) + 1"));
   CHECK(lab.err.rfind("<test>:2:10: error: 'y' is symbolic", 0) == 0);
   CHECK(lab.echo("b") == "2");
-}
-
-TEST_CASE("static values: an engine error without a position points at its statement", "[static]") {
-  Lab lab;
-  lab.ok(kProgram);
-  // The tensor's values are read in the middle of a method, below every expression wrapper.
-  CHECK_FALSE(lab.run("n = 1\n\nq = y.tolist()"));
-  CHECK(lab.err.rfind("<test>:3:", 0) == 0);
 }

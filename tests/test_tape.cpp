@@ -158,3 +158,15 @@ TEST_CASE("tape: a stepped pass and the last compiled program keep what they nee
   lab.ok(":mode static\nxs = input(\"xs\", [4, 3])\ny = (xs @ w).sum()\ncompile(y)\ny = None");
   CHECK(lab.run(":compile"));
 }
+
+TEST_CASE("tape: a forward-only loop's saved tensors do not keep its tape alive", "[repl]") {
+  // No backward: every relu keeps its output for a backward that never comes. Once no tensor
+  // reaches the node, that saved output goes with it (as in PyTorch).
+  Lab lab;
+  lab.ok(":seed 0\nx = randn(4, 16)\nw = param(randn(16, 16))");
+  lab.ws.tracker().reset_peak();
+  lab.ok("for i in range(1000):\n    y = relu(x @ w).sum()");
+  CHECK(lab.ws.graph().node_count() == 3);  // the last iteration: matmul, relu, sum
+  CHECK(lab.ws.tracker().live(MemCategory::saved) == 4 * 16 * 4);  // its relu's output only
+  CHECK(lab.ws.tracker().peak(MemCategory::saved) < 600 * 4 * 16 * 4);
+}

@@ -56,7 +56,8 @@ inline std::string workspace_state(lang::Session& session) {
   for (auto& [name, v] : in.globals()) o << "var " << name << " = " << value_state(v) << "\n";
   const Graph& g = ws.graph();
   o << "graph " << g.node_count() << " nodes, ids < " << g.num_nodes() << "; " << g.value_count() << " values, ids < "
-    << g.num_values() << "\n";
+    << g.num_values() << "; dropped " << g.drops().nodes << " nodes, " << g.drops().values << " values, "
+    << g.drops().flops << " FLOPs\n";
   for (const Node& n : g.nodes()) {
     o << "#" << n.id << " " << n.label() << " " << phase_name(n.phase) << " in";
     for (int v : n.inputs) o << " " << v;

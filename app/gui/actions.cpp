@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
+#include "app/lang/interpreter.h"
 #include "app/lesson/gui_lesson_panel.h"
 #include "core/error.h"
 
@@ -103,6 +104,14 @@ void inject_mouse(GuiState& s) {
   --s.click.frames_left;
 }
 
+namespace {
+// What the last loop left of its tape (the loop badge's numbers).
+nlohmann::json loop_json(const lang::LoopTape& l) {
+  return {{"line", l.line}, {"iterations", l.iterations}, {"dropped_iterations", l.dropped_iterations},
+          {"dropped_nodes", l.dropped_nodes}, {"first_kept_node", l.first_kept_node}};
+}
+}  // namespace
+
 std::string state_json(const GuiState& s, int window_w, int window_h) {
   using nlohmann::json;
   json nodes = json::array();
@@ -146,6 +155,7 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"zoom", s.graph.zoom},
               {"graph_nodes", s.ws->graph().node_count()},
               {"graph_dropped_nodes", s.ws->graph().drops().nodes},
+              {"loop", loop_json(s.session->interpreter().last_loop())},
               {"idle_frames", s.idle_frames},
               {"running", s.running},
               {"mode", s.ws->static_mode() ? "static" : "dynamic"},

@@ -8,7 +8,10 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAILED: $1"; for f in "$dir"/*; do echo "--- $f"; cat "$f"; done; exit 1; }
 
 printf 'keep = 42\nfor i in range(1000000):\n    z = matmul(randn(64, 64), randn(64, 64))\nprint("not reached")\n' > "$dir/loop.ops"
-"$bin" run "$dir/loop.ops" > "$dir/run.out" 2> "$dir/run.err" &
+# A shell starts background jobs with SIGINT ignored, and opscope keeps an ignored SIGINT
+# ignored (as nohup wants): perl (Debian's perl-base is essential) puts the default back.
+with_sigint() { exec perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV or die "exec: $!"' -- "$@"; }
+with_sigint "$bin" run "$dir/loop.ops" > "$dir/run.out" 2> "$dir/run.err" &
 pid=$!
 sleep 1
 kill -INT $pid
@@ -19,7 +22,7 @@ grep -q "^interrupted at $dir/loop.ops:[23]:" "$dir/run.err" || fail "no 'interr
 grep -q "not reached" "$dir/run.out" && fail "the script went on after Ctrl-C"
 
 { printf 'keep = tensor([42.0])\nfor i in range(1000000): z = matmul(randn(64, 64), randn(64, 64))\n'; sleep 3; printf 'print(keep.item() + 1)\n'; } |
-  "$bin" repl > "$dir/repl.out" 2> "$dir/repl.err" &
+  with_sigint "$bin" repl > "$dir/repl.out" 2> "$dir/repl.err" &
 pid=$!
 sleep 1
 kill -INT $pid
