@@ -53,6 +53,8 @@ std::string ops_json() {
     j["backward"] = op->backward_note;
     if (!op->checked_via.empty()) j["checked_via"] = op->checked_via;
     j["gradcheck_cases"] = op->gradcheck.size();
+    if (!op->builtin()) j["origin"] = op->origin;
+    if (!op->algorithm_origin.empty()) j["algorithm_origin"] = op->algorithm_origin;
     all.push_back(j);
   }
   return all.dump(2);
@@ -66,8 +68,11 @@ std::string ops_table() {
   for (const OpDef* op : OpRegistry::instance().all()) {
     std::string algos;
     for (auto& a : op->algorithms) algos += (algos.empty() ? "" : ",") + a;
-    std::snprintf(line, sizeof line, "%-24s %-12s %-26s %s\n", op->name.c_str(), op->family.c_str(), algos.c_str(),
-                  op->doc.c_str());
+    // Where an operator or algorithm was loaded from, after its doc.
+    std::string from = op->builtin() ? "" : "  [" + op->origin + "]";
+    for (auto& [algo, file] : op->algorithm_origin) from += "  [" + algo + ": " + file + "]";
+    std::snprintf(line, sizeof line, "%-24s %-12s %-26s %s%s\n", op->name.c_str(), op->family.c_str(), algos.c_str(),
+                  op->doc.c_str(), from.c_str());
     out += line;
   }
   return out;

@@ -31,6 +31,8 @@ std::string describe_op(const OpDef& op) {
     s += "]";
   }
   s += "\n";
+  if (!op.builtin()) s += "  from: " + op.origin + "\n";
+  for (auto& [algo, file] : op.algorithm_origin) s += "  algorithm " + algo + " from: " + file + "\n";
   if (!op.differentiable) {
     s += "  not differentiable\n";
   } else {
