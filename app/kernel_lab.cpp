@@ -164,8 +164,8 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   for (const std::string& algo : algos) {
     LabRow row;
     row.algo = algo;
-    auto added = op.algorithm_origin.find(algo);
-    row.origin = added != op.algorithm_origin.end() ? added->second : op.origin;
+    const std::string* added = op.added_by(device, algo);
+    row.origin = added ? *added : op.origin;
     try {
       const int64_t live_before = ws.tracker().live(MemCategory::workspace);
       ws.tracker().reset_peak();

@@ -137,10 +137,16 @@ void OpDef::remove_kernel(Device d, std::string_view algo) {
       break;
     }
   if (device_default[static_cast<int>(d)] == algo) device_default[static_cast<int>(d)].clear();
+  kernel_origin.erase({d, std::string(algo)});
   for (auto& [key, _] : kernels)
     if (key.second == algo) return;  // another device still has it
   std::erase(algorithms, algo);
-  if (auto it = algorithm_origin.find(algo); it != algorithm_origin.end()) algorithm_origin.erase(it);
+}
+
+const std::string* OpDef::added_by(Device d, std::string_view algo) const {
+  for (auto& [key, file] : kernel_origin)
+    if (key.first == d && key.second == algo) return &file;
+  return nullptr;
 }
 
 const KernelFn* OpDef::find_kernel(Device d, std::string_view algo) const {
@@ -273,7 +279,7 @@ OpDef& OpRegistry::add(OpDef def) {
     if (it->op == ref.name) {
       ref.kernel(it->device, it->algo, std::move(it->fn));
       if (it->device_default) ref.device_default[static_cast<int>(it->device)] = it->algo;
-      if (!it->origin.empty()) ref.algorithm_origin[it->algo] = it->origin;
+      if (!it->origin.empty()) ref.kernel_origin[{it->device, it->algo}] = it->origin;
       it = pending_.erase(it);
     } else {
       ++it;
@@ -313,7 +319,7 @@ void OpRegistry::add_kernel(KernelAddition k) {
   OpDef& op = *it->second;
   op.kernel(k.device, k.algo, std::move(k.fn));
   if (k.device_default) op.device_default[static_cast<int>(k.device)] = k.algo;
-  if (!k.origin.empty()) op.algorithm_origin[k.algo] = k.origin;
+  if (!k.origin.empty()) op.kernel_origin[{k.device, k.algo}] = k.origin;
 }
 
 void OpRegistry::remove_kernel(std::string_view op, Device d, std::string_view algo) {

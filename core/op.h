@@ -241,9 +241,11 @@ struct OpDef {
   // records its source ("@op at lesson.ops:3", "my_ops.cpp"), so collisions can name both.
   std::string origin;
   bool builtin() const { return origin.empty(); }
-  // Algorithms added to this op at run time by another file (an extension's
-  // add_kernel("matmul", Device::cpu, "mine", ...)): algorithm -> that file.
-  std::map<std::string, std::string, std::less<>> algorithm_origin;
+  // Kernels added to this op at run time by another file (an extension's
+  // add_kernel("matmul", Device::cpu, "mine", ...)): (device, algorithm) -> that file.
+  std::map<std::pair<Device, std::string>, std::string> kernel_origin;
+  // The file that added the kernel, or nullptr for the op's own.
+  const std::string* added_by(Device d, std::string_view algo) const;
 
   // Registration helpers ------------------------------------------------------------------
   // Name, family, formula and inputs; an input ending in "?" is optional and one ending in

@@ -182,7 +182,7 @@ TEST_CASE("extension: what a file registers is checked before any of it is", "[o
   CHECK(error_of([&] { loader.adopt(fake_file("/t/p.cpp", {"print"}), names); }).find("builtin function") != std::string::npos);
   // A new algorithm must not take a built-in one's name, on any device; its op must exist.
   e = error_of([&] { loader.adopt(fake_file("/t/k.cpp", {}, {cpu_algorithm("matmul", "eigen")})); });
-  CHECK(e.find("already has an algorithm 'eigen' (built in, on cpu)") != std::string::npos);
+  CHECK(e.find("already has a cpu kernel 'eigen' (built in)") != std::string::npos);
   e = error_of([&] { loader.adopt(fake_file("/t/k.cpp", {}, {cpu_algorithm("matmull", "mine")})); });
   CHECK(e.find("'matmull', which is not an operator") != std::string::npos);
   CHECK(error_of([&] { loader.adopt(fake_file("/t/empty.cpp", {})); }).find("declares no operators") != std::string::npos);
@@ -191,7 +191,18 @@ TEST_CASE("extension: what a file registers is checked before any of it is", "[o
   loader.adopt(fake_file("/t/a.cpp", {"ext_t_a"}));
   loader.adopt(fake_file("/t/b.cpp", {}, {cpu_algorithm("ext_t_a", "fast")}));
   CHECK(has_algorithm("ext_t_a", "fast"));
-  CHECK(reg.get("ext_t_a").algorithm_origin.at("fast") == "/t/b.cpp");
+  REQUIRE(reg.get("ext_t_a").added_by(Device::cpu, "fast") != nullptr);
+  CHECK(*reg.get("ext_t_a").added_by(Device::cpu, "fast") == "/t/b.cpp");
+  // The same algorithm name on another device is that algorithm's kernel there (as swish_cuda.cu
+  // adds them); unloading the file takes only that kernel away.
+  KernelAddition on_cuda = cpu_algorithm("ext_t_a", "default");
+  on_cuda.device = Device::cuda;
+  loader.adopt(fake_file("/t/d.cu", {}, {on_cuda}));
+  CHECK(reg.get("ext_t_a").find_kernel(Device::cuda, "default") != nullptr);
+  CHECK(reg.get("ext_t_a").algorithms == std::vector<std::string>{"default", "fast"});
+  loader.unload("/t/d.cu");
+  CHECK(reg.get("ext_t_a").find_kernel(Device::cuda, "default") == nullptr);
+  CHECK(reg.get("ext_t_a").find_kernel(Device::cpu, "default") != nullptr);
   const OpDef* first = reg.find("ext_t_a");
   ext::LoadedFile a2 = fake_file("/t/a.cpp", {"ext_t_a", "ext_t_a2"});
   const ext::LoadReport r = loader.adopt(a2);
@@ -247,6 +258,7 @@ TEST_CASE("extension: the fused swish example loads, runs, gradchecks and works 
     lab.ok(load_call(example("swish_cuda.cu")));
     CHECK(OpRegistry::instance().get("swish").find_kernel(Device::cuda, "fused") != nullptr);
     CHECK(OpRegistry::instance().get("swish_backward").find_kernel(Device::cuda, "default") != nullptr);
+    CHECK(describe_op(OpRegistry::instance().get("swish")).find("algorithm fused [cuda] from: ") != std::string::npos);
     if (device_available(Device::cuda)) {
       lab.ok("xc = randn(257, 33)\n"
              "assert allclose(swish(xc.to(\"cuda\")).to(\"cpu\"), swish(xc), atol=1e-6)");

@@ -72,7 +72,13 @@ CompileResult compile(const std::string& source, const std::string& output, cons
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  {  // the log starts with the command, so a student can run it by hand
+    std::ofstream log(log_path, std::ios::binary | std::ios::trunc);
+    log << "$";
+    for (const std::string& a : args) log << " " << a;
+    log << "\n";
+  }
+  posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
 
@@ -91,6 +97,7 @@ CompileResult compile(const std::string& source, const std::string& output, cons
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   r.output = read_all(log_path);
+  r.output.erase(0, r.output.find('\n') + 1);  // what the compiler printed, without the command
   if (WIFSIGNALED(status)) r.output += "the compiler was killed by signal " + std::to_string(WTERMSIG(status)) + "\n";
   r.diagnostics = parse_diagnostics(r.output);
   return r;

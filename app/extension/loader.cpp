@@ -106,17 +106,9 @@ std::string owner_description(const OpDef& op) {
   return "the operator " + op.name + " of " + op.origin;
 }
 
-std::string algorithm_owner(const OpDef& op, const std::string& algo) {
-  auto it = op.algorithm_origin.find(algo);
-  if (it != op.algorithm_origin.end()) return "added by " + it->second;
+std::string kernel_owner(const OpDef& op, Device d, const std::string& algo) {
+  if (const std::string* file = op.added_by(d, algo)) return "added by " + *file;
   return op.builtin() ? "built in" : "from " + op.origin;
-}
-
-std::string device_list(const OpDef& op, const std::string& algo) {
-  std::string r;
-  for (auto& [key, _] : op.kernels)
-    if (key.second == algo) r += (r.empty() ? "" : ", ") + std::string(device_name(key.first));
-  return r;
 }
 
 std::string algorithm_label(const KernelAddition& k) { return k.op + ": " + k.algo + " [" + device_name(k.device) + "]"; }
@@ -223,6 +215,7 @@ LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& opt
   next.capture = open_library(so_path.string(), path);
   LoadReport adopted = adopt(next, options);
   adopted.compiled = report.compiled;
+  adopted.prebuilt = kind == Kind::library;
   adopted.compile_seconds = report.compile_seconds;
   adopted.warnings = report.warnings + adopted.warnings;
   adopted.load_seconds = seconds_since(t0);
@@ -297,11 +290,12 @@ void ExtensionLoader::commit(const LoadedFile& next, const LoadOptions& options,
       throw ExtensionError(file + " adds algorithm '" + k.algo + "' to '" + k.op + "', which is not an operator" + keep_note,
                            near.empty() ? "list the operators with :ops" : "did you mean '" + near + "'?");
     }
-    const bool taken = std::find(target->algorithms.begin(), target->algorithms.end(), k.algo) != target->algorithms.end();
-    auto owner = target->algorithm_origin.find(k.algo);
-    if (taken && (owner == target->algorithm_origin.end() || owner->second != next.origin))
-      throw ExtensionError(file + " adds algorithm '" + k.algo + "' to " + k.op + ", which already has an algorithm '" + k.algo +
-                               "' (" + algorithm_owner(*target, k.algo) + ", on " + device_list(*target, k.algo) + ")" + keep_note,
+    // A kernel for an algorithm the op has on another device is that algorithm on a new device
+    // (swish_cuda.cu gives swish's "fused" a CUDA kernel); the same device and name is taken.
+    const std::string* owner = target->added_by(k.device, k.algo);
+    if (target->find_kernel(k.device, k.algo) && !(owner && *owner == next.origin))
+      throw ExtensionError(file + " adds algorithm '" + k.algo + "' to " + k.op + ", which already has a " + device_name(k.device) +
+                               " kernel '" + k.algo + "' (" + kernel_owner(*target, k.device, k.algo) + ")" + keep_note,
                            "give your algorithm another name");
   }
 
@@ -340,8 +334,8 @@ void ExtensionLoader::withdraw(const LoadedFile& file, const RegistryCapture* ke
   for (const KernelAddition& k : file.capture->kernels) {
     if (captured_op(*file.capture, k.op)) continue;  // goes with its op
     const OpDef* target = registry.find(k.op);
-    auto owner = target ? target->algorithm_origin.find(k.algo) : decltype(target->algorithm_origin)::const_iterator{};
-    if (target && owner != target->algorithm_origin.end() && owner->second == file.origin) registry.remove_kernel(k.op, k.device, k.algo);
+    const std::string* owner = target ? target->added_by(k.device, k.algo) : nullptr;
+    if (owner && *owner == file.origin) registry.remove_kernel(k.op, k.device, k.algo);
   }
   for (const auto& op : file.capture->ops) {
     if (keep && captured_op(*keep, op->name)) continue;  // replaced, not removed
@@ -407,7 +401,7 @@ std::string LoadReport::summary() const {
   if (!algorithms_removed.empty()) parts.push_back("removed algorithm " + join(algorithms_removed, ", "));
   char timing[96];
   if (compiled) std::snprintf(timing, sizeof timing, "compiled in %.1f s", compile_seconds);
-  else std::snprintf(timing, sizeof timing, "cached build, loaded in %.1f ms", load_seconds * 1e3);
+  else std::snprintf(timing, sizeof timing, "%s, loaded in %.1f ms", prebuilt ? "prebuilt" : "cached build", load_seconds * 1e3);
   std::string s = std::string(status == Status::reloaded ? "reloaded " + file + " (edited)" : "loaded " + file) + ": " +
                   join(parts, "; ") + " (" + timing + ")\n";
   if (status == Status::reloaded) s += "  nodes made before keep the definitions they were made with\n";

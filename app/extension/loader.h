@@ -42,7 +42,8 @@ struct LoadReport {
   std::string file;  // as the caller named it
   std::vector<std::string> ops_added, ops_replaced, ops_removed;
   std::vector<std::string> algorithms_added, algorithms_removed;  // "matmul: mine [cpu]"
-  bool compiled = false;  // false: the cached build (or a prebuilt .so)
+  bool compiled = false;  // false: the cached build, or a prebuilt .so
+  bool prebuilt = false;  // a .so built outside opscope (the CMake package)
   double compile_seconds = 0, load_seconds = 0;
   std::string warnings;   // the compiler's about the file, and what its ops lack
   std::string summary() const;  // what the REPL prints
