@@ -181,13 +181,29 @@ LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& opt
     return report;
   }
 
+  const bool loaded_before = files_.count(next.origin) > 0;  // a failed compile keeps that version
+  const std::string so_path = cached_library(path, canonical.string(), kind == Kind::library, next.hash, loaded_before, report);
+  next.capture = open_library(so_path, path);
+  LoadReport adopted = adopt(next, options);
+  adopted.compiled = report.compiled;
+  adopted.prebuilt = kind == Kind::library;
+  adopted.compile_seconds = report.compile_seconds;
+  adopted.warnings = report.warnings + adopted.warnings;
+  adopted.load_seconds = seconds_since(t0);
+  return adopted;
+}
+
+// The shared object for this version of the file in the cache: compiled there when it is not
+// yet (a failure throws the compiler's errors), or a private copy of a prebuilt .so.
+std::string ExtensionLoader::cached_library(const std::string& path, const std::string& canonical, bool prebuilt,
+                                            const std::string& hash, bool loaded_before, LoadReport& report) const {
+  std::error_code ec;
   const fs::path dir = cache_dir();
   fs::create_directories(dir, ec);
   if (ec) throw ExtensionError("cannot create the extension cache '" + dir.string() + "': " + ec.message(), "set OPSCOPE_EXTENSION_CACHE to a writable folder");
-  const std::string stem = cache_stem(path) + "-" + next.hash;
+  const std::string stem = cache_stem(path) + "-" + hash;
   const fs::path so_path = dir / (stem + ".so"), log_path = dir / (stem + ".log");
-  const bool loaded_before = files_.count(next.origin) > 0;  // a failed compile keeps that version
-  if (kind == Kind::source && !fs::exists(so_path)) {
+  if (!prebuilt && !fs::exists(so_path)) {
     const std::string tmp = temp_name(so_path);
     // Compiled by the name the caller gave, so the compiler's messages name the file that way.
     CompileResult r = compile(path, tmp, log_path.string());
@@ -204,7 +220,7 @@ LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& opt
     report.compiled = true;
     report.compile_seconds = r.seconds;
     report.warnings += format_warnings(r.diagnostics, path);
-  } else if (kind == Kind::library && !fs::exists(so_path)) {
+  } else if (prebuilt && !fs::exists(so_path)) {
     // A private copy: the file opened by dlopen must never change under it (a rebuild in place
     // would crash the process), and each version needs its own name for dlopen to load it.
     const std::string tmp = temp_name(so_path);
@@ -212,14 +228,7 @@ LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& opt
     if (ec) throw ExtensionError("cannot copy '" + path + "' into the extension cache: " + ec.message(), "");
     install_atomically(tmp, so_path);
   }
-  next.capture = open_library(so_path.string(), path);
-  LoadReport adopted = adopt(next, options);
-  adopted.compiled = report.compiled;
-  adopted.prebuilt = kind == Kind::library;
-  adopted.compile_seconds = report.compile_seconds;
-  adopted.warnings = report.warnings + adopted.warnings;
-  adopted.load_seconds = seconds_since(t0);
-  return adopted;
+  return so_path.string();
 }
 
 LoadReport ExtensionLoader::adopt(const LoadedFile& file, const LoadOptions& options) {
@@ -244,7 +253,9 @@ std::shared_ptr<const RegistryCapture> ExtensionLoader::open_library(const std::
   return capture;
 }
 
-void ExtensionLoader::commit(const LoadedFile& next, const LoadOptions& options, LoadReport& report) {
+// Everything `next` registers is checked against the registry before anything changes: the
+// capture's own errors, names, collisions with the built-ins and other files, kernels' targets.
+void ExtensionLoader::check(const LoadedFile& next, const LoadOptions& options) const {
   OpRegistry& registry = OpRegistry::instance();
   const RegistryCapture& cap = *next.capture;
   const std::string& file = next.display;
@@ -252,7 +263,6 @@ void ExtensionLoader::commit(const LoadedFile& next, const LoadOptions& options,
   const LoadedFile* current = current_it == files_.end() ? nullptr : &current_it->second;
   const std::string keep_note = current ? "; the version loaded before stays" : "; nothing was registered";
 
-  // --- checks: nothing changes until all of them pass ---
   if (!cap.errors.empty()) throw ExtensionError(file + " was not loaded: " + join(cap.errors, "; ") + keep_note, "fix it and load it again");
   if (cap.unchecked)
     throw ExtensionError(file + " registers operators without opscope's extension check" + keep_note,
@@ -298,8 +308,16 @@ void ExtensionLoader::commit(const LoadedFile& next, const LoadOptions& options,
                                " kernel '" + k.algo + "' (" + kernel_owner(*target, k.device, k.algo) + ")" + keep_note,
                            "give your algorithm another name");
   }
+}
 
-  // --- commit ---
+void ExtensionLoader::commit(const LoadedFile& next, const LoadOptions& options, LoadReport& report) {
+  check(next, options);
+  OpRegistry& registry = OpRegistry::instance();
+  const RegistryCapture& cap = *next.capture;
+  auto current_it = files_.find(next.origin);
+  const LoadedFile* current = current_it == files_.end() ? nullptr : &current_it->second;
+  std::set<std::string> own;
+  for (const auto& op : cap.ops) own.insert(op->name);
   std::vector<std::string> old_algorithms;
   if (current) {
     for (const KernelAddition& k : current->capture->kernels) old_algorithms.push_back(algorithm_label(k));

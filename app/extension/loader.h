@@ -79,7 +79,10 @@ class ExtensionLoader {
   std::vector<LoadedFile> loaded() const;
 
  private:
+  std::string cached_library(const std::string& path, const std::string& canonical, bool prebuilt, const std::string& hash,
+                             bool loaded_before, LoadReport& report) const;
   std::shared_ptr<const RegistryCapture> open_library(const std::string& so_path, const std::string& display);
+  void check(const LoadedFile& next, const LoadOptions& options) const;
   // Moves the registry from the file's current version (if any) to `next`, after checking it.
   void commit(const LoadedFile& next, const LoadOptions& options, LoadReport& report);
   void withdraw(const LoadedFile& file, const RegistryCapture* keep, LoadReport* report);
