@@ -308,7 +308,6 @@ class OpRegistry {
   // or nothing. Nothing thrown in a block escapes into dlopen: it is recorded in `errors`.
   void begin_capture(std::string abi);
   RegistryCapture end_capture();
-  bool capturing() const { return capture_ != nullptr; }
   // An extension's registrar: runs `fn` if the library was built with the ABI id the capture
   // expects (the same headers and flags as this opscope), else records why not.
   void register_extension(const char* abi, void (*fn)(OpRegistry&));
