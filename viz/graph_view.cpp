@@ -386,8 +386,10 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
     d.subtitle = b.subtitle;
     d.min = a;
     d.max = c;
-    d.current = b.node >= 0 && b.node == f.current_node;
-    d.next = b.node >= 0 && b.node == f.next_node;
+    // An expanded node's ops all run in its step; its body's constants are not steps.
+    const bool step_box = b.node >= 0 && (b.kind == BoxKind::op || b.kind == BoxKind::folded_scope);
+    d.current = step_box && b.node == f.current_node;
+    d.next = step_box && b.node == f.next_node;
     d.selected = b.key == s.selected;
     d.matched = std::find(hits.begin(), hits.end(), b.key) != hits.end();
     if (!on_screen(a, c)) {
@@ -447,7 +449,8 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
       }
     }
     // Saved-for-backward tensors: a badge on the top-right corner with their bytes.
-    if (b.node >= 0 && !g.node(b.node).saved.empty() && show_text) {
+    // (one badge per node: an expanded node's is on the box of its body that makes its output)
+    if (b.node >= 0 && !g.node(b.node).saved.empty() && show_text && L.find_node(b.node) == static_cast<int>(i)) {
       bool released = false;
       std::string label = "saved " + saved_bytes_label(g, g.node(b.node), &released);
       if (released) label = "freed";
