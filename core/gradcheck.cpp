@@ -11,15 +11,17 @@
 
 namespace opscope {
 
-std::string element_index_str(const Shape& shape, int64_t flat) {
+std::vector<int64_t> element_index(const Shape& shape, int64_t flat) {
   std::vector<int64_t> idx(shape.size(), 0);
   for (size_t d = shape.size(); d-- > 0;) {
     const int64_t n = std::max<int64_t>(1, shape[d]);
     idx[d] = flat % n;
     flat /= n;
   }
-  return shape_str(idx);
+  return idx;
 }
+
+std::string element_index_str(const Shape& shape, int64_t flat) { return shape_str(element_index(shape, flat)); }
 
 std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic, double numeric) {
   char buf[160];

@@ -18,7 +18,8 @@ struct GradcheckResult {
   std::string message;  // why it failed
 };
 
-// "[1, 2]": the multi-index of element `flat` of a row-major tensor of `shape`.
+// The multi-index of element `flat` of a row-major tensor of `shape`, and as text: "[1, 2]".
+std::vector<int64_t> element_index(const Shape& shape, int64_t flat);
 std::string element_index_str(const Shape& shape, int64_t flat);
 // The one line that pinpoints a wrong gradient: "input 'x' [1, 2]: analytic 0.21 vs numeric
 // 0.46 (relative error 0.54)".

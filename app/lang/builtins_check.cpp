@@ -53,7 +53,15 @@ Tensor projection(const Shape& shape, int64_t n, size_t output = 0) {
 // engine's backward (the op's own, for an @op: its hand-written one) against central
 // differences, every input element, in float64. Runs in dynamic mode and leaves the graph and
 // the memory timeline as they were.
-double check_gradients(Interpreter& in, CallArgs& a) {
+// The element with the largest |analytic - numeric| of one check.
+struct WorstElement {
+  std::string input;
+  Shape shape;
+  int64_t flat = -1;
+  double analytic = 0, numeric = 0;
+};
+
+double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element = nullptr) {
   if (a.positional.size() < 2) in.fail(a.pos, "gradcheck() needs a function and at least one input", "e.g. gradcheck(swish, randn(3))");
   const Value f = a.positional[0];
   if (f.kind != Value::function && f.kind != Value::builtin_fn && f.kind != Value::op_ref)
@@ -121,6 +129,7 @@ double check_gradients(Interpreter& in, CallArgs& a) {
       at[i][j] -= 2 * eps;
       const double down = evaluate(at, false, nullptr).item();
       const double numeric = (up - down) / (2 * eps), err = std::fabs(analytic[j] - numeric);
+      if (err >= worst && worst_element) *worst_element = {names[i], shapes[i], static_cast<int64_t>(j), analytic[j], numeric};
       worst = std::max(worst, err);
       if (err > atol + rtol * std::fabs(numeric) && err > worst_failing) {
         worst_failing = err;
@@ -130,7 +139,7 @@ double check_gradients(Interpreter& in, CallArgs& a) {
   }
   ws.graph().rollback(mark);  // the check's own nodes and steps are not the student's program
   ws.tracker().truncate_timeline(timeline);
-  if (worst_failing >= 0) {
+  if (worst_failing >= 0 && !worst_element) {
     const std::string fname = f.kind == Value::op_ref ? f.op->name : f.kind == Value::function ? f.fn->name : f.builtin->name;
     char tol[96];
     std::snprintf(tol, sizeof tol, " (largest error %.3g, tolerance %g + %g·|numeric|)", worst, atol, rtol);
@@ -219,6 +228,17 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
       "the largest |analytic - numeric| gradient error of f at the inputs (float64, central differences); "
       "past the tolerance it prints the worst element: which input, where, both values",
       [](Interpreter& in, CallArgs& a) { return Value::Real(check_gradients(in, a)); });
+  add("gradcheck_report", "gradcheck_report(f, *inputs, eps=1e-6, **attributes)",
+      "gradcheck's worst element as (input, index, analytic, numeric, relative error), for checks to assert on",
+      [](Interpreter& in, CallArgs& a) {
+        WorstElement w;
+        check_gradients(in, a, &w);
+        std::vector<Value> index;
+        for (auto i : element_index(w.shape, std::max<int64_t>(0, w.flat))) index.push_back(Value::Int(i));
+        const double rel = std::fabs(w.analytic - w.numeric) / std::max(1e-12, std::fabs(w.numeric));
+        return Value::List({Value::Str(w.input), Value::List(std::move(index)), Value::Real(w.analytic), Value::Real(w.numeric), Value::Real(rel)},
+                           Value::tuple);
+      });
 }
 
 }  // namespace opscope::lang
