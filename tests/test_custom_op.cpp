@@ -2,11 +2,13 @@
 // hand-written backward that is one registered op too, saved tensors accounted as a built-in
 // op's, gradcheck's pinpointed report, both modes, and the bad inputs.
 #include <catch2/catch.hpp>
+#include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "app/lang/session.h"
 #include "core/body.h"
+#include "core/device.h"
 #include "core/program.h"
 #include "tests/lab.h"
 #include "viz/export.h"
@@ -385,4 +387,18 @@ TEST_CASE("@op: the REPL waits for the def after a decorator", "[repl]") {
   CHECK(lab.session.needs_more_input("@swish.backward"));
   CHECK(lab.session.needs_more_input("@op\ndef f(x):\n    \"\"\"a doc"));
   CHECK_FALSE(lab.session.needs_more_input("@op\ndef f(x):\n    return x\n\n"));
+}
+
+TEST_CASE("@op on cuda: its body's ops run there, its gradients match the CPU's", "[cuda][op]") {
+  if (!device_available(Device::cuda)) {
+    std::cout << "SKIPPED: no CUDA device (CUDA built: " << (device_built(Device::cuda) ? "yes" : "no") << ")\n";
+    return;
+  }
+  Lab lab;
+  lab.ok(kSwish);
+  lab.ok("seed(0)\na = randn(4, 5)\nxc = param(a * 1.0)\nxg = param(a.to(\"cuda\"))\n"
+         "yc = swish(xc, beta=1.5)\nyg = swish(xg, beta=1.5)\nbackward(yc.sum())\nbackward(yg.sum())");
+  CHECK(var(lab, "yg").device() == Device::cuda);
+  CHECK(var(lab, "xg").grad().device() == Device::cuda);
+  CHECK(lab.ok("print(allclose(yg.to(\"cpu\"), yc, atol=1e-5), allclose(xg.grad.to(\"cpu\"), xc.grad, atol=1e-5))") == "True True\n");
 }

@@ -258,10 +258,13 @@ void UserOps::check_builtin(const Builtin& b, Pos p) const {
 }
 
 void UserOps::check_global(const std::string& name, const Value& v, Pos p) const {
-  if (v.kind != Value::tensor) return;
+  const bool holds_tensor = v.kind == Value::tensor || ((v.kind == Value::list || v.kind == Value::tuple) &&
+                                                        std::any_of(v.items->begin(), v.items->end(),
+                                                                    [](const Value& x) { return x.kind == Value::tensor; }));
+  if (!holds_tensor) return;
   if (!in_.frames_.empty() && in_.frames_.back().count(name)) return;
   const std::string op = stack_.back().op->name;
-  in_.fail(p, "the body of @op " + op + " reads the global tensor '" + name + "'",
+  in_.fail(p, "the body of @op " + op + " reads the global " + (v.kind == Value::tensor ? "tensor" : "list of tensors") + " '" + name + "'",
            "an op sees only its inputs and attributes: pass " + name + " as a parameter of " + op);
 }
 

@@ -229,7 +229,10 @@ UserOps::UserOps(Interpreter& in) : in_(in) {}
 
 UserOps::~UserOps() {
   clear();
-  for (auto& u : all_) u->owner = nullptr;  // their closures live on in old nodes: they stop tracing
+  for (auto& u : all_) {  // their closures live on in old nodes (which hold their bodies): no more traces
+    u->owner = nullptr;
+    u->traces.clear();
+  }
 }
 
 void UserOps::clear() {
@@ -328,7 +331,7 @@ void UserOps::define_forward(const Stmt& s, const std::shared_ptr<Function>& f) 
   if (u->static_returns == 0 || facts.return_arity.empty())
     in_.fail(s.pos, "@op " + u->name + " returns nothing", "return its output tensor(s): return x * s");
   std::string doc = docstring(s.body);
-  install(u, make_def(u, doc.empty() ? "an @op defined at " + u->where : doc, std::move(attrs)), s.pos);
+  install(u, make_def(u, doc.empty() ? "a user-defined operator (a docstring as its first line would say what it computes)" : doc, std::move(attrs)), s.pos);
   Value v;
   v.kind = Value::op_ref;
   v.op = u->def;
