@@ -11,6 +11,7 @@
 #include "core/device.h"
 #include "core/program.h"
 #include "tests/lab.h"
+#include "tests/swish_op.h"
 #include "viz/export.h"
 
 using namespace opscope;
@@ -19,17 +20,7 @@ using opscope::test::var;
 
 namespace {
 
-const char* kSwish = R"ops(@op
-def swish(x, beta=1.0):
-    """y = x·sigmoid(beta·x)"""
-    s = sigmoid(beta * x)
-    save(x, s)
-    return x * s
-
-@swish.backward
-def swish_backward(dy, x, s, beta=1.0):
-    return dy * (s + beta * x * s * (1.0 - s))
-)ops";
+const char* const kSwish = opscope::test::kSwishOp;
 
 // Everything a failed statement could change, the registry as the user sees it included.
 struct Snapshot {
@@ -401,4 +392,17 @@ TEST_CASE("@op on cuda: its body's ops run there, its gradients match the CPU's"
   CHECK(var(lab, "yg").device() == Device::cuda);
   CHECK(var(lab, "xg").grad().device() == Device::cuda);
   CHECK(lab.ok("print(allclose(yg.to(\"cpu\"), yc, atol=1e-5), allclose(xg.grad.to(\"cpu\"), xc.grad, atol=1e-5))") == "True True\n");
+}
+
+TEST_CASE("@op: a saved output is saved as itself, not copied into a hidden output", "[op][grad][repl]") {
+  Lab lab;
+  lab.ok("@op\ndef sig(x):\n    y = sigmoid(x)\n    save(y)\n    return y\n"
+         "@sig.backward\ndef sig_backward(dy, y):\n    return dy * y * (1.0 - y)\n");
+  lab.ok("x = param(randn(8, 8))\nz = sig(x)");
+  CHECK(lab.ws.graph().node(0).outputs.size() == 1);
+  CHECK(lab.ws.tracker().live(MemCategory::saved) == 8 * 8 * 4);  // z itself, now saved for backward
+  CHECK(lab.ok(":doc sig").find("y (an output: saved as itself)") != std::string::npos);
+  CHECK(lab.ok("print(gradcheck(sig, randn(3, 2)) < 1e-6)") == "True\n");
+  lab.ok("backward(z.sum())");
+  CHECK(lab.ws.tracker().live(MemCategory::saved) == 0);
 }

@@ -6,6 +6,7 @@
 
 #include "core/body.h"
 #include "tests/lab.h"
+#include "tests/swish_op.h"
 #include "viz/export.h"
 #include "viz/graph_layout.h"
 #include "viz/graphviz.h"
@@ -14,14 +15,7 @@ using namespace opscope;
 using opscope::test::Lab;
 
 namespace {
-const char* kProgram = R"ops(@op
-def swish(x, beta=1.0):
-    s = sigmoid(beta * x)
-    save(x, s)
-    return x * s
-@swish.backward
-def swish_backward(dy, x, s, beta=1.0):
-    return dy * (s + beta * x * s * (1.0 - s))
+const std::string kProgram = std::string(opscope::test::kSwishOp) + R"ops(
 w = param(randn(3, 4))
 h = swish(randn(2, 3) @ w)
 loss = relu(h).sum()

@@ -162,78 +162,65 @@ Plan plan_boxes(const Graph& g, const LayoutOptions& o) {
     auto e = p.expanded.find(vi.producer);
     return e == p.expanded.end() || box < 0 ? box : output_box(e->second, vi.out_index, box);
   };
+  // Where value v of `g` comes from, as a box: its producer's, or a box of its own (a leaf).
+  auto source_box = [&](int v, Phase phase) {
+    const ValueInfo& vi = g.value(v);
+    if (const int from = producer_box(vi); from >= 0) return from;
+    LayoutBox b;
+    b.key = "v" + std::to_string(v);
+    b.value = v;
+    b.kind = vi.producer >= 0 ? BoxKind::input : leaf_kind(vi.kind);
+    b.title = vi.name.empty() ? "%" + std::to_string(v) : vi.name;
+    if (vi.kind == ValueKind::grad_seed) b.title = "seed " + b.title;
+    b.subtitle = shape_str(vi.meta.shape);
+    b.phase = phase;
+    return add_box(std::move(b));
+  };
+  // `id` tells values apart (a value of g, or -2 - v for value v of a body).
+  auto add_edge = [&](int from, int to, int value, int id, const TensorMeta& m) {
+    if (from == to || seen[{from, to, id}]) return;
+    seen[{from, to, id}] = true;
+    LayoutEdge e;
+    e.from = from;
+    e.to = to;
+    e.value = value;
+    e.label = shape_str(m.shape) + " " + short_dtype(m.dtype);
+    p.edges.push_back(std::move(e));
+  };
   // Inside an expanded node: edges between its body's ops, from the node's inputs, and from the
   // body's own constants (boxes of their own).
   for (auto& [id, e] : p.expanded) {
     const Node& n = g.node(id);
     const Graph& bg = e.body->graph;
-    for (const Node& m : bg.nodes()) {
-      const int to = e.box[static_cast<size_t>(m.id)];
+    for (const Node& m : bg.nodes())
       for (int bv : m.inputs) {
         const ValueInfo& bvi = bg.value(bv);
+        const int i = e.body->input_index(bv);
+        if (i >= 0 && static_cast<size_t>(i) < n.inputs.size()) {  // the node's input i, from wherever it comes
+          const int v = n.inputs[static_cast<size_t>(i)];
+          add_edge(source_box(v, n.phase), e.box[static_cast<size_t>(m.id)], v, v, bvi.meta);
+          continue;
+        }
         int from = bvi.producer >= 0 ? e.box[static_cast<size_t>(bvi.producer)] : -1;
-        int value = -1;
-        if (const int i = e.body->input_index(bv); i >= 0 && static_cast<size_t>(i) < n.inputs.size()) {
-          value = n.inputs[static_cast<size_t>(i)];  // the node's input i, from wherever it comes
-          from = producer_box(g.value(value));
-          if (from < 0) {
-            const ValueInfo& vi = g.value(value);
-            LayoutBox b;
-            b.key = "v" + std::to_string(value);
-            b.value = value;
-            b.kind = vi.producer >= 0 ? BoxKind::input : leaf_kind(vi.kind);
-            b.title = vi.name.empty() ? "%" + std::to_string(value) : vi.name;
-            b.subtitle = shape_str(vi.meta.shape);
-            b.phase = n.phase;
-            from = add_box(std::move(b));
-          }
-        } else if (from < 0) {  // a constant of the body (the 1.0 of 1 - s)
+        if (from < 0) {  // a constant of the body (the 1.0 of 1 - s)
           LayoutBox b;
           b.key = "n" + std::to_string(id) + ".v" + std::to_string(bv);
           b.node = id;
           b.kind = BoxKind::constant;
-          b.title = bvi.name.empty() ? (bvi.constant.defined() && bvi.constant.numel() == 1 ? attr_value_str(bvi.constant.item()) : "%" + std::to_string(bv)) : bvi.name;
+          b.title = !bvi.name.empty() ? bvi.name
+                    : bvi.constant.defined() && bvi.constant.numel() == 1 ? attr_value_str(bvi.constant.item())
+                                                                           : "%" + std::to_string(bv);
           b.subtitle = shape_str(bvi.meta.shape);
           b.phase = n.phase;
           from = add_box(std::move(b));
         }
-        if (from == to || seen[{from, to, value >= 0 ? value : -2 - bv}]) continue;
-        seen[{from, to, value >= 0 ? value : -2 - bv}] = true;
-        LayoutEdge edge;
-        edge.from = from;
-        edge.to = to;
-        edge.value = value;
-        edge.label = shape_str(bvi.meta.shape) + " " + short_dtype(bvi.meta.dtype);
-        p.edges.push_back(std::move(edge));
+        add_edge(from, e.box[static_cast<size_t>(m.id)], -1, -2 - bv, bvi.meta);
       }
-    }
   }
   for (const Node& n : g.nodes()) {
     const int to = p.node_box[static_cast<size_t>(n.id)];
     if (to < 0 || p.expanded.count(n.id)) continue;
-    for (int v : n.inputs) {
-      const ValueInfo& vi = g.value(v);
-      int from = producer_box(vi);
-      if (from < 0) {
-        LayoutBox b;
-        b.key = "v" + std::to_string(v);
-        b.value = v;
-        b.kind = vi.producer >= 0 ? BoxKind::input : leaf_kind(vi.kind);
-        b.title = vi.name.empty() ? "%" + std::to_string(v) : vi.name;
-        if (vi.kind == ValueKind::grad_seed) b.title = "seed " + b.title;
-        b.subtitle = shape_str(vi.meta.shape);
-        b.phase = n.phase;
-        from = add_box(std::move(b));
-      }
-      if (from == to || seen[{from, to, v}]) continue;
-      seen[{from, to, v}] = true;
-      LayoutEdge e;
-      e.from = from;
-      e.to = to;
-      e.value = v;
-      e.label = shape_str(vi.meta.shape) + " " + short_dtype(vi.meta.dtype);
-      p.edges.push_back(std::move(e));
-    }
+    for (int v : n.inputs) add_edge(source_box(v, n.phase), to, v, v, g.value(v).meta);
   }
   // Both phases: each backward node points at the forward node it differentiates.
   if (o.filter == PhaseFilter::both)

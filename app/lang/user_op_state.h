@@ -37,7 +37,14 @@ struct UserOp {
   struct Layout {
     bool known = false;
     int returned = 0;                      // forward: outputs; backward: gradients, None included
-    std::vector<int> saved_inputs;         // forward: per saved tensor, its input index or -1 (computed)
+    // Forward: each saved tensor is an input, one of the returned outputs, or computed in the
+    // body (then a hidden output of the node, saved for backward).
+    struct Saved {
+      enum Kind { input, output, computed } kind;
+      int index;  // input index, or output index (hidden outputs follow the returned ones)
+      bool operator==(const Saved&) const = default;
+    };
+    std::vector<Saved> saved;
     std::vector<std::string> saved_names;  // forward: the saved tensors' names in the body
     std::vector<int> grad_of;              // backward: output k is the gradient of input grad_of[k]
   } layout;

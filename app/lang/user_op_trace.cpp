@@ -76,11 +76,16 @@ UserOp::Layout layout_of(const std::vector<Value>& returned, const UserOps::Fram
   UserOp::Layout L;
   L.known = true;
   L.returned = static_cast<int>(returned.size());
+  int hidden = L.returned;
   for (size_t k = 0; k < frame.saved.size(); ++k) {
-    int input = -1;
+    const TensorImpl* t = frame.saved[k].impl();
+    UserOp::Layout::Saved slot{UserOp::Layout::Saved::computed, -1};
     for (size_t i = 0; i < placeholders.size(); ++i)
-      if (placeholders[i].impl() == frame.saved[k].impl()) input = static_cast<int>(i);
-    L.saved_inputs.push_back(input);
+      if (placeholders[i].impl() == t) slot = {UserOp::Layout::Saved::input, static_cast<int>(i)};
+    for (size_t i = 0; i < returned.size() && slot.index < 0; ++i)  // a returned output is saved as itself, not twice
+      if (returned[i].kind == Value::tensor && returned[i].t.impl() == t) slot = {UserOp::Layout::Saved::output, static_cast<int>(i)};
+    if (slot.index < 0) slot.index = hidden++;
+    L.saved.push_back(slot);
     L.saved_names.push_back(frame.saved_names[k]);
   }
   for (size_t k = 0; k < returned.size(); ++k)
@@ -100,16 +105,16 @@ void adopt_layout(UserOp& u, const UserOp::Layout& L) {
   OpDef& d = *u.def;
   int hidden = 0;
   d.saves.clear();
-  for (int k : L.saved_inputs) {
-    if (k >= 0) d.saves.push_back({SavedRef::input, k});
-    else d.saves.push_back({SavedRef::output, L.returned + hidden++});
+  for (const auto& slot : L.saved) {
+    d.saves.push_back({slot.kind == UserOp::Layout::Saved::input ? SavedRef::input : SavedRef::output, slot.index});
+    hidden += slot.kind == UserOp::Layout::Saved::computed;
   }
   d.hidden_outputs = u.is_backward ? 0 : hidden;
   d.num_outputs = u.is_backward ? static_cast<int>(L.grad_of.size()) : L.returned + hidden;
   d.output_names.clear();
   for (int i = 0; i < L.returned; ++i) d.output_names.push_back(L.returned == 1 ? "output" : "output " + std::to_string(i));
-  for (size_t k = 0; k < L.saved_inputs.size(); ++k)
-    if (L.saved_inputs[k] < 0) d.output_names.push_back(L.saved_names[k]);
+  for (size_t k = 0; k < L.saved.size(); ++k)
+    if (L.saved[k].kind == UserOp::Layout::Saved::computed) d.output_names.push_back(L.saved_names[k]);
 }
 
 }  // namespace
@@ -196,7 +201,7 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
         u.def->output_names = def.output_names;
       });
       adopt_layout(u, L);
-    } else if (L.returned != u.layout.returned || L.saved_inputs != u.layout.saved_inputs || L.grad_of != u.layout.grad_of) {
+    } else if (L.returned != u.layout.returned || L.saved != u.layout.saved || L.grad_of != u.layout.grad_of) {
       fail_at_def(u, u.name + "(" + traced_for(u, in, attrs) + ") returns " + std::to_string(L.returned) + " and saves " +
                          saves_str(L) + ", but its first call returned " + std::to_string(u.layout.returned) + " and saved " +
                          saves_str(u.layout),
@@ -205,7 +210,7 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
     for (auto& r : returned)
       if (r.kind == Value::tensor) body->outputs.push_back(ws.value_of(r.t));
     for (size_t k = 0; k < frame.saved.size(); ++k)
-      if (L.saved_inputs[k] < 0) body->outputs.push_back(ws.value_of(frame.saved[k]));
+      if (L.saved[k].kind == UserOp::Layout::Saved::computed) body->outputs.push_back(ws.value_of(frame.saved[k]));
     // Scopes inside a body are the body's own (a def it calls), not where it was first traced.
     for (size_t i = 0; i < graph.num_nodes(); ++i) {
       std::string& sc = graph.node(static_cast<int>(i)).scope;

@@ -138,8 +138,9 @@ std::vector<Val> call_hand_written_backward(const std::shared_ptr<UserOp>& u, Gr
   check_backward_arity(*u, *bw);
   std::vector<Val> ins;
   for (int i = 0; i < u->layout.returned; ++i) ins.push_back(ctx.grad_output(static_cast<size_t>(i)));
-  int hidden = u->layout.returned;
-  for (int k : u->layout.saved_inputs) ins.push_back(k >= 0 ? ctx.input(static_cast<size_t>(k)) : ctx.output(static_cast<size_t>(hidden++)));
+  for (const auto& slot : u->layout.saved)
+    ins.push_back(slot.kind == UserOp::Layout::Saved::input ? ctx.input(static_cast<size_t>(slot.index))
+                                                            : ctx.output(static_cast<size_t>(slot.index)));
   AttrMap attrs;
   for (auto& a : bw->def->attrs) attrs.emplace_back(a.name, ctx.attrs().get(a.name));
   const std::vector<Val> outs = ctx.call_op(*bw->def, ins, attrs);
@@ -212,7 +213,7 @@ std::string traced_for(const UserOp& u, const std::vector<TensorMeta>& inputs, c
 
 void check_backward_arity(const UserOp& fwd, const UserOp& bwd) {
   if (!fwd.layout.known) return;
-  const size_t saved = fwd.layout.saved_inputs.size(), want = static_cast<size_t>(fwd.layout.returned) + saved;
+  const size_t saved = fwd.layout.saved.size(), want = static_cast<size_t>(fwd.layout.returned) + saved;
   if (bwd.tensor_params.size() == want) return;
   throw Error(bwd.name + " takes " + std::to_string(bwd.tensor_params.size()) + " tensors (" + join(bwd.tensor_params) +
                   ") but " + fwd.name + " hands its backward " + std::to_string(want) + ": " +
@@ -259,7 +260,9 @@ std::string UserOps::describe(const OpDef& op) const {
     if (u->layout.known) {
       std::vector<std::string> saved;
       for (size_t k = 0; k < u->layout.saved_names.size(); ++k)
-        saved.push_back(u->layout.saved_names[k] + (u->layout.saved_inputs[k] >= 0 ? " (an input: stays an input)" : " (computed: saved for backward)"));
+        saved.push_back(u->layout.saved_names[k] + (u->layout.saved[k].kind == UserOp::Layout::Saved::input    ? " (an input: stays an input)"
+                                                    : u->layout.saved[k].kind == UserOp::Layout::Saved::output ? " (an output: saved as itself)"
+                                                                                                               : " (computed: saved for backward)"));
       s += "  save(): " + (saved.empty() ? std::string("nothing") : join(saved)) + "\n";
     } else if (u->static_saves_known) {
       s += "  save(): " + (u->static_saves.empty() ? std::string("nothing") : join(u->static_saves)) + "\n";
@@ -397,7 +400,7 @@ void UserOps::define_backward(const Stmt& s, const std::shared_ptr<Function>& f,
     shown.layout.known = true;
     shown.layout.returned = outs;
     shown.layout.saved_names = saved;
-    shown.layout.saved_inputs.assign(saved.size(), -1);
+    shown.layout.saved.assign(saved.size(), {UserOp::Layout::Saved::computed, -1});
     try {
       check_backward_arity(shown, *u);
     } catch (const Error& e) {
