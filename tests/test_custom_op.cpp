@@ -236,6 +236,7 @@ TEST_CASE("@op: bad input is a positioned error that changes nothing", "[op][rep
   const std::vector<Bad> bad = {
       {"@op\ndef relu(x):\n    return x", "'relu' is a built-in operator (activation); @op at <test>:3 cannot replace it"},
       {"@relu.backward\ndef relu_backward(dy, x):\n    return dy", "'relu' is a built-in operator: its backward is part of opscope"},
+      {"@op\ndef zeros(x):\n    return x", "'zeros' is a builtin function of the language"},
       {"@plain.backward\ndef plain_backward(dy):\n    return dy", "'plain' is a def, not an @op"},
       {"@v.backward\ndef v_backward(dy):\n    return dy", "'v' is a tensor, not an @op"},
       {"@nosuch.backward\ndef b(dy):\n    return dy", "there is no op 'nosuch'"},

@@ -446,6 +446,9 @@ void UserOps::install(const std::shared_ptr<UserOp>& u, OpDef def, Pos p) {
   const std::string name = u->name;
   const OpDef* existing = reg.find(name);
   std::shared_ptr<UserOp> previous;
+  if (in_.builtins().count(name))
+    in_.fail(p, "'" + name + "' is a builtin function of the language; " + u->origin + " cannot take its name",
+             "give your op another name, e.g. my_" + name);
   if (existing) {
     auto own = ops_.find(name);
     if (own == ops_.end() || own->second->def != existing) {
