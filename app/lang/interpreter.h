@@ -43,6 +43,10 @@ struct Command {
   std::function<void(Interpreter&, const std::string& args, std::ostream& out)> fn;
 };
 
+class UserOps;  // user_ops.h: the session's @op definitions
+struct UserOp;
+struct OpTrace;
+
 class Interpreter {
  public:
   explicit Interpreter(Workspace& ws);
@@ -116,6 +120,8 @@ class Interpreter {
   void keep_alive(std::shared_ptr<Block> program) {
     if (programs_.empty() || programs_.back() != program) programs_.push_back(std::move(program));
   }
+  // The @ops this session defined (and the hooks that keep their bodies honest while traced).
+  UserOps& user_ops() { return *user_ops_; }
   // Undoes an in-place change if the statement fails. Keyed by the object changed (and a field
   // of it): only the first change of each in a statement is kept, so loops stay bounded; `owner`
   // is what the object belongs to (the entry goes when it does).
@@ -191,6 +197,9 @@ class Interpreter {
   std::vector<std::pair<int64_t, int>> iteration_starts_;  // (iteration, its first node id)
   LoopTape last_loop_;
   std::vector<std::shared_ptr<Block>> programs_;
+  std::shared_ptr<UserOps> user_ops_;
+  friend class UserOps;
+  friend std::shared_ptr<const OpTrace> trace_op(UserOp&, const std::vector<TensorMeta>&, const Attrs&);
   friend void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>&);
   friend void install_repl_commands(Interpreter&);
 };
@@ -200,6 +209,7 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
 // them dropped whole)": what :graph and the GUI say under a loop's last iteration.
 std::string tape_drops_line(const Graph& g, const LoopTape& loop);
 void install_check_builtins(std::map<std::string, Builtin>& table);  // allclose, all_finite, gradcheck
+void install_user_op_builtins(std::map<std::string, Builtin>& table);  // save() in an @op's body
 bool is_tensor_method(const std::string& name);
 std::vector<std::string> tensor_member_names();  // attributes, methods and operators of x.
 void install_repl_commands(Interpreter& in);

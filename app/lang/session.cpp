@@ -155,6 +155,8 @@ bool Session::needs_more_input(const std::string& buffer) const {
     return e != std::string::npos && code[e] == ':' && code.find_first_not_of(" \t") != std::string::npos && code[code.find_first_not_of(" \t")] != ':';
   };
   if (ends_with_colon(lines.back())) return true;
+  const size_t first = lines.back().find_first_not_of(" \t");
+  if (first != std::string::npos && lines.back()[first] == '@') return true;  // a decorator: its def follows
   for (auto& l : lines)
     if (ends_with_colon(l)) return true;  // inside a block until a blank line
   return false;
