@@ -5,6 +5,7 @@
 // ratio, with the kernels, threads and BLAS of each side. Exit code 0 whatever the numbers.
 //
 // Run under the shared lock: flock /tmp/opscope-cpu.lock ./build/bench_vs_torch [--repeats N]
+// [--workloads mlp,cnn,...] (default: all)
 //
 // PyTorch gets the same BLAS threads as its own (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS,
 // torch.set_num_threads) and the OpenBLAS kernels opscope chose for this CPU
@@ -102,7 +103,7 @@ struct TorchRun {
   std::map<std::string, double> seconds;
 };
 
-TorchRun run_torch(int threads, int repeats) {
+TorchRun run_torch(int threads, int repeats, const std::string& workloads) {
   TorchRun r;
   if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0) {
     r.why = "reference not installed (PyTorch for /usr/bin/python3: apt install python3-torch)";
@@ -113,8 +114,8 @@ TorchRun run_torch(int threads, int repeats) {
   char cmd[2048];
   std::snprintf(cmd, sizeof cmd,
                 "OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/torch_workloads.py "
-                "--threads %d --repeats %d",
-                core.c_str(), threads, threads, OPSCOPE_VS_TORCH_DIR, threads, repeats);
+                "--threads %d --repeats %d --workloads %s",
+                core.c_str(), threads, threads, OPSCOPE_VS_TORCH_DIR, threads, repeats, workloads.c_str());
   FILE* p = popen(cmd, "r");
   if (!p) {
     r.why = "could not start /usr/bin/python3";
@@ -153,8 +154,22 @@ std::string fmt_ms(double s) {
 
 int main(int argc, char** argv) {
   int repeats = 20;
-  for (int i = 1; i + 1 < argc; ++i)
+  std::vector<Workload> workloads = kWorkloads;
+  std::string names;
+  for (const Workload& w : kWorkloads) names += (names.empty() ? "" : ",") + w.name;
+  for (int i = 1; i + 1 < argc; ++i) {
     if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--workloads") == 0) {
+      names = argv[i + 1];
+      workloads.clear();
+      for (const Workload& w : kWorkloads)
+        if (("," + names + ",").find("," + w.name + ",") != std::string::npos) workloads.push_back(w);
+      if (workloads.empty()) {
+        std::fprintf(stderr, "bench_vs_torch: --workloads takes names from: mlp,cnn,transformer,tiny_chain,conv\n");
+        return 1;
+      }
+    }
+  }
   print_build_info();
   std::printf("machine: %s, %d cores\n", cpu_model().c_str(), hardware_threads());
   const int all = hardware_threads();
@@ -164,14 +179,14 @@ int main(int argc, char** argv) {
   std::map<int, TorchRun> theirs;
   for (int t : thread_counts) {
     NumThreadsScope nt(t);
-    for (const Workload& w : kWorkloads) ours[t][w.name] = time_opscope(w, repeats);
-    theirs[t] = run_torch(t, repeats);
+    for (const Workload& w : workloads) ours[t][w.name] = time_opscope(w, repeats);
+    theirs[t] = run_torch(t, repeats, names);
   }
 
   std::printf("\n== opscope vs PyTorch: median time per step (%d repeats, after 3 warm-up runs) ==\n", repeats);
   std::printf("%-48s %7s %12s %12s %9s %8s %8s\n", "workload", "threads", "opscope ms", "PyTorch ms", "ratio", "target",
               "verdict");
-  for (const Workload& w : kWorkloads)
+  for (const Workload& w : workloads)
     for (int t : thread_counts) {
       const double o = ours[t][w.name];
       const TorchRun& tr = theirs[t];
