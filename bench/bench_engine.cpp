@@ -2,8 +2,10 @@
 // softmax against copy bandwidth, and the MLP's memory against a hand count.
 // Run: ./build/bench_engine   (prints tables; exit code 0 whatever the numbers)
 #include <Eigen/Dense>
+#include <chrono>
 #include <cstring>
 #include <map>
+#include <thread>
 
 #include "bench/bench_util.h"
 #include "core/cpu_isa.h"
@@ -111,13 +113,13 @@ void bench_matmul(Workspace& ws) {
       };
       if (openblas) {
         // OpenBLAS's own pool, as a program calling it would use it (opscope calls it single-threaded).
+        // Not in turns with opscope's: OpenBLAS's idle workers spin (~0.1 s) after each call and
+        // would take a core from opscope's threads, so the two run one after the other.
         openblas->set_num_threads(threads);
-        auto m = interleaved_medians({[&] { openblas->set_num_threads(threads); run_blas_direct(); },
-                                      [&] { openblas->set_num_threads(1); run_engine("blas")(); }},
-                                     reps);
+        direct_blas = median_time(run_blas_direct, reps);
         openblas->set_num_threads(1);
-        direct_blas = m[0];
-        t_blas = m[1];
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its workers go to sleep
+        t_blas = median_time(run_engine("blas"), reps);
         row("OpenBLAS direct", direct_blas, 0, 0);
       } else {
         t_blas = engine("blas");

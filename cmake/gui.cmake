@@ -23,7 +23,11 @@ endif()
 if(GVC_FOUND AND GV_DOT_LAYOUT AND GV_CORE AND GV_PANGO)
   set(OPSCOPE_HAVE_GRAPHVIZ ON)
   add_library(opscope_graphviz STATIC viz/graphviz.cpp viz/graph_layout.cpp)
-  target_link_libraries(opscope_graphviz PUBLIC opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_CORE} ${GV_PANGO})
+  # The pango renderer is opened on first use (viz/graphviz.cpp): not linked, it keeps its ~30
+  # libraries out of every start of opscope.
+  target_link_libraries(opscope_graphviz PUBLIC opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_CORE} ${CMAKE_DL_LIBS})
+  get_filename_component(OPSCOPE_GV_PANGO_REAL ${GV_PANGO} REALPATH)
+  set_source_files_properties(viz/graphviz.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_GV_PANGO_LIBRARY=\"${OPSCOPE_GV_PANGO_REAL}\"")
 endif()
 
 if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)

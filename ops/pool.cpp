@@ -43,7 +43,7 @@ Window window_of(const Shape& x, const Attrs& a) {
   return w;
 }
 
-cpu::PoolGeom geom_of(const Window& w) { return {w.K, w.S, w.P, w.H, w.W, w.OH, w.OW}; }
+cpu::PoolGeom geom_of(const Window& w) { return {w.K, w.K, w.S, w.S, w.P, w.P, w.H, w.W, w.OH, w.OW}; }
 
 // Runs `planes(p0, p1)` over the N·C planes on the thread pool (planes are independent).
 template <class F>
@@ -52,17 +52,16 @@ void over_planes(const Window& w, double ops_per_plane, F planes) {
 }
 
 // The vectorized kernels: forward (x -> y) and backward (x, dy -> dx; avg needs no x).
-KernelFn vectorized_max_pool() {
-  return [](KernelCtx& k) {
+KernelFn vectorized_pool(bool max) {
+  return [max](KernelCtx& k) {
     const Window w = window_of(k.in(0).shape(), k.attrs);
     if (k.out().numel() == 0) return;
     cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
+      const auto planes = max ? cpu::kern<T>().max_pool_planes : cpu::kern<T>().avg_pool_planes;
       const T* x = k.in(0).data<T>();
       T* y = k.out().data<T>();
-      over_planes(w, static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) {
-        cpu::kern<T>().max_pool_planes(x, y, p0, p1, geom_of(w));
-      });
+      over_planes(w, static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) { planes(x, y, p0, p1, geom_of(w)); });
     });
   };
 }
@@ -79,21 +78,6 @@ KernelFn vectorized_max_pool_backward() {
       T* dx = k.out().data<T>();
       over_planes(w, 2.0 * static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) {
         cpu::kern<T>().max_pool_backward_planes(px, pd, dx, p0, p1, geom_of(w));
-      });
-    });
-  };
-}
-
-KernelFn vectorized_avg_pool() {
-  return [](KernelCtx& k) {
-    const Window w = window_of(k.in(0).shape(), k.attrs);
-    if (k.out().numel() == 0) return;
-    cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-      using T = decltype(z);
-      const T* x = k.in(0).data<T>();
-      T* y = k.out().data<T>();
-      over_planes(w, static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) {
-        cpu::kern<T>().avg_pool_planes(x, y, p0, p1, geom_of(w));
       });
     });
   };
@@ -195,7 +179,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
                              {"x"});
     d.attrs = window_attrs();
     d.infer = infer_pool;
-    d.kernel(Device::cpu, "vectorized", vectorized_max_pool());  // the first kernel registered is the default
+    d.kernel(Device::cpu, "vectorized", vectorized_pool(true));  // the first kernel registered is the default
     d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
       const Window w = window_of(k.in(0).shape(), k.attrs);
       if (k.out().numel() == 0) return;
@@ -267,7 +251,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
                              {"x"});
     d.attrs = window_attrs();
     d.infer = infer_pool;
-    d.kernel(Device::cpu, "vectorized", vectorized_avg_pool());  // the first kernel registered is the default
+    d.kernel(Device::cpu, "vectorized", vectorized_pool(false));  // the first kernel registered is the default
     d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
       const Window w = window_of(k.in(0).shape(), k.attrs);
       if (k.out().numel() == 0) return;

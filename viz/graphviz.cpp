@@ -1,5 +1,7 @@
 #include "viz/graphviz.h"
 
+#include <dlfcn.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -7,12 +9,13 @@
 #include "core/error.h"
 #include "viz/graphviz_context.h"
 
-// The plugin libraries' descriptors, linked directly (see CMakeLists.txt): no plugin
-// discovery through config6a, so the same binary works wherever the .so files are.
+// The plugin libraries' descriptors, linked directly (see cmake/gui.cmake): no plugin
+// discovery through config6a, so the same binary works wherever the .so files are. The pango
+// renderer (PNG/SVG files) is opened on first use instead: it brings cairo, pango, glib and
+// some 30 more libraries, ~4 ms and ~6 MB on every start of opscope otherwise.
 extern "C" {
 extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
 extern gvplugin_library_t gvplugin_core_LTX_library;
-extern gvplugin_library_t gvplugin_pango_LTX_library;
 }
 
 namespace opscope::viz {
@@ -28,11 +31,22 @@ GVC_t* layout_context() {
   return gvc;
 }
 
+gvplugin_library_t* pango_plugin() {
+  static gvplugin_library_t* plugin = [] {
+    void* lib = dlopen(OPSCOPE_GV_PANGO_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    return lib ? static_cast<gvplugin_library_t*>(dlsym(lib, "gvplugin_pango_LTX_library")) : nullptr;
+  }();
+  if (!plugin)
+    throw Error(std::string("cannot load Graphviz's renderer ") + OPSCOPE_GV_PANGO_LIBRARY,
+                "install libgraphviz-dev (tools/setup.sh) or export DOT text instead of a picture");
+  return plugin;
+}
+
 GVC_t* render_context() {
   static lt_symlist_t symbols[] = {
       {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
       {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
-      {"gvplugin_pango_LTX_library", &gvplugin_pango_LTX_library},
+      {"gvplugin_pango_LTX_library", pango_plugin()},
       {nullptr, nullptr}};
   static GVC_t* gvc = gvContextPlugins(symbols, 0);
   return gvc;

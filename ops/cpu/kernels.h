@@ -64,9 +64,9 @@ struct AttentionArgs {
   T *dq = nullptr, *dk = nullptr, *dv = nullptr;
 };
 
-// A pooling window over planes of H×W: K×K, stride S, padding P, output OH×OW.
+// A pooling window over planes of H×W: KH×KW, strides SH, SW, paddings PH, PW, output OH×OW.
 struct PoolGeom {
-  int64_t K = 1, S = 1, P = 0, H = 1, W = 1, OH = 1, OW = 1;
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0, H = 1, W = 1, OH = 1, OW = 1;
 };
 enum class NormAlgo : int { welford, two_pass, naive };
 

@@ -23,9 +23,9 @@ namespace {
 template <class F>
 void for_each_window(const PoolGeom& g, F f) {
   for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const int64_t hs = oh * g.S - g.P, h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + g.K, g.H);
+    const int64_t hs = oh * g.SH - g.PH, h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + g.KH, g.H);
     for (int64_t ow = 0; ow < g.OW; ++ow) {
-      const int64_t ws = ow * g.S - g.P, w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + g.K, g.W);
+      const int64_t ws = ow * g.SW - g.PW, w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + g.KW, g.W);
       f(oh, ow, h0, h1, w0, w1);
     }
   }
@@ -61,7 +61,7 @@ void max_backward_plane_plain(const PoolGeom& g, const T* x, const T* dy, T* dx)
 
 template <class T>
 void avg_plane_plain(const PoolGeom& g, const T* x, T* y) {
-  const T inv = static_cast<T>(1) / static_cast<T>(g.K * g.K);  // padding counts (count_include_pad)
+  const T inv = static_cast<T>(1) / static_cast<T>(g.KH * g.KW);  // padding counts (count_include_pad)
   for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
     T s = 0;
     for (int64_t h = h0; h < h1; ++h)
@@ -73,7 +73,7 @@ void avg_plane_plain(const PoolGeom& g, const T* x, T* y) {
 template <class T>
 void avg_backward_plane_plain(const PoolGeom& g, const T* dy, T* dx) {
   std::fill(dx, dx + g.H * g.W, T(0));
-  const T inv = static_cast<T>(1) / static_cast<T>(g.K * g.K);
+  const T inv = static_cast<T>(1) / static_cast<T>(g.KH * g.KW);
   for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
     const T v = dy[oh * g.OW + ow] * inv;
     for (int64_t h = h0; h < h1; ++h)
@@ -254,7 +254,9 @@ void avg_backward_plane_2x2(const PoolGeom& g, const float* dy, float* dx) {
   for (int64_t r = 2 * g.OH; r < g.H; ++r) std::fill(dx + r * g.W, dx + (r + 1) * g.W, 0.0f);
 }
 
-bool is_2x2(const PoolGeom& g) { return g.K == 2 && g.S == 2 && g.P == 0; }
+bool is_2x2(const PoolGeom& g) {
+  return g.KH == 2 && g.KW == 2 && g.SH == 2 && g.SW == 2 && g.PH == 0 && g.PW == 0;
+}
 
 // --- the table's entries -----------------------------------------------------------------------
 template <class T>
