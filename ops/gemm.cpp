@@ -172,7 +172,8 @@ template <class T>
 void gemm(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C,
           int64_t ldc) {
   const double macs = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  const int64_t panels = std::min<int64_t>(num_threads(), static_cast<int64_t>(macs / kPanelMacs));
+  // Panels follow the machine, not the thread setting: the same cuts (and bits) for any count.
+  const int64_t panels = std::min<int64_t>(hardware_threads(), static_cast<int64_t>(macs / kPanelMacs));
   // Cut the dimension whose panels repeat the smaller operand: column panels each read all of
   // A, row panels all of B.
   bool by_columns = M <= N;
