@@ -281,16 +281,18 @@ TEST_CASE("cuda: layer_norm (three algorithms) and its backward match the CPU", 
   auto& r = f.rng;
   std::vector<Case> cases;
   for (const char* algo : {"welford", "two_pass", "naive"}) {
-    cases.push_back({"layer_norm", algo, {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)}, {},
-                     1e-4, "weight and bias", algo});
-    cases.push_back({"layer_norm", algo, {random_input({3, 5, 7, 211}, r)}, {{"normalized_ndim", int64_t{2}}}, 1e-4,
-                     "two axes, no weight", algo});
-    cases.push_back({"layer_norm", algo, {random_input({4, 5000}, r)}, {}, 1e-4, "long rows", algo});
+    cases.push_back({"layer_norm", algo, {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)},
+                     {{"normalized_shape", int64_t{37}}}, 1e-4, "weight and bias", algo});
+    cases.push_back({"layer_norm", algo, {random_input({3, 5, 7, 211}, r)}, {{"normalized_shape", std::vector<int64_t>{7, 211}}},
+                     1e-4, "two axes, no weight", algo});
+    cases.push_back({"layer_norm", algo, {random_input({4, 5000}, r)}, {{"normalized_shape", int64_t{5000}}}, 1e-4,
+                     "long rows", algo});
   }
   cases.push_back({"layer_norm_backward", "default",
-                   {random_input({9, 37}, r), random_input({9, 37}, r), random_input({37}, r)}, {}, 1e-4, "with weight"});
+                   {random_input({9, 37}, r), random_input({9, 37}, r), random_input({37}, r)},
+                   {{"normalized_shape", int64_t{37}}}, 1e-4, "with weight"});
   cases.push_back({"layer_norm_backward", "default", {random_input({6, 5, 301}, r), random_input({6, 5, 301}, r)},
-                   {{"normalized_ndim", int64_t{2}}}, 1e-4, "no weight, two axes"});
+                   {{"normalized_shape", std::vector<int64_t>{5, 301}}}, 1e-4, "no weight, two axes"});
   for (auto& c : cases) check_case(c, f.seed);
 }
 

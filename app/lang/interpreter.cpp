@@ -37,6 +37,18 @@ const char* const kTensorMethods[] = {"item", "tolist", "detach", "backward", "n
                                       "double", "long", "to", "reshape", "view", "permute"};
 const char* const kTensorAttrs[] = {"shape", "grad", "dtype", "device", "requires_grad", "T", "ndim", "name"};
 
+// An op's input name without its "?" or "..." ("bias?" -> "bias").
+std::string input_name(const OpDef& op, size_t i) {
+  std::string n = op.input_names[std::min(i, op.input_names.size() - 1)];
+  while (!n.empty() && (n.back() == '?' || n.back() == '.')) n.pop_back();
+  return n;
+}
+std::string input_list(const OpDef& op) {
+  std::string s;
+  for (auto& n : op.input_names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 // Return from a user function: unwinds the interpreter's C++ stack to the call.
 struct ReturnSignal {
   Value value;
@@ -851,23 +863,52 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
       }
     }
   }
+  // As in PyTorch, an optional input may also follow the attributes (layer_norm(x, [4], w, b))
+  // or come by name (bias=b); None leaves it out, and nothing after a left-out input may be given.
+  int left_out = -1;  // the first optional input given as None
+  auto given_slots = [&] { return inputs.size() + (left_out >= 0 ? 1 : 0); };
+  auto add_input = [&](const Value& v, Pos p, size_t slot) {
+    if (v.kind == Value::none) {
+      if (left_out < 0) left_out = static_cast<int>(slot);
+      return;
+    }
+    if (left_out >= 0)
+      fail(p, op.name + "(): '" + input_name(op, slot) + "' is given but '" + input_name(op, static_cast<size_t>(left_out)) +
+                  "' is not",
+           "optional inputs come in order (" + input_list(op) + "): give the earlier one too");
+    inputs.push_back(to_tensor(v, p, like, like_given));
+  };
   size_t attr_index = 0;
-  for (; k < pos.size(); ++k, ++attr_index) {
+  for (; k < pos.size(); ++k) {
+    if ((pos[k].kind == Value::tensor || pos[k].kind == Value::none) && !variadic &&
+        static_cast<int>(given_slots()) < op.max_inputs) {
+      add_input(pos[k], where[k], given_slots());
+      continue;
+    }
     if (attr_index >= op.attrs.size())
-      fail(where[k], op.name + "() got too many positional arguments",
-           "signature: " + op.name + "(" + [&] {
+      fail(where[k], op.name + "() got too many positional arguments", "signature: " + op.name + "(" + input_list(op) + [&] {
              std::string s;
-             for (auto& n : op.input_names) s += (s.empty() ? "" : ", ") + n;
              for (auto& a : op.attrs) s += ", " + a.name + "=";
              return s;
            }() + ")");
-    attrs.emplace_back(op.attrs[attr_index].name, to_attr(pos[k], where[k]));
+    attrs.emplace_back(op.attrs[attr_index++].name, to_attr(pos[k], where[k]));
   }
+  std::map<size_t, const Value*> named_inputs;  // slot -> value of inputs given by name
   for (auto& [name, v] : args.keyword) {
     if (name == "algo") {
       if (v.kind != Value::string) fail(args.pos, "algo must be a string, e.g. algo=\"" + op.default_algorithm() + "\"");
       algo = v.s;
       continue;
+    }
+    if (!op.find_attr(name) && !variadic) {
+      size_t slot = 0;
+      while (slot < op.input_names.size() && input_name(op, slot) != name) ++slot;
+      if (slot < op.input_names.size()) {
+        if (slot < given_slots())
+          fail(args.pos, op.name + "(): input '" + name + "' is given twice (by position and by name)");
+        named_inputs[slot] = &v;
+        continue;
+      }
     }
     std::string key = name;
     // NumPy/PyTorch spelling: sum(x, axis=1) for an op whose attribute is `axes`.
@@ -875,6 +916,10 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
     if (key == "dim" && !op.find_attr("dim") && op.find_attr("axis")) key = "axis";
     if (key == "keepdims" && op.find_attr("keepdim")) key = "keepdim";
     attrs.emplace_back(key, to_attr(v, args.pos));
+  }
+  for (auto& [slot, v] : named_inputs) {
+    while (given_slots() < slot) add_input(Value::None(), args.pos, given_slots());  // a gap: left out
+    add_input(*v, args.pos, slot);
   }
   try {
     const Attrs resolved = op.resolve(attrs);
