@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
+#include "app/lang/interpreter.h"
 #include "app/lesson/gui_lesson_panel.h"
 #include "core/error.h"
 
@@ -101,6 +102,10 @@ void inject_mouse(GuiState& s) {
   --s.click.frames_left;
 }
 
+namespace {
+lang::Interpreter& ms_interp(const GuiState& s) { return s.session->interpreter(); }
+}  // namespace
+
 std::string state_json(const GuiState& s, int window_w, int window_h) {
   using nlohmann::json;
   json nodes = json::array();
@@ -121,6 +126,10 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
     for (int c = 0; c < kNumCategories; ++c) cats[category_name(static_cast<MemCategory>(c))] = e.mem_after[static_cast<size_t>(c)];
     memory.push_back({{"step", e.step}, {"node", e.node}, {"phase", phase_name(e.phase)}, {"total", total_bytes(e.mem_after)}, {"bytes", cats}});
   }
+  json metrics = json::object();  // each logged series: its points and last value
+  for (const auto& m : ms_interp(s).metrics().series())
+    metrics[m.name] = {{"points", m.steps.size()}, {"last_step", m.steps.empty() ? -1 : m.steps.back()},
+                       {"last", m.values.empty() ? 0.0 : m.values.back()}};
   const StepEvent* last = s.log->last();
   json console = json::array();
   const size_t from = s.console.lines.size() > 40 ? s.console.lines.size() - 40 : 0;
@@ -154,6 +163,10 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"live_bytes", s.ws->tracker().live_total()},
               {"peak_bytes", s.ws->tracker().peak_total()},
               {"cjk_font", s.fonts.cjk},
+              {"metrics", metrics},
+              {"metrics_charts", s.metrics.charts_drawn},
+              {"metrics_marker_x", s.metrics.marker_x},
+              {"live_frames", s.live_frames},
               {"console", console},
               {"action_errors", s.action_errors}}
       .dump(2);

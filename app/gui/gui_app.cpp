@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/gui/gui_state.h"
+#include "app/lang/interpreter.h"
 #include "core/error.h"
 #include "core/workspace.h"
 
@@ -98,6 +99,51 @@ int run_gui(const GuiOptions& o) {
 
   s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history."});
   int rc = 0;
+  int fb_w = 0, fb_h = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // One frame: input, the whole UI, the pixels (and the screenshot, read before the swap).
+  auto frame = [&](bool take_screenshot) {
+    glfwPollEvents();
+    ImGui_ImplOpenGL3_NewFrame();  // the first call uploads the font atlas: not counted
+    ImGui_ImplGlfw_NewFrame();
+    inject_mouse(s);
+    const auto t0 = std::chrono::steady_clock::now();  // the CPU time of building the UI
+    ImGui::NewFrame();
+    draw_ui(s);
+    ImGui::Render();
+    s.frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.frame_ms_avg = s.frame <= 1 ? s.frame_ms : s.frame_ms_avg * 0.9 + s.frame_ms * 0.1;
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    glViewport(0, 0, fb_w, fb_h);
+    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x, bg.y, bg.z, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+    if (take_screenshot && !write_screenshot(o.screenshot, fb_w, fb_h)) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", o.screenshot.c_str());
+      rc = 1;
+    }
+    glfwSwapBuffers(window);
+  };
+  // While a statement runs (a training loop), frames are drawn from its loop back-edges: the
+  // metrics panel grows live. At most 30 a second; headless, one every 25 iterations, so that
+  // tests see the same frames on every machine.
+  {
+    double last_live = 0;
+    int64_t iterations = 0;
+    session.interpreter().on_iteration = [&] {
+      ++iterations;
+      const double now = seconds();
+      if (headless ? iterations % 25 != 0 : now - last_live < 1.0 / 30) return;
+      last_live = now;
+      s.busy = true;
+      s.time = headless ? s.frame / 30.0 : now;
+      frame(false);
+      s.busy = false;
+      ++s.live_frames;
+    };
+  }
   if (!o.script.empty()) {
     std::ostringstream out, err;
     const bool ok = session.run(read_file(o.script), o.script, out, err);
@@ -115,12 +161,9 @@ int run_gui(const GuiOptions& o) {
   // Headless: one action per frame after the first, then frames for animations to settle.
   const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
   bool dark_applied = s.dark;
-  const auto start = std::chrono::steady_clock::now();
-  int fb_w = 0, fb_h = 0;
   for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
     if (headless && s.frame >= total_frames) break;
-    glfwPollEvents();
-    s.time = headless ? s.frame / 30.0 : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s.time = headless ? s.frame / 30.0 : seconds();
     if (headless && s.frame >= 1 && s.frame - 1 < static_cast<int>(actions.size())) {
       try {
         apply_action(s, actions[static_cast<size_t>(s.frame - 1)]);
@@ -135,30 +178,10 @@ int run_gui(const GuiOptions& o) {
       viz::apply_style(s.dark, s.scale);
       dark_applied = s.dark;
     }
-    ImGui_ImplOpenGL3_NewFrame();  // the first call uploads the font atlas: not counted
-    ImGui_ImplGlfw_NewFrame();
-    inject_mouse(s);
-    const auto t0 = std::chrono::steady_clock::now();  // the CPU time of building the UI
-    ImGui::NewFrame();
-    draw_ui(s);
-    ImGui::Render();
-    s.frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    s.frame_ms_avg = s.frame <= 1 ? s.frame_ms : s.frame_ms_avg * 0.9 + s.frame_ms * 0.1;
-    glfwGetFramebufferSize(window, &fb_w, &fb_h);
-    glViewport(0, 0, fb_w, fb_h);
-    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-    glClearColor(bg.x, bg.y, bg.z, 1);
-    glClear(GL_COLOR_BUFFER_BIT);
-    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (headless && s.frame + 1 == total_frames && !o.screenshot.empty()) {
-      if (!write_screenshot(o.screenshot, fb_w, fb_h)) {
-        std::fprintf(stderr, "error: cannot write '%s'\n", o.screenshot.c_str());
-        rc = 1;
-      }
-    }
-    glfwSwapBuffers(window);
+    frame(headless && s.frame + 1 == total_frames && !o.screenshot.empty());
     if (session.quit_requested()) break;
   }
+  session.interpreter().on_iteration = nullptr;
   if (!o.state_json.empty()) {
     std::ofstream f(o.state_json, std::ios::binary);
     if (!(f << state_json(s, fb_w, fb_h) << "\n")) {

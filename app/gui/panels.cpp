@@ -64,7 +64,7 @@ void draw_toolbar(GuiState& s) {
   // The phase and step number, from the last StepEvent.
   const StepEvent* last = s.log->last();
   if (last) {
-    ImGui::Text("step %lld · %s #%d %s", (long long)last->step, last->phase == Phase::backward ? "backward" : "forward",
+    ImGui::Text("step %lld · %s #%d %s", (long long)last->step, phase_name(last->phase),
                 last->node, last->op ? last->op->name.c_str() : "");
   } else {
     ImGui::TextDisabled("no steps yet");
@@ -184,7 +184,10 @@ void draw_console(GuiState& s) {
   const ImGuiInputTextFlags flags = ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CallbackHistory |
                                     ImGuiInputTextFlags_CallbackCompletion;
   if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
-  if (ImGui::InputText("##console_input", c.input, sizeof c.input, flags, console_callback, &s)) {
+  if (s.busy) ImGui::BeginDisabled();
+  const bool entered = ImGui::InputText("##console_input", c.input, sizeof c.input, flags, console_callback, &s);
+  if (s.busy) ImGui::EndDisabled();
+  if (entered && !s.busy) {
     std::string line = c.input;
     c.input[0] = 0;
     c.history_pos = -1;
@@ -206,7 +209,9 @@ void draw_console(GuiState& s) {
 // [SECTION] lesson panel (the lesson player plugs in through GuiState::lesson_panel)
 void draw_lesson(GuiState& s) {
   if (s.lesson_panel) {
+    if (s.busy) ImGui::BeginDisabled();  // its buttons run cells: not while a statement runs
     s.lesson_panel(s);
+    if (s.busy) ImGui::EndDisabled();
     return;
   }
   ImGui::TextWrapped("Lessons open here: each lesson's text next to cells that run in this workspace.");
@@ -292,8 +297,10 @@ bool run_in_console(GuiState& s, const std::string& source, bool echo) {
 }
 
 void draw_ui(GuiState& s) {
-  shortcuts(s);
-  play(s);
+  if (!s.busy) {  // while a statement runs, frames only show it: nothing may start another
+    shortcuts(s);
+    play(s);
+  }
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(vp->WorkPos);
   ImGui::SetNextWindowSize(vp->WorkSize);
@@ -302,7 +309,9 @@ void draw_ui(GuiState& s) {
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoBringToFrontOnFocus);
   ImGui::PopStyleVar();
+  if (s.busy) ImGui::BeginDisabled();
   draw_toolbar(s);
+  if (s.busy) ImGui::EndDisabled();
   const float status_h = ImGui::GetFrameHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float body_h = avail.y - status_h;
@@ -323,7 +332,11 @@ void draw_ui(GuiState& s) {
   gf.next_node = next_step_node(s);
   gf.time = s.time;
   gf.font_scale = s.scale;
-  viz::draw_graph_view(s.graph, gf);
+  if (s.busy)  // the graph grows with every op of the loop: it is laid out again when the statement ends
+    ImGui::TextDisabled("Running… the graph (%zu nodes so far) is drawn again when the statement ends.",
+                        s.ws->graph().num_nodes());
+  else
+    viz::draw_graph_view(s.graph, gf);
   ImGui::EndChild();
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("bottom_tabs")) {
@@ -335,6 +348,20 @@ void draw_ui(GuiState& s) {
     if (ImGui::BeginTabItem("Lesson", nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0)) {
       draw_lesson(s);
       ImGui::EndTabItem();
+    }
+    // The first metric a script logs brings the Metrics tab forward (again after a :reset).
+    const viz::MetricLog& metrics = s.session->interpreter().metrics();
+    const bool bring = !metrics.empty() && !s.metrics_shown;
+    s.metrics_shown = !metrics.empty();
+    if (ImGui::BeginTabItem("Metrics", nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0)) {
+      viz::MetricsPanelFrame mf;
+      mf.log = &metrics;
+      mf.theme = &th;
+      mf.running = s.busy;
+      viz::draw_metrics_panel(s.metrics, mf, ImVec2(0, 0));
+      ImGui::EndTabItem();
+    } else {
+      s.metrics.charts_drawn = 0;
     }
     ImGui::EndTabBar();
   }
@@ -354,7 +381,8 @@ void draw_ui(GuiState& s) {
   inf.selected = s.graph.selected;
   inf.theme = &th;
   inf.fonts = &s.fonts;
-  viz::draw_inspector(s.inspector, inf);
+  if (s.busy) ImGui::TextDisabled("Running…");
+  else viz::draw_inspector(s.inspector, inf);
   ImGui::EndChild();
   ImGui::BeginChild("memory", ImVec2(0, 0), true);
   ImGui::TextUnformatted("Memory after each step");
@@ -368,7 +396,7 @@ void draw_ui(GuiState& s) {
     for (auto it = all.rbegin(); it != all.rend() && run_events.size() < run->position(); ++it)
       if (it->graph == &run->program().graph) run_events.push_back(*it);
     std::reverse(run_events.begin(), run_events.end());
-    update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);
+    if (!s.busy) update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);
     mf.events = &run_events;
     mf.overlays = &s.recompute.overlays;
     mf.total_steps = run->size();

@@ -92,7 +92,8 @@ void cmd_graph(Interpreter& in, const std::string&, std::ostream& out) {
     std::string ins, outs;
     for (int v : n.inputs) ins += (ins.empty() ? "" : ", ") + value_label(v);
     for (int v : n.outputs) outs += (outs.empty() ? "" : ", ") + value_label(v);
-    out << "#" << n.id << (n.phase == Phase::backward ? " bwd " : " fwd ") << outs << " = " << n.label() << "(" << ins << ")";
+    out << "#" << n.id << (n.phase == Phase::backward ? " bwd " : n.phase == Phase::update ? " upd " : " fwd ") << outs << " = "
+        << n.label() << "(" << ins << ")";
     if (!n.scope.empty()) out << "  in " << n.scope;
     if (n.forward_of >= 0) out << "  [grad of #" << n.forward_of << "]";
     int64_t saved = 0;
@@ -144,7 +145,7 @@ void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
 // the shapes, what was freed, and memory by category after it.
 std::string format_step(const Graph& g, const StepEvent& e) {
   const Node& n = g.node(e.node);
-  std::string s = "step " + std::to_string(e.step) + "  " + (e.phase == Phase::backward ? "bwd" : "fwd") + "  #" +
+  std::string s = "step " + std::to_string(e.step) + "  " + (e.phase == Phase::backward ? "bwd" : e.phase == Phase::update ? "upd" : "fwd") + "  #" +
                   std::to_string(n.id) + " ";
   std::string outs;
   for (int v : n.outputs) {
