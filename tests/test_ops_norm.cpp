@@ -345,6 +345,49 @@ TEST_CASE("avg_pool2d: padding counts as zeros (count_include_pad); adaptive win
   CHECK(std::fabs(g.get(0) - ws.call("mean", {ws.call("slice", {a}, {{"axis", int64_t{1}}, {"start", int64_t{0}}, {"stop", int64_t{1}}})}, {{"axes", V{1, 2, 3}}}).get(0)) < 1e-12);
 }
 
+TEST_CASE("max_pool2d, avg_pool2d: non-square windows, strides and padding (pairs, as PyTorch) against a loop", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const int64_t H = 7, W = 6;
+  Tensor x = test::randn({2, 3, H, W}, 21);
+  struct Case {
+    V kernel, stride, padding;
+  };
+  for (const Case& c : {Case{{3, 2}, {1, 2}, {1, 0}}, Case{{2, 3}, {2, 1}, {0, 1}}, Case{{1, 3}, {0, 0}, {0, 1}}}) {
+    const int64_t KH = c.kernel[0], KW = c.kernel[1];
+    const int64_t SH = c.stride[0] ? c.stride[0] : KH, SW = c.stride[1] ? c.stride[1] : KW;  // 0: the kernel size
+    const int64_t PH = c.padding[0], PW = c.padding[1];
+    const int64_t OH = (H + 2 * PH - KH) / SH + 1, OW = (W + 2 * PW - KW) / SW + 1;
+    std::vector<double> mx, av;
+    for (int64_t p = 0; p < 6; ++p)
+      for (int64_t i = 0; i < OH; ++i)
+        for (int64_t j = 0; j < OW; ++j) {
+          double m = -INFINITY, sum = 0;
+          for (int64_t r = 0; r < KH; ++r)
+            for (int64_t q = 0; q < KW; ++q) {
+              const int64_t h = i * SH - PH + r, w = j * SW - PW + q;
+              if (h < 0 || h >= H || w < 0 || w >= W) continue;  // padding: -inf for max, 0 for the average
+              m = std::max(m, x.get(p * H * W + h * W + w));
+              sum += x.get(p * H * W + h * W + w);
+            }
+          mx.push_back(m);
+          av.push_back(sum / static_cast<double>(KH * KW));
+        }
+    const AttrMap a = {{"kernel_size", c.kernel}, {"stride", c.stride}, {"padding", c.padding}};
+    INFO("kernel " << shape_str(c.kernel) << " stride " << shape_str(c.stride) << " padding " << shape_str(c.padding));
+    Tensor ym = ws.call("max_pool2d", {x}, a), ya = ws.call("avg_pool2d", {x}, a);
+    REQUIRE(ym.shape() == Shape{2, 3, OH, OW});
+    require_close(ym, mx, 0);
+    require_close(ya, av, 1e-14);
+  }
+  // An int is the same along both axes; the error names both sizes when they differ.
+  CHECK(ws.call("max_pool2d", {x}, {{"kernel_size", int64_t{2}}}).shape() == Shape{2, 3, 3, 3});
+  CHECK_THAT(error_of([&] { ws.call("max_pool2d", {x}, {{"kernel_size", V{2, 3}}, {"padding", V{0, 2}}}); }),
+             Contains("padding=(0, 2) is more than half of kernel_size=(2, 3)"));
+  CHECK_THAT(error_of([&] { ws.call("avg_pool2d", {x}, {{"kernel_size", V{8, 1}}}); }),
+             Contains("the 8×1 window does not fit in x [2, 3, 7, 6]"));
+}
+
 TEST_CASE("pooling: gradcheck", "[op][grad]") {
   test::require_gradcheck("max_pool2d");
   test::require_gradcheck("avg_pool2d");

@@ -18,6 +18,11 @@ Value bound(const std::shared_ptr<Object>& receiver, const std::string& name, st
   return m;
 }
 
+// "a batches", "an Adam": the article for a type's name.
+std::string a_or_an(const std::string& name) {
+  return (!name.empty() && std::string("AEIOUaeiou").find(name[0]) != std::string::npos ? "an " : "a ") + name;
+}
+
 std::string joined(const std::vector<std::string>& names) {
   std::string all;
   for (auto& n : names) all += (all.empty() ? "" : ", ") + n;
@@ -136,7 +141,7 @@ Value Interpreter::get_member(const Value& obj, const std::string& name, Pos p) 
       if (auto v = o.attr(*this, name, p)) return *v;
       if (o.has_method(name)) return bound(obj.obj, name);
       const std::string near = closest_name(name, o.members());
-      fail(p, "a " + o.type_name() + " has no attribute '" + name + "'",
+      fail(p, a_or_an(o.type_name()) + " has no attribute '" + name + "'",
            near.empty() ? "its attributes and methods: " + joined(o.members()) : "did you mean '" + near + "'?");
     }
     default: fail(p, std::string("a ") + kind_name(obj) + " has no attribute '" + name + "'");

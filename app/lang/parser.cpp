@@ -366,7 +366,7 @@ class Parser {
     t->items.push_back(std::move(e));
     while (at_op(",")) {
       ++p_;
-      if (at(Tok::newline) || at_op("=") || at(Tok::end)) break;
+      if (at(Tok::newline) || at_op("=") || at(Tok::end) || at_op(")")) break;  // (4,): a one-item tuple
       t->items.push_back(expr());
     }
     return t;
