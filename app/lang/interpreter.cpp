@@ -892,15 +892,13 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
     }
     return;
   }
-  if (obj.kind == Value::object && std::static_pointer_cast<NativeObject>(obj.obj)->set_attr(*this, name, v, p)) return;
-  fail(p, "cannot set attribute '" + name + "' of a " + (obj.kind == Value::object ? static_cast<NativeObject&>(*obj.obj).type_name() : kind_name(obj)),
-       obj.kind == Value::tensor ? "only x.requires_grad = True/False and x.grad = None can be set"
-       : obj.kind == Value::object ? "its attributes: " + [&] {
-           std::string all;
-           for (auto& m : static_cast<NativeObject&>(*obj.obj).members()) all += (all.empty() ? "" : ", ") + m;
-           return all;
-         }()
-                                   : "");
+  if (obj.kind == Value::object) {
+    auto& o = static_cast<NativeObject&>(*obj.obj);
+    if (o.set_attr(*this, name, v, p)) return;
+    fail(p, "cannot set attribute '" + name + "' of " + o.type_name(), "its attributes can be read, not set");
+  }
+  fail(p, "cannot set attribute '" + name + "' of a " + kind_name(obj),
+       obj.kind == Value::tensor ? "only x.requires_grad = True/False and x.grad = None can be set" : "");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1026,6 +1024,8 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   auto given_slots = [&] { return inputs.size() + (left_out >= 0 ? 1 : 0); };
   auto add_input = [&](const Value& v, Pos p, size_t slot) {
     if (v.kind == Value::none) {
+      if (static_cast<int>(slot) < op.min_inputs)
+        fail(p, op.name + "(): '" + input_name(op, slot) + "' is None", "a function forgot to return? print it to see");
       if (left_out < 0) left_out = static_cast<int>(slot);
       return;
     }

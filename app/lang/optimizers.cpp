@@ -74,7 +74,8 @@ class Optimizer final : public NativeObject {
 
   // opt.lr = 0.01: a learning-rate schedule changes it between steps.
   bool set_attr(Interpreter& in, const std::string& n, const Value& v, Pos p) override {
-    if (n != "lr") return false;
+    if (n != "lr")
+      in.fail(p, "cannot set " + type_name() + "." + n, "only opt.lr can change between steps; make a new optimizer for the rest");
     if (!v.is_number() || v.number() < 0) in.fail(p, "lr must be a number >= 0", "opt.lr = 0.01");
     auto self = std::static_pointer_cast<Optimizer>(shared_from_this());
     in.on_undo([self, before = lr] { self->lr = before; });
