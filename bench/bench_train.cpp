@@ -1,5 +1,5 @@
-// One Fashion-MNIST epoch of assets/examples/fashion_mnist_cnn.ops (2 conv + pooling, Adam,
-// batch 64), side by side with the same model, initialisation scheme, batch size and optimizer
+// One Fashion-MNIST epoch of assets/examples/fashion_mnist_cnn.ops (2 conv + batch norm +
+// pooling, Adam, batch 64), side by side with the same model, initialisation scheme, batch size and optimizer
 // in PyTorch (Debian's python3-torch, one thread), measured in the same run when it is
 // installed. Also: memory over the epoch (live and peak after batch 10 and batch 900).
 //
@@ -32,17 +32,18 @@ y_train = torch.tensor(idx(d + "/train-labels-idx1-ubyte.gz", 8).astype(np.int64
 x_test = torch.tensor(idx(d + "/t10k-images-idx3-ubyte.gz", 16).reshape(-1, 1, 28, 28) / 255.0, dtype=torch.float32)
 y_test = torch.tensor(idx(d + "/t10k-labels-idx1-ubyte.gz", 8).astype(np.int64))
 torch.manual_seed(0)
-conv1, conv2, fc = torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.Linear(32 * 49, 10)
-with torch.no_grad():  # the example's initialisation: He normal for the convolutions, N(0, 1/1568), zero biases
+conv1, conv2 = torch.nn.Conv2d(1, 16, 3, padding=1, bias=False), torch.nn.Conv2d(16, 32, 3, padding=1, bias=False)
+bn1, bn2, fc = torch.nn.BatchNorm2d(16), torch.nn.BatchNorm2d(32), torch.nn.Linear(32 * 49, 10)
+with torch.no_grad():  # the example's initialisation: He normal for the convolutions, N(0, 1/1568), zero bias
     conv1.weight.normal_(0, (2 / 9) ** 0.5); conv2.weight.normal_(0, (2 / 144) ** 0.5); fc.weight.normal_(0, (1 / 1568) ** 0.5)
-    for b in (conv1.bias, conv2.bias, fc.bias): b.zero_()
+    fc.bias.zero_()
 pool = torch.nn.functional.max_pool2d
 def model(x):
-    h = pool(torch.relu(conv1(x)), 2)
-    h = pool(torch.relu(conv2(h)), 2)
+    h = pool(torch.relu(bn1(conv1(x))), 2)
+    h = pool(torch.relu(bn2(conv2(h))), 2)
     return fc(h.reshape(h.shape[0], -1))
-params = list(conv1.parameters()) + list(conv2.parameters()) + list(fc.parameters())
-opt = torch.optim.Adam(params, lr=1e-3)
+params = [p for m in (conv1, bn1, conv2, bn2, fc) for p in m.parameters()]
+opt = torch.optim.Adam(params, lr=2e-3)
 order = torch.randperm(60000, generator=torch.Generator().manual_seed(0))
 t0 = time.perf_counter()
 for i in range(0, 60000, 64):
@@ -51,6 +52,7 @@ for i in range(0, 60000, 64):
     torch.nn.functional.cross_entropy(model(x_train[b]), y_train[b]).backward()
     opt.step()
 epoch = time.perf_counter() - t0
+bn1.eval(); bn2.eval()
 with torch.no_grad():
     acc = (model(x_test).argmax(1) == y_test).float().mean().item()
 blas = sorted({l.split()[-1].split("/")[-1] for l in open("/proc/self/maps") if "blas" in l.lower()})
@@ -104,6 +106,7 @@ int main() {
   lang::Session session(ws);
   double epoch_s = -1;
   int64_t live10 = 0, peak10 = 0, live900 = 0, peak900 = 0, batches = 0;
+  size_t nodes10 = 0, nodes900 = 0;
   bool first_loop = true;
   session.interpreter().on_progress = [&](const lang::Interpreter::LoopProgress& p) {
     if (!first_loop) return;
@@ -111,8 +114,8 @@ int main() {
     if (p.event == P::step) {
       batches = p.total;
       if (p.done_items == 2) ws.tracker().reset_peak();  // the first steps make Adam's state
-      if (p.done_items == 10) live10 = ws.tracker().live_total(), peak10 = ws.tracker().peak_total();
-      if (p.done_items == 900) live900 = ws.tracker().live_total(), peak900 = ws.tracker().peak_total();
+      if (p.done_items == 10) live10 = ws.tracker().live_total(), peak10 = ws.tracker().peak_total(), nodes10 = ws.graph().num_nodes();
+      if (p.done_items == 900) live900 = ws.tracker().live_total(), peak900 = ws.tracker().peak_total(), nodes900 = ws.graph().num_nodes();
     } else if (p.event == P::done) {
       epoch_s = p.seconds;
       first_loop = false;
@@ -126,7 +129,7 @@ int main() {
   if (std::regex_search(printed, m, std::regex(R"(test accuracy: ([0-9.]+))"))) accuracy = std::stod(m[1]);
 
   const Result torch = run_torch("/usr/share/datasets/fashion-mnist");
-  std::printf("\n== One Fashion-MNIST epoch: %lld batches of 64, CNN conv16-pool-conv32-pool-linear, Adam lr 1e-3 ==\n",
+  std::printf("\n== One Fashion-MNIST epoch: %lld batches of 64, CNN conv16-bn-pool-conv32-bn-pool-linear, Adam lr 2e-3 ==\n",
               static_cast<long long>(batches));
   std::printf("%-36s %12s %14s %12s\n", "framework", "epoch (s)", "test accuracy", "time ratio");
   std::printf("%-36s %12.2f %14.4f %12s\n", "opscope (the example, language)", epoch_s, accuracy,
@@ -139,9 +142,11 @@ int main() {
   if (!torch.blas.empty()) std::printf("  PyTorch's BLAS (libraries mapped): %s\n", torch.blas.c_str());
 
   std::printf("\n== Memory over the epoch (tracker; peaks from batch 2 on, after Adam made its state) ==\n");
-  std::printf("%-24s %14s %14s\n", "after batch", "live", "peak");
-  std::printf("%-24s %14s %14s\n", "10", bytes_str(live10).c_str(), bytes_str(peak10).c_str());
-  std::printf("%-24s %14s %14s\n", "900", bytes_str(live900).c_str(), bytes_str(peak900).c_str());
+  std::printf("%-24s %14s %14s %14s\n", "after batch", "live", "peak", "graph nodes");
+  std::printf("%-24s %14s %14s %14zu\n", "10", bytes_str(live10).c_str(), bytes_str(peak10).c_str(), nodes10);
+  std::printf("%-24s %14s %14s %14zu\n", "900", bytes_str(live900).c_str(), bytes_str(peak900).c_str(), nodes900);
+  std::printf("  (live includes the data sets: %s of images and labels; the tape keeps every step's nodes)\n",
+              bytes_str(int64_t{70000} * (784 * 4 + 8)).c_str());
   const double growth = peak10 > 0 ? static_cast<double>(peak900) / static_cast<double>(peak10) : 0;
 
   std::printf("\n%-58s %10s %10s %8s\n", "claim", "measured", "target", "verdict");
