@@ -14,7 +14,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "app/extension/loader.h"
 #include "app/kernel_lab.h"
+#include "app/lang/extension_builtins.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
 #include "app/lesson/lesson.h"
@@ -316,6 +318,25 @@ int run_default() {
   return run_interactive();
 }
 
+// [SECTION] --extension: C++/CUDA operators loaded before any command
+
+// Loads each file, telling stderr what it did (stdout stays the command's, e.g. its --json).
+int load_extensions(const std::vector<std::string>& files) {
+  if (files.empty()) return 0;
+  lang::Session probe(current_workspace());  // for the names the language reserves
+  const ext::LoadOptions options = lang::extension_load_options(probe.interpreter());
+  for (const std::string& f : files) {
+    try {
+      std::cerr << ext::ExtensionLoader::instance().load(f, options).summary();
+    } catch (const ext::ExtensionError& e) {
+      std::fprintf(stderr, "error: %s\n%s", e.what(), e.details().c_str());
+      if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -326,6 +347,11 @@ int main(int argc, char** argv) {
   bool json_top = false;
   app.add_option("-c", code, "run code given inline");
   app.add_flag("--json", json_top, "with -c: print values as JSON");
+  std::vector<std::string> extensions;
+  app.add_option("--extension", extensions, "load a C++ (.cpp), CUDA (.cu) or prebuilt (.so) extension first (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.fallthrough();  // `opscope gradcheck swish --extension swish.cpp`: after a subcommand too
 
   const Command repl{app.add_subcommand("repl", "the terminal REPL"), run_interactive};
   const std::vector<Command> commands = {
@@ -341,6 +367,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
+    if (const int rc = load_extensions(extensions)) return rc;
     if (!code.empty() || app.count("-c")) return run_code(code, "<string>", json_top);
     for (const Command& c : commands)
       if (*c.sub) return c.run();

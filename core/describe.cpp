@@ -31,6 +31,9 @@ std::string describe_op(const OpDef& op) {
     s += "]";
   }
   s += "\n";
+  if (!op.builtin()) s += "  from: " + op.origin + "\n";
+  for (auto& [key, file] : op.kernel_origin)
+    s += "  algorithm " + key.second + " [" + device_name(key.first) + "] from: " + file + "\n";
   if (!op.differentiable) {
     s += "  not differentiable\n";
   } else {

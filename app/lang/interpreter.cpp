@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "app/lang/extension_builtins.h"
 #include "app/lang/parser.h"
 
 namespace opscope::lang {
@@ -102,6 +103,7 @@ void Interpreter::install_builtins() {
 void Interpreter::install_commands() {
   install_repl_commands(*this);
   install_static_commands(*this);
+  install_extension_commands(*this);
 }
 
 void Interpreter::fail(Pos p, const std::string& message, const std::string& hint) const {
