@@ -286,6 +286,8 @@ Command add_gui_command(CLI::App& app) {
   sub->add_option("--lesson", o->gui.lesson, "open this lesson");
   sub->add_option("--frames", o->gui.frames, "render N frames and exit (headless use)")->check(CLI::Range(1, 100000));
   sub->add_option("--screenshot", o->gui.screenshot, "write the last frame as PNG");
+  sub->add_option("--live-screenshot", o->gui.live_screenshot,
+                  "write the last frame drawn while the script was still running (its loop) as PNG");
   sub->add_option("--state-json", o->gui.state_json, "write what is on screen as JSON");
   sub->add_option("--actions", o->gui.actions, "UI actions, one per frame: \"step;step;select n3;toggle backward\"");
   sub->add_option("--size", o->size, "window size WxH (default 1600x1000)");

@@ -103,7 +103,7 @@ int run_gui(const GuiOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // One frame: input, the whole UI, the pixels (and the screenshot, read before the swap).
-  auto frame = [&](bool take_screenshot) {
+  auto frame = [&](const std::string& screenshot) {
     glfwPollEvents();
     ImGui_ImplOpenGL3_NewFrame();  // the first call uploads the font atlas: not counted
     ImGui_ImplGlfw_NewFrame();
@@ -120,8 +120,8 @@ int run_gui(const GuiOptions& o) {
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (take_screenshot && !write_screenshot(o.screenshot, fb_w, fb_h)) {
-      std::fprintf(stderr, "error: cannot write '%s'\n", o.screenshot.c_str());
+    if (!screenshot.empty() && !write_screenshot(screenshot, fb_w, fb_h)) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", screenshot.c_str());
       rc = 1;
     }
     glfwSwapBuffers(window);
@@ -139,7 +139,8 @@ int run_gui(const GuiOptions& o) {
       last_live = now;
       s.busy = true;
       s.time = headless ? s.frame / 30.0 : now;
-      frame(false);
+      if (s.live_frames == 0 && s.frame == 0) frame(std::string());  // ImGui lays out tab bars in a first frame
+      frame(o.live_screenshot);
       s.busy = false;
       ++s.live_frames;
     };
@@ -178,7 +179,7 @@ int run_gui(const GuiOptions& o) {
       viz::apply_style(s.dark, s.scale);
       dark_applied = s.dark;
     }
-    frame(headless && s.frame + 1 == total_frames && !o.screenshot.empty());
+    frame(headless && s.frame + 1 == total_frames ? o.screenshot : std::string());
     if (session.quit_requested()) break;
   }
   session.interpreter().on_iteration = nullptr;

@@ -28,7 +28,11 @@ const char* kLanguageHelp = R"(The opscope language is Python-like:
   x.shape, x.T, x[0], x[:, 1:3]   # attributes, transpose, indexing and slicing
   def swish(x): return x * sigmoid(x)     # a composite op (its nodes carry its name)
   for i in range(3): ...          # loops (bounded), if/elif/else, no_grad: blocks
-  save("x.npy", x); load("x.npy") # NumPy .npy files
+  while c: ... break / continue   # while loops, a if c else b, dicts {"lr": 0.1}
+  class Net: def forward(self, x) # a model: Net()(x) runs forward; parameters(model)
+  opt = Adam(parameters(model))   # opt.zero_grad(), opt.step(); also SGD, AdamW
+  for xb, yb in batches(x, y): .. # mini-batches; fashion_mnist("train"), log("loss", l)
+  save("x.npy", x); load("x.npy") # NumPy .npy files; load_idx("images-idx3-ubyte.gz")
 Type :help COMMAND, :help OP or :help FUNCTION for details.)";
 
 void cmd_help(Interpreter& in, const std::string& args, std::ostream& out) {
