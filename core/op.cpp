@@ -101,6 +101,10 @@ Tensor KernelCtx::workspace(const Shape& shape, DType dtype) const {
 Shape Val::shape() const { return ctx->meta(id).shape; }
 DType Val::dtype() const { return ctx->meta(id).dtype; }
 
+std::vector<Val> GradCtx::call_multi(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs) {
+  return call_op(OpRegistry::instance().get(op), inputs, attrs);
+}
+
 Val operator+(const Val& a, const Val& b) { return a.ctx->call("add", {a, b}); }
 Val operator-(const Val& a, const Val& b) { return a.ctx->call("sub", {a, b}); }
 Val operator*(const Val& a, const Val& b) { return a.ctx->call("mul", {a, b}); }
@@ -309,6 +313,16 @@ void OpRegistry::remove(std::string_view name) {
   index_.erase(it->second->name);
   retired_.push_back(std::move(it->second));
   ops_.erase(it);
+}
+
+void OpRegistry::reinstate(const OpDef* def) {
+  auto it = std::find_if(retired_.begin(), retired_.end(), [&](const auto& p) { return p.get() == def; });
+  if (it == retired_.end()) throw Error("internal: reinstate of an operator that was never replaced or removed");
+  std::unique_ptr<OpDef> p = std::move(*it);
+  retired_.erase(it);
+  remove(p->name);
+  index_[p->name] = p.get();
+  ops_.emplace(p->name, std::move(p));
 }
 
 void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn, bool device_default) {

@@ -112,6 +112,7 @@ struct InferCtx {
 // ---------------------------------------------------------------------------------------------
 // Kernels
 class Workspace;
+struct NodeBody;
 
 struct KernelCtx {
   const OpDef& op;
@@ -121,6 +122,7 @@ struct KernelCtx {
   std::vector<Tensor>& outputs;  // pre-allocated (contiguous) unless the op makes views
   Workspace& ws;
   MemCategory out_category = MemCategory::activation;  // what fresh outputs count as (gradient in backward)
+  const NodeBody* body = nullptr;  // the node's body, for ops whose kernel runs one (OpDef::body)
   // Scratch memory counted as workspace (im2col, FFT buffers); freed when the kernel returns.
   Tensor workspace(const Shape& shape, DType dtype) const;
   const Tensor& in(size_t i) const { return inputs[i]; }
@@ -154,7 +156,8 @@ class GradCtx {
   virtual size_t num_inputs() const = 0;
   virtual bool needs_grad(size_t input) const = 0;
   // Appends a node calling `op` and returns its outputs.
-  virtual std::vector<Val> call_multi(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs = {}) = 0;
+  virtual std::vector<Val> call_op(const OpDef& op, const std::vector<Val>& inputs, const AttrMap& attrs = {}) = 0;
+  std::vector<Val> call_multi(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs = {});
   virtual Val scalar(double value, DType dtype) = 0;  // a 0-d constant
   virtual const TensorMeta& meta(int value_id) const = 0;  // valid until the next call()
 
@@ -226,6 +229,10 @@ struct OpDef {
   std::vector<std::string> input_names;  // last may end in "..." (variadic) or "?" (optional)
   int min_inputs = 1, max_inputs = 1;    // max -1: variadic
   int num_outputs = 1;
+  // The last `hidden_outputs` outputs are tensors the kernel keeps for backward (a user @op's
+  // saved activations): graph values with bytes of their own, not returned to the caller.
+  int hidden_outputs = 0;
+  std::vector<std::string> output_names;  // optional ("output", "output 1", ... when empty)
   std::vector<AttrSpec> attrs;
   std::function<std::vector<TensorMeta>(const InferCtx&)> infer;
 
@@ -247,6 +254,10 @@ struct OpDef {
 
   CostFn cost;
   std::vector<GradcheckCase> gradcheck;
+
+  // Ops whose kernel runs a body of other ops (a user @op): the body of one call, from its
+  // input metadata and attributes. Every call site stores it in the node (Node::body).
+  std::function<std::shared_ptr<const NodeBody>(const std::vector<TensorMeta>& inputs, const Attrs& attrs)> body;
 
   // Where the op comes from: "" for the built-ins of ops/; a user `@op` or a loaded extension
   // records its source ("@op at lesson.ops:3", "my_ops.cpp"), so collisions can name both.
@@ -301,6 +312,9 @@ class OpRegistry {
   // point at it) but is no longer found by name.
   OpDef& replace(OpDef def);
   void remove(std::string_view name);
+  // Puts a replaced or removed definition back under its name (undoing replace/remove: the
+  // same object, so nodes made before see the registry exactly as it was).
+  void reinstate(const OpDef* def);
   const OpDef* find(std::string_view name) const;
   const OpDef& get(std::string_view name) const;  // throws "unknown operator" with suggestions
   std::vector<const OpDef*> all() const;          // sorted by name

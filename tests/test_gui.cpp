@@ -218,7 +218,7 @@ TEST_CASE("gui: the metrics panel plots each logged series, drawn while the loop
   CHECK(s["metrics"]["accuracy"]["last_step"] == 31);
   CHECK(s["metrics"]["loss"]["last"].get<double>() < 1.0);  // it learned something
   CHECK(s["metrics_charts"] == 2);  // the Metrics tab came forward with a chart per series
-  CHECK(s["live_frames"].get<int>() >= 1);  // frames were drawn from inside the loop
+  CHECK(s["idle_frames"].get<int>() >= 1);  // frames were drawn from inside the loop
   // The current step's line, in the highlight orange, in the panel under the graph.
   const float x = s["metrics_marker_x"];
   REQUIRE(x > 0);
@@ -237,4 +237,54 @@ TEST_CASE("gui: the metrics panel plots each logged series, drawn while the loop
   const auto& mem = s["memory"];
   REQUIRE(!mem.empty());
   CHECK(mem.back()["bytes"]["optimizer state"].get<int64_t>() == 2 * (8 * 32 + 32 + 32 * 3) * 4 + 3 * 4);
+}
+
+TEST_CASE("gui: a long statement keeps the window drawing, and Interrupt stops and undoes it", "[viz]") {
+  // "interrupt 3": the Interrupt button is clicked in the third frame drawn while the loop runs.
+  const GuiRun r = run_gui("interrupt",
+                           "interrupt 3;exec keep = logits\nfor i in range(1000000): z = matmul(randn(64, 64), randn(64, 64))", 8);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["idle_frames"].get<int>() >= 3);  // frames went on while the statement ran
+  CHECK(s["running"] == false);
+  bool reported = false;
+  for (const auto& line : s["console"]) reported = reported || std::string(line).rfind("interrupted at <console>:", 0) == 0;
+  CHECK(reported);
+  CHECK(s["graph_nodes"] == 17);  // the MLP's nodes, as before the loop
+  CHECK(s["steps_left"] == 11);   // the stepped backward pass is still there
+}
+
+TEST_CASE("gui: a loop's tape shows its last iteration and says how much was dropped", "[viz]") {
+  const GuiRun r = run_gui("loop_tape", "exec for i in range(60): l2 = cross_entropy(dense(relu(dense(x, w1, b1)), w2, b2), labels)", 6);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["loop"]["iterations"] == 60);
+  CHECK(s["loop"]["dropped_iterations"] == 59);
+  CHECK(s["graph_dropped_nodes"].get<int>() == 59 * 6);  // 6 nodes an iteration: 2 matmuls, 2 adds, relu, cross_entropy
+  CHECK(s["graph_nodes"] == 17 + 6);                       // the MLP and the loop's last iteration
+  CHECK(s["steps_left"] == 11);                            // the stepped pass keeps what it needs
+}
+
+TEST_CASE("gui: an @op's node expands to the ops of its body, its backward node too", "[viz][op]") {
+  // Nodes: #0 matmul, #1 swish (the @op), #2 sum; backward: #3 reshape, #4 expand, #5 swish_backward, ...
+  const GuiRun r = run_gui("custom_op", "step 3;expand n1;expand n5;select n5.5", 16, "custom_op.ops");
+  REQUIRE(r.rc == 0);
+  CHECK(r.state["action_errors"].empty());
+  CHECK(box(r.state, "n1") == nullptr);  // shown as its body instead
+  for (const char* key : {"n1.0", "n1.1", "n1.2", "n5.0", "n5.5", "n0", "n2"}) {
+    INFO(key);
+    CHECK(box(r.state, key));
+  }
+  const auto* sig = box(r.state, "n1.1");
+  REQUIRE(sig);
+  CHECK(std::string((*sig)["title"]).find("sigmoid") != std::string::npos);
+  CHECK((*sig)["subtitle"] == "s");
+  const auto* bw = box(r.state, "n5.5");
+  REQUIRE(bw);
+  CHECK((*bw)["current"] == true);  // the backward node's step ran its whole body
+  CHECK((*bw)["selected"] == true);
+  const GuiRun folded = run_gui("custom_op_folded", "step 3", 10, "custom_op.ops");
+  REQUIRE(folded.rc == 0);
+  CHECK(box(folded.state, "n1"));
+  CHECK(box(folded.state, "n1.1") == nullptr);
 }

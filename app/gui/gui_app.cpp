@@ -14,6 +14,7 @@
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/workspace.h"
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -97,14 +98,41 @@ int run_gui(const GuiOptions& o) {
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330");
 
-  s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history."});
+  s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history. Esc or Ctrl-C stops a running statement."});
   int rc = 0;
-  int fb_w = 0, fb_h = 0;
+  const std::vector<std::string> actions = split_actions(o.actions);
+  // Headless: one action per frame after the first, then frames for animations to settle.
+  const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
+  bool dark_applied = s.dark;
   const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  // One frame: input, the whole UI, the pixels (and the screenshot, read before the swap).
-  auto frame = [&](const std::string& screenshot) {
+  int fb_w = 0, fb_h = 0;
+  // One frame: events, the next scripted action, the UI, the picture. `idle`: drawn between the
+  // steps of a running statement (the window stays alive; headless, it counts no frame and takes
+  // no action, so scripted runs stay deterministic).
+  auto draw_frame = [&](bool idle) {
     glfwPollEvents();
+    if (idle) {
+      ++s.idle_frames;
+      if (s.interrupt_on_idle_frame >= 0 && s.idle_frames >= s.interrupt_on_idle_frame) {
+        s.interrupt_on_idle_frame = -1;
+        interrupt::request();  // as if Interrupt was clicked in this frame
+      }
+    }
+    s.time = headless ? s.frame / 30.0 : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!idle && headless && s.frame >= 1 && s.frame - 1 < static_cast<int>(actions.size())) {
+      try {
+        apply_action(s, actions[static_cast<size_t>(s.frame - 1)]);
+      } catch (const Error& e) {
+        std::fprintf(stderr, "error: action '%s': %s\n", actions[static_cast<size_t>(s.frame - 1)].c_str(), e.what());
+        if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
+        s.action_errors.push_back(e.what());
+        rc = 1;
+      }
+    }
+    if (dark_applied != s.dark) {
+      viz::apply_style(s.dark, s.scale);
+      dark_applied = s.dark;
+    }
     ImGui_ImplOpenGL3_NewFrame();  // the first call uploads the font atlas: not counted
     ImGui_ImplGlfw_NewFrame();
     inject_mouse(s);
@@ -120,35 +148,41 @@ int run_gui(const GuiOptions& o) {
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (!screenshot.empty() && !write_screenshot(screenshot, fb_w, fb_h)) {
-      std::fprintf(stderr, "error: cannot write '%s'\n", screenshot.c_str());
+    const std::string& png = idle ? o.live_screenshot : headless && s.frame + 1 == total_frames ? o.screenshot : std::string();
+    if (!png.empty() && !write_screenshot(png, fb_w, fb_h)) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", png.c_str());
       rc = 1;
     }
     glfwSwapBuffers(window);
   };
-  // While a statement runs (a training loop), frames are drawn from its loop back-edges: the
-  // metrics panel grows live. At most 30 a second; headless, one every 25 iterations, so that
-  // tests see the same frames on every machine.
-  {
-    double last_live = 0;
+  s.idle_frame = [&] {
+    if (glfwWindowShouldClose(window)) {  // closing the window stops the statement first
+      interrupt::request();
+      return;
+    }
+    draw_frame(true);
+  };
+  // Headless, the script's frames come from its loops' back-edges, one every 25 iterations
+  // (not from the clock), so that tests see the same frames on every machine.
+  auto run_headless = [&](const std::function<void()>& work) {
     int64_t iterations = 0;
     session.interpreter().on_iteration = [&] {
-      ++iterations;
-      const double now = seconds();
-      if (headless ? iterations % 25 != 0 : now - last_live < 1.0 / 30) return;
-      last_live = now;
-      s.busy = true;
-      s.time = headless ? s.frame / 30.0 : now;
-      if (s.live_frames == 0 && s.frame == 0) frame(std::string());  // ImGui lays out tab bars in a first frame
-      frame(o.live_screenshot);
-      s.busy = false;
-      ++s.live_frames;
+      if (++iterations % 25 != 0) return;
+      if (s.idle_frames == 0 && s.frame == 0) draw_frame(true);  // ImGui lays out tab bars in a first frame
+      draw_frame(true);
     };
-  }
+    s.running = true;
+    work();
+    s.running = false;
+    session.interpreter().on_iteration = nullptr;
+  };
   if (!o.script.empty()) {
     std::ostringstream out, err;
-    const bool ok = session.run(read_file(o.script), o.script, out, err);
-    s.log->drop_nodes_from(&ws.graph(), static_cast<int>(ws.graph().num_nodes()));  // steps of a rolled-back statement
+    bool ok = true;
+    auto run_script = [&] { ok = session.run(read_file(o.script), o.script, out, err); };
+    if (headless) run_headless(run_script);
+    else run_busy(s, run_script);
+    s.log->forget_missing_nodes(&ws.graph());  // steps of a rolled-back statement
     s.console.lines.push_back({ConsoleLine::input, "# ran " + o.script});
     std::istringstream os(out.str()), es(err.str());
     for (std::string line; std::getline(os, line);) s.console.lines.push_back({ConsoleLine::output, line});
@@ -158,31 +192,18 @@ int run_gui(const GuiOptions& o) {
       if (headless) rc = 1;
     }
   }
-  const std::vector<std::string> actions = split_actions(o.actions);
-  // Headless: one action per frame after the first, then frames for animations to settle.
-  const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
-  bool dark_applied = s.dark;
   for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
     if (headless && s.frame >= total_frames) break;
-    s.time = headless ? s.frame / 30.0 : seconds();
-    if (headless && s.frame >= 1 && s.frame - 1 < static_cast<int>(actions.size())) {
-      try {
-        apply_action(s, actions[static_cast<size_t>(s.frame - 1)]);
-      } catch (const Error& e) {
-        std::fprintf(stderr, "error: action '%s': %s\n", actions[static_cast<size_t>(s.frame - 1)].c_str(), e.what());
-        if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
-        s.action_errors.push_back(e.what());
-        rc = 1;
-      }
+    draw_frame(false);
+    // What a click asked for runs now, between frames (it may run long: frames go on inside).
+    while (!s.queued.empty() && !glfwWindowShouldClose(window)) {
+      auto work = std::move(s.queued.front());
+      s.queued.erase(s.queued.begin());
+      work();
     }
-    if (dark_applied != s.dark) {
-      viz::apply_style(s.dark, s.scale);
-      dark_applied = s.dark;
-    }
-    frame(headless && s.frame + 1 == total_frames ? o.screenshot : std::string());
     if (session.quit_requested()) break;
   }
-  session.interpreter().on_iteration = nullptr;
+  s.idle_frame = nullptr;
   if (!o.state_json.empty()) {
     std::ofstream f(o.state_json, std::ios::binary);
     if (!(f << state_json(s, fb_w, fb_h) << "\n")) {
