@@ -145,7 +145,7 @@ TapeDrops Graph::drop_unreachable(const Mark& from, const std::vector<int>& pinn
   std::unordered_map<int, int> last_update;  // parameter value -> its last update node
   for (const Node& n : nodes_.items())
     if (n.id >= first_node && n.phase == Phase::update && !n.inputs.empty()) last_update[n.inputs[0]] = n.id;
-  for (const auto& [param, id] : last_update) work.push_back(id);
+  for (const auto& entry : last_update) work.push_back(entry.second);
   for (int id : pinned_nodes)
     if (id >= first_node) work.push_back(id);
   for (auto& [fwd, bwds] : backward_of)
