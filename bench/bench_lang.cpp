@@ -148,7 +148,9 @@ int main(int argc, char** argv) {
               device_built(Device::cuda) ? "yes" : "no");
   std::printf("%-44s %9.1f ms %9s ms %8s\n", "opscope -c '1+1' (spawn to exit, median)", start.seconds * 1e3, "<= 10",
               verdict(start.seconds * 1e3 <= 10));
-  std::printf("%-44s %9.1f MB %9s MB %8s\n", "  largest resident memory of a run", start.max_rss_mb, "<= 20",
-              verdict(start.max_rss_mb <= 20));
+  // Not a verdict: Linux carries the parent's high-water mark into a vfork+exec'ed child, so this
+  // is at least bench_lang's own; `/usr/bin/time -f %M opscope -c '1+1'` gives opscope's alone.
+  std::printf("%-44s %9.1f MB  (an upper bound: includes bench_lang's own, see /usr/bin/time -f %%M)\n",
+              "  largest resident memory of a run", start.max_rss_mb);
   return 0;
 }

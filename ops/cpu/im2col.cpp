@@ -24,21 +24,21 @@ void im2col_rows(const T* xc, T* col, int64_t q0, int64_t q1, const ConvWindow& 
   for (int64_t q = q0; q < q1; ++q) {
     const int64_t c = q / (g.R * g.S), r = (q / g.S) % g.R, s = q % g.S;
     T* row = col + q * ohw;
-    const int64_t off_w = s * g.dil - g.pad;
+    const int64_t off_w = s * g.dw - g.pw;
     int64_t lo, hi;
-    valid_range(off_w, g.stride, g.W, g.OW, lo, hi);
+    valid_range(off_w, g.sw, g.W, g.OW, lo, hi);
     for (int64_t oh = 0; oh < g.OH; ++oh) {
       T* dst = row + oh * g.OW;
-      const int64_t ih = oh * g.stride - g.pad + r * g.dil;
+      const int64_t ih = oh * g.sh - g.ph + r * g.dh;
       if (ih < 0 || ih >= g.H) {
         std::fill(dst, dst + g.OW, T(0));
         continue;
       }
       const T* src = xc + (c * g.H + ih) * g.W + off_w;
       std::fill(dst, dst + lo, T(0));
-      if (g.stride == 1) std::copy(src + lo, src + hi, dst + lo);
+      if (g.sw == 1) std::copy(src + lo, src + hi, dst + lo);
       else
-        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g.stride];
+        for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g.sw];
       std::fill(dst + hi, dst + g.OW, T(0));
     }
   }
@@ -52,18 +52,18 @@ void col2im_channels(const T* col, T* dxc, int64_t c0, int64_t c1, const ConvWin
     for (int64_t r = 0; r < g.R; ++r)
       for (int64_t s = 0; s < g.S; ++s) {
         const T* row = col + ((c * g.R + r) * g.S + s) * ohw;
-        const int64_t off_w = s * g.dil - g.pad;
+        const int64_t off_w = s * g.dw - g.pw;
         int64_t lo, hi;
-        valid_range(off_w, g.stride, g.W, g.OW, lo, hi);
+        valid_range(off_w, g.sw, g.W, g.OW, lo, hi);
         for (int64_t oh = 0; oh < g.OH; ++oh) {
-          const int64_t ih = oh * g.stride - g.pad + r * g.dil;
+          const int64_t ih = oh * g.sh - g.ph + r * g.dh;
           if (ih < 0 || ih >= g.H) continue;
           const T* src = row + oh * g.OW;
           T* dst = dxc + (c * g.H + ih) * g.W + off_w;
-          if (g.stride == 1)
+          if (g.sw == 1)
             for (int64_t ow = lo; ow < hi; ++ow) dst[ow] += src[ow];
           else
-            for (int64_t ow = lo; ow < hi; ++ow) dst[ow * g.stride] += src[ow];
+            for (int64_t ow = lo; ow < hi; ++ow) dst[ow * g.sw] += src[ow];
         }
       }
 }

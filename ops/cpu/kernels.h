@@ -29,7 +29,8 @@ enum class SoftmaxKind : int { stable, naive, log };
 
 // conv2d's window over one group of one image: Cg channels of H×W, an R×S kernel.
 struct ConvWindow {
-  int64_t Cg = 1, H = 1, W = 1, R = 1, S = 1, OH = 1, OW = 1, stride = 1, pad = 0, dil = 1;
+  int64_t Cg = 1, H = 1, W = 1, R = 1, S = 1, OH = 1, OW = 1;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;  // stride, padding, dilation along H and W
 };
 
 // Scaled dot-product attention: Q [batches, Tq, D], K [.., S, D], V [.., S, Dv] (per-batch
