@@ -202,7 +202,7 @@ int main(int argc, char** argv) {
                   ratio.c_str(), target.c_str(), v.c_str());
     }
   std::printf("%-48s %7s %12s %12s %9s\n", "Fashion-MNIST epoch (CNN, Adam)", "-", "not run", "-", "-");
-  std::printf("  (needs the training issue's IDX loading and optimizers, not on this branch)\n");
+  std::printf("  (timed beside PyTorch by ./build/bench_train, the training issue's benchmark)\n");
 
   std::printf("\nopscope: %s\n", cpu_description().c_str());
   for (int t : thread_counts) {
