@@ -246,6 +246,17 @@ TEST_CASE("pooling: vectorized against direct (every window shape, NaN and ties)
   check_case({"max_pool2d_backward", "vectorized", {x, dy}, a, 0, "64x16x28x28"});
   check_case({"avg_pool2d", "vectorized", {x}, a, 1e-7, "64x16x28x28"});
   check_case({"max_pool2d", "vectorized", {x}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, 0, "3x3/2 pad 1"});
+  // Per-axis sizes (kernel_size, stride, padding as pairs) take the plain loop: the same bits as direct.
+  Tensor xr = uniform({2, 3, 9, 10}, 55);
+  const AttrMap pair = {{"kernel_size", std::vector<int64_t>{3, 2}}, {"stride", std::vector<int64_t>{1, 2}},
+                        {"padding", std::vector<int64_t>{1, 0}}};
+  for (const char* op : {"max_pool2d", "avg_pool2d"}) {
+    INFO(op << " 3x2 window, stride (1, 2), padding (1, 0)");
+    CHECK(same_bits(ws.call(op, {xr}, pair, "direct"), ws.call(op, {xr}, pair, "vectorized")));
+  }
+  const Tensor dyr = uniform(ws.call("max_pool2d", {xr}, pair).shape(), 56);
+  CHECK(same_bits(ws.call("max_pool2d_backward", {xr, dyr}, pair, "direct"),
+                  ws.call("max_pool2d_backward", {xr, dyr}, pair, "vectorized")));
 }
 
 TEST_CASE("conv2d (im2col + blas) and attention across kernel sets and thread counts", "[op]") {
