@@ -24,6 +24,8 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT OPSCOPE_NATIVE)
 endif()
 
 find_program(OPSCOPE_OBJCOPY NAMES objcopy ${CMAKE_OBJCOPY})
+# GNU ld: --force-group-allocation (lld, the linker of a clang build, lacks it).
+find_program(OPSCOPE_LD_BFD NAMES ld.bfd ld)
 set(OPSCOPE_CPU_KERNEL_OBJECTS "")
 foreach(isa IN LISTS OPSCOPE_CPU_ISAS)
   add_library(opscope_cpu_${isa}_objs OBJECT ${OPSCOPE_CPU_KERNEL_SOURCES})
@@ -36,7 +38,7 @@ foreach(isa IN LISTS OPSCOPE_CPU_ISAS)
   set_target_properties(opscope_cpu_${isa}_objs PROPERTIES POSITION_INDEPENDENT_CODE ON)
   set(out ${CMAKE_CURRENT_BINARY_DIR}/opscope_cpu_${isa}.o)
   add_custom_command(OUTPUT ${out}
-    COMMAND ${CMAKE_LINKER} -r --force-group-allocation -o ${out}.partial $<TARGET_OBJECTS:opscope_cpu_${isa}_objs>
+    COMMAND ${OPSCOPE_LD_BFD} -r --force-group-allocation -o ${out}.partial $<TARGET_OBJECTS:opscope_cpu_${isa}_objs>
     COMMAND ${OPSCOPE_OBJCOPY} --keep-global-symbol=opscope_cpu_kernels_${isa} ${out}.partial ${out}
     DEPENDS opscope_cpu_${isa}_objs $<TARGET_OBJECTS:opscope_cpu_${isa}_objs>
     COMMAND_EXPAND_LISTS VERBATIM

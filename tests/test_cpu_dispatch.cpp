@@ -170,10 +170,10 @@ TEST_CASE("layer_norm, batch_norm and their backward across kernel sets and thre
   Tensor x = uniform({512, 256}, 31, DType::f32, -3, 5), dy = uniform({512, 256}, 32);
   Tensor w = uniform({256}, 33), b = uniform({256}, 34);
   for (const char* algo : {"welford", "two_pass", "naive"})
-    check_case({"layer_norm", algo, {x, w, b}, {}, 1e-5, "rows of 256"});
-  check_case({"layer_norm", "welford", {uniform({300, 70}, 35, DType::f64), uniform({70}, 36, DType::f64)}, {}, 1e-13, "float64"});
-  check_case({"layer_norm_backward", "default", {x, dy, w}, {}, 1e-5, "rows of 256"});
-  check_case({"layer_norm_backward", "default", {uniform({1000, 33}, 37), uniform({1000, 33}, 38)}, {}, 1e-5, "no weight"});
+    check_case({"layer_norm", algo, {x, w, b}, {{"normalized_shape", std::vector<int64_t>{256}}}, 1e-5, "rows of 256"});
+  check_case({"layer_norm", "welford", {uniform({300, 70}, 35, DType::f64), uniform({70}, 36, DType::f64)}, {{"normalized_shape", std::vector<int64_t>{70}}}, 1e-13, "float64"});
+  check_case({"layer_norm_backward", "default", {x, dy, w}, {{"normalized_shape", std::vector<int64_t>{256}}}, 1e-5, "rows of 256"});
+  check_case({"layer_norm_backward", "default", {uniform({1000, 33}, 37), uniform({1000, 33}, 38)}, {{"normalized_shape", std::vector<int64_t>{33}}}, 1e-5, "no weight"});
   Tensor xb = uniform({16, 24, 14, 14}, 41, DType::f32, -2, 3), dyb = uniform({16, 24, 14, 14}, 42);
   Tensor wc = uniform({24}, 43), bc = uniform({24}, 44);
   for (const char* algo : {"welford", "two_pass", "naive"}) {
