@@ -15,6 +15,9 @@
 #include <sstream>
 
 #include "app/kernel_lab.h"
+#include "app/onnx/conformance.h"
+#include "app/onnx/onnx_export.h"
+#include "app/onnx/onnx_import.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
 #include "app/lesson/lesson.h"
@@ -26,6 +29,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/op.h"
+#include "core/program.h"
 #include "core/workspace.h"
 #include "viz/export.h"
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
@@ -228,6 +232,66 @@ Command add_bench_command(CLI::App& app) {
           }};
 }
 
+// [SECTION] ONNX: import, the conformance runner
+
+Command add_import_command(CLI::App& app) {
+  struct Opts {
+    std::string file;
+    std::vector<std::string> shapes;
+    bool ops = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("import", "read an ONNX model and print it traced in static mode (opscope gui opens it too)");
+  sub->add_option("MODEL", o->file, "the .onnx file");
+  sub->add_option("--shape", o->shapes, "NAME=DIMS: sizes for an input's symbolic dimensions (default 1), e.g. x=8,1,28,28");
+  sub->add_flag("--ops", o->ops, "list the ONNX operator types opscope maps");
+  return {sub, [o] {
+            if (o->ops) {
+              for (auto& t : interop::mapped_op_types()) std::cout << t << "\n";
+              return 0;
+            }
+            if (o->file.empty()) throw Error("import needs an .onnx file", "opscope import model.onnx [--shape x=1,3,224,224]");
+            interop::ImportOptions opt;
+            for (auto& s : o->shapes) opt.shapes.insert(interop::parse_shape_option(s));
+            Workspace& ws = current_workspace();
+            auto model = interop::ImportedModel::load(o->file, opt);
+            std::cout << model->summary();
+            const auto traced = model->trace(ws);
+            CompileOptions copt;
+            for (auto& t : traced.outputs) copt.fetch.push_back(ws.value_of(t));
+            copt.gradients = false;
+            auto program = compile_program(ws, copt);
+            std::cout << "traced in static mode against input(): " << ws.graph().num_nodes() << " opscope nodes ("
+                      << traced.folded << " ONNX nodes folded at import); compiled: " << program->schedule.size() << " nodes, "
+                      << program->flops() << " FLOPs, " << bytes_str(program->peak_bytes()) << " per run\n";
+            lang::Session session(ws);
+            std::ostringstream err;
+            session.run(":graph", "<import>", std::cout, err);
+            return 0;
+          }};
+}
+
+Command add_onnx_test_command(CLI::App& app) {
+  struct Opts {
+    std::vector<std::string> dirs, ops;
+    bool markdown = false, verbose = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("onnx-test", "run ONNX backend node tests through the importer: per op type passed/failed/skipped");
+  sub->add_option("DIR", o->dirs, "test folders (with model.onnx), or folders of them: /usr/share/libonnx-testdata/data/node")->required();
+  sub->add_option("--op", o->ops, "only the tests of these ONNX op types");
+  sub->add_flag("--markdown", o->markdown, "print the table as Markdown (the README's)");
+  sub->add_flag("-v,--verbose", o->verbose, "a line for every test");
+  return {sub, [o] {
+            interop::ConformanceOptions opt;
+            opt.only_ops = o->ops;
+            opt.verbose = o->verbose;
+            const auto report = interop::run_conformance(o->dirs, opt, std::cout);
+            std::cout << interop::conformance_table(report, o->markdown);
+            return report.count(interop::ConformanceTest::failed) == 0 ? 0 : 1;
+          }};
+}
+
 // [SECTION] Lessons
 
 Command add_lesson_command(CLI::App& app) {
@@ -323,6 +387,8 @@ int main(int argc, char** argv) {
       add_gradcheck_command(app),
       add_bench_command(app),
       add_export_command(app),
+      add_import_command(app),
+      add_onnx_test_command(app),
       add_lesson_command(app),
       add_gui_command(app),
   };

@@ -1,7 +1,9 @@
-// Unary elementwise operators: neg, exp, log, sqrt, abs, sign, and cast between dtypes.
-// Kernels map contiguous data through Eigen array expressions (vectorized exp/log/sqrt).
+// Unary elementwise operators: neg, exp, log, sqrt, abs, sign, erf, clip, and cast between
+// dtypes. Kernels map contiguous data through Eigen array expressions (vectorized exp/log/sqrt).
 #include <Eigen/Core>
+#include <unsupported/Eigen/SpecialFunctions>
 #include <cmath>
+#include <limits>
 
 #include "ops/cpu_util.h"
 
@@ -32,6 +34,19 @@ KernelFn eigen_unary(F f, bool float_only) {
       }
     });
   };
+}
+
+// A bound of clip as the element type: ±inf and values beyond int64 saturate for integers.
+template <class T>
+T clip_bound(double v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(v);
+  } else {
+    if (std::isnan(v)) return 0;
+    if (v <= -9.2e18) return std::numeric_limits<T>::lowest();
+    if (v >= 9.2e18) return std::numeric_limits<T>::max();
+    return static_cast<T>(v);
+  }
 }
 
 OpDef unary(const std::string& name, const std::string& doc, bool float_only) {
@@ -93,6 +108,44 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
     d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.sign(); }, false));
     d.differentiable = false;  // its derivative is 0 almost everywhere
     d.gradcheck.clear();
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = unary("erf", "y = erf(x) = 2/√π·∫₀ˣ e^(−t²) dt (the Gauss error function)", true);
+    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.erf(); }, true));
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      constexpr double kTwoOverSqrtPi = 1.1283791670955126;
+      Val x = g.input(0);
+      return {g.grad_output(0) * g.call("exp", {-(x * x)}) * kTwoOverSqrtPi};
+    };
+    d.backward_note = "dx = dy · 2/√π · e^(−x²)";
+    d.cost = cpu::elementwise_cost(10);
+    d.gradcheck = {gc({{{3, 4}}}), gc({{{2, 5}, Domain::positive}}, {}, "the flat tail (x up to 2)")};
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = unary("clip", "y = min(max(x, min), max) (PyTorch's clamp)", false);
+    d.attrs = {make_attr("min", AttrType::real, -std::numeric_limits<double>::infinity(), "lower bound (-inf: none)"),
+               make_attr("max", AttrType::real, std::numeric_limits<double>::infinity(), "upper bound (inf: none)")};
+    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+      visit_dtype(k.in(0).dtype(), [&](auto z) {
+        using T = decltype(z);
+        const T lo = clip_bound<T>(k.attrs.f("min")), hi = clip_bound<T>(k.attrs.f("max"));
+        ConstArrayMap<T> in(k.in(0).data<T>(), k.in(0).numel());
+        ArrayMap<T> out(k.out().data<T>(), k.out().numel());
+        out = in.max(lo).min(hi);
+      });
+    });
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val x = g.input(0), dy = g.grad_output(0);
+      Val inside = g.call("ge", {x, g.scalar_like(g.attrs().f("min"), x)}) * g.call("le", {x, g.scalar_like(g.attrs().f("max"), x)});
+      return {g.call("where", {inside, dy, g.scalar_like(0, dy)})};
+    };
+    d.backward_note = "dx = dy where min <= x <= max, else 0";
+    d.gradcheck = {gc({{{3, 4}}}, {{"min", -0.5}, {"max", 0.5}}, "both bounds (no draw within 1e-6 of a kink)"),
+                   gc({{{3, 4}}}, {{"min", 0.25}}, "lower bound only")};
     registry.add(std::move(d));
   }
   {

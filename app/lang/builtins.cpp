@@ -6,6 +6,7 @@
 #include "app/lang/call_args.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
+#include "app/lang/onnx_builtins.h"
 #include "app/lang/parser.h"
 #include "core/device.h"
 
@@ -507,6 +508,7 @@ void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>& tab
   install_python_builtins(B);
   install_measurement_builtins(B);
   install_file_builtins(B);
+  install_onnx_builtins(B);
 }
 
 Value Interpreter::call_method(const Tensor& self, const std::string& name, CallArgs& a) {

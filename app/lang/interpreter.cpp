@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "app/lang/onnx_builtins.h"
 #include "app/lang/parser.h"
 
 namespace opscope::lang {
@@ -70,6 +71,7 @@ void Interpreter::install_builtins() {
 void Interpreter::install_commands() {
   install_repl_commands(*this);
   install_static_commands(*this);
+  install_onnx_commands(*this);
 }
 
 void Interpreter::fail(Pos p, const std::string& message, const std::string& hint) const {
@@ -705,6 +707,7 @@ Value Interpreter::get_attr(const Value& obj, const std::string& name, Pos p) {
     m.s = name;
     return m;
   }
+  if (obj.kind == Value::object) return obj.obj->attribute(*this, name, p);
   if ((obj.kind == Value::list || obj.kind == Value::tuple) && name == "append" && obj.kind == Value::list) {
     Value m;
     m.kind = Value::method;
@@ -752,7 +755,9 @@ Value Interpreter::call_value(const Value& callee, CallArgs& args) {
       }
     case Value::op_ref: return call_op(*callee.op, args);
     case Value::function: return call_function(*callee.fn, args);
+    case Value::object: return callee.obj->call(*this, args);
     case Value::method:
+      if (callee.obj) return callee.obj->call_method(*this, callee.s, args);
       if (callee.items) {  // list.append
         if (args.positional.size() != 1) fail(args.pos, "append takes one argument");
         on_undo([items = callee.items] { items->pop_back(); });

@@ -147,7 +147,10 @@ std::vector<std::string> Session::completions(const std::string& line, size_t cu
   if (start > 0 && line[start - 1] == ':' && line.find_first_not_of(" \t") == start - 1) {
     for (auto& [n, _] : in.commands()) pool.push_back(n);
   } else if (start > 0 && line[start - 1] == '.') {
-    pool = tensor_member_names();
+    size_t b = start - 1;  // the name before the dot: an object's own members
+    while (b > 0 && (std::isalnum(static_cast<unsigned char>(line[b - 1])) || line[b - 1] == '_')) --b;
+    const Value* obj = in.lookup(line.substr(b, start - 1 - b));
+    pool = obj && obj->kind == Value::object ? obj->obj->member_names() : tensor_member_names();
   } else {
     pool = in.all_names();
     // Inside a call `name(...`: its keyword arguments (op attributes) come first.

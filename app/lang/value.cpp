@@ -19,8 +19,17 @@ const char* kind_name(const Value& v) {
     case Value::builtin_fn: return "builtin";
     case Value::op_ref: return "operator";
     case Value::method: return "method";
+    case Value::object: return v.obj ? v.obj->type_name() : "object";
   }
   return "?";
+}
+
+Value method_value(std::shared_ptr<NativeObject> obj, const std::string& name) {
+  Value m;
+  m.kind = Value::method;
+  m.obj = std::move(obj);
+  m.s = name;
+  return m;
 }
 
 namespace {
@@ -59,6 +68,7 @@ std::string repr(const Value& v) {
     case Value::builtin_fn: return "<builtin " + v.builtin->name + ">";
     case Value::op_ref: return "<operator " + v.op->name + ": " + v.op->doc + ">";
     case Value::method: return "<method " + v.s + ">";
+    case Value::object: return v.obj ? v.obj->repr() : "<object>";
   }
   return "?";
 }
@@ -87,6 +97,7 @@ bool values_equal(const Value& a, const Value& b) {
     case Value::function: return a.fn == b.fn;
     case Value::builtin_fn: return a.builtin == b.builtin;
     case Value::op_ref: return a.op == b.op;
+    case Value::object: return a.obj == b.obj;
     default: return false;
   }
 }

@@ -15,6 +15,7 @@ namespace opscope::lang {
 
 class Interpreter;
 struct Value;
+class NativeObject;
 
 struct Function {  // a user `def`
   std::string name;
@@ -41,7 +42,7 @@ struct Builtin {
 };
 
 struct Value {
-  enum Kind { none, boolean, integer, real, string, list, tuple, tensor, function, builtin_fn, op_ref, method };
+  enum Kind { none, boolean, integer, real, string, list, tuple, tensor, function, builtin_fn, op_ref, method, object };
   Kind kind = none;
   bool b = false;
   int64_t i = 0;
@@ -52,6 +53,7 @@ struct Value {
   std::shared_ptr<Function> fn;
   const Builtin* builtin = nullptr;
   const OpDef* op = nullptr;
+  std::shared_ptr<NativeObject> obj;  // object; method receiver of an object's method
 
   static Value None() { return {}; }
   static Value Bool(bool v) { Value x; x.kind = boolean; x.b = v; return x; }
@@ -68,6 +70,23 @@ struct Value {
   bool is_number() const { return kind == integer || kind == real || kind == boolean; }
   double number() const { return kind == real ? f : kind == integer ? static_cast<double>(i) : b ? 1.0 : 0.0; }
 };
+
+// A value the language gets from C++ (an imported ONNX model): it has a type name, attributes
+// and methods (x.name, x.f(...)), may be called (m(x)), and prints itself. The interpreter
+// knows it only through this interface.
+class NativeObject {
+ public:
+  virtual ~NativeObject() = default;
+  virtual const char* type_name() const = 0;
+  virtual std::string repr() const = 0;
+  // obj.name: a value, or for a method a Value::method with `obj` and `s` set (see method_value).
+  virtual Value attribute(Interpreter& in, const std::string& name, Pos p) = 0;
+  virtual Value call_method(Interpreter& in, const std::string& name, CallArgs& args) = 0;
+  virtual Value call(Interpreter& in, CallArgs& args) = 0;  // obj(...)
+  virtual std::vector<std::string> member_names() const = 0;  // for completion and suggestions
+};
+// The bound method `name` of `obj`.
+Value method_value(std::shared_ptr<NativeObject> obj, const std::string& name);
 
 const char* kind_name(const Value& v);  // "int", "tensor", ...
 std::string repr(const Value& v);       // as the REPL echoes it

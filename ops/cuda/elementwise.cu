@@ -143,6 +143,27 @@ struct Sigmoid {  // overflow-safe: never exp of a large positive number
   }
 };
 struct Tanh { template <class T> __device__ T operator()(T x) const { return tanh(x); } };
+struct Erf { template <class T> __device__ T operator()(T x) const { return erf(x); } };
+// Bounds as doubles for floats, saturated int64s for integers (the CPU's clip_bound).
+struct Clip {
+  double lo, hi;
+  int64_t lo_i, hi_i;
+  template <class T> __device__ T operator()(T x) const {
+    if constexpr (std::is_integral_v<T>) {
+      return x < lo_i ? T(lo_i) : x > hi_i ? T(hi_i) : x;
+    } else {
+      const T l = T(lo), h = T(hi);
+      const T y = x < l ? l : x;
+      return y > h ? h : y;
+    }
+  }
+};
+int64_t saturated_int(double v) {
+  if (v != v) return 0;
+  if (v <= -9.2e18) return INT64_MIN;
+  if (v >= 9.2e18) return INT64_MAX;
+  return static_cast<int64_t>(v);
+}
 struct LeakyRelu {
   double slope;
   template <class T> __device__ T operator()(T x) const { return x > T(0) ? x : x * T(slope); }
@@ -262,6 +283,10 @@ struct Register {
     unary_op("relu", true, [](const Attrs&) { return Relu{}; });
     unary_op("sigmoid", true, [](const Attrs&) { return Sigmoid{}; });
     unary_op("tanh", true, [](const Attrs&) { return Tanh{}; });
+    unary_op("erf", true, [](const Attrs&) { return Erf{}; });
+    unary_op("clip", false, [](const Attrs& a) {
+      return Clip{a.f("min"), a.f("max"), saturated_int(a.f("min")), saturated_int(a.f("max"))};
+    });
     unary_op("leaky_relu", true, [](const Attrs& a) { return LeakyRelu{a.f("negative_slope")}; });
     unary_op("gelu", true, [](const Attrs& a) { return Gelu{a.s("approximate") == "tanh"}; });
     add_kernel("gelu_backward", "default", [](KernelCtx& k) {

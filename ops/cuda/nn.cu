@@ -1,4 +1,5 @@
-// CUDA embedding (lookup and atomic backward), linear and dropout.
+// CUDA embedding (lookup and atomic backward), gather and gather_backward (the same along any
+// axis), linear and dropout.
 //
 // linear: y = x·Wᵀ + b as one cuBLAS GEMM over all rows of x (W stays [out, in]: the GEMM reads
 // it transposed), then a bias pass. dropout: the CPU's counter-based hash (splitmix64 of seed and
@@ -19,26 +20,27 @@
 namespace opscope::cuda {
 namespace {
 
-__global__ void find_bad_index(const int64_t* idx, int64_t n, int64_t V, unsigned long long* first_bad) {
+__global__ void find_bad_index(const int64_t* idx, int64_t n, int64_t lo, int64_t hi, unsigned long long* first_bad) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    if (idx[i] < 0 || idx[i] >= V) atomicMin(first_bad, static_cast<unsigned long long>(i));
+    if (idx[i] < lo || idx[i] >= hi) atomicMin(first_bad, static_cast<unsigned long long>(i));
 }
 
-void check_indices(KernelCtx& k, const Tensor& idx, int64_t V) {
+// Every index in [lo, V): embedding takes [0, V), gather also negative ones from the end ([-V, V)).
+void check_indices(KernelCtx& k, const Tensor& idx, int64_t V, int64_t lo = 0) {
   const int64_t n = idx.numel();
   if (n == 0) return;
   constexpr int64_t kNone = int64_t{1} << 62;  // exactly representable as the double fill() takes
   Tensor flag = k.workspace({1}, DType::i64);
   flag.fill(static_cast<double>(kNone));
-  find_bad_index<<<grid_for(n), kThreads, 0, stream()>>>(idx.data<int64_t>(), n, V,
+  find_bad_index<<<grid_for(n), kThreads, 0, stream()>>>(idx.data<int64_t>(), n, lo, V,
                                                          reinterpret_cast<unsigned long long*>(flag.data<int64_t>()));
   OPSCOPE_CUDA_LAUNCHED("find_bad_index");
   const int64_t bad = static_cast<int64_t>(flag.get(0));
   if (bad != kNone) {
     const int64_t value = static_cast<int64_t>(idx.get(bad));
     throw Error(k.op.name + ": index " + std::to_string(value) + " (at flat position " + std::to_string(bad) +
-                    ") is out of range for a table of " + std::to_string(V) + " rows",
-                "every index must be in [0, " + std::to_string(V) + ")");
+                    ") is out of range for " + (lo < 0 ? "an axis of size " : "a table of ") + std::to_string(V) + (lo < 0 ? "" : " rows"),
+                "every index must be in [" + std::to_string(lo) + ", " + std::to_string(V) + ")");
   }
 }
 
@@ -54,6 +56,40 @@ __global__ void scatter_add_rows(const int64_t* idx, const T* dy, T* dw, int64_t
     const int64_t row = idx[e / D];
     if (row != pad) atomicAdd(&dw[row * D + e % D], dy[e]);
   }
+}
+
+// gather: x as [outer, n, inner] around the axis; one thread per output element.
+template <class T>
+__global__ void gather_axis(const int64_t* idx, const T* x, T* y, int64_t outer, int64_t n, int64_t count, int64_t inner) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < outer * count * inner; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = e % inner, j = (e / inner) % count, o = e / (inner * count);
+    int64_t i = idx[j];
+    if (i < 0) i += n;
+    y[e] = x[(o * n + i) * inner + b];
+  }
+}
+
+template <class T>
+__global__ void scatter_add_axis(const int64_t* idx, const T* dy, T* dx, int64_t outer, int64_t n, int64_t count,
+                                 int64_t inner) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < outer * count * inner; e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = e % inner, j = (e / inner) % count, o = e / (inner * count);
+    int64_t i = idx[j];
+    if (i < 0) i += n;
+    atomicAdd(&dx[(o * n + i) * inner + b], dy[e]);
+  }
+}
+
+struct GatherDims {
+  int64_t outer = 1, n = 0, count = 0, inner = 1;
+};
+GatherDims gather_dims(const Shape& x, int64_t axis, int64_t count) {
+  GatherDims g;
+  for (int64_t a = 0; a < axis; ++a) g.outer *= x[a];
+  g.n = x[axis];
+  for (size_t a = axis + 1; a < x.size(); ++a) g.inner *= x[a];
+  g.count = count;
+  return g;
 }
 
 template <class T>
@@ -130,6 +166,34 @@ struct Register {
         gather_rows<T><<<grid_for(n * D), kThreads, 0, stream()>>>(idx.data<int64_t>(), w.data<T>(), k.out().data<T>(),
                                                                    n, D);
         OPSCOPE_CUDA_LAUNCHED("gather_rows");
+      });
+    });
+    add_kernel("gather", "default", [](KernelCtx& k) {
+      const Tensor& x = k.in(0);
+      const int64_t axis = normalize_axis(k.attrs.i("axis"), x.dim(), "gather");
+      const GatherDims g = gather_dims(x.shape(), axis, k.in(1).numel());
+      check_indices(k, k.in(1), g.n, -g.n);
+      const int64_t total = k.out().numel();
+      if (total == 0) return;
+      visit_dtype(x.dtype(), [&](auto z) {
+        using T = decltype(z);
+        gather_axis<T><<<grid_for(total), kThreads, 0, stream()>>>(k.in(1).data<int64_t>(), x.data<T>(), k.out().data<T>(),
+                                                                   g.outer, g.n, g.count, g.inner);
+        OPSCOPE_CUDA_LAUNCHED("gather_axis");
+      });
+    });
+    add_kernel("gather_backward", "default", [](KernelCtx& k) {
+      const GatherDims g = gather_dims(k.out().shape(), k.attrs.i("axis"), k.in(1).numel());
+      check_indices(k, k.in(1), g.n, -g.n);
+      k.out().fill(0);
+      const int64_t total = k.in(0).numel();
+      if (total == 0) return;
+      visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
+        scatter_add_axis<T><<<grid_for(total), kThreads, 0, stream()>>>(k.in(1).data<int64_t>(), dy.data<T>(),
+                                                                        k.out().data<T>(), g.outer, g.n, g.count, g.inner);
+        OPSCOPE_CUDA_LAUNCHED("scatter_add_axis");
       });
     });
     add_kernel("embedding_backward", "scatter_add", [](KernelCtx& k) {

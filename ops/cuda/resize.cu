@@ -1,4 +1,4 @@
-// CUDA pad ("constant", "reflect"), pad_backward (reflect), upsample_nearest2d, and
+// CUDA pad ("constant", "reflect", "replicate"), pad_backward (reflect, replicate), upsample_nearest2d, and
 // adaptive_avg_pool2d with its backward. One thread per output element; the two backward ops
 // scatter into dx with atomicAdd (an input element feeds several outputs; the float add order
 // varies, so the last bits may differ run to run).
@@ -24,15 +24,19 @@ PadGeom pad_geom(const Shape& in, const Shape& out, const std::vector<int64_t>& 
   return g;
 }
 
+enum PadMode : int { kConstant = 0, kReflect = 1, kReplicate = 2 };
+int pad_mode(const std::string& s) { return s == "reflect" ? kReflect : s == "replicate" ? kReplicate : kConstant; }
+
 // Flat input index of output element o, or -1 where a constant pad supplies the value.
-__device__ int64_t pad_source(const PadGeom& g, int64_t o, bool reflect) {
+__device__ int64_t pad_source(const PadGeom& g, int64_t o, int mode) {
   int64_t src = 0, stride = 1;
   for (int a = g.rank - 1; a >= 0; --a) {
     int64_t i = o % g.out[a] - g.left[a];
     o /= g.out[a];
     if (i < 0 || i >= g.in[a]) {
-      if (!reflect) return -1;
-      i = i < 0 ? -i : 2 * (g.in[a] - 1) - i;
+      if (mode == kConstant) return -1;
+      if (mode == kReplicate) i = i < 0 ? 0 : g.in[a] - 1;
+      else i = i < 0 ? -i : 2 * (g.in[a] - 1) - i;
     }
     src += i * stride;
     stride *= g.in[a];
@@ -41,16 +45,16 @@ __device__ int64_t pad_source(const PadGeom& g, int64_t o, bool reflect) {
 }
 
 template <class T>
-__global__ void pad_kernel(PadGeom g, const T* x, T* y, int64_t n, bool reflect, T value) {
+__global__ void pad_kernel(PadGeom g, const T* x, T* y, int64_t n, int mode, T value) {
   GRID_STRIDE(o, n) {
-    const int64_t s = pad_source(g, o, reflect);
+    const int64_t s = pad_source(g, o, mode);
     y[o] = s < 0 ? value : x[s];
   }
 }
 
 template <class T>
-__global__ void pad_backward_kernel(PadGeom g, const T* dy, T* dx, int64_t n) {
-  GRID_STRIDE(o, n) atomicAdd(&dx[pad_source(g, o, true)], dy[o]);
+__global__ void pad_backward_kernel(PadGeom g, const T* dy, T* dx, int64_t n, int mode) {
+  GRID_STRIDE(o, n) atomicAdd(&dx[pad_source(g, o, mode)], dy[o]);
 }
 
 template <class T>
@@ -99,10 +103,10 @@ struct Register {
       const int64_t n = k.out().numel();
       if (n == 0) return;
       const PadGeom g = pad_geom(k.in(0).shape(), k.out().shape(), k.attrs.ints("pads"));
-      const bool reflect = k.attrs.s("mode") == "reflect";
+      const int mode = pad_mode(k.attrs.s("mode"));
       visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
         using T = decltype(z);
-        pad_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, k.in(0).data<T>(), k.out().data<T>(), n, reflect,
+        pad_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, k.in(0).data<T>(), k.out().data<T>(), n, mode,
                                                               static_cast<T>(k.attrs.f("value")));
         OPSCOPE_CUDA_LAUNCHED("pad_kernel");
       });
@@ -115,7 +119,8 @@ struct Register {
       visit_float(k.out().dtype(), k.op.name, [&](auto z) {
         using T = decltype(z);
         Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
-        pad_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n);
+        pad_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n,
+                                                                       pad_mode(k.attrs.s("mode")));
         OPSCOPE_CUDA_LAUNCHED("pad_backward_kernel");
       });
     });
