@@ -134,7 +134,7 @@ void write_text(const std::string& path, const std::string& text) {
 
 Command add_export_command(CLI::App& app) {
   struct Opts {
-    std::string file, dot, trace, svg, png;
+    std::string file, dot, trace, svg, png, onnx;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
@@ -143,9 +143,10 @@ Command add_export_command(CLI::App& app) {
   sub->add_option("--svg", o->svg, "render the graph to SVG through Graphviz (for slides)");
   sub->add_option("--png", o->png, "render the graph to PNG through Graphviz");
   sub->add_option("--trace", o->trace, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
+  sub->add_option("--onnx", o->onnx, "write the forward graph as an ONNX model (opset 17): the last compiled program's outputs, else the graph's results");
   return {sub, [o] {
-            if (o->dot.empty() && o->trace.empty() && o->svg.empty() && o->png.empty())
-              throw Error("export needs --dot, --svg, --png or --trace OUT");
+            if (o->dot.empty() && o->trace.empty() && o->svg.empty() && o->png.empty() && o->onnx.empty())
+              throw Error("export needs --dot, --svg, --png, --trace or --onnx OUT");
             const std::string code = read_file(o->file);
             Workspace& ws = current_workspace();
             viz::TraceRecorder recorder(ws.executor());
@@ -157,6 +158,12 @@ Command add_export_command(CLI::App& app) {
             if (!o->dot.empty())
               write_text(o->dot, program ? viz::graph_to_dot(program->graph, program->schedule) : viz::graph_to_dot(ws.graph()));
             if (!o->trace.empty()) write_text(o->trace, viz::chrome_trace_json(recorder.events(), recorder.labels));
+            if (!o->onnx.empty()) {
+              const auto info = interop::save_onnx_values(
+                  ws, program ? session.interpreter().statics->last_options.fetch : interop::forward_sinks(ws.graph()), o->onnx);
+              std::cout << "wrote " << o->onnx << ": " << info.nodes << " ONNX nodes, " << info.initializers << " initializers, "
+                        << info.inputs << " inputs, opset " << info.opset << "\n";
+            }
             if (!o->svg.empty() || !o->png.empty()) {
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
               const std::string dot = viz::graph_to_dot(ws.graph());

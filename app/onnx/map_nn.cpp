@@ -294,9 +294,23 @@ std::vector<Slot> map_dropout(NodeCtx& c) {
   return outs;
 }
 
+// SoftmaxCrossEntropyLoss of [N, C] scores and N class labels: opscope's cross_entropy.
+std::vector<Slot> map_softmax_cross_entropy(NodeCtx& c) {
+  c.allow_attrs({"reduction", "ignore_index"});
+  const std::string reduction = c.attr_string("reduction", "mean");
+  if (reduction != "mean" && reduction != "sum") c.unsupported("reduction=\"" + reduction + "\" (opscope's cross_entropy gives the mean or the sum)");
+  if (c.has_attr("ignore_index")) c.unsupported("ignore_index (opscope's cross_entropy counts every sample)");
+  if (c.has(2)) c.unsupported("class weights (opscope's cross_entropy weighs every class alike)");
+  if (c.output_used(1)) c.unsupported("the log_prob output");
+  const Tensor& scores = c.in(0);
+  if (scores.dim() != 2) c.unsupported(std::to_string(scores.dim()) + "-D scores (opscope's cross_entropy takes [N, C])");
+  return one(c.call("cross_entropy", {scores, c.in(1)}, {{"reduction", reduction}}));
+}
+
 }  // namespace
 
 void add_nn_mappers(MapperTable& t) {
+  t["SoftmaxCrossEntropyLoss"] = map_softmax_cross_entropy;
   t["Conv"] = map_conv;
   t["MaxPool"] = map_max_pool;
   t["AveragePool"] = map_average_pool;

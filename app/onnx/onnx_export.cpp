@@ -124,7 +124,7 @@ class Exporter {
     return n.output(0);
   }
 
-  void refuse(const Node& n, const std::string& why) { refused_.push_back(n.op->name + " (node #" + std::to_string(n.id) + why + ")"); }
+  void refuse(const Node& n, const std::string& why) { refused_[n.id] = n.op->name + " (node #" + std::to_string(n.id) + why + ")"; }
 
   // Graph inputs, initializers and constants for the leaves the exported nodes read.
   void leaf(int v) {
@@ -202,7 +202,7 @@ class Exporter {
     }
     if (!refused_.empty()) {
       std::string list;
-      for (auto& r : refused_) list += (list.empty() ? "" : ", ") + r;
+      for (auto& [id, r] : refused_) list += (list.empty() ? "" : ", ") + r;
       throw Error("save_onnx: no ONNX form for " + list,
                   "export forward graphs of ops that ONNX has; run dropout and batch_norm with training=False to export them");
     }
@@ -230,7 +230,7 @@ class Exporter {
   onnx::GraphProto* graph_ = nullptr;
   std::unordered_map<int, std::string> names_;
   std::set<std::string> used_;
-  std::vector<std::string> refused_;
+  std::map<int, std::string> refused_;  // by node id
   ExportInfo info_;
 };
 

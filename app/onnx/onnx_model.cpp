@@ -192,7 +192,8 @@ OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file) {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) continue;  // tensor_from_proto explains
     double n = 1;
     for (int64_t d : t.dims()) n *= static_cast<double>(std::max<int64_t>(d, 0));
-    bytes += static_cast<int64_t>(std::min(n * 8, 9e18));  // opscope stores up to 8 bytes an element
+    const double element = t.data_type() == onnx::TensorProto::FLOAT ? 4 : 8;  // integers widen to int64
+    bytes += static_cast<int64_t>(std::min(n * element, 9e18));
   }
   out.initializer_bytes = bytes;
   MemoryTracker& tracker = current_workspace().tracker();
