@@ -198,8 +198,10 @@ TEST_CASE("cuda: elementwise and broadcasting match the CPU", "[cuda]") {
   }
   cases.push_back({"where", "default", {random_indices(col, 2, r), random_input(full, r), random_input(row, r)}, {}, 0,
                    "broadcast condition"});
-  for (const char* op : {"neg", "exp", "tanh", "sigmoid", "relu", "abs", "sign"})
+  for (const char* op : {"neg", "exp", "tanh", "sigmoid", "relu", "abs", "sign", "erf"})
     cases.push_back({op, "default", {random_input(big, r)}, {}, 1e-6, "odd size"});
+  cases.push_back({"clip", "default", {random_input(big, r)}, {{"min", -0.25}, {"max", 0.5}}, 0, "both bounds"});
+  cases.push_back({"clip", "default", {random_indices(big, 9, r)}, {{"min", 2.0}}, 0, "int64, lower bound only"});
   for (const char* op : {"log", "sqrt"}) cases.push_back({op, "default", {random_input(big, r, Fill::positive)}, {}, 1e-6, ""});
   cases.push_back({"leaky_relu", "default", {random_input(big, r)}, {{"negative_slope", 0.2}}, 1e-6, ""});
   cases.push_back({"gelu", "default", {random_input(big, r)}, {}, 1e-6, "erf"});
@@ -336,6 +338,12 @@ TEST_CASE("cuda: embedding lookup and atomic backward match the CPU", "[cuda]") 
   check_case({"embedding", "gather", {idx, random_input({11, 33}, r)}, {}, 0, "exact copy"}, f.seed);
   check_case({"embedding_backward", "scatter_add", {idx, random_input({7, 13, 33}, r)},
               {{"num_embeddings", int64_t{11}}, {"padding_idx", int64_t{3}}}, 1e-5, "repeated indices, padding row"},
+             f.seed);
+  // gather along a middle axis (negative indices count from the end) and its scatter-add.
+  Tensor signed_idx = Tensor::from_vector<int64_t>({0, -1, 3, 3, -5, 2}, {2, 3}, DType::i64);
+  check_case({"gather", "default", {random_input({3, 5, 7}, r), signed_idx}, {{"axis", int64_t{1}}}, 0, "middle axis"}, f.seed);
+  check_case({"gather_backward", "default", {random_input({3, 2, 3, 7}, r), signed_idx}, {{"axis", int64_t{1}}, {"size", int64_t{5}}},
+              1e-5, "repeated indices add"},
              f.seed);
   // An index out of range is an error that names it, as on the CPU.
   Tensor bad = Tensor::from_vector<int64_t>({0, 4, 11}, {3}, DType::i64);
@@ -477,6 +485,10 @@ TEST_CASE("cuda: pad, pad_backward, upsample_nearest2d and adaptive average pool
   check_case({"pad", "direct", {x}, {{"pads", V{2, 3, 1, 4}}, {"mode", std::string("reflect")}}, 0, "reflect"}, f.seed);
   check_case({"pad_backward", "direct", {random_input({2, 3, 12, 14}, r)}, {{"pads", V{2, 3, 1, 4}}, {"shape", V(xs)}},
               1e-5, "reflected borders add"},
+             f.seed);
+  check_case({"pad", "direct", {x}, {{"pads", V{4, 11, 9, 1}}, {"mode", std::string("replicate")}}, 0, "replicate, pads beyond the axis"}, f.seed);
+  check_case({"pad_backward", "direct", {random_input({2, 3, 17, 24}, r)},
+              {{"pads", V{4, 11, 9, 1}}, {"shape", V(xs)}, {"mode", std::string("replicate")}}, 1e-5, "replicated edges add"},
              f.seed);
   check_case({"upsample_nearest2d", "direct", {x}, {{"scale_factor", int64_t{3}}}, 0, "scale 3"}, f.seed);
   check_case({"adaptive_avg_pool2d", "direct", {x}, {{"output_size", V{3, 4}}}, 1e-5, "overlapping windows"}, f.seed);

@@ -1,4 +1,5 @@
 // Elementwise ops against independent references: std:: math in plain loops.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <functional>
@@ -32,6 +33,9 @@ TEST_CASE("unary ops and activations match std:: math", "[op]") {
   check_unary(ws, "leaky_relu", [](double v) { return v > 0 ? v : 0.2 * v; }, x, {{"negative_slope", 0.2}});
   check_unary(ws, "sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }, x);
   check_unary(ws, "tanh", [](double v) { return std::tanh(v); }, x);
+  check_unary(ws, "erf", [](double v) { return std::erf(v); }, x);
+  check_unary(ws, "clip", [](double v) { return std::clamp(v, -0.3, 0.5); }, x, {{"min", -0.3}, {"max", 0.5}});
+  check_unary(ws, "clip", [](double v) { return std::max(v, 0.1); }, x, {{"min", 0.1}});
   check_unary(ws, "gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, x);
   check_unary(ws, "gelu",
               [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); }, x,
@@ -40,6 +44,13 @@ TEST_CASE("unary ops and activations match std:: math", "[op]") {
   Tensor xf = x.cast(DType::f32);
   check_unary(ws, "gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, xf, {}, 1e-6);
   check_unary(ws, "exp", [](double v) { return std::exp(v); }, xf, {}, 1e-6);
+  check_unary(ws, "erf", [](double v) { return std::erf(v); }, xf, {}, 1e-6);
+  // clip keeps integers integers; infinite bounds saturate.
+  Tensor ints = Tensor::from_vector<int64_t>({-5, 0, 7, 12}, {4}, DType::i64);
+  Tensor clipped = ws.call("clip", {ints}, {{"min", -1.0}, {"max", 9.0}});
+  CHECK(clipped.dtype() == DType::i64);
+  CHECK(clipped.to_vector() == std::vector<double>{-1, 0, 7, 9});
+  CHECK(ws.call("clip", {ints}).to_vector() == std::vector<double>{-5, 0, 7, 12});
 }
 
 TEST_CASE("gelu's two forms differ by less than 1e-3", "[op]") {

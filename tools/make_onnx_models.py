@@ -119,7 +119,7 @@ def make(name, model, x, out_dir, gen):
     if saved != len(params):
         raise SystemExit(f"{name}: {len(params)} parameters but {saved} of them are initializers")
     nodes = len(onnx_model.graph.node)
-    print(f"{path}: {nodes} nodes, {len(onnx_model.graph.initializer)} initializers, {saved} gradients in {ref}/")
+    print(f"{os.path.normpath(path)}: {nodes} nodes, {len(onnx_model.graph.initializer)} initializers, {saved} gradients in {os.path.normpath(ref)}/")
 
 
 def main():
