@@ -340,6 +340,7 @@ Command add_gui_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("gui", "the window: live graph, stepping, inspector, memory, console");
   sub->add_option("--script", o->gui.script, "run this script first");
+  sub->add_option("--open", o->gui.open, "open an ONNX model (as File > Open: traced in static mode)");
   sub->add_option("--lesson", o->gui.lesson, "open this lesson");
   sub->add_option("--frames", o->gui.frames, "render N frames and exit (headless use)")->check(CLI::Range(1, 100000));
   sub->add_option("--screenshot", o->gui.screenshot, "write the last frame as PNG");

@@ -32,7 +32,7 @@ if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
   add_library(opscope_viz_gui STATIC viz/theme.cpp viz/graph_view.cpp viz/inspector.cpp viz/memory_panel.cpp viz/step_log.cpp)
   target_link_libraries(opscope_viz_gui PUBLIC opscope_graphviz opscope_core PkgConfig::IMGUI)
   # app: the window, main loop, console, step controls and headless driving.
-  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp)
+  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp app/gui/open_model.cpp)
   target_link_libraries(opscope_gui PUBLIC opscope_viz_gui opscope_app PkgConfig::GLFW OpenGL::GL ${CMAKE_DL_LIBS})
 elseif(OPSCOPE_GUI STREQUAL "ON")
   message(FATAL_ERROR "OPSCOPE_GUI=ON needs libimgui-dev, libglfw3-dev, libgraphviz-dev and OpenGL (tools/setup.sh installs them)")

@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -202,4 +204,52 @@ TEST_CASE("gui: static mode shows the compiled program being stepped, fused node
   CHECK(fused);
   CHECK(r.state["highlighted_node"] == r.state["current_node"]);
   CHECK(r.state["next_node"].get<int>() >= 0);
+}
+
+TEST_CASE("gui: File > Open shows an ONNX model (the Transformer encoder) traced in static mode", "[viz][static]") {
+  const std::string dir = OPSCOPE_TEST_OUT;
+  const std::string png = dir + "/onnx_encoder.png", json = dir + "/onnx_encoder.json";
+  std::remove(png.c_str());
+  std::remove(json.c_str());
+  const std::string cmd = std::string("'") + OPSCOPE_BIN + "' gui --open '" + OPSCOPE_SOURCE_DIR +
+                          "/assets/models/encoder.onnx' --frames 10 --screenshot '" + png + "' --state-json '" + json +
+                          "' --actions 'select /layer/self_attn/Softmax'";
+  GuiRun r;
+  r.rc = std::system(cmd.c_str());
+  REQUIRE(r.rc == 0);
+  std::ifstream f(json);
+  REQUIRE(f);
+  r.state = nlohmann::json::parse(f);
+  int channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), &r.w, &r.h, &channels, 4);
+  REQUIRE(data);
+  r.pixels.assign(data, data + static_cast<size_t>(r.w) * static_cast<size_t>(r.h) * 4);
+  stbi_image_free(data);
+  const auto& s = r.state;
+  CHECK(s["action_errors"].empty());
+  CHECK(s["mode"] == "static");
+  // One box per opscope node (PyTorch's shape arithmetic folded away), named as in the file;
+  // the twelve initializers as parameter pills with their shapes.
+  int ops = 0, params = 0;
+  std::set<std::string> names;
+  for (const auto& n : s["nodes"]) {
+    if (n["node"].get<int>() >= 0) {
+      ++ops;
+      names.insert(n["subtitle"].get<std::string>());
+    }
+    params += n["title"].get<std::string>().rfind("layer.", 0) == 0;
+  }
+  CHECK(ops == s["graph_nodes"].get<int>());
+  CHECK(ops < 40);
+  CHECK(params == 12);
+  for (const char* n : {"/layer/self_attn/MatMul", "/layer/self_attn/Softmax", "/layer/self_attn/Gemm",
+                        "/layer/norm1/LayerNormalization", "/layer/Relu", "/layer/norm2/LayerNormalization"})
+    CHECK(names.count(n) == 1);
+  CHECK(s["selected"] != "");
+  // The picture: parameter pills drawn in their yellow, the selected softmax outlined in blue.
+  CHECK(count_color(r, s["canvas"][0], s["canvas"][1], s["canvas"][2], s["canvas"][3], 253, 230, 138, 8) > 200);
+  const auto* sel = box(s, s["selected"]);
+  REQUIRE(sel);
+  const auto& q = (*sel)["rect"];
+  CHECK(count_color(r, q[0].get<float>() - 3, q[1].get<float>() - 3, q[2].get<float>() + 3, q[3].get<float>() + 3, 37, 99, 235, 20) > 10);
 }

@@ -52,6 +52,9 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "run") run(":run");
   else if (verb == "rewind") run(":rewind");
   else if (verb == "exec") run(arg);
+  else if (verb == "open") {
+    if (!open_onnx_model(s, arg)) s.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
+  }
   else if (verb == "select") {
     // The layout must exist to resolve names: lay out now if the graph changed.
     viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
@@ -90,7 +93,7 @@ void apply_action(GuiState& s, const std::string& action) {
   else
     throw Error("unknown GUI action '" + verb + "'",
                 "actions: step [N|bwd], run, rewind, exec CODE, select KEY, click KEY, toggle backward|forward|theme, view "
-                "forward|backward|both, fold F, unfold F, search TEXT, theme dark|light, fit, zoom Z, play, pause");
+                "forward|backward|both, fold F, unfold F, search TEXT, theme dark|light, fit, zoom Z, play, pause, open MODEL.onnx");
 }
 
 void inject_mouse(GuiState& s) {

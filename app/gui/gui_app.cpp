@@ -111,6 +111,10 @@ int run_gui(const GuiOptions& o) {
       if (headless) rc = 1;
     }
   }
+  if (!o.open.empty() && !open_onnx_model(s, o.open)) {
+    std::fprintf(stderr, "error: cannot open '%s': %s\n", o.open.c_str(), s.console.lines.empty() ? "" : s.console.lines.back().text.c_str());
+    if (headless) rc = 1;
+  }
   const std::vector<std::string> actions = split_actions(o.actions);
   // Headless: one action per frame after the first, then frames for animations to settle.
   const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;

@@ -10,6 +10,7 @@ struct GuiState;
 
 struct GuiOptions {
   std::string script;       // run before the first frame
+  std::string open;         // an ONNX model opened (as File ▸ Open) after the script
   std::string lesson;       // lesson id for the lesson panel
   int frames = 0;           // > 0: render this many frames, then exit (headless use)
   std::string screenshot;   // PNG of the last frame

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/open_model.h"
 #include "app/gui/recompute_compare.h"
 #include "app/lang/session.h"
 #include "core/workspace.h"
@@ -53,6 +54,8 @@ struct GuiState {
   double next_play_step = 0;
   // Static mode: the stepped program measured with recomputation off and on (memory overlay)
   RecomputeComparison recompute;
+  // File ▸ Open
+  OpenModelState open_model;
   // The lesson panel
   std::string lesson_id;
   LessonPanelFn lesson_panel;
@@ -83,7 +86,7 @@ int64_t steps_left(GuiState& s);
 // [actions.cpp] scripted UI actions: "step", "step bwd", "run", "rewind", "select n3",
 // "click n3" (a real mouse click at the box's centre), "toggle backward",
 // "view forward|backward|both", "fold F", "unfold F", "search TEXT",
-// "theme dark|light", "fit", "zoom F", "exec CODE". Throws opscope::Error on a bad action.
+// "theme dark|light", "fit", "zoom F", "exec CODE", "open MODEL.onnx". Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
 // What is on screen, as JSON text.

@@ -39,6 +39,17 @@ void after_run(GuiState& s) {
   }
 }
 
+// [SECTION] menu bar
+void draw_menu_bar(GuiState& s) {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open ONNX model...", "Ctrl+O")) s.open_model.request = true;
+    if (ImGui::MenuItem("Reset workspace", nullptr)) run_in_console(s, ":reset");
+    ImGui::EndMenu();
+  }
+  ImGui::EndMenuBar();
+}
+
 // [SECTION] step controls
 void draw_toolbar(GuiState& s) {
   // Always enabled: the commands themselves say when there is nothing to step (and modes that
@@ -236,6 +247,10 @@ bool key(ImGuiKey_ k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); }
 void shortcuts(GuiState& s) {
   ImGuiIO& io = ImGui::GetIO();
   if (io.WantTextInput) return;
+  if (io.KeyCtrl && key('O')) {
+    s.open_model.request = true;
+    return;
+  }
   if (key(ImGuiKey_Space) || key('N')) run_in_console(s, ":step");
   if (key('B')) run_in_console(s, ":step bwd");
   if (key('R')) run_in_console(s, ":run");
@@ -300,8 +315,10 @@ void draw_ui(GuiState& s) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(8 * s.scale, 6 * s.scale));
   ImGui::Begin("opscope", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar);
   ImGui::PopStyleVar();
+  draw_menu_bar(s);
+  draw_open_model_dialog(s);
   draw_toolbar(s);
   const float status_h = ImGui::GetFrameHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();

@@ -4,6 +4,7 @@
 #include "app/lang/onnx_builtins.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <ostream>
 #include <sstream>
@@ -29,6 +30,7 @@ Value shape_value(const Shape& s) {
 class ModelObject final : public NativeObject, public std::enable_shared_from_this<ModelObject> {
  public:
   explicit ModelObject(std::shared_ptr<const ImportedModel> m) : model_(std::move(m)) {}
+  const ImportedModel& model() const { return *model_; }
 
   const char* type_name() const override { return "onnx_model"; }
 
@@ -42,7 +44,7 @@ class ModelObject final : public NativeObject, public std::enable_shared_from_th
   }
 
   std::vector<std::string> member_names() const override {
-    return {"inputs", "outputs", "parameters", "buffers", "param", "name", "path", "opset", "summary"};
+    return {"inputs", "outputs", "parameters", "buffers", "param", "name", "path", "opset", "onnx_nodes", "summary"};
   }
 
   Value attribute(Interpreter& in, const std::string& name, Pos p) override {
@@ -63,11 +65,12 @@ class ModelObject final : public NativeObject, public std::enable_shared_from_th
     if (name == "name") return Value::Str(model_->name());
     if (name == "path") return Value::Str(model_->path());
     if (name == "opset") return Value::Int(model_->model().opset);
+    if (name == "onnx_nodes") return Value::Int(static_cast<int64_t>(model_->model().nodes.size()));
     if (name == "parameters" || name == "buffers" || name == "param" || name == "summary")
       return method_value(shared_from_this(), name);
     const std::string near = closest_name(name, member_names());
     in.fail(p, "an onnx_model has no attribute '" + name + "'",
-            near.empty() ? "its members: inputs, outputs, parameters(), buffers(), param(name), name, path, opset, summary()"
+            near.empty() ? "its members: inputs, outputs, parameters(), buffers(), param(name), name, path, opset, onnx_nodes, summary()"
                          : "did you mean '" + near + "'?");
   }
 
@@ -186,7 +189,8 @@ Value load_model(Interpreter& in, const std::string& path, Pos p, const interop:
   }
 }
 
-// A variable name from a file name: "resnet-block.onnx" -> "resnet_block".
+}  // namespace
+
 std::string variable_for(const std::string& path) {
   std::string s = std::filesystem::path(path).stem().string(), out;
   for (char ch : s) out += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
@@ -194,9 +198,39 @@ std::string variable_for(const std::string& path) {
   return out;
 }
 
-}  // namespace
+const interop::ImportedModel* imported_model(const Value& v) {
+  if (v.kind != Value::object) return nullptr;
+  const auto* m = dynamic_cast<const ModelObject*>(v.obj.get());
+  return m ? &m->model() : nullptr;
+}
+
+std::string models_dir() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> tried;
+  if (const char* env = std::getenv("OPSCOPE_MODELS"); env && *env) tried.emplace_back(env);
+#ifdef OPSCOPE_MODELS_DIR
+  tried.emplace_back(OPSCOPE_MODELS_DIR);
+#endif
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    tried.push_back(exe.parent_path() / "assets" / "models");
+    tried.push_back(exe.parent_path().parent_path() / "assets" / "models");
+    tried.push_back(exe.parent_path().parent_path() / "share" / "opscope" / "models");
+  }
+  for (auto& d : tried)
+    if (fs::is_directory(d, ec)) return d.string();
+  return "";
+}
 
 void install_onnx_builtins(BuiltinTable& B) {
+  B.add("models_dir", "models_dir()", "the folder of the ONNX models opscope ships: load_onnx(models_dir() + \"/encoder.onnx\")",
+        [](Interpreter& in, CallArgs& a) {
+          need_args(in, a, "models_dir", 0, 0);
+          const std::string d = models_dir();
+          if (d.empty()) in.fail(a.pos, "cannot find opscope's models folder", "set OPSCOPE_MODELS to the repository's assets/models");
+          return Value::Str(d);
+        });
   B.add("load_onnx", "load_onnx(path, shapes=None)",
         "an ONNX model: m(x) applies it in the current mode (backward reaches m.parameters()); m.inputs, m.outputs, m.param(name)",
         [](Interpreter& in, CallArgs& a) {

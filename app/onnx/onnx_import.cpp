@@ -229,10 +229,11 @@ std::shared_ptr<ImportedModel> ImportedModel::from_model(OnnxModel model, const 
   // Input shapes: fixed sizes from the file, --shape sizes, default_dim for the symbolic rest.
   std::set<std::string> given;
   for (auto& [name, _] : options.shapes) given.insert(name);
-  for (auto& [name, value] : options.constants) {
+  for (const auto& bound : options.constants) {
+    const std::string& name = bound.first;
     auto it = std::find_if(om.inputs.begin(), om.inputs.end(), [&](const OnnxValueInfo& v) { return v.name == name; });
     if (it == om.inputs.end()) throw Error(om.path + ": '" + name + "' is bound to a value but is not an input of the model");
-    m->constants_.push_back({name, value});
+    m->constants_.push_back({name, bound.second});
     given.erase(name);
   }
   for (const OnnxValueInfo& v : om.inputs) {
