@@ -22,7 +22,7 @@ if(OPSCOPE_HAVE_ONNX)
   add_library(opscope_onnx STATIC
     app/onnx/onnx_model.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_import.cpp
     app/onnx/map_context.cpp app/onnx/map_math.cpp app/onnx/map_nn.cpp app/onnx/map_shape.cpp
-    app/onnx/onnx_export.cpp app/onnx/conformance.cpp)
+    app/onnx/onnx_export.cpp app/onnx/export_ops.cpp app/onnx/conformance.cpp)
   # The checker (libonnx) validates what export writes; its schemas register lazily (no start-up cost).
   target_link_libraries(opscope_onnx PUBLIC opscope_core PRIVATE onnx onnx_proto protobuf::libprotobuf)
   target_compile_definitions(opscope_onnx PUBLIC OPSCOPE_HAVE_ONNX=1 PRIVATE OPSCOPE_EXPORT_VERSION="${PROJECT_VERSION}")

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "ops/cpu_util.h"
+#include "ops/gather_geometry.h"
 
 namespace opscope {
 namespace {
@@ -39,19 +40,6 @@ void check_range(const int64_t* idx, int64_t n, int64_t V, const std::string& op
       throw Error(op + ": index " + std::to_string(idx[i]) + " (at flat position " + std::to_string(i) +
                       " of indices) is out of range for num_embeddings V=" + std::to_string(V),
                   "every index must be in [0, " + std::to_string(V) + ")");
-}
-
-// gather's geometry: x seen as [outer, n, inner] around `axis`, and the indices' count.
-struct GatherGeom {
-  int64_t outer = 1, n = 0, inner = 1, count = 0;
-};
-GatherGeom gather_geom(const Shape& x, int64_t axis, int64_t count) {
-  GatherGeom g;
-  for (int64_t a = 0; a < axis; ++a) g.outer *= x[a];
-  g.n = x[axis];
-  for (size_t a = axis + 1; a < x.size(); ++a) g.inner *= x[a];
-  g.count = count;
-  return g;
 }
 
 // The index as a position in [0, n): negative counts from the end; else an error naming it.

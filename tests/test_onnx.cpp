@@ -282,6 +282,31 @@ TEST_CASE("onnx: damaged and hostile files are clear errors that leave nothing b
   CHECK(lab.echo("good(tensor([[-1.0, 2.0, -3.0, 4.0]]))") == "tensor([[0.0, 2.0, 0.0, 4.0]], shape=[1, 4], dtype=float32)");
 }
 
+TEST_CASE("onnx: the newer opsets' forms: Gelu (20), axes and num_outputs (18)", "[onnx]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  ModelBuilder b(20);
+  b.input("x", {2, 6}).output("g").output("m").output("s0").output("s1");
+  auto& gelu = b.node("Gelu", {"x"}, {"g"}, "gelu");
+  auto* a = gelu.add_attribute();
+  a->set_name("approximate");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s("tanh");
+  b.node("ReduceMean", {"x", "axes"}, {"m"}, "mean");  // axes are an input from opset 18
+  b.init("axes", Tensor::from_vector<int64_t>({1}, {1}, DType::i64));
+  auto& split = b.node("Split", {"x"}, {"s0", "s1"}, "split");
+  ModelBuilder::attr(split, "num_outputs", int64_t{2});
+  ModelBuilder::attr(split, "axis", int64_t{1});
+  auto m = ImportedModel::from_model(interop::parse_onnx_bytes(b.bytes(), "newer.onnx", int64_t(1) << 30));
+  const Tensor x = Tensor::from_vector<double>({-2, -1, -0.5, 0, 0.5, 1, 2, 3, 4, -3, 0.25, 1.5}, {2, 6}, DType::f32);
+  auto outs = m->apply(ws, {x});
+  REQUIRE(outs.size() == 4);
+  CHECK(max_diff(outs[0], ws.call("gelu", {x}, {{"approximate", std::string("tanh")}})) == 0);
+  CHECK(max_diff(outs[1], ws.call("mean", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdim", true}})) < 1e-7);
+  CHECK(outs[2].shape() == Shape{2, 3});
+  CHECK(outs[3].get(0) == x.get(3));
+}
+
 TEST_CASE("onnx: --shape sizes a symbolic input, and is checked", "[onnx]") {
   Workspace ws;
   WorkspaceScope scope(ws);

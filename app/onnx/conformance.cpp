@@ -126,8 +126,20 @@ std::string node_description(const OnnxModel& m) {
   return s;
 }
 
-// The message of an import error without the file and node it names (the test names them).
+// The message of an import error without the file and node it names (the test names them);
+// for a model using unmapped operators, just which ones.
 std::string reason_of(const std::string& message) {
+  if (const size_t at = message.find("that opscope does not map: "); at != std::string::npos) {
+    std::string types, list = message.substr(at + 27);
+    for (size_t start = 0; start < list.size();) {
+      const size_t end = std::min(list.find(" (", start), list.find("; ", start));
+      types += (types.empty() ? "" : ", ") + list.substr(start, end - start);
+      const size_t next = list.find("; ", start);
+      if (next == std::string::npos) break;
+      start = next + 2;
+    }
+    return "uses " + types + ", which opscope does not map";
+  }
   if (const size_t node = message.find(": node "); node != std::string::npos)
     if (const size_t end = message.find(": ", node + 7); end != std::string::npos) return message.substr(end + 2);
   const size_t colon = message.find(".onnx: ");

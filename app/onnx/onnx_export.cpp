@@ -2,562 +2,123 @@
 
 #include <onnx/checker.h>
 
-#include <cmath>
 #include <fstream>
-#include <functional>
-#include <map>
-#include <set>
-#include <unordered_map>
 
-#include "app/onnx/onnx_model.h"
-#include "app/onnx/onnx_proto.h"
+#include "app/onnx/exporter.h"
 
 namespace opscope::interop {
 
-namespace {
+Exporter::Exporter(Workspace& ws) : g_(ws.graph()) {
+  model_.set_ir_version(8);
+  model_.set_producer_name("opscope");
+  model_.set_producer_version(OPSCOPE_EXPORT_VERSION);
+  auto* opset = model_.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kExportOpset);
+  graph_ = model_.mutable_graph();
+  graph_->set_name("opscope");
+}
 
-using Ints = std::vector<int64_t>;
+// Graph inputs, initializers and constants for the leaves the exported nodes read.
+void Exporter::leaf(int v) {
+  if (names_.count(v)) return;
+  const ValueInfo& vi = g_.value(v);
+  Tensor value = vi.constant.defined() ? vi.constant : Tensor(vi.tensor.lock());
+  if (value.defined() && value.is_symbolic()) value = Tensor();
+  // Model state (parameters, an imported model's buffers) lives in parameter memory.
+  const bool state = vi.kind == ValueKind::parameter || (value.defined() && value.storage().category() == MemCategory::parameter);
+  // Fed by the caller: input("x", ...), a named tensor, or an unnamed one that is not a small
+  // literal (the randn(...) of y = m(randn(...)), alive or not). Small literals are Constants.
+  constexpr int64_t kLiteralElements = 64;
+  if (vi.placeholder || (!state && (!vi.name.empty() || !value.defined() || value.numel() > kLiteralElements))) {
+    if (vi.name.empty()) names_[v] = fresh("input_" + std::to_string(info_.inputs));
+    add_value_info(*graph_->add_input(), name_of(v), vi.meta);
+    ++info_.inputs;
+    return;
+  }
+  if (!value.defined())
+    throw Error("save_onnx: the parameter '" + name_of(v) + "' that the graph reads no longer exists",
+                "keep the parameters the graph reads in variables until it is exported");
+  const std::string name = name_of(v);
+  if (state) {
+    tensor_to_proto(value, name, *graph_->add_initializer());
+    ++info_.initializers;
+    return;
+  }
+  auto& n = node("Constant", {}, {name});  // a literal: known at import, never a parameter
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  tensor_to_proto(value, name, *a->mutable_t());
+}
 
-class Exporter;
-// One opscope op as ONNX nodes: reads the node's inputs by name, writes its outputs' names.
-using ExportFn = std::function<void(Exporter&, const Node&, const std::vector<std::string>& in, const std::vector<std::string>& out)>;
-const std::map<std::string, ExportFn>& export_table();
+void Exporter::add_value_info(onnx::ValueInfoProto& vi, const std::string& name, const TensorMeta& m) {
+  vi.set_name(name);
+  auto* tt = vi.mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx_elem_type(m.dtype));
+  auto* shape = tt->mutable_shape();
+  for (int64_t d : m.shape) shape->add_dim()->set_dim_value(d);
+}
 
-class Exporter {
- public:
-  explicit Exporter(Workspace& ws) : ws_(ws), g_(ws.graph()) {
-    model_.set_ir_version(8);
-    model_.set_producer_name("opscope");
-    model_.set_producer_version(OPSCOPE_EXPORT_VERSION);
-    auto* opset = model_.add_opset_import();
-    opset->set_domain("");
-    opset->set_version(kExportOpset);
-    graph_ = model_.mutable_graph();
-    graph_->set_name("opscope");
+ExportInfo Exporter::run(const std::vector<int>& outputs, const std::string& path) {
+  // The forward nodes the outputs depend on, in creation (topological) order.
+  std::set<int> needed;
+  std::vector<int> stack(outputs.begin(), outputs.end());
+  std::set<int> seen_values;
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (!seen_values.insert(v).second) continue;
+    const int p = g_.value(v).producer;
+    if (p < 0) continue;
+    const Node& n = g_.node(p);
+    if (n.phase != Phase::forward)
+      throw Error("save_onnx: '" + name_of(v) + "' is computed by the " + phase_name(n.phase) + " pass (#" + std::to_string(p) + " " +
+                      n.op->name + ")",
+                  "export the forward values: the model's outputs or its loss");
+    if (needed.insert(p).second)
+      for (int in : n.inputs) stack.push_back(in);
   }
-
-  const Graph& graph() const { return g_; }
-  const TensorMeta& meta(int v) const { return g_.value(v).meta; }
-
-  // A fresh value name (ONNX names are unique in a graph).
-  std::string fresh(const std::string& base) {
-    std::string name = base.empty() ? "v" : base;
-    for (int k = 1; used_.count(name); ++k) name = base + "_" + std::to_string(k);
-    used_.insert(name);
-    return name;
+  const auto& table = export_table();
+  for (int id : needed) {
+    const Node& n = g_.node(id);
+    auto it = table.find(n.op->name);
+    if (it == table.end()) refuse(n, "");
   }
-  std::string name_of(int v) {
-    auto it = names_.find(v);
-    if (it != names_.end()) return it->second;
-    const ValueInfo& vi = g_.value(v);
-    return names_[v] = fresh(vi.name.empty() ? "v" + std::to_string(v) : vi.name);
-  }
-
-  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs) {
-    onnx::NodeProto* n = graph_->add_node();
-    n->set_op_type(op);
-    n->set_name(fresh(outs.empty() ? op : op + "/" + outs[0]));
-    for (auto& i : ins) n->add_input(i);
-    for (auto& o : outs) n->add_output(o);
-    return *n;
-  }
-  // A new value computed by one node: its name.
-  std::string temp(const std::string& op, const std::vector<std::string>& ins, const std::string& base) {
-    std::string out = fresh(base);
-    node(op, ins, {out});
-    return out;
-  }
-  static void attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INT);
-    a->set_i(v);
-  }
-  static void attr(onnx::NodeProto& n, const std::string& name, double v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::FLOAT);
-    a->set_f(static_cast<float>(v));
-  }
-  static void attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::STRING);
-    a->set_s(v);
-  }
-  static void attr(onnx::NodeProto& n, const std::string& name, const Ints& v) {
-    auto* a = n.add_attribute();
-    a->set_name(name);
-    a->set_type(onnx::AttributeProto::INTS);
-    for (int64_t x : v) a->add_ints(x);
-  }
-
-  // Constant nodes.
-  std::string constant(const Tensor& t, const std::string& base = "const") {
-    const std::string out = fresh(base);
-    onnx::NodeProto& n = node("Constant", {}, {out});
-    auto* a = n.add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    tensor_to_proto(t, out, *a->mutable_t());
-    return out;
-  }
-  std::string ints(const Ints& v, const std::string& base = "ints") {
-    return constant(Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}, DType::i64, MemCategory::temporary), base);
-  }
-  std::string scalar(double v, DType dt, const std::string& base = "scalar") {
-    return constant(Tensor::scalar(v, dt, MemCategory::temporary), base);
-  }
-  std::string full(const Shape& s, double v, DType dt, const std::string& base) {
-    return constant(Tensor::full(s, v, dt, MemCategory::temporary), base);
-  }
-  // `name` converted to dtype `to` (itself when it already has it).
-  std::string cast(const std::string& name, DType from, DType to) {
-    if (from == to) return name;
-    auto& n = node("Cast", {name}, {fresh(name + "_" + dtype_name(to))});
-    attr(n, "to", int64_t{onnx_elem_type(to)});
-    return n.output(0);
-  }
-  std::string to_bool(const std::string& name) {
-    auto& n = node("Cast", {name}, {fresh(name + "_bool")});
-    attr(n, "to", int64_t{onnx::TensorProto::BOOL});
-    return n.output(0);
-  }
-
-  void refuse(const Node& n, const std::string& why) { refused_[n.id] = n.op->name + " (node #" + std::to_string(n.id) + why + ")"; }
-
-  // Graph inputs, initializers and constants for the leaves the exported nodes read.
-  void leaf(int v) {
-    if (names_.count(v)) return;
-    const ValueInfo& vi = g_.value(v);
-    const std::string name = name_of(v);
-    Tensor value = vi.constant.defined() ? vi.constant : Tensor(vi.tensor.lock());
-    // Model state (parameters, an imported model's buffers) lives in parameter memory.
-    const bool state = vi.kind == ValueKind::parameter ||
-                       (value.defined() && !value.is_symbolic() && value.storage().category() == MemCategory::parameter);
-    if (vi.placeholder || (!state && !vi.name.empty())) {
-      add_value_info(*graph_->add_input(), name, vi.meta);  // fed by the caller: input("x", ...) or a named tensor
-      ++info_.inputs;
-      return;
-    }
-    if (!value.defined() || value.is_symbolic())
-      throw Error("save_onnx: the value '" + name + "' that the graph reads no longer exists",
-                  "keep the tensors the graph reads in variables until it is exported");
-    if (state) {
-      tensor_to_proto(value, name, *graph_->add_initializer());
-      ++info_.initializers;
-      return;
-    }
-    auto& n = node("Constant", {}, {name});  // a literal: known at import, never a parameter
-    auto* a = n.add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    tensor_to_proto(value, name, *a->mutable_t());
-  }
-
-  static void add_value_info(onnx::ValueInfoProto& vi, const std::string& name, const TensorMeta& m) {
-    vi.set_name(name);
-    auto* tt = vi.mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(onnx_elem_type(m.dtype));
-    auto* shape = tt->mutable_shape();
-    for (int64_t d : m.shape) shape->add_dim()->set_dim_value(d);
-  }
-
-  ExportInfo run(const std::vector<int>& outputs, const std::string& path) {
-    // The forward nodes the outputs depend on, in creation (topological) order.
-    std::set<int> needed;
-    std::vector<int> stack(outputs.begin(), outputs.end());
-    std::set<int> seen_values;
-    while (!stack.empty()) {
-      const int v = stack.back();
-      stack.pop_back();
-      if (!seen_values.insert(v).second) continue;
-      const int p = g_.value(v).producer;
-      if (p < 0) continue;
-      const Node& n = g_.node(p);
-      if (n.phase != Phase::forward)
-        throw Error("save_onnx: '" + name_of(v) + "' is computed by the " + phase_name(n.phase) + " pass (#" + std::to_string(p) + " " +
-                        n.op->name + ")",
-                    "export the forward values: the model's outputs or its loss");
-      if (needed.insert(p).second)
-        for (int in : n.inputs) stack.push_back(in);
-    }
-    const auto& table = export_table();
-    for (int id : needed) {
-      const Node& n = g_.node(id);
-      auto it = table.find(n.op->name);
-      if (it == table.end()) refuse(n, "");
-    }
-    for (int id : needed) {  // std::set: ascending ids, the order the nodes were made in
-      const Node& n = g_.node(id);
-      auto it = table.find(n.op->name);
-      if (it == table.end()) continue;
-      std::vector<std::string> ins, outs;
-      for (int v : n.inputs) {
-        if (g_.value(v).producer < 0) leaf(v);
-        ins.push_back(name_of(v));
-      }
-      for (int v : n.outputs) outs.push_back(name_of(v));
-      it->second(*this, n, ins, outs);
-    }
-    if (!refused_.empty()) {
-      std::string list;
-      for (auto& [id, r] : refused_) list += (list.empty() ? "" : ", ") + r;
-      throw Error("save_onnx: no ONNX form for " + list,
-                  "export forward graphs of ops that ONNX has; run dropout and batch_norm with training=False to export them");
-    }
-    for (int v : outputs) {
+  for (int id : needed) {  // std::set: ascending ids, the order the nodes were made in
+    const Node& n = g_.node(id);
+    auto it = table.find(n.op->name);
+    if (it == table.end()) continue;
+    std::vector<std::string> ins, outs;
+    for (int v : n.inputs) {
       if (g_.value(v).producer < 0) leaf(v);
-      add_value_info(*graph_->add_output(), name_of(v), meta(v));
+      ins.push_back(name_of(v));
     }
-    info_.nodes = graph_->node_size();
-    info_.opset = kExportOpset;
-    try {
-      onnx::checker::check_model(model_);
-    } catch (const std::exception& e) {
-      throw Error(std::string("save_onnx: the ONNX checker refused the model opscope wrote: ") + e.what(),
-                  "this is a bug in opscope's exporter; please report it with the script");
-    }
-    std::ofstream f(path, std::ios::binary);
-    if (!f || !model_.SerializeToOstream(&f)) throw Error("save_onnx: cannot write '" + path + "'");
-    return info_;
+    for (int v : n.outputs) outs.push_back(name_of(v));
+    it->second(*this, n, ins, outs);
   }
-
- private:
-  Workspace& ws_;
-  const Graph& g_;
-  onnx::ModelProto model_;
-  onnx::GraphProto* graph_ = nullptr;
-  std::unordered_map<int, std::string> names_;
-  std::set<std::string> used_;
-  std::map<int, std::string> refused_;  // by node id
-  ExportInfo info_;
-};
-
-// --- the table ------------------------------------------------------------------------------------
-
-using In = const std::vector<std::string>&;
-
-// Binary arithmetic: ONNX wants one dtype, opscope promotes; inputs are cast to the output's.
-ExportFn arith(const char* op) {
-  return [op](Exporter& e, const Node& n, In in, In out) {
-    const DType dt = e.meta(n.outputs[0]).dtype;
-    e.node(op, {e.cast(in[0], e.meta(n.inputs[0]).dtype, dt), e.cast(in[1], e.meta(n.inputs[1]).dtype, dt)}, out);
-  };
-}
-
-// Comparisons: computed in the promoted dtype, the bool result cast to opscope's int64 mask.
-ExportFn compare(const char* op, bool negate = false) {
-  return [op, negate](Exporter& e, const Node& n, In in, In out) {
-    const DType a = e.meta(n.inputs[0]).dtype, b = e.meta(n.inputs[1]).dtype, dt = promote(a, b);
-    std::string r = e.temp(op, {e.cast(in[0], a, dt), e.cast(in[1], b, dt)}, out[0] + "_bool");
-    if (negate) r = e.temp("Not", {r}, out[0] + "_not");
-    Exporter::attr(e.node("Cast", {r}, out), "to", int64_t{onnx::TensorProto::INT64});
-  };
-}
-
-ExportFn same(const char* op) {
-  return [op](Exporter& e, const Node&, In in, In out) { e.node(op, in, out); };
-}
-
-void export_gelu(Exporter& e, const Node& n, In in, In out) {
-  const DType dt = e.meta(n.outputs[0]).dtype;
-  const std::string& x = in[0];
-  std::string inner;
-  if (n.attrs.s("approximate") == "tanh") {  // √(2/π)·(x + 0.044715·x³)
-    std::string x3 = e.temp("Mul", {x, e.temp("Mul", {x, x}, out[0] + "_x2")}, out[0] + "_x3");
-    std::string u = e.temp("Add", {x, e.temp("Mul", {x3, e.scalar(0.044715, dt)}, out[0] + "_cx3")}, out[0] + "_u");
-    inner = e.temp("Tanh", {e.temp("Mul", {u, e.scalar(0.7978845608028654, dt)}, out[0] + "_su")}, out[0] + "_tanh");
-  } else {  // erf(x / √2)
-    inner = e.temp("Erf", {e.temp("Div", {x, e.scalar(1.4142135623730951, dt)}, out[0] + "_scaled")}, out[0] + "_erf");
+  if (!refused_.empty()) {
+    std::string list;
+    for (auto& [id, r] : refused_) list += (list.empty() ? "" : ", ") + r;
+    throw Error("save_onnx: no ONNX form for " + list,
+                "export forward graphs of ops that ONNX has; run dropout and batch_norm with training=False to export them");
   }
-  std::string half_x = e.temp("Mul", {x, e.scalar(0.5, dt)}, out[0] + "_half");
-  e.node("Mul", {half_x, e.temp("Add", {inner, e.scalar(1, dt)}, out[0] + "_1p")}, out);
-}
-
-void export_clip(Exporter& e, const Node& n, In in, In out) {
-  const DType dt = e.meta(n.outputs[0]).dtype;
-  const double lo = n.attrs.f("min"), hi = n.attrs.f("max");
-  e.node("Clip", {in[0], std::isinf(lo) ? "" : e.scalar(lo, dt, "min"), std::isinf(hi) ? "" : e.scalar(hi, dt, "max")}, out);
-}
-
-void export_cast(Exporter& e, const Node& n, In in, In out) {
-  Exporter::attr(e.node("Cast", in, out), "to", int64_t{onnx_elem_type(e.meta(n.outputs[0]).dtype)});
-}
-
-void export_where(Exporter& e, const Node& n, In in, In out) {
-  const DType dt = e.meta(n.outputs[0]).dtype;
-  e.node("Where", {e.to_bool(in[0]), e.cast(in[1], e.meta(n.inputs[1]).dtype, dt), e.cast(in[2], e.meta(n.inputs[2]).dtype, dt)}, out);
-}
-
-// Reductions: ReduceSum takes axes as an input from opset 13, ReduceMean/ReduceMax as an attribute until 18.
-ExportFn reduce(const char* op, bool axes_input) {
-  return [op, axes_input](Exporter& e, const Node& n, In in, In out) {
-    const Ints& axes = n.attrs.ints("axes");
-    std::vector<std::string> ins = {in[0]};
-    if (axes_input && !axes.empty()) ins.push_back(e.ints(axes, "axes"));
-    auto& node = e.node(op, ins, out);
-    Exporter::attr(node, "keepdims", int64_t{n.attrs.b("keepdim")});
-    if (!axes_input && !axes.empty()) Exporter::attr(node, "axes", axes);
-  };
-}
-
-// var = mean((x - mean(x))²)·n/(n - 1) when unbiased.
-void export_var(Exporter& e, const Node& n, In in, In out) {
-  const Ints& axes = n.attrs.ints("axes");
-  const DType dt = e.meta(n.outputs[0]).dtype;
-  const Shape& xs = e.meta(n.inputs[0]).shape;
-  int64_t count = 1;
-  if (axes.empty()) count = shape_numel(xs);
-  for (int64_t a : axes) count *= xs[normalize_axis(a, static_cast<int64_t>(xs.size()), "var")];
-  auto mean = [&](const std::string& x, bool keep, const std::vector<std::string>& o) -> onnx::NodeProto& {
-    auto& node = e.node("ReduceMean", {x}, o);
-    Exporter::attr(node, "keepdims", int64_t{keep});
-    if (!axes.empty()) Exporter::attr(node, "axes", axes);
-    return node;
-  };
-  const std::string m = e.fresh(out[0] + "_mean");
-  mean(in[0], true, {m});
-  const std::string d = e.temp("Sub", {in[0], m}, out[0] + "_dev");
-  const std::string sq = e.temp("Mul", {d, d}, out[0] + "_sq");
-  if (!n.attrs.b("unbiased")) {
-    mean(sq, n.attrs.b("keepdim"), out);
-    return;
+  for (int v : outputs) {
+    if (g_.value(v).producer < 0) leaf(v);
+    add_value_info(*graph_->add_output(), name_of(v), meta(v));
   }
-  const std::string biased = e.fresh(out[0] + "_biased");
-  mean(sq, n.attrs.b("keepdim"), {biased});
-  e.node("Mul", {biased, e.scalar(static_cast<double>(count) / static_cast<double>(std::max<int64_t>(count - 1, 1)), dt)}, out);
-}
-
-// linear: Gemm(transB=1) for a matrix input, else MatMul with Wᵀ and a broadcast bias.
-void export_linear(Exporter& e, const Node& n, In in, In out) {
-  if (e.meta(n.inputs[0]).shape.size() == 2) {
-    Exporter::attr(e.node("Gemm", in, out), "transB", int64_t{1});
-    return;
+  info_.nodes = graph_->node_size();
+  info_.opset = kExportOpset;
+  try {
+    onnx::checker::check_model(model_);
+  } catch (const std::exception& e) {
+    throw Error(std::string("save_onnx: the ONNX checker refused the model opscope wrote: ") + e.what(),
+                "this is a bug in opscope's exporter; please report it with the script");
   }
-  auto& t = e.node("Transpose", {in[1]}, {e.fresh(in[1] + "_T")});
-  Exporter::attr(t, "perm", Ints{1, 0});
-  if (in.size() < 3) {
-    e.node("MatMul", {in[0], t.output(0)}, out);
-    return;
-  }
-  e.node("Add", {e.temp("MatMul", {in[0], t.output(0)}, out[0] + "_matmul"), in[2]}, out);
+  std::ofstream f(path, std::ios::binary);
+  if (!f || !model_.SerializeToOstream(&f)) throw Error("save_onnx: cannot write '" + path + "'");
+  return info_;
 }
-
-void export_transpose(Exporter& e, const Node& n, In in, In out) {
-  const int64_t r = static_cast<int64_t>(e.meta(n.inputs[0]).shape.size());
-  Ints perm(static_cast<size_t>(r));
-  for (int64_t a = 0; a < r; ++a) perm[a] = a;
-  std::swap(perm[normalize_axis(n.attrs.i("dim0"), r, "transpose")], perm[normalize_axis(n.attrs.i("dim1"), r, "transpose")]);
-  Exporter::attr(e.node("Transpose", in, out), "perm", perm);
-}
-
-// Reshapes to the output's shape (reshape, flatten, and the views that are reshapes).
-void export_reshape(Exporter& e, const Node& n, In in, In out) {
-  const Shape& s = e.meta(n.outputs[0]).shape;
-  e.node("Reshape", {in[0], e.ints(Ints(s.begin(), s.end()), "shape")}, out);
-}
-
-void export_expand(Exporter& e, const Node& n, In in, In out) {
-  const Shape& s = e.meta(n.outputs[0]).shape;
-  e.node("Expand", {in[0], e.ints(Ints(s.begin(), s.end()), "shape")}, out);
-}
-
-void export_slice(Exporter& e, const Node& n, In in, In out) {
-  const Shape& xs = e.meta(n.inputs[0]).shape;
-  const int64_t axis = normalize_axis(n.attrs.i("axis"), static_cast<int64_t>(xs.size()), "slice"), dim = xs[axis];
-  auto clamp = [dim](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
-  e.node("Slice", {in[0], e.ints({clamp(n.attrs.i("start"))}, "starts"), e.ints({clamp(n.attrs.i("stop"))}, "ends"),
-                   e.ints({axis}, "axes"), e.ints({n.attrs.i("step")}, "steps")},
-         out);
-}
-
-void export_concat(Exporter& e, const Node& n, In in, In out) {
-  const int64_t r = static_cast<int64_t>(e.meta(n.inputs[0]).shape.size());
-  Exporter::attr(e.node("Concat", in, out), "axis", normalize_axis(n.attrs.i("axis"), r, "concat"));
-}
-
-void export_stack(Exporter& e, const Node& n, In in, In out) {
-  const int64_t r = static_cast<int64_t>(e.meta(n.outputs[0]).shape.size());
-  const int64_t axis = normalize_axis(n.attrs.i("axis"), r, "stack");
-  std::vector<std::string> parts;
-  for (auto& x : in) parts.push_back(e.temp("Unsqueeze", {x, e.ints({axis}, "axes")}, x + "_unsq"));
-  Exporter::attr(e.node("Concat", parts, out), "axis", axis);
-}
-
-ExportFn softmax(const char* op) {
-  return [op](Exporter& e, const Node& n, In in, In out) {
-    const int64_t r = static_cast<int64_t>(e.meta(n.inputs[0]).shape.size());
-    Exporter::attr(e.node(op, in, out), "axis", normalize_axis(n.attrs.i("axis"), r, op));
-  };
-}
-
-void export_conv(Exporter& e, const Node& n, In in, In out) {
-  const Shape& ws = e.meta(n.inputs[1]).shape;
-  const int64_t s = n.attrs.i("stride"), p = n.attrs.i("padding"), d = n.attrs.i("dilation");
-  auto& c = e.node("Conv", in, out);
-  Exporter::attr(c, "kernel_shape", Ints{ws[2], ws[3]});
-  Exporter::attr(c, "strides", Ints{s, s});
-  Exporter::attr(c, "pads", Ints{p, p, p, p});
-  Exporter::attr(c, "dilations", Ints{d, d});
-  Exporter::attr(c, "group", n.attrs.i("groups"));
-}
-
-ExportFn pool(const char* op) {
-  return [op](Exporter& e, const Node& n, In in, In out) {
-    const int64_t k = n.attrs.i("kernel_size"), s = n.attrs.i("stride") == 0 ? k : n.attrs.i("stride"), p = n.attrs.i("padding");
-    auto& node = e.node(op, in, out);
-    Exporter::attr(node, "kernel_shape", Ints{k, k});
-    Exporter::attr(node, "strides", Ints{s, s});
-    Exporter::attr(node, "pads", Ints{p, p, p, p});
-    if (std::string(op) == "AveragePool") Exporter::attr(node, "count_include_pad", int64_t{1});  // opscope counts the zeros
-  };
-}
-
-void export_adaptive_avg(Exporter& e, const Node& n, In in, In out) {
-  const Shape& xs = e.meta(n.inputs[0]).shape;
-  const Ints& o = n.attrs.ints("output_size");
-  if (o == Ints{1, 1}) {
-    e.node("GlobalAveragePool", in, out);
-    return;
-  }
-  if (xs[2] % o[0] != 0 || xs[3] % o[1] != 0 || xs[2] / o[0] != xs[3] / o[1]) {
-    e.refuse(n, ": uneven windows");
-    return;
-  }
-  const int64_t k = xs[2] / o[0];
-  auto& node = e.node("AveragePool", in, out);
-  Exporter::attr(node, "kernel_shape", Ints{k, k});
-  Exporter::attr(node, "strides", Ints{k, k});
-}
-
-void export_batch_norm(Exporter& e, const Node& n, In in, In out) {
-  if (n.attrs.b("training")) {
-    e.refuse(n, ": training mode");
-    return;
-  }
-  const TensorMeta& x = e.meta(n.inputs[0]);
-  const Shape c{x.shape[1]};
-  const std::string scale = in.size() > 3 ? in[3] : e.full(c, 1, x.dtype, "scale");
-  const std::string bias = in.size() > 4 ? in[4] : e.full(c, 0, x.dtype, "bias");
-  auto& node = e.node("BatchNormalization", {in[0], scale, bias, in[1], in[2]}, out);
-  Exporter::attr(node, "epsilon", n.attrs.f("eps"));
-}
-
-void export_layer_norm(Exporter& e, const Node& n, In in, In out) {
-  const TensorMeta& x = e.meta(n.inputs[0]);
-  const int64_t k = n.attrs.i("normalized_ndim");
-  const Shape normalized(x.shape.end() - k, x.shape.end());
-  std::vector<std::string> ins = {in[0], in.size() > 1 ? in[1] : e.full(normalized, 1, x.dtype, "scale")};
-  if (in.size() > 2) ins.push_back(in[2]);
-  auto& node = e.node("LayerNormalization", ins, out);
-  Exporter::attr(node, "axis", -k);
-  Exporter::attr(node, "epsilon", n.attrs.f("eps"));
-}
-
-void export_embedding(Exporter& e, const Node&, In in, In out) { e.node("Gather", {in[1], in[0]}, out); }
-
-void export_gather(Exporter& e, const Node& n, In in, In out) {
-  const int64_t r = static_cast<int64_t>(e.meta(n.inputs[0]).shape.size());
-  Exporter::attr(e.node("Gather", in, out), "axis", normalize_axis(n.attrs.i("axis"), r, "gather"));
-}
-
-void export_dropout(Exporter& e, const Node& n, In in, In out) {
-  if (n.attrs.b("training") && n.attrs.f("p") > 0) {
-    e.refuse(n, ": training mode draws a random mask");
-    return;
-  }
-  e.node("Identity", in, out);
-}
-
-void export_pad(Exporter& e, const Node& n, In in, In out) {
-  const Shape& xs = e.meta(n.inputs[0]).shape;
-  const Ints& fp = n.attrs.ints("pads");
-  const size_t r = xs.size();
-  Ints pads(2 * r, 0);  // ONNX: [begin of each axis..., end of each axis...]
-  for (size_t p = 0; p < fp.size() / 2; ++p) {
-    pads[r - 1 - p] = fp[2 * p];
-    pads[2 * r - 1 - p] = fp[2 * p + 1];
-  }
-  const std::string mode = n.attrs.s("mode") == "replicate" ? "edge" : n.attrs.s("mode");
-  auto& node = e.node("Pad", {in[0], e.ints(pads, "pads"), e.scalar(n.attrs.f("value"), e.meta(n.inputs[0]).dtype, "value")}, out);
-  Exporter::attr(node, "mode", mode);
-}
-
-void export_mse(Exporter& e, const Node& n, In in, In out) {
-  const std::string d = e.temp("Sub", {in[0], in[1]}, out[0] + "_diff");
-  const std::string sq = e.temp("Mul", {d, d}, out[0] + "_sq");
-  auto& r = e.node(n.attrs.s("reduction") == "sum" ? "ReduceSum" : "ReduceMean", {sq}, out);
-  Exporter::attr(r, "keepdims", int64_t{0});
-}
-
-void export_cross_entropy(Exporter& e, const Node& n, In in, In out) {
-  Exporter::attr(e.node("SoftmaxCrossEntropyLoss", in, out), "reduction", n.attrs.s("reduction"));
-}
-
-// softmax(Q·Kᵀ·scale + mask)·V, with an int64 mask as "keep where 1" and causal as -inf above the diagonal.
-void export_attention(Exporter& e, const Node& n, In in, In out) {
-  const TensorMeta& q = e.meta(n.inputs[0]);
-  const Shape& ks = e.meta(n.inputs[1]).shape;
-  const int64_t r = static_cast<int64_t>(ks.size()), T = q.shape[q.shape.size() - 2], S = ks[r - 2];
-  Ints perm(static_cast<size_t>(r));
-  for (int64_t a = 0; a < r; ++a) perm[a] = a;
-  std::swap(perm[r - 1], perm[r - 2]);
-  auto& kt = e.node("Transpose", {in[1]}, {e.fresh(out[0] + "_kT")});
-  Exporter::attr(kt, "perm", perm);
-  const double scale = n.attrs.f("scale") == 0 ? 1.0 / std::sqrt(static_cast<double>(q.shape.back())) : n.attrs.f("scale");
-  std::string s = e.temp("Mul", {e.temp("MatMul", {in[0], kt.output(0)}, out[0] + "_qk"), e.scalar(scale, q.dtype)}, out[0] + "_scores");
-  if (in.size() > 3) {
-    if (e.meta(n.inputs[3]).dtype == DType::i64)
-      s = e.temp("Where", {e.to_bool(in[3]), s, e.scalar(-INFINITY, q.dtype)}, out[0] + "_masked");
-    else
-      s = e.temp("Add", {s, e.cast(in[3], e.meta(n.inputs[3]).dtype, q.dtype)}, out[0] + "_masked");
-  }
-  if (n.attrs.b("causal")) {
-    Tensor tri = Tensor::zeros({T, S}, DType::f64, MemCategory::temporary);
-    for (int64_t i = 0; i < T; ++i)
-      for (int64_t j = i + 1; j < S; ++j) tri.data<double>()[i * S + j] = -INFINITY;
-    tri = tri.cast(q.dtype, MemCategory::temporary);
-    s = e.temp("Add", {s, e.constant(tri, "causal")}, out[0] + "_causal");
-  }
-  auto& p = e.node("Softmax", {s}, {e.fresh(out[0] + "_p")});
-  Exporter::attr(p, "axis", int64_t{-1});
-  e.node("MatMul", {p.output(0), in[2]}, out);
-}
-
-const std::map<std::string, ExportFn>& export_table() {
-  static const std::map<std::string, ExportFn> t = {
-      {"add", arith("Add")}, {"sub", arith("Sub")}, {"mul", arith("Mul")}, {"div", arith("Div")},
-      {"pow", [](Exporter& e, const Node& n, In in, In out) {  // the base keeps its type in ONNX
-         const DType dt = e.meta(n.outputs[0]).dtype;
-         e.node("Pow", {e.cast(in[0], e.meta(n.inputs[0]).dtype, dt), in[1]}, out);
-       }},
-      {"maximum", arith("Max")}, {"minimum", arith("Min")},
-      {"eq", compare("Equal")}, {"ne", compare("Equal", true)}, {"lt", compare("Less")}, {"le", compare("LessOrEqual")},
-      {"gt", compare("Greater")}, {"ge", compare("GreaterOrEqual")}, {"where", export_where},
-      {"neg", same("Neg")}, {"exp", same("Exp")}, {"log", same("Log")}, {"sqrt", same("Sqrt")}, {"abs", same("Abs")},
-      {"sign", same("Sign")}, {"erf", same("Erf")}, {"relu", same("Relu")}, {"sigmoid", same("Sigmoid")}, {"tanh", same("Tanh")},
-      {"leaky_relu", [](Exporter& e, const Node& n, In in, In out) { Exporter::attr(e.node("LeakyRelu", in, out), "alpha", n.attrs.f("negative_slope")); }},
-      {"gelu", export_gelu}, {"clip", export_clip}, {"cast", export_cast},
-      {"sum", reduce("ReduceSum", true)}, {"mean", reduce("ReduceMean", false)}, {"max", reduce("ReduceMax", false)},
-      {"var", export_var},
-      {"matmul", same("MatMul")}, {"linear", export_linear},
-      {"transpose", export_transpose},
-      {"permute", [](Exporter& e, const Node& n, In in, In out) { Exporter::attr(e.node("Transpose", in, out), "perm", n.attrs.ints("dims")); }},
-      {"reshape", export_reshape}, {"flatten", export_reshape}, {"expand", export_expand}, {"slice", export_slice},
-      {"concat", export_concat}, {"stack", export_stack},
-      {"softmax", softmax("Softmax")}, {"log_softmax", softmax("LogSoftmax")},
-      {"conv2d", export_conv}, {"max_pool2d", pool("MaxPool")}, {"avg_pool2d", pool("AveragePool")},
-      {"adaptive_avg_pool2d", export_adaptive_avg},
-      {"batch_norm", export_batch_norm}, {"layer_norm", export_layer_norm},
-      {"embedding", export_embedding}, {"gather", export_gather}, {"dropout", export_dropout}, {"pad", export_pad},
-      {"mse_loss", export_mse}, {"cross_entropy", export_cross_entropy},
-      {"scaled_dot_product_attention", export_attention},
-  };
-  return t;
-}
-
-}  // namespace
 
 std::vector<int> forward_sinks(const Graph& g) {
   std::set<int> read;

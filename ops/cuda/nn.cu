@@ -16,6 +16,7 @@
 #include <climits>
 
 #include "ops/cuda/cuda_util.cuh"
+#include "ops/gather_geometry.h"
 
 namespace opscope::cuda {
 namespace {
@@ -78,18 +79,6 @@ __global__ void scatter_add_axis(const int64_t* idx, const T* dy, T* dx, int64_t
     if (i < 0) i += n;
     atomicAdd(&dx[(o * n + i) * inner + b], dy[e]);
   }
-}
-
-struct GatherDims {
-  int64_t outer = 1, n = 0, count = 0, inner = 1;
-};
-GatherDims gather_dims(const Shape& x, int64_t axis, int64_t count) {
-  GatherDims g;
-  for (int64_t a = 0; a < axis; ++a) g.outer *= x[a];
-  g.n = x[axis];
-  for (size_t a = axis + 1; a < x.size(); ++a) g.inner *= x[a];
-  g.count = count;
-  return g;
 }
 
 template <class T>
@@ -171,7 +160,7 @@ struct Register {
     add_kernel("gather", "default", [](KernelCtx& k) {
       const Tensor& x = k.in(0);
       const int64_t axis = normalize_axis(k.attrs.i("axis"), x.dim(), "gather");
-      const GatherDims g = gather_dims(x.shape(), axis, k.in(1).numel());
+      const GatherGeom g = gather_geom(x.shape(), axis, k.in(1).numel());
       check_indices(k, k.in(1), g.n, -g.n);
       const int64_t total = k.out().numel();
       if (total == 0) return;
@@ -183,7 +172,7 @@ struct Register {
       });
     });
     add_kernel("gather_backward", "default", [](KernelCtx& k) {
-      const GatherDims g = gather_dims(k.out().shape(), k.attrs.i("axis"), k.in(1).numel());
+      const GatherGeom g = gather_geom(k.out().shape(), k.attrs.i("axis"), k.in(1).numel());
       check_indices(k, k.in(1), g.n, -g.n);
       k.out().fill(0);
       const int64_t total = k.in(0).numel();
