@@ -241,15 +241,33 @@ Command add_bench_command(CLI::App& app) {
 
 // [SECTION] ONNX: import, the conformance runner
 
+// Prints one model: what the file declares, then the graph traced in static mode.
+void print_imported(const std::string& file, const interop::ImportOptions& opt) {
+  Workspace ws;  // one per model, so the graphs of several files do not mix
+  WorkspaceScope scope(ws);
+  auto model = interop::ImportedModel::load(file, opt);
+  std::cout << model->summary();
+  const auto traced = model->trace(ws);
+  CompileOptions copt;
+  for (auto& t : traced.outputs) copt.fetch.push_back(ws.value_of(t));
+  copt.gradients = false;
+  auto program = compile_program(ws, copt);
+  std::cout << "  traced in static mode against input(): " << ws.graph().num_nodes() << " opscope nodes ("
+            << traced.folded << " ONNX nodes folded at import); compiled: " << program->schedule.size() << " nodes, "
+            << program->flops() << " FLOPs, " << bytes_str(program->peak_bytes()) << " per run\n";
+  lang::Session session(ws);
+  std::ostringstream err;
+  session.run(":graph", "<import>", std::cout, err);
+}
+
 Command add_import_command(CLI::App& app) {
   struct Opts {
-    std::string file;
-    std::vector<std::string> shapes;
+    std::vector<std::string> files, shapes;
     bool ops = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("import", "read an ONNX model and print it traced in static mode (opscope gui opens it too)");
-  sub->add_option("MODEL", o->file, "the .onnx file");
+  auto* sub = app.add_subcommand("import", "read ONNX models and print them traced in static mode (opscope gui --open shows one)");
+  sub->add_option("MODEL", o->files, "the .onnx files");
   sub->add_option("--shape", o->shapes, "NAME=DIMS: sizes for an input's symbolic dimensions (default 1), e.g. x=8,1,28,28");
   sub->add_flag("--ops", o->ops, "list the ONNX operator types opscope maps");
   return {sub, [o] {
@@ -257,23 +275,13 @@ Command add_import_command(CLI::App& app) {
               for (auto& t : interop::mapped_op_types()) std::cout << t << "\n";
               return 0;
             }
-            if (o->file.empty()) throw Error("import needs an .onnx file", "opscope import model.onnx [--shape x=1,3,224,224]");
+            if (o->files.empty()) throw Error("import needs an .onnx file", "opscope import model.onnx [--shape x=1,3,224,224]");
             interop::ImportOptions opt;
             for (auto& s : o->shapes) opt.shapes.insert(interop::parse_shape_option(s));
-            Workspace& ws = current_workspace();
-            auto model = interop::ImportedModel::load(o->file, opt);
-            std::cout << model->summary();
-            const auto traced = model->trace(ws);
-            CompileOptions copt;
-            for (auto& t : traced.outputs) copt.fetch.push_back(ws.value_of(t));
-            copt.gradients = false;
-            auto program = compile_program(ws, copt);
-            std::cout << "traced in static mode against input(): " << ws.graph().num_nodes() << " opscope nodes ("
-                      << traced.folded << " ONNX nodes folded at import); compiled: " << program->schedule.size() << " nodes, "
-                      << program->flops() << " FLOPs, " << bytes_str(program->peak_bytes()) << " per run\n";
-            lang::Session session(ws);
-            std::ostringstream err;
-            session.run(":graph", "<import>", std::cout, err);
+            for (size_t i = 0; i < o->files.size(); ++i) {
+              if (i) std::cout << "\n";
+              print_imported(o->files[i], opt);
+            }
             return 0;
           }};
 }

@@ -16,6 +16,10 @@ else()
 endif()
 add_test(NAME onnx_import_cli COMMAND opscope import ${CMAKE_CURRENT_SOURCE_DIR}/assets/models/encoder.onnx --shape x=2,6,32)
 set_tests_properties(onnx_import_cli PROPERTIES PASS_REGULAR_EXPRESSION "/layer/self_attn/Softmax\\[8, 6, 6\\] = softmax")
+# Several models in one call, each traced in a workspace of its own (the second graph starts at #0).
+add_test(NAME onnx_import_cli_two COMMAND opscope import ${CMAKE_CURRENT_SOURCE_DIR}/assets/models/resnet_block.onnx
+         ${CMAKE_CURRENT_SOURCE_DIR}/assets/models/fashion_cnn.onnx)
+set_tests_properties(onnx_import_cli_two PROPERTIES PASS_REGULAR_EXPRESSION "resnet_block.onnx: ONNX IR.*#8 fwd /Relu_1.*fashion_cnn.onnx: ONNX IR.*#0 fwd /conv1/Conv\\[1, 8, 28, 28\\]")
 # Export from the command line; then ONNX's own Python checker (full_check: with shape
 # inference) on what was written, when Debian's python3-onnx is there (about a second).
 add_test(NAME onnx_export_cli COMMAND opscope export ${CMAKE_CURRENT_SOURCE_DIR}/tests/onnx/export_mlp.ops

@@ -209,6 +209,7 @@ TEST_CASE("onnx: damaged and hostile files are clear errors that leave nothing b
   older.input("x", {2}).output("y");
   older.node("Relu", {"x"}, {"y"});
   refused(lab, older.save(dir, "opset3.onnx"), "opset 3 is older");
+  refused(lab, dir.file("opset3.onnx"), "here Relu changed");  // Relu-1 had consumed_inputs
 
   ModelBuilder missing;
   missing.input("x", {2, 3}).output("y");
@@ -305,6 +306,27 @@ TEST_CASE("onnx: the newer opsets' forms: Gelu (20), axes and num_outputs (18)",
   CHECK(max_diff(outs[1], ws.call("mean", {x}, {{"axes", std::vector<int64_t>{1}}, {"keepdim", true}})) < 1e-7);
   CHECK(outs[2].shape() == Shape{2, 3});
   CHECK(outs[3].get(0) == x.get(3));
+}
+
+TEST_CASE("onnx: an older opset reads when its operators are unchanged since opset 6", "[onnx]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  ModelBuilder b(1);  // Tanh-6 and GlobalAveragePool-1: the same in opset 1 and 6
+  b.input("x", {1, 2, 2, 2}).output("y");
+  b.node("Tanh", {"x"}, {"t"}, "tanh");
+  b.node("GlobalAveragePool", {"t"}, {"y"}, "pool");
+  CHECK_THROWS_WITH(ImportedModel::from_model(interop::parse_onnx_bytes(b.bytes(), "old.onnx", int64_t(1) << 30)),
+                    Catch::Contains("here Tanh 'tanh' changed"));
+  ModelBuilder same(1);
+  same.input("x", {1, 2, 2, 2}).output("y");
+  same.node("GlobalAveragePool", {"x"}, {"y"}, "pool");
+  auto m = ImportedModel::from_model(interop::parse_onnx_bytes(same.bytes(), "old.onnx", int64_t(1) << 30));
+  const Tensor x = Tensor::from_vector<double>({1, 2, 3, 4, -1, -2, -3, 6}, {1, 2, 2, 2}, DType::f32);
+  auto outs = m->apply(ws, {x});
+  REQUIRE(outs.size() == 1);
+  CHECK(outs[0].shape() == Shape{1, 2, 1, 1});
+  CHECK(outs[0].get(0) == Approx(2.5).margin(1e-6));
+  CHECK(outs[0].get(1) == Approx(0).margin(1e-6));
 }
 
 TEST_CASE("onnx: --shape sizes a symbolic input, and is checked", "[onnx]") {

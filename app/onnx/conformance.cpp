@@ -39,9 +39,9 @@ std::string squash(std::string s) {  // "Reduce_Mean" and "reducemean" alike
 // the ONNX operator whose name starts the test's name longest ("test_layer_normalization_4d_
 // expanded" tests LayerNormalization, "test_softmax_cross_entropy_mean_expanded" not Softmax
 // but SoftmaxCrossEntropyLoss). "" when no operator's name fits ("test_nllloss_NC_expanded").
-std::string tested_op(const OnnxModel& m, const std::string& test_name) {
-  if (m.nodes.empty()) return "";
-  if (m.nodes.size() == 1) return m.nodes[0].qualified_type();
+std::string tested_op(const std::vector<std::string>& node_types, const std::string& test_name) {
+  if (node_types.empty()) return "";
+  if (node_types.size() == 1) return node_types[0];
   static const std::vector<std::string> all_ops = [] {
     std::vector<std::string> names;
     for (const auto& s : onnx::OpSchemaRegistry::get_all_schemas())
@@ -55,6 +55,25 @@ std::string tested_op(const OnnxModel& m, const std::string& test_name) {
     if (name.rfind(t, 0) == 0 && t.size() > squash(best).size()) best = op;
   }
   return best;
+}
+
+std::string tested_op(const OnnxModel& m, const std::string& test_name) {
+  std::vector<std::string> types;
+  for (const OnnxNode& n : m.nodes) types.push_back(n.qualified_type());
+  return tested_op(types, test_name);
+}
+
+// The same for a model the importer refused to read (a float16 or string value, a sequence):
+// its nodes' types straight from the protobuf, so the test is listed under its operator with
+// the reason rather than lost among the unmapped ones. "" when not even that parses.
+std::string tested_op_of_file(const fs::path& model_file, const std::string& test_name) {
+  std::ifstream f(model_file, std::ios::binary);
+  onnx::ModelProto m;
+  if (!f || !m.ParseFromIstream(&f)) return "";
+  std::vector<std::string> types;
+  for (const auto& n : m.graph().node())
+    types.push_back(n.domain().empty() || n.domain() == "ai.onnx" ? n.op_type() : n.domain() + "." + n.op_type());
+  return tested_op(types, test_name);
 }
 
 onnx::TensorProto read_tensor_pb(const fs::path& p) {
@@ -140,6 +159,9 @@ std::string reason_of(const std::string& message) {
     }
     return "uses " + types + ", which opscope does not map";
   }
+  // A value's dtype or kind, without which value ("graph value 'like' has dtype float16, ...").
+  if (const size_t at = message.find(" has dtype "); at != std::string::npos) return message.substr(at + 5);
+  if (message.find(" is not a tensor (") != std::string::npos) return "a sequence, map or optional value (opscope's values are tensors)";
   if (const size_t node = message.find(": node "); node != std::string::npos)
     if (const size_t end = message.find(": ", node + 7); end != std::string::npos) return message.substr(end + 2);
   const size_t colon = message.find(".onnx: ");
@@ -242,10 +264,14 @@ ConformanceReport run_conformance(const std::vector<std::string>& dirs, const Co
       if (!o.only_ops.empty() && std::find(o.only_ops.begin(), o.only_ops.end(), t.op_type) == o.only_ops.end()) continue;
       run_one(dir, model, t, o);
     } catch (const Unsupported& e) {
-      if (t.op_type.empty()) {  // not even readable as a model opscope opens
+      if (t.op_type.empty()) t.op_type = tested_op_of_file(dir / "model.onnx", t.name);  // refused while reading
+      if (t.op_type.empty()) t.op_type = kWholeGraphs;
+      if (t.op_type != kWholeGraphs && !mapper_table().count(t.op_type)) {
         ++r.unmapped;
+        unmapped.insert(t.op_type);
         continue;
       }
+      if (!o.only_ops.empty() && std::find(o.only_ops.begin(), o.only_ops.end(), t.op_type) == o.only_ops.end()) continue;
       t.status = ConformanceTest::skipped;
       t.detail = reason_of(e.what());
     } catch (const Error& e) {

@@ -7,6 +7,8 @@
 #include <set>
 #include <unordered_map>
 
+#include <onnx/defs/schema.h>
+
 #include "app/onnx/onnx_proto.h"
 #include "core/workspace.h"
 
@@ -159,6 +161,24 @@ std::vector<OnnxNode> topological_order(std::vector<OnnxNode> nodes, const std::
   return sorted;
 }
 
+// A model of an opset older than kMinOpset reads as well when each of its operators is defined
+// there as in kMinOpset (Not, GlobalAveragePool, Tanh... are unchanged since opset 1): "" then,
+// else the nodes whose operator changed since (Relu-1's consumed_inputs, Add-1's broadcast).
+std::string changed_since(const onnx::GraphProto& g, int64_t opset) {
+  std::set<std::string> changed;
+  for (const auto& n : g.node()) {
+    if (!is_default_domain(n.domain())) continue;
+    const auto* then = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
+    const auto* base = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(kMinOpset), "");
+    if (!then && !base) continue;  // not an ONNX operator: the importer names it with the unmapped ones
+    if (!then || !base || then->since_version() != base->since_version())
+      changed.insert(n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'"));
+  }
+  std::string s;
+  for (const auto& c : changed) s += (s.empty() ? "" : ", ") + c;
+  return s;
+}
+
 OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file) {
   OnnxModel out;
   out.path = file;
@@ -179,11 +199,13 @@ OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file) {
     throw Error(file + ": " + std::to_string(g.node_size()) + " nodes is more than opscope opens (" + std::to_string(kMaxNodes) + ")");
   bool any_default_node = false;
   for (const auto& n : g.node()) any_default_node = any_default_node || is_default_domain(n.domain());
-  if (any_default_node && (out.opset < kMinOpset || out.opset > kMaxOpset))
+  const std::string changed = out.opset >= 1 && out.opset < kMinOpset ? changed_since(g, out.opset) : "";
+  if (any_default_node && (out.opset < 1 || out.opset > kMaxOpset || !changed.empty()))
     throw Unsupported(file + ": " + (out.opset == 0 ? std::string("no opset for the default ONNX domain")
                                                     : "opset " + std::to_string(out.opset) + " is " +
                                                           (out.opset < kMinOpset ? "older" : "newer") + " than opscope reads") +
-                          " (ai.onnx " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")",
+                          " (ai.onnx " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
+                          (changed.empty() ? ")" : "; older opsets only for operators unchanged since: here " + changed + " changed)"),
                       "convert it with onnx.version_converter.convert_version(model, 17)");
 
   // Initializers: check every size first, so a model too large for the cap allocates nothing.

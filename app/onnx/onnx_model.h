@@ -14,7 +14,8 @@
 namespace opscope::interop {
 
 // The ONNX opsets whose default-domain operators the importer reads (ai.onnx 6 … 20; 6 is
-// the opset of PyTorch's 2017 exports, before NumPy broadcasting).
+// the opset of PyTorch's 2017 exports, before NumPy broadcasting), and older opsets whose
+// operators in the model are defined there as in opset 6.
 constexpr int64_t kMinOpset = 6, kMaxOpset = 20;
 constexpr int64_t kExportOpset = 17;  // what export writes (libonnx 1.12's newest)
 
