@@ -86,7 +86,9 @@ void draw_open_model_dialog(GuiState& s) {
       if (ImGui::Selectable(f.c_str(), f == o.path)) std::snprintf(o.path, sizeof o.path, "%s", f.c_str());
   }
   if (ImGui::Button("Open") || enter) {
-    open_onnx_model(s, o.path);  // an error is in the console, where the student reads it
+    // Between frames, as every console statement runs (a statement draws frames of its own);
+    // an error is in the console, where the student reads it.
+    run_after_frame(s, [&s, path = std::string(o.path)] { open_onnx_model(s, path); });
     ImGui::CloseCurrentPopup();
   }
   ImGui::SameLine();
