@@ -27,12 +27,12 @@ Value shape_value(const Shape& s) {
 }
 
 // An imported model as the language sees it.
-class ModelObject final : public NativeObject, public std::enable_shared_from_this<ModelObject> {
+class ModelObject final : public NativeObject {
  public:
   explicit ModelObject(std::shared_ptr<const ImportedModel> m) : model_(std::move(m)) {}
   const ImportedModel& model() const { return *model_; }
 
-  const char* type_name() const override { return "onnx_model"; }
+  std::string type_name() const override { return "onnx_model"; }
 
   std::string repr() const override {
     std::string ins, outs;
@@ -43,11 +43,14 @@ class ModelObject final : public NativeObject, public std::enable_shared_from_th
            " values)>";
   }
 
-  std::vector<std::string> member_names() const override {
+  std::vector<std::string> members() const override {
     return {"inputs", "outputs", "parameters", "buffers", "param", "name", "path", "opset", "onnx_nodes", "summary"};
   }
+  bool has_method(const std::string& name) const override {
+    return name == "parameters" || name == "buffers" || name == "param" || name == "summary" || name == "__call__";
+  }
 
-  Value attribute(Interpreter& in, const std::string& name, Pos p) override {
+  std::optional<Value> attr(Interpreter&, const std::string& name, Pos) override {
     if (name == "inputs") {
       std::vector<Value> items;
       for (auto& i : model_->inputs()) {
@@ -66,15 +69,11 @@ class ModelObject final : public NativeObject, public std::enable_shared_from_th
     if (name == "path") return Value::Str(model_->path());
     if (name == "opset") return Value::Int(model_->model().opset);
     if (name == "onnx_nodes") return Value::Int(static_cast<int64_t>(model_->model().nodes.size()));
-    if (name == "parameters" || name == "buffers" || name == "param" || name == "summary")
-      return method_value(shared_from_this(), name);
-    const std::string near = closest_name(name, member_names());
-    in.fail(p, "an onnx_model has no attribute '" + name + "'",
-            near.empty() ? "its members: inputs, outputs, parameters(), buffers(), param(name), name, path, opset, onnx_nodes, summary()"
-                         : "did you mean '" + near + "'?");
+    return std::nullopt;
   }
 
-  Value call_method(Interpreter& in, const std::string& name, CallArgs& a) override {
+  Value call(Interpreter& in, const std::string& name, CallArgs& a) override {
+    if (name == "__call__") return apply(in, a);
     if (name == "parameters" || name == "buffers") {
       need_args(in, a, name, 0, 0);
       std::vector<Value> items;
@@ -95,7 +94,7 @@ class ModelObject final : public NativeObject, public std::enable_shared_from_th
   }
 
   // m(x, ...): the graph inputs in order, or by name as keywords.
-  Value call(Interpreter& in, CallArgs& a) override {
+  Value apply(Interpreter& in, CallArgs& a) {
     const auto& decl = model_->inputs();
     std::vector<Tensor> inputs(decl.size());
     if (a.positional.size() > decl.size())
