@@ -208,6 +208,51 @@ struct SavedRef {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Traits: what the engine's passes and executor ask about an op. Core never asks for an op by
+// name except the primitives of the contract below; a pass asks a trait.
+
+// A pointwise op computes y[i] = f(a[i][, b[i]]) (NumPy broadcasting) with a scalar formula
+// written once in ops/pointwise.h, from which its CPU and CUDA kernels and both devices'
+// fused kernels are derived. fuse_elementwise turns chains of pointwise ops into one
+// `fused_elementwise` node; its chain names each op with its parameters.
+struct PointwiseTrait {
+  int arity = 0;     // 0: not pointwise; else 1 or 2 operands
+  int formula = -1;  // the formula's code in ops/pointwise.h (opaque to core)
+  // Attributes that are numbers of the formula, in order (leaky_relu's slope). A string
+  // attribute counts as the index of its value among its choices (gelu's form: 0 erf, 1 tanh).
+  std::vector<std::string> params;
+};
+
+// An op that can take over the op making one of its inputs (an epilogue fusion): when input
+// `input` is made by an op named `producer` and read by nothing else, both become one node of
+// op `into`, whose inputs are this op's with that input replaced by the producer's inputs:
+// sgd_update(w, matmul(a, b)) → sgd_matmul_update(w, a, b). `into` gets this op's attributes;
+// its shape inference must accept the inputs and it must have a kernel on their device.
+struct AbsorbRule {
+  std::string producer;
+  int input = 0;
+  std::string into;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The primitive contract: the only ops of ops/ that core names (tests/test_core.cpp fails if
+// core/ names any other).
+//   add sub mul div neg  the arithmetic of Val (backward formulas read like maths)
+//   sum_to               autograd reduces a broadcast input's gradient to its shape
+//   cast                 autograd casts a gradient back to its input's dtype
+//   expand               the zero gradient of an output nobody used (a 0-d zero expanded)
+//   sgd_update           compile(loss, lr=...) appends w ← w − lr·dw per parameter (inputs w, dw; attr lr)
+//   fused_elementwise    fuse_elementwise's node: inputs x..., attrs chain ("mul i0 i1;gelu/0 r0":
+//                        op[/param...] then operands iK = input K, rK = result of instruction K;
+//                        the last instruction is the output) and shape; it takes at most
+//                        kMaxFusedOps instructions and kMaxFusedInputs inputs (the CUDA
+//                        kernel holds the chain's registers and inputs' indices on chip)
+inline constexpr std::array<std::string_view, 10> kPrimitiveOps = {
+    "add", "sub", "mul", "div", "neg", "sum_to", "cast", "expand", "sgd_update", "fused_elementwise"};
+inline constexpr size_t kMaxFusedOps = 32;
+inline constexpr size_t kMaxFusedInputs = 8;
+
+// ---------------------------------------------------------------------------------------------
 struct OpDef {
   std::string name;
   std::string family;   // "elementwise", "reduction", "matmul", ...
@@ -218,14 +263,28 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   std::function<std::vector<TensorMeta>(const InferCtx&)> infer;
 
-  // Kernels keyed by (device, algorithm); the first algorithm registered is the default.
+  // Kernels keyed by (device, algorithm); `algorithms` in the order they were registered.
   std::map<std::pair<Device, std::string>, KernelFn> kernels;
   std::vector<std::string> algorithms;
+  // The algorithm a call without algo= runs. Must be set when there are several (the registry
+  // refuses an op that leaves it to chance); an op with one algorithm defaults to it.
+  std::string default_algo;
   // A device's default when the op's default has no kernel there (matmul on cuda: "cublas").
   std::array<std::string, kNumDevices> device_default;
   bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)
   bool accepts_strided = false;   // kernel handles any strides; else inputs are made contiguous
   bool updates_input0 = false;    // optimizer steps: a compiled program writes the output over input 0
+
+  // Traits (see above) --------------------------------------------------------------------
+  PointwiseTrait pointwise;       // a scalar formula per element: fusible
+  bool elementwise = false;       // out[i] reads the inputs at i only: may be written over a dying input
+  bool stateful = false;          // its kernel also writes state that is no output (batch_norm's
+                                  // running statistics): never merged, folded or recomputed
+  bool random = false;            // draws random numbers: two calls are two samples (never merged by
+                                  // CSE, never recomputed)
+  std::string anomaly_hint;       // what to do when its output has NaN/Inf (:anomaly on)
+  std::string output_name_suffix; // in backward graphs its output is named after its input plus this ("B.T")
+  std::vector<AbsorbRule> absorbs;
 
   bool differentiable = true;     // false: outputs never require grad (comparisons)
   std::vector<SavedRef> saves;
@@ -248,7 +307,10 @@ struct OpDef {
   static OpDef declare(std::string name, std::string family, std::string doc, std::vector<std::string> inputs);
   OpDef& kernel(Device d, const std::string& algo, KernelFn fn);
   const KernelFn* find_kernel(Device d, std::string_view algo) const;
-  const std::string& default_algorithm() const { return algorithms.front(); }
+  const std::string& default_algorithm() const { return default_algo.empty() && algorithms.size() == 1 ? algorithms[0] : default_algo; }
+  bool is_pointwise() const { return pointwise.arity > 0; }
+  // The numbers of the formula of a pointwise op, from a call's attributes (PointwiseTrait::params).
+  std::vector<double> formula_params(const Attrs& attrs) const;
   const AttrSpec* find_attr(std::string_view name) const;
   // Resolves caller attributes against the spec: defaults, conversions, validation.
   Attrs resolve(const AttrMap& given) const;

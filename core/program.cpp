@@ -42,7 +42,7 @@ void replace_uses(Program& p, const std::unordered_map<int, int>& repl) {
 }  // namespace
 
 bool has_side_effects(const Node& n) {
-  return n.phase == Phase::update || n.op->updates_input0 || n.op->name == "batch_norm";
+  return n.phase == Phase::update || n.op->updates_input0 || n.op->stateful;
 }
 
 std::string RecomputePolicy::describe() const {
@@ -292,7 +292,7 @@ std::vector<std::string> pass_cse(Program& p) {
     Node& n = g.node(id);
     for (int& v : n.inputs)
       if (auto it = repl.find(v); it != repl.end()) v = it->second;
-    if (has_side_effects(n) || n.op->name == "dropout") {
+    if (has_side_effects(n) || n.op->random) {
       kept.push_back(id);
       continue;
     }

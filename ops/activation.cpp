@@ -42,6 +42,8 @@ KernelFn float_kernel(Body body) {
 OPSCOPE_REGISTER_OPS(register_activation_ops) {
   {
     OpDef d = activation("relu", "y = max(x, 0)");
+    d.pointwise.arity = 1;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", float_kernel([](const auto& x, auto& y, const Attrs&, auto z) {
                y = x.max(decltype(z)(0));
              }));
@@ -56,6 +58,9 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
   }
   {
     OpDef d = activation("leaky_relu", "y = x if x > 0 else negative_slope * x");
+    d.pointwise.arity = 1;
+    d.elementwise = true;
+    d.pointwise.params = {"negative_slope"};
     d.attrs = {make_attr("negative_slope", AttrType::real, 0.01, "slope for x < 0", 0.0)};
     d.kernel(Device::cpu, "default", float_kernel([](const auto& x, auto& y, const Attrs& a, auto z) {
                using T = decltype(z);
@@ -73,6 +78,9 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
   }
   {
     OpDef d = activation("gelu", "y = x·Φ(x) = x/2·(1 + erf(x/√2)); tanh form: x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))");
+    d.pointwise.arity = 1;
+    d.elementwise = true;
+    d.pointwise.params = {"approximate"};
     d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
     d.kernel(Device::cpu, "default", float_kernel([](const auto& x, auto& y, const Attrs& a, auto z) {
                using T = decltype(z);
@@ -126,6 +134,8 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
   }
   {
     OpDef d = activation("sigmoid", "y = 1 / (1 + e^-x)");
+    d.pointwise.arity = 1;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", float_kernel([](const auto& x, auto& y, const Attrs&, auto z) {
                (void)z;
                y = x.logistic();  // Eigen's vectorized, overflow-safe 1 / (1 + e^-x)
@@ -141,6 +151,8 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
   }
   {
     OpDef d = activation("tanh", "y = tanh(x)");
+    d.pointwise.arity = 1;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", float_kernel([](const auto& x, auto& y, const Attrs&, auto) { y = x.tanh(); }));
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {

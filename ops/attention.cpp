@@ -475,6 +475,7 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
     d.infer = infer_attention;
     // The first kernel registered is the default.
     d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_flash<decltype(z)>(k); }));
+    d.default_algo = "flash";
     d.kernel(Device::cpu, "naive", typed([](KernelCtx& k, auto z) { attention_naive<decltype(z)>(k); }));
     // Not the T×S probabilities: the backward recomputes them (the mask only when given).
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::output, 0},

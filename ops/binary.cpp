@@ -53,9 +53,16 @@ OpDef binary(const std::string& name, const std::string& doc, bool float_result 
   return d;
 }
 
+// Fusible today (the fused kernel's own formulas): add sub mul div maximum minimum.
+void make_pointwise(OpDef& d) {
+  d.pointwise.arity = static_cast<int>(d.input_names.size());
+  d.elementwise = true;
+}
+
 OPSCOPE_REGISTER_OPS(register_binary_ops) {
   {
     OpDef d = binary("add", "c = a + b");
+    make_pointwise(d);
     d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x + y; }));
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), g.grad_output(0)}; };
     d.backward_note = "da = dc, db = dc";
@@ -63,6 +70,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   }
   {
     OpDef d = binary("sub", "c = a - b");
+    make_pointwise(d);
     d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x - y; }));
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), -g.grad_output(0)}; };
     d.backward_note = "da = dc, db = -dc";
@@ -70,6 +78,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   }
   {
     OpDef d = binary("mul", "c = a * b (elementwise)");
+    make_pointwise(d);
     d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x * y; }));
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
@@ -81,6 +90,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   }
   {
     OpDef d = binary("div", "c = a / b (true division)", true);
+    make_pointwise(d);
     d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x / y; }));
     d.saves = {{SavedRef::input, 1}, {SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
@@ -113,6 +123,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   for (bool is_max : {true, false}) {
     OpDef d = binary(is_max ? "maximum" : "minimum",
                      is_max ? "c = max(a, b) elementwise" : "c = min(a, b) elementwise");
+    make_pointwise(d);
     if (is_max) d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x > y ? x : y; }));
     else d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x < y ? x : y; }));
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
@@ -158,6 +169,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   {
     OpDef d = OpDef::declare("where", "elementwise", "c = a where cond != 0 else b (broadcast)", {"cond", "a", "b"});
     d.accepts_strided = true;
+    d.elementwise = true;
     d.infer = [](const InferCtx& c) {
       TensorMeta m;
       m.shape = broadcast_shapes(broadcast_shapes(c.inputs[0].shape, c.inputs[1].shape, "where"), c.inputs[2].shape,

@@ -660,6 +660,7 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
     d.infer = infer_conv2d;
     // The first kernel registered is the default.
     d.kernel(Device::cpu, "im2col", forward_kernel(conv_im2col<float>, conv_im2col<double>));
+    d.default_algo = "im2col";
     d.kernel(Device::cpu, "naive", forward_kernel(conv_naive<float>, conv_naive<double>));
     d.kernel(Device::cpu, "winograd", forward_kernel(conv_winograd<float>, conv_winograd<double>));
     d.kernel(Device::cpu, "fft", forward_kernel(conv_fft<float>, conv_fft<double>));
@@ -704,6 +705,7 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
                                 {}, {}, true));
     d.infer = infer_backward_input;
     d.kernel(Device::cpu, "im2col", backward_kernel(true, backward_input_im2col<float>, backward_input_im2col<double>));
+    d.default_algo = "im2col";
     d.kernel(Device::cpu, "naive", backward_kernel(true, backward_input_naive<float>, backward_input_naive<double>));
     d.differentiable = false;
     d.checked_via = "conv2d";
@@ -720,6 +722,7 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
                                 {}, {}, {}, true));
     d.infer = infer_backward_weight;
     d.kernel(Device::cpu, "im2col", backward_kernel(false, backward_weight_im2col<float>, backward_weight_im2col<double>));
+    d.default_algo = "im2col";
     d.kernel(Device::cpu, "naive", backward_kernel(false, backward_weight_naive<float>, backward_weight_naive<double>));
     d.differentiable = false;
     d.checked_via = "conv2d";

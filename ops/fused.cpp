@@ -87,7 +87,7 @@ void apply(const Instruction& in, const T* a, const T* b, T* y, int64_t n) {
     const T s = static_cast<T>(std::stod(in.attr));
     out = (x > T(0)).select(x, x * s);
   } else if (op == "gelu") {
-    if (in.attr == "tanh")
+    if (in.attr == "1")  // approximate="tanh"
       out = T(0.5) * x * (T(1) + (T(0.7978845608028654) * (x + T(0.044715) * x * x * x)).tanh());
     else
       out = T(0.5) * x * (T(1) + (x * T(0.7071067811865476)).erf());
@@ -181,6 +181,7 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
     d.attrs = {make_attr("chain", AttrType::string, std::string("neg i0"), "instructions: \"mul i0 i1;add r0 i2;gelu/none r1\""),
                make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "the output shape")};
     d.infer = infer_fused;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", fused_kernel);
     d.accepts_strided = true;
     d.differentiable = false;  // made by the compiler after autodiff
@@ -215,6 +216,7 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
     });
     d.differentiable = false;
     d.updates_input0 = true;
+    d.absorbs = {{"matmul", 1, "sgd_matmul_update"}};  // w − lr·(a·b) in one GEMM: the gradient is never stored
     d.cost = cpu::elementwise_cost(2);
     registry.add(std::move(d));
   }

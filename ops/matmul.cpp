@@ -201,6 +201,7 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
   d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
   d.infer = infer_matmul;
   // The first kernel registered is the default.
+  d.default_algo = "eigen";
   d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
     visit_dtype(k.out().dtype(), [&](auto z) {
       using T = decltype(z);

@@ -377,6 +377,7 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
       check_layer_inputs(c, 1);
       return std::vector<TensorMeta>{c.inputs[0]};
     };
+    d.default_algo = "welford";
     for (const auto& a : kAlgos)
       d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
         layer_norm_forward<decltype(z)>(k, algo);
@@ -462,9 +463,11 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
                "use a batch of 2 or more, or training=False");
       return std::vector<TensorMeta>{c.inputs[0]};
     };
+    d.stateful = true;  // the running statistics change in place: never merged, folded or recomputed
     // Strided inputs are accepted so that the running statistics reach the kernel as the
     // caller's own buffers (a contiguous copy would take the in-place update and lose it).
     d.accepts_strided = true;
+    d.default_algo = "welford";
     for (const auto& a : kAlgos)
       d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
         for (size_t i = 1; i <= 2; ++i)

@@ -110,6 +110,7 @@ Shape resolve_reshape(const InferCtx& c, const Shape& in, const Shape& want) {
 OPSCOPE_REGISTER_OPS(register_shape_ops) {
   {
     OpDef d = shape_op("transpose", "y = x with axes dim0 and dim1 swapped (a view: strides swapped, no copy)");
+    d.output_name_suffix = ".T";  // backward's dA = matmul(dC, B.T)
     d.attrs = {int_attr("dim0", -2, "first axis"), int_attr("dim1", -1, "second axis")};
     d.infer = [](const InferCtx& c) {
       const int64_t r = static_cast<int64_t>(c.inputs[0].shape.size());

@@ -236,6 +236,8 @@ OPSCOPE_REGISTER_OPS(register_softmax_ops) {
     OpDef d = softmax_like("softmax", "s = exp(x - max) / Σ exp(x - max) along axis", 5);
     d.kernel(Device::cpu, "stable", softmax_kernel(SoftmaxKind::stable));
     d.kernel(Device::cpu, "naive", softmax_kernel(SoftmaxKind::naive));
+    d.default_algo = "stable";
+    d.anomaly_hint = "the naive softmax overflows for large inputs; use algo=\"stable\"";
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
       return {g.call("softmax_backward", {g.output(0), g.grad_output(0)}, {{"axis", g.attrs().i("axis")}})};

@@ -45,6 +45,8 @@ OpDef unary(const std::string& name, const std::string& doc, bool float_only) {
 OPSCOPE_REGISTER_OPS(register_unary_ops) {
   {
     OpDef d = unary("neg", "y = -x", false);
+    d.pointwise.arity = 1;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return -x; }, false));
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {-g.grad_output(0)}; };
     d.backward_note = "dx = -dy";
@@ -52,6 +54,8 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("exp", "y = e^x", true);
+    d.pointwise.arity = 1;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.exp(); }, true));
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * g.output(0)}; };
@@ -61,6 +65,8 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("log", "y = ln(x)", true);
+    d.pointwise.arity = 1;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.log(); }, true));
     d.saves = {{SavedRef::input, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) / g.input(0)}; };
@@ -71,6 +77,8 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("sqrt", "y = √x", true);
+    d.pointwise.arity = 1;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.sqrt(); }, true));
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * 0.5 / g.output(0)}; };
@@ -81,6 +89,8 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("abs", "y = |x|", false);
+    d.pointwise.arity = 1;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.abs(); }, false));
     d.saves = {{SavedRef::input, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * g.call("sign", {g.input(0)})}; };
