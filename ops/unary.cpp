@@ -1,38 +1,13 @@
-// Unary elementwise operators: neg, exp, log, sqrt, abs, sign, and cast between dtypes.
-// Kernels map contiguous data through Eigen array expressions (vectorized exp/log/sqrt).
-#include <Eigen/Core>
-#include <cmath>
-
+// Unary elementwise operators: neg, exp, log, sqrt, abs, sign (pointwise: kernels from their
+// formulas in ops/pointwise.h), and cast between dtypes.
 #include "ops/cpu_util.h"
+#include "ops/pointwise_cpu.h"
 
 namespace opscope {
 namespace {
 
 using cpu::gc;
-
-using cpu::ArrayMap;
-using cpu::ConstArrayMap;
-
-// out = f(in) over the whole (contiguous) tensor, f an Eigen array expression.
-template <class F>
-KernelFn eigen_unary(F f, bool float_only) {
-  return [f, float_only](KernelCtx& k) {
-    const DType dt = k.in(0).dtype();
-    if (float_only && !is_floating(dt)) throw Error(k.op.name + ": expected a floating-point tensor");
-    visit_dtype(dt, [&](auto z) {
-      using T = decltype(z);
-      if constexpr (std::is_floating_point_v<T>) {
-        ConstArrayMap<T> in(k.in(0).data<T>(), k.in(0).numel());
-        ArrayMap<T> out(k.out().data<T>(), k.out().numel());
-        out = f(in);
-      } else if (!float_only) {
-        ConstArrayMap<T> in(k.in(0).data<T>(), k.in(0).numel());
-        ArrayMap<T> out(k.out().data<T>(), k.out().numel());
-        out = f(in);
-      }
-    });
-  };
-}
+using pointwise::Formula;
 
 OpDef unary(const std::string& name, const std::string& doc, bool float_only) {
   OpDef d = OpDef::declare(name, "elementwise", doc, {"x"});
@@ -45,18 +20,14 @@ OpDef unary(const std::string& name, const std::string& doc, bool float_only) {
 OPSCOPE_REGISTER_OPS(register_unary_ops) {
   {
     OpDef d = unary("neg", "y = -x", false);
-    d.pointwise.arity = 1;
-    d.elementwise = true;
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return -x; }, false));
+    cpu::make_pointwise(d, Formula::neg);
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {-g.grad_output(0)}; };
     d.backward_note = "dx = -dy";
     registry.add(std::move(d));
   }
   {
     OpDef d = unary("exp", "y = e^x", true);
-    d.pointwise.arity = 1;
-    d.elementwise = true;
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.exp(); }, true));
+    cpu::make_pointwise(d, Formula::exp);
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * g.output(0)}; };
     d.backward_note = "dx = dy * y";
@@ -65,9 +36,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("log", "y = ln(x)", true);
-    d.pointwise.arity = 1;
-    d.elementwise = true;
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.log(); }, true));
+    cpu::make_pointwise(d, Formula::log);
     d.saves = {{SavedRef::input, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) / g.input(0)}; };
     d.backward_note = "dx = dy / x";
@@ -77,9 +46,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("sqrt", "y = √x", true);
-    d.pointwise.arity = 1;
-    d.elementwise = true;
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.sqrt(); }, true));
+    cpu::make_pointwise(d, Formula::sqrt);
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * 0.5 / g.output(0)}; };
     d.backward_note = "dx = dy / (2 y)";
@@ -89,9 +56,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("abs", "y = |x|", false);
-    d.pointwise.arity = 1;
-    d.elementwise = true;
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.abs(); }, false));
+    cpu::make_pointwise(d, Formula::abs);
     d.saves = {{SavedRef::input, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * g.call("sign", {g.input(0)})}; };
     d.backward_note = "dx = dy * sign(x)  (0 at the kink x = 0)";
@@ -100,7 +65,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("sign", "y = -1, 0 or 1 by the sign of x", false);
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.sign(); }, false));
+    cpu::make_pointwise(d, Formula::sign);
     d.differentiable = false;  // its derivative is 0 almost everywhere
     d.gradcheck.clear();
     registry.add(std::move(d));
