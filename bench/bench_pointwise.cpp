@@ -90,6 +90,8 @@ int main() {
                               engine<Formula::gelu_backward>(none));
   row<Formula::gelu_backward>("gelu_backward (tanh)", tanh_form, false, cpu::Vectorised<Formula::gelu_backward>::value,
                               engine<Formula::gelu_backward>(tanh_form));
+  row<Formula::softplus>("softplus", Params{1, 20}, false, cpu::Vectorised<Formula::softplus>::value,
+                         eigen_of([](const In& x, const In&, Out& y) { y = (x > 20.f).select(x, x.exp().log1p()); }));
   // Arithmetic: the loop against an Eigen expression of the same formula.
   row<Formula::add>("add", none, false, false, eigen_of([](const In& x, const In& z, Out& y) { y = x + z; }));
   row<Formula::mul>("mul", none, false, false, eigen_of([](const In& x, const In& z, Out& y) { y = x * z; }));

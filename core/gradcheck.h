@@ -16,13 +16,13 @@ struct GradcheckResult {
   int64_t elements_checked = 0;
   bool passed = false;
   std::string message;  // why it failed
+  std::vector<SavedRef> saved_read;  // the saved tensors its backward formula read
 };
 
-// Random inputs for a case (float64 unless index/mask), reproducible from `seed`.
-std::vector<Tensor> make_gradcheck_inputs(const GradcheckCase& c, uint64_t seed);
 GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const std::string& algo, size_t case_index,
                                uint64_t seed = 1234);
-// Every case of `op` for every CPU algorithm.
+// Every case of `op` for every CPU algorithm; the first result also fails when a tensor the op
+// saves is read by its backward in none of the cases.
 std::vector<GradcheckResult> gradcheck_op(const OpDef& op, uint64_t seed = 1234);
 
 }  // namespace opscope

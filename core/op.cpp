@@ -272,6 +272,7 @@ OpDef& OpRegistry::add(OpDef def) {
     for (auto& a : def.algorithms) all += (all.empty() ? "" : ", ") + a;
     throw Error("internal: operator '" + def.name + "' has algorithms " + all + " but no default_algo");
   }
+  if (def.default_algo.empty() && def.algorithms.size() == 1) def.default_algo = def.algorithms[0];  // kept when devices add theirs
   if (!def.default_algo.empty() &&
       std::find(def.algorithms.begin(), def.algorithms.end(), def.default_algo) == def.algorithms.end())
     throw Error("internal: operator '" + def.name + "' defaults to algorithm '" + def.default_algo + "', which it lacks");

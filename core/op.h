@@ -179,7 +179,9 @@ using CostFn = std::function<Cost(const std::vector<TensorMeta>& in, const std::
                                   const Attrs& attrs, std::string_view algo)>;
 
 // ---------------------------------------------------------------------------------------------
-// gradcheck cases (per op): inputs and attributes for a central-difference check in float64.
+// The op's cases: inputs and attributes, the one list that gradcheck (float64 central
+// differences, for differentiable ops), the generated CUDA-vs-CPU tests and the checks of what
+// backward reads all iterate. Values are drawn by make_case_inputs (core/random.h).
 enum class Domain : uint8_t {
   any,        // uniform in [-1, 1]
   positive,   // uniform in [0.5, 2]
@@ -187,6 +189,7 @@ enum class Domain : uint8_t {
   distinct,   // a shuffled arithmetic sequence: no ties (max, maximum)
   index,      // int64 in [0, index_max)
   mask,       // int64 0/1
+  normal,     // standard normal (benchmarks and the kernel lab)
 };
 struct InputSpec {
   Shape shape;
@@ -199,6 +202,18 @@ struct GradcheckCase {
   AttrMap attrs;
   double atol = 1e-6, rtol = 1e-5;
   std::string note;
+};
+
+// How the kernel lab feeds an op from a student's sizes: what the sizes mean, their defaults,
+// and the case they make (shapes and attributes; the lab draws normal float32 values).
+struct LabSizes {
+  std::string help;               // "N [M K]: A is N×K, B is K×M"
+  std::vector<int64_t> defaults;  // {512}
+  size_t min_sizes = 1;
+  std::function<GradcheckCase(const std::vector<int64_t>&)> make;  // empty: not in the lab
+  // The simplest correct algorithm, which the others are checked against; empty: "naive" when
+  // the op has one, else the first that runs.
+  std::string reference_algo;
 };
 
 // Which forward tensors an op keeps for backward (what its formula uses).
@@ -294,7 +309,10 @@ struct OpDef {
   std::string checked_via;
 
   CostFn cost;
+  // The op's cases (every op has some; gradcheck runs them when it is differentiable).
   std::vector<GradcheckCase> gradcheck;
+  // The kernel lab's inputs (`opscope bench OP SIZES`, `:bench OP`); ops without it are not in the lab.
+  LabSizes lab;
 
   // Where the op comes from: "" for the built-ins of ops/; a user `@op` or a loaded extension
   // records its source ("@op at lesson.ops:3", "my_ops.cpp"), so collisions can name both.

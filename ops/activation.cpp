@@ -1,5 +1,5 @@
 // Activations: relu, leaky_relu, gelu (erf and tanh forms) with its backward op, sigmoid,
-// tanh. All bandwidth-bound and pointwise: one pass over the data, kernels from the formulas
+// softplus, tanh. All bandwidth-bound and pointwise: one pass over the data, kernels from the formulas
 // of ops/pointwise.h.
 #include "ops/cpu_util.h"
 #include "ops/pointwise_cpu.h"
@@ -69,6 +69,8 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     cpu::make_pointwise(d, Formula::gelu_backward, {"approximate"});
     d.differentiable = false;
     d.checked_via = "gelu";
+    // Cases for the CUDA tests and the saved-tensor check (it is gradchecked through gelu).
+    d.gradcheck = {gc({{{3, 4}}, {{3, 4}}}), gc({{{3, 4}}, {{3, 4}}}, {{"approximate", std::string("tanh")}}, "tanh form")};
     d.cost = cpu::elementwise_cost(30);
     registry.add(std::move(d));
   }
@@ -82,6 +84,23 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     };
     d.backward_note = "dx = dy · y · (1 - y)";
     d.cost = cpu::elementwise_cost(12);
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = activation("softplus", "y = log(1 + e^(beta·x)) / beta; y = x where beta·x > threshold (a smooth relu)");
+    d.attrs = {make_attr("beta", AttrType::real, 1.0, "sharpness: the larger, the closer to relu", 1e-6),
+               make_attr("threshold", AttrType::real, 20.0, "above it beta·x gives x itself (e^(beta·x) would overflow)")};
+    cpu::make_pointwise(d, Formula::softplus, {"beta", "threshold"});
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val x = g.input(0), dy = g.grad_output(0), bx = x * g.attrs().f("beta");
+      Val linear = g.call("gt", {bx, g.scalar_like(g.attrs().f("threshold"), bx)});
+      return {g.call("where", {linear, dy, dy * g.call("sigmoid", {bx})})};
+    };
+    d.backward_note = "dx = dy · sigmoid(beta·x), dy where beta·x > threshold";
+    d.cost = cpu::elementwise_cost(20);
+    d.gradcheck = {gc({{{3, 4}}}), gc({{{2, 3, 2}}}, {{"beta", 2.5}}, "beta 2.5"),
+                   gc({{{3, 4}, Domain::away_zero}}, {{"threshold", 0.1}}, "linear above the threshold (jump avoided)")};
     registry.add(std::move(d));
   }
   {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ops/cpu_util.h"
+#include "ops/index_check.h"
 
 namespace opscope {
 namespace {
@@ -33,9 +34,7 @@ void check_padding_idx(const InferCtx& c, int64_t V) {
 void check_range(const int64_t* idx, int64_t n, int64_t V, const std::string& op) {
   for (int64_t i = 0; i < n; ++i)
     if (idx[i] < 0 || idx[i] >= V)
-      throw Error(op + ": index " + std::to_string(idx[i]) + " (at flat position " + std::to_string(i) +
-                      " of indices) is out of range for num_embeddings V=" + std::to_string(V),
-                  "every index must be in [0, " + std::to_string(V) + ")");
+      throw index_out_of_range(op, idx[i], i, V);
 }
 
 OPSCOPE_REGISTER_OPS(register_embedding_ops) {
@@ -124,6 +123,8 @@ OPSCOPE_REGISTER_OPS(register_embedding_ops) {
     });
     d.differentiable = false;
     d.checked_via = "embedding";
+    // Cases for the CUDA tests (gradchecked through embedding): repeated indices, a padding row.
+    d.gradcheck = {gc({{{3, 4}, Domain::index, 6}, {{3, 4, 5}}}, {{"num_embeddings", int64_t{6}}, {"padding_idx", int64_t{2}}})};
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
       Cost c;
       c.bytes_read = cpu::meta_bytes(in[0]) + 2 * cpu::meta_bytes(in[1]);  // dy and the rows it adds into

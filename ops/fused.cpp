@@ -2,7 +2,7 @@
 // run in one pass over the data, as XLA and TorchInductor do) and `sgd_update` (the optimizer
 // step of a compiled training program, written in place over the parameter).
 //
-// A fused chain is an attribute string, one instruction per replaced op (ops/fused_chain.h):
+// A fused chain is an attribute string, one instruction per replaced op (ops/pointwise_op.h):
 //   "mul i0 i1;add r0 i2;gelu/0 r1"
 // iK is the fused node's K-th input, rK the result of instruction K; the last is the output.
 // Each chunk of a row is computed through every instruction while it sits in L1, so the
@@ -11,7 +11,7 @@
 #include <Eigen/Core>
 
 #include "ops/cpu_util.h"
-#include "ops/fused_chain.h"
+#include "ops/pointwise_op.h"
 #include "ops/pointwise_cpu.h"
 
 namespace opscope {
@@ -101,6 +101,11 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
     d.kernel(Device::cpu, "default", fused_kernel);
     d.accepts_strided = true;
     d.differentiable = false;  // made by the compiler after autodiff
+    using V = std::vector<int64_t>;
+    d.gradcheck = {cpu::gc({{{3, 4}}, {{4}}}, {{"chain", std::string("mul i0 i1;add r0 i0;gelu/1 r1")}, {"shape", V{3, 4}}}),
+                   cpu::gc({{{2, 3}, Domain::positive}, {{2, 1}}},
+                           {{"chain", std::string("log i0;leaky_relu/0.2 r0;maximum r1 i1;softplus/2/1 r2")}, {"shape", V{2, 3}}},
+                           "parameters, broadcast column")};
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
       Cost c;
       for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
@@ -133,6 +138,7 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
     d.differentiable = false;
     d.updates_input0 = true;
     d.absorbs = {{"matmul", 1, "sgd_matmul_update"}};  // w − lr·(a·b) in one GEMM: the gradient is never stored
+    d.gradcheck = {cpu::gc({{{3, 4}}, {{3, 4}}}, {{"lr", 0.1}})};
     d.cost = cpu::elementwise_cost(2);
     registry.add(std::move(d));
   }
@@ -150,6 +156,7 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
       return std::vector<TensorMeta>{c.inputs[0]};
     };
     d.accepts_strided = true;  // a is usually a transposed view (xᵀ): read in place through its strides
+    d.gradcheck = {cpu::gc({{{3, 5}}, {{3, 4}}, {{4, 5}}}, {{"lr", 0.1}})};
     d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
       cpu::visit_float(k.in(0).dtype(), "sgd_matmul_update", [&](auto z) {
         using T = decltype(z);

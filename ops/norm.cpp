@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "ops/cpu_util.h"
+#include "ops/geometry.h"
 
 namespace opscope {
 namespace {
@@ -155,16 +156,7 @@ AttrSpec eps_attr() {
 // ---------------------------------------------------------------------------------------------
 // layer_norm
 
-struct RowSplit {
-  int64_t M = 1, N = 1;  // M rows of N normalized elements
-};
-
-RowSplit layer_split(const Shape& s, int64_t k) {
-  RowSplit r;
-  const int64_t rank = static_cast<int64_t>(s.size());
-  for (int64_t i = 0; i < rank; ++i) (i < rank - k ? r.M : r.N) *= s[i];
-  return r;
-}
+// RowSplit and ChannelSplit: ops/geometry.h, shared with the CUDA kernels.
 
 Shape normalized_shape(const Shape& s, int64_t k) { return Shape(s.end() - k, s.end()); }
 
@@ -239,18 +231,6 @@ void layer_norm_backward_kernel(KernelCtx& k) {
 
 // ---------------------------------------------------------------------------------------------
 // batch_norm: x [N, C, S...] with per-channel statistics over N and S.
-
-struct ChannelSplit {
-  int64_t N = 1, C = 1, S = 1;
-};
-
-ChannelSplit channel_split(const Shape& s) {
-  ChannelSplit r;
-  r.N = s[0];
-  r.C = s[1];
-  for (size_t i = 2; i < s.size(); ++i) r.S *= s[i];
-  return r;
-}
 
 template <class T>
 void batch_norm_forward(KernelCtx& k, Algo algo) {
@@ -405,6 +385,8 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
                    gc({x234, w34, w34}, {{"normalized_ndim", int64_t{2}}}, "two normalized axes"),
                    gc({x27, w7}, {{"eps", 0.1}}, "weight only, large eps"),
                    gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}}, {}, "rows longer than the Welford lanes")};
+    // The reference is the two-pass algorithm: "naive" is the cancelling E[x²] − E[x]² the lab shows failing.
+    d.lab = cpu::lab_rows_cols({}, "two_pass");
     registry.add(std::move(d));
   }
   {
@@ -436,6 +418,9 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     });
     d.differentiable = false;
     d.checked_via = "layer_norm";
+    // Cases for the CUDA tests (gradchecked through layer_norm).
+    d.gradcheck = {gc({{{3, 5}}, {{3, 5}}, {{5}}}, {}, "with weight"),
+                   gc({{{2, 3, 4}}, {{2, 3, 4}}}, {{"normalized_ndim", int64_t{2}}}, "two axes, no weight")};
     d.cost = norm_cost(14);
     registry.add(std::move(d));
   }
@@ -534,6 +519,9 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     });
     d.differentiable = false;
     d.checked_via = "batch_norm";
+    // Cases for the CUDA tests (gradchecked through batch_norm).
+    d.gradcheck = {gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}, {{3}}}, {}, "training"),
+                   gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}}, {{"training", false}}, "eval, no weight")};
     d.cost = norm_cost(14);
     registry.add(std::move(d));
   }

@@ -170,6 +170,9 @@ OPSCOPE_REGISTER_OPS(register_pad_ops) {
     });
     d.differentiable = false;
     d.checked_via = "pad";
+    // Cases for the CUDA tests (gradchecked through pad): x [1, 2, 4, 5] padded (top, bottom, left, right).
+    d.gradcheck = {gc({{{1, 2, 7, 8}}}, {{"pads", std::vector<int64_t>{1, 2, 2, 1}}, {"shape", std::vector<int64_t>{1, 2, 4, 5}}},
+                      "reflected borders add")};
     d.cost = cpu::elementwise_cost(1);
     registry.add(std::move(d));
   }

@@ -11,11 +11,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#if defined(__CUDACC__)
-#define OPSCOPE_HD __host__ __device__ __forceinline__
-#else
-#define OPSCOPE_HD inline
-#endif
+#include "ops/hd.h"
 
 namespace opscope::pointwise {
 
@@ -30,7 +26,7 @@ struct Params {
   X(minimum, 2, true) X(eq, 2, true) X(ne, 2, true) X(lt, 2, true) X(le, 2, true) X(gt, 2, true) X(ge, 2, true)       \
   X(neg, 1, true) X(exp, 1, false) X(log, 1, false) X(sqrt, 1, false) X(abs, 1, true) X(sign, 1, true)                \
   X(relu, 1, false) X(leaky_relu, 1, false) X(gelu, 1, false) X(gelu_backward, 2, false) X(sigmoid, 1, false)         \
-  X(tanh, 1, false)
+  X(tanh, 1, false) X(softplus, 1, false)
 
 enum class Formula : uint8_t {
 #define OPSCOPE_PW_ENUM(name, arity, ints) name,
@@ -157,6 +153,12 @@ template <class T> OPSCOPE_HD T f_sigmoid(T a, T, const Params&) {
   return e / (T(1) + e);
 }
 template <class T> OPSCOPE_HD T f_tanh(T a, T, const Params&) { return math::tanh(a); }
+// p0: beta, p1: threshold. log(1 + e^(βx))/β, and x itself once βx > threshold (where the two
+// differ by less than e^-threshold and e^(βx) would overflow).
+template <class T> OPSCOPE_HD T f_softplus(T a, T, const Params& p) {
+  const T bx = a * T(p.p0);
+  return bx > T(p.p1) ? a : math::log1p(math::exp(bx)) / T(p.p0);
+}
 
 // --- evaluation --------------------------------------------------------------------------------
 // y = f(a, b) for a formula known when compiling (folded to the one formula).

@@ -2,17 +2,9 @@
 #include "ops/pointwise_cpu.h"
 
 #include "ops/cpu_util.h"
+#include "ops/pointwise_op.h"
 
 namespace opscope::cpu {
-
-Params pointwise_params(const OpDef& op, const Attrs& attrs) {
-  Params p;
-  if (op.pointwise.params.empty()) return p;  // most formulas have none: no allocation per call
-  const std::vector<double> v = op.formula_params(attrs);
-  if (v.size() > 0) p.p0 = v[0];
-  if (v.size() > 1) p.p1 = v[1];
-  return p;
-}
 
 namespace {
 

@@ -97,9 +97,6 @@ void pointwise_chunk(Formula f, const T* a, const T* b, T* y, int64_t n, const P
   }
 }
 
-// A call's formula numbers as the kernels take them.
-Params pointwise_params(const OpDef& op, const Attrs& attrs);
-
 // The CPU kernel of a pointwise op: NumPy broadcasting for two operands, the inputs cast to
 // the computing dtype (the output's; for comparisons the inputs' promoted dtype, stored as 0/1).
 KernelFn pointwise_kernel(Formula f);

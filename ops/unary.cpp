@@ -66,8 +66,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   {
     OpDef d = unary("sign", "y = -1, 0 or 1 by the sign of x", false);
     cpu::make_pointwise(d, Formula::sign);
-    d.differentiable = false;  // its derivative is 0 almost everywhere
-    d.gradcheck.clear();
+    d.differentiable = false;  // its derivative is 0 almost everywhere (its case serves the CUDA tests)
     registry.add(std::move(d));
   }
   {
@@ -87,6 +86,8 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
     d.backward_note = "dx = cast(dy, x.dtype)";
     // float64 only: a float32 round trip loses the 1e-6 perturbation of central differences.
     d.gradcheck = {gc({{{2, 3}}}, {{"dtype", std::string("float64")}})};
+    // A plain copy (cast to its own dtype): the bandwidth ceiling of the bandwidth-bound ops.
+    d.lab = cpu::lab_rows_cols({{"dtype", std::string("float32")}});
     registry.add(std::move(d));
   }
 }

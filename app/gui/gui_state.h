@@ -36,6 +36,8 @@ struct GuiState;
 // The lesson player draws into the lesson panel through this hook (app/lesson/ plugs it in).
 // Given the shell's state, it may run cells through state.session and select nodes.
 using LessonPanelFn = std::function<void(GuiState& state)>;
+// ... and applies the scripted lesson actions ("lesson next"); false: not a lesson action.
+using LessonActionFn = std::function<bool(GuiState& state, const std::string& action)>;
 
 struct GuiState {
   Workspace* ws = nullptr;
@@ -56,6 +58,7 @@ struct GuiState {
   // The lesson panel
   std::string lesson_id;
   LessonPanelFn lesson_panel;
+  LessonActionFn lesson_action;
   // Frame statistics
   double time = 0;        // seconds since start (simulated in headless runs: deterministic)
   double frame_ms = 0;    // CPU time of the last frame's UI building

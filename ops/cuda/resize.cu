@@ -93,68 +93,66 @@ __global__ void adaptive_avg_backward_kernel(const T* dy, T* dx, int64_t planes,
   }
 }
 
-struct Register {
-  Register() {
-    add_kernel("pad", "direct", [](KernelCtx& k) {
-      const int64_t n = k.out().numel();
-      if (n == 0) return;
-      const PadGeom g = pad_geom(k.in(0).shape(), k.out().shape(), k.attrs.ints("pads"));
-      const bool reflect = k.attrs.s("mode") == "reflect";
-      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        pad_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, k.in(0).data<T>(), k.out().data<T>(), n, reflect,
-                                                              static_cast<T>(k.attrs.f("value")));
-        OPSCOPE_CUDA_LAUNCHED("pad_kernel");
-      });
+OPSCOPE_CUDA_REGISTER(register_resize_kernels) {
+  add_kernel("pad", "direct", [](KernelCtx& k) {
+    const int64_t n = k.out().numel();
+    if (n == 0) return;
+    const PadGeom g = pad_geom(k.in(0).shape(), k.out().shape(), k.attrs.ints("pads"));
+    const bool reflect = k.attrs.s("mode") == "reflect";
+    visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      pad_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, k.in(0).data<T>(), k.out().data<T>(), n, reflect,
+                                                            static_cast<T>(k.attrs.f("value")));
+      OPSCOPE_CUDA_LAUNCHED("pad_kernel");
     });
-    add_kernel("pad_backward", "direct", [](KernelCtx& k) {
-      k.out().fill(0);
-      const int64_t n = k.in(0).numel();
-      if (n == 0 || k.out().numel() == 0) return;
-      const PadGeom g = pad_geom(k.out().shape(), k.in(0).shape(), k.attrs.ints("pads"));
-      visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
-        pad_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n);
-        OPSCOPE_CUDA_LAUNCHED("pad_backward_kernel");
-      });
+  });
+  add_kernel("pad_backward", "direct", [](KernelCtx& k) {
+    k.out().fill(0);
+    const int64_t n = k.in(0).numel();
+    if (n == 0 || k.out().numel() == 0) return;
+    const PadGeom g = pad_geom(k.out().shape(), k.in(0).shape(), k.attrs.ints("pads"));
+    visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
+      pad_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n);
+      OPSCOPE_CUDA_LAUNCHED("pad_backward_kernel");
     });
-    add_kernel("upsample_nearest2d", "direct", [](KernelCtx& k) {
-      const Shape& xs = k.in(0).shape();
-      if (k.out().numel() == 0) return;
-      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        upsample_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
-            k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], k.attrs.i("scale_factor"));
-        OPSCOPE_CUDA_LAUNCHED("upsample_kernel");
-      });
+  });
+  add_kernel("upsample_nearest2d", "direct", [](KernelCtx& k) {
+    const Shape& xs = k.in(0).shape();
+    if (k.out().numel() == 0) return;
+    visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      upsample_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
+          k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], k.attrs.i("scale_factor"));
+      OPSCOPE_CUDA_LAUNCHED("upsample_kernel");
     });
-    add_kernel("adaptive_avg_pool2d", "direct", [](KernelCtx& k) {
-      const Shape& xs = k.in(0).shape();
-      const int64_t OH = k.out().shape()[2], OW = k.out().shape()[3];
-      if (k.out().numel() == 0) return;
-      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        adaptive_avg_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
-            k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
-        OPSCOPE_CUDA_LAUNCHED("adaptive_avg_kernel");
-      });
+  });
+  add_kernel("adaptive_avg_pool2d", "direct", [](KernelCtx& k) {
+    const Shape& xs = k.in(0).shape();
+    const int64_t OH = k.out().shape()[2], OW = k.out().shape()[3];
+    if (k.out().numel() == 0) return;
+    visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      adaptive_avg_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
+          k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
+      OPSCOPE_CUDA_LAUNCHED("adaptive_avg_kernel");
     });
-    add_kernel("adaptive_avg_pool2d_backward", "direct", [](KernelCtx& k) {
-      const Shape& xs = k.out().shape();
-      const int64_t OH = k.in(0).shape()[2], OW = k.in(0).shape()[3];
-      k.out().fill(0);
-      if (k.in(0).numel() == 0 || k.out().numel() == 0) return;
-      visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
-        adaptive_avg_backward_kernel<T><<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(
-            dy.data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
-        OPSCOPE_CUDA_LAUNCHED("adaptive_avg_backward_kernel");
-      });
+  });
+  add_kernel("adaptive_avg_pool2d_backward", "direct", [](KernelCtx& k) {
+    const Shape& xs = k.out().shape();
+    const int64_t OH = k.in(0).shape()[2], OW = k.in(0).shape()[3];
+    k.out().fill(0);
+    if (k.in(0).numel() == 0 || k.out().numel() == 0) return;
+    visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
+      adaptive_avg_backward_kernel<T><<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(
+          dy.data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
+      OPSCOPE_CUDA_LAUNCHED("adaptive_avg_backward_kernel");
     });
-  }
-} register_resize;
+  });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

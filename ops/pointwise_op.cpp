@@ -1,4 +1,4 @@
-#include "ops/fused_chain.h"
+#include "ops/pointwise_op.h"
 
 #include <sstream>
 
@@ -18,6 +18,15 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 }  // namespace
+
+pointwise::Params pointwise_params(const OpDef& op, const Attrs& attrs) {
+  pointwise::Params p;
+  if (op.pointwise.params.empty()) return p;  // most formulas have none: no allocation per call
+  const std::vector<double> v = op.formula_params(attrs);
+  if (v.size() > 0) p.p0 = v[0];
+  if (v.size() > 1) p.p1 = v[1];
+  return p;
+}
 
 std::vector<FusedInstruction> parse_fused_chain(const std::string& chain, size_t num_inputs) {
   std::vector<FusedInstruction> out;

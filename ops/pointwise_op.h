@@ -1,13 +1,18 @@
-// The instructions of a fused_elementwise chain ("mul i0 i1;gelu/0 r0", core/op.h's contract),
-// parsed once for the CPU and CUDA fused kernels: each names a pointwise op, whose formula
-// (ops/pointwise.h) it runs. Eigen-free: the CUDA kernel includes it.
+// What the kernels of both devices need to run pointwise ops (Eigen-free: the CUDA kernels
+// include it): a call's formula numbers, and the instructions of a fused_elementwise chain
+// ("mul i0 i1;gelu/0 r0", core/op.h's contract), each naming a pointwise op whose formula
+// (ops/pointwise.h) it runs.
 #pragma once
 #include <string>
 #include <vector>
 
+#include "core/op.h"
 #include "ops/pointwise.h"
 
 namespace opscope {
+
+// A call's formula numbers (OpDef::pointwise.params) as the kernels take them.
+pointwise::Params pointwise_params(const OpDef& op, const Attrs& attrs);
 
 struct FusedInstruction {
   pointwise::Formula formula;

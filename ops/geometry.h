@@ -1,0 +1,120 @@
+// The geometry both devices share, so that the CPU and CUDA kernels agree on shapes by
+// construction: convolution's output size, the pooling window (and its argmax), the norms'
+// splits of a tensor. No Eigen: ops/*.cpp and ops/cuda/*.cu include it; the index arithmetic
+// is OPSCOPE_HD, the constructors from shapes and attributes run on the host.
+//
+// Shape letters: N batch, C input channels, H×W input, K output channels, R×S kernel, OH×OW
+// output, G groups (Cg = C/G, Kg = K/G).
+#pragma once
+#include <cstdint>
+
+#include "core/op.h"
+#include "ops/hd.h"
+
+namespace opscope {
+
+// --- convolution ---------------------------------------------------------------------------
+// Output size along one axis: OH = (H + 2p − d·(R − 1) − 1) / st + 1; 0 when the dilated
+// kernel does not fit the padded input.
+OPSCOPE_HD int64_t conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+struct ConvGeom {
+  int64_t N = 0, C = 0, H = 0, W = 0;  // input
+  int64_t K = 0, R = 0, S = 0;         // weight [K, Cg, R, S]
+  int64_t OH = 0, OW = 0;              // output
+  int64_t stride = 1, pad = 0, dil = 1, G = 1, Cg = 0, Kg = 0;
+  OPSCOPE_HD int64_t ohw() const { return OH * OW; }
+  OPSCOPE_HD int64_t crs() const { return Cg * R * S; }  // rows of the im2col buffer (one group)
+};
+
+// x [N, C, H, W] (or the input_shape of a backward op), w [K, Cg, R, S], the conv attributes.
+inline ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& a) {
+  ConvGeom g;
+  g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
+  g.K = w[0], g.R = w[2], g.S = w[3];
+  g.stride = a.i("stride"), g.pad = a.i("padding"), g.dil = a.i("dilation"), g.G = a.i("groups");
+  g.Cg = g.C / g.G, g.Kg = g.K / g.G;
+  g.OH = conv_out_size(g.H, g.R, g.stride, g.pad, g.dil);
+  g.OW = conv_out_size(g.W, g.S, g.stride, g.pad, g.dil);
+  return g;
+}
+
+// --- pooling windows -------------------------------------------------------------------------
+// K×K windows every S elements over x [N, C, H, W] padded by P: OH = (H + 2P − K) / S + 1.
+struct PoolWindow {
+  int64_t K = 1, S = 1, P = 0;
+  int64_t N = 1, C = 1, H = 1, W = 1, OH = 1, OW = 1;
+};
+
+inline PoolWindow pool_window(const Shape& x, const Attrs& a) {
+  PoolWindow w;
+  w.K = a.i("kernel_size");
+  w.S = a.i("stride") == 0 ? w.K : a.i("stride");
+  w.P = a.i("padding");
+  w.N = x[0], w.C = x[1], w.H = x[2], w.W = x[3];
+  w.OH = (w.H + 2 * w.P - w.K) / w.S + 1;
+  w.OW = (w.W + 2 * w.P - w.K) / w.S + 1;
+  return w;
+}
+
+// The input rows [lo, hi) of output row o's window, clipped to the input (likewise columns).
+OPSCOPE_HD void window_rows(const PoolWindow& w, int64_t o, int64_t in_size, int64_t& lo, int64_t& hi) {
+  const int64_t start = o * w.S - w.P;
+  lo = start < 0 ? 0 : start;
+  hi = start + w.K < in_size ? start + w.K : in_size;
+}
+
+// The output rows [lo, hi] whose windows contain input row h: o·S − P <= h < o·S − P + K.
+OPSCOPE_HD void windows_containing(const PoolWindow& w, int64_t h, int64_t out_size, int64_t& lo, int64_t& hi) {
+  const int64_t t = h + w.P;
+  lo = t < w.K ? 0 : (t - w.K) / w.S + 1;
+  hi = t / w.S < out_size - 1 ? t / w.S : out_size - 1;
+}
+
+// Flat index in the plane of the max of output (oh, ow)'s window; ties go to the first, and a
+// NaN wins (it propagates, as in PyTorch).
+template <class T>
+OPSCOPE_HD int64_t window_argmax(const T* plane, const PoolWindow& w, int64_t oh, int64_t ow) {
+  int64_t h0, h1, w0, w1;
+  window_rows(w, oh, w.H, h0, h1);
+  window_rows(w, ow, w.W, w0, w1);
+  int64_t best = h0 * w.W + w0;
+  for (int64_t h = h0; h < h1; ++h)
+    for (int64_t x = w0; x < w1; ++x) {
+      const T v = plane[h * w.W + x];
+      if (v > plane[best] || v != v) {
+        best = h * w.W + x;
+        if (v != v) return best;
+      }
+    }
+  return best;
+}
+
+// --- the norms' splits -----------------------------------------------------------------------
+// batch_norm: x [N, C, ...] as N×C planes of S elements, statistics per channel c.
+struct ChannelSplit {
+  int64_t N = 1, C = 1, S = 1;
+};
+inline ChannelSplit channel_split(const Shape& s) {
+  ChannelSplit r;
+  r.N = s[0];
+  r.C = s[1];
+  for (size_t i = 2; i < s.size(); ++i) r.S *= s[i];
+  return r;
+}
+
+// layer_norm: M rows of the N elements of the last k axes, statistics per row.
+struct RowSplit {
+  int64_t M = 1, N = 1;
+};
+inline RowSplit layer_split(const Shape& s, int64_t k) {
+  RowSplit r;
+  const size_t lead = s.size() - static_cast<size_t>(k);
+  for (size_t i = 0; i < s.size(); ++i) (i < lead ? r.M : r.N) *= s[i];
+  return r;
+}
+
+}  // namespace opscope
