@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <clocale>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -187,6 +188,9 @@ void save_history(const std::string& path) {
 }
 
 int run_interactive(lang::Session& session, const ReplOptions& opts) {
+  // libedit reads multibyte characters (x·y in a docstring, 中文) only in a UTF-8 character
+  // locale; numbers keep the "C" format (LC_NUMERIC is untouched).
+  std::setlocale(LC_CTYPE, "");
   rl_readline_name = "opscope";  // lets ~/.editrc hold opscope-specific bindings
   // libedit's own signal handlers stay on: they restore the terminal, follow window resizes and
   // Ctrl-Z, and re-raise a signal to the handler that was there before, i.e. SigintAtPrompt's.

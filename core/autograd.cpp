@@ -48,8 +48,7 @@ class BackwardBuilder final : public GradCtx {
     return {this, g_.add_value(std::move(v))};
   }
 
-  std::vector<Val> call_multi(std::string_view name, const std::vector<Val>& inputs, const AttrMap& attrs) override {
-    const OpDef& op = OpRegistry::instance().get(name);
+  std::vector<Val> call_op(const OpDef& op, const std::vector<Val>& inputs, const AttrMap& attrs) override {
     Attrs resolved = op.resolve(attrs);
     std::vector<TensorMeta> in_meta;
     Node n;
@@ -68,6 +67,7 @@ class BackwardBuilder final : public GradCtx {
     n.scope = f.scope;
     n.forward_of = fid_;
     n.symbolic = f.symbolic;
+    if (op.body) n.body = op.body(in_meta, n.attrs);
     const int id = static_cast<int>(g_.num_nodes());
     std::vector<Val> outs;
     for (size_t i = 0; i < out_meta.size(); ++i) {

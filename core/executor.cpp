@@ -66,7 +66,7 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
     for (size_t i = 0; i < outs.size(); ++i)
       if (!outs[i].defined()) outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, cat, dev);
 
-  KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_, cat};
+  KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_, cat, n.body.get()};
   // A device kernel is queued on a stream; the step waits for it, so stepping shows finished
   // results and the time is the device's own (events around the launches), not the queueing.
   DeviceBackend* backend = dev == Device::cpu ? nullptr : device_backend(dev);
@@ -120,22 +120,32 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   return outs;
 }
 
-std::vector<Tensor> Executor::evaluate(Graph& g, int node_id, const std::vector<Tensor>& inputs) {
-  const Node& n = g.node(node_id);
+void run_kernel(Workspace& ws, const Node& n, const std::vector<TensorMeta>& out_meta, const std::vector<Tensor>& inputs,
+                std::vector<Tensor>& outputs, MemCategory category) {
   const OpDef& op = *n.op;
+  const Device dev = !out_meta.empty() ? out_meta[0].device : inputs.empty() ? Device::cpu : inputs[0].device();
   std::vector<Tensor> ins;
-  for (auto& t : inputs) ins.push_back(op.accepts_strided ? t : t.contiguous(MemCategory::temporary));
-  const Device dev = ins.empty() ? Device::cpu : ins[0].device();
+  ins.reserve(inputs.size());
+  for (auto& t : inputs) {
+    Tensor moved = t.device() == dev ? t : t.to(dev, MemCategory::temporary);
+    ins.push_back(op.accepts_strided ? moved : moved.contiguous(MemCategory::temporary));
+  }
   const KernelFn* kernel = op.find_kernel(dev, n.algo);
   if (!kernel) throw Error(op.name + ": no kernel for algorithm '" + n.algo + "' on " + device_name(dev));
+  outputs.resize(out_meta.size());
+  if (!op.makes_views)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (!outputs[i].defined()) outputs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, category, dev);
+  KernelCtx ctx{op, ins, n.attrs, out_meta, outputs, ws, category, n.body.get()};
+  (*kernel)(ctx);
+}
+
+std::vector<Tensor> Executor::evaluate(Graph& g, int node_id, const std::vector<Tensor>& inputs) {
+  const Node& n = g.node(node_id);
   std::vector<TensorMeta> out_meta;
   for (int v : n.outputs) out_meta.push_back(g.value(v).meta);
-  std::vector<Tensor> outs(out_meta.size());
-  if (!op.makes_views)
-    for (size_t i = 0; i < outs.size(); ++i)
-      outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, MemCategory::input, dev);
-  KernelCtx ctx{op, ins, n.attrs, out_meta, outs, ws_, MemCategory::input};
-  (*kernel)(ctx);
+  std::vector<Tensor> outs;
+  run_kernel(ws_, n, out_meta, inputs, outs, MemCategory::input);
   return outs;
 }
 

@@ -29,6 +29,12 @@ struct StepEvent {
 };
 using StepListener = std::function<void(const StepEvent&)>;
 
+// Runs node `n`'s kernel on `inputs` with no event and no step: inputs are moved to the node's
+// device and made contiguous where its op needs that (counted as temporary); undefined
+// `outputs` are allocated under `category`. Constant folding and the ops of an @op's body.
+void run_kernel(Workspace& ws, const Node& n, const std::vector<TensorMeta>& out_meta, const std::vector<Tensor>& inputs,
+                std::vector<Tensor>& outputs, MemCategory category);
+
 class Executor {
  public:
   explicit Executor(Workspace& ws) : ws_(ws) {}

@@ -19,6 +19,13 @@ struct GradcheckResult {
   std::vector<SavedRef> saved_read;  // the saved tensors its backward formula read
 };
 
+// The multi-index of element `flat` of a row-major tensor of `shape`, and as text: "[1, 2]".
+std::vector<int64_t> element_index(const Shape& shape, int64_t flat);
+std::string element_index_str(const Shape& shape, int64_t flat);
+// The one line that pinpoints a wrong gradient: "input 'x' [1, 2]: analytic 0.21 vs numeric
+// 0.46 (relative error 0.54)".
+std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic, double numeric);
+
 GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const std::string& algo, size_t case_index,
                                uint64_t seed = 1234);
 // Every case of `op` for every CPU algorithm; the first result also fails when a tensor the op

@@ -34,6 +34,8 @@ struct SavedTensor {
   Tensor tensor;  // empty once released
 };
 
+struct NodeBody;  // core/body.h
+
 struct NodeStats {
   int64_t runs = 0;
   int64_t last_time_ns = 0;
@@ -51,6 +53,9 @@ struct Node {
   int forward_of = -1;   // backward nodes: the forward node whose gradient they compute
   bool symbolic = false; // built in static mode: runs only in a compiled program
   std::vector<Node> fused;  // a fused node: the nodes it replaced, in order (the GUI unfolds them)
+  // An @op's node: the ops its kernel runs, traced for this call's input shapes (shared by
+  // every call with the same shapes and attributes). node_body() gives a fused node's too.
+  std::shared_ptr<const NodeBody> body;
   std::vector<SavedTensor> saved;
   bool saved_released = false;
   NodeStats stats;

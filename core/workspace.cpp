@@ -190,6 +190,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
       node.outputs.push_back(graph_.add_value(std::move(v)));
     }
     node.symbolic = static_mode_;
+    if (op.body) node.body = op.body(in_meta, attrs);
     graph_.add_node(std::move(node));
     if (static_mode_) return symbolic_outputs(id, rg);
     std::vector<Tensor> outs = executor_.run_node(id, inputs);

@@ -72,6 +72,8 @@ class Workspace {
 
   // Clears the graph, saved tensors and timeline (tensors the user holds stay valid).
   void reset_graph();
+  // Exchanges the workspace's graph with `g` (see RecordInto).
+  void swap_graph(Graph& g) { std::swap(graph_, g); }
 
  private:
   friend class ScheduleRun;
@@ -115,6 +117,20 @@ class StaticModeGuard {
  private:
   Workspace& ws_;
   bool prev_;
+};
+
+// Calls record their nodes into `g` instead of the workspace's graph for the guard's lifetime:
+// an @op's body is traced into a graph of its own, not into the user's.
+class RecordInto {
+ public:
+  RecordInto(Workspace& ws, Graph& g) : ws_(ws), g_(g) { ws_.swap_graph(g_); }
+  ~RecordInto() { ws_.swap_graph(g_); }
+  RecordInto(const RecordInto&) = delete;
+  RecordInto& operator=(const RecordInto&) = delete;
+
+ private:
+  Workspace& ws_;
+  Graph& g_;
 };
 
 // No-grad scope: calls inside record no saved tensors and produce no gradients.

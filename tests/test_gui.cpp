@@ -21,12 +21,12 @@ struct GuiRun {
   int w = 0, h = 0;
 };
 
-GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20) {
+GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20, const std::string& script = "mlp.ops") {
   const std::string dir = OPSCOPE_TEST_OUT;
   const std::string png = dir + "/" + name + ".png", json = dir + "/" + name + ".json";
   std::remove(png.c_str());
   std::remove(json.c_str());
-  const std::string cmd = std::string("'") + OPSCOPE_BIN + "' gui --script '" + OPSCOPE_SOURCE_DIR + "/tests/gui/mlp.ops' --frames " +
+  const std::string cmd = std::string("'") + OPSCOPE_BIN + "' gui --script '" + OPSCOPE_SOURCE_DIR + "/tests/gui/" + script + "' --frames " +
                           std::to_string(frames) + " --screenshot '" + png + "' --state-json '" + json + "' --actions '" + actions + "'";
   GuiRun r;
   r.rc = std::system(cmd.c_str());
@@ -202,4 +202,28 @@ TEST_CASE("gui: static mode shows the compiled program being stepped, fused node
   CHECK(fused);
   CHECK(r.state["highlighted_node"] == r.state["current_node"]);
   CHECK(r.state["next_node"].get<int>() >= 0);
+}
+
+TEST_CASE("gui: an @op's node expands to the ops of its body, its backward node too", "[viz][op]") {
+  // Nodes: #0 matmul, #1 swish (the @op), #2 sum; backward: #3 reshape, #4 expand, #5 swish_backward, ...
+  const GuiRun r = run_gui("custom_op", "step 3;expand n1;expand n5;select n5.5", 16, "custom_op.ops");
+  REQUIRE(r.rc == 0);
+  CHECK(r.state["action_errors"].empty());
+  CHECK(box(r.state, "n1") == nullptr);  // shown as its body instead
+  for (const char* key : {"n1.0", "n1.1", "n1.2", "n5.0", "n5.5", "n0", "n2"}) {
+    INFO(key);
+    CHECK(box(r.state, key));
+  }
+  const auto* sig = box(r.state, "n1.1");
+  REQUIRE(sig);
+  CHECK(std::string((*sig)["title"]).find("sigmoid") != std::string::npos);
+  CHECK((*sig)["subtitle"] == "s");
+  const auto* bw = box(r.state, "n5.5");
+  REQUIRE(bw);
+  CHECK((*bw)["current"] == true);  // the backward node's step ran its whole body
+  CHECK((*bw)["selected"] == true);
+  const GuiRun folded = run_gui("custom_op_folded", "step 3", 10, "custom_op.ops");
+  REQUIRE(folded.rc == 0);
+  CHECK(box(folded.state, "n1"));
+  CHECK(box(folded.state, "n1.1") == nullptr);
 }

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "core/body.h"
 #include "core/error.h"
 #include "viz/graphviz_context.h"
 
@@ -39,7 +40,7 @@ int GraphLayout::find_node(int node_id) const {
 }
 
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o) {
-  return {&g, o.only_nodes, g.version(), g.num_nodes(), o.filter, o.left_to_right, o.folded};
+  return {&g, o.only_nodes, g.version(), g.num_nodes(), o.filter, o.left_to_right, o.folded, o.expanded};
 }
 
 namespace {
@@ -65,7 +66,20 @@ struct Plan {
   std::vector<LayoutBox> boxes;
   std::vector<LayoutEdge> edges;
   std::vector<int> node_box;
+  // Expanded nodes: their body and the box of each of its nodes.
+  struct Expanded {
+    std::shared_ptr<const NodeBody> body;
+    std::vector<int> box;  // body node -> box
+  };
+  std::map<int, Expanded> expanded;
 };
+
+// The box that hands value `out_index` of expanded node `e` to its readers: the body op making it.
+int output_box(const Plan::Expanded& e, int out_index, int fallback) {
+  if (out_index < 0 || static_cast<size_t>(out_index) >= e.body->outputs.size()) return fallback;
+  const int producer = e.body->graph.value(e.body->outputs[static_cast<size_t>(out_index)]).producer;
+  return producer >= 0 ? e.box[static_cast<size_t>(producer)] : fallback;
+}
 
 Plan plan_boxes(const Graph& g, const LayoutOptions& o) {
   Plan p;
@@ -100,6 +114,25 @@ Plan plan_boxes(const Graph& g, const LayoutOptions& o) {
       p.node_box[static_cast<size_t>(n.id)] = add_box(std::move(b));
       continue;
     }
+    if (o.expanded.count(n.id)) {
+      if (auto body = node_body(g, n); body && body->graph.num_nodes() > 0) {  // the ops inside, one box each
+        Plan::Expanded& e = p.expanded[n.id];
+        e.body = body;
+        for (const Node& m : body->graph.nodes()) {
+          LayoutBox b;
+          b.key = "n" + std::to_string(n.id) + "." + std::to_string(m.id);
+          b.node = n.id;
+          b.body_node = m.id;
+          b.phase = n.phase;
+          b.family = m.op->family;
+          b.title = "#" + std::to_string(n.id) + "." + std::to_string(m.id) + " " + m.label();
+          b.subtitle = m.outputs.empty() ? "" : body->graph.value(m.outputs[0]).name;
+          e.box.push_back(add_box(std::move(b)));
+        }
+        p.node_box[static_cast<size_t>(n.id)] = output_box(e, 0, e.box.back());
+        continue;
+      }
+    }
     LayoutBox b;
     b.key = "n" + std::to_string(n.id);
     b.node = n.id;
@@ -123,32 +156,71 @@ Plan plan_boxes(const Graph& g, const LayoutOptions& o) {
 
   // Edges from each input's producer; a leaf (or a value whose producer is hidden) gets a box.
   std::map<std::tuple<int, int, int>, bool> seen;
+  auto producer_box = [&](const ValueInfo& vi) {
+    if (vi.producer < 0) return -1;
+    const int box = p.node_box[static_cast<size_t>(vi.producer)];
+    auto e = p.expanded.find(vi.producer);
+    return e == p.expanded.end() || box < 0 ? box : output_box(e->second, vi.out_index, box);
+  };
+  // Where value v of `g` comes from, as a box: its producer's, or a box of its own (a leaf).
+  auto source_box = [&](int v, Phase phase) {
+    const ValueInfo& vi = g.value(v);
+    if (const int from = producer_box(vi); from >= 0) return from;
+    LayoutBox b;
+    b.key = "v" + std::to_string(v);
+    b.value = v;
+    b.kind = vi.producer >= 0 ? BoxKind::input : leaf_kind(vi.kind);
+    b.title = vi.name.empty() ? "%" + std::to_string(v) : vi.name;
+    if (vi.kind == ValueKind::grad_seed) b.title = "seed " + b.title;
+    b.subtitle = shape_str(vi.meta.shape);
+    b.phase = phase;
+    return add_box(std::move(b));
+  };
+  // `id` tells values apart (a value of g, or -2 - v for value v of a body).
+  auto add_edge = [&](int from, int to, int value, int id, const TensorMeta& m) {
+    if (from == to || seen[{from, to, id}]) return;
+    seen[{from, to, id}] = true;
+    LayoutEdge e;
+    e.from = from;
+    e.to = to;
+    e.value = value;
+    e.label = shape_str(m.shape) + " " + short_dtype(m.dtype);
+    p.edges.push_back(std::move(e));
+  };
+  // Inside an expanded node: edges between its body's ops, from the node's inputs, and from the
+  // body's own constants (boxes of their own).
+  for (auto& [id, e] : p.expanded) {
+    const Node& n = g.node(id);
+    const Graph& bg = e.body->graph;
+    for (const Node& m : bg.nodes())
+      for (int bv : m.inputs) {
+        const ValueInfo& bvi = bg.value(bv);
+        const int i = e.body->input_index(bv);
+        if (i >= 0 && static_cast<size_t>(i) < n.inputs.size()) {  // the node's input i, from wherever it comes
+          const int v = n.inputs[static_cast<size_t>(i)];
+          add_edge(source_box(v, n.phase), e.box[static_cast<size_t>(m.id)], v, v, bvi.meta);
+          continue;
+        }
+        int from = bvi.producer >= 0 ? e.box[static_cast<size_t>(bvi.producer)] : -1;
+        if (from < 0) {  // a constant of the body (the 1.0 of 1 - s)
+          LayoutBox b;
+          b.key = "n" + std::to_string(id) + ".v" + std::to_string(bv);
+          b.node = id;
+          b.kind = BoxKind::constant;
+          b.title = !bvi.name.empty() ? bvi.name
+                    : bvi.constant.defined() && bvi.constant.numel() == 1 ? attr_value_str(bvi.constant.item())
+                                                                           : "%" + std::to_string(bv);
+          b.subtitle = shape_str(bvi.meta.shape);
+          b.phase = n.phase;
+          from = add_box(std::move(b));
+        }
+        add_edge(from, e.box[static_cast<size_t>(m.id)], -1, -2 - bv, bvi.meta);
+      }
+  }
   for (const Node& n : g.nodes()) {
     const int to = p.node_box[static_cast<size_t>(n.id)];
-    if (to < 0) continue;
-    for (int v : n.inputs) {
-      const ValueInfo& vi = g.value(v);
-      int from = vi.producer >= 0 ? p.node_box[static_cast<size_t>(vi.producer)] : -1;
-      if (from < 0) {
-        LayoutBox b;
-        b.key = "v" + std::to_string(v);
-        b.value = v;
-        b.kind = vi.producer >= 0 ? BoxKind::input : leaf_kind(vi.kind);
-        b.title = vi.name.empty() ? "%" + std::to_string(v) : vi.name;
-        if (vi.kind == ValueKind::grad_seed) b.title = "seed " + b.title;
-        b.subtitle = shape_str(vi.meta.shape);
-        b.phase = n.phase;
-        from = add_box(std::move(b));
-      }
-      if (from == to || seen[{from, to, v}]) continue;
-      seen[{from, to, v}] = true;
-      LayoutEdge e;
-      e.from = from;
-      e.to = to;
-      e.value = v;
-      e.label = shape_str(vi.meta.shape) + " " + short_dtype(vi.meta.dtype);
-      p.edges.push_back(std::move(e));
-    }
+    if (to < 0 || p.expanded.count(n.id)) continue;
+    for (int v : n.inputs) add_edge(source_box(v, n.phase), to, v, v, g.value(v).meta);
   }
   // Both phases: each backward node points at the forward node it differentiates.
   if (o.filter == PhaseFilter::both)
@@ -200,6 +272,7 @@ GraphLayout layout_graph(const Graph& g, const LayoutOptions& o) {
 
   // Unfolded composite functions become clusters (a dashed frame with the function's name).
   std::map<std::string, Agraph_t*> clusters;
+  std::map<int, Agraph_t*> body_clusters;
   std::vector<Agnode_t*> gv_nodes;
   for (size_t i = 0; i < plan.boxes.size(); ++i) {
     const LayoutBox& b = plan.boxes[i];
@@ -212,6 +285,16 @@ GraphLayout layout_graph(const Graph& g, const LayoutOptions& o) {
         std::string name = "cluster_" + std::to_string(clusters.size());
         c = agsubg(root, const_cast<char*>(name.c_str()), 1);
         set(c, "label", scope + "()");
+        set(c, "fontsize", "12");
+      }
+      parent = c;
+    }
+    if (b.node >= 0 && plan.expanded.count(b.node)) {  // an expanded node: its body in a frame of its own
+      auto& c = body_clusters[b.node];
+      if (!c) {
+        std::string name = "cluster_body_" + std::to_string(b.node);
+        c = agsubg(parent, const_cast<char*>(name.c_str()), 1);
+        set(c, "label", "#" + std::to_string(b.node) + " " + g.node(b.node).op->name);
         set(c, "fontsize", "12");
       }
       parent = c;
@@ -283,7 +366,13 @@ GraphLayout layout_graph(const Graph& g, const LayoutOptions& o) {
   for (auto& [scope, c] : clusters) {
     const boxf cb = GD_bb(c);
     Point a = flip(cb.LL), b = flip(cb.UR);
-    out.clusters.push_back({scope, {std::min(a.x, b.x), std::min(a.y, b.y)}, {std::max(a.x, b.x), std::max(a.y, b.y)}});
+    out.clusters.push_back({scope, -1, {std::min(a.x, b.x), std::min(a.y, b.y)}, {std::max(a.x, b.x), std::max(a.y, b.y)}});
+  }
+  for (auto& [node, c] : body_clusters) {
+    const boxf cb = GD_bb(c);
+    Point a = flip(cb.LL), b = flip(cb.UR);
+    out.clusters.push_back({"#" + std::to_string(node) + " " + g.node(node).op->name, node,
+                            {std::min(a.x, b.x), std::min(a.y, b.y)}, {std::max(a.x, b.x), std::max(a.y, b.y)}});
   }
   gvFreeLayout(gvc, root);
   out.boxes = std::move(plan.boxes);

@@ -23,9 +23,11 @@ struct Point {
 };
 
 struct LayoutBox {
-  std::string key;     // "n3" (node 3), "v5" (leaf value 5), "s:name" (a folded function)
+  std::string key;     // "n3" (node 3), "v5" (leaf value 5), "s:name" (a folded function),
+                       // "n3.1" (op 1 of node 3's body), "n3.v2" (a constant of node 3's body)
   BoxKind kind = BoxKind::op;
-  int node = -1;       // op boxes: the graph node
+  int node = -1;       // op boxes: the graph node (for a box of a body: the node it is inside)
+  int body_node = -1;  // a box of an expanded node's body: the body's node it shows
   int value = -1;      // leaf boxes: the graph value
   Phase phase = Phase::forward;
   std::string title;   // "#3 matmul"
@@ -47,8 +49,9 @@ struct LayoutEdge {
   bool has_arrow = false;
 };
 
-struct LayoutCluster {  // an unfolded composite function
-  std::string scope;
+struct LayoutCluster {  // an unfolded composite function, or an expanded node's body
+  std::string scope;     // the function's scope, or the node's title ("#3 swish")
+  int node = -1;         // an expanded node's id (its body is drawn inside the frame)
   Point min, max;
 };
 
@@ -56,6 +59,7 @@ struct LayoutOptions {
   PhaseFilter filter = PhaseFilter::both;
   bool left_to_right = true;
   std::set<std::string> folded;  // composite functions drawn as one box
+  std::set<int> expanded;        // nodes drawn as the ops of their body (an @op, a fused node)
   // Width of a text in pixels at zoom 1; the GUI measures with its font, tests estimate.
   std::function<float(const std::string&)> text_width;
   float line_height = 16.f;
@@ -70,7 +74,8 @@ struct GraphLayout {
   float width = 0, height = 0;
   double layout_ms = 0;
   int find(const std::string& key) const;  // box index or -1
-  int find_node(int node_id) const;        // the box showing node_id (also inside a folded box)
+  int find_node(int node_id) const;        // the box showing node_id (also inside a folded box; an
+                                           // expanded node: the box of its body's last op)
   std::vector<int> node_box;               // node id -> box index (-1: hidden)
 };
 
@@ -83,6 +88,7 @@ struct LayoutKey {
   PhaseFilter filter = PhaseFilter::both;
   bool left_to_right = true;
   std::set<std::string> folded;
+  std::set<int> expanded;
   bool operator==(const LayoutKey&) const = default;
 };
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o);

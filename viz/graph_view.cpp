@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/body.h"
+
 namespace opscope::viz {
 
 namespace {
@@ -137,6 +139,7 @@ bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float 
   o.filter = s.filter;
   o.left_to_right = s.left_to_right;
   o.folded = s.folded;
+  o.expanded = s.expanded;
   o.only_nodes = s.only_nodes;
   LayoutKey key = layout_key(g, o);
   if (s.has_layout && key == s.key) return false;
@@ -150,7 +153,7 @@ bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float 
   }
   s.from_centers.clear();
   for (const auto& b : s.layout.boxes) s.from_centers[b.key] = b.center;
-  const bool structure_only_grew = s.has_layout && key.filter == s.key.filter && key.folded == s.key.folded &&
+  const bool structure_only_grew = s.has_layout && key.filter == s.key.filter && key.folded == s.key.folded && key.expanded == s.key.expanded &&
                                    key.left_to_right == s.key.left_to_right;
   s.layout = layout_graph(g, o);
   s.relayout_time = s.has_layout ? time : -1;
@@ -292,12 +295,15 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
     ImVec2 a = v.to_screen(c.min), b = v.to_screen(c.max);
     dl->AddRect(a, b, with_alpha(th.cluster_border, edge_alpha), 8.f * z, 0, 1.5f);
     if (show_text) {
-      std::string label = c.scope + "()  [fold]";
+      std::string label = c.node >= 0 ? c.scope + "  [collapse]" : c.scope + "()  [fold]";
       dl->AddText(font, text_px, ImVec2(a.x + 6 * z, a.y + 3 * z), th.text_dim, label.c_str());
       ImVec2 ts = font->CalcTextSizeA(text_px, FLT_MAX, 0, label.c_str());
       if (canvas_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
           ImGui::IsMouseHoveringRect(ImVec2(a.x + 6 * z, a.y + 3 * z), ImVec2(a.x + 6 * z + ts.x, a.y + 3 * z + ts.y)))
-        s.folded.insert(c.scope);
+      {
+        if (c.node >= 0) s.expanded.erase(c.node);
+        else s.folded.insert(c.scope);
+      }
     }
   }
 
@@ -380,8 +386,10 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
     d.subtitle = b.subtitle;
     d.min = a;
     d.max = c;
-    d.current = b.node >= 0 && b.node == f.current_node;
-    d.next = b.node >= 0 && b.node == f.next_node;
+    // An expanded node's ops all run in its step; its body's constants are not steps.
+    const bool step_box = b.node >= 0 && (b.kind == BoxKind::op || b.kind == BoxKind::folded_scope);
+    d.current = step_box && b.node == f.current_node;
+    d.next = step_box && b.node == f.next_node;
     d.selected = b.key == s.selected;
     d.matched = std::find(hits.begin(), hits.end(), b.key) != hits.end();
     if (!on_screen(a, c)) {
@@ -441,7 +449,8 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
       }
     }
     // Saved-for-backward tensors: a badge on the top-right corner with their bytes.
-    if (b.node >= 0 && !g.node(b.node).saved.empty() && show_text) {
+    // (one badge per node: an expanded node's is on the box of its body that makes its output)
+    if (b.node >= 0 && !g.node(b.node).saved.empty() && show_text && L.find_node(b.node) == static_cast<int>(i)) {
       bool released = false;
       std::string label = "saved " + saved_bytes_label(g, g.node(b.node), &released);
       if (released) label = "freed";
@@ -496,6 +505,12 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   }
   if (canvas_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && hovered.rfind("s:", 0) == 0)
     s.folded.erase(hovered.substr(2));
+  // Double-clicking a node with a body (an @op, a fused node) shows the ops inside it.
+  if (canvas_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+    if (const int hb = L.find(hovered); hb >= 0 && L.boxes[static_cast<size_t>(hb)].body_node < 0) {
+      const int node = L.boxes[static_cast<size_t>(hb)].node;
+      if (node >= 0 && node_body(g, g.node(node))) s.expanded.insert(node);
+    }
   if (!hovered.empty()) {
     const int bi = L.find(hovered);
     const LayoutBox& b = L.boxes[static_cast<size_t>(bi)];
@@ -512,6 +527,8 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
                     shape_str(vi.meta.shape).c_str(), dtype_name(vi.meta.dtype));
       }
       if (n.stats.runs) ImGui::Text("last run %.1f µs", static_cast<double>(n.stats.last_time_ns) / 1e3);
+      if (b.body_node >= 0) ImGui::TextDisabled("op %d of #%d's body; click [collapse] on the frame to fold it", b.body_node, b.node);
+      else if (node_body(g, n)) ImGui::TextDisabled("double-click to show the ops inside it");
     } else if (b.kind == BoxKind::folded_scope) {
       ImGui::TextDisabled("double-click to unfold");
     }

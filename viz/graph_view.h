@@ -26,6 +26,7 @@ struct GraphViewState {
   PhaseFilter filter = PhaseFilter::both;
   bool left_to_right = true;
   std::set<std::string> folded;
+  std::set<int> expanded;  // nodes drawn as the ops of their body (double-click a node that has one)
   std::string selected;  // box key ("n3", "v5", "s:name"), "" = none
   char search[96] = "";
   float zoom = 1.f;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/body.h"
 #include "viz/graph_view.h"
 
 namespace opscope::viz {
@@ -212,6 +213,19 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
     }
     ImGui::TextDisabled("bytes moved: %s fused, %s as separate ops", bytes_str(static_cast<int64_t>(fused.bytes_read + fused.bytes_written)).c_str(),
                         bytes_str(static_cast<int64_t>(unfused)).c_str());
+  }
+  // An @op's node runs its body as its kernel: the ops inside, traced for these shapes.
+  if (n.body) {
+    if (n.op && !n.op->origin.empty()) ImGui::TextDisabled("%s", n.op->origin.c_str());
+    ImGui::Text("its kernel runs %zu ops (double-click the node to show them in the graph):", n.body->graph.num_nodes());
+    const Graph& bg = n.body->graph;
+    for (const Node& m : bg.nodes()) {
+      std::string outs;
+      for (int v : m.outputs)
+        outs += (outs.empty() ? "" : ", ") + (bg.value(v).name.empty() ? "%" + std::to_string(v) : bg.value(v).name) + " " +
+                shape_str(bg.value(v).meta.shape);
+      ImGui::BulletText("#%d.%d %s → %s", n.id, m.id, m.label().c_str(), outs.c_str());
+    }
   }
   const std::string attrs = n.attrs.str(true);
   if (!attrs.empty() || !n.algo.empty())

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
+#include "core/body.h"
 #include "core/error.h"
 
 namespace opscope::app {
@@ -79,6 +80,14 @@ void apply_action(GuiState& s, const std::string& action) {
     else if (arg == "backward") s.graph.filter = viz::PhaseFilter::backward_only;
     else if (arg == "both") s.graph.filter = viz::PhaseFilter::both;
     else throw Error("view takes forward, backward or both, got '" + arg + "'");
+  } else if (verb == "expand" || verb == "collapse") {  // a node's body: expand n3, expand y (the node making y)
+    viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
+    const std::string key = resolve_box(s, arg);
+    const int node = s.graph.layout.boxes[static_cast<size_t>(s.graph.layout.find(key))].node;
+    if (node < 0) throw Error(verb + ": '" + arg + "' is not an op node");
+    if (verb == "collapse") s.graph.expanded.erase(node);
+    else if (!node_body(shown_graph(s), shown_graph(s).node(node))) throw Error("expand: node #" + std::to_string(node) + " has no body (only an @op or a fused node has one)");
+    else s.graph.expanded.insert(node);
   } else if (verb == "fold") s.graph.folded.insert(arg);
   else if (verb == "unfold") s.graph.folded.erase(arg);
   else if (verb == "search") std::snprintf(s.graph.search, sizeof s.graph.search, "%s", arg.c_str());
@@ -92,7 +101,7 @@ void apply_action(GuiState& s, const std::string& action) {
   else
     throw Error("unknown GUI action '" + verb + "'",
                 "actions: step [N|bwd], run, rewind, exec CODE, select KEY, click KEY, toggle backward|forward|theme, view "
-                "forward|backward|both, fold F, unfold F, search TEXT, theme dark|light, fit, zoom Z, play, pause");
+                "forward|backward|both, expand KEY, collapse KEY, fold F, unfold F, search TEXT, theme dark|light, fit, zoom Z, play, pause");
 }
 
 void inject_mouse(GuiState& s) {

@@ -84,7 +84,8 @@ const Graph& shown_graph(GuiState& s);
 int64_t steps_left(GuiState& s);
 
 // [actions.cpp] scripted UI actions: "step", "step bwd", "run", "rewind", "select n3",
-// "click n3" (a real mouse click at the box's centre), "toggle backward",
+// "click n3" (a real mouse click at the box's centre), "expand n3" / "collapse n3" (a node's
+// body), "toggle backward",
 // "view forward|backward|both", "fold F", "unfold F", "search TEXT",
 // "theme dark|light", "fit", "zoom F", "exec CODE". Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);

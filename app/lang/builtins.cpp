@@ -4,6 +4,7 @@
 #include <random>
 
 #include "app/lang/call_args.h"
+#include "app/lang/extension_builtins.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
 #include "app/lang/parser.h"
@@ -507,6 +508,7 @@ void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>& tab
   install_python_builtins(B);
   install_measurement_builtins(B);
   install_file_builtins(B);
+  install_extension_builtins(B);
 }
 
 Value Interpreter::call_method(const Tensor& self, const std::string& name, CallArgs& a) {

@@ -23,13 +23,18 @@ class LangError : public Error {
   void set_source(std::shared_ptr<const SourceText> s) {
     if (!source_) source_ = std::move(s);
   }
+  // Lines shown under the caret, before the hint (a compiler's errors for load_extension).
+  const std::string& details() const { return details_; }
+  void set_details(std::string d) { details_ = std::move(d); }
 
  private:
   int line_, col_;
   std::shared_ptr<const SourceText> source_;
+  std::string details_;
 };
 
-// "FILE:LINE:COL: error: message", the source line, a caret under the column, and the hint.
+// "FILE:LINE:COL: error: message", the source line, a caret under the column, the details and
+// the hint.
 std::string format_error(const LangError& e, const SourceText& fallback, bool color);
 
 }  // namespace opscope::lang

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <ostream>
 
+#include "app/lang/extension_builtins.h"
 #include "app/lang/parser.h"
+#include "app/lang/user_ops.h"
 
 namespace opscope::lang {
 
@@ -57,7 +59,7 @@ std::vector<std::string> tensor_member_names() {
   return names;
 }
 
-Interpreter::Interpreter(Workspace& ws) : ws_(ws) {
+Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<UserOps>(*this)) {
   install_builtins();
   install_commands();
 }
@@ -66,10 +68,12 @@ void Interpreter::install_builtins() {
   install_builtin_functions(*this, builtins_);
   install_check_builtins(builtins_);
   install_static_builtins(*this, builtins_);
+  install_user_op_builtins(builtins_);
 }
 void Interpreter::install_commands() {
   install_repl_commands(*this);
   install_static_commands(*this);
+  install_extension_commands(*this);
 }
 
 void Interpreter::fail(Pos p, const std::string& message, const std::string& hint) const {
@@ -182,9 +186,10 @@ void Interpreter::exec(const Stmt& s) {
       f->body = &s.body;
       f->source = source_;
       f->decorators = s.decorators;
+      if (user_ops_->define(s, f)) return;  // @op, @NAME.backward
       for (auto& d : s.decorators)
         if (d != "composite" && d != "static")
-          fail(s.pos, "unknown decorator '@" + d + "'", "the decorators are @static (its body builds a static graph) and @composite");
+          fail(s.pos, "unknown decorator '@" + d + "'", "the decorators are @op (a user-defined operator), @NAME.backward (its backward), @static (its body builds a static graph) and @composite");
       Value v;
       v.kind = Value::function;
       v.fn = f;
@@ -297,6 +302,7 @@ const Value* Interpreter::lookup(const std::string& name) const {
 
 void Interpreter::assign(const std::string& name, Value v) {
   if (!frames_.empty()) {
+    if (user_ops_->tracing()) user_ops_->name_local(name, v);
     frames_.back()[name] = std::move(v);
     return;
   }
@@ -522,7 +528,10 @@ Value Interpreter::eval(const Expr& e) {
     case Expr::boolean: return Value::Bool(e.bool_value);
     case Expr::none: return Value::None();
     case Expr::name: {
-      if (const Value* v = lookup(e.text)) return *v;
+      if (const Value* v = lookup(e.text)) {
+        if (user_ops_->tracing()) user_ops_->check_global(e.text, *v, e.pos);
+        return *v;
+      }
       if (auto it = builtins_.find(e.text); it != builtins_.end()) {
         Value v;
         v.kind = Value::builtin_fn;
@@ -743,6 +752,7 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
 Value Interpreter::call_value(const Value& callee, CallArgs& args) {
   switch (callee.kind) {
     case Value::builtin_fn:
+      if (user_ops_->tracing()) user_ops_->check_builtin(*callee.builtin, args.pos);
       try {
         return callee.builtin->fn(*this, args);
       } catch (const LangError&) {
@@ -879,6 +889,10 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   try {
     const Attrs resolved = op.resolve(attrs);
     auto outs = ws_.call_multi(op, inputs, resolved, algo);
+    // Hidden outputs (an @op's saved intermediates) stay graph values, named for the figure.
+    for (size_t i = outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs)); i < outs.size(); ++i)
+      if (i < op.output_names.size()) ws_.graph().name_value(outs[i].impl()->value_id, op.name + "." + op.output_names[i]);
+    outs.resize(outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs)));
     if (outs.size() == 1) return Value::Tensor_(outs[0]);
     std::vector<Value> vs;
     for (auto& t : outs) vs.push_back(Value::Tensor_(t));
@@ -942,6 +956,7 @@ void Interpreter::reset() {
   statics->last.reset();
   statics->traced.clear();
   globals_.clear();
+  user_ops_->clear();
   ws_.reset_graph();
   ws_.tracker().reset_peak();
   shown.clear();

@@ -27,6 +27,10 @@ struct Command {
   std::function<void(Interpreter&, const std::string& args, std::ostream& out)> fn;
 };
 
+class UserOps;  // user_ops.h: the session's @op definitions
+struct UserOp;
+struct OpTrace;
+
 class Interpreter {
  public:
   explicit Interpreter(Workspace& ws);
@@ -94,6 +98,8 @@ class Interpreter {
   void keep_alive(std::shared_ptr<Block> program) {
     if (programs_.empty() || programs_.back() != program) programs_.push_back(std::move(program));
   }
+  // The @ops this session defined (and the hooks that keep their bodies honest while traced).
+  UserOps& user_ops() { return *user_ops_; }
   // Undoes an in-place change (list item, append, requires_grad, .grad) if the statement fails.
   void on_undo(std::function<void()> undo) {
     if (logging_) undo_actions_.push_back(std::move(undo));
@@ -132,12 +138,16 @@ class Interpreter {
   bool logging_ = false;
   std::vector<std::function<void()>> undo_actions_;
   std::vector<std::shared_ptr<Block>> programs_;
+  std::shared_ptr<UserOps> user_ops_;
+  friend class UserOps;
+  friend std::shared_ptr<const OpTrace> trace_op(UserOp&, const std::vector<TensorMeta>&, const Attrs&);
   friend void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>&);
   friend void install_repl_commands(Interpreter&);
 };
 
 void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& table);
 void install_check_builtins(std::map<std::string, Builtin>& table);  // allclose, all_finite, gradcheck
+void install_user_op_builtins(std::map<std::string, Builtin>& table);  // save() in an @op's body
 bool is_tensor_method(const std::string& name);
 std::vector<std::string> tensor_member_names();  // attributes, methods and operators of x.
 void install_repl_commands(Interpreter& in);

@@ -38,6 +38,7 @@ std::string format_error(const LangError& e, const SourceText& fallback, bool co
     for (int c = 1; c < e.col() && c - 1 < static_cast<int>(text.size()); ++c) pad += text[c - 1] == '\t' ? '\t' : ' ';
     out += "    " + pad + green + "^" + reset + "\n";
   }
+  out += e.details();
   if (!e.hint().empty()) out += std::string(cyan) + "hint:" + reset + " " + e.hint() + "\n";
   return out;
 }
@@ -77,7 +78,9 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
     try {
       in.run_command(c.second, out);
     } catch (const LangError& e) {
-      throw LangError(e.what(), c.first, 1, e.hint());
+      LangError at_line(e.what(), c.first, 1, e.hint());
+      at_line.set_details(e.details());
+      throw at_line;
     } catch (const Error& e) {
       throw LangError(e.what(), c.first, 1, e.hint());
     }
@@ -132,6 +135,8 @@ bool Session::needs_more_input(const std::string& buffer) const {
     return e != std::string::npos && code[e] == ':' && code.find_first_not_of(" \t") != std::string::npos && code[code.find_first_not_of(" \t")] != ':';
   };
   if (ends_with_colon(lines.back())) return true;
+  const size_t first = lines.back().find_first_not_of(" \t");
+  if (first != std::string::npos && lines.back()[first] == '@') return true;  // a decorator: its def follows
   for (auto& l : lines)
     if (ends_with_colon(l)) return true;  // inside a block until a blank line
   return false;
