@@ -25,6 +25,7 @@
 #include "app/lesson/terminal_player.h"
 #include "app/ops_listing.h"
 #include "app/repl.h"
+#include "app/sigint.h"
 #include "core/body.h"
 #include "core/describe.h"
 #include "core/device.h"
@@ -75,8 +76,10 @@ int run_code(const std::string& code, const std::string& name, bool json) {
   session.set_color(!json && isatty(2) && !std::getenv("NO_COLOR"));
   std::ostringstream captured;
   std::ostream& out = json ? static_cast<std::ostream&>(captured) : std::cout;
+  app::SigintInterrupts ctrl_c;  // Ctrl-C: the statement stops and rolls back, then exit 130
   bool ok = session.run(code, name, out, std::cerr);
   if (json) std::cout << shown_json(session, ok) << "\n";
+  if (session.interrupted()) return 130;
   return ok ? 0 : 1;
 }
 

@@ -18,6 +18,7 @@
 
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/sigint.h"
 
 namespace opscope::app {
 namespace {
@@ -90,6 +91,7 @@ class EntryBuilder {
 // code: report it and keep the REPL (and the workspace) alive.
 bool run_entry(lang::Session& session, const std::string& entry) {
   bool ok = false;
+  SigintInterrupts ctrl_c;  // Ctrl-C stops the statement, not the REPL
   try {
     ok = session.run(entry, "<stdin>", std::cout, std::cerr);
   } catch (const std::exception& e) {
@@ -165,7 +167,8 @@ volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 // Installs the Ctrl-C handler for the lifetime of one readline() call: at the prompt Ctrl-C
-// abandons the line; while a statement runs it keeps its usual meaning.
+// abandons the line (as Python's does); while a statement runs it interrupts the statement
+// (SigintInterrupts, in run_entry).
 class SigintAtPrompt {
  public:
   SigintAtPrompt() {

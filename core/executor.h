@@ -60,6 +60,13 @@ class Executor {
   std::vector<std::pair<int, StepListener>> listeners_;
 };
 
+// dst += src, in place (same shape; dst contiguous, src contiguous of dst's dtype).
+void accumulate_into(Tensor& dst, const Tensor& src);
+// A leaf's .grad after a gradient `g` arrives: `g` itself (cast) when the leaf had none; when it
+// had one, what to add into it in place (`in_place`), or a new sum when the workspace's journal
+// keeps the old .grad to put back. Allocates everything before anything changes.
+Tensor accumulated_grad(Workspace& ws, const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, bool& in_place);
+
 // A list of nodes to run in order, with an environment of values (id -> tensor).
 class ScheduleRun {
  public:

@@ -56,8 +56,7 @@ class SavedReadCtx final : public GradCtx {
   const TensorMeta& output_meta(size_t i) const override { return out_.at(i); }
   size_t num_inputs() const override { return in_.size(); }
   bool needs_grad(size_t i) const override { return needs_.at(i); }
-  std::vector<Val> call_multi(std::string_view name, const std::vector<Val>& inputs, const AttrMap& attrs) override {
-    const OpDef& op = OpRegistry::instance().get(name);
+  std::vector<Val> call_op(const OpDef& op, const std::vector<Val>& inputs, const AttrMap& attrs) override {
     std::vector<TensorMeta> metas;
     for (auto& v : inputs) metas.push_back(meta(v.id));
     std::vector<Val> outs;

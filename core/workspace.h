@@ -8,6 +8,7 @@
 
 #include "core/executor.h"
 #include "core/graph.h"
+#include "core/journal.h"
 #include "core/memory.h"
 #include "core/op.h"
 #include "core/tensor.h"
@@ -58,6 +59,10 @@ class Workspace {
   void set_static_mode(bool on) { static_mode_ = on; }
   Phase phase() const { return phase_; }
   void set_phase(Phase p) { phase_ = p; }
+  // Who is told before a change a rollback must undo (the language's running statement); none
+  // outside statements.
+  ChangeJournal* journal() const { return journal_; }
+  void set_journal(ChangeJournal* j) { journal_ = j; }
 
   // Scope of the composite function being run ("" at top level), pushed by the language.
   void push_scope(const std::string& name);
@@ -84,6 +89,7 @@ class Workspace {
   Executor executor_;
   Device default_device_ = Device::cpu;
   bool grad_enabled_ = true, anomaly_ = false, static_mode_ = false;
+  ChangeJournal* journal_ = nullptr;
   Phase phase_ = Phase::forward;
   std::string scope_;
   std::vector<std::string> scope_stack_;

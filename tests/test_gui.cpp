@@ -204,6 +204,32 @@ TEST_CASE("gui: static mode shows the compiled program being stepped, fused node
   CHECK(r.state["next_node"].get<int>() >= 0);
 }
 
+TEST_CASE("gui: a long statement keeps the window drawing, and Interrupt stops and undoes it", "[viz]") {
+  // "interrupt 3": the Interrupt button is clicked in the third frame drawn while the loop runs.
+  const GuiRun r = run_gui("interrupt",
+                           "interrupt 3;exec keep = logits\nfor i in range(1000000): z = matmul(randn(64, 64), randn(64, 64))", 8);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["idle_frames"].get<int>() >= 3);  // frames went on while the statement ran
+  CHECK(s["running"] == false);
+  bool reported = false;
+  for (const auto& line : s["console"]) reported = reported || std::string(line).rfind("interrupted at <console>:", 0) == 0;
+  CHECK(reported);
+  CHECK(s["graph_nodes"] == 17);  // the MLP's nodes, as before the loop
+  CHECK(s["steps_left"] == 11);   // the stepped backward pass is still there
+}
+
+TEST_CASE("gui: a loop's tape shows its last iteration and says how much was dropped", "[viz]") {
+  const GuiRun r = run_gui("loop_tape", "exec for i in range(60): l2 = cross_entropy(dense(relu(dense(x, w1, b1)), w2, b2), labels)", 6);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["loop"]["iterations"] == 60);
+  CHECK(s["loop"]["dropped_iterations"] == 59);
+  CHECK(s["graph_dropped_nodes"].get<int>() == 59 * 6);  // 6 nodes an iteration: 2 matmuls, 2 adds, relu, cross_entropy
+  CHECK(s["graph_nodes"] == 17 + 6);                       // the MLP and the loop's last iteration
+  CHECK(s["steps_left"] == 11);                            // the stepped pass keeps what it needs
+}
+
 TEST_CASE("gui: an @op's node expands to the ops of its body, its backward node too", "[viz][op]") {
   // Nodes: #0 matmul, #1 swish (the @op), #2 sum; backward: #3 reshape, #4 expand, #5 swish_backward, ...
   const GuiRun r = run_gui("custom_op", "step 3;expand n1;expand n5;select n5.5", 16, "custom_op.ops");

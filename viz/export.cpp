@@ -50,8 +50,8 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids, const
     for (int v : n->outputs) made[v] = 1;
   }
   for (size_t v = 0; v < g.num_values(); ++v) {
-    const ValueInfo& vi = g.value(static_cast<int>(v));
-    if (made[v] || !used[v]) continue;  // leaves: also values a program reads but does not make
+    if (made[v] || !used[v]) continue;
+    const ValueInfo& vi = g.value(static_cast<int>(v));  // leaves: also values a program reads but does not make
     const char* style = vi.kind == ValueKind::parameter ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fde68a\""
                         : vi.kind == ValueKind::grad_seed ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fecaca\""
                         : vi.kind == ValueKind::constant  ? "shape=plaintext"

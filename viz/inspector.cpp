@@ -174,7 +174,7 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   const int node = node_of_key(f.selected);
   if (f.selected[0] == 'v') {  // a leaf value
     const int v = std::stoi(f.selected.substr(1));
-    if (v < 0 || v >= static_cast<int>(g.num_values())) return;
+    if (!g.has_value(v)) return;
     const ValueInfo& vi = g.value(v);
     title(value_label(g, v));
     ImGui::TextDisabled("%s%s", value_kind_name(vi.kind), vi.requires_grad ? ", requires grad" : "");
@@ -190,7 +190,7 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
     ImGui::TextDisabled("a folded composite function: double-click it in the graph to unfold");
     return;
   }
-  if (node < 0 || node >= static_cast<int>(g.num_nodes())) return;
+  if (!g.has_node(node)) return;
   const Node& n = g.node(node);
   title("#" + std::to_string(n.id) + " " + (n.op ? n.op->name : "?"));
   ImGui::SameLine();

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
+#include "app/lang/interpreter.h"
 #include "core/body.h"
 #include "core/error.h"
 
@@ -96,12 +97,14 @@ void apply_action(GuiState& s, const std::string& action) {
     s.dark = arg == "dark";
   } else if (verb == "fit") s.graph.fit_all = true;
   else if (verb == "zoom") s.graph.zoom = std::stof(arg);
+  else if (verb == "interrupt") s.interrupt_on_idle_frame = s.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
   else if (verb == "play") s.playing = true;
   else if (verb == "pause") s.playing = false;
   else
     throw Error("unknown GUI action '" + verb + "'",
-                "actions: step [N|bwd], run, rewind, exec CODE, select KEY, click KEY, toggle backward|forward|theme, view "
-                "forward|backward|both, expand KEY, collapse KEY, fold F, unfold F, search TEXT, theme dark|light, fit, zoom Z, play, pause");
+                "actions: step [N|bwd], run, rewind, exec CODE, interrupt [N], select KEY, click KEY, toggle "
+                "backward|forward|theme, view forward|backward|both, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
+                "theme dark|light, fit, zoom Z, play, pause");
 }
 
 void inject_mouse(GuiState& s) {
@@ -111,6 +114,14 @@ void inject_mouse(GuiState& s) {
   io.MouseDown[0] = s.click.frames_left == 2;
   --s.click.frames_left;
 }
+
+namespace {
+// What the last loop left of its tape (the loop badge's numbers).
+nlohmann::json loop_json(const lang::LoopTape& l) {
+  return {{"line", l.line}, {"iterations", l.iterations}, {"dropped_iterations", l.dropped_iterations},
+          {"dropped_nodes", l.dropped_nodes}, {"first_kept_node", l.first_kept_node}};
+}
+}  // namespace
 
 std::string state_json(const GuiState& s, int window_w, int window_h) {
   using nlohmann::json;
@@ -153,7 +164,11 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"view", viz::phase_filter_name(s.graph.filter)},
               {"theme", s.dark ? "dark" : "light"},
               {"zoom", s.graph.zoom},
-              {"graph_nodes", s.ws->graph().num_nodes()},
+              {"graph_nodes", s.ws->graph().node_count()},
+              {"graph_dropped_nodes", s.ws->graph().drops().nodes},
+              {"loop", loop_json(s.session->interpreter().last_loop())},
+              {"idle_frames", s.idle_frames},
+              {"running", s.running},
               {"mode", s.ws->static_mode() ? "static" : "dynamic"},
               {"program_nodes", &shown_graph(ms) != &s.ws->graph() ? static_cast<int64_t>(s.graph.only_nodes.size()) : -1},
               {"nodes", nodes},

@@ -10,6 +10,7 @@
 #include "core/device.h"
 #include "core/body.h"
 #include "core/describe.h"
+#include "core/interrupt.h"
 
 namespace opscope::lang {
 
@@ -143,6 +144,7 @@ void cmd_graph(Interpreter& in, const std::string& args, std::ostream& out) {
     if (n.body) out << "  (" << n.body->graph.num_nodes() << " ops inside: :graph " << n.id << ")";
     out << "\n";
   }
+  if (g.drops().nodes) out << tape_drops_line(g, in.last_loop()) << "\n";
 }
 
 void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
@@ -239,6 +241,13 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
         in.pending->step();
       }
     }
+  } catch (const Interrupted&) {  // between two steps: the pass stays where it is
+    ex.remove_listener(id);
+    const size_t left = program ? st.run->size() - st.run->position() : in.pending->size() - in.pending->position();
+    LangError e("interrupted", 1, 1, "the stepped pass stopped between two steps, " + std::to_string(left) +
+                                         (left == 1 ? " step" : " steps") + " left: :step or :run goes on");
+    e.set_interrupted();
+    throw e;
   } catch (...) {
     ex.remove_listener(id);
     throw;
