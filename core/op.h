@@ -250,6 +250,9 @@ struct AbsorbRule {
   std::string producer;
   int input = 0;
   std::string into;
+  // Only for these calls (empty: always): e.g. plain SGD, not momentum, which reads more than
+  // the gradient. `into` gets those of this op's attributes that it declares.
+  std::function<bool(const Attrs& attrs, size_t num_inputs)> when;
 };
 
 // ---------------------------------------------------------------------------------------------

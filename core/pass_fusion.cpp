@@ -57,6 +57,7 @@ void fuse_absorbed_producers(Program& p, std::unordered_map<int, int>& readers, 
       const Node& mm = g.node(prod);
       const OpDef* into = OpRegistry::instance().find(rule.into);
       if (mm.op->name != rule.producer || !into || mm.outputs.size() != 1) continue;
+      if (rule.when && !rule.when(upd.attrs, upd.inputs.size())) continue;
       std::vector<int> inputs = upd.inputs;
       inputs.erase(inputs.begin() + rule.input);
       inputs.insert(inputs.begin() + rule.input, mm.inputs.begin(), mm.inputs.end());
@@ -71,7 +72,10 @@ void fuse_absorbed_producers(Program& p, std::unordered_map<int, int>& readers, 
       }
       Attrs attrs;
       try {
-        attrs = into->resolve(upd.attrs.to_map());
+        AttrMap given;  // the update's attributes that the fused op declares
+        for (auto& [name, value] : upd.attrs.to_map())
+          if (into->find_attr(name)) given.push_back({name, value});
+        attrs = into->resolve(given);
         fits = fits && into->infer(InferCtx{*into, metas, attrs}).at(0).shape == out.shape;
       } catch (const Error&) {
         fits = false;
