@@ -137,7 +137,7 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
     });
     d.differentiable = false;
     d.updates_input0 = true;
-    d.absorbs = {{"matmul", 1, "sgd_matmul_update"}};  // w − lr·(a·b) in one GEMM: the gradient is never stored
+    d.absorbs = {{"matmul", 1, "sgd_matmul_update", {}}};  // w − lr·(a·b) in one GEMM: the gradient is never stored
     d.gradcheck = {cpu::gc({{{3, 4}}, {{3, 4}}}, {{"lr", 0.1}})};
     d.cost = cpu::elementwise_cost(2);
     registry.add(std::move(d));
