@@ -106,11 +106,18 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
                    cpu::gc({{{2, 3}, Domain::positive}, {{2, 1}}},
                            {{"chain", std::string("log i0;leaky_relu/0.2 r0;maximum r1 i1;softplus/2/1 r2")}, {"shape", V{2, 3}}},
                            "parameters, broadcast column")};
+    // Fusion saves memory traffic, not arithmetic: each instruction costs the FLOPs of its op
+    // on the output's size; only the bytes are those of one pass.
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
       Cost c;
       for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
-      c.bytes_written = cpu::meta_bytes(out.at(0));
-      c.flops = static_cast<double>(parse_fused_chain(a.s("chain"), in.size()).size()) * cpu::meta_numel(out.at(0));
+      const TensorMeta& y = out.at(0);
+      c.bytes_written = cpu::meta_bytes(y);
+      for (const FusedInstruction& ins : parse_fused_chain(a.s("chain"), in.size())) {
+        const OpDef* op = OpRegistry::instance().find(pointwise::name_of(ins.formula));
+        c.flops += op && op->cost ? op->cost(std::vector<TensorMeta>(static_cast<size_t>(ins.arity), y), {y}, op->resolve({}), "default").flops
+                                  : cpu::meta_numel(y);
+      }
       return c;
     };
     registry.add(std::move(d));

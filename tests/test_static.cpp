@@ -542,3 +542,27 @@ TEST_CASE("fusion fuses device values where the fused ops have kernels there", "
     CHECK(ops == std::multiset<std::string>{"mul/default", "add/default", "gelu/default", "matmul/eigen", "sgd_update/default"});
   }
 }
+
+// A fused node costs the arithmetic of the ops it replaced: the pass cuts bytes, never FLOPs.
+TEST_CASE("fusion keeps the FLOPs of the fused ops and cuts the bytes", "[static]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  StaticModeGuard static_mode(ws, true);
+  Tensor x = ws.placeholder("x", {64, 64}, DType::f32);
+  Tensor y = ws.call("softplus", {ws.call("add", {ws.call("mul", {x, x}), x})}, {{"beta", 2.0}});
+  CompileOptions opt;
+  opt.fetch = {y.impl()->value_id};
+  opt.gradients = false;
+  auto p = compile_program(ws, opt);
+  REQUIRE(p->schedule.size() == 1);
+  const PassReport* before = nullptr;
+  const PassReport* after = nullptr;
+  for (const PassReport& r : p->reports) {
+    if (r.pass == "constant_folding") before = &r;
+    if (r.pass == "fuse_elementwise") after = &r;
+  }
+  REQUIRE(before);
+  REQUIRE(after);
+  CHECK(after->flops == Approx(before->flops));
+  CHECK(after->bytes_moved < before->bytes_moved / 2);
+}
