@@ -126,11 +126,13 @@ std::vector<std::string> pass_fuse_elementwise(Program& p) {
     for (int v : g.node(id).inputs) readers[v]++;
   const std::set<int> outputs = p.outputs();
   const OpDef& fused_op = OpRegistry::instance().get("fused_elementwise");
+  bool fused_runs_on[kNumDevices];  // asked once per device, not per node
+  for (int d = 0; d < kNumDevices; ++d) fused_runs_on[d] = has_kernel_on(fused_op, static_cast<Device>(d));
   auto fusible = [&](const Node& n) {
     if (!n.op->is_pointwise() || n.outputs.size() != 1) return false;
     const TensorMeta& m = g.value(n.outputs[0]).meta;
     // One floating dtype throughout, on a device where the fused kernel runs.
-    if (!is_floating(m.dtype) || !has_kernel_on(fused_op, m.device)) return false;
+    if (!is_floating(m.dtype) || !fused_runs_on[static_cast<int>(m.device)]) return false;
     for (int v : n.inputs)
       if (g.value(v).meta.dtype != m.dtype || g.value(v).meta.device != m.device) return false;
     return true;
@@ -153,10 +155,13 @@ std::vector<std::string> pass_fuse_elementwise(Program& p) {
           g.value(v).checkpoint)
         continue;
       // The fused kernels' limits (kMaxFusedOps instructions, kMaxFusedInputs inputs).
-      std::set<int> ins = G.inputs;
-      for (int w : n.inputs)
-        if (w != v) ins.insert(w);
-      if (G.members.size() >= kMaxFusedOps || ins.size() > kMaxFusedInputs) continue;
+      size_t inputs = G.inputs.size();
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        const int w = n.inputs[i];
+        const bool seen = w == v || G.inputs.count(w) || std::find(n.inputs.begin(), n.inputs.begin() + i, w) != n.inputs.begin() + i;
+        inputs += seen ? 0 : 1;
+      }
+      if (G.members.size() >= kMaxFusedOps || inputs > kMaxFusedInputs) continue;
       joined = it->second;
       break;
     }
