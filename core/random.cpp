@@ -38,7 +38,7 @@ Tensor random_tensor(const InputSpec& s, std::mt19937_64& rng, DType float_dtype
       }
     }
   }
-  return Tensor::from_vector<double>(v, s.shape, integer ? DType::i64 : float_dtype, MemCategory::input);
+  return Tensor::from_vector<double>(v, s.shape, integer ? DType::i64 : s.dtype.value_or(float_dtype), MemCategory::input);
 }
 
 Tensor random_tensor(const Shape& shape, uint64_t seed, DType dtype, Domain domain) {

@@ -25,53 +25,69 @@ struct ConvGeom {
   int64_t N = 0, C = 0, H = 0, W = 0;  // input
   int64_t K = 0, R = 0, S = 0;         // weight [K, Cg, R, S]
   int64_t OH = 0, OW = 0;              // output
-  int64_t stride = 1, pad = 0, dil = 1, G = 1, Cg = 0, Kg = 0;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;  // stride, padding, dilation along H and W
+  int64_t G = 1, Cg = 0, Kg = 0;
   OPSCOPE_HD int64_t ohw() const { return OH * OW; }
   OPSCOPE_HD int64_t crs() const { return Cg * R * S; }  // rows of the im2col buffer (one group)
 };
 
-// x [N, C, H, W] (or the input_shape of a backward op), w [K, Cg, R, S], the conv attributes.
+// x [N, C, H, W] (or the input_shape of a backward op), w [K, Cg, R, S], the conv attributes
+// (stride, padding and dilation are pairs (along H, along W)).
 inline ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& a) {
   ConvGeom g;
   g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
   g.K = w[0], g.R = w[2], g.S = w[3];
-  g.stride = a.i("stride"), g.pad = a.i("padding"), g.dil = a.i("dilation"), g.G = a.i("groups");
+  const auto &st = a.ints("stride"), &pad = a.ints("padding"), &dil = a.ints("dilation");
+  g.sh = st[0], g.sw = st[1], g.ph = pad[0], g.pw = pad[1], g.dh = dil[0], g.dw = dil[1];
+  g.G = a.i("groups");
   g.Cg = g.C / g.G, g.Kg = g.K / g.G;
-  g.OH = conv_out_size(g.H, g.R, g.stride, g.pad, g.dil);
-  g.OW = conv_out_size(g.W, g.S, g.stride, g.pad, g.dil);
+  g.OH = conv_out_size(g.H, g.R, g.sh, g.ph, g.dh);
+  g.OW = conv_out_size(g.W, g.S, g.sw, g.pw, g.dw);
   return g;
 }
 
 // --- pooling windows -------------------------------------------------------------------------
-// K×K windows every S elements over x [N, C, H, W] padded by P: OH = (H + 2P − K) / S + 1.
+// KH×KW windows every (SH, SW) elements over x [N, C, H, W] padded by (PH, PW):
+// OH = (H + 2·PH − KH) / SH + 1, likewise OW. kernel_size, stride and padding are pairs
+// (along H, along W); a stride of 0 means the kernel size.
 struct PoolWindow {
-  int64_t K = 1, S = 1, P = 0;
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
   int64_t N = 1, C = 1, H = 1, W = 1, OH = 1, OW = 1;
 };
 
 inline PoolWindow pool_window(const Shape& x, const Attrs& a) {
   PoolWindow w;
-  w.K = a.i("kernel_size");
-  w.S = a.i("stride") == 0 ? w.K : a.i("stride");
-  w.P = a.i("padding");
+  const auto &k = a.ints("kernel_size"), &st = a.ints("stride"), &pad = a.ints("padding");
+  w.KH = k[0], w.KW = k[1];
+  w.SH = st[0] == 0 ? w.KH : st[0];
+  w.SW = st[1] == 0 ? w.KW : st[1];
+  w.PH = pad[0], w.PW = pad[1];
   w.N = x[0], w.C = x[1], w.H = x[2], w.W = x[3];
-  w.OH = (w.H + 2 * w.P - w.K) / w.S + 1;
-  w.OW = (w.W + 2 * w.P - w.K) / w.S + 1;
+  w.OH = (w.H + 2 * w.PH - w.KH) / w.SH + 1;
+  w.OW = (w.W + 2 * w.PW - w.KW) / w.SW + 1;
   return w;
 }
 
-// The input rows [lo, hi) of output row o's window, clipped to the input (likewise columns).
-OPSCOPE_HD void window_rows(const PoolWindow& w, int64_t o, int64_t in_size, int64_t& lo, int64_t& hi) {
-  const int64_t start = o * w.S - w.P;
+// Along one axis (stride s, padding p, kernel k, n input positions): the input positions
+// [lo, hi) of window o, clipped to the input.
+OPSCOPE_HD void window_span(int64_t o, int64_t s, int64_t p, int64_t k, int64_t n, int64_t& lo, int64_t& hi) {
+  const int64_t start = o * s - p;
   lo = start < 0 ? 0 : start;
-  hi = start + w.K < in_size ? start + w.K : in_size;
+  hi = start + k < n ? start + k : n;
+}
+OPSCOPE_HD void window_rows(const PoolWindow& w, int64_t oh, int64_t& lo, int64_t& hi) {
+  window_span(oh, w.SH, w.PH, w.KH, w.H, lo, hi);
+}
+OPSCOPE_HD void window_cols(const PoolWindow& w, int64_t ow, int64_t& lo, int64_t& hi) {
+  window_span(ow, w.SW, w.PW, w.KW, w.W, lo, hi);
 }
 
-// The output rows [lo, hi] whose windows contain input row h: o·S − P <= h < o·S − P + K.
-OPSCOPE_HD void windows_containing(const PoolWindow& w, int64_t h, int64_t out_size, int64_t& lo, int64_t& hi) {
-  const int64_t t = h + w.P;
-  lo = t < w.K ? 0 : (t - w.K) / w.S + 1;
-  hi = t / w.S < out_size - 1 ? t / w.S : out_size - 1;
+// Along one axis: the windows [lo, hi] (of `out` windows) that contain input position i:
+// o·s − p <= i < o·s − p + k.
+OPSCOPE_HD void windows_containing(int64_t i, int64_t s, int64_t p, int64_t k, int64_t out, int64_t& lo, int64_t& hi) {
+  const int64_t t = i + p;
+  lo = t < k ? 0 : (t - k) / s + 1;
+  hi = t / s < out - 1 ? t / s : out - 1;
 }
 
 // Flat index in the plane of the max of output (oh, ow)'s window; ties go to the first, and a
@@ -79,8 +95,8 @@ OPSCOPE_HD void windows_containing(const PoolWindow& w, int64_t h, int64_t out_s
 template <class T>
 OPSCOPE_HD int64_t window_argmax(const T* plane, const PoolWindow& w, int64_t oh, int64_t ow) {
   int64_t h0, h1, w0, w1;
-  window_rows(w, oh, w.H, h0, h1);
-  window_rows(w, ow, w.W, w0, w1);
+  window_rows(w, oh, h0, h1);
+  window_cols(w, ow, w0, w1);
   int64_t best = h0 * w.W + w0;
   for (int64_t h = h0; h < h1; ++h)
     for (int64_t x = w0; x < w1; ++x) {

@@ -73,11 +73,16 @@ std::vector<Tensor> run_poisoned(const OpDef& op, const std::string& algo, const
   return outs;
 }
 
-// The CPU's answer in float64 (float inputs cast up), with the op's default CPU algorithm.
+// The CPU's answer in float64 (float inputs cast up, but for those of a dtype of their own), with
+// the op's default CPU algorithm.
 std::vector<Tensor> cpu_reference(const OpDef& op, const std::vector<Tensor>& cpu_inputs, const Attrs& attrs,
-                                  const std::string& cpu_algo) {
+                                  const std::string& cpu_algo, const std::vector<bool>& own_dtype) {
   std::vector<Tensor> ins;
-  for (auto& t : cpu_inputs) ins.push_back(t.dtype() == DType::f32 ? t.cast(DType::f64) : t);
+  for (size_t i = 0; i < cpu_inputs.size(); ++i) {
+    const Tensor& t = cpu_inputs[i];
+    const bool keep = i < own_dtype.size() && own_dtype[i];
+    ins.push_back(t.dtype() == DType::f32 && !keep ? t.cast(DType::f64) : t.clone(MemCategory::input));
+  }
   NoGradGuard ng;
   return current_workspace().call_multi(op, ins, attrs, cpu_algo);
 }
@@ -107,6 +112,7 @@ struct Case {
   double tol;
   std::string note = {};
   std::string cpu_algo = {};  // empty: the op's default on the CPU
+  std::vector<bool> own_dtype = {};  // inputs the CPU reference keeps in their dtype (InputSpec::dtype)
 };
 
 void check_case(const Case& c, uint64_t seed) {
@@ -114,7 +120,7 @@ void check_case(const Case& c, uint64_t seed) {
   const Attrs attrs = op.resolve(c.attrs);
   INFO(c.op << " algo=" << c.algo << " (" << c.note << "), seed " << seed << ", tolerance " << c.tol);
   const auto gpu = run_poisoned(op, c.algo, c.inputs, attrs);
-  const auto ref = cpu_reference(op, c.inputs, attrs, c.cpu_algo);
+  const auto ref = cpu_reference(op, c.inputs, attrs, c.cpu_algo, c.own_dtype);
   REQUIRE(gpu.size() == ref.size());
   for (size_t i = 0; i < gpu.size(); ++i) {
     const double err = relative_error(gpu[i], ref[i]);
@@ -185,8 +191,10 @@ TEST_CASE("cuda: every op's cases match the CPU in every CUDA algorithm", "[cuda
         if (!op->find_kernel(Device::cuda, algo)) continue;
         // Tensor cores keep 10 mantissa bits; the norms and attention sum long float32 chains.
         const double tol = algo.rfind("wmma", 0) == 0 ? 1e-2 : op->family == "norm" || op->family == "attention" ? 1e-4 : 1e-5;
+        std::vector<bool> own_dtype;
+        for (const InputSpec& s : c.inputs) own_dtype.push_back(s.dtype.has_value());
         check_case({op->name, algo, ins, c.attrs, tol, "case " + std::to_string(i) + ": " + c.note,
-                    op->find_kernel(Device::cpu, algo) ? algo : std::string()},
+                    op->find_kernel(Device::cpu, algo) ? algo : std::string(), own_dtype},
                    f.seed);
         ++checked;
       }
@@ -300,16 +308,18 @@ TEST_CASE("cuda: layer_norm (three algorithms) and its backward match the CPU", 
   auto& r = f.rng;
   std::vector<Case> cases;
   for (const char* algo : {"welford", "two_pass", "naive"}) {
-    cases.push_back({"layer_norm", algo, {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)}, {},
-                     1e-4, "weight and bias", algo});
-    cases.push_back({"layer_norm", algo, {random_input({3, 5, 7, 211}, r)}, {{"normalized_ndim", int64_t{2}}}, 1e-4,
-                     "two axes, no weight", algo});
-    cases.push_back({"layer_norm", algo, {random_input({4, 5000}, r)}, {}, 1e-4, "long rows", algo});
+    cases.push_back({"layer_norm", algo, {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)},
+                     {{"normalized_shape", int64_t{37}}}, 1e-4, "weight and bias", algo});
+    cases.push_back({"layer_norm", algo, {random_input({3, 5, 7, 211}, r)}, {{"normalized_shape", std::vector<int64_t>{7, 211}}},
+                     1e-4, "two axes, no weight", algo});
+    cases.push_back({"layer_norm", algo, {random_input({4, 5000}, r)}, {{"normalized_shape", int64_t{5000}}}, 1e-4,
+                     "long rows", algo});
   }
   cases.push_back({"layer_norm_backward", "default",
-                   {random_input({9, 37}, r), random_input({9, 37}, r), random_input({37}, r)}, {}, 1e-4, "with weight"});
+                   {random_input({9, 37}, r), random_input({9, 37}, r), random_input({37}, r)},
+                   {{"normalized_shape", int64_t{37}}}, 1e-4, "with weight"});
   cases.push_back({"layer_norm_backward", "default", {random_input({6, 5, 301}, r), random_input({6, 5, 301}, r)},
-                   {{"normalized_ndim", int64_t{2}}}, 1e-4, "no weight, two axes"});
+                   {{"normalized_shape", std::vector<int64_t>{5, 301}}}, 1e-4, "no weight, two axes"});
   for (auto& c : cases) check_case(c, f.seed);
 }
 
@@ -408,6 +418,8 @@ TEST_CASE("cuda: conv2d naive and im2col, both backward ops, match the CPU", "[c
       {{2, 3, 11, 13}, {5, 3, 3, 3}, {{"padding", int64_t{1}}}, "3x3, padding 1"},
       {{1, 4, 17, 9}, {6, 2, 3, 2}, {{"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2, 3x2 kernel"},
       {{2, 2, 12, 12}, {3, 2, 3, 3}, {{"dilation", int64_t{2}}, {"padding", int64_t{2}}}, "dilation 2"},
+      {{1, 3, 10, 9}, {4, 3, 3, 2}, {{"stride", V{2, 1}}, {"padding", V{1, 0}}, {"dilation", V{1, 2}}},
+       "pairs: stride (2, 1), padding (1, 0), dilation (1, 2)"},
   };
   for (auto& c : convs) {
     Tensor x = random_input(c.x, r), w = random_input(c.w, r), b = random_input({c.w[0]}, r);
@@ -433,7 +445,8 @@ TEST_CASE("cuda: max and average pooling with their backward ops match the CPU",
   using V = std::vector<int64_t>;
   const std::vector<AttrMap> windows = {{{"kernel_size", int64_t{2}}},
                                         {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
-                                        {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}};
+                                        {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}},
+                                        {{"kernel_size", V{3, 2}}, {"stride", V{1, 2}}, {"padding", V{1, 0}}}};
   const Shape xs{2, 3, 11, 9};
   for (const AttrMap& a : windows) {
     Tensor x = random_input(xs, r, Domain::distinct);  // distinct: one argmax per window
@@ -448,6 +461,44 @@ TEST_CASE("cuda: max and average pooling with their backward ops match the CPU",
     check_case({"max_pool2d_backward", "direct", {x, dy}, a, 1e-6, "overlapping windows add"}, f.seed);
     check_case({"avg_pool2d_backward", "direct", {dy}, ab, 1e-5, ""}, f.seed);
   }
+}
+
+TEST_CASE("cuda: argmax, argmin and the optimizer steps (written in place) match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  using V = std::vector<int64_t>;
+  Tensor x = random_input({7, 33}, r, Domain::distinct);
+  check_case({"argmax", "default", {x}, {{"axes", V{1}}}, 0, "rows"}, f.seed);
+  check_case({"argmin", "default", {x}, {{"axes", V{0}}}, 0, "columns"}, f.seed);
+  check_case({"argmax", "default", {x}, {}, 0, "flattened"}, f.seed);
+  // The update ops change their inputs: each side gets its own copies (float32, as training runs).
+  auto run_both = [&](const std::string& name, const std::vector<Tensor>& start, const AttrMap& a) {
+    const OpDef& op = OpRegistry::instance().get(name);
+    std::vector<Tensor> cpu, gpu;
+    for (auto& t : start) {
+      cpu.push_back(t.clone(MemCategory::input));
+      gpu.push_back(t.to(Device::cuda));
+    }
+    NoGradGuard ng;
+    for (int step = 0; step < 2; ++step) {
+      f.ws.call_multi(op, cpu, op.resolve(a));
+      f.ws.call_multi(op, gpu, op.resolve(a));
+    }
+    device_backend(Device::cuda)->synchronize();
+    for (size_t i = 0; i < start.size(); ++i) {
+      if (i == 1) continue;  // the gradient is only read
+      INFO(name << " input " << i << " after two steps");
+      CHECK(relative_error(gpu[i].to(Device::cpu), cpu[i]) <= 1e-5);
+    }
+  };
+  const Shape ws{5, 37};
+  Tensor w = random_input(ws, r), g = random_input(ws, r), buf = random_input(ws, r);
+  run_both("sgd_update", {w, g}, {{"lr", 0.1}});
+  run_both("sgd_update", {w, g, buf}, {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 0.01}, {"nesterov", true}});
+  Tensor m = random_input(ws, r), v = random_input(ws, r, Domain::positive), t = Tensor::full({}, 3.0, DType::f32);
+  run_both("adam_update", {w, g, m, v, t}, {{"lr", 0.01}, {"weight_decay", 0.1}});
+  run_both("adamw_update", {w, g, m, v, t}, {{"lr", 0.01}});
 }
 
 TEST_CASE("cuda: linear and dropout match the CPU", "[cuda]") {

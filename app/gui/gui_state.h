@@ -12,6 +12,7 @@
 #include "core/workspace.h"
 #include "viz/graph_view.h"
 #include "viz/inspector.h"
+#include "viz/metrics_panel.h"
 #include "viz/step_log.h"
 #include "viz/theme.h"
 
@@ -59,6 +60,9 @@ struct GuiState {
   std::string lesson_id;
   LessonPanelFn lesson_panel;
   LessonActionFn lesson_action;
+  // The metrics panel (a tab beside the console), brought to the front when a script first logs.
+  viz::MetricsPanelState metrics;
+  bool metrics_shown = false;       // the tab came forward for the metrics logged so far
   // Frame statistics
   double time = 0;        // seconds since start (simulated in headless runs: deterministic)
   double frame_ms = 0;    // CPU time of the last frame's UI building

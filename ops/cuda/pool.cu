@@ -1,5 +1,5 @@
-// CUDA max_pool2d and avg_pool2d with their backward ops, x [N, C, H, W], K×K windows, stride,
-// padding (the average divides by K², padding counted, as on the CPU). Forward: one thread per
+// CUDA max_pool2d and avg_pool2d with their backward ops, x [N, C, H, W], KH×KW windows, stride
+// and padding per axis (the average divides by KH·KW, padding counted, as on the CPU). Forward: one thread per
 // output. Backward: one thread per input element gathering from the windows that contain it
 // (no atomics, so the sums are deterministic); max_pool2d_backward recomputes each window's
 // argmax from x (ties to the first, NaN wins), as the CPU does, instead of saving indices.
@@ -28,11 +28,13 @@ __global__ void avg_pool_forward(Window w, const T* x, T* y) {
   GRID_STRIDE(e, w.N * w.C * w.OH * w.OW) {
     const int64_t ow = e % w.OW, oh = (e / w.OW) % w.OH, p = e / (w.OW * w.OH);
     const T* plane = x + p * w.H * w.W;
-    const int64_t hs = oh * w.S - w.P, ws = ow * w.S - w.P;
+    int64_t h0, h1, w0, w1;
+    window_rows(w, oh, h0, h1);
+    window_cols(w, ow, w0, w1);
     T s = 0;
-    for (int64_t h = max(hs, int64_t(0)); h < min(hs + w.K, w.H); ++h)
-      for (int64_t c = max(ws, int64_t(0)); c < min(ws + w.K, w.W); ++c) s += plane[h * w.W + c];
-    y[e] = s / T(w.K * w.K);
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t c = w0; c < w1; ++c) s += plane[h * w.W + c];
+    y[e] = s / T(w.KH * w.KW);
   }
 }
 
@@ -42,8 +44,8 @@ __global__ void pool_backward(Window w, const T* x, const T* dy, T* dx) {
     const int64_t c = e % w.W, h = (e / w.W) % w.H, p = e / (w.W * w.H);
     const T* g = dy + p * w.OH * w.OW;
     int64_t oh0, oh1, ow0, ow1;
-    windows_containing(w, h, w.OH, oh0, oh1);
-    windows_containing(w, c, w.OW, ow0, ow1);
+    windows_containing(h, w.SH, w.PH, w.KH, w.OH, oh0, oh1);
+    windows_containing(c, w.SW, w.PW, w.KW, w.OW, ow0, ow1);
     T acc = 0;
     for (int64_t oh = oh0; oh <= oh1; ++oh)
       for (int64_t ow = ow0; ow <= ow1; ++ow) {
@@ -53,7 +55,7 @@ __global__ void pool_backward(Window w, const T* x, const T* dy, T* dx) {
           acc += g[oh * w.OW + ow];
         }
       }
-    dx[e] = Max ? acc : acc / T(w.K * w.K);
+    dx[e] = Max ? acc : acc / T(w.KH * w.KW);
   }
 }
 
