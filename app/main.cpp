@@ -412,7 +412,10 @@ Command add_gui_command(CLI::App& app) {
 #ifdef OPSCOPE_HAVE_GUI
             if (!o->size.empty() && std::sscanf(o->size.c_str(), "%dx%d", &o->gui.width, &o->gui.height) != 2)
               throw Error("--size takes WIDTHxHEIGHT", "e.g. --size 1600x1000");
-            if (!o->gui.lesson.empty()) o->gui.lesson_panel = lesson::make_gui_lesson_panel(o->gui.lesson);
+            if (!o->gui.lesson.empty()) {
+              o->gui.lesson_panel = lesson::make_gui_lesson_panel(o->gui.lesson);
+              o->gui.lesson_action = lesson::apply_lesson_action;
+            }
             return app::run_gui(o->gui);
 #else
             throw Error("this opscope was built without the GUI",
@@ -430,6 +433,7 @@ int run_default() {
     const std::string last = lesson::load_progress(lesson::default_progress_path()).last;
     o.lesson = last.empty() ? "1" : last;
     o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
+    o.lesson_action = lesson::apply_lesson_action;
     return app::run_gui(o);
   }
 #endif

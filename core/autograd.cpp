@@ -82,8 +82,8 @@ class BackwardBuilder final : public GradCtx {
       outs.push_back({this, vid});
     }
     g_.add_node(std::move(n));
-    if (op.name == "transpose" && inputs.size() == 1 && !g_.value(inputs[0].id).name.empty())
-      g_.value(outs[0].id).name = g_.value(inputs[0].id).name + ".T";
+    if (!op.output_name_suffix.empty() && inputs.size() == 1 && !g_.value(inputs[0].id).name.empty())
+      g_.value(outs[0].id).name = g_.value(inputs[0].id).name + op.output_name_suffix;
     return outs;
   }
 

@@ -52,9 +52,15 @@ Device op_device(const std::vector<TensorMeta>& inputs) {
 const std::string& default_algorithm_on(const OpDef& op, Device d) {
   if (d == Device::cpu || op.find_kernel(d, op.default_algorithm())) return op.default_algorithm();
   if (const std::string& preferred = op.device_default[static_cast<int>(d)]; !preferred.empty()) return preferred;
+  // One algorithm on the device is its default there; with several, the device's default is
+  // said when its kernels register (add_kernel's device_default), never left to their order.
+  const std::string* only = nullptr;
   for (auto& a : op.algorithms)
-    if (op.find_kernel(d, a)) return a;
-  return op.default_algorithm();  // none: the executor explains which devices have kernels
+    if (op.find_kernel(d, a)) {
+      if (only) return op.default_algorithm();
+      only = &a;
+    }
+  return only ? *only : op.default_algorithm();  // none: the executor explains which devices have kernels
 }
 
 void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocators_[static_cast<int>(d)] = std::move(a); }
@@ -274,8 +280,7 @@ void check_anomaly(Workspace&, const Graph& g, int node_id, const std::vector<Te
     throw Error("anomaly: node #" + std::to_string(node_id) + " (" + n.op->name + ", " + phase_name(n.phase) +
                     ") produced " + (nan ? "NaN" : "Inf") + " at element " + std::to_string(bad) + " of its output " +
                     shape_str(t.shape()) + "; inputs: " + ins,
-                n.op->name == "softmax" ? "the naive softmax overflows for large inputs; use algo=\"stable\""
-                                        : "check the inputs of this op for large or invalid values");
+                !n.op->anomaly_hint.empty() ? n.op->anomaly_hint : "check the inputs of this op for large or invalid values");
   }
 }
 

@@ -8,7 +8,8 @@
 #include <cstring>
 
 #include "ops/cpu_util.h"
-#include "ops/gather_geometry.h"
+#include "ops/geometry.h"
+#include "ops/index_check.h"
 
 namespace opscope {
 namespace {
@@ -37,18 +38,13 @@ void check_padding_idx(const InferCtx& c, int64_t V) {
 void check_range(const int64_t* idx, int64_t n, int64_t V, const std::string& op) {
   for (int64_t i = 0; i < n; ++i)
     if (idx[i] < 0 || idx[i] >= V)
-      throw Error(op + ": index " + std::to_string(idx[i]) + " (at flat position " + std::to_string(i) +
-                      " of indices) is out of range for num_embeddings V=" + std::to_string(V),
-                  "every index must be in [0, " + std::to_string(V) + ")");
+      throw index_out_of_range(op, idx[i], i, V);
 }
 
 // The index as a position in [0, n): negative counts from the end; else an error naming it.
 int64_t gather_index(int64_t v, int64_t flat, int64_t n, const std::string& op) {
   const int64_t i = v < 0 ? v + n : v;
-  if (i < 0 || i >= n)
-    throw Error(op + ": index " + std::to_string(v) + " (at flat position " + std::to_string(flat) +
-                    " of indices) is out of range for an axis of size " + std::to_string(n),
-                "indices must be in [-" + std::to_string(n) + ", " + std::to_string(n) + ")");
+  if (i < 0 || i >= n) throw gather_index_out_of_range(op, v, flat, n);
   return i;
 }
 
@@ -145,7 +141,8 @@ OPSCOPE_REGISTER_OPS(register_embedding_ops) {
     });
     d.differentiable = false;
     d.checked_via = "embedding";
-
+    // Cases for the CUDA tests (gradchecked through embedding): repeated indices, a padding row.
+    d.gradcheck = {gc({{{3, 4}, Domain::index, 6}, {{3, 4, 5}}}, {{"num_embeddings", int64_t{6}}, {"padding_idx", int64_t{2}}})};
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
       Cost c;
       c.bytes_read = cpu::meta_bytes(in[0]) + 2 * cpu::meta_bytes(in[1]);  // dy and the rows it adds into
@@ -249,6 +246,10 @@ OPSCOPE_REGISTER_OPS(register_embedding_ops) {
     });
     d.differentiable = false;
     d.checked_via = "gather";
+    // Cases for the CUDA tests (gradchecked through gather): repeated indices add up.
+    d.gradcheck = {gc({{{3, 5}}, {{3}, Domain::index, 4, false}}, {{"axis", int64_t{0}}, {"size", int64_t{4}}}, "rows"),
+                   gc({{{4, 2, 2}}, {{2, 2}, Domain::index, 5, false}}, {{"axis", int64_t{1}}, {"size", int64_t{5}}},
+                      "columns by 2-d indices")};
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
       Cost c;
       c.bytes_read = cpu::meta_bytes(in[1]) + 2 * cpu::meta_bytes(in[0]);

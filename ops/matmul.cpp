@@ -201,6 +201,7 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
   d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
   d.infer = infer_matmul;
   // The first kernel registered is the default.
+  d.default_algo = "eigen";
   d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
     visit_dtype(k.out().dtype(), [&](auto z) {
       using T = decltype(z);
@@ -257,6 +258,10 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
                  gc({{{1, 3, 4}}, {{2, 4, 5}}}, {}, "broadcast batch of size 1"),
                  gc({{{1, 1}}, {{1, 3}}}, {}, "outer product of 1x1"),
                  gc({{{3, 2, 3, 2}}, {{2, 3}}}, {}, "two batch axes")};
+  d.lab = {"N [M K]: A is N×K, B is K×M", {512}, 1, [](const std::vector<int64_t>& s) {
+              const int64_t n = s[0], m = cpu::size_or(s, 1, n), k = cpu::size_or(s, 2, n);
+              return cpu::lab_case({{n, k}, {k, m}});
+            }, {}};
   registry.add(std::move(d));
 }
 

@@ -116,6 +116,7 @@ OPSCOPE_REGISTER_OPS(register_nn_ops) {
                              "y = x·Wᵀ + b: y[..., o] = Σ_i x[..., i]·W[o, i] + b[o] (W is [out, in]; bias optional)",
                              {"x", "weight", "bias?"});
     d.infer = infer_linear;
+    d.default_algo = "eigen";
     d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
       visit_dtype(k.out().dtype(), [&](auto z) {
         using T = decltype(z);
@@ -165,6 +166,7 @@ OPSCOPE_REGISTER_OPS(register_nn_ops) {
     p.min = 0.0;
     p.max = 1.0;
     AttrSpec seed = make_attr("seed", AttrType::integer, int64_t{0}, "seed of the mask (same seed: same mask)");
+    d.random = true;  // each call is a fresh sample of the mask: never merged by CSE, never recomputed
     seed.min = 0.0;
     d.attrs = {p, seed, make_attr("training", AttrType::boolean, true, "False: identity (inference)")};
     d.infer = infer_dropout;

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "ops/cpu_util.h"
+#include "ops/geometry.h"
 
 namespace opscope {
 namespace {
@@ -28,20 +29,8 @@ Shape padded_shape(const Shape& x, const std::vector<int64_t>& pads) {
   return out;
 }
 
-enum class PadMode { constant, reflect, replicate };
-PadMode pad_mode(const std::string& s) {
-  return s == "reflect" ? PadMode::reflect : s == "replicate" ? PadMode::replicate : PadMode::constant;
-}
-
-// Source index along one axis for output index o (or -1: a constant-padded position).
-inline int64_t source_index(int64_t o, int64_t left, int64_t n, PadMode mode) {
-  int64_t i = o - left;
-  if (i >= 0 && i < n) return i;
-  if (mode == PadMode::constant) return -1;
-  if (mode == PadMode::replicate) return i < 0 ? 0 : n - 1;
-  if (i < 0) return -i;
-  return 2 * (n - 1) - i;
-}
+// PadMode, pad_mode and pad_source_index (the source along one axis): ops/geometry.h, shared
+// with the CUDA kernels.
 
 // Calls f(out_flat, in_flat) for every output element (in_flat = -1 for a constant pad).
 template <class F>
@@ -59,12 +48,12 @@ void for_each_padded(const Shape& in, const Shape& out, const std::vector<int64_
     int64_t base = 0;
     bool inside = true;
     for (int64_t d = 0; d < rank - 1; ++d) {
-      const int64_t s = source_index(idx[d], left[d], in[d], mode);
+      const int64_t s = pad_source_index(idx[d], left[d], in[d], mode);
       if (s < 0) inside = false;
       base += s * is[d];
     }
     for (int64_t j = 0; j < W; ++j) {
-      const int64_t s = inside ? source_index(j, last_left, last_n, mode) : -1;
+      const int64_t s = inside ? pad_source_index(j, last_left, last_n, mode) : -1;
       f(o + j, s < 0 ? -1 : base + s);
     }
     for (int64_t d = rank - 2; d >= 0; --d) {
@@ -183,6 +172,9 @@ OPSCOPE_REGISTER_OPS(register_pad_ops) {
     });
     d.differentiable = false;
     d.checked_via = "pad";
+    // Cases for the CUDA tests (gradchecked through pad): x [1, 2, 4, 5] padded (top, bottom, left, right).
+    d.gradcheck = {gc({{{1, 2, 7, 8}}}, {{"pads", std::vector<int64_t>{1, 2, 2, 1}}, {"shape", std::vector<int64_t>{1, 2, 4, 5}}},
+                      "reflected borders add")};
     d.cost = cpu::elementwise_cost(1);
     registry.add(std::move(d));
   }

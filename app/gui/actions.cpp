@@ -5,7 +5,6 @@
 
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
-#include "app/lesson/gui_lesson_panel.h"
 #include "core/body.h"
 #include "core/error.h"
 
@@ -44,7 +43,10 @@ std::vector<std::string> split_actions(const std::string& actions) {
 }
 
 void apply_action(GuiState& s, const std::string& action) {
-  if (lesson::apply_lesson_action(s, action)) return;  // "lesson next", "lesson all", "lesson answer 3", ...
+  if (action.rfind("lesson ", 0) == 0) {  // "lesson next", "lesson all", "lesson answer 3", ...
+    if (!s.lesson_action || !s.lesson_action(s, action)) throw Error("no lesson is open", "start the GUI with --lesson N");
+    return;
+  }
   const size_t sp = action.find(' ');
   const std::string verb = action.substr(0, sp), arg = sp == std::string::npos ? "" : trim(action.substr(sp + 1));
   auto run = [&](const std::string& cmd) {

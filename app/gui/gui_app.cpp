@@ -93,6 +93,7 @@ int run_gui(const GuiOptions& o) {
   s.scale = std::max(1.f, sx);
   s.lesson_id = o.lesson;
   s.lesson_panel = o.lesson_panel;
+  s.lesson_action = o.lesson_action;
   s.fonts = viz::load_fonts(s.scale);
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);

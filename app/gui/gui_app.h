@@ -19,8 +19,10 @@ struct GuiOptions {
   std::string actions;      // "step;step;select n3;toggle backward"
   int width = 1600, height = 1000;
   bool dark = false;
-  // The lesson player's panel (app/lesson/ plugs it in); empty: a placeholder is shown.
+  // The lesson player's panel and its scripted actions ("lesson next", ...): app/lesson/ plugs
+  // them in, so the GUI shell never includes the lesson player. Empty: a placeholder is shown.
   std::function<void(GuiState&)> lesson_panel;
+  std::function<bool(GuiState&, const std::string&)> lesson_action;
 };
 
 // Opens the window and runs until closed (or `frames` frames). Returns the exit code: 0, or 1

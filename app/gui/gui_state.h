@@ -38,6 +38,8 @@ struct GuiState;
 // The lesson player draws into the lesson panel through this hook (app/lesson/ plugs it in).
 // Given the shell's state, it may run cells through state.session and select nodes.
 using LessonPanelFn = std::function<void(GuiState& state)>;
+// ... and applies the scripted lesson actions ("lesson next"); false: not a lesson action.
+using LessonActionFn = std::function<bool(GuiState& state, const std::string& action)>;
 
 struct GuiState {
   Workspace* ws = nullptr;
@@ -60,6 +62,7 @@ struct GuiState {
   // The lesson panel
   std::string lesson_id;
   LessonPanelFn lesson_panel;
+  LessonActionFn lesson_action;
   // The metrics panel (a tab beside the console), brought to the front when a script first logs.
   viz::MetricsPanelState metrics;
   bool metrics_shown = false;       // the tab came forward for the metrics logged so far
