@@ -22,7 +22,7 @@ if(GVC_FOUND)
 endif()
 if(GVC_FOUND AND GV_DOT_LAYOUT AND GV_CORE AND GV_PANGO)
   set(OPSCOPE_HAVE_GRAPHVIZ ON)
-  add_library(opscope_graphviz STATIC viz/graphviz.cpp viz/graph_layout.cpp)
+  add_library(opscope_graphviz STATIC viz/graphviz.cpp viz/graph_layout.cpp viz/layout_metrics.cpp)
   target_link_libraries(opscope_graphviz PUBLIC opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_CORE} ${GV_PANGO})
 endif()
 
