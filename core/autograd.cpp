@@ -66,6 +66,7 @@ class BackwardBuilder final : public GradCtx {
     n.algo = default_algorithm_on(op, dev);
     n.phase = Phase::backward;
     n.scope = f.scope;
+    n.frames = f.frames;
     n.forward_of = fid_;
     n.symbolic = f.symbolic;
     const int id = static_cast<int>(g_.num_nodes());

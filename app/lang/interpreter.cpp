@@ -200,10 +200,13 @@ void Interpreter::exec(const Stmt& s) {
       return;
     case Stmt::for_: {
       Value it = eval(*s.value);
+      LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
       if (it.kind == Value::list || it.kind == Value::tuple) {
         auto items = it.items;  // keep alive while the body may reassign
+        int i = 0;
         for (auto& x : *items) {
           count_iteration(s.pos);
+          loop.iteration(i++);
           assign(s.text, x);
           exec_block(s.body);
         }
@@ -214,6 +217,7 @@ void Interpreter::exec(const Stmt& s) {
         if (it.t.dim() == 0) fail(s.value->pos, "cannot iterate over a 0-d tensor");
         for (int64_t i = 0; i < n; ++i) {
           count_iteration(s.pos);
+          loop.iteration(static_cast<int>(i));
           Tensor row = ws_.call("reshape", {ws_.call("slice", {it.t}, {{"axis", int64_t{0}}, {"start", i}, {"stop", i + 1}})},
                                 {{"shape", Shape(it.t.shape().begin() + 1, it.t.shape().end())}});
           assign(s.text, Value::Tensor_(row));
