@@ -29,7 +29,7 @@
 #include "core/workspace.h"
 #include "viz/export.h"
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
-#include "viz/graphviz.h"
+#include "viz/figure_export.h"
 #endif
 #include "app/gui/gui_app.h"  // options only; run_gui exists when the GUI is built
 #ifdef OPSCOPE_HAVE_GUI
@@ -136,8 +136,8 @@ Command add_export_command(CLI::App& app) {
   auto* sub = app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
   sub->add_option("FILE", o->file, "the script")->required();
   sub->add_option("--dot", o->dot, "write the graph as Graphviz DOT");
-  sub->add_option("--svg", o->svg, "render the graph to SVG through Graphviz (for slides)");
-  sub->add_option("--png", o->png, "render the graph to PNG through Graphviz");
+  sub->add_option("--svg", o->svg, "draw the graph as the window does (lanes, folding) to SVG, for slides");
+  sub->add_option("--png", o->png, "draw the graph as the window does to PNG");
   sub->add_option("--trace", o->trace, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
   return {sub, [o] {
             if (o->dot.empty() && o->trace.empty() && o->svg.empty() && o->png.empty())
@@ -155,9 +155,11 @@ Command add_export_command(CLI::App& app) {
             if (!o->trace.empty()) write_text(o->trace, viz::chrome_trace_json(recorder.events(), recorder.labels));
             if (!o->svg.empty() || !o->png.empty()) {
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
-              const std::string dot = viz::graph_to_dot(ws.graph());
-              if (!o->svg.empty()) viz::render_dot(dot, "svg", o->svg);
-              if (!o->png.empty()) viz::render_dot(dot, "png", o->png);
+              // The figure as the window opens it: lanes, folds, what is not the model left out.
+              const Graph& g = program ? program->graph : ws.graph();
+              const viz::GraphLayout figure = viz::window_figure(g, program ? program->schedule : std::vector<int>{});
+              if (!o->svg.empty()) viz::render_figure(g, figure, "svg", o->svg);
+              if (!o->png.empty()) viz::render_figure(g, figure, "png", o->png);
 #else
               throw Error("this opscope was built without Graphviz",
                           "use --dot and run `dot -Tsvg`, or install libgraphviz-dev (tools/setup.sh) and rebuild");
@@ -280,7 +282,10 @@ Command add_gui_command(CLI::App& app) {
 #ifdef OPSCOPE_HAVE_GUI
             if (!o->size.empty() && std::sscanf(o->size.c_str(), "%dx%d", &o->gui.width, &o->gui.height) != 2)
               throw Error("--size takes WIDTHxHEIGHT", "e.g. --size 1600x1000");
-            if (!o->gui.lesson.empty()) o->gui.lesson_panel = lesson::make_gui_lesson_panel(o->gui.lesson);
+            if (!o->gui.lesson.empty()) {
+              o->gui.lesson_panel = lesson::make_gui_lesson_panel(o->gui.lesson);
+              o->gui.map_panel = lesson::make_gui_map_panel(o->gui.lesson_panel);
+            }
             return app::run_gui(o->gui);
 #else
             throw Error("this opscope was built without the GUI",
@@ -298,6 +303,7 @@ int run_default() {
     const std::string last = lesson::load_progress(lesson::default_progress_path()).last;
     o.lesson = last.empty() ? "1" : last;
     o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
+    o.map_panel = lesson::make_gui_map_panel(o.lesson_panel);
     return app::run_gui(o);
   }
 #endif

@@ -2,6 +2,7 @@
 // backward formula to append backward nodes (phase = backward), then runs them through the
 // executor one step at a time.
 #include <algorithm>
+#include <cstdio>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -45,6 +46,9 @@ class BackwardBuilder final : public GradCtx {
     v.meta = {{}, dtype, Device::cpu};
     v.kind = ValueKind::constant;
     v.constant = Tensor::scalar(value, dtype, MemCategory::temporary);
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", value);
+    v.origin = text;  // the run frees the tensor; the figure still writes the number in
     return {this, g_.add_value(std::move(v))};
   }
 

@@ -30,7 +30,9 @@ struct ValueInfo {
   // param(x) of a computed x: x's value. The nodes that computed it initialised the parameter
   // (the figure folds them into it). -1 otherwise.
   int initialised_from = -1;
-  std::string origin;  // the code that made a parameter: "param(randn(16, 32) * 0.1)", line 7
+  // How it was made: a parameter's call ("param(randn(16, 32) * 0.1)", on origin_line), a
+  // backward formula's constant's value ("0").
+  std::string origin;
   int origin_line = 0;
 };
 

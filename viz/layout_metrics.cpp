@@ -50,7 +50,7 @@ int count_crossings(const std::vector<Point>& a, const std::vector<Point>& b, co
   return n;
 }
 
-LayoutMetrics measure_layout(const GraphLayout& l) {
+LayoutMetrics measure_layout(const GraphLayout& l, bool with_saved) {
   LayoutMetrics m;
   m.boxes = static_cast<int>(l.boxes.size());
   m.width = l.width;
@@ -58,7 +58,7 @@ LayoutMetrics measure_layout(const GraphLayout& l) {
   std::vector<const LayoutEdge*> drawn;
   std::vector<std::vector<Point>> lines;
   for (const auto& e : l.edges) {
-    if (e.link || e.spline.size() < 4) continue;
+    if (e.link || e.spline.size() < 4 || (e.kind == EdgeKind::saved && !with_saved)) continue;
     drawn.push_back(&e);
     lines.push_back(flatten_spline(e.spline));
     for (size_t i = 1; i < lines.back().size(); ++i)

@@ -91,6 +91,7 @@ int run_gui(const GuiOptions& o) {
   s.scale = std::max(1.f, sx);
   s.lesson_id = o.lesson;
   s.lesson_panel = o.lesson_panel;
+  s.map_panel = o.map_panel;
   s.fonts = viz::load_fonts(s.scale);
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);

@@ -19,6 +19,8 @@ struct GuiOptions {
   bool dark = false;
   // The lesson player's panel (app/lesson/ plugs it in); empty: a placeholder is shown.
   std::function<void(GuiState&)> lesson_panel;
+  // The knowledge map's tab over the graph (the lesson player plugs it in); empty: no tab.
+  std::function<void(GuiState&)> map_panel;
 };
 
 // Opens the window and runs until closed (or `frames` frames). Returns the exit code: 0, or 1

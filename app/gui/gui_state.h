@@ -10,6 +10,7 @@
 #include "app/gui/recompute_compare.h"
 #include "app/lang/session.h"
 #include "core/workspace.h"
+#include "viz/concept_map.h"
 #include "viz/graph_view.h"
 #include "viz/inspector.h"
 #include "viz/step_log.h"
@@ -56,6 +57,12 @@ struct GuiState {
   // The lesson panel
   std::string lesson_id;
   LessonPanelFn lesson_panel;
+  // The knowledge map, a tab over the graph (drawn by the lesson player: its clicks open lessons)
+  LessonPanelFn map_panel;
+  viz::ConceptMapState map_view;
+  std::string map_tab = "Knowledge map";  // the tab's title in the lesson's language
+  bool show_map = false, show_graph = false;  // bring that tab to the front (once)
+  bool map_visible = false;                   // the map's tab was drawn in the last frame
   // Frame statistics
   double time = 0;        // seconds since start (simulated in headless runs: deterministic)
   double frame_ms = 0;    // CPU time of the last frame's UI building
@@ -83,9 +90,12 @@ int64_t steps_left(GuiState& s);
 // [actions.cpp] scripted UI actions: "step", "step bwd", "run", "rewind", "select n3",
 // "click n3" (a real mouse click at the box's centre), "toggle backward",
 // "view forward|backward|both", "fold F", "unfold F", "search TEXT",
-// "theme dark|light", "fit", "zoom F", "exec CODE". Throws opscope::Error on a bad action.
+// "theme dark|light", "fit", "zoom F", "exec CODE", "export FILE.svg|.png". Throws
+// opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
+// The graph as the view draws it (layout, folding, lanes) to FILE.svg or FILE.png: a slide.
+void export_figure(GuiState& s, const std::string& path);
 // What is on screen, as JSON text.
 std::string state_json(const GuiState& s, int window_w, int window_h);
 // Feeds a scripted click to ImGui: call between the backend's NewFrame and ImGui::NewFrame.
