@@ -164,6 +164,8 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   for (const std::string& algo : algos) {
     LabRow row;
     row.algo = algo;
+    const std::string* added = op.added_by(device, algo);
+    row.origin = added ? *added : op.origin;
     try {
       const int64_t live_before = ws.tracker().live(MemCategory::workspace);
       ws.tracker().reset_peak();
@@ -232,6 +234,8 @@ std::string lab_table(const LabResult& r) {
                   row.gflops, row.gbytes, row.multiplications, bytes_str(row.workspace_bytes).c_str(), err);
     out += line;
   }
+  for (const LabRow& row : r.rows)  // algorithms loaded from extensions say where they come from
+    if (!row.origin.empty()) out += row.algo + ": from " + row.origin + "\n";
   return out;
 }
 
@@ -239,6 +243,7 @@ std::string lab_json(const LabResult& r) {
   nlohmann::json rows = nlohmann::json::array();
   for (const LabRow& row : r.rows) {
     nlohmann::json j{{"algorithm", row.algo}, {"ok", row.ok}};
+    if (!row.origin.empty()) j["origin"] = row.origin;
     if (row.ok) {
       j["seconds"] = row.seconds;
       j["gflops_per_s"] = row.gflops;

@@ -19,6 +19,7 @@ struct LabRow {
   double max_error = 0;         // max |out - reference| / max |reference|
   bool ok = true;
   std::string error;            // an algorithm that refused these inputs says why
+  std::string origin;           // "" for a built-in algorithm, else the extension that added it
 };
 
 struct LabResult {

@@ -12,9 +12,12 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
+#include "app/extension/loader.h"
 #include "app/kernel_lab.h"
+#include "app/lang/extension_builtins.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
 #include "app/lesson/lesson.h"
@@ -22,6 +25,8 @@
 #include "app/lesson/terminal_player.h"
 #include "app/ops_listing.h"
 #include "app/repl.h"
+#include "app/sigint.h"
+#include "core/body.h"
 #include "core/describe.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -71,8 +76,10 @@ int run_code(const std::string& code, const std::string& name, bool json) {
   session.set_color(!json && isatty(2) && !std::getenv("NO_COLOR"));
   std::ostringstream captured;
   std::ostream& out = json ? static_cast<std::ostream&>(captured) : std::cout;
+  app::SigintInterrupts ctrl_c;  // Ctrl-C: the statement stops and rolls back, then exit 130
   bool ok = session.run(code, name, out, std::cerr);
   if (json) std::cout << shown_json(session, ok) << "\n";
+  if (session.interrupted()) return 130;
   return ok ? 0 : 1;
 }
 
@@ -128,12 +135,36 @@ void write_text(const std::string& path, const std::string& text) {
   if (!(o << text)) throw Error("cannot write '" + path + "'");
 }
 
+// --expand all|3,7: the nodes whose body the exported graph draws.
+std::set<int> expanded_nodes(const Graph& g, const std::string& spec) {
+  std::set<int> out;
+  if (spec.empty()) return out;
+  if (spec == "all") {
+    for (const Node& n : g.nodes())
+      if (node_body(g, n)) out.insert(n.id);
+    return out;
+  }
+  std::stringstream ss(spec);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      const int id = std::stoi(item);
+      if (id < 0 || id >= static_cast<int>(g.num_nodes())) throw std::out_of_range("node");
+      out.insert(id);
+    } catch (const std::logic_error&) {
+      throw Error("--expand: '" + item + "' is not a node of the graph", "give node ids as :graph lists them (3,7), or all");
+    }
+  }
+  return out;
+}
+
 Command add_export_command(CLI::App& app) {
   struct Opts {
-    std::string file, dot, trace, svg, png;
+    std::string file, dot, trace, svg, png, expand;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
+  sub->add_option("--expand", o->expand, "draw these nodes as the ops inside them (an @op, a fused node): all, or ids like 3,7");
   sub->add_option("FILE", o->file, "the script")->required();
   sub->add_option("--dot", o->dot, "write the graph as Graphviz DOT");
   sub->add_option("--svg", o->svg, "draw the graph as the window does (lanes, folding) to SVG, for slides");
@@ -150,16 +181,20 @@ Command add_export_command(CLI::App& app) {
             if (!session.run(code, o->file, out, std::cerr)) return 1;
             // A script that compiled a static program exports the program as it runs.
             const auto& program = session.interpreter().statics->last;
-            if (!o->dot.empty())
-              write_text(o->dot, program ? viz::graph_to_dot(program->graph, program->schedule) : viz::graph_to_dot(ws.graph()));
+            const Graph& shown = program ? program->graph : ws.graph();
+            std::vector<int> nodes;
+            if (program) nodes = program->schedule;
+            else
+              for (const Node& n : ws.graph().nodes()) nodes.push_back(n.id);
+            const std::set<int> expand = expanded_nodes(shown, o->expand);
+            if (!o->dot.empty()) write_text(o->dot, viz::graph_to_dot(shown, nodes, expand));
             if (!o->trace.empty()) write_text(o->trace, viz::chrome_trace_json(recorder.events(), recorder.labels));
             if (!o->svg.empty() || !o->png.empty()) {
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
               // The figure as the window opens it: lanes, folds, what is not the model left out.
-              const Graph& g = program ? program->graph : ws.graph();
-              const viz::GraphLayout figure = viz::window_figure(g, program ? program->schedule : std::vector<int>{});
-              if (!o->svg.empty()) viz::render_figure(g, figure, "svg", o->svg);
-              if (!o->png.empty()) viz::render_figure(g, figure, "png", o->png);
+              const viz::GraphLayout figure = viz::window_figure(shown, program ? program->schedule : std::vector<int>{}, expand);
+              if (!o->svg.empty()) viz::render_figure(shown, figure, "svg", o->svg);
+              if (!o->png.empty()) viz::render_figure(shown, figure, "png", o->png);
 #else
               throw Error("this opscope was built without Graphviz",
                           "use --dot and run `dot -Tsvg`, or install libgraphviz-dev (tools/setup.sh) and rebuild");
@@ -310,6 +345,25 @@ int run_default() {
   return run_interactive();
 }
 
+// [SECTION] --extension: C++/CUDA operators loaded before any command
+
+// Loads each file, telling stderr what it did (stdout stays the command's, e.g. its --json).
+int load_extensions(const std::vector<std::string>& files) {
+  if (files.empty()) return 0;
+  lang::Session probe(current_workspace());  // for the names the language reserves
+  const ext::LoadOptions options = lang::extension_load_options(probe.interpreter());
+  for (const std::string& f : files) {
+    try {
+      std::cerr << ext::ExtensionLoader::instance().load(f, options).summary();
+    } catch (const ext::ExtensionError& e) {
+      std::fprintf(stderr, "error: %s\n%s", e.what(), e.details().c_str());
+      if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
+      return 1;
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -320,6 +374,11 @@ int main(int argc, char** argv) {
   bool json_top = false;
   app.add_option("-c", code, "run code given inline");
   app.add_flag("--json", json_top, "with -c: print values as JSON");
+  std::vector<std::string> extensions;
+  app.add_option("--extension", extensions, "load a C++ (.cpp), CUDA (.cu) or prebuilt (.so) extension first (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  app.fallthrough();  // `opscope gradcheck swish --extension swish.cpp`: after a subcommand too
 
   const Command repl{app.add_subcommand("repl", "the terminal REPL"), run_interactive};
   const std::vector<Command> commands = {
@@ -335,6 +394,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   try {
+    if (const int rc = load_extensions(extensions)) return rc;
     if (!code.empty() || app.count("-c")) return run_code(code, "<string>", json_top);
     for (const Command& c : commands)
       if (*c.sub) return c.run();

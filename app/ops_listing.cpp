@@ -53,6 +53,13 @@ std::string ops_json() {
     j["backward"] = op->backward_note;
     if (!op->checked_via.empty()) j["checked_via"] = op->checked_via;
     j["gradcheck_cases"] = op->gradcheck.size();
+    if (!op->builtin()) j["origin"] = op->origin;
+    if (!op->kernel_origin.empty()) {
+      nlohmann::json added = nlohmann::json::array();
+      for (auto& [key, file] : op->kernel_origin)
+        added.push_back({{"algorithm", key.second}, {"device", device_name(key.first)}, {"origin", file}});
+      j["added_kernels"] = added;
+    }
     all.push_back(j);
   }
   return all.dump(2);
@@ -66,8 +73,11 @@ std::string ops_table() {
   for (const OpDef* op : OpRegistry::instance().all()) {
     std::string algos;
     for (auto& a : op->algorithms) algos += (algos.empty() ? "" : ",") + a;
-    std::snprintf(line, sizeof line, "%-24s %-12s %-26s %s\n", op->name.c_str(), op->family.c_str(), algos.c_str(),
-                  op->doc.c_str());
+    // Where an operator or algorithm was loaded from, after its doc.
+    std::string from = op->builtin() ? "" : "  [" + op->origin + "]";
+    for (auto& [key, file] : op->kernel_origin) from += "  [" + key.second + " " + device_name(key.first) + ": " + file + "]";
+    std::snprintf(line, sizeof line, "%-24s %-12s %-26s %s%s\n", op->name.c_str(), op->family.c_str(), algos.c_str(),
+                  op->doc.c_str(), from.c_str());
     out += line;
   }
   return out;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <clocale>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,7 @@
 
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/sigint.h"
 
 namespace opscope::app {
 namespace {
@@ -89,6 +91,7 @@ class EntryBuilder {
 // code: report it and keep the REPL (and the workspace) alive.
 bool run_entry(lang::Session& session, const std::string& entry) {
   bool ok = false;
+  SigintInterrupts ctrl_c;  // Ctrl-C stops the statement, not the REPL
   try {
     ok = session.run(entry, "<stdin>", std::cout, std::cerr);
   } catch (const std::exception& e) {
@@ -164,7 +167,8 @@ volatile std::sig_atomic_t g_interrupted = 0;
 extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 // Installs the Ctrl-C handler for the lifetime of one readline() call: at the prompt Ctrl-C
-// abandons the line; while a statement runs it keeps its usual meaning.
+// abandons the line (as Python's does); while a statement runs it interrupts the statement
+// (SigintInterrupts, in run_entry).
 class SigintAtPrompt {
  public:
   SigintAtPrompt() {
@@ -187,6 +191,9 @@ void save_history(const std::string& path) {
 }
 
 int run_interactive(lang::Session& session, const ReplOptions& opts) {
+  // libedit reads multibyte characters (x·y in a docstring, 中文) only in a UTF-8 character
+  // locale; numbers keep the "C" format (LC_NUMERIC is untouched).
+  std::setlocale(LC_CTYPE, "");
   rl_readline_name = "opscope";  // lets ~/.editrc hold opscope-specific bindings
   // libedit's own signal handlers stay on: they restore the terminal, follow window resizes and
   // Ctrl-Z, and re-raise a signal to the handler that was there before, i.e. SigintAtPrompt's.

@@ -1,5 +1,6 @@
 // The language's measured claims: interpreting a script of tiny ops costs little over calling
-// the engine directly, and `opscope -c '1+1'` starts quickly.
+// the engine directly, a one-op `@op` costs at most 3× calling its op directly, and
+// `opscope -c '1+1'` starts quickly.
 // Run: ./build/bench_lang
 #include <spawn.h>
 #include <sys/wait.h>
@@ -56,6 +57,46 @@ double time_engine() {
       21, 2);
 }
 
+// One call of a one-op @op against one call of the op it wraps, from the language: seconds per
+// call of `y = f(x)` in a loop of kCalls, less the same script with no call (the set-up).
+constexpr int kCalls = 2000;
+const char* kUserOps = R"ops(@op
+def my_relu(x):
+    save(x)
+    return relu(x)
+
+@my_relu.backward
+def my_relu_backward(dy, x):
+    return dy * (x > 0.0)
+)ops";
+
+double per_call(const std::string& setup, const std::string& call) {
+  auto script = [&](int n) {
+    return std::string(kUserOps) + setup + "\nfor i in range(" + std::to_string(n) + "):\n    " + call + "\n";
+  };
+  const std::string full = script(kCalls), empty = script(0);
+  return (time_script(full) - time_script(empty)) / kCalls;
+}
+
+void user_op_overhead() {
+  std::printf("\n== @op overhead: a one-op @op (my_relu: relu, with a hand-written backward) against relu called directly ==\n");
+  std::printf("%-40s %12s %12s %9s %8s %8s\n", "per call, from the language", "relu", "@op my_relu", "ratio", "target", "verdict");
+  struct Row {
+    const char* what;
+    std::string setup, direct, user;
+  };
+  const std::vector<Row> rows = {
+      {"forward, 1 element, no grad", "x = randn(1)", "y = relu(x)", "y = my_relu(x)"},
+      {"forward, 1 element, autograd on", "x = param(randn(1))", "y = relu(x)", "y = my_relu(x)"},
+      {"forward, 64x64, autograd on", "x = param(randn(64, 64))", "y = relu(x)", "y = my_relu(x)"},
+      {"forward + backward, 1 element", "x = param(randn(1))", "backward(relu(x).sum())", "backward(my_relu(x).sum())"},
+  };
+  for (const Row& r : rows) {
+    const double direct = per_call(r.setup, r.direct), user = per_call(r.setup, r.user), ratio = user / direct;
+    std::printf("%-40s %9.2f us %9.2f us %8.2fx %8s %8s\n", r.what, direct * 1e6, user * 1e6, ratio, "<= 3x", verdict(ratio <= 3));
+  }
+}
+
 double time_startup(const char* bin) {
   return median_time(
       [&] {
@@ -82,6 +123,7 @@ int main(int argc, char** argv) {
   std::printf("%-44s %9.2f ms\n", "the same as a script (parse + run)", lang * 1e3);
   std::printf("%-44s %9.2f ms\n", "  of which parsing", parse * 1e3);
   std::printf("%-44s %9.2f us %9s us %8s\n", "added per statement", per_stmt, "<= 2", verdict(per_stmt <= 2));
+  user_op_overhead();
   const char* bin = argc > 1 ? argv[1] : OPSCOPE_BIN;
   const double start = time_startup(bin);
   std::printf("\n== Start-up ==\n%-44s %9.1f ms %9s ms %8s\n", "opscope -c '1+1' (spawn to exit, median)", start * 1e3,

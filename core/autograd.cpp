@@ -3,6 +3,8 @@
 // executor one step at a time.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <unordered_set>
 
 #include "core/autograd.h"
 #include "core/error.h"
@@ -52,8 +54,7 @@ class BackwardBuilder final : public GradCtx {
     return {this, g_.add_value(std::move(v))};
   }
 
-  std::vector<Val> call_multi(std::string_view name, const std::vector<Val>& inputs, const AttrMap& attrs) override {
-    const OpDef& op = OpRegistry::instance().get(name);
+  std::vector<Val> call_op(const OpDef& op, const std::vector<Val>& inputs, const AttrMap& attrs) override {
     Attrs resolved = op.resolve(attrs);
     std::vector<TensorMeta> in_meta;
     Node n;
@@ -73,6 +74,7 @@ class BackwardBuilder final : public GradCtx {
     n.frames = f.frames;
     n.forward_of = fid_;
     n.symbolic = f.symbolic;
+    if (op.body) n.body = op.body(in_meta, n.attrs);
     const int id = static_cast<int>(g_.num_nodes());
     std::vector<Val> outs;
     for (size_t i = 0; i < out_meta.size(); ++i) {
@@ -113,27 +115,28 @@ class BackwardBuilder final : public GradCtx {
 
 BackwardNodes append_backward_nodes(Workspace& ws, Graph& g, int yv, int seed_id,
                                     const std::function<bool(const Node&)>& include) {
-  // Forward nodes on a path from a parameter to y.
-  std::vector<char> needed(g.num_nodes(), 0);
-  std::vector<int> stack;
+  // Forward nodes on a path from a parameter to y, latest first. (A set, not a vector over
+  // every id: a long session's ids run far past the nodes it still holds.)
+  std::unordered_set<int> seen;
+  std::vector<int> needed, stack;
   if (g.value(yv).producer >= 0 && include(g.node(g.value(yv).producer))) stack.push_back(g.value(yv).producer);
   while (!stack.empty()) {
     int id = stack.back();
     stack.pop_back();
-    if (needed[id]) continue;
-    needed[id] = 1;
+    if (!seen.insert(id).second) continue;
+    needed.push_back(id);
     for (int v : g.node(id).inputs) {
       const ValueInfo& vi = g.value(v);
-      if (vi.requires_grad && vi.producer >= 0 && !needed[vi.producer] && include(g.node(vi.producer)))
+      if (vi.requires_grad && vi.producer >= 0 && !seen.count(vi.producer) && include(g.node(vi.producer)))
         stack.push_back(vi.producer);
     }
   }
+  std::sort(needed.begin(), needed.end(), std::greater<int>());
 
   BackwardNodes out;
   std::unordered_map<int, int>& grads = out.grads;
   grads[yv] = seed_id;
-  for (int id = static_cast<int>(needed.size()) - 1; id >= 0; --id) {
-    if (!needed[id]) continue;
+  for (int id : needed) {
     const Node& f = g.node(id);
     bool has_grad = std::any_of(f.outputs.begin(), f.outputs.end(), [&](int v) { return grads.count(v); });
     if (!has_grad) continue;
@@ -180,8 +183,8 @@ std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Te
   const Graph::Mark mark = graph_.mark();
   try {
     const TensorImpl* yi = y.impl();
-    const bool in_graph = yi->value_id >= 0 && static_cast<size_t>(yi->value_id) < graph_.num_values() &&
-                          graph_.value(yi->value_id).tensor.lock().get() == yi;
+    const ValueInfo* yinfo = graph_.find_value(yi->value_id);
+    const bool in_graph = yinfo && yinfo->tensor.lock().get() == yi;
     if (yi->from_op && !in_graph)
       throw Error("backward: the graph that computed this tensor was cleared, so its inputs cannot be reached",
                   "compute it again after the reset, then call backward");
@@ -204,20 +207,20 @@ std::unique_ptr<ScheduleRun> Workspace::build_backward(const Tensor& y, const Te
       if (vi.producer < 0 && vi.requires_grad && v != yv) sinks.push_back({gv, vi.tensor});
     }
     if (graph_.value(yv).producer < 0) {  // y is itself a leaf: its gradient is the seed
+      bool in_place = false;
+      Tensor g = accumulated_grad(*this, y.impl_ptr(), seed, in_place);
       Tensor leaf(y.impl_ptr());
-      if (leaf.grad().defined()) {
+      if (in_place) {
         Tensor acc = leaf.grad();
-        visit_dtype(acc.dtype(), [&](auto z) {
-          using T = decltype(z);
-          for (int64_t i = 0; i < acc.numel(); ++i) acc.data<T>()[i] += static_cast<T>(seed.get(i));
-        });
+        accumulate_into(acc, g);
       } else {
-        leaf.set_grad(seed.clone(MemCategory::gradient));
+        leaf.set_grad(g);
       }
     }
     if (!retain_graph)
       for (int id : no_backward_nodes) {
         Node& f = graph_.node(id);
+        if (journal_) journal_->keep_saved(id, f.saved, f.saved_released);
         for (auto& s : f.saved)
           if (s.tensor.defined()) {
             s.tensor.storage().drop_saved_ref();

@@ -4,12 +4,17 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/interrupt.h"
+#include "core/journal.h"
+#include "core/program.h"
 #include "core/workspace.h"
 
 namespace opscope {
 
 namespace {
-void release_saved(Node& n) {
+// A backward step frees what its forward node kept (a statement's journal may keep it to put back).
+void release_saved(Workspace& ws, const Graph& g, Node& n) {
+  if (ChangeJournal* j = ws.journal(); j && &g == &ws.graph()) j->keep_saved(n.id, n.saved, n.saved_released);
   for (auto& s : n.saved)
     if (s.tensor.defined()) {
       s.tensor.storage().drop_saved_ref();
@@ -22,6 +27,7 @@ void release_saved(Node& n) {
 std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& inputs,
                                        const std::vector<int>& released_saved_of, const FinishFn* finish,
                                        Graph* graph, const std::vector<Tensor>* outputs_into) {
+  interrupt::check();  // a step boundary: nothing of this step has happened yet
   Graph& g = graph ? *graph : ws_.graph();
   Node& n = g.node(node_id);
   const OpDef& op = *n.op;
@@ -66,7 +72,15 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
     for (size_t i = 0; i < outs.size(); ++i)
       if (!outs[i].defined()) outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, cat, dev);
 
-  KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_, cat};
+  // What the kernel writes besides its outputs (an update over its parameter, batch_norm's
+  // running statistics) is kept for the statement's rollback first.
+  if (ChangeJournal* j = ws_.journal(); j && has_side_effects(n)) {
+    if (op.updates_input0) j->keep_data(inputs.at(0));
+    else
+      for (size_t i = 1; i < inputs.size(); ++i)
+        if (is_floating(inputs[i].dtype())) j->keep_data(inputs[i]);
+  }
+  KernelCtx ctx{op, *ins, n.attrs, out_meta, outs, ws_, cat, n.body.get()};
   // A device kernel is queued on a stream; the step waits for it, so stepping shows finished
   // results and the time is the device's own (events around the launches), not the queueing.
   DeviceBackend* backend = dev == Device::cpu ? nullptr : device_backend(dev);
@@ -88,7 +102,7 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   n.stats.last_time_ns =
       device_ns >= 0 ? device_ns : std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
   if (ws_.anomaly()) check_anomaly(ws_, g, node_id, outs);
-  for (int f : released_saved_of) release_saved(g.node(f));
+  for (int f : released_saved_of) release_saved(ws_, g, g.node(f));
   StepEvent ev;
   std::vector<TensorMeta> in_meta;
   if (listening)
@@ -120,22 +134,32 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   return outs;
 }
 
-std::vector<Tensor> Executor::evaluate(Graph& g, int node_id, const std::vector<Tensor>& inputs) {
-  const Node& n = g.node(node_id);
+void run_kernel(Workspace& ws, const Node& n, const std::vector<TensorMeta>& out_meta, const std::vector<Tensor>& inputs,
+                std::vector<Tensor>& outputs, MemCategory category) {
   const OpDef& op = *n.op;
+  const Device dev = !out_meta.empty() ? out_meta[0].device : inputs.empty() ? Device::cpu : inputs[0].device();
   std::vector<Tensor> ins;
-  for (auto& t : inputs) ins.push_back(op.accepts_strided ? t : t.contiguous(MemCategory::temporary));
-  const Device dev = ins.empty() ? Device::cpu : ins[0].device();
+  ins.reserve(inputs.size());
+  for (auto& t : inputs) {
+    Tensor moved = t.device() == dev ? t : t.to(dev, MemCategory::temporary);
+    ins.push_back(op.accepts_strided ? moved : moved.contiguous(MemCategory::temporary));
+  }
   const KernelFn* kernel = op.find_kernel(dev, n.algo);
   if (!kernel) throw Error(op.name + ": no kernel for algorithm '" + n.algo + "' on " + device_name(dev));
+  outputs.resize(out_meta.size());
+  if (!op.makes_views)
+    for (size_t i = 0; i < outputs.size(); ++i)
+      if (!outputs[i].defined()) outputs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, category, dev);
+  KernelCtx ctx{op, ins, n.attrs, out_meta, outputs, ws, category, n.body.get()};
+  (*kernel)(ctx);
+}
+
+std::vector<Tensor> Executor::evaluate(Graph& g, int node_id, const std::vector<Tensor>& inputs) {
+  const Node& n = g.node(node_id);
   std::vector<TensorMeta> out_meta;
   for (int v : n.outputs) out_meta.push_back(g.value(v).meta);
-  std::vector<Tensor> outs(out_meta.size());
-  if (!op.makes_views)
-    for (size_t i = 0; i < outs.size(); ++i)
-      outs[i] = Tensor::empty(out_meta[i].shape, out_meta[i].dtype, MemCategory::input, dev);
-  KernelCtx ctx{op, ins, n.attrs, out_meta, outs, ws_, MemCategory::input};
-  (*kernel)(ctx);
+  std::vector<Tensor> outs;
+  run_kernel(ws_, n, out_meta, inputs, outs, MemCategory::input);
   return outs;
 }
 
@@ -150,20 +174,34 @@ void Executor::remove_listener(int id) {
 
 // ---------------------------------------------------------------------------------------------
 
-namespace {
 // dst += src (same shape, dst contiguous float).
 void accumulate_into(Tensor& dst, const Tensor& s) {  // s: contiguous, dst's dtype
   if (dst.device() != Device::cpu) {
     device_backend(dst.device())->add_into(dst, s.device() == dst.device() ? s : s.to(dst.device()));
     return;
-  }  visit_dtype(dst.dtype(), [&](auto z) {
+  }
+  visit_dtype(dst.dtype(), [&](auto z) {
     using T = decltype(z);
     T* d = dst.data<T>();
     const T* p = s.data<T>();
     for (int64_t i = 0, n = dst.numel(); i < n; ++i) d[i] += p[i];
   });
 }
-}  // namespace
+
+Tensor accumulated_grad(Workspace& ws, const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, bool& in_place) {
+  ChangeJournal* j = ws.journal();
+  if (!leaf->grad) {
+    if (j) j->keep_grad(leaf);
+    in_place = false;
+    return g.cast(leaf->dtype, MemCategory::gradient);
+  }
+  Tensor add = g.dtype() == leaf->dtype ? g.contiguous() : g.cast(leaf->dtype);
+  in_place = !(j && j->keep_grad(leaf));
+  if (in_place) return add;
+  Tensor sum = Tensor(leaf->grad).clone(MemCategory::gradient);  // the journal keeps the old one as it is
+  accumulate_into(sum, add);
+  return sum;
+}
 
 ScheduleRun::ScheduleRun(Workspace& ws, std::vector<int> nodes, std::unordered_map<int, Tensor> env,
                          std::vector<Sink> sinks, bool retain_saved)
@@ -191,8 +229,9 @@ std::vector<ScheduleRun::Delivery> ScheduleRun::prepare(int v, const Tensor& t) 
     auto leaf = weak.lock();
     if (!leaf) continue;
     // Every allocation happens here, before any leaf changes: a failure changes nothing.
-    if (leaf->grad) out.push_back({leaf, t.dtype() == leaf->dtype ? t.contiguous() : t.cast(leaf->dtype), true});
-    else out.push_back({leaf, t.cast(leaf->dtype, MemCategory::gradient), false});
+    bool in_place = false;
+    Tensor grad = accumulated_grad(ws_, leaf, t, in_place);
+    out.push_back({leaf, std::move(grad), in_place});
   }
   return out;
 }
@@ -241,8 +280,13 @@ void ScheduleRun::step() {
   std::vector<int> release;
   const int fwd = g.node(id).forward_of;
   if (!retain_saved_ && fwd >= 0 && last_backward_[fwd] == pos_) {
-    if (g.node(fwd).saved.empty()) g.node(fwd).saved_released = true;  // nothing to free, nothing to report
-    else release.push_back(fwd);
+    Node& f = g.node(fwd);
+    if (f.saved.empty()) {  // nothing to free, nothing to report
+      if (ChangeJournal* j = ws_.journal()) j->keep_saved(fwd, f.saved, f.saved_released);
+      f.saved_released = true;
+    } else {
+      release.push_back(fwd);
+    }
   }
   const Executor::FinishFn finish = [&](std::vector<Tensor>& outs) {
     const Node& n = g.node(id);

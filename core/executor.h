@@ -29,6 +29,12 @@ struct StepEvent {
 };
 using StepListener = std::function<void(const StepEvent&)>;
 
+// Runs node `n`'s kernel on `inputs` with no event and no step: inputs are moved to the node's
+// device and made contiguous where its op needs that (counted as temporary); undefined
+// `outputs` are allocated under `category`. Constant folding and the ops of an @op's body.
+void run_kernel(Workspace& ws, const Node& n, const std::vector<TensorMeta>& out_meta, const std::vector<Tensor>& inputs,
+                std::vector<Tensor>& outputs, MemCategory category);
+
 class Executor {
  public:
   explicit Executor(Workspace& ws) : ws_(ws) {}
@@ -53,6 +59,13 @@ class Executor {
   int next_listener_ = 0;
   std::vector<std::pair<int, StepListener>> listeners_;
 };
+
+// dst += src, in place (same shape; dst contiguous, src contiguous of dst's dtype).
+void accumulate_into(Tensor& dst, const Tensor& src);
+// A leaf's .grad after a gradient `g` arrives: `g` itself (cast) when the leaf had none; when it
+// had one, what to add into it in place (`in_place`), or a new sum when the workspace's journal
+// keeps the old .grad to put back. Allocates everything before anything changes.
+Tensor accumulated_grad(Workspace& ws, const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, bool& in_place);
 
 // A list of nodes to run in order, with an environment of values (id -> tensor).
 class ScheduleRun {

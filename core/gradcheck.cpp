@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <random>
 
@@ -9,6 +10,25 @@
 #include "core/workspace.h"
 
 namespace opscope {
+
+std::vector<int64_t> element_index(const Shape& shape, int64_t flat) {
+  std::vector<int64_t> idx(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    const int64_t n = std::max<int64_t>(1, shape[d]);
+    idx[d] = flat % n;
+    flat /= n;
+  }
+  return idx;
+}
+
+std::string element_index_str(const Shape& shape, int64_t flat) { return shape_str(element_index(shape, flat)); }
+
+std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic, double numeric) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, ": analytic %.6g vs numeric %.6g (relative error %.3g)", analytic, numeric,
+                std::fabs(analytic - numeric) / std::max(1e-12, std::fabs(numeric)));
+  return "input " + input + " " + element_index_str(shape, flat) + buf;
+}
 
 std::vector<Tensor> make_gradcheck_inputs(const GradcheckCase& c, uint64_t seed) {
   std::mt19937_64 rng(seed);
@@ -103,10 +123,8 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
         ++r.elements_checked;
         if (err > c.atol + c.rtol * std::fabs(numeric) && r.passed) {
           r.passed = false;
-          char buf[256];
-          std::snprintf(buf, sizeof buf, "input %zu element %lld: analytic %.9g vs numeric %.9g", k,
-                        static_cast<long long>(i), analytic, numeric);
-          r.message = buf;
+          const std::string name = k < op.input_names.size() ? op.input_names[k] : std::to_string(k);
+          r.message = describe_mismatch("'" + name + "'", ins[k].shape(), i, analytic, numeric);
         }
       }
     }

@@ -83,7 +83,10 @@ void MemoryTracker::check_cap(int64_t bytes, const Shape& shape, DType dtype) co
 }
 
 void MemoryTracker::record_step(int64_t step, int node) {
-  if (timeline_.size() >= kMaxTimeline) timeline_.erase(timeline_.begin(), timeline_.begin() + kMaxTimeline / 2);
+  if (timeline_.size() >= kMaxTimeline) {
+    timeline_.erase(timeline_.begin(), timeline_.begin() + kMaxTimeline / 2);
+    timeline_dropped_ += kMaxTimeline / 2;
+  }
   timeline_.push_back({step, node, live_});
 }
 

@@ -67,12 +67,22 @@ class MemoryTracker {
   // Throws a student-readable error if `bytes` more would pass the cap.
   void check_cap(int64_t bytes, const Shape& shape, DType dtype) const;
 
+  // The last kMaxTimeline points (older ones are dropped in halves, so a long loop stays
+  // bounded); timeline_recorded() counts every point ever recorded: the mark a rollback
+  // truncates to.
   void record_step(int64_t step, int node);
   const std::vector<TimelinePoint>& timeline() const { return timeline_; }
-  void clear_timeline() { timeline_.clear(); }
-  void truncate_timeline(size_t n) {  // a failed statement takes back its steps
-    if (n < timeline_.size()) timeline_.resize(n);
+  size_t timeline_recorded() const { return timeline_dropped_ + timeline_.size(); }
+  size_t timeline_dropped() const { return timeline_dropped_; }
+  void clear_timeline() {
+    timeline_.clear();
+    timeline_dropped_ = 0;
   }
+  void truncate_timeline(size_t recorded) {  // a failed statement takes back its steps
+    if (recorded >= timeline_recorded()) return;
+    timeline_.resize(recorded > timeline_dropped_ ? recorded - timeline_dropped_ : 0);
+  }
+  static constexpr size_t kMaxTimeline = 1 << 14;  // 1.1 MiB of points
 
  private:
   CategoryBytes live_{}, peak_{};
@@ -82,7 +92,7 @@ class MemoryTracker {
   std::array<std::array<CopyCount, kNumDevices>, kNumDevices> copies_{};
   int64_t cap_;
   std::vector<TimelinePoint> timeline_;
-  static constexpr size_t kMaxTimeline = 1 << 20;  // keeps a runaway loop from eating memory
+  size_t timeline_dropped_ = 0;
 };
 
 // A device allocator. Storage returns its block through release().

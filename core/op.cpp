@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "core/error.h"
 #include "core/workspace.h"
@@ -98,6 +99,10 @@ Tensor KernelCtx::workspace(const Shape& shape, DType dtype) const {
 Shape Val::shape() const { return ctx->meta(id).shape; }
 DType Val::dtype() const { return ctx->meta(id).dtype; }
 
+std::vector<Val> GradCtx::call_multi(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs) {
+  return call_op(OpRegistry::instance().get(op), inputs, attrs);
+}
+
 Val operator+(const Val& a, const Val& b) { return a.ctx->call("add", {a, b}); }
 Val operator-(const Val& a, const Val& b) { return a.ctx->call("sub", {a, b}); }
 Val operator*(const Val& a, const Val& b) { return a.ctx->call("mul", {a, b}); }
@@ -127,6 +132,25 @@ OpDef& OpDef::kernel(Device d, const std::string& algo, KernelFn fn) {
   if (std::find(algorithms.begin(), algorithms.end(), algo) == algorithms.end()) algorithms.push_back(algo);
   kernels[{d, algo}] = std::move(fn);
   return *this;
+}
+
+void OpDef::remove_kernel(Device d, std::string_view algo) {
+  for (auto it = kernels.begin(); it != kernels.end(); ++it)
+    if (it->first.first == d && it->first.second == algo) {
+      kernels.erase(it);
+      break;
+    }
+  if (device_default[static_cast<int>(d)] == algo) device_default[static_cast<int>(d)].clear();
+  kernel_origin.erase({d, std::string(algo)});
+  for (auto& [key, _] : kernels)
+    if (key.second == algo) return;  // another device still has it
+  std::erase(algorithms, algo);
+}
+
+const std::string* OpDef::added_by(Device d, std::string_view algo) const {
+  for (auto& [key, file] : kernel_origin)
+    if (key.first == d && key.second == algo) return &file;
+  return nullptr;
 }
 
 const KernelFn* OpDef::find_kernel(Device d, std::string_view algo) const {
@@ -244,6 +268,11 @@ OpRegistry& OpRegistry::instance() {
 }
 
 OpDef& OpRegistry::add(OpDef def) {
+  if (capture_) {  // a library being loaded: the loader checks and commits it afterwards
+    if (checked_blocks_ == 0) capture_->unchecked = true;
+    capture_->ops.push_back(std::make_unique<OpDef>(std::move(def)));
+    return *capture_->ops.back();
+  }
   if (ops_.count(def.name)) throw Error("internal: operator '" + def.name + "' registered twice");
   if (!def.infer) throw Error("internal: operator '" + def.name + "' has no shape inference");
   auto p = std::make_unique<OpDef>(std::move(def));
@@ -254,6 +283,7 @@ OpDef& OpRegistry::add(OpDef def) {
     if (it->op == ref.name) {
       ref.kernel(it->device, it->algo, std::move(it->fn));
       if (it->device_default) ref.device_default[static_cast<int>(it->device)] = it->algo;
+      if (!it->origin.empty()) ref.kernel_origin[{it->device, it->algo}] = it->origin;
       it = pending_.erase(it);
     } else {
       ++it;
@@ -275,14 +305,73 @@ void OpRegistry::remove(std::string_view name) {
   ops_.erase(it);
 }
 
+void OpRegistry::reinstate(const OpDef* def) {
+  auto it = std::find_if(retired_.begin(), retired_.end(), [&](const auto& p) { return p.get() == def; });
+  if (it == retired_.end()) throw Error("internal: reinstate of an operator that was never replaced or removed");
+  std::unique_ptr<OpDef> p = std::move(*it);
+  retired_.erase(it);
+  remove(p->name);
+  index_[p->name] = p.get();
+  ops_.emplace(p->name, std::move(p));
+}
+
 void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn, bool device_default) {
-  auto it = ops_.find(op);
-  if (it == ops_.end()) {
-    pending_.push_back({op, d, algo, std::move(fn), device_default});
+  add_kernel(KernelAddition{op, d, algo, std::move(fn), device_default, {}});
+}
+
+void OpRegistry::add_kernel(KernelAddition k) {
+  if (capture_) {
+    if (checked_blocks_ == 0) capture_->unchecked = true;
+    capture_->kernels.push_back(std::move(k));
     return;
   }
-  it->second->kernel(d, algo, std::move(fn));
-  if (device_default) it->second->device_default[static_cast<int>(d)] = algo;
+  auto it = ops_.find(k.op);
+  if (it == ops_.end()) {
+    pending_.push_back(std::move(k));
+    return;
+  }
+  OpDef& op = *it->second;
+  op.kernel(k.device, k.algo, std::move(k.fn));
+  if (k.device_default) op.device_default[static_cast<int>(k.device)] = k.algo;
+  if (!k.origin.empty()) op.kernel_origin[{k.device, k.algo}] = k.origin;
+}
+
+void OpRegistry::remove_kernel(std::string_view op, Device d, std::string_view algo) {
+  if (auto it = ops_.find(op); it != ops_.end()) it->second->remove_kernel(d, algo);
+}
+
+void OpRegistry::begin_capture(std::string abi) {
+  if (capture_) throw Error("internal: an extension is already being loaded");
+  capture_ = std::make_unique<RegistryCapture>();
+  capture_->abi = std::move(abi);
+}
+
+RegistryCapture OpRegistry::end_capture() {
+  if (!capture_) throw Error("internal: no extension is being loaded");
+  RegistryCapture c = std::move(*capture_);
+  capture_.reset();
+  return c;
+}
+
+void OpRegistry::register_extension(const char* abi, void (*fn)(OpRegistry&)) {
+  if (!capture_) {  // linked into a program instead of loaded: nothing checks it, so refuse
+    std::fprintf(stderr, "opscope: an extension's OPSCOPE_REGISTER_OPS block ran outside load_extension; ignored\n");
+    return;
+  }
+  if (capture_->abi != abi) {
+    capture_->errors.push_back(std::string("it was built against other opscope headers or flags (ABI ") + abi +
+                               ", this opscope is " + capture_->abi + ")");
+    return;
+  }
+  ++checked_blocks_;
+  try {
+    fn(*this);
+  } catch (const std::exception& e) {
+    capture_->errors.push_back(std::string("its OPSCOPE_REGISTER_OPS block threw: ") + e.what());
+  } catch (...) {
+    capture_->errors.push_back("its OPSCOPE_REGISTER_OPS block threw something that is not a std::exception");
+  }
+  --checked_blocks_;
 }
 
 const OpDef* OpRegistry::find(std::string_view name) const {

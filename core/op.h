@@ -101,6 +101,7 @@ struct InferCtx {
 // ---------------------------------------------------------------------------------------------
 // Kernels
 class Workspace;
+struct NodeBody;
 
 struct KernelCtx {
   const OpDef& op;
@@ -110,6 +111,7 @@ struct KernelCtx {
   std::vector<Tensor>& outputs;  // pre-allocated (contiguous) unless the op makes views
   Workspace& ws;
   MemCategory out_category = MemCategory::activation;  // what fresh outputs count as (gradient in backward)
+  const NodeBody* body = nullptr;  // the node's body, for ops whose kernel runs one (OpDef::body)
   // Scratch memory counted as workspace (im2col, FFT buffers); freed when the kernel returns.
   Tensor workspace(const Shape& shape, DType dtype) const;
   const Tensor& in(size_t i) const { return inputs[i]; }
@@ -143,7 +145,8 @@ class GradCtx {
   virtual size_t num_inputs() const = 0;
   virtual bool needs_grad(size_t input) const = 0;
   // Appends a node calling `op` and returns its outputs.
-  virtual std::vector<Val> call_multi(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs = {}) = 0;
+  virtual std::vector<Val> call_op(const OpDef& op, const std::vector<Val>& inputs, const AttrMap& attrs = {}) = 0;
+  std::vector<Val> call_multi(std::string_view op, const std::vector<Val>& inputs, const AttrMap& attrs = {});
   virtual Val scalar(double value, DType dtype) = 0;  // a 0-d constant
   virtual const TensorMeta& meta(int value_id) const = 0;  // valid until the next call()
 
@@ -215,6 +218,10 @@ struct OpDef {
   std::vector<std::string> input_names;  // last may end in "..." (variadic) or "?" (optional)
   int min_inputs = 1, max_inputs = 1;    // max -1: variadic
   int num_outputs = 1;
+  // The last `hidden_outputs` outputs are tensors the kernel keeps for backward (a user @op's
+  // saved activations): graph values with bytes of their own, not returned to the caller.
+  int hidden_outputs = 0;
+  std::vector<std::string> output_names;  // optional ("output", "output 1", ... when empty)
   std::vector<AttrSpec> attrs;
   std::function<std::vector<TensorMeta>(const InferCtx&)> infer;
 
@@ -237,16 +244,27 @@ struct OpDef {
   CostFn cost;
   std::vector<GradcheckCase> gradcheck;
 
+  // Ops whose kernel runs a body of other ops (a user @op): the body of one call, from its
+  // input metadata and attributes. Every call site stores it in the node (Node::body).
+  std::function<std::shared_ptr<const NodeBody>(const std::vector<TensorMeta>& inputs, const Attrs& attrs)> body;
+
   // Where the op comes from: "" for the built-ins of ops/; a user `@op` or a loaded extension
   // records its source ("@op at lesson.ops:3", "my_ops.cpp"), so collisions can name both.
   std::string origin;
   bool builtin() const { return origin.empty(); }
+  // Kernels added to this op at run time by another file (an extension's
+  // add_kernel("matmul", Device::cpu, "mine", ...)): (device, algorithm) -> that file.
+  std::map<std::pair<Device, std::string>, std::string> kernel_origin;
+  // The file that added the kernel, or nullptr for the op's own.
+  const std::string* added_by(Device d, std::string_view algo) const;
 
   // Registration helpers ------------------------------------------------------------------
   // Name, family, formula and inputs; an input ending in "?" is optional and one ending in
   // "..." takes any number, which sets min_inputs/max_inputs.
   static OpDef declare(std::string name, std::string family, std::string doc, std::vector<std::string> inputs);
   OpDef& kernel(Device d, const std::string& algo, KernelFn fn);
+  // Drops the kernel; the algorithm goes too once no device has it.
+  void remove_kernel(Device d, std::string_view algo);
   const KernelFn* find_kernel(Device d, std::string_view algo) const;
   const std::string& default_algorithm() const { return algorithms.front(); }
   const AttrSpec* find_attr(std::string_view name) const;
@@ -255,6 +273,25 @@ struct OpDef {
 };
 
 // ---------------------------------------------------------------------------------------------
+// A kernel for an op declared elsewhere (OpRegistry::add_kernel).
+struct KernelAddition {
+  std::string op;
+  Device device = Device::cpu;
+  std::string algo;
+  KernelFn fn;
+  bool device_default = false;  // this algorithm is the op's default on `device`
+  std::string origin;           // "" for the built-ins; else the extension's file
+};
+
+// What a shared library registered while it was being loaded (see OpRegistry::begin_capture).
+struct RegistryCapture {
+  std::string abi;                          // the ABI id the library must have been built with
+  std::vector<std::unique_ptr<OpDef>> ops;  // stable addresses: add() returns a reference
+  std::vector<KernelAddition> kernels;
+  std::vector<std::string> errors;          // a wrong ABI, an exception from a block, ...
+  bool unchecked = false;                   // a block registered without the ABI check
+};
+
 class OpRegistry {
  public:
   static OpRegistry& instance();
@@ -264,6 +301,9 @@ class OpRegistry {
   // point at it) but is no longer found by name.
   OpDef& replace(OpDef def);
   void remove(std::string_view name);
+  // Puts a replaced or removed definition back under its name (undoing replace/remove: the
+  // same object, so nodes made before see the registry exactly as it was).
+  void reinstate(const OpDef* def);
   const OpDef* find(std::string_view name) const;
   const OpDef& get(std::string_view name) const;  // throws "unknown operator" with suggestions
   std::vector<const OpDef*> all() const;          // sorted by name
@@ -272,16 +312,24 @@ class OpRegistry {
   // if the op exists, else when it is added (static initialisation order is not defined).
   // `device_default`: this algorithm is the op's default on `d`.
   void add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn, bool device_default = false);
+  void add_kernel(KernelAddition k);
+  // Removes an algorithm added by add_kernel (an extension unloaded or reloaded).
+  void remove_kernel(std::string_view op, Device d, std::string_view algo);
+
+  // Loading at run time (extensions). A shared library's OPSCOPE_REGISTER_OPS blocks run during
+  // dlopen; between begin_capture and end_capture, add() and add_kernel() collect what they are
+  // given instead of registering it, so the loader can check every name and commit all of it
+  // or nothing. Nothing thrown in a block escapes into dlopen: it is recorded in `errors`.
+  void begin_capture(std::string abi);
+  RegistryCapture end_capture();
+  // An extension's registrar: runs `fn` if the library was built with the ABI id the capture
+  // expects (the same headers and flags as this opscope), else records why not.
+  void register_extension(const char* abi, void (*fn)(OpRegistry&));
 
  private:
-  struct PendingKernel {
-    std::string op;
-    Device device;
-    std::string algo;
-    KernelFn fn;
-    bool device_default;
-  };
-  std::vector<PendingKernel> pending_;
+  std::unique_ptr<RegistryCapture> capture_;
+  int checked_blocks_ = 0;  // > 0 while register_extension runs a block
+  std::vector<KernelAddition> pending_;
   std::map<std::string, std::unique_ptr<OpDef>, std::less<>> ops_;
   std::vector<std::unique_ptr<OpDef>> retired_;  // replaced or removed, still pointed at by nodes
   std::unordered_map<std::string_view, const OpDef*> index_;  // fast lookup by name (dispatch)
@@ -294,11 +342,23 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
 struct OpRegistrar {
   explicit OpRegistrar(void (*fn)(OpRegistry&)) { fn(OpRegistry::instance()); }
 };
+// In an extension (compiled by load_extension, or with the CMake package's opscope::extension,
+// both of which define OPSCOPE_EXTENSION_ABI) a block registers through the loader, which runs
+// it only when the library was built against this opscope's headers and flags.
+struct ExtensionOpRegistrar {
+  ExtensionOpRegistrar(const char* abi, void (*fn)(OpRegistry&)) { OpRegistry::instance().register_extension(abi, fn); }
+};
 #define OPSCOPE_CAT2(a, b) a##b
 #define OPSCOPE_CAT(a, b) OPSCOPE_CAT2(a, b)
-#define OPSCOPE_REGISTER_OPS(fn)                 \
-  static void fn(::opscope::OpRegistry&);        \
-  static ::opscope::OpRegistrar OPSCOPE_CAT(registrar_, fn)(&fn); \
+#ifdef OPSCOPE_EXTENSION_ABI
+#define OPSCOPE_REGISTRAR_(fn) \
+  static ::opscope::ExtensionOpRegistrar OPSCOPE_CAT(registrar_, fn)(OPSCOPE_EXTENSION_ABI, &fn)
+#else
+#define OPSCOPE_REGISTRAR_(fn) static ::opscope::OpRegistrar OPSCOPE_CAT(registrar_, fn)(&fn)
+#endif
+#define OPSCOPE_REGISTER_OPS(fn)          \
+  static void fn(::opscope::OpRegistry&); \
+  OPSCOPE_REGISTRAR_(fn);                 \
   static void fn(::opscope::OpRegistry& registry)
 
 }  // namespace opscope

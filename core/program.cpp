@@ -358,8 +358,9 @@ std::shared_ptr<Program> replay_program(const Graph& tape) {
   p->graph = tape.copy_structure();
   const Graph& g = p->graph;
   std::vector<char> available(g.num_values(), 0);
-  for (size_t v = 0; v < g.num_values(); ++v) {
-    const ValueInfo& vi = g.value(static_cast<int>(v));
+  for (size_t k = 0; k < g.value_count(); ++k) {  // ids may have gaps: a long session's tape was dropped
+    const ValueInfo& vi = g.values()[k];
+    const size_t v = static_cast<size_t>(g.value_ids()[k]);
     if (vi.producer >= 0) continue;
     auto t = vi.tensor.lock();
     available[v] = vi.constant.defined() || (t && t->storage);

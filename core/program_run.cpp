@@ -132,15 +132,16 @@ void ProgramRun::deliver_gradients() {
     Tensor leaf = lookup(leaf_value);
     Tensor g = env_.at(grad_value);
     if (leaf.grad().defined()) {
-      Tensor acc = leaf.grad();
-      Tensor add = g.dtype() == acc.dtype() ? g.contiguous() : g.cast(acc.dtype());
-      visit_dtype(acc.dtype(), [&](auto z) {
-        using T = decltype(z);
-        T* d = acc.data<T>();
-        const T* s = add.data<T>();
-        for (int64_t i = 0, n = acc.numel(); i < n; ++i) d[i] += s[i];
-      });
+      bool in_place = false;
+      Tensor add = accumulated_grad(ws_, leaf.impl_ptr(), g, in_place);
+      if (in_place) {
+        Tensor acc = leaf.grad();
+        accumulate_into(acc, add);
+      } else {
+        leaf.set_grad(add);
+      }
     } else {
+      if (ChangeJournal* j = ws_.journal()) j->keep_grad(leaf.impl_ptr());
       // A gradient that is (a view of) a constant of the program is copied: .grad must own its data.
       const bool owned = program_->graph.value(program_->alias_root(grad_value)).producer >= 0 && g.is_contiguous();
       leaf.set_grad(owned && g.dtype() == leaf.dtype() ? g : g.cast(leaf.dtype(), MemCategory::gradient));

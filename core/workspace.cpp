@@ -95,8 +95,8 @@ void Workspace::reset_graph() { graph_.clear(); tracker_->clear_timeline(); }
 int Workspace::value_of(const Tensor& t) {
   TensorImpl* impl = t.impl();
   int id = impl->value_id;
-  if (id >= 0 && static_cast<size_t>(id) < graph_.num_values() && graph_.value(id).tensor.lock().get() == impl) {
-    ValueInfo& v = graph_.value(id);
+  if (ValueInfo* found = graph_.find_value(id); found && found->tensor.lock().get() == impl) {
+    ValueInfo& v = *found;
     if (v.requires_grad == impl->requires_grad) return id;
     if (v.producer < 0) {  // a leaf whose flag changed since the graph first saw it
       v.requires_grad = impl->requires_grad;
@@ -205,6 +205,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
       node.outputs.push_back(graph_.add_value(std::move(v)));
     }
     node.symbolic = static_mode_;
+    if (op.body) node.body = op.body(in_meta, attrs);
     graph_.add_node(std::move(node));
     if (static_mode_) return symbolic_outputs(id, rg);
     std::vector<Tensor> outs = executor_.run_node(id, inputs);
@@ -261,7 +262,10 @@ std::vector<Tensor> Workspace::symbolic_outputs(int id, bool requires_grad) {
 }
 
 void Workspace::zero_grad(const std::vector<Tensor>& tensors) {
-  for (auto& t : tensors) t.impl()->grad.reset();
+  for (auto& t : tensors) {
+    if (journal_ && t.impl()->grad) journal_->keep_grad(t.impl_ptr());
+    t.impl()->grad.reset();
+  }
 }
 
 void check_anomaly(Workspace&, const Graph& g, int node_id, const std::vector<Tensor>& outputs) {

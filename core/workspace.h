@@ -8,6 +8,7 @@
 
 #include "core/executor.h"
 #include "core/graph.h"
+#include "core/journal.h"
 #include "core/memory.h"
 #include "core/op.h"
 #include "core/tensor.h"
@@ -58,6 +59,10 @@ class Workspace {
   void set_static_mode(bool on) { static_mode_ = on; }
   Phase phase() const { return phase_; }
   void set_phase(Phase p) { phase_ = p; }
+  // Who is told before a change a rollback must undo (the language's running statement); none
+  // outside statements.
+  ChangeJournal* journal() const { return journal_; }
+  void set_journal(ChangeJournal* j) { journal_ = j; }
 
   // Scope of the composite function being run ("" at top level), pushed by the language.
   // Each push is a new call frame of the nodes recorded until its pop.
@@ -78,6 +83,8 @@ class Workspace {
 
   // Clears the graph, saved tensors and timeline (tensors the user holds stay valid).
   void reset_graph();
+  // Exchanges the workspace's graph with `g` (see RecordInto).
+  void swap_graph(Graph& g) { std::swap(graph_, g); }
 
  private:
   friend class ScheduleRun;
@@ -88,6 +95,7 @@ class Workspace {
   Executor executor_;
   Device default_device_ = Device::cpu;
   bool grad_enabled_ = true, anomaly_ = false, static_mode_ = false;
+  ChangeJournal* journal_ = nullptr;
   Phase phase_ = Phase::forward;
   std::string scope_;
   std::vector<std::string> scope_stack_;
@@ -136,6 +144,20 @@ class StaticModeGuard {
  private:
   Workspace& ws_;
   bool prev_;
+};
+
+// Calls record their nodes into `g` instead of the workspace's graph for the guard's lifetime:
+// an @op's body is traced into a graph of its own, not into the user's.
+class RecordInto {
+ public:
+  RecordInto(Workspace& ws, Graph& g) : ws_(ws), g_(g) { ws_.swap_graph(g_); }
+  ~RecordInto() { ws_.swap_graph(g_); }
+  RecordInto(const RecordInto&) = delete;
+  RecordInto& operator=(const RecordInto&) = delete;
+
+ private:
+  Workspace& ws_;
+  Graph& g_;
 };
 
 // No-grad scope: calls inside record no saved tensors and produce no gradients.

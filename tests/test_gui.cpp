@@ -22,8 +22,8 @@ struct GuiRun {
 };
 
 // `what` is what the window opens: "--script FILE" (default: the MLP) or "--lesson N".
-GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20,
-               const std::string& what = std::string("--script '") + OPSCOPE_SOURCE_DIR + "/tests/gui/mlp.ops'") {
+std::string script_arg(const std::string& name) { return std::string("--script '") + OPSCOPE_SOURCE_DIR + "/tests/gui/" + name + "'"; }
+GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20, const std::string& what = script_arg("mlp.ops")) {
   const std::string dir = OPSCOPE_TEST_OUT;
   const std::string png = dir + "/" + name + ".png", json = dir + "/" + name + ".json";
   std::remove(png.c_str());
@@ -336,4 +336,63 @@ TEST_CASE("gui: the knowledge map is a figure in both languages; a click opens t
   // the graph is shown again.
   CHECK(zh.state["map_shown"] == false);
   CHECK(count_titled(zh.state, "conv2d") > 0);
+}
+
+TEST_CASE("gui: a long statement keeps the window drawing, and Interrupt stops and undoes it", "[viz]") {
+  // "interrupt 3": the Interrupt button is clicked in the third frame drawn while the loop runs.
+  const GuiRun r = run_gui("interrupt",
+                           "interrupt 3;exec keep = logits\nfor i in range(1000000): z = matmul(randn(64, 64), randn(64, 64))", 8);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["idle_frames"].get<int>() >= 3);  // frames went on while the statement ran
+  CHECK(s["running"] == false);
+  bool reported = false;
+  for (const auto& line : s["console"]) reported = reported || std::string(line).rfind("interrupted at <console>:", 0) == 0;
+  CHECK(reported);
+  CHECK(s["graph_nodes"] == 17);  // the MLP's nodes, as before the loop
+  CHECK(s["steps_left"] == 11);   // the stepped backward pass is still there
+}
+
+TEST_CASE("gui: a loop's tape shows its last iteration and says how much was dropped", "[viz]") {
+  const GuiRun r = run_gui("loop_tape", "exec for i in range(60): l2 = cross_entropy(dense(relu(dense(x, w1, b1)), w2, b2), labels)", 6);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["loop"]["iterations"] == 60);
+  CHECK(s["loop"]["dropped_iterations"] == 59);
+  CHECK(s["graph_dropped_nodes"].get<int>() == 59 * 6);  // 6 nodes an iteration: 2 matmuls, 2 adds, relu, cross_entropy
+  CHECK(s["graph_nodes"] == 17 + 6);                       // the MLP and the loop's last iteration
+  CHECK(s["steps_left"] == 11);                            // the stepped pass keeps what it needs
+  // The figure's loop frame counts the same 60 iterations though 59 of them were dropped.
+  int loop_frames = 0;
+  for (const auto& c : s["clusters"])
+    if (c["loop"] == true) {
+      ++loop_frames;
+      CHECK(c["iterations"] == 60);
+      CHECK(std::string(c["label"]).find("last of 60 iterations") != std::string::npos);
+    }
+  CHECK(loop_frames == 1);
+}
+
+TEST_CASE("gui: an @op's node expands to the ops of its body, its backward node too", "[viz][op]") {
+  // Nodes: #0 matmul, #1 swish (the @op), #2 sum; backward: #3 reshape, #4 expand, #5 swish_backward, ...
+  const GuiRun r = run_gui("custom_op", "step 3;expand n1;expand n5;select n5.5", 16, script_arg("custom_op.ops"));
+  REQUIRE(r.rc == 0);
+  CHECK(r.state["action_errors"].empty());
+  CHECK(box(r.state, "n1") == nullptr);  // shown as its body instead
+  for (const char* key : {"n1.0", "n1.1", "n1.2", "n5.0", "n5.5", "n0", "n2"}) {
+    INFO(key);
+    CHECK(box(r.state, key));
+  }
+  const auto* sig = box(r.state, "n1.1");
+  REQUIRE(sig);
+  CHECK(std::string((*sig)["title"]).find("sigmoid") != std::string::npos);
+  CHECK((*sig)["subtitle"] == "s");
+  const auto* bw = box(r.state, "n5.5");
+  REQUIRE(bw);
+  CHECK((*bw)["current"] == true);  // the backward node's step ran its whole body
+  CHECK((*bw)["selected"] == true);
+  const GuiRun folded = run_gui("custom_op_folded", "step 3", 10, script_arg("custom_op.ops"));
+  REQUIRE(folded.rc == 0);
+  CHECK(box(folded.state, "n1"));
+  CHECK(box(folded.state, "n1.1") == nullptr);
 }

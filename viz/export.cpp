@@ -1,7 +1,10 @@
 #include "viz/export.h"
 
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+
+#include "core/body.h"
 
 namespace opscope::viz {
 
@@ -27,7 +30,15 @@ std::string graph_to_dot(const Graph& g) {
   return graph_to_dot(g, all);
 }
 
-std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids) {
+std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids) { return graph_to_dot(g, node_ids, {}); }
+
+std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids, const std::set<int>& expand) {
+  // Expanded nodes and their bodies: "n3_1" is op 1 of node 3's body.
+  std::map<int, std::shared_ptr<const NodeBody>> bodies;
+  for (int id : node_ids)
+    if (expand.count(id))
+      if (auto b = node_body(g, g.node(id)); b && b->graph.num_nodes() > 0) bodies[id] = b;
+  auto body_node_name = [](int id, int k) { return "n" + std::to_string(id) + "_" + std::to_string(k); };
   std::vector<const Node*> nodes;
   for (int id : node_ids) nodes.push_back(&g.node(id));
   std::string out = "digraph opscope {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
@@ -39,8 +50,8 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids) {
     for (int v : n->outputs) made[v] = 1;
   }
   for (size_t v = 0; v < g.num_values(); ++v) {
-    const ValueInfo& vi = g.value(static_cast<int>(v));
-    if (made[v] || !used[v]) continue;  // leaves: also values a program reads but does not make
+    if (made[v] || !used[v]) continue;
+    const ValueInfo& vi = g.value(static_cast<int>(v));  // leaves: also values a program reads but does not make
     const char* style = vi.kind == ValueKind::parameter ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fde68a\""
                         : vi.kind == ValueKind::grad_seed ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fecaca\""
                         : vi.kind == ValueKind::constant  ? "shape=plaintext"
@@ -63,6 +74,27 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids) {
     for (int id : ids) {
       const Node& n = g.node(id);
       const bool bwd = n.phase == Phase::backward;
+      if (auto b = bodies.find(id); b != bodies.end()) {  // a frame holding the ops of its body
+        const Graph& bg = b->second->graph;
+        out += indent + "subgraph cluster_body_" + std::to_string(id) + " {\n" + indent + "  label=\"#" + std::to_string(id) + " " +
+               dot_escape(n.op->name) + (n.op->origin.empty() ? "" : " (" + dot_escape(n.op->origin) + ")") +
+               "\"; style=\"rounded\"; color=\"#6b7280\";\n";
+        for (const Node& m : bg.nodes()) {
+          const std::string var = m.outputs.empty() ? "" : bg.value(m.outputs[0]).name;
+          out += indent + "  " + body_node_name(id, m.id) + " [label=\"#" + std::to_string(id) + "." + std::to_string(m.id) + " " +
+                 dot_escape(m.label()) + (var.empty() ? "" : "\\n" + dot_escape(var)) +
+                 "\", shape=box, style=\"rounded,filled\", fillcolor=\"" + (bwd ? "#fce7f3" : "#dbeafe") + "\"];\n";
+          for (int bv : m.inputs) {
+            const ValueInfo& bvi = bg.value(bv);
+            if (bvi.producer >= 0 || b->second->input_index(bv) >= 0) continue;
+            out += indent + "  " + body_node_name(id, m.id) + "_c" + std::to_string(bv) + " [label=\"" +
+                   (bvi.constant.defined() && bvi.constant.numel() == 1 ? attr_value_str(bvi.constant.item()) : shape_str(bvi.meta.shape)) +
+                   "\", shape=plaintext];\n";
+          }
+        }
+        out += indent + "}\n";
+        continue;
+      }
       std::string name = g.node_var_name(id);
       out += indent + "n" + std::to_string(id) + " [label=\"#" + std::to_string(id) + " " + dot_escape(n.label()) +
              (name.empty() ? "" : "\\n" + dot_escape(name)) + "\", shape=box, style=\"rounded,filled\", fillcolor=\"" +
@@ -70,11 +102,36 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids) {
     }
     if (!scope.empty()) out += "  }\n";
   }
+  // Where a value of `g` comes from: its producer, the body op of an expanded producer, or its leaf.
+  auto source_of = [&](int v) {
+    const ValueInfo& vi = g.value(v);
+    if (!made[v]) return "v" + std::to_string(v);
+    if (auto b = bodies.find(vi.producer); b != bodies.end() && static_cast<size_t>(vi.out_index) < b->second->outputs.size())
+      if (const int k = b->second->graph.value(b->second->outputs[static_cast<size_t>(vi.out_index)]).producer; k >= 0)
+        return body_node_name(vi.producer, k);
+    return "n" + std::to_string(vi.producer);
+  };
+  // Inside expanded nodes: edges between the body's ops, from the node's inputs and its constants.
+  for (auto& [id, b] : bodies) {
+    const Graph& bg = b->graph;
+    const Node& n = g.node(id);
+    for (const Node& m : bg.nodes())
+      for (int bv : m.inputs) {
+        const ValueInfo& bvi = bg.value(bv);
+        const int i = b->input_index(bv);
+        const std::string from = bvi.producer >= 0 ? body_node_name(id, bvi.producer)
+                                 : i >= 0         ? source_of(n.inputs[static_cast<size_t>(i)])
+                                                  : body_node_name(id, m.id) + "_c" + std::to_string(bv);
+        out += "  " + from + " -> " + body_node_name(id, m.id) + " [label=\"" + shape_str(bvi.meta.shape) + " " +
+               dtype_name(bvi.meta.dtype) + "\"" + (n.phase == Phase::backward ? ", color=\"#db2777\"" : "") + "];\n";
+      }
+  }
   // Edges: from the producer (or leaf) of each input, labelled with the shape and dtype.
   for (const Node* n : nodes)
     for (int v : n->inputs) {
+      if (bodies.count(n->id)) break;  // drawn into its body above
       const ValueInfo& vi = g.value(v);
-      std::string from = made[v] ? "n" + std::to_string(vi.producer) : "v" + std::to_string(v);
+      std::string from = source_of(v);
       std::string to = "n" + std::to_string(n->id);
       const std::string label = "label=\"" + shape_str(vi.meta.shape) + " " + dtype_name(vi.meta.dtype) + "\"";
       // A gradient passed between backward nodes is laid out reversed (drawn with its arrow

@@ -1,6 +1,7 @@
 // Exporters: the graph as Graphviz DOT (deterministic), and executed steps as a Chrome
 // trace-event file (opens in Perfetto or chrome://tracing).
 #pragma once
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ std::string graph_to_dot(const Graph& g);
 // Only the listed nodes, in that order (a compiled program's schedule: fused nodes, recomputed
 // values and SGD updates as the program runs them).
 std::string graph_to_dot(const Graph& g, const std::vector<int>& nodes);
+// `expanded` nodes (an @op, a fused node) are drawn as a frame holding the ops of their body.
+std::string graph_to_dot(const Graph& g, const std::vector<int>& nodes, const std::set<int>& expanded);
 
 // Collects StepEvents while attached to an executor.
 class TraceRecorder {

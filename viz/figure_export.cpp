@@ -139,11 +139,12 @@ std::string figure_dot(const Graph& g, const GraphLayout& l, const FigureStyle& 
   return out + "}\n";
 }
 
-GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes) {
+GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes, const std::set<int>& expanded) {
   // The window's graph canvas at 1600 x 1000, and the zoom at which its 15 px font is readable.
   constexpr float kCanvasW = 1030, kCanvasH = 560, kMargin = 24, kLegend = 30, kReadableZoom = 11.f / 15.f;
   LayoutOptions o;
   o.only_nodes = only_nodes;
+  o.expanded = expanded;
   auto zoom_to_fit = [](const GraphLayout& l) {
     return std::min((kCanvasW - 2 * kMargin) / std::max(1.f, l.width), (kCanvasH - 2 * kMargin - kLegend) / std::max(1.f, l.height));
   };

@@ -25,7 +25,8 @@ void render_figure(const Graph& g, const GraphLayout& l, const std::string& form
                    const FigureStyle& style = {});
 
 // The figure as the window opens it at its default size (1600 x 1000): both phases in lanes,
-// the calls folded that must fold for it to be readable there. For `opscope export`.
-GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes = {});
+// the calls folded that must fold for it to be readable there; `expanded` nodes drawn as the
+// ops of their body. For `opscope export`.
+GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes = {}, const std::set<int>& expanded = {});
 
 }  // namespace opscope::viz

@@ -39,7 +39,7 @@ std::vector<int> mark_initialisation(const Graph& g, int pv, const std::vector<s
                                      std::vector<char>& init) {
   std::vector<int> marked;
   const int from = g.value(pv).initialised_from;
-  if (from < 0 || static_cast<size_t>(from) >= g.num_values()) return marked;
+  if (from < 0 || !g.has_value(from)) return marked;
   auto only_feeds_init = [&](const Node& n) {
     for (int out : n.outputs)
       for (int c : consumers[static_cast<size_t>(out)])
@@ -51,6 +51,7 @@ std::vector<int> mark_initialisation(const Graph& g, int pv, const std::vector<s
   while (!stack.empty()) {
     const int id = stack.back();
     stack.pop_back();
+    if (!g.has_node(id)) continue;
     const Node& n = g.node(id);
     if (init[static_cast<size_t>(id)] || n.phase != Phase::forward || !only_feeds_init(n)) continue;
     init[static_cast<size_t>(id)] = 1;
@@ -116,6 +117,7 @@ FigureContent figure_content(const Graph& g, const std::vector<int>& only_nodes)
   const auto consumers = consumers_of(g);
   std::vector<char> init(g.num_nodes(), 0);
   for (size_t v = 0; v < g.num_values(); ++v) {
+    if (!g.has_value(static_cast<int>(v))) continue;  // dropped with a loop's tape
     const ValueInfo& vi = g.value(static_cast<int>(v));
     if (vi.producer >= 0 || vi.initialised_from < 0) continue;
     std::vector<int> marked = mark_initialisation(g, static_cast<int>(v), consumers, init);

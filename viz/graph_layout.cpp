@@ -14,6 +14,8 @@
 #include <map>
 #include <memory>
 
+#include "core/body.h"
+#include "core/body.h"
 #include "core/error.h"
 #include "viz/edge_router.h"
 #include "viz/graph_figure.h"
@@ -73,7 +75,7 @@ int GraphLayout::find_node(int node_id) const {
 }
 
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o) {
-  return {&g, o.only_nodes, g.version(), g.num_nodes(), o.filter, o.folded, o.unfolded, o.lanes};
+  return {&g, o.only_nodes, g.version(), g.num_nodes(), o.filter, o.folded, o.unfolded, o.expanded, o.lanes};
 }
 
 std::vector<std::string> search_boxes(const GraphLayout& l, const Graph& g, const std::string& query) {
@@ -188,6 +190,7 @@ std::string value_label(const Graph& g, int v) {
 struct PlannedCluster {
   std::string key, scope, label;
   int parent = -1;
+  int node = -1;  // an expanded node's body
   bool loop = false;
   int iterations = 0;
 };
@@ -198,7 +201,20 @@ struct Plan {
   std::vector<int> node_box;
   std::vector<PlannedCluster> clusters;
   std::vector<int> box_cluster;  // the innermost frame of each forward-lane box, -1: none
+  // Expanded nodes: their body and the box of each of its nodes.
+  struct Expanded {
+    std::shared_ptr<const NodeBody> body;
+    std::vector<int> box;  // body node -> box
+  };
+  std::map<int, Expanded> expanded;
 };
+
+// The box that hands value `out_index` of expanded node `e` to its readers: the body op making it.
+int output_box(const Plan::Expanded& e, int out_index, int fallback) {
+  if (out_index < 0 || static_cast<size_t>(out_index) >= e.body->outputs.size()) return fallback;
+  const int producer = e.body->graph.value(e.body->outputs[static_cast<size_t>(out_index)]).producer;
+  return producer >= 0 ? e.box[static_cast<size_t>(producer)] : fallback;
+}
 
 class Planner {
  public:
@@ -269,6 +285,7 @@ class Planner {
     for (size_t i = 0; i < path.size() && folded_at == path.size(); ++i)
       if (path[i].kind == FigureFrame::call && call_folded(o_, path[i].key, path[i].name)) folded_at = i;
     const bool forward = n.phase == Phase::forward;
+    if (folded_at == path.size() && o_.expanded.count(n.id) && add_expanded(n, forward ? cluster_of(path, path.size()) : -2)) return;
     LayoutBox b;
     b.phase = n.phase;
     b.lane = forward ? Lane::forward : Lane::backward;
@@ -301,6 +318,80 @@ class Planner {
       if (box_frames_.size() <= static_cast<size_t>(bi)) box_frames_.resize(static_cast<size_t>(bi) + 1, -2);
       if (box_frames_[static_cast<size_t>(bi)] == -2) box_frames_[static_cast<size_t>(bi)] = cluster_of(path, folded_at);
     }
+  }
+
+  void set_frame(int box, int frame) {
+    if (box_frames_.size() <= static_cast<size_t>(box)) box_frames_.resize(static_cast<size_t>(box) + 1, -2);
+    box_frames_[static_cast<size_t>(box)] = frame;
+  }
+
+  // An expanded node (an @op, a fused node): a box per op of its body, forward ones in a frame of
+  // their own inside `parent` (-2: a backward node, no frame). False: it has no body to show.
+  bool add_expanded(const Node& n, int parent) {
+    auto body = node_body(g_, n);
+    if (!body || body->graph.num_nodes() == 0) return false;
+    Plan::Expanded& e = p_.expanded[n.id];
+    e.body = body;
+    int frame = -2;
+    if (parent != -2) {
+      PlannedCluster c;
+      c.key = "body@" + std::to_string(n.id);
+      c.node = n.id;
+      c.parent = parent;
+      c.scope = c.label = "#" + std::to_string(n.id) + " " + (n.op ? n.op->name : "?");
+      frame = static_cast<int>(p_.clusters.size());
+      p_.clusters.push_back(std::move(c));
+    }
+    for (const Node& m : body->graph.nodes()) {
+      LayoutBox b;
+      b.key = "n" + std::to_string(n.id) + "." + std::to_string(m.id);
+      b.node = n.id;
+      b.body_node = m.id;
+      b.phase = n.phase;
+      b.lane = n.phase == Phase::forward ? Lane::forward : Lane::backward;
+      b.family = m.op ? m.op->family : "";
+      b.title = "#" + std::to_string(n.id) + "." + std::to_string(m.id) + " " + m.label();
+      b.subtitle = m.outputs.empty() ? "" : body->graph.value(m.outputs[0]).name;
+      const int bi = add_box(std::move(b));
+      e.box.push_back(bi);
+      set_frame(bi, frame);
+    }
+    p_.node_box[static_cast<size_t>(n.id)] = output_box(e, 0, e.box.back());
+    return true;
+  }
+
+  // Inside an expanded node: edges between its body's ops, from the node's inputs, and from the
+  // body's own constants (boxes of their own).
+  void add_body_edges(const Node& n, const Plan::Expanded& e, const std::vector<std::vector<int>>& readers) {
+    const Graph& bg = e.body->graph;
+    for (const Node& m : bg.nodes())
+      for (int bv : m.inputs) {
+        const ValueInfo& bvi = bg.value(bv);
+        const int to = e.box[static_cast<size_t>(m.id)];
+        const int i = e.body->input_index(bv);
+        if (i >= 0 && static_cast<size_t>(i) < n.inputs.size()) {  // the node's input i, from wherever it comes
+          const int v = n.inputs[static_cast<size_t>(i)];
+          const int from = source_box(v, readers[static_cast<size_t>(v)]);
+          if (from >= 0) add_edge(from, to, v, v, g_.value(v).meta);
+          continue;
+        }
+        int from = bvi.producer >= 0 ? e.box[static_cast<size_t>(bvi.producer)] : -1;
+        if (from < 0) {  // a constant of the body (the 1.0 of 1 - s)
+          LayoutBox b;
+          b.key = "n" + std::to_string(n.id) + ".v" + std::to_string(bv);
+          b.node = n.id;
+          b.kind = BoxKind::constant;
+          b.title = !bvi.name.empty() ? bvi.name
+                    : bvi.constant.defined() && bvi.constant.numel() == 1 ? attr_value_str(bvi.constant.item())
+                                                                           : "%" + std::to_string(bv);
+          b.subtitle = shape_str(bvi.meta.shape);
+          b.phase = n.phase;
+          b.lane = p_.boxes[static_cast<size_t>(to)].lane;
+          from = add_box(std::move(b));
+          set_frame(from, box_frames_.size() > static_cast<size_t>(to) ? box_frames_[static_cast<size_t>(to)] : -2);
+        }
+        add_edge(from, to, -1, -2 - bv, bvi.meta);
+      }
   }
 
   bool inside(const LayoutBox& b, int node) const { return std::find(b.nodes.begin(), b.nodes.end(), node) != b.nodes.end(); }
@@ -361,31 +452,46 @@ class Planner {
         if (std::find(r.begin(), r.end(), to) == r.end()) r.push_back(to);
       }
     }
-    std::map<std::tuple<int, int, int>, bool> seen;
     for (const Node& n : g_.nodes()) {
       const int to = p_.node_box[static_cast<size_t>(n.id)];
       if (to < 0) continue;
+      if (auto ex = p_.expanded.find(n.id); ex != p_.expanded.end()) {
+        add_body_edges(n, ex->second, readers);
+        continue;
+      }
       for (int v : n.inputs) {
-        const ValueInfo& vi = g_.value(v);
-        int from = vi.producer >= 0 ? p_.node_box[static_cast<size_t>(vi.producer)] : -1;
-        if (from < 0) {
-          if (is_inline_constant(vi)) continue;  // written into the node's title
-          if (vi.producer < 0 && vi.kind != ValueKind::grad_seed && folded_into_one_call(readers[static_cast<size_t>(v)])) continue;
-          from = leaf_box(v, readers[static_cast<size_t>(v)]);
-        }
-        if (from == to || seen[{from, to, v}]) continue;
-        seen[{from, to, v}] = true;
-        LayoutEdge e;
-        e.from = from;
-        e.to = to;
-        e.value = v;
-        const bool into_backward = lane_of(to) == Lane::backward;
-        const bool from_backward = lane_of(from) == Lane::backward;
-        e.kind = !into_backward ? EdgeKind::forward : from_backward ? EdgeKind::gradient : EdgeKind::saved;
-        e.label = shape_str(vi.meta.shape) + " " + short_dtype(vi.meta.dtype);
-        p_.edges.push_back(std::move(e));
+        const int from = source_box(v, readers[static_cast<size_t>(v)]);
+        if (from >= 0) add_edge(from, to, v, v, g_.value(v).meta);
       }
     }
+  }
+
+  // Where value v comes from, as a box: its producer's, or a box of its own (a leaf); -1: not drawn.
+  int source_box(int v, const std::vector<int>& readers) {
+    const ValueInfo& vi = g_.value(v);
+    int from = vi.producer >= 0 ? p_.node_box[static_cast<size_t>(vi.producer)] : -1;
+    if (from >= 0) {
+      auto ex = p_.expanded.find(vi.producer);
+      return ex == p_.expanded.end() ? from : output_box(ex->second, vi.out_index, from);
+    }
+    if (is_inline_constant(vi)) return -1;  // written into the node's title
+    if (vi.producer < 0 && vi.kind != ValueKind::grad_seed && folded_into_one_call(readers)) return -1;
+    return leaf_box(v, readers);
+  }
+
+  // `id` tells values apart (a value of the graph, or -2 - v for value v of a body).
+  void add_edge(int from, int to, int value, int id, const TensorMeta& m) {
+    if (from == to || seen_[{from, to, id}]) return;
+    seen_[{from, to, id}] = true;
+    LayoutEdge e;
+    e.from = from;
+    e.to = to;
+    e.value = value;
+    const bool into_backward = lane_of(to) == Lane::backward;
+    const bool from_backward = lane_of(from) == Lane::backward;
+    e.kind = !into_backward ? EdgeKind::forward : from_backward ? EdgeKind::gradient : EdgeKind::saved;
+    e.label = shape_str(m.shape) + " " + short_dtype(m.dtype);
+    p_.edges.push_back(std::move(e));
   }
 
   bool folded_into_one_call(const std::vector<int>& readers) const {
@@ -447,6 +553,7 @@ class Planner {
   Plan p_;
   std::map<std::string, int> by_key_;
   std::map<std::string, int> cluster_index_;
+  std::map<std::tuple<int, int, int>, bool> seen_;  // edges made: from, to, value
   std::vector<int> box_frames_;  // per box: its frame cluster (-1 none, -2 not a forward node box)
   std::vector<std::vector<int>> consumers_;  // per value: the nodes reading it
 };
@@ -518,7 +625,7 @@ DotOutput run_dot(const Plan& plan, const DotInput& in) {
       Agraph_t* parent = cluster(c.parent);
       std::string name = "cluster_" + std::to_string(ci);
       Agraph_t* sg = agsubg(parent, const_cast<char*>(name.c_str()), 1);
-      set(sg, "label", c.label + (c.loop ? "  ×" + std::to_string(c.iterations) : "  [fold]"));
+      set(sg, "label", c.label + (c.loop ? "  ×" + std::to_string(c.iterations) : c.node >= 0 ? "  [collapse]" : "  [fold]"));
       // Room above the boxes for the title and for the saved-for-backward badges over them.
       set(sg, "fontsize", "20");
       set(sg, "labeljust", "l");
@@ -908,7 +1015,7 @@ void lay_out_lanes(const Graph& g, const LayoutOptions& o, Plan& plan, GraphLayo
     const auto& [mn, mx] = d.cluster_box[ci];
     if (mn.x > mx.x) continue;
     const PlannedCluster& c = plan.clusters[ci];
-    out.clusters.push_back({c.scope, c.key, c.loop, c.iterations, c.label, mn, mx});
+    out.clusters.push_back({c.scope, c.node, c.key, c.loop, c.iterations, c.label, mn, mx});
   }
 }
 
@@ -943,7 +1050,7 @@ void lay_out_with_dot(Plan& plan, const LayoutOptions& o, GraphLayout& out) {
     const auto& [mn, mx] = d.cluster_box[ci];
     if (mn.x > mx.x) continue;
     const PlannedCluster& c = plan.clusters[ci];
-    out.clusters.push_back({c.scope, c.key, c.loop, c.iterations, c.label, mn, mx});
+    out.clusters.push_back({c.scope, c.node, c.key, c.loop, c.iterations, c.label, mn, mx});
   }
 }
 

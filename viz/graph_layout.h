@@ -28,9 +28,11 @@ struct Point {
 enum class Lane : uint8_t { forward, backward };
 
 struct LayoutBox {
-  std::string key;     // "n3" (node 3), "v5" (leaf value 5), "s:dense@2" / "b:dense@2" (a folded call, forward / backward)
+  std::string key;     // "n3" (node 3), "v5" (leaf value 5), "s:dense@2" / "b:dense@2" (a folded call, forward / backward),
+                       // "n3.1" (op 1 of node 3's body), "n3.v2" (a constant of node 3's body)
   BoxKind kind = BoxKind::op;
-  int node = -1;       // op boxes: the graph node
+  int node = -1;       // op boxes: the graph node (for a box of a body: the node it is inside)
+  int body_node = -1;  // a box of an expanded node's body: the body's node it shows
   int value = -1;      // leaf boxes: the graph value
   Phase phase = Phase::forward;
   Lane lane = Lane::forward;
@@ -67,8 +69,9 @@ struct LayoutEdge {
 };
 
 // An unfolded call of a user function, or the last iteration of a loop, drawn as a frame.
-struct LayoutCluster {
-  std::string scope;  // calls: the scope path ("dense"); loops: ""
+struct LayoutCluster {  // an unfolded call, a loop's shown iteration, or an expanded node's body
+  std::string scope;  // calls: the scope path ("dense"); loops: ""; a body: the node's title ("#3 swish")
+  int node = -1;      // an expanded node's id (its body is drawn inside the frame)
   std::string key;    // "dense@2", "loop@7"
   bool loop = false;
   int iterations = 0; // loops: how many ran (the frame shows the last)
@@ -81,6 +84,7 @@ struct LayoutOptions {
   // Calls drawn as one box: a scope path ("dense", "attention/heads") folds every call of it, a
   // call key ("dense@2") one call. `unfolded` wins over `folded` for the same call.
   std::set<std::string> folded, unfolded;
+  std::set<int> expanded;  // nodes drawn as the ops of their body (an @op, a fused node)
   // Width of a text in pixels at zoom 1; the GUI measures with its font, tests estimate.
   std::function<float(const std::string&)> text_width;
   float line_height = 16.f;
@@ -99,7 +103,8 @@ struct GraphLayout {
   float backward_lane_top = -1;  // where the backward lane begins (both phases in lanes), else -1
   double layout_ms = 0;
   int find(const std::string& key) const;  // box index or -1
-  int find_node(int node_id) const;        // the box showing node_id (also inside a folded box)
+  int find_node(int node_id) const;        // the box showing node_id (also inside a folded box; an
+                                           // expanded node: the box of its body's last op)
   std::vector<int> node_box;               // node id -> box index (-1: hidden)
 };
 
@@ -111,6 +116,7 @@ struct LayoutKey {
   size_t num_nodes = 0;
   PhaseFilter filter = PhaseFilter::both;
   std::set<std::string> folded, unfolded;
+  std::set<int> expanded;
   bool lanes = true;
   bool operator==(const LayoutKey&) const = default;
 };

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/body.h"
 #include "viz/graph_figure.h"
 
 namespace opscope::viz {
@@ -106,6 +107,7 @@ LayoutOptions view_options(const GraphViewState& s, const Fonts* fonts = nullptr
   o.folded = s.folded;
   if (with_auto) o.folded.insert(s.auto_folded.begin(), s.auto_folded.end());
   o.unfolded = s.unfolded;
+  o.expanded = s.expanded;
   o.only_nodes = s.only_nodes;
   if (fonts && fonts->ui) {
     ImFont* font = fonts->ui;
@@ -406,7 +408,7 @@ void draw_clusters(FrameCtx& c) {
     c.dl->AddRect(a, b, with_alpha(c.th.cluster_border, c.edge_alpha), 8.f * c.z, 0, cl.loop ? 1.f : 1.5f);
     if (!c.show_text) continue;
     const float lp = c.text_px * 0.85f;
-    const std::string label = cl.loop ? cl.label : cl.label + "  [fold]";
+    const std::string label = cl.loop ? cl.label : cl.label + (cl.node >= 0 ? "  [collapse]" : "  [fold]");
     const ImVec2 at(a.x + 6 * c.z, a.y + 3 * c.z);
     c.dl->AddText(c.font, lp, at, c.th.text_dim, label.c_str());
     if (cl.loop) {  // the badge: how many iterations ran
@@ -419,7 +421,10 @@ void draw_clusters(FrameCtx& c) {
     }
     const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, label.c_str());
     if (c.canvas_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && ImGui::IsMouseHoveringRect(at, ImVec2(at.x + ts.x, at.y + ts.y)))
-      fold_call(c.s, cl.key);
+    {
+      if (cl.node >= 0) c.s.expanded.erase(cl.node);
+      else fold_call(c.s, cl.key);
+    }
   }
 }
 
@@ -549,6 +554,8 @@ float draw_box_text(FrameCtx& c, const LayoutBox& b, ImVec2 center, float alpha)
 // Saved-for-backward tensors: a badge over the box's top-right corner with their bytes.
 void draw_saved_badge(FrameCtx& c, const LayoutBox& b, ImVec2 a, ImVec2 e, float alpha) {
   if (!c.show_text || (b.node < 0 && b.kind != BoxKind::folded_scope)) return;
+  // One badge per node: an expanded node's is on the box of its body that makes its output.
+  if (b.node >= 0 && c.s.layout.boxes[static_cast<size_t>(c.s.layout.find_node(b.node))].key != b.key) return;
   const std::string label = b.node >= 0 ? saved_badge(c.g, {b.node}) : saved_badge(c.g, b.nodes);
   if (label.empty()) return;
   const bool freed = label == "freed";
@@ -585,7 +592,10 @@ std::string draw_boxes(FrameCtx& c) {
     d.subtitle = b.subtitle;
     d.min = a;
     d.max = e;
-    const auto in_box = [&](int node) { return node >= 0 && L.find_node(node) == static_cast<int>(i); };
+    // (An expanded node's ops all run in its step; its body's constants are not steps.)
+    const auto in_box = [&](int node) {
+      return node >= 0 && (L.find_node(node) == static_cast<int>(i) || (b.body_node >= 0 && b.node == node));
+    };
     d.current = in_box(c.f.current_node);
     d.next = in_box(c.f.next_node);
     d.selected = b.key == c.s.selected;
@@ -658,6 +668,8 @@ void draw_tooltip(const FrameCtx& c, const LayoutBox& b) {
                   dtype_name(vi.meta.dtype));
     }
     if (n.stats.runs) ImGui::Text("last run %.1f µs", static_cast<double>(n.stats.last_time_ns) / 1e3);
+    if (b.body_node >= 0) ImGui::TextDisabled("op %d of #%d's body; click [collapse] on the frame to fold it", b.body_node, b.node);
+    else if (node_body(c.g, n)) ImGui::TextDisabled("double-click to show the ops inside it");
   } else if (b.kind == BoxKind::folded_scope) {
     for (const auto& d : b.details) ImGui::TextDisabled("%s", d.c_str());
     ImGui::TextDisabled("click (or zoom in) to unfold");
@@ -677,6 +689,12 @@ void handle_selection(FrameCtx& c, const std::string& hovered) {
     if (hb >= 0 && s.layout.boxes[static_cast<size_t>(hb)].kind == BoxKind::folded_scope) unfold_call(s, s.layout.boxes[static_cast<size_t>(hb)].scope_key);
     else s.selected = hovered;
   }
+  // Double-clicking a node with a body (an @op, a fused node) shows the ops inside it.
+  if (c.canvas_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+    if (const int hb = s.layout.find(hovered); hb >= 0 && s.layout.boxes[static_cast<size_t>(hb)].body_node < 0) {
+      const int node = s.layout.boxes[static_cast<size_t>(hb)].node;
+      if (node >= 0 && node_body(c.g, c.g.node(node))) s.expanded.insert(node);
+    }
   if (!hovered.empty()) draw_tooltip(c, s.layout.boxes[static_cast<size_t>(s.layout.find(hovered))]);
 }
 

@@ -42,6 +42,7 @@ struct GraphViewState {
   PhaseFilter filter = PhaseFilter::both;
   std::set<std::string> folded;    // folded by the user: scope names ("dense") or call keys ("dense@2")
   std::set<std::string> unfolded;  // unfolded by the user (wins over folded and over fitting)
+  std::set<int> expanded;  // nodes drawn as the ops of their body (double-click a node that has one)
   std::string selected;  // box key ("n3", "v5", "s:dense@2"), "" = none
   char search[96] = "";
   float zoom = 1.f;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/body.h"
 #include "viz/graph_figure.h"
 #include "viz/graph_view.h"
 
@@ -215,7 +216,7 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   const int node = node_of_key(f.selected);
   if (f.selected[0] == 'v') {  // a leaf value
     const int v = std::stoi(f.selected.substr(1));
-    if (v < 0 || v >= static_cast<int>(g.num_values())) return;
+    if (!g.has_value(v)) return;
     const ValueInfo& vi = g.value(v);
     title(value_label(g, v));
     ImGui::TextDisabled("%s%s", value_kind_name(vi.kind), vi.requires_grad ? ", requires grad" : "");
@@ -231,7 +232,7 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
     folded_call_section(g, f, title);
     return;
   }
-  if (node < 0 || node >= static_cast<int>(g.num_nodes())) return;
+  if (!g.has_node(node)) return;
   const Node& n = g.node(node);
   title("#" + std::to_string(n.id) + " " + (n.op ? n.op->name : "?"));
   ImGui::SameLine();
@@ -254,6 +255,19 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
     }
     ImGui::TextDisabled("bytes moved: %s fused, %s as separate ops", bytes_str(static_cast<int64_t>(fused.bytes_read + fused.bytes_written)).c_str(),
                         bytes_str(static_cast<int64_t>(unfused)).c_str());
+  }
+  // An @op's node runs its body as its kernel: the ops inside, traced for these shapes.
+  if (n.body) {
+    if (n.op && !n.op->origin.empty()) ImGui::TextDisabled("%s", n.op->origin.c_str());
+    ImGui::Text("its kernel runs %zu ops (double-click the node to show them in the graph):", n.body->graph.num_nodes());
+    const Graph& bg = n.body->graph;
+    for (const Node& m : bg.nodes()) {
+      std::string outs;
+      for (int v : m.outputs)
+        outs += (outs.empty() ? "" : ", ") + (bg.value(v).name.empty() ? "%" + std::to_string(v) : bg.value(v).name) + " " +
+                shape_str(bg.value(v).meta.shape);
+      ImGui::BulletText("#%d.%d %s → %s", n.id, m.id, m.label().c_str(), outs.c_str());
+    }
   }
   const std::string attrs = n.attrs.str(true);
   if (!attrs.empty() || !n.algo.empty())

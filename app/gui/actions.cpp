@@ -4,7 +4,9 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
+#include "app/lang/interpreter.h"
 #include "app/lesson/gui_lesson_panel.h"
+#include "core/body.h"
 #include "core/error.h"
 #include "viz/figure_export.h"
 
@@ -90,6 +92,14 @@ void apply_action(GuiState& s, const std::string& action) {
     else if (arg == "backward") s.graph.filter = viz::PhaseFilter::backward_only;
     else if (arg == "both") s.graph.filter = viz::PhaseFilter::both;
     else throw Error("view takes forward, backward or both, got '" + arg + "'");
+  } else if (verb == "expand" || verb == "collapse") {  // a node's body: expand n3, expand y (the node making y)
+    viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
+    const std::string key = resolve_box(s, arg);
+    const int node = s.graph.layout.boxes[static_cast<size_t>(s.graph.layout.find(key))].node;
+    if (node < 0) throw Error(verb + ": '" + arg + "' is not an op node");
+    if (verb == "collapse") s.graph.expanded.erase(node);
+    else if (!node_body(shown_graph(s), shown_graph(s).node(node))) throw Error("expand: node #" + std::to_string(node) + " has no body (only an @op or a fused node has one)");
+    else s.graph.expanded.insert(node);
   } else if (verb == "fold") viz::fold_call(s.graph, arg);
   else if (verb == "unfold") viz::unfold_call(s.graph, arg);
   else if (verb == "search") std::snprintf(s.graph.search, sizeof s.graph.search, "%s", arg.c_str());
@@ -103,12 +113,14 @@ void apply_action(GuiState& s, const std::string& action) {
     if (verb == "map" && !s.map_panel) throw Error("no knowledge map here", "start the GUI with --lesson N");
     (verb == "map" ? s.show_map : s.show_graph) = true;
   }
+  else if (verb == "interrupt") s.interrupt_on_idle_frame = s.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
   else if (verb == "play") s.playing = true;
   else if (verb == "pause") s.playing = false;
   else
     throw Error("unknown GUI action '" + verb + "'",
-                "actions: step [N|bwd], run, rewind, exec CODE, select KEY, click KEY, toggle backward|forward|theme, view "
-                "forward|backward|both, fold F, unfold F, search TEXT, theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, play, pause");
+                "actions: step [N|bwd], run, rewind, exec CODE, interrupt [N], select KEY, click KEY, toggle "
+                "backward|forward|theme, view forward|backward|both, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
+                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, play, pause");
 }
 
 void inject_mouse(GuiState& s) {
@@ -118,6 +130,14 @@ void inject_mouse(GuiState& s) {
   io.MouseDown[0] = s.click.frames_left == 2;
   --s.click.frames_left;
 }
+
+namespace {
+// What the last loop left of its tape (the loop badge's numbers).
+nlohmann::json loop_json(const lang::LoopTape& l) {
+  return {{"line", l.line}, {"iterations", l.iterations}, {"dropped_iterations", l.dropped_iterations},
+          {"dropped_nodes", l.dropped_nodes}, {"first_kept_node", l.first_kept_node}};
+}
+}  // namespace
 
 std::string state_json(const GuiState& s, int window_w, int window_h) {
   using nlohmann::json;
@@ -183,7 +203,11 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"view", viz::phase_filter_name(s.graph.filter)},
               {"theme", s.dark ? "dark" : "light"},
               {"zoom", s.graph.zoom},
-              {"graph_nodes", s.ws->graph().num_nodes()},
+              {"graph_nodes", s.ws->graph().node_count()},
+              {"graph_dropped_nodes", s.ws->graph().drops().nodes},
+              {"loop", loop_json(s.session->interpreter().last_loop())},
+              {"idle_frames", s.idle_frames},
+              {"running", s.running},
               {"mode", s.ws->static_mode() ? "static" : "dynamic"},
               {"program_nodes", &shown_graph(ms) != &s.ws->graph() ? static_cast<int64_t>(s.graph.only_nodes.size()) : -1},
               {"nodes", nodes},

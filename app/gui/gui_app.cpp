@@ -13,6 +13,7 @@
 
 #include "app/gui/gui_state.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/workspace.h"
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
@@ -97,32 +98,28 @@ int run_gui(const GuiOptions& o) {
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330");
 
-  s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history."});
+  s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history. Esc or Ctrl-C stops a running statement."});
   int rc = 0;
-  if (!o.script.empty()) {
-    std::ostringstream out, err;
-    const bool ok = session.run(read_file(o.script), o.script, out, err);
-    s.log->drop_nodes_from(&ws.graph(), static_cast<int>(ws.graph().num_nodes()));  // steps of a rolled-back statement
-    s.console.lines.push_back({ConsoleLine::input, "# ran " + o.script});
-    std::istringstream os(out.str()), es(err.str());
-    for (std::string line; std::getline(os, line);) s.console.lines.push_back({ConsoleLine::output, line});
-    for (std::string line; std::getline(es, line);) s.console.lines.push_back({ConsoleLine::error, line});
-    if (!ok) {
-      std::fprintf(stderr, "%s", err.str().c_str());
-      if (headless) rc = 1;
-    }
-  }
   const std::vector<std::string> actions = split_actions(o.actions);
   // Headless: one action per frame after the first, then frames for animations to settle.
   const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
   bool dark_applied = s.dark;
   const auto start = std::chrono::steady_clock::now();
   int fb_w = 0, fb_h = 0;
-  for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
-    if (headless && s.frame >= total_frames) break;
+  // One frame: events, the next scripted action, the UI, the picture. `idle`: drawn between the
+  // steps of a running statement (the window stays alive; headless, it counts no frame and takes
+  // no action, so scripted runs stay deterministic).
+  auto draw_frame = [&](bool idle) {
     glfwPollEvents();
+    if (idle) {
+      ++s.idle_frames;
+      if (s.interrupt_on_idle_frame >= 0 && s.idle_frames >= s.interrupt_on_idle_frame) {
+        s.interrupt_on_idle_frame = -1;
+        interrupt::request();  // as if Interrupt was clicked in this frame
+      }
+    }
     s.time = headless ? s.frame / 30.0 : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (headless && s.frame >= 1 && s.frame - 1 < static_cast<int>(actions.size())) {
+    if (!idle && headless && s.frame >= 1 && s.frame - 1 < static_cast<int>(actions.size())) {
       try {
         apply_action(s, actions[static_cast<size_t>(s.frame - 1)]);
       } catch (const Error& e) {
@@ -151,15 +148,49 @@ int run_gui(const GuiOptions& o) {
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (headless && s.frame + 1 == total_frames && !o.screenshot.empty()) {
+    if (!idle && headless && s.frame + 1 == total_frames && !o.screenshot.empty()) {
       if (!write_screenshot(o.screenshot, fb_w, fb_h)) {
         std::fprintf(stderr, "error: cannot write '%s'\n", o.screenshot.c_str());
         rc = 1;
       }
     }
     glfwSwapBuffers(window);
+  };
+  s.idle_frame = [&] {
+    if (glfwWindowShouldClose(window)) {  // closing the window stops the statement first
+      interrupt::request();
+      return;
+    }
+    draw_frame(true);
+  };
+  if (!o.script.empty()) {
+    std::ostringstream out, err;
+    bool ok = true;
+    auto run_script = [&] { ok = session.run(read_file(o.script), o.script, out, err); };
+    if (headless) run_script();  // headless frames come from --frames alone
+    else run_busy(s, run_script);
+    s.log->forget_missing_nodes(&ws.graph());  // steps of a rolled-back statement
+    s.console.lines.push_back({ConsoleLine::input, "# ran " + o.script});
+    std::istringstream os(out.str()), es(err.str());
+    for (std::string line; std::getline(os, line);) s.console.lines.push_back({ConsoleLine::output, line});
+    for (std::string line; std::getline(es, line);) s.console.lines.push_back({ConsoleLine::error, line});
+    if (!ok) {
+      std::fprintf(stderr, "%s", err.str().c_str());
+      if (headless) rc = 1;
+    }
+  }
+  for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
+    if (headless && s.frame >= total_frames) break;
+    draw_frame(false);
+    // What a click asked for runs now, between frames (it may run long: frames go on inside).
+    while (!s.queued.empty() && !glfwWindowShouldClose(window)) {
+      auto work = std::move(s.queued.front());
+      s.queued.erase(s.queued.begin());
+      work();
+    }
     if (session.quit_requested()) break;
   }
+  s.idle_frame = nullptr;
   if (!o.state_json.empty()) {
     std::ofstream f(o.state_json, std::ios::binary);
     if (!(f << state_json(s, fb_w, fb_h) << "\n")) {

@@ -69,6 +69,15 @@ struct GuiState {
   double frame_ms_avg = 0;
   int frame = 0;
   std::vector<std::string> action_errors;
+  // A statement running (typed, a button, a lesson cell): the window keeps drawing frames
+  // between its steps (core/interrupt.h's idle hook calls idle_frame) and the Interrupt
+  // button, Esc and Ctrl-C stop it; nothing else may run code meanwhile. Work asked for inside
+  // a frame (a click) waits in `queued` until the frame is done.
+  bool running = false;
+  std::function<void()> idle_frame;
+  std::vector<std::function<void()>> queued;
+  int idle_frames = 0;                   // frames drawn while statements ran: the window did not freeze
+  int interrupt_on_idle_frame = -1;      // scripted ("interrupt N"): press Interrupt on that idle frame
   // A scripted mouse click ("click n3"): moved there, pressed, released over three frames.
   struct InjectedClick {
     ImVec2 pos;
@@ -78,8 +87,16 @@ struct GuiState {
 
 // [panels.cpp] the whole window's UI for one frame.
 void draw_ui(GuiState& s);
-// Runs one statement or :command through the session, echoing it in the console.
+// Runs `work` (code through the session) now, outside any ImGui frame, with the window alive:
+// frames are drawn between its steps and Interrupt stops it. False (and nothing runs) while
+// another runs.
+bool run_busy(GuiState& s, const std::function<void()>& work);
+// From inside a frame (a button, a key): `work` runs once the frame is drawn.
+void run_after_frame(GuiState& s, std::function<void()> work);
+// Runs one statement or :command through the session, echoing it in the console (through
+// run_busy: call it outside a frame; from inside one, console_after_frame).
 bool run_in_console(GuiState& s, const std::string& source, bool echo = true);
+void console_after_frame(GuiState& s, const std::string& source, bool echo = true);
 // The node the next step of a pending stepped pass runs (-1: none).
 int next_step_node(GuiState& s);
 // What the graph view and inspector show: in static mode the compiled program (being stepped,
@@ -88,7 +105,9 @@ const Graph& shown_graph(GuiState& s);
 int64_t steps_left(GuiState& s);
 
 // [actions.cpp] scripted UI actions: "step", "step bwd", "run", "rewind", "select n3",
-// "click n3" (a real mouse click at the box's centre), "toggle backward",
+// "interrupt N" (press Interrupt on the N-th frame drawn while the next statement runs),
+// "click n3" (a real mouse click at the box's centre), "expand n3" / "collapse n3" (a node's
+// body), "toggle backward",
 // "view forward|backward|both", "fold F", "unfold F", "search TEXT",
 // "theme dark|light", "fit", "zoom F", "exec CODE", "export FILE.svg|.png". Throws
 // opscope::Error on a bad action.

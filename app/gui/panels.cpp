@@ -10,6 +10,8 @@
 
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
+#include "app/sigint.h"
+#include "core/interrupt.h"
 #include "viz/memory_panel.h"
 
 namespace opscope::app {
@@ -28,13 +30,12 @@ void push_output(ConsoleState& c, ConsoleLine::Kind kind, const std::string& tex
 // A statement that failed or a :reset may have taken nodes back: forget their steps and a
 // selection that no longer exists.
 void after_run(GuiState& s) {
-  s.log->drop_nodes_from(&s.ws->graph(), static_cast<int>(s.ws->graph().num_nodes()));
+  s.log->forget_missing_nodes(&s.ws->graph());
   const Graph& g = shown_graph(s);
   const std::string& sel = s.graph.selected;
   if (!sel.empty()) {
     const int n = viz::node_of_key(sel);
-    if ((sel[0] == 'n' && n >= static_cast<int>(g.num_nodes())) ||
-        (sel[0] == 'v' && std::stoi(sel.substr(1)) >= static_cast<int>(g.num_values())))
+    if ((sel[0] == 'n' && !g.has_node(n)) || (sel[0] == 'v' && !g.has_value(std::stoi(sel.substr(1)))))
       s.graph.selected.clear();
   }
 }
@@ -43,7 +44,7 @@ void after_run(GuiState& s) {
 void draw_toolbar(GuiState& s) {
   // Always enabled: the commands themselves say when there is nothing to step (and modes that
   // step in other ways, like static runs, answer the same commands).
-  const bool has_pending = next_step_node(s) >= 0, enabled = true;
+  const bool has_pending = next_step_node(s) >= 0, enabled = !s.running;
   auto button = [&](const char* label, const char* tip, bool enabled) {
     if (!enabled) ImGui::BeginDisabled();
     bool pressed = ImGui::Button(label);
@@ -52,12 +53,16 @@ void draw_toolbar(GuiState& s) {
     ImGui::SameLine();
     return pressed;
   };
-  if (button("Step", "run the next step (:step)   [Space or N]", enabled)) run_in_console(s, ":step");
-  if (button("Step bwd", "the next step of the backward pass (:step bwd)   [B]", enabled)) run_in_console(s, ":step bwd");
+  if (s.running) {  // the only button that acts while a statement runs
+    if (button("Interrupt", "stop the running statement at its next step; it is undone   [Esc or Ctrl-C]", true))
+      interrupt::request();
+  }
+  if (button("Step", "run the next step (:step)   [Space or N]", enabled)) console_after_frame(s, ":step");
+  if (button("Step bwd", "the next step of the backward pass (:step bwd)   [B]", enabled)) console_after_frame(s, ":step bwd");
   if (button(s.playing ? "Pause" : "Play", "step on a timer at the speed set on the right   [P]", enabled))
     s.playing = !s.playing;
-  if (button("Run", "finish the stepped pass (:run)   [R]", enabled)) run_in_console(s, ":run");
-  if (button("Rewind", "go back to the first step (:rewind)", true)) run_in_console(s, ":rewind");
+  if (button("Run", "finish the stepped pass (:run)   [R]", enabled)) console_after_frame(s, ":run");
+  if (button("Rewind", "go back to the first step (:rewind)", enabled)) console_after_frame(s, ":rewind");
   ImGui::SetNextItemWidth(120 * s.scale);
   ImGui::SliderFloat("##speed", &s.steps_per_second, 0.5f, 30.f, "%.1f steps/s", ImGuiSliderFlags_Logarithmic);
   ImGui::SameLine(0, 24 * s.scale);
@@ -173,6 +178,12 @@ void draw_console(GuiState& s) {
       c.focus_input = true;
     }
   }
+  if (s.running) {  // no input while a statement runs: the way out is Interrupt
+    ImGui::TextDisabled("running ... Esc, Ctrl-C or Interrupt stops it (and undoes it)");
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Interrupt")) interrupt::request();
+    return;
+  }
   const char* prompt = c.pending_block.empty() ? ">>>" : "...";
   ImGui::TextUnformatted(prompt);
   ImGui::SameLine();
@@ -197,7 +208,7 @@ void draw_console(GuiState& s) {
     } else {
       c.pending_block.clear();
       if (!c.pending_block.empty() || buffer.find('\n') != std::string::npos) push_output(c, ConsoleLine::input, std::string(prompt) + " " + line);
-      run_in_console(s, buffer, buffer.find('\n') == std::string::npos);
+      console_after_frame(s, buffer, buffer.find('\n') == std::string::npos);
     }
   }
   if (s.fonts.mono) ImGui::PopFont();
@@ -220,8 +231,13 @@ void draw_status(GuiState& s) {
   ImGui::Text("mode: %s   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS",
               s.ws->static_mode() ? (program ? "static (compiled program)" : "static (tracing)") : "dynamic",
               bytes_str(tr.live_total()).c_str(), bytes_str(tr.peak_total()).c_str(),
-              program ? s.graph.only_nodes.size() : s.ws->graph().num_nodes(),
+              program ? s.graph.only_nodes.size() : s.ws->graph().node_count(),
               s.graph.layout.layout_ms, s.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));
+  // A long loop's tape: what is left is its last iteration; say how much went.
+  if (const Graph& g = s.ws->graph(); !program && g.drops().nodes > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("  %s", lang::tape_drops_line(g, s.session->interpreter().last_loop()).c_str());
+  }
   if (s.fonts.cjk) {
     ImGui::SameLine();
     ImGui::TextDisabled("  中文");
@@ -235,10 +251,14 @@ bool key(ImGuiKey_ k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); }
 
 void shortcuts(GuiState& s) {
   ImGuiIO& io = ImGui::GetIO();
+  if (s.running) {  // Esc or Ctrl-C: interrupt (as Ctrl-C does in the terminal)
+    if (key(ImGuiKey_Escape) || (io.KeyCtrl && key('C'))) interrupt::request();
+    return;
+  }
   if (io.WantTextInput) return;
-  if (key(ImGuiKey_Space) || key('N')) run_in_console(s, ":step");
-  if (key('B')) run_in_console(s, ":step bwd");
-  if (key('R')) run_in_console(s, ":run");
+  if (key(ImGuiKey_Space) || key('N')) console_after_frame(s, ":step");
+  if (key('B')) console_after_frame(s, ":step bwd");
+  if (key('R')) console_after_frame(s, ":run");
   if (key('P')) s.playing = !s.playing;
   if (key('F')) s.graph.fit_all = true;
   if (key(ImGuiKey_Escape)) s.graph.selected.clear();
@@ -246,11 +266,13 @@ void shortcuts(GuiState& s) {
 
 // Play: one step every 1/speed seconds while a stepped pass is pending.
 void play(GuiState& s) {
-  if (!s.playing) return;
+  if (!s.playing || s.running) return;
   if (s.time >= s.next_play_step) {
     // Stops when the stepped backward pass is done, or when :step fails (nothing to step).
-    const bool backward_pending = next_step_node(s) >= 0;
-    if (!run_in_console(s, ":step") || (backward_pending && next_step_node(s) < 0)) s.playing = false;
+    run_after_frame(s, [&s] {
+      const bool backward_pending = next_step_node(s) >= 0;
+      if (!run_in_console(s, ":step") || (backward_pending && next_step_node(s) < 0)) s.playing = false;
+    });
     s.next_play_step = s.time + 1.0 / s.steps_per_second;
   }
 }
@@ -319,14 +341,46 @@ int64_t steps_left(GuiState& s) {
   return p ? static_cast<int64_t>(p->size() - p->position()) : 0;
 }
 
+bool run_busy(GuiState& s, const std::function<void()>& work) {
+  if (s.running) {
+    push_output(s.console, ConsoleLine::error, "a statement is running: Interrupt (Esc) stops it first");
+    return false;
+  }
+  // Frames between steps cost a few ms each: at most one per 50 ms, and never more than a
+  // fifth of the time (a slow frame, a big graph's layout, spaces them out).
+  const double interval = std::max(0.05, 4.0 * s.frame_ms_avg / 1000.0);
+  SigintInterrupts ctrl_c;  // Ctrl-C in the terminal that started the window: the same as Interrupt
+  s.running = true;
+  interrupt::clear();  // a press from before belongs to nothing
+  if (s.idle_frame) interrupt::set_idle_hook(s.idle_frame, interval);
+  struct Done {
+    GuiState& s;
+    ~Done() {
+      interrupt::set_idle_hook({});
+      s.running = false;
+    }
+  } done{s};
+  work();
+  return true;
+}
+
+void run_after_frame(GuiState& s, std::function<void()> work) { s.queued.push_back(std::move(work)); }
+
 bool run_in_console(GuiState& s, const std::string& source, bool echo) {
-  if (echo) push_output(s.console, ConsoleLine::input, ">>> " + source);
-  std::ostringstream out, err;
-  const bool ok = s.session->run(source, "<console>", out, err);
-  push_output(s.console, ConsoleLine::output, out.str());
-  push_output(s.console, ConsoleLine::error, err.str());
-  after_run(s);
-  return ok;
+  bool ok = false;
+  const bool ran = run_busy(s, [&] {
+    if (echo) push_output(s.console, ConsoleLine::input, ">>> " + source);
+    std::ostringstream out, err;
+    ok = s.session->run(source, "<console>", out, err);
+    push_output(s.console, ConsoleLine::output, out.str());
+    push_output(s.console, ConsoleLine::error, err.str());
+    after_run(s);
+  });
+  return ran && ok;
+}
+
+void console_after_frame(GuiState& s, const std::string& source, bool echo) {
+  run_after_frame(s, [&s, source, echo] { run_in_console(s, source, echo); });
 }
 
 void draw_ui(GuiState& s) {
@@ -398,7 +452,7 @@ void draw_ui(GuiState& s) {
     for (auto it = all.rbegin(); it != all.rend() && run_events.size() < run->position(); ++it)
       if (it->graph == &run->program().graph) run_events.push_back(*it);
     std::reverse(run_events.begin(), run_events.end());
-    update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);
+    if (!s.running) update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);  // it runs programs
     mf.events = &run_events;
     mf.overlays = &s.recompute.overlays;
     mf.total_steps = run->size();

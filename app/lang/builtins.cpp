@@ -4,6 +4,7 @@
 #include <random>
 
 #include "app/lang/call_args.h"
+#include "app/lang/extension_builtins.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
 #include "app/lang/parser.h"
@@ -159,6 +160,9 @@ void run_backward(Interpreter& in, CallArgs& a, const Tensor& y) {
     }
     if (in.pending && !in.pending->done())
       in.fail(a.pos, "a stepped backward pass is still running", "finish it with :run (or :step) first");
+    // If the statement fails, the pass it made goes and the one before comes back.
+    auto before = std::make_shared<std::unique_ptr<ScheduleRun>>(std::move(in.pending));
+    in.on_undo(&in.pending, StatementUndo::pending_pass, [&in, before] { in.pending = std::move(*before); });
     in.pending = in.ws().build_backward(y, g, retain);
     in.out() << "backward pass ready: " << in.pending->size() << " steps (:step, :step 5, :step bwd, :run)\n";
   } catch (const LangError&) {
@@ -493,8 +497,8 @@ void install_measurement_builtins(BuiltinTable& B) {
   });
   add("flops", "flops()", "FLOPs of every node run so far (from each op's cost model)", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "flops", 0, 0);
-    double total = 0;
     const Graph& g = in.ws().graph();
+    double total = g.drops().flops;  // nodes a loop's tape dropped did their work too
     for (const Node& n : g.nodes())
       if (n.stats.runs > 0) total += node_cost(g, n).flops * static_cast<double>(n.stats.runs);
     return Value::Real(total);
@@ -537,6 +541,7 @@ void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>& tab
   install_python_builtins(B);
   install_measurement_builtins(B);
   install_file_builtins(B);
+  install_extension_builtins(B);
 }
 
 Value Interpreter::call_method(const Tensor& self, const std::string& name, CallArgs& a) {

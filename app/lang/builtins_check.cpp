@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <ostream>
 
 #include "app/lang/interpreter.h"
 #include "core/device.h"
+#include "core/gradcheck.h"
 
 namespace opscope::lang {
 
@@ -39,10 +42,110 @@ Tensor tensor_arg(Interpreter& in, CallArgs& a, size_t i, const std::string& fn)
 
 // A fixed, uneven projection: gradcheck differentiates sum(f(x) * r), so every output element
 // counts with its own weight (a plain sum would hide errors that cancel).
-Tensor projection(const Shape& shape, int64_t n) {
+Tensor projection(const Shape& shape, int64_t n, size_t output = 0) {
   std::vector<double> r(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) r[static_cast<size_t>(i)] = std::cos(0.7 * static_cast<double>(i) + 0.3);
+  for (int64_t i = 0; i < n; ++i)
+    r[static_cast<size_t>(i)] = std::cos(0.7 * static_cast<double>(i) + 0.3 + 1.1 * static_cast<double>(output));
   return Tensor::from_vector(r, shape, DType::f64, MemCategory::temporary);
+}
+
+// gradcheck(f, *inputs, **attributes): L = Σ_k sum(f(inputs)_k · r_k) differentiated by the
+// engine's backward (the op's own, for an @op: its hand-written one) against central
+// differences, every input element, in float64. Runs in dynamic mode and leaves the graph and
+// the memory timeline as they were.
+// The element with the largest |analytic - numeric| of one check.
+struct WorstElement {
+  std::string input;
+  Shape shape;
+  int64_t flat = -1;
+  double analytic = 0, numeric = 0;
+};
+
+double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element = nullptr) {
+  if (a.positional.size() < 2) in.fail(a.pos, "gradcheck() needs a function and at least one input", "e.g. gradcheck(swish, randn(3))");
+  const Value f = a.positional[0];
+  if (f.kind != Value::function && f.kind != Value::builtin_fn && f.kind != Value::op_ref)
+    in.fail(a.positions[0], "gradcheck()'s first argument must be a function or an operator");
+  const double eps = number_keyword(in, a, "eps", 1e-6), atol = number_keyword(in, a, "atol", 1e-5),
+               rtol = number_keyword(in, a, "rtol", 1e-3);
+  std::vector<std::pair<std::string, Value>> attributes;  // every other keyword goes to f: gradcheck(swish, x, beta=2.0)
+  for (auto& kw : a.keyword)
+    if (kw.first != "eps" && kw.first != "atol" && kw.first != "rtol") attributes.push_back(kw);
+  std::vector<std::vector<double>> points;
+  std::vector<Shape> shapes;
+  std::vector<std::string> names;
+  int64_t total = 0;
+  for (size_t i = 1; i < a.positional.size(); ++i) {
+    Tensor t = tensor_arg(in, a, i, "gradcheck");
+    points.push_back(t.to_vector());
+    shapes.push_back(t.shape());
+    total += t.numel();
+    const size_t k = i - 1;
+    names.push_back(f.kind == Value::op_ref && k < f.op->input_names.size()  ? f.op->input_names[k]
+                    : f.kind == Value::function && k < f.fn->params.size() ? f.fn->params[k]
+                                                                           : "input " + std::to_string(i));
+  }
+  if (total > 2000) in.fail(a.pos, "gradcheck() of " + std::to_string(total) + " input elements would take long", "use small inputs (up to 2000 elements)");
+  Workspace& ws = in.ws();
+  StaticModeGuard dynamic(ws, false);  // a numerical check needs values
+  const Graph::Mark mark = ws.graph().mark();
+  const size_t timeline = ws.tracker().timeline().size();
+  // L for the given points; leaves require grad when `grad` is set.
+  auto evaluate = [&](const std::vector<std::vector<double>>& at, bool grad, std::vector<Tensor>* leaves) {
+    CallArgs call;
+    call.pos = a.pos;
+    call.keyword = attributes;
+    for (size_t i = 0; i < at.size(); ++i) {
+      Tensor t = Tensor::from_vector(at[i], shapes[i], DType::f64, MemCategory::input);
+      if (grad) t.set_requires_grad(true);
+      if (leaves) leaves->push_back(t);
+      call.positional.push_back(Value::Tensor_(t));
+      call.positions.push_back(a.pos);
+    }
+    const Value y = in.call_value(f, call);
+    std::vector<Value> outs = y.kind == Value::tuple || y.kind == Value::list ? *y.items : std::vector<Value>{y};
+    Tensor loss;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      if (outs[k].kind != Value::tensor) in.fail(a.pos, "gradcheck(): the function returned a " + std::string(kind_name(outs[k])) + ", not a tensor");
+      Tensor yt = outs[k].t.dtype() == DType::f64 ? outs[k].t : ws.call("cast", {outs[k].t}, {{"dtype", std::string("float64")}});
+      Tensor term = ws.call("sum", {ws.call("mul", {yt, projection(yt.shape(), yt.numel(), k)})});
+      loss = loss.defined() ? ws.call("add", {loss, term}) : term;
+    }
+    return loss;
+  };
+  std::vector<Tensor> leaves;
+  Tensor loss = evaluate(points, true, &leaves);
+  if (!loss.requires_grad()) in.fail(a.pos, "gradcheck(): the function's output does not depend on its inputs through the graph");
+  ws.backward(loss);
+  double worst = 0, worst_failing = -1;
+  std::string report;
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < points.size(); ++i) {
+    std::vector<double> analytic = leaves[i].grad().defined() ? leaves[i].grad().to_vector() : std::vector<double>(points[i].size(), 0.0);
+    for (size_t j = 0; j < points[i].size(); ++j) {
+      auto at = points;
+      at[i][j] += eps;
+      const double up = evaluate(at, false, nullptr).item();
+      at[i][j] -= 2 * eps;
+      const double down = evaluate(at, false, nullptr).item();
+      const double numeric = (up - down) / (2 * eps), err = std::fabs(analytic[j] - numeric);
+      if (err >= worst && worst_element) *worst_element = {names[i], shapes[i], static_cast<int64_t>(j), analytic[j], numeric};
+      worst = std::max(worst, err);
+      if (err > atol + rtol * std::fabs(numeric) && err > worst_failing) {
+        worst_failing = err;
+        report = describe_mismatch("'" + names[i] + "'", shapes[i], static_cast<int64_t>(j), analytic[j], numeric);
+      }
+    }
+  }
+  ws.graph().rollback(mark);  // the check's own nodes and steps are not the student's program
+  ws.tracker().truncate_timeline(timeline);
+  if (worst_failing >= 0 && !worst_element) {
+    const std::string fname = f.kind == Value::op_ref ? f.op->name : f.kind == Value::function ? f.fn->name : f.builtin->name;
+    char tol[96];
+    std::snprintf(tol, sizeof tol, " (largest error %.3g, tolerance %g + %g·|numeric|)", worst, atol, rtol);
+    in.out() << "gradcheck(" << fname << ") failed: " << report << tol << "\n";
+  }
+  return worst;
 }
 
 }  // namespace
@@ -121,60 +224,20 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
         return Value::Real(times[times.size() / 2]);
       });
 
-  add("gradcheck", "gradcheck(f, *inputs, eps=1e-6)",
-      "the largest |analytic - numeric| gradient error of f at the inputs (float64, central differences)",
+  add("gradcheck", "gradcheck(f, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, **attributes)",
+      "the largest |analytic - numeric| gradient error of f at the inputs (float64, central differences); "
+      "past the tolerance it prints the worst element: which input, where, both values",
+      [](Interpreter& in, CallArgs& a) { return Value::Real(check_gradients(in, a)); });
+  add("gradcheck_report", "gradcheck_report(f, *inputs, eps=1e-6, **attributes)",
+      "gradcheck's worst element as (input, index, analytic, numeric, relative error), for checks to assert on",
       [](Interpreter& in, CallArgs& a) {
-        only_keywords(in, a, "gradcheck", {"eps"});
-        if (a.positional.size() < 2) in.fail(a.pos, "gradcheck() needs a function and at least one input", "e.g. gradcheck(swish, randn(3))");
-        const Value f = a.positional[0];
-        if (f.kind != Value::function && f.kind != Value::builtin_fn && f.kind != Value::op_ref)
-          in.fail(a.positions[0], "gradcheck()'s first argument must be a function");
-        const double eps = number_keyword(in, a, "eps", 1e-6);
-        std::vector<std::vector<double>> points;
-        std::vector<Shape> shapes;
-        int64_t total = 0;
-        for (size_t i = 1; i < a.positional.size(); ++i) {
-          Tensor t = tensor_arg(in, a, i, "gradcheck");
-          points.push_back(t.to_vector());
-          shapes.push_back(t.shape());
-          total += t.numel();
-        }
-        if (total > 2000) in.fail(a.pos, "gradcheck() of " + std::to_string(total) + " input elements would take long", "use small inputs (up to 2000 elements)");
-        Workspace& ws = in.ws();
-        // sum(f(inputs) * r) for the given points; leaves require grad when `grad` is set.
-        auto evaluate = [&](const std::vector<std::vector<double>>& at, bool grad, std::vector<Tensor>* leaves) {
-          CallArgs call;
-          call.pos = a.pos;
-          for (size_t i = 0; i < at.size(); ++i) {
-            Tensor t = Tensor::from_vector(at[i], shapes[i], DType::f64, MemCategory::input);
-            if (grad) t.set_requires_grad(true);
-            if (leaves) leaves->push_back(t);
-            call.positional.push_back(Value::Tensor_(t));
-            call.positions.push_back(a.pos);
-          }
-          Value y = in.call_value(f, call);
-          if (y.kind != Value::tensor) in.fail(a.pos, "gradcheck(): the function returned a " + std::string(kind_name(y)) + ", not a tensor");
-          Tensor yt = y.t.dtype() == DType::f64 ? y.t : ws.call("cast", {y.t}, {{"dtype", std::string("float64")}});
-          return ws.call("sum", {ws.call("mul", {yt, projection(yt.shape(), yt.numel())})});
-        };
-        std::vector<Tensor> leaves;
-        Tensor loss = evaluate(points, true, &leaves);
-        if (!loss.requires_grad()) in.fail(a.pos, "gradcheck(): the function's output does not depend on its inputs through the graph");
-        ws.backward(loss);
-        double worst = 0;
-        NoGradGuard no_grad;
-        for (size_t i = 0; i < points.size(); ++i) {
-          std::vector<double> analytic = leaves[i].grad().defined() ? leaves[i].grad().to_vector() : std::vector<double>(points[i].size(), 0.0);
-          for (size_t j = 0; j < points[i].size(); ++j) {
-            auto at = points;
-            at[i][j] += eps;
-            const double up = evaluate(at, false, nullptr).item();
-            at[i][j] -= 2 * eps;
-            const double down = evaluate(at, false, nullptr).item();
-            worst = std::max(worst, std::fabs(analytic[j] - (up - down) / (2 * eps)));
-          }
-        }
-        return Value::Real(worst);
+        WorstElement w;
+        check_gradients(in, a, &w);
+        std::vector<Value> index;
+        for (auto i : element_index(w.shape, std::max<int64_t>(0, w.flat))) index.push_back(Value::Int(i));
+        const double rel = std::fabs(w.analytic - w.numeric) / std::max(1e-12, std::fabs(w.numeric));
+        return Value::List({Value::Str(w.input), Value::List(std::move(index)), Value::Real(w.analytic), Value::Real(w.numeric), Value::Real(rel)},
+                           Value::tuple);
       });
 }
 

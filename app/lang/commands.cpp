@@ -4,10 +4,13 @@
 #include <sstream>
 
 #include "app/lang/interpreter.h"
+#include "app/lang/user_ops.h"
 #include "app/kernel_lab.h"
 #include "app/ops_listing.h"
 #include "core/device.h"
+#include "core/body.h"
 #include "core/describe.h"
+#include "core/interrupt.h"
 
 namespace opscope::lang {
 
@@ -27,6 +30,8 @@ const char* kLanguageHelp = R"(The opscope language is Python-like:
   backward(y.sum()); w.grad       # gradients accumulate; zero_grad(w) clears them
   x.shape, x.T, x[0], x[:, 1:3]   # attributes, transpose, indexing and slicing
   def swish(x): return x * sigmoid(x)     # a composite op (its nodes carry its name)
+  @op                             # an operator of your own: one node; save() what backward needs,
+  def swish(x): ...               # then @swish.backward def swish_backward(dy, ...): return dx
   for i in range(3): ...          # loops (bounded), if/elif/else, no_grad: blocks
   save("x.npy", x); load("x.npy") # NumPy .npy files
 Type :help COMMAND, :help OP or :help FUNCTION for details.)";
@@ -52,7 +57,7 @@ void cmd_help(Interpreter& in, const std::string& args, std::ostream& out) {
     return;
   }
   if (const OpDef* op = OpRegistry::instance().find(t)) {
-    out << describe_op(*op);
+    out << describe_op(*op) << in.user_ops().describe(*op);
     return;
   }
   std::string near = closest_name(t, in.all_names());
@@ -77,31 +82,69 @@ void cmd_vars(Interpreter& in, const std::string&, std::ostream& out) {
   }
 }
 
-void cmd_graph(Interpreter& in, const std::string&, std::ostream& out) {
+// One node as `:graph` lists it: "#3 fwd y[2, 3] = swish(x[2, 3])  saved 24 B".
+std::string graph_line(const Graph& g, const Node& n, const std::string& id) {
+  auto value_label = [&](int v) {
+    const ValueInfo& vi = g.value(v);
+    std::string name = vi.name.empty() ? "%" + std::to_string(v) : vi.name;
+    return name + shape_str(vi.meta.shape);
+  };
+  std::string ins, outs;
+  for (int v : n.inputs) ins += (ins.empty() ? "" : ", ") + value_label(v);
+  for (int v : n.outputs) outs += (outs.empty() ? "" : ", ") + value_label(v);
+  std::string line = "#" + id + (n.phase == Phase::backward ? " bwd " : " fwd ") + outs + " = " + n.label() + "(" + ins + ")";
+  if (!n.scope.empty()) line += "  in " + n.scope;
+  if (n.forward_of >= 0) line += "  [grad of #" + std::to_string(n.forward_of) + "]";
+  int64_t saved = 0;
+  for (auto& s : n.saved)
+    if (s.tensor.defined()) saved += s.tensor.nbytes();
+  if (saved) line += "  saved " + bytes_str(saved);
+  else if (n.saved_released && !n.op->saves.empty()) line += "  saved: freed";
+  return line;
+}
+
+void cmd_graph(Interpreter& in, const std::string& args, std::ostream& out) {
   const Graph& g = in.ws().graph();
+  const std::string a = trim(args);
+  if (!a.empty()) {  // :graph N: node N and the ops of its body
+    int id = -1;
+    try {
+      id = std::stoi(a[0] == '#' ? a.substr(1) : a);
+    } catch (const std::logic_error&) {
+      throw Error(":graph takes a node number", "e.g. :graph 3 shows node #3 and the ops inside it");
+    }
+    if (id < 0 || id >= static_cast<int>(g.num_nodes()))
+      throw Error("there is no node #" + a + " (the graph has " + std::to_string(g.num_nodes()) + " nodes)", ":graph lists them");
+    const Node& n = g.node(id);
+    out << graph_line(g, n, std::to_string(id)) << "\n";
+    const auto body = node_body(g, n);
+    if (!body) {
+      out << "  (" << n.op->name << " is one kernel: it has no body of other ops)\n";
+      return;
+    }
+    if (!n.op->origin.empty()) out << "  " << n.op->origin << "\n";
+    out << "  its kernel runs " << body->graph.num_nodes() << " op" << (body->graph.num_nodes() == 1 ? "" : "s")
+        << " (not nodes of your graph):\n";
+    for (const Node& b : body->graph.nodes()) out << "    " << graph_line(body->graph, b, std::to_string(id) + "." + std::to_string(b.id)) << "\n";
+    std::string ins, outs;
+    for (size_t i = 0; i < body->inputs.size(); ++i) {
+      const int v = body->inputs[i];
+      ins += (ins.empty() ? "" : ", ") + (body->graph.value(v).name.empty() ? "%" + std::to_string(v) : body->graph.value(v).name);
+    }
+    for (int v : body->outputs) outs += (outs.empty() ? "" : ", ") + (body->graph.value(v).name.empty() ? "%" + std::to_string(v) : body->graph.value(v).name);
+    out << "  reads " << ins << "; returns " << outs << "\n";
+    return;
+  }
   if (g.num_nodes() == 0) {
     out << "(the graph is empty: run some operations)\n";
     return;
   }
-  auto value_label = [&](int v) {
-    const ValueInfo& vi = g.value(v);
-    std::string n = vi.name.empty() ? "%" + std::to_string(v) : vi.name;
-    return n + shape_str(vi.meta.shape);
-  };
   for (const Node& n : g.nodes()) {
-    std::string ins, outs;
-    for (int v : n.inputs) ins += (ins.empty() ? "" : ", ") + value_label(v);
-    for (int v : n.outputs) outs += (outs.empty() ? "" : ", ") + value_label(v);
-    out << "#" << n.id << (n.phase == Phase::backward ? " bwd " : " fwd ") << outs << " = " << n.label() << "(" << ins << ")";
-    if (!n.scope.empty()) out << "  in " << n.scope;
-    if (n.forward_of >= 0) out << "  [grad of #" << n.forward_of << "]";
-    int64_t saved = 0;
-    for (auto& s : n.saved)
-      if (s.tensor.defined()) saved += s.tensor.nbytes();
-    if (saved) out << "  saved " << bytes_str(saved);
-    else if (n.saved_released && !n.op->saves.empty()) out << "  saved: freed";
+    out << graph_line(g, n, std::to_string(n.id));
+    if (n.body) out << "  (" << n.body->graph.num_nodes() << " ops inside: :graph " << n.id << ")";
     out << "\n";
   }
+  if (g.drops().nodes) out << tape_drops_line(g, in.last_loop()) << "\n";
 }
 
 void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
@@ -198,6 +241,13 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
         in.pending->step();
       }
     }
+  } catch (const Interrupted&) {  // between two steps: the pass stays where it is
+    ex.remove_listener(id);
+    const size_t left = program ? st.run->size() - st.run->position() : in.pending->size() - in.pending->position();
+    LangError e("interrupted", 1, 1, "the stepped pass stopped between two steps, " + std::to_string(left) +
+                                         (left == 1 ? " step" : " steps") + " left: :step or :run goes on");
+    e.set_interrupted();
+    throw e;
   } catch (...) {
     ex.remove_listener(id);
     throw;
@@ -269,10 +319,11 @@ void install_repl_commands(Interpreter& in) {
                     out << app::ops_table();
                   }});
   in.add_command({"doc", "OP", "an operator's formula, attributes, algorithms, saved tensors and backward",
-                  [](Interpreter&, const std::string& args, std::ostream& out) {
+                  [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string name = trim(args);
                     if (name.empty()) throw Error(":doc needs an operator name", "e.g. :doc matmul");
-                    out << describe_op(OpRegistry::instance().get(name));
+                    const OpDef& op = OpRegistry::instance().get(name);
+                    out << describe_op(op) << in.user_ops().describe(op);
                   }});
   in.add_command({"bench", "OP [sizes...]", "the kernel lab: time and check every algorithm of an op",
                   [](Interpreter&, const std::string& args, std::ostream& out) {
@@ -296,7 +347,7 @@ void install_repl_commands(Interpreter& in) {
                     out << app::lab_table(app::run_lab(op, sizes, 3));
                   }});
   in.add_command({"vars", "", "variables: name, shape, dtype, device, bytes", cmd_vars});
-  in.add_command({"graph", "", "the graph as text: forward and backward nodes", cmd_graph});
+  in.add_command({"graph", "[N]", "the graph as text: forward and backward nodes; :graph N shows the ops inside node N (an @op, a fused node)", cmd_graph});
   in.add_command({"device", "[cuda|cpu]", "where new tensors are made (no argument: the devices there are)",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string a = trim(args);

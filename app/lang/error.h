@@ -23,13 +23,23 @@ class LangError : public Error {
   void set_source(std::shared_ptr<const SourceText> s) {
     if (!source_) source_ = std::move(s);
   }
+  // Ctrl-C stopped the statement here (not an error in the program): shown as
+  // "interrupted at FILE:LINE:COL".
+  bool interrupted() const { return interrupted_; }
+  void set_interrupted() { interrupted_ = true; }
+  // Lines shown under the caret, before the hint (a compiler's errors for load_extension).
+  const std::string& details() const { return details_; }
+  void set_details(std::string d) { details_ = std::move(d); }
 
  private:
   int line_, col_;
+  bool interrupted_ = false;
   std::shared_ptr<const SourceText> source_;
+  std::string details_;
 };
 
-// "FILE:LINE:COL: error: message", the source line, a caret under the column, and the hint.
+// "FILE:LINE:COL: error: message", the source line, a caret under the column, the details and
+// the hint; for an interrupt "interrupted at FILE:LINE:COL", the line, the caret and what was undone.
 std::string format_error(const LangError& e, const SourceText& fallback, bool color);
 
 }  // namespace opscope::lang

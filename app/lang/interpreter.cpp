@@ -4,7 +4,11 @@
 #include <cmath>
 #include <ostream>
 
+#include "app/lang/expr_text.h"
+#include "app/lang/extension_builtins.h"
 #include "app/lang/parser.h"
+#include "app/lang/user_ops.h"
+#include "core/interrupt.h"
 
 namespace opscope::lang {
 
@@ -57,7 +61,7 @@ std::vector<std::string> tensor_member_names() {
   return names;
 }
 
-Interpreter::Interpreter(Workspace& ws) : ws_(ws) {
+Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<UserOps>(*this)) {
   install_builtins();
   install_commands();
 }
@@ -66,10 +70,12 @@ void Interpreter::install_builtins() {
   install_builtin_functions(*this, builtins_);
   install_check_builtins(builtins_);
   install_static_builtins(*this, builtins_);
+  install_user_op_builtins(builtins_);
 }
 void Interpreter::install_commands() {
   install_repl_commands(*this);
   install_static_commands(*this);
+  install_extension_commands(*this);
 }
 
 void Interpreter::fail(Pos p, const std::string& message, const std::string& hint) const {
@@ -97,34 +103,35 @@ std::string Interpreter::resolve_path(const std::string& path, FileMode mode, Po
 void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   out_ = &out;
   const Graph::Mark mark = ws_.graph().mark();
-  const size_t timeline = ws_.tracker().timeline().size();
+  const size_t timeline = ws_.tracker().timeline_recorded();
   rng_saved_ = false;
   const size_t shown_before = shown.size();
-  undo_.clear();
-  undo_actions_.clear();
   const bool grad_mode = ws_.grad_enabled();
-  const bool had_pending = pending != nullptr;
+  undo_.begin(ws_, static_cast<int>(mark.nodes));
+  ws_.set_journal(&undo_);
+  statement_mark_ = mark;
+  nodes_before_statement_ = ws_.graph().node_count();
+  next_tape_check_ = mark.nodes + kTapeCheckMin;
+  loop_depth_ = 0;
+  loop_ = {};
+  iteration_starts_.clear();
   logging_ = true;
   iterations_ = 0;
   call_depth_ = 0;
   frames_.clear();
   try {
+    if (interrupt::requested()) fail_interrupted(s.pos);  // pressed between two statements
     exec(s);
     logging_ = false;
-    undo_.clear();
-    undo_actions_.clear();
+    ws_.set_journal(nullptr);
+    undo_.end();
   } catch (...) {
     logging_ = false;
-    for (auto it = undo_actions_.rbegin(); it != undo_actions_.rend(); ++it) (*it)();
-    undo_actions_.clear();
-    // A stepped backward built by this statement points at nodes that are about to go.
-    if (!had_pending) pending.reset();
-    // Undo in reverse: variables first (their tensors free), then the graph and timeline.
-    for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
-      if (it->second) globals_[it->first] = *it->second;
-      else globals_.erase(it->first);
-    }
-    undo_.clear();
+    ws_.set_journal(nullptr);
+    // Undo in reverse: in-place changes and variables first (their tensors free), then the
+    // graph and timeline. A stepped pass this statement made points at nodes about to go:
+    // the undo log put the one before it back.
+    undo_.undo(globals_);
     frames_.clear();
     ws_.graph().rollback(mark);
     ws_.tracker().truncate_timeline(timeline);
@@ -134,22 +141,129 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
     while (!ws_.scope().empty()) ws_.pop_scope();
     throw;
   }
+  // What the statement left unreachable goes, older tape included (as PyTorch frees a graph
+  // once no tensor refers to it): after a loop, so the graph shows its last iteration; else
+  // once the tape has grown by as much as it holds, so a look costs O(1) a node.
+  Graph& g = ws_.graph();
+  if (loop_.iterations > 0 || g.num_nodes() >= next_full_drop_) {
+    drop_dead_tape({0, 0});
+    next_full_drop_ = g.num_nodes() + std::max(kTapeCheckMin, g.node_count());
+  }
+  if (loop_.line) {
+    loop_.first_kept_node = iteration_starts_.empty() ? -1 : iteration_starts_.front().second;
+    last_loop_ = loop_;
+  }
 }
 
 void Interpreter::exec_block(const Block& b) {
   for (auto& s : b) exec(*s);
 }
 
+void Interpreter::fail_interrupted(Pos p) const {
+  LangError e("interrupted", p.line, p.col, Interrupted().hint());
+  e.set_source(source_);
+  e.set_interrupted();
+  throw e;
+}
+
+void Interpreter::check_interrupt(Pos p) {
+  try {
+    interrupt::check();
+  } catch (const Interrupted&) {
+    fail_interrupted(p);
+  }
+}
+
 void Interpreter::count_iteration(Pos p) {
   if (++iterations_ > kMaxIterations)
     fail(p, "more than " + std::to_string(kMaxIterations) + " loop iterations in one statement",
          "loops here are for small teaching examples; use tensor operations for bulk work");
+  check_interrupt(p);
+  // An @op's body is traced into a graph of its own: its loops are not the statement's tape.
+  if (user_ops_->tracing()) return;
+  if (loop_depth_ == 1) {  // the statement's outermost loop: where this iteration's nodes begin
+    if (!loop_.line) {
+      loop_.line = p.line;
+      loop_.source = source_;
+    }
+    const int first = static_cast<int>(ws_.graph().num_nodes());
+    if (!iteration_starts_.empty() && iteration_starts_.back().second == first) iteration_starts_.back().first = loop_.iterations;
+    else iteration_starts_.emplace_back(loop_.iterations, first);
+    ++loop_.iterations;
+  }
+  maybe_drop_tape();
 }
 
+void Interpreter::maybe_drop_tape() {
+  if (user_ops_->tracing()) return;  // the graph is the body's being traced, not the tape
+  const Graph& g = ws_.graph();
+  if (g.num_nodes() < next_tape_check_) return;
+  drop_dead_tape(statement_mark_);
+  const size_t kept = g.node_count() - nodes_before_statement_;  // of this statement's nodes
+  next_tape_check_ = g.num_nodes() + std::max(kTapeCheckMin, 2 * kept);
+}
+
+void Interpreter::drop_dead_tape(const Graph::Mark& from) {
+  Graph& g = ws_.graph();
+  std::vector<int> pinned_nodes, pinned_values;
+  if (pending) pinned_nodes = pending->nodes();  // a stepped backward still to run
+  pinned_values = statics->last_options.fetch;   // :compile compiles them again
+  pinned_values.insert(pinned_values.end(), statics->last_options.wrt.begin(), statics->last_options.wrt.end());
+  const TapeDrops d = g.drop_unreachable(from, pinned_nodes, pinned_values);
+  if (!d.nodes) return;
+  loop_.dropped_nodes += d.nodes;
+  // Iterations of the loop with no node left were dropped whole.
+  std::vector<std::pair<int64_t, int>> left;
+  const auto& nodes = g.nodes();
+  for (size_t k = 0; k < iteration_starts_.size(); ++k) {
+    const int begin = iteration_starts_[k].second;
+    const int end = k + 1 < iteration_starts_.size() ? iteration_starts_[k + 1].second : static_cast<int>(g.num_nodes());
+    auto it = std::lower_bound(nodes.begin(), nodes.end(), begin, [](const Node& n, int id) { return n.id < id; });
+    if (it != nodes.end() && it->id < end) left.push_back(iteration_starts_[k]);
+    else ++loop_.dropped_iterations;
+  }
+  iteration_starts_ = std::move(left);
+}
+
+// An engine error that no expression positioned (say, a tensor read in the middle of a method)
+// points at its own statement, never at line 1.
 void Interpreter::exec(const Stmt& s) {
+  try {
+    exec_statement(s);
+  } catch (const LangError&) {
+    throw;
+  } catch (const Error& e) {
+    fail(s.pos, e.what(), e.hint());
+  }
+}
+
+Tensor Interpreter::values_for_reading(const Tensor& t, const Expr* written, Pos p, const std::string& what) {
+  if (!t.defined() || !t.is_symbolic()) return t;
+  const std::string name = written ? expr_text(*written) : t.name().empty() ? std::string("this tensor") : t.name();
+  std::string why;
+  try {
+    return evaluate_for_reading(*this, t);
+  } catch (const LangError&) {
+    throw;
+  } catch (const Error& e) {
+    why = e.what();
+  }
+  // "this value depends on the input 'x', so it has no value before the program runs"
+  if (why.rfind("this value ", 0) == 0) why = "it " + why.substr(11);
+  fail(p, "'" + name + "' is symbolic: " + why + (what.empty() ? "" : " (" + what + " needs its values)"),
+       "v = run(" + name + ", x=...) computes its values; :mode dynamic runs statements at once");
+}
+
+void Interpreter::exec_statement(const Stmt& s) {
   switch (s.kind) {
     case Stmt::expr: {
       Value v = eval(*s.value);
+      if (frames_.empty() && v.kind == Value::tensor && v.t.defined() && v.t.is_symbolic()) {  // shown with values when it has them
+        try {
+          v.t = evaluate_for_reading(*this, v.t);
+        } catch (const Error&) {
+        }
+      }
       if (frames_.empty() && v.kind != Value::none) {
         if (v.kind == Value::builtin_fn && (v.builtin->name == "exit" || v.builtin->name == "quit")) {
           if (echo) out() << "Use exit(), :quit or Ctrl-D to leave\n";
@@ -182,9 +296,11 @@ void Interpreter::exec(const Stmt& s) {
       f->body = &s.body;
       f->source = source_;
       f->decorators = s.decorators;
+      f->file_policy = file_policy_;
+      if (user_ops_->define(s, f)) return;  // @op, @NAME.backward
       for (auto& d : s.decorators)
         if (d != "composite" && d != "static")
-          fail(s.pos, "unknown decorator '@" + d + "'", "the decorators are @static (its body builds a static graph) and @composite");
+          fail(s.pos, "unknown decorator '@" + d + "'", "the decorators are @op (a user-defined operator), @NAME.backward (its backward), @static (its body builds a static graph) and @composite");
       Value v;
       v.kind = Value::function;
       v.fn = f;
@@ -195,11 +311,16 @@ void Interpreter::exec(const Stmt& s) {
       if (frames_.empty()) fail(s.pos, "'return' outside a function");
       throw ReturnSignal{s.value ? eval(*s.value) : Value::None()};
     case Stmt::if_:
-      if (truthy(eval(*s.value), s.value->pos)) exec_block(s.body);
+      if (truthy(eval(*s.value), s.value->pos, s.value.get())) exec_block(s.body);
       else exec_block(s.orelse);
       return;
     case Stmt::for_: {
       Value it = eval(*s.value);
+      ++loop_depth_;
+      struct Leave {
+        int& depth;
+        ~Leave() { --depth; }
+      } leave{loop_depth_};
       LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
       if (it.kind == Value::list || it.kind == Value::tuple) {
         auto items = it.items;  // keep alive while the body may reassign
@@ -301,13 +422,11 @@ const Value* Interpreter::lookup(const std::string& name) const {
 
 void Interpreter::assign(const std::string& name, Value v) {
   if (!frames_.empty()) {
+    if (user_ops_->tracing()) user_ops_->name_local(name, v);
     frames_.back()[name] = std::move(v);
     return;
   }
-  if (logging_) {
-    auto it = globals_.find(name);
-    undo_.emplace_back(name, it == globals_.end() ? std::nullopt : std::optional<Value>(it->second));
-  }
+  if (logging_) undo_.before_assign(name, globals_);
   if (v.kind == Value::tensor && v.t.defined() && v.t.name().empty()) v.t.set_name(name);
   globals_[name] = std::move(v);
 }
@@ -345,7 +464,7 @@ void Interpreter::assign_target(const Expr& t, const Value& v) {
         if (idx.kind != Value::integer) fail(t.items[1]->pos, "list indices must be integers");
         int64_t n = static_cast<int64_t>(obj.items->size()), i = idx.i < 0 ? idx.i + n : idx.i;
         if (i < 0 || i >= n) fail(t.items[1]->pos, "list index " + std::to_string(idx.i) + " out of range");
-        on_undo([items = obj.items, i, old = (*obj.items)[i]] { (*items)[i] = old; });
+        on_undo_list(obj.items);
         (*obj.items)[i] = v;
         return;
       }
@@ -359,7 +478,7 @@ void Interpreter::assign_target(const Expr& t, const Value& v) {
 // ---------------------------------------------------------------------------------------------
 // Expressions
 
-bool Interpreter::truthy(const Value& v, Pos p) {
+bool Interpreter::truthy(const Value& v, Pos p, const Expr* written) {
   switch (v.kind) {
     case Value::none: return false;
     case Value::boolean: return v.b;
@@ -369,6 +488,7 @@ bool Interpreter::truthy(const Value& v, Pos p) {
     case Value::list:
     case Value::tuple: return !v.items->empty();
     case Value::tensor:
+      if (v.t.is_symbolic()) return truthy(Value::Tensor_(values_for_reading(v.t, written, p, "a truth value")), p);
       if (v.t.numel() != 1)
         fail(p, "the truth value of a tensor with " + std::to_string(v.t.numel()) + " elements is ambiguous",
              "reduce it first: (x > 0).sum() > 0, or use .item() on a one-element tensor");
@@ -526,7 +646,10 @@ Value Interpreter::eval(const Expr& e) {
     case Expr::boolean: return Value::Bool(e.bool_value);
     case Expr::none: return Value::None();
     case Expr::name: {
-      if (const Value* v = lookup(e.text)) return *v;
+      if (const Value* v = lookup(e.text)) {
+        if (user_ops_->tracing()) user_ops_->check_global(e.text, *v, e.pos);
+        return *v;
+      }
       if (auto it = builtins_.find(e.text); it != builtins_.end()) {
         Value v;
         v.kind = Value::builtin_fn;
@@ -566,6 +689,10 @@ Value Interpreter::eval(const Expr& e) {
     case Expr::binary: {
       Value l = eval(*e.items[0]);
       Value r = eval(*e.items[1]);
+      if (!ws_.static_mode())  // a symbolic operand in dynamic mode: its values, or what the student wrote
+        for (int k = 0; k < 2; ++k)
+          if (Value& v = k ? r : l; v.kind == Value::tensor && v.t.is_symbolic())
+            v.t = values_for_reading(v.t, e.items[k].get(), e.items[k]->pos, "dynamic mode");
       return eval_binary(e.text, l, r, e.pos);
     }
     case Expr::compare: {
@@ -593,13 +720,55 @@ Value Interpreter::eval(const Expr& e) {
           args.keyword.emplace_back(a.name, eval(*a.value));
         }
       }
-      return call_value(callee, args);
+      read_symbolic_args(e, callee, args);
+      try {
+        return call_value(callee, args);
+      } catch (const LangError&) {
+        throw;
+      } catch (const Error& err) {
+        fail(e.pos, err.what(), err.hint());
+      }
     }
     case Expr::attr: return get_attr(eval(*e.items[0]), e.text, e.pos);
     case Expr::index: return eval_index(eval(*e.items[0]), e);
     case Expr::slice: fail(e.pos, "a slice a:b can only appear inside [ ]");
   }
   fail(e.pos, "internal: unknown expression");
+}
+
+// A call that reads a symbolic tensor's values (item, float, tolist, print) or runs an operator
+// on one in dynamic mode gets its values when it depends on no input (static mode's constants,
+// run()'s results, parameters), else fails first, naming the expression the student wrote.
+void Interpreter::read_symbolic_args(const Expr& call, Value& callee, CallArgs& args) {
+  static const char* const kReaders[] = {"item", "float", "int", "tolist", "print", "str"};
+  auto reads_values = [](const std::string& n) {
+    return std::find(std::begin(kReaders), std::end(kReaders), n) != std::end(kReaders);
+  };
+  const bool dynamic = !ws_.static_mode();
+  if (callee.kind == Value::method && !callee.items && callee.t.is_symbolic()) {  // x.item(), x.relu()
+    const Expr* receiver = call.items[0]->kind == Expr::attr ? call.items[0]->items[0].get() : nullptr;
+    if (reads_values(callee.s) || (dynamic && OpRegistry::instance().find(callee.s)))
+      callee.t = values_for_reading(callee.t, receiver, receiver ? receiver->pos : call.pos, "." + callee.s + "()");
+  }
+  const bool printing = callee.kind == Value::builtin_fn && (callee.builtin->name == "print" || callee.builtin->name == "str");
+  const bool reader = callee.kind == Value::builtin_fn && reads_values(callee.builtin->name);
+  const bool op = callee.kind == Value::op_ref ||
+                  (callee.kind == Value::method && !callee.items && OpRegistry::instance().find(callee.s));
+  if (!reader && !(dynamic && op)) return;
+  size_t k = 0;
+  for (auto& a : call.args) {
+    if (!a.name.empty() || k >= args.positional.size()) continue;
+    Value& v = args.positional[k++];
+    if (v.kind != Value::tensor || !v.t.defined() || !v.t.is_symbolic()) continue;
+    if (printing) {  // print shows a symbolic value's shape when it has no values yet
+      try {
+        v.t = evaluate_for_reading(*this, v.t);
+      } catch (const Error&) {
+      }
+      continue;
+    }
+    v.t = values_for_reading(v.t, a.value.get(), a.value->pos, reader ? callee.builtin->name + "()" : "dynamic mode");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -724,7 +893,10 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
   if (obj.kind == Value::tensor && name == "requires_grad") {
     try {
       Tensor t = obj.t;
-      on_undo([impl = t.impl_ptr(), old = t.requires_grad()] { impl->requires_grad = old; });
+      std::weak_ptr<TensorImpl> weak = t.impl_ptr();
+      on_undo(t.impl(), StatementUndo::requires_grad, t.impl_ptr(), [weak, old = t.requires_grad()] {
+        if (auto impl = weak.lock()) impl->requires_grad = old;
+      });
       t.set_requires_grad(truthy(v, p));
     } catch (const Error& e) {
       fail(p, e.what(), e.hint());
@@ -733,7 +905,7 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
   }
   if (obj.kind == Value::tensor && name == "grad" && v.kind == Value::none) {
     Tensor t = obj.t;
-    on_undo([impl = t.impl_ptr(), old = t.impl()->grad] { impl->grad = old; });
+    undo_.keep_grad(t.impl_ptr());
     t.set_grad(Tensor());
     return;
   }
@@ -747,6 +919,7 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
 Value Interpreter::call_value(const Value& callee, CallArgs& args) {
   switch (callee.kind) {
     case Value::builtin_fn:
+      if (user_ops_->tracing()) user_ops_->check_builtin(*callee.builtin, args.pos);
       try {
         return callee.builtin->fn(*this, args);
       } catch (const LangError&) {
@@ -759,7 +932,7 @@ Value Interpreter::call_value(const Value& callee, CallArgs& args) {
     case Value::method:
       if (callee.items) {  // list.append
         if (args.positional.size() != 1) fail(args.pos, "append takes one argument");
-        on_undo([items = callee.items] { items->pop_back(); });
+        on_undo_list(callee.items);
         callee.items->push_back(args.positional[0]);
         return Value::None();
       }
@@ -771,6 +944,7 @@ Value Interpreter::call_value(const Value& callee, CallArgs& args) {
 }
 
 Value Interpreter::call_function(const Function& f, CallArgs& args) {
+  check_interrupt(args.pos);
   if (call_depth_ >= kMaxCallDepth)
     fail(args.pos, "recursion deeper than " + std::to_string(kMaxCallDepth) + " calls (in " + f.name + ")",
          "check the function's stopping condition");
@@ -793,6 +967,15 @@ Value Interpreter::call_function(const Function& f, CallArgs& args) {
   // A user function called on tensors is a composite op: its nodes carry its scope.
   auto saved_source = source_;
   source_ = f.source;
+  // Code keeps the file policy it was written under: a lesson's function stays confined when
+  // the student calls it from the console.
+  auto saved_policy = file_policy_;
+  if (f.file_policy) file_policy_ = f.file_policy;
+  struct RestorePolicy {
+    std::shared_ptr<const FilePolicy>& slot;
+    std::shared_ptr<const FilePolicy> before;
+    ~RestorePolicy() { slot = std::move(before); }
+  } restore_policy{file_policy_, std::move(saved_policy)};
   frames_.push_back(std::move(locals));
   ++call_depth_;
   ws_.push_scope(f.name);
@@ -883,6 +1066,10 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   try {
     const Attrs resolved = op.resolve(attrs);
     auto outs = ws_.call_multi(op, inputs, resolved, algo);
+    // Hidden outputs (an @op's saved intermediates) stay graph values, named for the figure.
+    for (size_t i = outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs)); i < outs.size(); ++i)
+      if (i < op.output_names.size()) ws_.graph().name_value(outs[i].impl()->value_id, op.name + "." + op.output_names[i]);
+    outs.resize(outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs)));
     if (outs.size() == 1) return Value::Tensor_(outs[0]);
     std::vector<Value> vs;
     for (auto& t : outs) vs.push_back(Value::Tensor_(t));
@@ -940,12 +1127,23 @@ void Interpreter::show(const std::string& source, const Value& v) {
   shown.push_back(std::move(s));
 }
 
+std::string tape_drops_line(const Graph& g, const LoopTape& loop) {
+  std::string s = "(" + std::to_string(g.drops().nodes) + " earlier nodes were dropped: no tensor could reach them";
+  if (loop.dropped_iterations > 0)
+    s += "; the loop at line " + std::to_string(loop.line) + " ran " + std::to_string(loop.iterations) +
+         " iterations, " + std::to_string(loop.dropped_iterations) + " of them dropped whole";
+  return s + ")";
+}
+
 void Interpreter::reset() {
+  last_loop_ = {};
+  next_full_drop_ = kTapeCheckMin;
   pending.reset();  // its node ids die with the graph
   statics->run.reset();
   statics->last.reset();
   statics->traced.clear();
   globals_.clear();
+  user_ops_->clear();
   ws_.reset_graph();
   ws_.tracker().reset_peak();
   shown.clear();

@@ -11,6 +11,7 @@
 
 #include "app/lang/file_policy.h"
 #include "app/lang/session.h"
+#include "app/lang/statement_undo.h"
 #include "app/lang/static_mode.h"
 #include "app/lang/value.h"
 #include "core/workspace.h"
@@ -19,6 +20,21 @@ namespace opscope::lang {
 
 constexpr int64_t kMaxIterations = 1'000'000;  // loop iterations in one top-level statement
 constexpr int kMaxCallDepth = 64;              // user function recursion
+// A statement looks for tape no tensor can reach once it has made this many nodes (and then
+// after twice as many as it kept): a loop's tape stays bounded, each look costs O(1) a node.
+constexpr size_t kTapeCheckMin = 512;
+
+// What the last statement that ran a loop did to the tape: a training loop's earlier iterations
+// are dropped once no tensor reaches them, and the GUI and :graph say so next to the iteration
+// that is left.
+struct LoopTape {
+  int line = 0;                    // the outermost loop's line (0: no loop ran yet)
+  std::shared_ptr<const SourceText> source;
+  int64_t iterations = 0;          // iterations it ran
+  int64_t dropped_iterations = 0;  // iterations whose nodes were all dropped
+  int64_t dropped_nodes = 0;       // nodes the statement dropped (its own and older ones)
+  int first_kept_node = -1;        // the first node of the oldest iteration still in the graph (-1: none)
+};
 
 struct Command {
   std::string name;  // without ':'
@@ -26,6 +42,10 @@ struct Command {
   std::string help;
   std::function<void(Interpreter&, const std::string& args, std::ostream& out)> fn;
 };
+
+class UserOps;  // user_ops.h: the session's @op definitions
+struct UserOp;
+struct OpTrace;
 
 class Interpreter {
  public:
@@ -38,17 +58,22 @@ class Interpreter {
   void run_command(const std::string& line, std::ostream& out);
 
   Value eval(const Expr& e);
-  void exec(const Stmt& s);
+  void exec(const Stmt& s);  // errors without a position get the statement's
   void exec_assert(const Stmt& s);
   Value call_value(const Value& callee, CallArgs& args);
   Value call_op(const OpDef& op, CallArgs& args, const Value* self = nullptr);
 
   // --- helpers for builtins ---
   [[noreturn]] void fail(Pos p, const std::string& message, const std::string& hint = {}) const;
+  // The values of a tensor a statement reads: a symbolic one (static mode) is computed now when
+  // it depends on no input; else "'sum(y)' is symbolic: it depends on the input 'x' ..." at `p`,
+  // naming `written` (the expression that made it; else its variable name). `what` says what
+  // needed the values.
+  Tensor values_for_reading(const Tensor& t, const Expr* written, Pos p, const std::string& what = {});
   Tensor to_tensor(const Value& v, Pos p, DType like = DType::f32, bool like_given = false);
   Shape to_shape(const std::vector<Value>& args, Pos p);  // zeros(2, 3) or zeros([2, 3])
   AttrValue to_attr(const Value& v, Pos p);
-  bool truthy(const Value& v, Pos p);
+  bool truthy(const Value& v, Pos p, const Expr* written = nullptr);  // `written`: named if it is symbolic
   // The generator; its state is saved the first time a statement draws from it, so a failed
   // statement can put it back without copying 2.5 KB on every statement.
   std::mt19937_64& rng() {
@@ -84,6 +109,7 @@ class Interpreter {
   std::string resolve_path(const std::string& path, FileMode mode, Pos p) const;
   void set_file_policy(std::shared_ptr<const FilePolicy> policy) { file_policy_ = std::move(policy); }
   const FilePolicy* file_policy() const { return file_policy_.get(); }
+  const std::shared_ptr<const FilePolicy>& file_policy_ptr() const { return file_policy_; }
   const std::shared_ptr<const SourceText>& source() const { return source_; }
   void reset();  // :reset
   // A backward pass built by backward(y, step=True), run by :step / :run.
@@ -94,13 +120,36 @@ class Interpreter {
   void keep_alive(std::shared_ptr<Block> program) {
     if (programs_.empty() || programs_.back() != program) programs_.push_back(std::move(program));
   }
-  // Undoes an in-place change (list item, append, requires_grad, .grad) if the statement fails.
-  void on_undo(std::function<void()> undo) {
-    if (logging_) undo_actions_.push_back(std::move(undo));
+  // The @ops this session defined (and the hooks that keep their bodies honest while traced).
+  UserOps& user_ops() { return *user_ops_; }
+  // Undoes an in-place change if the statement fails. Keyed by the object changed (and a field
+  // of it): only the first change of each in a statement is kept, so loops stay bounded; `owner`
+  // is what the object belongs to (the entry goes when it does).
+  void on_undo(const void* object, int field, std::weak_ptr<void> owner, std::function<void()> undo) {
+    undo_.on_change(object, field, std::move(owner), std::move(undo));
   }
+  void on_undo(const void* object, int field, std::function<void()> undo) {
+    undo_.on_change(object, field, std::move(undo));
+  }
+  void on_undo(std::function<void()> undo) { undo_.on_change(std::move(undo)); }  // every call is kept
+  // Before a list changes in place: its items as they were at the start of the statement.
+  void on_undo_list(const std::shared_ptr<std::vector<Value>>& items) {
+    if (!logging_ || undo_.keeps(items.get(), StatementUndo::list_items)) return;
+    std::weak_ptr<std::vector<Value>> weak = items;
+    on_undo(items.get(), StatementUndo::list_items, items, [weak, before = *items] {
+      if (auto l = weak.lock()) *l = before;
+    });
+  }
+  const StatementUndo& statement_undo() const { return undo_; }
+  // The tape a long loop left: what the last statement with a loop dropped (see LoopTape).
+  const LoopTape& last_loop() const { return last_loop_; }
+  // Throws the running statement's interrupt, positioned at `p` (see core/interrupt.h).
+  [[noreturn]] void fail_interrupted(Pos p) const;
 
  private:
   void exec_block(const Block& b);
+  void exec_statement(const Stmt& s);
+  void read_symbolic_args(const Expr& call, Value& callee, CallArgs& args);
   void assign_target(const Expr& target, const Value& v);
   Value eval_binary(const std::string& op, const Value& l, const Value& r, Pos p);
   Value eval_compare(const std::string& op, const Value& l, const Value& r, Pos p);
@@ -112,6 +161,12 @@ class Interpreter {
   Value call_method(const Tensor& self, const std::string& name, CallArgs& args);
   Value tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, const AttrMap& attrs = {});
   void count_iteration(Pos p);
+  // A loop back-edge or a call: the interrupt's step boundary (and the GUI's idle frame).
+  void check_interrupt(Pos p);
+  // Drops the tape nobody can reach (Graph::drop_unreachable), nodes from `from` on, keeping
+  // what a stepped pass or the last compiled program needs; updates last_loop().
+  void drop_dead_tape(const Graph::Mark& from);
+  void maybe_drop_tape();  // during a statement, when its tape has grown enough since the last time
   void install_builtins();
   void install_commands();
 
@@ -127,17 +182,34 @@ class Interpreter {
   std::ostream* out_ = nullptr;
   int64_t iterations_ = 0;
   int call_depth_ = 0;
-  // Undo log of the running top-level statement: (name, previous value or absent).
-  std::vector<std::pair<std::string, std::optional<Value>>> undo_;
+  // Undo log of the running top-level statement; also the workspace's ChangeJournal.
+  StatementUndo undo_;
   bool logging_ = false;
-  std::vector<std::function<void()>> undo_actions_;
+  // The tape of the running statement: where it began, when to look for dead nodes next.
+  Graph::Mark statement_mark_{0, 0};
+  size_t nodes_before_statement_ = 0;
+  size_t next_tape_check_ = 0;
+  size_t next_full_drop_ = kTapeCheckMin;  // the whole graph is looked at when it reaches this
+  // The outermost loop of the running statement: where each iteration's nodes begin (only
+  // iterations that still have nodes are remembered).
+  int loop_depth_ = 0;
+  LoopTape loop_;
+  std::vector<std::pair<int64_t, int>> iteration_starts_;  // (iteration, its first node id)
+  LoopTape last_loop_;
   std::vector<std::shared_ptr<Block>> programs_;
+  std::shared_ptr<UserOps> user_ops_;
+  friend class UserOps;
+  friend std::shared_ptr<const OpTrace> trace_op(UserOp&, const std::vector<TensorMeta>&, const Attrs&);
   friend void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>&);
   friend void install_repl_commands(Interpreter&);
 };
 
 void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& table);
+// "(389961 earlier nodes were dropped ...; the loop at line 3 ran 10000 iterations, 9999 of
+// them dropped whole)": what :graph and the GUI say under a loop's last iteration.
+std::string tape_drops_line(const Graph& g, const LoopTape& loop);
 void install_check_builtins(std::map<std::string, Builtin>& table);  // allclose, all_finite, gradcheck
+void install_user_op_builtins(std::map<std::string, Builtin>& table);  // save() in an @op's body
 bool is_tensor_method(const std::string& name);
 std::vector<std::string> tensor_member_names();  // attributes, methods and operators of x.
 void install_repl_commands(Interpreter& in);

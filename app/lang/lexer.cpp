@@ -114,6 +114,25 @@ std::vector<Token> tokenize(const std::string& src) {
       advance(j - i);
       continue;
     }
+    if ((c == '"' || c == '\'') && i + 2 < src.size() && src[i + 1] == c && src[i + 2] == c) {
+      // """docstring""": may span lines (an @op's doc is shown by :doc).
+      std::string s;
+      size_t j = i + 3;
+      while (j < src.size() && src.compare(j, 3, std::string(3, c)) != 0) {
+        if (src[j] == '\\' && j + 1 < src.size()) {
+          const char e = src[j + 1];
+          s += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+          j += 2;
+        } else {
+          s += src[j++];
+        }
+      }
+      if (j >= src.size())
+        throw LangError("this triple-quoted string is never closed", tl, tc, std::string("close it with ") + std::string(3, c));
+      out.push_back({Tok::string, s, tl, tc, token_begin, j + 3});
+      advance(j + 3 - i);
+      continue;
+    }
     if (c == '"' || c == '\'') {
       std::string s;
       size_t j = i + 1;

@@ -184,7 +184,12 @@ class Parser {
     std::vector<std::string> decos;
     while (at_op("@")) {
       ++p_;
-      decos.push_back(expect_name("a decorator name"));
+      std::string name = expect_name("a decorator name");
+      while (at_op(".")) {  // @swish.backward: the backward of the @op swish
+        ++p_;
+        name += "." + expect_name("a name after '.'");
+      }
+      decos.push_back(std::move(name));
       if (!at(Tok::newline)) fail("expected end of line after the decorator");
       ++p_;
     }

@@ -5,6 +5,7 @@
 #include "app/lang/interpreter.h"
 #include "app/lang/lexer.h"
 #include "app/lang/parser.h"
+#include "core/interrupt.h"
 
 namespace opscope::lang {
 
@@ -15,8 +16,9 @@ std::string format_error(const LangError& e, const SourceText& fallback, bool co
   const char* cyan = color ? "\033[36m" : "";
   const char* green = color ? "\033[32m" : "";
   const char* reset = color ? "\033[0m" : "";
-  std::string out = std::string(bold) + src.filename + ":" + std::to_string(e.line()) + ":" + std::to_string(e.col()) +
-                    ":" + reset + " " + red + "error:" + reset + " " + e.what() + "\n";
+  const std::string where = src.filename + ":" + std::to_string(e.line()) + ":" + std::to_string(e.col());
+  std::string out = e.interrupted() ? std::string(red) + "interrupted" + reset + " at " + bold + where + reset + "\n"
+                                    : std::string(bold) + where + ":" + reset + " " + red + "error:" + reset + " " + e.what() + "\n";
   // The source line and a caret under the column.
   int line = 1;
   size_t start = 0;
@@ -38,6 +40,7 @@ std::string format_error(const LangError& e, const SourceText& fallback, bool co
     for (int c = 1; c < e.col() && c - 1 < static_cast<int>(text.size()); ++c) pad += text[c - 1] == '\t' ? '\t' : ' ';
     out += "    " + pad + green + "^" + reset + "\n";
   }
+  out += e.details();
   if (!e.hint().empty()) out += std::string(cyan) + "hint:" + reset + " " + e.hint() + "\n";
   return out;
 }
@@ -77,10 +80,30 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
     try {
       in.run_command(c.second, out);
     } catch (const LangError& e) {
-      throw LangError(e.what(), c.first, 1, e.hint());
+      LangError at_line(e.what(), c.first, 1, e.hint());
+      at_line.set_details(e.details());
+      if (e.interrupted()) at_line.set_interrupted();
+      throw at_line;
     } catch (const Error& e) {
       throw LangError(e.what(), c.first, 1, e.hint());
     }
+  };
+  interrupted_ = false;
+  // A failure while Ctrl-C was pending is the interrupt (whichever wrapper the error went
+  // through); the statement was rolled back either way. The request is answered here.
+  auto report = [&](LangError e) {
+    if (e.interrupted()) {
+      interrupt::clear();
+      interrupted_ = true;
+    } else if (interrupt::requested()) {
+      interrupt::clear();
+      LangError stop("interrupted", e.line(), e.col(), Interrupted().hint());
+      if (e.source()) stop.set_source(e.source());
+      stop.set_interrupted();
+      e = stop;
+      interrupted_ = true;
+    }
+    err << format_error(e, *src, in.color);
   };
   try {
     auto program = std::make_shared<Block>(parse_program(code));
@@ -96,11 +119,11 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
     while (next < commands.size() && !in.quit) run_command(commands[next++]);
     return true;
   } catch (const LangError& e) {
-    err << format_error(e, *src, in.color);
+    report(e);
   } catch (const Error& e) {  // an engine error outside any expression (should be rare)
-    err << format_error(LangError(e.what(), 1, 1, e.hint()), *src, in.color);
+    report(LangError(e.what(), 1, 1, e.hint()));
   } catch (const std::bad_alloc&) {
-    err << format_error(LangError("out of memory", 1, 1, "use smaller tensors"), *src, in.color);
+    report(LangError("out of memory", 1, 1, "use smaller tensors"));
   }
   return false;
 }
@@ -132,6 +155,8 @@ bool Session::needs_more_input(const std::string& buffer) const {
     return e != std::string::npos && code[e] == ':' && code.find_first_not_of(" \t") != std::string::npos && code[code.find_first_not_of(" \t")] != ':';
   };
   if (ends_with_colon(lines.back())) return true;
+  const size_t first = lines.back().find_first_not_of(" \t");
+  if (first != std::string::npos && lines.back()[first] == '@') return true;  // a decorator: its def follows
   for (auto& l : lines)
     if (ends_with_colon(l)) return true;  // inside a block until a blank line
   return false;
@@ -175,6 +200,7 @@ std::vector<std::string> Session::completions(const std::string& line, size_t cu
 }
 
 bool Session::quit_requested() const { return interp_->quit; }
+bool Session::interrupted() const { return interrupted_; }
 void Session::set_color(bool on) { interp_->color = on; }
 void Session::set_echo_expressions(bool on) { interp_->echo = on; }
 const std::vector<ShownValue>& Session::shown() const { return interp_->shown; }

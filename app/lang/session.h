@@ -45,6 +45,9 @@ class Session {
   std::vector<std::string> completions(const std::string& line, size_t cursor) const;
 
   bool quit_requested() const;
+  // The last run() stopped because Ctrl-C was pressed (core/interrupt.h): its statement was
+  // rolled back and "interrupted at FILE:LINE:COL" printed. `opscope run` then exits 130.
+  bool interrupted() const;
   void set_color(bool on);                 // ANSI colours in errors
   void set_echo_expressions(bool on);      // REPL: print values of expression statements
   const std::vector<ShownValue>& shown() const;  // for --json
@@ -54,6 +57,7 @@ class Session {
 
  private:
   std::unique_ptr<Interpreter> interp_;
+  bool interrupted_ = false;
 };
 
 }  // namespace opscope::lang

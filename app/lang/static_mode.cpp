@@ -155,6 +155,24 @@ double program_info(const Program& p, const std::string& key, Interpreter& in, P
           "keys: nodes, forward_nodes, backward_nodes, fused, gradients, flops, bytes_moved, peak_bytes, naive_bytes, buffers, in_place, held_activations");
 }
 
+// Before compile() or run() replace the last program or the stepped run: the state before the
+// statement is put back if it fails (the stepped run is set aside, as replacing it would).
+void set_aside_static_state(Interpreter& in) {
+  StaticState& st = *in.statics;
+  if (in.statement_undo().keeps(&st, StatementUndo::static_state)) {
+    st.run.reset();
+    return;
+  }
+  auto run = std::make_shared<std::unique_ptr<ProgramRun>>(std::move(st.run));
+  in.on_undo(&st, StatementUndo::static_state,
+             [&st, run, last = st.last, options = st.last_options, kind = st.run_kind] {
+               st.run = std::move(*run);
+               st.last = last;
+               st.last_options = options;
+               st.run_kind = kind;
+             });
+}
+
 }  // namespace
 
 std::shared_ptr<const Program> compile_for(Interpreter& in, CompileOptions opt) {
@@ -165,7 +183,8 @@ std::shared_ptr<const Program> compile_for(Interpreter& in, CompileOptions opt) 
   return p;
 }
 
-Tensor evaluate_constant(Interpreter& in, const Tensor& t) {
+namespace {
+Tensor evaluate(Interpreter& in, const Tensor& t, bool side_effects) {
   CompileOptions opt;
   opt.fetch = {in.ws().value_of(t)};
   opt.gradients = false;
@@ -175,10 +194,14 @@ Tensor evaluate_constant(Interpreter& in, const Tensor& t) {
     throw Error("this value depends on the input '" + p->graph.value(p->placeholders[0]).name +
                     "', so it has no value before the program runs",
                 "a parameter's initial value must come from constants: param(randn([784, 256]) * 0.05)");
-  ProgramRun run(in.ws(), p, {});
+  ProgramRun run(in.ws(), p, {}, false, side_effects);
   run.run_all();
   return run.results().at(0).clone(MemCategory::input);
 }
+}  // namespace
+
+Tensor evaluate_constant(Interpreter& in, const Tensor& t) { return evaluate(in, t, true); }
+Tensor evaluate_for_reading(Interpreter& in, const Tensor& t) { return evaluate(in, t, false); }
 
 void print_compile_table(const Program& p, std::ostream& out) {
   char line[256];
@@ -227,10 +250,11 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         const Tensor& t = tensor_arg(in, a, 0, "checkpoint");
         if (t.is_symbolic()) {
           const int v = in.ws().value_of(t);
-          in.ws().graph().value(v).checkpoint = true;
-          in.on_undo([&in, v] {
-            if (static_cast<size_t>(v) < in.ws().graph().num_values()) in.ws().graph().value(v).checkpoint = false;
+          ValueInfo& vi = in.ws().graph().value(v);
+          in.on_undo(t.impl(), StatementUndo::checkpoint_mark, t.impl_ptr(), [&in, v, before = vi.checkpoint] {
+            if (ValueInfo* info = in.ws().graph().find_value(v)) info->checkpoint = before;
           });
+          vi.checkpoint = true;
         }
         return a.positional[0];
       });
@@ -255,7 +279,7 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         }
         if (const Value* r = keyword(a, "recompute")) opt.recompute = parse_recompute(in, *r, a.pos);
         try {
-          in.statics->run.reset();
+          set_aside_static_state(in);
           auto p = compile_for(in, opt);
           in.out() << "compiled: " << summary(*p) << "\n";
         } catch (const Error& e) {
@@ -272,7 +296,7 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         bool step = false;
         if (const Value* s = keyword(a, "step")) step = in.truthy(*s, a.pos);
         StaticState& st = *in.statics;
-        st.run.reset();  // a run being stepped gives its buffers back
+        set_aside_static_state(in);  // a run being stepped gives its buffers back
         std::shared_ptr<const Program> p;
         try {
           if (st.last && st.last_options.fetch == fetch) {
@@ -368,7 +392,7 @@ void install_static_commands(Interpreter& in) {
                     StaticState& st = *in.statics;
                     if (!st.last) throw Error("nothing compiled yet", "in static mode: compile(loss)");
                     for (int v : st.last_options.fetch)
-                      if (static_cast<size_t>(v) >= in.ws().graph().num_values())
+                      if (!in.ws().graph().has_value(v))
                         throw Error("the compiled program's graph was cleared by :reset", "build it again and compile(loss)");
                     auto p = compile_for(in, st.last_options);
                     if (trim(args) == "nodes") {

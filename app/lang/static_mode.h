@@ -37,6 +37,9 @@ std::shared_ptr<const Program> compile_for(Interpreter& in, CompileOptions opt);
 // Values of a symbolic tensor that depends on no input (param(randn(...) * 0.05) in static
 // mode: a parameter's initial value is computed when it is declared).
 Tensor evaluate_constant(Interpreter& in, const Tensor& t);
+// The same for a value a statement reads (.item(), print, run()'s results combined in static
+// mode): a measuring run, so reading changes nothing (no .grad, no running statistics).
+Tensor evaluate_for_reading(Interpreter& in, const Tensor& t);
 // Prints the per-pass table of a program (`:compile`).
 void print_compile_table(const Program& p, std::ostream& out);
 

@@ -8,6 +8,7 @@
 
 #include "app/lang/ast.h"
 #include "app/lang/error.h"
+#include "app/lang/file_policy.h"
 #include "core/op.h"
 #include "core/tensor.h"
 
@@ -24,6 +25,8 @@ struct Function {  // a user `def`
   std::shared_ptr<Block> owner;  // keeps the parsed program alive
   std::shared_ptr<const SourceText> source;
   std::vector<std::string> decorators;
+  // The file policy it was defined under (a lesson's): it runs under it wherever it is called.
+  std::shared_ptr<const FilePolicy> file_policy;
 };
 
 struct CallArgs {

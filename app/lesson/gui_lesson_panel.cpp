@@ -175,8 +175,8 @@ void apply_directive(app::GuiState& s, const Directive& d) {
   }
   if (d.name != "highlight") return;
   const Graph& g = s.ws->graph();
-  for (size_t v = g.num_values(); v-- > 0;) {  // the latest value of that name
-    const ValueInfo& vi = g.value(static_cast<int>(v));
+  for (size_t k = g.value_count(); k-- > 0;) {  // the latest value of that name
+    const ValueInfo& vi = g.values()[k];
     if (vi.name == d.argument && vi.producer >= 0) {
       s.graph.selected = "n" + std::to_string(vi.producer);
       return;
@@ -187,9 +187,9 @@ void apply_directive(app::GuiState& s, const Directive& d) {
 // Keeps the GUI's step log and selection valid after the session ran something (as the
 // console does): a failed statement rolls nodes back.
 void after_run(app::GuiState& s) {
-  s.log->drop_nodes_from(&s.ws->graph(), static_cast<int>(s.ws->graph().num_nodes()));
+  s.log->forget_missing_nodes(&s.ws->graph());
   const std::string& sel = s.graph.selected;
-  if (sel.size() > 1 && sel[0] == 'n' && std::stoi(sel.substr(1)) >= static_cast<int>(s.ws->graph().num_nodes())) s.graph.selected.clear();
+  if (sel.size() > 1 && sel[0] == 'n' && !s.ws->graph().has_node(std::stoi(sel.substr(1)))) s.graph.selected.clear();
 }
 
 // Passes prose, directives (except pause) and checks without a click: the student clicks to
@@ -221,6 +221,12 @@ void step(app::GuiState& s, PanelState& st) {
     after_run(s);
   }
   st.scroll_to_current = true;
+  advance(s, st);
+}
+
+void restart(app::GuiState& s, PanelState& st) {
+  st.model->restart();
+  after_run(s);
   advance(s, st);
 }
 
@@ -305,7 +311,7 @@ struct LessonPanel {
 
   void operator()(app::GuiState& s) {
     PanelState& p = *st;
-    if (!p.goto_lesson.empty()) {  // same language, fresh workspace
+    if (!p.goto_lesson.empty() && !s.running) {  // same language, fresh workspace
       if (p.model) p.lang = p.model->language();
       p.id = p.goto_lesson;
       p.goto_lesson.clear();
@@ -314,7 +320,7 @@ struct LessonPanel {
       p.shown_directives = 0;
       p.open_error.clear();
     }
-    if (!p.model && p.open_error.empty()) {
+    if (!p.model && p.open_error.empty() && !s.running) {  // opening runs code: not while a cell runs
       open(s);
       if (p.model && p.goto_block > 0) {  // a concept of the map: its section, the cells before it run
         p.model->fast_forward(p.goto_block);
@@ -324,6 +330,7 @@ struct LessonPanel {
       p.goto_block = 0;
     }
     if (!p.model) {
+      if (p.open_error.empty()) return;
       ImGui::PushStyleColor(ImGuiCol_Text, kRed);
       ImGui::TextWrapped("%s", p.open_error.c_str());
       ImGui::PopStyleColor();
@@ -339,18 +346,21 @@ struct LessonPanel {
     if (title_font) ImGui::PopFont();
     ImGui::SameLine();
     ImGui::TextDisabled("~%d %s", L.minutes, m.language() == "zh" ? "分钟" : "min");
-    const bool can_step = !m.done() && (m.paused() || m.current()->kind == Block::Kind::cell || m.current()->kind == Block::Kind::check);
+    // Cells run after the frame (the window keeps drawing while they run, Esc stops them).
+    auto later = [&s, st = st](void (*fn)(app::GuiState&, PanelState&)) {
+      app::run_after_frame(s, [&s, st, fn] { app::run_busy(s, [&] { fn(s, *st); }); });
+    };
+    const bool can_step = !s.running && !m.done() &&
+                          (m.paused() || m.current()->kind == Block::Kind::cell || m.current()->kind == Block::Kind::check);
     if (!can_step) ImGui::BeginDisabled();
-    if (ImGui::Button(m.paused() ? w.go_on : w.run_next)) step(s, p);
+    if (ImGui::Button(m.paused() ? w.go_on : w.run_next)) later(step);
     ImGui::SameLine();
-    if (ImGui::Button(w.run_all)) run_all(s, p);
+    if (ImGui::Button(w.run_all)) later(run_all);
     if (!can_step) ImGui::EndDisabled();
     ImGui::SameLine();
-    if (ImGui::Button(w.restart)) {
-      m.restart();
-      after_run(s);
-      advance(s, p);
-    }
+    if (s.running) ImGui::BeginDisabled();
+    if (ImGui::Button(w.restart)) later(restart);
+    if (s.running) ImGui::EndDisabled();
     ImGui::SameLine();
     const bool zh = m.language() == "zh";
     if (ImGui::RadioButton("EN", !zh) && zh) m.set_language("en");
@@ -373,7 +383,7 @@ struct LessonPanel {
         case Block::Kind::prose: draw_markdown(prose_of(p, i), s.fonts, s.scale); break;
         case Block::Kind::cell:
           draw_cell(b, m.result(i), i, s.fonts, s.scale);
-          if (current && ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run")) step(s, p);
+          if (current && !s.running && ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run")) later(step);
           ImGui::Spacing();
           break;
         case Block::Kind::check:
@@ -397,14 +407,14 @@ struct LessonPanel {
             ImGui::SetNextItemWidth(220.f * s.scale);
             const bool enter = ImGui::InputText("##answer", p.answer, sizeof p.answer, ImGuiInputTextFlags_EnterReturnsTrue);
             ImGui::SameLine();
-            if (ImGui::Button(w.answer) || enter) {
+            if ((ImGui::Button(w.answer) || enter) && !s.running) {
               m.answer(p.answer);
               p.answer[0] = '\0';
               p.scroll_to_current = true;
-              advance(s, p);
+              later(advance);
             }
             ImGui::SameLine();
-            if (ImGui::Button(w.skip)) step(s, p);
+            if (ImGui::Button(w.skip) && !s.running) later(step);
           }
           ImGui::Spacing();
           break;
@@ -536,14 +546,14 @@ bool apply_lesson_action(app::GuiState& s, const std::string& action) {
   const std::string arg = action.substr(7);
   LessonPlayerModel& m = *p.model;
   if (arg == "next") {
-    step(s, p);
+    app::run_busy(s, [&] { step(s, p); });
   } else if (arg == "all") {
-    run_all(s, p);
+    app::run_busy(s, [&] { run_all(s, p); });
     if (!m.done()) throw Error("lesson " + std::to_string(m.lesson().number) + " stopped at block " + std::to_string(m.position()));
   } else if (arg.rfind("answer ", 0) == 0) {
     if (m.done() || m.current()->kind != Block::Kind::quiz) throw Error("the lesson is not at a quiz");
     m.answer(arg.substr(7));
-    advance(s, p);
+    app::run_busy(s, [&] { advance(s, p); });
   } else if (arg.rfind("map ", 0) == 0) {  // a real click on the concept, where the map drew it
     const std::string id = arg.substr(4);
     for (const auto& d : s.map_view.drawn)

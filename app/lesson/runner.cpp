@@ -3,7 +3,9 @@
 #include <ostream>
 #include <sstream>
 
+#include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/lesson/lesson_files.h"
 #include "core/workspace.h"
 
 namespace opscope::lesson {
@@ -62,6 +64,7 @@ BlockResult LessonRunner::run_unrecorded(const std::string& source, const std::s
 // `lessons/en/05-memory.md:88:8: error: assertion failed: ...`.
 BlockResult LessonRunner::run(const Lesson& lesson, const Block& block) {
   if (block.kind != Block::Kind::cell && block.kind != Block::Kind::check) return {};
+  FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));  // lessons are untrusted
   const std::string source = std::string(static_cast<size_t>(block.line), '\n') + block.text;
   BlockResult r = block.kind == Block::Kind::check ? run_unrecorded(source, lesson.path) : run_source(source, lesson.path);
   if (block.expect_error) {  // the error is the lesson: show it as the cell's output
@@ -79,6 +82,7 @@ BlockResult LessonRunner::run(const Lesson& lesson, const Block& block) {
 
 BlockResult LessonRunner::verify_quiz(const Lesson& lesson, const Block& block) {
   if (block.kind != Block::Kind::quiz || block.quiz.verify.empty()) return {};
+  FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));
   BlockResult r = run_unrecorded(std::string(static_cast<size_t>(block.line), '\n') + "print(" + block.quiz.verify + ")", lesson.path);
   if (r.ok && !answers_equal(r.output, block.quiz.answer)) {
     r.ok = false;

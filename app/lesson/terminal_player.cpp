@@ -8,7 +8,9 @@
 #include "app/lang/session.h"
 #include "app/lesson/player_model.h"
 #include "app/lesson/terminal_markdown.h"
+#include "app/sigint.h"
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace opscope::lesson {
 
@@ -69,6 +71,7 @@ class Player {
       char line[256];
       std::snprintf(line, sizeof line, words_.resume, saved, m.lesson().blocks.size());
       const std::string a = ask(std::string(line) + "\n> ");
+      if (quit_) return 0;
       if (a != "r") m.fast_forward(saved);
     }
     int status = 0;
@@ -89,7 +92,7 @@ class Player {
           if (!run_cell(m) && !quit_) status = 1;
           break;
         case Block::Kind::check: {
-          BlockResult r = m.step();
+          BlockResult r = run_step(m);
           std::istringstream lines(b.text);
           std::string l;
           while (std::getline(lines, l))
@@ -138,14 +141,37 @@ class Player {
   }
 
   // Reads a line; at the end of the input behaves as if Enter was pressed.
+  // Ctrl-C at the prompt leaves the lesson (back to the REPL when :lesson started it).
   std::string ask(const std::string& text) {
     out_ << paint("2", text) << std::flush;
     std::string line;
-    if (!std::getline(in_, line)) {
+    bool got = false;
+    {
+      app::SigintInterrupts ctrl_c(/*restart_reads=*/false);
+      got = static_cast<bool>(std::getline(in_, line));
+    }
+    if (!got && interrupt::requested()) {
+      interrupt::clear();
+      in_.clear();
+      out_ << "\n";
+      quit_ = true;
+      return "q";
+    }
+    if (!got) {
       out_ << "\n";
       return o_.interactive ? "q" : "";
     }
     return line;
+  }
+
+  // A cell or a line typed at the prompt: Ctrl-C interrupts it (rolled back, shown as its error).
+  BlockResult run_step(LessonPlayerModel& m) {
+    app::SigintInterrupts ctrl_c;
+    return m.step();
+  }
+  BlockResult run_typed(LessonPlayerModel& m, const std::string& line) {
+    app::SigintInterrupts ctrl_c;
+    return m.runner().run_code(line);
   }
 
   // Waits for Enter; lines typed meanwhile run in the lesson's session. False: the student quit.
@@ -155,7 +181,7 @@ class Player {
       std::string line = ask(std::string("[") + what + "]\n>>> ");
       if (line.empty()) return true;
       if (line == "q" || line == ":quit") return false;
-      BlockResult r = m.runner().run_code(line);
+      BlockResult r = run_typed(m, line);
       out_ << r.output;
       if (!r.ok) out_ << r.error;
     }
@@ -169,7 +195,7 @@ class Player {
   bool run_cell(LessonPlayerModel& m) {
     for (;;) {
       const size_t at = m.position();
-      BlockResult r = m.step();
+      BlockResult r = run_step(m);
       out_ << r.output;
       if (m.position() != at) {
         out_ << "\n";
@@ -186,7 +212,7 @@ class Player {
         return false;
       }
       if (!a.empty() && a != "r") {
-        BlockResult t = m.runner().run_code(a);
+        BlockResult t = run_typed(m, a);
         out_ << t.output << (t.ok ? "" : t.error);
       }
     }
@@ -197,7 +223,7 @@ class Player {
     out_ << paint("1;35", "?") << " " << render_markdown(q.question, style());
     for (auto& c : q.choices) out_ << "    " << c << "\n";
     const std::string a = ask(words_.your_answer);
-    if (o_.interactive && in_.eof()) {  // Ctrl-D: leave; the quiz stays unanswered
+    if (quit_ || (o_.interactive && in_.eof())) {  // Ctrl-C or Ctrl-D: leave; the quiz stays unanswered
       quit_ = true;
       return;
     }

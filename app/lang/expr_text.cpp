@@ -1,0 +1,59 @@
+#include "app/lang/expr_text.h"
+
+namespace opscope::lang {
+
+namespace {
+
+bool needs_parens(const Expr& e) {
+  return e.kind == Expr::binary || e.kind == Expr::compare || e.kind == Expr::logical || e.kind == Expr::unary;
+}
+
+std::string operand(const Expr* e) {
+  if (!e) return "";
+  const std::string t = expr_text(*e);
+  return needs_parens(*e) ? "(" + t + ")" : t;
+}
+
+std::string joined(const std::vector<ExprPtr>& items) {
+  std::string s;
+  for (auto& x : items) s += (s.empty() ? "" : ", ") + (x ? expr_text(*x) : std::string());
+  return s;
+}
+
+}  // namespace
+
+std::string expr_text(const Expr& e) {
+  switch (e.kind) {
+    case Expr::integer:
+    case Expr::real: return e.text;
+    case Expr::string: return "\"" + e.text + "\"";
+    case Expr::boolean: return e.bool_value ? "True" : "False";
+    case Expr::none: return "None";
+    case Expr::name: return e.text;
+    case Expr::list: return "[" + joined(e.items) + "]";
+    case Expr::tuple: return "(" + joined(e.items) + (e.items.size() == 1 ? ",)" : ")");
+    case Expr::unary: return e.text == "not" ? "not " + operand(e.items[0].get()) : e.text + operand(e.items[0].get());
+    case Expr::binary:
+    case Expr::compare:
+    case Expr::logical: return operand(e.items[0].get()) + " " + e.text + " " + operand(e.items[1].get());
+    case Expr::call: {
+      std::string args;
+      for (auto& a : e.args) args += (args.empty() ? "" : ", ") + (a.name.empty() ? "" : a.name + "=") + expr_text(*a.value);
+      return operand(e.items[0].get()) + "(" + args + ")";
+    }
+    case Expr::attr: return operand(e.items[0].get()) + "." + e.text;
+    case Expr::index: {
+      std::string subs;
+      for (size_t i = 1; i < e.items.size(); ++i) subs += (i > 1 ? ", " : "") + expr_text(*e.items[i]);
+      return operand(e.items[0].get()) + "[" + subs + "]";
+    }
+    case Expr::slice: {
+      std::string s = (e.items[0] ? expr_text(*e.items[0]) : "") + ":" + (e.items[1] ? expr_text(*e.items[1]) : "");
+      if (e.items.size() > 2 && e.items[2]) s += ":" + expr_text(*e.items[2]);
+      return s;
+    }
+  }
+  return "?";
+}
+
+}  // namespace opscope::lang
