@@ -163,6 +163,13 @@ TEST_CASE("figure: each call folds into a box of its own; its leaves and backwar
   const viz::GraphLayout u = viz::layout_graph(g, o);
   CHECK(u.find("s:" + calls[0].key) < 0);
   CHECK(u.find("s:" + calls[1].key) >= 0);
+  // An unnamed input is named by the node that made it.
+  Ran r2("def dense(x, w):\n    return x @ w\nx = randn(8, 16); w = param(16, 4)\ny = dense(relu(x), w)\n");
+  const auto calls2 = viz::foldable_calls(r2.ws.graph(), {});
+  REQUIRE(calls2.size() == 1);
+  viz::LayoutOptions o2;
+  o2.folded = {"dense"};
+  CHECK(box(viz::layout_graph(r2.ws.graph(), o2), "s:" + calls2[0].key).subtitle == "in #0 [8, 16]");
 }
 
 TEST_CASE("figure: a graph too big for its canvas folds its biggest calls until it fits", "[viz]") {

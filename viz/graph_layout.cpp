@@ -417,7 +417,9 @@ class Planner {
             continue;
           seen.push_back(v);
           if (vi.producer < 0 && vi.kind == ValueKind::parameter) params.push_back(value_label(g_, v));
-          else ins.push_back(value_label(g_, v) + " " + shape_str(vi.meta.shape));
+          else  // an unnamed value by the node that made it ("#0 [8, 16]"), not by its id
+            ins.push_back((vi.name.empty() && vi.producer >= 0 ? "#" + std::to_string(vi.producer) : value_label(g_, v)) + " " +
+                          shape_str(vi.meta.shape));
         }
       for (int id : b.nodes)
         for (int v : g_.node(id).outputs)
