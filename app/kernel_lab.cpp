@@ -70,7 +70,8 @@ const std::map<std::string, LabSpec>& specs() {
       {"layer_norm",
        {"layer_norm", "ROWS COLS", {4096, 4096},
         [](const std::vector<int64_t>& s) {
-          return std::make_pair(std::vector<Tensor>{random_tensor({s[0], s.size() > 1 ? s[1] : s[0]}, 1)}, AttrMap{});
+          const int64_t cols = s.size() > 1 ? s[1] : s[0];
+          return std::make_pair(std::vector<Tensor>{random_tensor({s[0], cols}, 1)}, AttrMap{{"normalized_shape", cols}});
         },
         [](const std::vector<int64_t>& s) { return "x " + dims({s[0], s.size() > 1 ? s[1] : s[0]}); }}},
       {"scaled_dot_product_attention",

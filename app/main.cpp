@@ -24,6 +24,7 @@
 #include "app/lesson/progress.h"
 #include "app/lesson/terminal_player.h"
 #include "app/ops_listing.h"
+#include "app/progress_line.h"
 #include "app/repl.h"
 #include "app/sigint.h"
 #include "core/body.h"
@@ -33,6 +34,7 @@
 #include "core/op.h"
 #include "core/workspace.h"
 #include "viz/export.h"
+#include "viz/metrics.h"
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
 #include "viz/figure_export.h"
 #endif
@@ -70,15 +72,24 @@ std::string shown_json(const lang::Session& s, bool ok) {
   return nlohmann::json{{"ok", ok}, {"values", values}}.dump(2);
 }
 
-// Runs code from a file or -c; prints --json to stdout after the program's own output.
-int run_code(const std::string& code, const std::string& name, bool json) {
+// Runs code from a file or -c; prints --json to stdout after the program's own output and
+// writes the logged metrics to `metrics_csv` (when given) even if the program failed.
+int run_code(const std::string& code, const std::string& name, bool json, const std::string& metrics_csv = {}) {
   lang::Session session(current_workspace());
   session.set_color(!json && isatty(2) && !std::getenv("NO_COLOR"));
+  if (!json) app::install_progress_line(session.interpreter());
   std::ostringstream captured;
   std::ostream& out = json ? static_cast<std::ostream&>(captured) : std::cout;
   app::SigintInterrupts ctrl_c;  // Ctrl-C: the statement stops and rolls back, then exit 130
   bool ok = session.run(code, name, out, std::cerr);
   if (json) std::cout << shown_json(session, ok) << "\n";
+  if (!metrics_csv.empty()) {
+    std::ofstream f(metrics_csv, std::ios::binary);
+    if (!(f << viz::metrics_csv(session.interpreter().metrics()))) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", metrics_csv.c_str());
+      return 1;
+    }
+  }
   if (session.interrupted()) return 130;
   return ok ? 0 : 1;
 }
@@ -111,20 +122,21 @@ int run_interactive() {
 
 Command add_run_command(CLI::App& app) {
   struct Opts {
-    std::string file;
+    std::string file, metrics;
     bool json = false;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("run", "run a script; on error print FILE:LINE:COL and exit 1");
   sub->add_option("FILE", o->file, "the script")->required();
   sub->add_flag("--json", o->json, "print the values of top-level expressions and printed tensors as JSON");
+  sub->add_option("--metrics", o->metrics, "write what the script log()ged as CSV (name,step,value)");
   return {sub, [o] {
             std::ifstream f(o->file, std::ios::binary);
             if (!f) {
               std::fprintf(stderr, "error: cannot open '%s'\n", o->file.c_str());
               return 1;
             }
-            return run_code(read_file(o->file), o->file, o->json);
+            return run_code(read_file(o->file), o->file, o->json, o->metrics);
           }};
 }
 
@@ -309,6 +321,8 @@ Command add_gui_command(CLI::App& app) {
   sub->add_option("--lesson", o->gui.lesson, "open this lesson");
   sub->add_option("--frames", o->gui.frames, "render N frames and exit (headless use)")->check(CLI::Range(1, 100000));
   sub->add_option("--screenshot", o->gui.screenshot, "write the last frame as PNG");
+  sub->add_option("--live-screenshot", o->gui.live_screenshot,
+                  "write the last frame drawn while the script was still running (its loop) as PNG");
   sub->add_option("--state-json", o->gui.state_json, "write what is on screen as JSON");
   sub->add_option("--actions", o->gui.actions, "UI actions, one per frame: \"step;step;select n3;toggle backward\"");
   sub->add_option("--size", o->size, "window size WxH (default 1600x1000)");

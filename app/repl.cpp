@@ -18,6 +18,7 @@
 
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/progress_line.h"
 #include "app/sigint.h"
 
 namespace opscope::app {
@@ -293,6 +294,7 @@ std::string default_history_path() {
 int run_repl(lang::Session& session, const ReplOptions& opts) {
   session.set_color(want_color(opts));
   session.set_echo_expressions(true);
+  install_progress_line(session.interpreter());
   if (!isatty(0)) return run_piped(session);
   return run_interactive(session, opts);
 }

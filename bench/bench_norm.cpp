@@ -55,17 +55,18 @@ int main() {
   struct Row {
     std::string label, op, algo;
     std::vector<Tensor> ins;
+    AttrMap attrs;
   };
   const std::vector<Row> rows = {
-      {"layer_norm welford (default)", "layer_norm", "welford", {x, w, b}},
-      {"layer_norm two_pass", "layer_norm", "two_pass", {x, w, b}},
-      {"layer_norm naive", "layer_norm", "naive", {x, w, b}},
-      {"softmax stable", "softmax", "stable", {x}},
+      {"layer_norm welford (default)", "layer_norm", "welford", {x, w, b}, {{"normalized_shape", N}}},
+      {"layer_norm two_pass", "layer_norm", "two_pass", {x, w, b}, {{"normalized_shape", N}}},
+      {"layer_norm naive", "layer_norm", "naive", {x, w, b}, {{"normalized_shape", N}}},
+      {"softmax stable", "softmax", "stable", {x}, {}},
   };
   double welford_pct = 0;
   for (const Row& r : rows) {
     auto run = [&] {
-      ws.call(r.op, r.ins, {}, r.algo);
+      ws.call(r.op, r.ins, r.attrs, r.algo);
       ws.reset_graph();
     };
     const double t = bench::median_time(run, 11, 2);

@@ -30,8 +30,9 @@ endif()
 if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
   set(OPSCOPE_HAVE_GUI ON)
   # viz: the panels (ImGui draw lists); they read the graph and step events, never app/.
-  add_library(opscope_viz_gui STATIC viz/theme.cpp viz/graph_view.cpp viz/inspector.cpp viz/memory_panel.cpp viz/step_log.cpp viz/concept_map.cpp)
-  target_link_libraries(opscope_viz_gui PUBLIC opscope_graphviz opscope_core PkgConfig::IMGUI)
+  add_library(opscope_viz_gui STATIC viz/theme.cpp viz/graph_view.cpp viz/inspector.cpp viz/memory_panel.cpp viz/step_log.cpp
+    viz/metrics_panel.cpp viz/concept_map.cpp)
+  target_link_libraries(opscope_viz_gui PUBLIC opscope_graphviz opscope_viz opscope_core PkgConfig::IMGUI)
   # app: the window, main loop, console, step controls and headless driving.
   add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp)
   target_link_libraries(opscope_gui PUBLIC opscope_viz_gui opscope_app PkgConfig::GLFW OpenGL::GL ${CMAKE_DL_LIBS})

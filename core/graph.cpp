@@ -140,6 +140,12 @@ TapeDrops Graph::drop_unreachable(const Mark& from, const std::vector<int>& pinn
     if (t.use_count() > graph_owned) keep_value(vids[i]);
   }
   for (int v : pinned_values) keep_value(v);
+  // An optimizer's step writes its parameter (input 0) in place, so nothing holds its outputs:
+  // each parameter's last step stays, with the pass it used (a training loop's last iteration).
+  std::unordered_map<int, int> last_update;  // parameter value -> its last update node
+  for (const Node& n : nodes_.items())
+    if (n.id >= first_node && n.phase == Phase::update && !n.inputs.empty()) last_update[n.inputs[0]] = n.id;
+  for (const auto& entry : last_update) work.push_back(entry.second);
   for (int id : pinned_nodes)
     if (id >= first_node) work.push_back(id);
   for (auto& [fwd, bwds] : backward_of)

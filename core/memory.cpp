@@ -9,8 +9,8 @@
 namespace opscope {
 
 namespace {
-const char* const kCategoryNames[kNumCategories] = {"parameter", "input",     "activation", "saved",
-                                                    "gradient",  "workspace", "temporary"};
+const char* const kCategoryNames[kNumCategories] = {"parameter", "input",           "activation", "saved",
+                                                    "gradient",  "optimizer state", "workspace",  "temporary"};
 }
 
 const char* category_name(MemCategory c) { return kCategoryNames[static_cast<int>(c)]; }
@@ -19,6 +19,7 @@ MemCategory parse_category(const std::string& name) {
   for (int i = 0; i < kNumCategories; ++i)
     if (name == kCategoryNames[i]) return static_cast<MemCategory>(i);
   if (name == "saved_for_backward") return MemCategory::saved;
+  if (name == "optimizer_state" || name == "optimizer") return MemCategory::optimizer_state;
   std::string all;
   for (auto n : kCategoryNames) all += std::string(all.empty() ? "" : ", ") + n;
   throw Error("unknown memory category '" + name + "'", "categories are " + all);

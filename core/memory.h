@@ -13,10 +13,12 @@
 
 namespace opscope {
 
-enum class MemCategory : uint8_t { parameter, input, activation, saved, gradient, workspace, temporary };
-constexpr int kNumCategories = 7;
-const char* category_name(MemCategory c);  // "parameter", ..., "saved" is saved-for-backward
-MemCategory parse_category(const std::string& name);
+// optimizer_state: momentum buffers, Adam's m and v and the step count (as PyTorch's memory
+// profiler has it: neither parameters nor gradients, but held from step to step).
+enum class MemCategory : uint8_t { parameter, input, activation, saved, gradient, optimizer_state, workspace, temporary };
+constexpr int kNumCategories = 8;
+const char* category_name(MemCategory c);  // "parameter", ..., "saved" is saved-for-backward, "optimizer state"
+MemCategory parse_category(const std::string& name);  // also "optimizer_state" and "saved_for_backward"
 
 using CategoryBytes = std::array<int64_t, kNumCategories>;
 inline int64_t total_bytes(const CategoryBytes& b) {

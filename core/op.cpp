@@ -47,7 +47,9 @@ std::string Attrs::str(bool all) const {
   for (size_t i = 0; i < values_.size(); ++i) {
     if (!all && !op_->attrs[i].required && values_[i] == op_->attrs[i].default_value) continue;
     if (!r.empty()) r += ", ";
-    r += op_->attrs[i].name + "=" + attr_value_str(values_[i]);
+    const auto* pair = op_->attrs[i].pair ? std::get_if<std::vector<int64_t>>(&values_[i]) : nullptr;
+    r += op_->attrs[i].name + "=" +
+         (pair && pair->size() == 2 && (*pair)[0] == (*pair)[1] ? std::to_string((*pair)[0]) : attr_value_str(values_[i]));
   }
   return r;
 }
@@ -199,6 +201,14 @@ AttrValue convert_attr(const OpDef& op, const AttrSpec& spec, const AttrValue& v
       if (auto p = std::get_if<std::string>(&v)) return *p;
       throw bad(got);
     case AttrType::int_list:
+      if (spec.pair) {  // n, [n] or (h, w): always stored as two sizes
+        if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*p, *p};
+        if (auto p = std::get_if<std::vector<int64_t>>(&v); p && (p->size() == 1 || p->size() == 2))
+          return p->size() == 1 ? std::vector<int64_t>{(*p)[0], (*p)[0]} : *p;
+        throw Error(op.name + ": attribute '" + spec.name + "' must be an int or a pair (h, w), got " +
+                        (std::holds_alternative<std::vector<int64_t>>(v) ? attr_value_str(v) : std::string(got)),
+                    spec.name + "=2 means 2 along both H and W; " + spec.name + "=(2, 1) gives H and W their own");
+      }
       if (auto p = std::get_if<std::vector<int64_t>>(&v)) return *p;
       if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*p};
       throw bad(got);

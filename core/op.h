@@ -35,6 +35,9 @@ struct AttrSpec {
   std::optional<double> min, max;
   std::vector<std::string> choices;
   bool required = false;  // no default: the caller must give it
+  // An int_list holding one size per spatial axis, (h, w) (conv and pooling, as PyTorch):
+  // an int n or [n] means (n, n); labels show n when both are equal.
+  bool pair = false;
 };
 
 // One way to declare an attribute: make_attr("axis", AttrType::integer, int64_t{-1}, "doc").
@@ -50,6 +53,14 @@ inline AttrSpec make_attr(std::string name, AttrType type, AttrValue default_val
   a.max = max;
   a.choices = std::move(choices);
   a.required = required;
+  return a;
+}
+
+// An int-or-pair attribute: make_pair_attr("stride", 1, "doc", 1) accepts 2, (2, 1) or [2, 1].
+inline AttrSpec make_pair_attr(std::string name, int64_t default_value, std::string doc, std::optional<double> min = {}) {
+  AttrSpec a = make_attr(std::move(name), AttrType::int_list, std::vector<int64_t>{default_value, default_value},
+                         std::move(doc), min);
+  a.pair = true;
   return a;
 }
 

@@ -51,7 +51,10 @@ void fuse_gradient_updates(Program& p, std::unordered_map<int, int>& readers, co
   std::set<int> removed;
   for (int u : p.schedule) {
     const Node& upd = g.node(u);
-    if (upd.op->name != "sgd_update") continue;
+    // Plain SGD only: momentum and weight decay read more than the gradient.
+    if (upd.op->name != "sgd_update" || upd.inputs.size() != 2 || upd.attrs.f("momentum") != 0 ||
+        upd.attrs.f("weight_decay") != 0)
+      continue;
     const int dw = upd.inputs[1];
     const int prod = g.value(dw).producer;
     if (prod < 0 || !scheduled.count(prod) || readers[dw] != 1 || outputs.count(dw)) continue;

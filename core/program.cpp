@@ -197,13 +197,36 @@ std::vector<std::string> pass_autodiff(Workspace& ws, Program& p, const CompileO
                         " does not affect the loss: its gradient is zero");
   changes.push_back("added " + std::to_string(g.num_nodes() - first) + " backward nodes for " +
                     std::to_string(p.grads.size()) + " gradients");
-  if (opt.sgd_lr) {  // a training step: each parameter is updated as soon as its gradient is ready
+  if (opt.sgd_lr || opt.update) {  // a training step: each parameter is updated as soon as its gradient is ready
+    std::vector<std::pair<int, int>> kept;  // gradients no update consumes stay in .grad
+    size_t added = 0;
     for (auto& [leaf, gv] : p.grads) {
+      std::optional<ParamUpdate> u;
+      if (opt.update) {
+        const ValueInfo& vi = g.value(leaf);
+        Tensor param = vi.constant.defined() ? vi.constant : Tensor(vi.tensor.lock());
+        if (param.defined()) u = opt.update(param);
+      } else {
+        u = ParamUpdate{"sgd_update", {{"lr", *opt.sgd_lr}}, {}};
+      }
+      if (!u) {
+        kept.push_back({leaf, gv});
+        continue;
+      }
       Node n;
-      n.op = &OpRegistry::instance().get("sgd_update");
-      n.attrs = n.op->resolve({{"lr", *opt.sgd_lr}});
+      n.op = &OpRegistry::instance().get(u->op);
+      n.attrs = n.op->resolve(u->attrs);
       n.algo = n.op->default_algorithm();
       n.inputs = {leaf, gv};
+      for (const Tensor& st : u->state) {  // optimizer state: held by the program, changed in place
+        ValueInfo sv;
+        sv.meta = {st.shape(), st.dtype(), st.device()};
+        sv.kind = ValueKind::input;
+        sv.name = st.name();
+        sv.constant = st;
+        sv.tensor = st.impl_ptr();
+        n.inputs.push_back(g.add_value(std::move(sv)));
+      }
       n.phase = Phase::update;
       n.symbolic = true;
       ValueInfo out;
@@ -212,11 +235,17 @@ std::vector<std::string> pass_autodiff(Workspace& ws, Program& p, const CompileO
       out.name = g.value(leaf).name;
       n.outputs = {g.add_value(std::move(out))};
       p.schedule.push_back(g.add_node(std::move(n)));
+      ++added;
     }
-    changes.push_back("added " + std::to_string(p.grads.size()) + " sgd_update nodes (lr=" + std::to_string(*opt.sgd_lr) +
-                      "), each right after its gradient and the parameter's last reader: parameters change in place, "
-                      "each gradient dies at its update");
-    p.grads.clear();
+    std::string ops;  // "sgd_update" (or the optimizer's op)
+    for (int id : p.schedule)
+      if (g.node(id).phase == Phase::update && ops.find(g.node(id).op->name) == std::string::npos)
+        ops += (ops.empty() ? "" : "/") + g.node(id).op->name;
+    const std::string what = opt.update ? opt.update_name : "lr=" + attr_value_str(*opt.sgd_lr);
+    changes.push_back("added " + std::to_string(added) + " " + (ops.empty() ? std::string("update") : ops) + " nodes (" +
+                      what + "), each right after its gradient and the parameter's last reader: parameters" +
+                      (opt.update ? " and optimizer state" : "") + " change in place, each gradient dies at its update");
+    p.grads = std::move(kept);
     place_updates(p);
   }
   return changes;
@@ -447,7 +476,10 @@ std::shared_ptr<Program> compile_program(Workspace& ws, const CompileOptions& op
     p->reports.push_back(std::move(r));
   }
   CompileOptions o = opt;
-  if (!opt.gradients || opt.disabled.count("autodiff")) o.sgd_lr.reset();
+  if (!opt.gradients || opt.disabled.count("autodiff")) {
+    o.sgd_lr.reset();
+    o.update = nullptr;
+  }
   if (opt.gradients) report("autodiff", [&] { return pass_autodiff(ws, *p, o); });
   else {
     PassReport r;

@@ -2,6 +2,7 @@
 // memory plan, and what each pass changed. `compile_program` turns the symbolic nodes a
 // script built into one; `ProgramRun` (core/program_run.h) executes it step by step.
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -36,11 +37,23 @@ struct RecomputePolicy {
   std::string describe() const;
 };
 
+// One parameter's update in a training step: `op`(param, gradient, state...) writes the
+// parameter and its state in place (the language's optimizers give one per parameter).
+struct ParamUpdate {
+  std::string op;
+  AttrMap attrs;
+  std::vector<Tensor> state;  // inputs after the gradient: momentum buffer; Adam's m, v, step
+};
+// The update of a parameter, or nullopt to leave its gradient in .grad.
+using UpdateFn = std::function<std::optional<ParamUpdate>(const Tensor& param)>;
+
 struct CompileOptions {
   std::vector<int> fetch;            // workspace values run() returns; fetch[0] is the loss
   std::vector<int> wrt;              // gradients for these leaves (empty: every parameter)
   bool gradients = true;             // append the backward graph (needs a scalar fetch[0])
   std::optional<double> sgd_lr;      // a training step: w ← w − lr·dw in place after each dw
+  UpdateFn update;                   // a training step with an optimizer's updates (instead of sgd_lr)
+  std::string update_name;           // the optimizer, for the report: "Adam(lr=0.001)"
   std::set<std::string> disabled;    // pass names switched off
   RecomputePolicy recompute;
 };

@@ -70,10 +70,11 @@ void ProgramRun::step() {
   std::vector<Tensor> ins;
   for (int v : n.inputs) ins.push_back(lookup(v));
 
-  // batch_norm updates its running statistics in place: a stepped run can rewind them, a
-  // measuring run or a replay of the tape puts them back right after the step.
+  // batch_norm updates its running statistics in place, an optimizer its state (momentum,
+  // Adam's m, v and step): a stepped run can rewind them, a measuring run or a replay of the
+  // tape puts them back right after the step (a measuring run skips updates altogether).
   std::vector<std::pair<Tensor, Tensor>> side_effects;
-  if (has_side_effects(n) && !n.op->updates_input0 && (stepping_ || !side_effects_))
+  if (has_side_effects(n) && (stepping_ || !side_effects_))
     for (size_t i = 1; i < ins.size(); ++i)
       if (is_floating(ins[i].dtype())) side_effects.push_back({ins[i], ins[i].clone(MemCategory::temporary)});
   std::vector<Tensor> outs_into(n.outputs.size());

@@ -4,9 +4,10 @@
 //
 // Shape letters: N batch, C input channels, H×W input size, K output channels, R×S kernel
 // size, OH×OW output size, G groups (Cg = C/G input and Kg = K/G output channels per group).
-// With stride st, padding p and dilation d:
-//   OH = (H + 2p − d·(R − 1) − 1) / st + 1   (likewise OW)
-//   y[n, k, oh, ow] = b[k] + Σ_{c<Cg, r<R, s<S} x[n, g·Cg + c, oh·st − p + r·d, ow·st − p + s·d] · w[k, c, r, s]
+// Stride, padding and dilation are an int or a pair (h, w), as in PyTorch; along H with stride
+// sh, padding ph and dilation dh (likewise W with sw, pw, dw):
+//   OH = (H + 2ph − dh·(R − 1) − 1) / sh + 1
+//   y[n, k, oh, ow] = b[k] + Σ_{c<Cg, r<R, s<S} x[n, g·Cg + c, oh·sh − ph + r·dh, ow·sw − pw + s·dw] · w[k, c, r, s]
 // where g = k / Kg and x is zero outside [0, H) × [0, W).
 #include <Eigen/Dense>
 #include <unsupported/Eigen/FFT>
@@ -32,7 +33,8 @@ struct ConvGeom {
   int64_t N = 0, C = 0, H = 0, W = 0;  // input
   int64_t K = 0, R = 0, S = 0;         // weight [K, Cg, R, S]
   int64_t OH = 0, OW = 0;              // output
-  int64_t stride = 1, pad = 0, dil = 1, G = 1, Cg = 0, Kg = 0;
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;  // stride, padding, dilation along H and W
+  int64_t G = 1, Cg = 0, Kg = 0;
   int64_t ohw() const { return OH * OW; }
   int64_t crs() const { return Cg * R * S; }  // rows of the im2col buffer (one group)
 };
@@ -47,23 +49,25 @@ ConvGeom make_geom(const Shape& x, const Shape& w, const Attrs& a) {
   ConvGeom g;
   g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
   g.K = w[0], g.R = w[2], g.S = w[3];
-  g.stride = a.i("stride"), g.pad = a.i("padding"), g.dil = a.i("dilation"), g.G = a.i("groups");
+  const auto &st = a.ints("stride"), &pad = a.ints("padding"), &dil = a.ints("dilation");
+  g.sh = st[0], g.sw = st[1], g.ph = pad[0], g.pw = pad[1], g.dh = dil[0], g.dw = dil[1];
+  g.G = a.i("groups");
   g.Cg = g.C / g.G, g.Kg = g.K / g.G;
-  g.OH = out_size(g.H, g.R, g.stride, g.pad, g.dil);
-  g.OW = out_size(g.W, g.S, g.stride, g.pad, g.dil);
+  g.OH = out_size(g.H, g.R, g.sh, g.ph, g.dh);
+  g.OW = out_size(g.W, g.S, g.sw, g.pw, g.dw);
   return g;
 }
 
 std::vector<AttrSpec> conv_attrs() {
-  return {make_attr("stride", AttrType::integer, int64_t{1}, "step between output positions (same along H and W)", 1),
-          make_attr("padding", AttrType::integer, int64_t{0}, "zeros added on every side of H and W", 0),
-          make_attr("dilation", AttrType::integer, int64_t{1}, "spacing between kernel taps (1 = dense kernel)", 1),
+  return {make_pair_attr("stride", 1, "step between output positions: n, or (along H, along W)", 1),
+          make_pair_attr("padding", 0, "zeros added on both sides of H and of W: n, or (H, W)", 0),
+          make_pair_attr("dilation", 1, "spacing between kernel taps (1 = dense kernel): n, or (H, W)", 1),
           make_attr("groups", AttrType::integer, int64_t{1},
                     "channel groups: output group g sees only input group g (C and K must be multiples)", 1)};
 }
 
 AttrMap conv_attr_map(const Attrs& a) {
-  return {{"stride", a.i("stride")}, {"padding", a.i("padding")}, {"dilation", a.i("dilation")}, {"groups", a.i("groups")}};
+  return {{"stride", a.ints("stride")}, {"padding", a.ints("padding")}, {"dilation", a.ints("dilation")}, {"groups", a.i("groups")}};
 }
 
 // Checks an input of shape x against a weight of shape w for the call's attributes (the rules
@@ -95,11 +99,11 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
   if (w[2] < 1 || w[3] < 1) c.fail("kernel must be at least 1×1, got weight " + shape_str(w));
   const ConvGeom g = make_geom(x, w, a);
   if (g.OH <= 0 || g.OW <= 0) {
-    const int64_t rd = g.dil * (g.R - 1) + 1, sd = g.dil * (g.S - 1) + 1;
-    c.fail("output would be empty: " + xname + " " + shape_str(x) + " padded by " + std::to_string(g.pad) + " is " +
-               std::to_string(g.H + 2 * g.pad) + "×" + std::to_string(g.W + 2 * g.pad) +
+    const int64_t rd = g.dh * (g.R - 1) + 1, sd = g.dw * (g.S - 1) + 1;
+    c.fail("output would be empty: " + xname + " " + shape_str(x) + " padded by " + attr_value_str(a.get("padding")) +
+               " is " + std::to_string(g.H + 2 * g.ph) + "×" + std::to_string(g.W + 2 * g.pw) +
                ", smaller than the dilated kernel " + std::to_string(rd) + "×" + std::to_string(sd) + " (weight " +
-               shape_str(w) + ", dilation=" + std::to_string(g.dil) + ")",
+               shape_str(w) + ", dilation=" + attr_value_str(a.get("dilation")) + ")",
            "OH = (H + 2·padding − dilation·(R − 1) − 1) / stride + 1 must be >= 1: add padding or use a smaller "
            "kernel or dilation");
   }
@@ -129,7 +133,7 @@ void conv_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* w, con
           for (int64_t c = 0; c < g.Cg; ++c)
             for (int64_t r = 0; r < g.R; ++r)
               for (int64_t s = 0; s < g.S; ++s) {
-                const int64_t ih = oh * g.stride - g.pad + r * g.dil, iw = ow * g.stride - g.pad + s * g.dil;
+                const int64_t ih = oh * g.sh - g.ph + r * g.dh, iw = ow * g.sw - g.pw + s * g.dw;
                 if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
                 acc += x[((n * g.C + grp * g.Cg + c) * g.H + ih) * g.W + iw] * w[((k * g.Cg + c) * g.R + r) * g.S + s];
               }
@@ -145,28 +149,28 @@ inline void valid_range(int64_t off, int64_t stride, int64_t extent, int64_t cou
 }
 
 // im2col for one image and one group: col[(c·R + r)·S + s][oh·OW + ow] =
-// x[c, oh·st − p + r·d, ow·st − p + s·d] (0 outside). xc points at channel g·Cg of image n.
+// x[c, oh·sh − ph + r·dh, ow·sw − pw + s·dw] (0 outside). xc points at channel g·Cg of image n.
 template <class T>
 void im2col(const ConvGeom& g, const T* xc, T* col) {
   for (int64_t c = 0; c < g.Cg; ++c)
     for (int64_t r = 0; r < g.R; ++r)
       for (int64_t s = 0; s < g.S; ++s) {
         T* row = col + ((c * g.R + r) * g.S + s) * g.ohw();
-        const int64_t off_w = s * g.dil - g.pad;
+        const int64_t off_w = s * g.dw - g.pw;
         int64_t lo, hi;
-        valid_range(off_w, g.stride, g.W, g.OW, lo, hi);
+        valid_range(off_w, g.sw, g.W, g.OW, lo, hi);
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           T* dst = row + oh * g.OW;
-          const int64_t ih = oh * g.stride - g.pad + r * g.dil;
+          const int64_t ih = oh * g.sh - g.ph + r * g.dh;
           if (ih < 0 || ih >= g.H) {
             std::fill(dst, dst + g.OW, T(0));
             continue;
           }
           const T* src = xc + (c * g.H + ih) * g.W + off_w;
           std::fill(dst, dst + lo, T(0));
-          if (g.stride == 1) std::copy(src + lo, src + hi, dst + lo);
+          if (g.sw == 1) std::copy(src + lo, src + hi, dst + lo);
           else
-            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g.stride];
+            for (int64_t ow = lo; ow < hi; ++ow) dst[ow] = src[ow * g.sw];
           std::fill(dst + hi, dst + g.OW, T(0));
         }
       }
@@ -179,15 +183,15 @@ void col2im(const ConvGeom& g, const T* col, T* dxc) {
     for (int64_t r = 0; r < g.R; ++r)
       for (int64_t s = 0; s < g.S; ++s) {
         const T* row = col + ((c * g.R + r) * g.S + s) * g.ohw();
-        const int64_t off_w = s * g.dil - g.pad;
+        const int64_t off_w = s * g.dw - g.pw;
         int64_t lo, hi;
-        valid_range(off_w, g.stride, g.W, g.OW, lo, hi);
+        valid_range(off_w, g.sw, g.W, g.OW, lo, hi);
         for (int64_t oh = 0; oh < g.OH; ++oh) {
-          const int64_t ih = oh * g.stride - g.pad + r * g.dil;
+          const int64_t ih = oh * g.sh - g.ph + r * g.dh;
           if (ih < 0 || ih >= g.H) continue;
           const T* src = row + oh * g.OW;
           T* dst = dxc + (c * g.H + ih) * g.W + off_w;
-          for (int64_t ow = lo; ow < hi; ++ow) dst[ow * g.stride] += src[ow];
+          for (int64_t ow = lo; ow < hi; ++ow) dst[ow * g.sw] += src[ow];
         }
       }
 }
@@ -215,12 +219,16 @@ void conv_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, 
 //   G = [1 0 0; ½ ½ ½; ½ −½ ½; 0 0 1]   Bᵀ = [1 0 −1 0; 0 1 1 0; 0 −1 1 0; 0 1 0 −1]   Aᵀ = [1 1 1 0; 0 1 −1 −1]
 constexpr int64_t kWinogradBlock = 256;
 
-bool winograd_fits(const ConvGeom& g) { return g.R == 3 && g.S == 3 && g.stride == 1 && g.dil == 1; }
+// Padding may differ along H and W; a non-square kernel, a stride or a dilation may not.
+bool winograd_fits(const ConvGeom& g) {
+  return g.R == 3 && g.S == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
+}
 
 void check_winograd(const ConvGeom& g) {
   if (winograd_fits(g)) return;
-  std::string got = std::to_string(g.R) + "×" + std::to_string(g.S) + " stride " + std::to_string(g.stride);
-  if (g.dil != 1) got += " dilation " + std::to_string(g.dil);
+  auto pair = [](int64_t h, int64_t w) { return h == w ? std::to_string(h) : "(" + std::to_string(h) + ", " + std::to_string(w) + ")"; };
+  std::string got = std::to_string(g.R) + "×" + std::to_string(g.S) + " stride " + pair(g.sh, g.sw);
+  if (g.dh != 1 || g.dw != 1) got += " dilation " + pair(g.dh, g.dw);
   throw Error("conv2d: winograd: needs a 3×3 kernel with stride 1 and dilation 1, got " + got,
               "use algo=\"im2col\" (the default) or \"fft\" for other kernels, strides and dilations");
 }
@@ -262,7 +270,7 @@ void conv_winograd(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w
           const int64_t t = t0 + tt, n = t / per_image, th = (t % per_image) / tW, tw = t % tW;
           const T* plane = x + (n * g.C + grp * Cg + c) * g.H * g.W;
           T d[4][4], bd[4][4];
-          const int64_t h0 = 2 * th - g.pad, w0 = 2 * tw - g.pad;
+          const int64_t h0 = 2 * th - g.ph, w0 = 2 * tw - g.pw;
           if (h0 >= 0 && h0 + 4 <= g.H && w0 >= 0 && w0 + 4 <= g.W) {  // interior tile: no bounds tests
             for (int i = 0; i < 4; ++i)
               for (int j = 0; j < 4; ++j) d[i][j] = plane[(h0 + i) * g.W + w0 + j];
@@ -315,11 +323,12 @@ void conv_winograd(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w
   }
 }
 
-// fft: correlation theorem. On P×Q planes (P >= H + 2p, Q >= W + 2p, sizes with factors 2, 3, 5
+// fft: correlation theorem. On P×Q planes (P >= H + 2ph, Q >= W + 2pw, sizes with factors 2, 3, 5
 // only, where kissfft is fastest) the stride-1 result is
 //   y1 = IFFT2( Σ_c FFT2(x_pad[c]) ⊙ conj(FFT2(w_dil[k, c])) )   (real part)
-// with w_dil the kernel with d − 1 zeros between taps (dilation). No wrap-around reaches the
-// valid outputs, since oh + r·d <= H + 2p − 1 < P. Stride st keeps every st-th row and column.
+// with w_dil the kernel with dh − 1 zeros between rows and dw − 1 between columns of taps
+// (dilation). No wrap-around reaches the valid outputs, since oh·sh + r·dh <= H + 2ph − 1 < P.
+// Strides (sh, sw) keep every sh-th row and sw-th column.
 // 2-D FFTs are 1-D FFTs over the rows, then over the columns. Workspace per group:
 // N·Cg input spectra, Cg filter spectra, one output spectrum, two line buffers (complex).
 int64_t fft_size(int64_t n) {
@@ -335,7 +344,7 @@ struct FftPlan {
   int64_t P, Q, planes;  // spectra held at once: N·Cg + Cg + 1
 };
 FftPlan fft_plan(const ConvGeom& g) {
-  return {fft_size(g.H + 2 * g.pad), fft_size(g.W + 2 * g.pad), g.N * g.Cg + g.Cg + 1};
+  return {fft_size(g.H + 2 * g.ph), fft_size(g.W + 2 * g.pw), g.N * g.Cg + g.Cg + 1};
 }
 
 template <class T>
@@ -384,7 +393,7 @@ void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, con
         std::fill(plane, plane + PQ, Cx(0));
         const T* src = x + (n * g.C + grp * g.Cg + c) * g.H * g.W;
         for (int64_t ih = 0; ih < g.H; ++ih)
-          for (int64_t iw = 0; iw < g.W; ++iw) plane[(ih + g.pad) * Q + iw + g.pad] = Cx(src[ih * g.W + iw]);
+          for (int64_t iw = 0; iw < g.W; ++iw) plane[(ih + g.ph) * Q + iw + g.pw] = Cx(src[ih * g.W + iw]);
         fft.run(plane, false);
       }
     for (int64_t kk = 0; kk < g.Kg; ++kk) {
@@ -394,7 +403,7 @@ void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, con
         std::fill(plane, plane + PQ, Cx(0));
         const T* f = w + (ko * g.Cg + c) * g.R * g.S;
         for (int64_t r = 0; r < g.R; ++r)
-          for (int64_t s = 0; s < g.S; ++s) plane[r * g.dil * Q + s * g.dil] = Cx(f[r * g.S + s]);
+          for (int64_t s = 0; s < g.S; ++s) plane[r * g.dh * Q + s * g.dw] = Cx(f[r * g.S + s]);
         fft.run(plane, false);
         Eigen::Map<CxArray>(plane, PQ) = Eigen::Map<CxArray>(plane, PQ).conjugate();
       }
@@ -408,7 +417,7 @@ void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, con
         const T bias = b ? b[ko] : T(0);
         for (int64_t oh = 0; oh < g.OH; ++oh)
           for (int64_t ow = 0; ow < g.OW; ++ow)
-            out[oh * g.OW + ow] = Yh[oh * g.stride * Q + ow * g.stride].real() * scale + bias;
+            out[oh * g.OW + ow] = Yh[oh * g.sh * Q + ow * g.sw].real() * scale + bias;
       }
     }
   }
@@ -444,7 +453,7 @@ void backward_input_naive(const KernelCtx&, const ConvGeom& g, const T* dy, cons
           for (int64_t c = 0; c < g.Cg; ++c)
             for (int64_t r = 0; r < g.R; ++r)
               for (int64_t s = 0; s < g.S; ++s) {
-                const int64_t ih = oh * g.stride - g.pad + r * g.dil, iw = ow * g.stride - g.pad + s * g.dil;
+                const int64_t ih = oh * g.sh - g.ph + r * g.dh, iw = ow * g.sw - g.pw + s * g.dw;
                 if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
                 dx[((n * g.C + grp * g.Cg + c) * g.H + ih) * g.W + iw] += d * w[((k * g.Cg + c) * g.R + r) * g.S + s];
               }
@@ -476,7 +485,7 @@ void backward_weight_naive(const KernelCtx&, const ConvGeom& g, const T* x, cons
           for (int64_t n = 0; n < g.N; ++n)
             for (int64_t oh = 0; oh < g.OH; ++oh)
               for (int64_t ow = 0; ow < g.OW; ++ow) {
-                const int64_t ih = oh * g.stride - g.pad + r * g.dil, iw = ow * g.stride - g.pad + s * g.dil;
+                const int64_t ih = oh * g.sh - g.ph + r * g.dh, iw = ow * g.sw - g.pw + s * g.dw;
                 if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
                 acc += dy[((n * g.K + k) * g.OH + oh) * g.OW + ow] * x[((n * g.C + grp * g.Cg + c) * g.H + ih) * g.W + iw];
               }
@@ -691,7 +700,8 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
                    gc({x1, w1}, {{"padding", int64_t{1}}}, "padding 1, no bias"),
                    gc({x1, w1, b1}, {{"padding", int64_t{1}}}, "padding 1, bias"),
                    gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", int64_t{1}}}, "groups 2, batch 2, bias"),
-                   gc({x2, w2}, {{"groups", int64_t{2}}}, "groups 2, no bias")};
+                   gc({x2, w2}, {{"groups", int64_t{2}}}, "groups 2, no bias"),
+                   gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}}, "padding (1, 0): H padded, W not")};
     registry.add(std::move(d));
   }
   {

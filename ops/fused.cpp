@@ -1,6 +1,6 @@
 // Operators the static-graph compiler makes: `fused_elementwise` (a chain of elementwise ops
-// run in one pass over the data, as XLA and TorchInductor do) and `sgd_update` (the optimizer
-// step of a compiled training program, written in place over the parameter).
+// run in one pass over the data, as XLA and TorchInductor do) and `sgd_matmul_update` (a
+// gradient's matmul folded into its SGD update; sgd_update itself is in ops/optimizer.cpp).
 //
 // A fused chain is an attribute string, one instruction per replaced op:
 //   "mul i0 i1;add r0 i2;gelu/none r1"
@@ -191,31 +191,6 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
       c.flops = static_cast<double>(parse_chain(a.s("chain")).size()) * cpu::meta_numel(out.at(0));
       return c;
     };
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("sgd_update", "optimizer", "w ← w − lr·dw (in place when a compiled program runs it)", {"w", "dw"});
-    d.attrs = {make_attr("lr", AttrType::real, 0.01, "the learning rate", 0.0)};
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      if (c.inputs[0].shape != c.inputs[1].shape)
-        c.fail("w is " + shape_str(c.inputs[0].shape) + " but dw is " + shape_str(c.inputs[1].shape), "dw is w's gradient: same shape");
-      return std::vector<TensorMeta>{c.inputs[0]};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      cpu::visit_float(k.in(0).dtype(), "sgd_update", [&](auto z) {
-        using T = decltype(z);
-        Tensor dw = cpu::as_dtype(k.in(1), k.in(0).dtype());
-        const T lr = static_cast<T>(k.attrs.f("lr"));
-        const T* w = k.in(0).data<T>();
-        const T* g = dw.data<T>();
-        T* y = k.out().data<T>();  // may be w itself
-        for (int64_t i = 0, n = k.out().numel(); i < n; ++i) y[i] = w[i] - lr * g[i];
-      });
-    });
-    d.differentiable = false;
-    d.updates_input0 = true;
-    d.cost = cpu::elementwise_cost(2);
     registry.add(std::move(d));
   }
   {

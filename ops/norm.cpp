@@ -2,8 +2,8 @@
 // their fused backward ops layer_norm_backward and batch_norm_backward.
 //
 // Both normalize groups of elements to zero mean and unit variance: x̂ = (x - μ) / sqrt(σ² + eps),
-// y = γ·x̂ + β. layer_norm's groups are the rows of x seen as [M, N] (N = the last
-// normalized_ndim axes); batch_norm's group for channel c is every x[n, c, s] of x seen as
+// y = γ·x̂ + β. layer_norm's groups are the rows of x seen as [M, N] (N = the product of
+// normalized_shape, the trailing sizes of x, as in torch.nn.functional.layer_norm); batch_norm's group for channel c is every x[n, c, s] of x seen as
 // [N, C, S]: N contiguous chunks of S elements.
 //
 // The three ways to get μ and σ² are the lesson:
@@ -168,31 +168,43 @@ RowSplit layer_split(const Shape& s, int64_t k) {
 
 Shape normalized_shape(const Shape& s, int64_t k) { return Shape(s.end() - k, s.end()); }
 
-// Checks x (input 0) against normalized_ndim and an optional per-element parameter at `index`.
+// How many trailing axes are normalized: the length of the attribute normalized_shape.
+int64_t normalized_ndim(const Attrs& a) { return static_cast<int64_t>(a.ints("normalized_shape").size()); }
+
+// Checks x (input 0) against normalized_shape (its trailing sizes) and the optional weight and
+// bias from input `first_param` on (both of shape normalized_shape).
 void check_layer_inputs(const InferCtx& c, size_t first_param) {
   c.expect_float(0);
   const Shape& xs = c.inputs[0].shape;
-  const int64_t k = c.attrs.i("normalized_ndim");
-  if (k > static_cast<int64_t>(xs.size()))
-    c.fail("normalized_ndim=" + std::to_string(k) + " but x " + shape_str(xs) + " has only " +
-               std::to_string(xs.size()) + " axes",
-           "normalized_ndim counts the trailing axes normalized together; it must be at most the rank of x");
-  const Shape ns = normalized_shape(xs, k);
+  const Shape ns = c.attrs.ints("normalized_shape");
+  const int64_t k = static_cast<int64_t>(ns.size());
+  const std::string hint = "normalized_shape lists the trailing sizes of x normalized together, as in PyTorch: "
+                           "layer_norm(x, x.shape[-1:]) for the last axis";
+  if (k == 0) c.fail("normalized_shape is empty: at least one axis must be normalized", hint);
+  if (k > static_cast<int64_t>(xs.size()) || normalized_shape(xs, k) != ns)
+    c.fail("normalized_shape=" + shape_str(ns) + " but x " + shape_str(xs) +
+               (k > static_cast<int64_t>(xs.size()) ? " has only " + std::to_string(xs.size()) + " axes"
+                                                     : " ends in " + shape_str(normalized_shape(xs, k))),
+           hint);
   static const char* names[] = {"weight", "bias"};
   for (size_t i = first_param; i < c.inputs.size() && i < first_param + 2; ++i) {
     c.expect_float(i);
     if (c.inputs[i].shape != ns)
-      c.fail(std::string(names[i - first_param]) + " has shape " + shape_str(c.inputs[i].shape) + " but x " +
-                 shape_str(xs) + " with normalized_ndim=" + std::to_string(k) + " needs " + shape_str(ns),
-             "weight and bias have the shape of the last normalized_ndim axes of x");
+      c.fail(std::string(names[i - first_param]) + " has shape " + shape_str(c.inputs[i].shape) +
+                 " but normalized_shape is " + shape_str(ns),
+             "weight and bias have the shape normalized_shape (one value per normalized element)");
   }
+}
+
+AttrSpec normalized_shape_attr() {
+  return make_attr("normalized_shape", AttrType::int_list, std::vector<int64_t>{},
+                   "the trailing sizes of x normalized together (x.shape[-k:]), as in PyTorch", 1.0, {}, {}, true);
 }
 
 template <class T>
 void layer_norm_forward(KernelCtx& k, Algo algo) {
   const Tensor& x = k.in(0);
-  const int64_t nd = k.attrs.i("normalized_ndim");
-  const RowSplit s = layer_split(x.shape(), nd);
+  const RowSplit s = layer_split(x.shape(), normalized_ndim(k.attrs));
   const T eps = static_cast<T>(k.attrs.f("eps"));
   Tensor w = k.inputs.size() > 1 ? cpu::as_dtype(k.in(1), x.dtype()) : Tensor();
   Tensor b = k.inputs.size() > 2 ? cpu::as_dtype(k.in(2), x.dtype()) : Tensor();
@@ -213,7 +225,7 @@ void layer_norm_backward_kernel(KernelCtx& k) {
   const DType dt = k.out(0).dtype();
   Tensor x = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
   Tensor w = k.inputs.size() > 2 ? cpu::as_dtype(k.in(2), dt) : Tensor();
-  const RowSplit s = layer_split(x.shape(), k.attrs.i("normalized_ndim"));
+  const RowSplit s = layer_split(x.shape(), normalized_ndim(k.attrs));
   const T eps = static_cast<T>(k.attrs.f("eps"));
   ColMap<T> dw(k.out(1).data<T>(), s.N), db(k.out(2).data<T>(), s.N);
   dw.setZero();
@@ -369,10 +381,10 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
   const std::vector<std::string> kAlgos = {"welford", "two_pass", "naive"};
   {
     OpDef d = OpDef::declare("layer_norm", "norm",
-                             "y = (x - μ) / sqrt(σ² + eps) · γ + β, μ and σ² (biased) over the last normalized_ndim axes",
+                             "y = (x - μ) / sqrt(σ² + eps) · γ + β, μ and σ² (biased) over the trailing axes of sizes "
+                             "normalized_shape (torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps))",
                              {"x", "weight?", "bias?"});
-    d.attrs = {make_attr("normalized_ndim", AttrType::integer, int64_t{1}, "how many trailing axes are normalized together", 1.0),
-               eps_attr()};
+    d.attrs = {normalized_shape_attr(), eps_attr()};
     d.infer = [](const InferCtx& c) {
       check_layer_inputs(c, 1);
       return std::vector<TensorMeta>{c.inputs[0]};
@@ -389,7 +401,7 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
       std::vector<Val> ins = {g.input(0), g.grad_output(0)};
       if (n > 1) ins.push_back(g.input(1));
       auto outs = g.call_multi("layer_norm_backward", ins,
-                               {{"normalized_ndim", g.attrs().i("normalized_ndim")}, {"eps", g.attrs().f("eps")}});
+                               {{"normalized_shape", g.attrs().ints("normalized_shape")}, {"eps", g.attrs().f("eps")}});
       std::vector<Val> r = {g.needs_grad(0) ? outs[0] : Val{}};
       if (n > 1) r.push_back(g.needs_grad(1) ? outs[1] : Val{});
       if (n > 2) r.push_back(g.needs_grad(2) ? outs[2] : Val{});
@@ -400,18 +412,20 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
         "(one fused layer_norm_backward op; μ and rstd recomputed from x)";
     d.cost = norm_cost(8);
     const InputSpec x35{{3, 5}}, w5{{5}}, x234{{2, 3, 4}}, w34{{3, 4}}, x27{{2, 7}}, w7{{7}};
-    d.gradcheck = {gc({x35, w5, w5}, {}, "weight and bias"),
-                   gc({x234, w34, w34}, {{"normalized_ndim", int64_t{2}}}, "two normalized axes"),
-                   gc({x27, w7}, {{"eps", 0.1}}, "weight only, large eps"),
-                   gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}}, {}, "rows longer than the Welford lanes")};
+    using V = std::vector<int64_t>;
+    d.gradcheck = {gc({x35, w5, w5}, {{"normalized_shape", V{5}}}, "weight and bias"),
+                   gc({x234, w34, w34}, {{"normalized_shape", V{3, 4}}}, "two normalized axes"),
+                   gc({x27, w7}, {{"normalized_shape", V{7}}, {"eps", 0.1}}, "weight only, large eps"),
+                   gc({x234}, {{"normalized_shape", V{4}}}, "no weight, no bias"),
+                   gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}}, {{"normalized_shape", V{40}}},
+                      "rows longer than the Welford lanes")};
     registry.add(std::move(d));
   }
   {
     OpDef d = OpDef::declare("layer_norm_backward", "norm",
                              "dx = rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = dy·γ; dγ = Σ_rows dy·x̂; dβ = Σ_rows dy",
                              {"x", "dy", "weight?"});
-    d.attrs = {make_attr("normalized_ndim", AttrType::integer, int64_t{1}, "how many trailing axes are normalized together", 1.0),
-               eps_attr()};
+    d.attrs = {normalized_shape_attr(), eps_attr()};
     d.num_outputs = 3;
     d.infer = [](const InferCtx& c) {
       check_layer_inputs(c, 2);
@@ -422,7 +436,7 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
       TensorMeta dx = c.inputs[0];
       for (size_t i = 1; i < c.inputs.size(); ++i) dx.dtype = promote(dx.dtype, c.inputs[i].dtype);
       TensorMeta p = dx;
-      p.shape = normalized_shape(dx.shape, c.attrs.i("normalized_ndim"));
+      p.shape = c.attrs.ints("normalized_shape");
       return std::vector<TensorMeta>{dx, p, p};
     };
     d.kernel(Device::cpu, "default", [](KernelCtx& k) {

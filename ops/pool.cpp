@@ -2,8 +2,9 @@
 // adaptive_avg_pool2d, each with a dedicated backward op (max_pool2d_backward recomputes the
 // argmax from x instead of saving an index tensor; the average pools spread dy evenly).
 //
-// Output size of the fixed-window pools: OH = (H + 2·padding - K) / stride + 1 (floor), the
-// same for W. Each N·C plane is pooled independently.
+// Output size of the fixed-window pools: OH = (H + 2·PH - KH) / SH + 1 (floor), likewise W;
+// kernel_size, stride and padding are an int or a pair (along H, along W), as in PyTorch.
+// Each N·C plane is pooled independently.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,25 +17,31 @@ namespace {
 using cpu::gc;
 
 std::vector<AttrSpec> window_attrs() {
-  return {make_attr("kernel_size", AttrType::integer, int64_t{2}, "window size K (K×K)", 1.0),
-          make_attr("stride", AttrType::integer, int64_t{0}, "step between windows (0 means = kernel_size)", 0.0),
-          make_attr("padding", AttrType::integer, int64_t{0}, "implicit border on each side of H and W", 0.0)};
+  return {make_pair_attr("kernel_size", 2, "window size: K (K×K) or (KH, KW)", 1.0),
+          make_pair_attr("stride", 0, "step between windows: n or (along H, along W); 0 means = kernel_size", 0.0),
+          make_pair_attr("padding", 0, "implicit border on each side: n or (along H, along W)", 0.0)};
 }
 
 struct Window {
-  int64_t K = 1, S = 1, P = 0;
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
   int64_t N = 1, C = 1, H = 1, W = 1, OH = 1, OW = 1;
 };
 
 Window window_of(const Shape& x, const Attrs& a) {
   Window w;
-  w.K = a.i("kernel_size");
-  w.S = a.i("stride") == 0 ? w.K : a.i("stride");
-  w.P = a.i("padding");
+  const auto &k = a.ints("kernel_size"), &st = a.ints("stride"), &pad = a.ints("padding");
+  w.KH = k[0], w.KW = k[1];
+  w.SH = st[0] == 0 ? w.KH : st[0];
+  w.SW = st[1] == 0 ? w.KW : st[1];
+  w.PH = pad[0], w.PW = pad[1];
   w.N = x[0], w.C = x[1], w.H = x[2], w.W = x[3];
-  w.OH = (w.H + 2 * w.P - w.K) / w.S + 1;
-  w.OW = (w.W + 2 * w.P - w.K) / w.S + 1;
+  w.OH = (w.H + 2 * w.PH - w.KH) / w.SH + 1;
+  w.OW = (w.W + 2 * w.PW - w.KW) / w.SW + 1;
   return w;
+}
+
+std::string size_str(int64_t h, int64_t w) {
+  return h == w ? std::to_string(h) : "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
 }
 
 // Shape checks shared by the pools and their backward ops (x is the forward input's shape).
@@ -45,13 +52,13 @@ Window check_window(const InferCtx& c, const Shape& x) {
   if ((x[2] == 0 || x[3] == 0) && x[0] * x[1] > 0)
     c.fail("x " + shape_str(x) + " has an empty plane: there is nothing to pool",
            "H and W must be at least 1 (padding alone cannot fill a window)");
-  if (2 * w.P > w.K)
-    c.fail("padding=" + std::to_string(w.P) + " is more than half of kernel_size=" + std::to_string(w.K),
-           "padding must be at most kernel_size / 2 (a window must overlap the input)");
-  if (x[2] + 2 * w.P < w.K || x[3] + 2 * w.P < w.K)
-    c.fail("the " + std::to_string(w.K) + "×" + std::to_string(w.K) + " window does not fit in x " + shape_str(x) +
-               " with padding=" + std::to_string(w.P),
-           "need H + 2·padding >= kernel_size and W + 2·padding >= kernel_size");
+  if (2 * w.PH > w.KH || 2 * w.PW > w.KW)
+    c.fail("padding=" + size_str(w.PH, w.PW) + " is more than half of kernel_size=" + size_str(w.KH, w.KW),
+           "padding must be at most kernel_size / 2 along each axis (a window must overlap the input)");
+  if (x[2] + 2 * w.PH < w.KH || x[3] + 2 * w.PW < w.KW)
+    c.fail("the " + std::to_string(w.KH) + "×" + std::to_string(w.KW) + " window does not fit in x " + shape_str(x) +
+               " with padding=" + size_str(w.PH, w.PW),
+           "need H + 2·padding >= kernel_size along H, and the same along W");
   return w;
 }
 
@@ -67,9 +74,9 @@ std::vector<TensorMeta> infer_pool(const InferCtx& c) {
 template <class F>
 void for_each_window(const Window& w, F f) {
   for (int64_t oh = 0; oh < w.OH; ++oh) {
-    const int64_t hs = oh * w.S - w.P, h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + w.K, w.H);
+    const int64_t hs = oh * w.SH - w.PH, h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + w.KH, w.H);
     for (int64_t ow = 0; ow < w.OW; ++ow) {
-      const int64_t ws = ow * w.S - w.P, w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + w.K, w.W);
+      const int64_t ws = ow * w.SW - w.PW, w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + w.KW, w.W);
       f(oh, ow, h0, h1, w0, w1);
     }
   }
@@ -102,7 +109,7 @@ CostFn pool_cost(bool backward, bool adaptive) {
     const TensorMeta& big = backward ? out[0] : in[0];
     const TensorMeta& small = backward ? in.back() : out[0];
     const double window = adaptive ? cpu::meta_numel(big) / std::max(1.0, cpu::meta_numel(small))
-                                   : static_cast<double>(a.i("kernel_size") * a.i("kernel_size"));
+                                   : static_cast<double>(a.ints("kernel_size")[0] * a.ints("kernel_size")[1]);
     c.flops = window * cpu::meta_numel(small);
     return c;
   };
@@ -113,7 +120,7 @@ Shape shape_attr_of(const Attrs& a) { return a.ints("shape"); }
 OPSCOPE_REGISTER_OPS(register_pool_ops) {
   {
     OpDef d = OpDef::declare("max_pool2d", "pool",
-                             "y[n, c, i, j] = max over the K×K window at (i·stride - padding, j·stride - padding) of x "
+                             "y[n, c, i, j] = max over the KH×KW window at (i·SH - PH, j·SW - PW) of x "
                              "(padding counts as -inf)",
                              {"x"});
     d.attrs = window_attrs();
@@ -142,7 +149,10 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
     const InputSpec x5{{1, 2, 5, 5}, Domain::distinct}, x6{{2, 1, 6, 6}, Domain::distinct};
     d.gradcheck = {gc({x5}, {{"kernel_size", int64_t{2}}}, "2×2, stride 2, odd size drops the last row"),
                    gc({x5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, "3×3, stride 2, padding 1"),
-                   gc({x6}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}, "overlapping windows")};
+                   gc({x6}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}, "overlapping windows"),
+                   gc({x6}, {{"kernel_size", std::vector<int64_t>{3, 2}}, {"stride", std::vector<int64_t>{1, 2}},
+                             {"padding", std::vector<int64_t>{1, 0}}},
+                      "non-square: 3×2 window, stride (1, 2), padding (1, 0)")};
     registry.add(std::move(d));
   }
   {
@@ -183,7 +193,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
   }
   {
     OpDef d = OpDef::declare("avg_pool2d", "pool",
-                             "y[n, c, i, j] = (1/K²)·Σ over the K×K window of x (padding counts as zeros: "
+                             "y[n, c, i, j] = (1/(KH·KW))·Σ over the KH×KW window of x (padding counts as zeros: "
                              "count_include_pad)",
                              {"x"});
     d.attrs = window_attrs();
@@ -193,7 +203,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
       if (k.out().numel() == 0) return;
       cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
         using T = decltype(z);
-        const T inv = static_cast<T>(1) / static_cast<T>(w.K * w.K);
+        const T inv = static_cast<T>(1) / static_cast<T>(w.KH * w.KW);
         for (int64_t p = 0; p < w.N * w.C; ++p) {
           const T* plane = k.in(0).data<T>() + p * w.H * w.W;
           T* o = k.out().data<T>() + p * w.OH * w.OW;
@@ -211,16 +221,19 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
       a.push_back({"shape", g.input_meta(0).shape});
       return {g.call("avg_pool2d_backward", {g.grad_output(0)}, a)};
     };
-    d.backward_note = "dx[each element of a window] += dy / K² (avg_pool2d_backward)";
+    d.backward_note = "dx[each element of a window] += dy / (KH·KW) (avg_pool2d_backward)";
     d.cost = pool_cost(false, false);
     const InputSpec x5{{1, 2, 5, 5}}, x6{{2, 1, 6, 7}};
     d.gradcheck = {gc({x5}, {{"kernel_size", int64_t{2}}}, "2×2, stride 2"),
                    gc({x5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, "3×3, stride 2, padding 1"),
-                   gc({x6}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{1}}}, "overlapping windows")};
+                   gc({x6}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{1}}}, "overlapping windows"),
+                   gc({x6}, {{"kernel_size", std::vector<int64_t>{2, 3}}, {"stride", std::vector<int64_t>{2, 1}},
+                             {"padding", std::vector<int64_t>{0, 1}}},
+                      "non-square: 2×3 window, stride (2, 1), padding (0, 1)")};
     registry.add(std::move(d));
   }
   {
-    OpDef d = OpDef::declare("avg_pool2d_backward", "pool", "dx[each element of each window] += dy / K²", {"dy"});
+    OpDef d = OpDef::declare("avg_pool2d_backward", "pool", "dx[each element of each window] += dy / (KH·KW)", {"dy"});
     d.attrs = window_attrs();
     d.attrs.push_back(make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x",
                                 {}, {}, {}, true));
@@ -240,7 +253,7 @@ OPSCOPE_REGISTER_OPS(register_pool_ops) {
       k.out().fill(0);
       cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
         using T = decltype(z);
-        const T inv = static_cast<T>(1) / static_cast<T>(w.K * w.K);
+        const T inv = static_cast<T>(1) / static_cast<T>(w.KH * w.KW);
         for (int64_t p = 0; p < w.N * w.C; ++p) {
           const T* g = k.in(0).data<T>() + p * w.OH * w.OW;
           T* dx = k.out().data<T>() + p * w.H * w.W;

@@ -231,6 +231,33 @@ KernelFn reduce_kernel(ReduceKind kind) {
   };
 }
 
+// argmax / argmin over the R axis of v: the index along it (ties: the first; NaN wins, as PyTorch).
+template <class T>
+void arg_reduce_into(const ReduceView& v, int64_t* out, bool largest) {
+  const T* x = v.data.template data<T>();
+  for (int64_t a = 0; a < v.A; ++a)
+    for (int64_t b = 0; b < v.B; ++b) {
+      const T* p = x + a * v.R * v.B + b;
+      int64_t best = 0;
+      for (int64_t r = 1; r < v.R; ++r) {
+        const T cur = p[r * v.B], top = p[best * v.B];
+        if (top != top) break;  // NaN found first: it stays
+        if (cur != cur || (largest ? cur > top : cur < top)) best = r;
+      }
+      out[a * v.B + b] = best;
+    }
+}
+
+KernelFn arg_reduce_kernel(bool largest) {
+  return [largest](KernelCtx& k) {
+    const Tensor& x = k.in(0);
+    const auto axes = reduce_axes(x.shape(), k.attrs.ints("axes"), k.op.name);
+    if (k.out().numel() == 0) return;
+    const ReduceView v = reduce_view(k, x, axes);
+    visit_dtype(x.dtype(), [&](auto z) { arg_reduce_into<decltype(z)>(v, k.out().data<int64_t>(), largest); });
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Declarations
 
@@ -367,6 +394,31 @@ OPSCOPE_REGISTER_OPS(register_reduction_ops) {
     d.cost = reduce_cost(3);
     d.gradcheck = reduction_cases(Domain::any);
     d.gradcheck.push_back(gc({{{3, 4}}}, {{"axes", std::vector<int64_t>{0}}, {"unbiased", false}}, "biased"));
+    registry.add(std::move(d));
+  }
+  for (const bool largest : {true, false}) {
+    const std::string name = largest ? "argmax" : "argmin";
+    OpDef d = reduction(name,
+                        "the index of the " + std::string(largest ? "largest" : "smallest") +
+                            " element along one axis (int64; no axis: of the flattened x; ties: the first)",
+                        false);
+    d.attrs[0].doc = "the axis to search ([] = the flattened tensor); one axis at most";
+    auto infer = d.infer;
+    d.infer = [infer](const InferCtx& c) {
+      const Shape& s = c.inputs[0].shape;
+      if (c.attrs.ints("axes").size() > 1)
+        c.fail("takes one axis, got axes=" + attr_value_str(c.attrs.ints("axes")),
+               c.op.name + "(x, axis=1) for each row's index, " + c.op.name + "(x) for the flattened tensor");
+      for (int64_t a : reduce_axes(s, c.attrs.ints("axes"), c.op.name))
+        if (s[a] == 0) c.fail("axis " + std::to_string(a) + " of " + shape_str(s) + " is empty: it has no " +
+                              (c.op.name == "argmax" ? "largest" : "smallest") + " element");
+      auto out = infer(c);
+      out[0].dtype = DType::i64;
+      return out;
+    };
+    d.kernel(Device::cpu, "default", arg_reduce_kernel(largest));
+    d.differentiable = false;  // an index: piecewise constant, no gradient
+    d.cost = reduce_cost(1);
     registry.add(std::move(d));
   }
   {

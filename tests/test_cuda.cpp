@@ -281,16 +281,18 @@ TEST_CASE("cuda: layer_norm (three algorithms) and its backward match the CPU", 
   auto& r = f.rng;
   std::vector<Case> cases;
   for (const char* algo : {"welford", "two_pass", "naive"}) {
-    cases.push_back({"layer_norm", algo, {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)}, {},
-                     1e-4, "weight and bias", algo});
-    cases.push_back({"layer_norm", algo, {random_input({3, 5, 7, 211}, r)}, {{"normalized_ndim", int64_t{2}}}, 1e-4,
-                     "two axes, no weight", algo});
-    cases.push_back({"layer_norm", algo, {random_input({4, 5000}, r)}, {}, 1e-4, "long rows", algo});
+    cases.push_back({"layer_norm", algo, {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)},
+                     {{"normalized_shape", int64_t{37}}}, 1e-4, "weight and bias", algo});
+    cases.push_back({"layer_norm", algo, {random_input({3, 5, 7, 211}, r)}, {{"normalized_shape", std::vector<int64_t>{7, 211}}},
+                     1e-4, "two axes, no weight", algo});
+    cases.push_back({"layer_norm", algo, {random_input({4, 5000}, r)}, {{"normalized_shape", int64_t{5000}}}, 1e-4,
+                     "long rows", algo});
   }
   cases.push_back({"layer_norm_backward", "default",
-                   {random_input({9, 37}, r), random_input({9, 37}, r), random_input({37}, r)}, {}, 1e-4, "with weight"});
+                   {random_input({9, 37}, r), random_input({9, 37}, r), random_input({37}, r)},
+                   {{"normalized_shape", int64_t{37}}}, 1e-4, "with weight"});
   cases.push_back({"layer_norm_backward", "default", {random_input({6, 5, 301}, r), random_input({6, 5, 301}, r)},
-                   {{"normalized_ndim", int64_t{2}}}, 1e-4, "no weight, two axes"});
+                   {{"normalized_shape", std::vector<int64_t>{5, 301}}}, 1e-4, "no weight, two axes"});
   for (auto& c : cases) check_case(c, f.seed);
 }
 
@@ -389,6 +391,8 @@ TEST_CASE("cuda: conv2d naive and im2col, both backward ops, match the CPU", "[c
       {{2, 3, 11, 13}, {5, 3, 3, 3}, {{"padding", int64_t{1}}}, "3x3, padding 1"},
       {{1, 4, 17, 9}, {6, 2, 3, 2}, {{"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2, 3x2 kernel"},
       {{2, 2, 12, 12}, {3, 2, 3, 3}, {{"dilation", int64_t{2}}, {"padding", int64_t{2}}}, "dilation 2"},
+      {{1, 3, 10, 9}, {4, 3, 3, 2}, {{"stride", V{2, 1}}, {"padding", V{1, 0}}, {"dilation", V{1, 2}}},
+       "pairs: stride (2, 1), padding (1, 0), dilation (1, 2)"},
   };
   for (auto& c : convs) {
     Tensor x = random_input(c.x, r), w = random_input(c.w, r), b = random_input({c.w[0]}, r);
@@ -414,7 +418,8 @@ TEST_CASE("cuda: max and average pooling with their backward ops match the CPU",
   using V = std::vector<int64_t>;
   const std::vector<AttrMap> windows = {{{"kernel_size", int64_t{2}}},
                                         {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
-                                        {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}};
+                                        {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}},
+                                        {{"kernel_size", V{3, 2}}, {"stride", V{1, 2}}, {"padding", V{1, 0}}}};
   const Shape xs{2, 3, 11, 9};
   for (const AttrMap& a : windows) {
     Tensor x = random_input(xs, r, Fill::distinct);  // distinct: one argmax per window
@@ -429,6 +434,44 @@ TEST_CASE("cuda: max and average pooling with their backward ops match the CPU",
     check_case({"max_pool2d_backward", "direct", {x, dy}, a, 1e-6, "overlapping windows add"}, f.seed);
     check_case({"avg_pool2d_backward", "direct", {dy}, ab, 1e-5, ""}, f.seed);
   }
+}
+
+TEST_CASE("cuda: argmax, argmin and the optimizer steps (written in place) match the CPU", "[cuda]") {
+  if (skip_without_gpu()) return;
+  Fixture f;
+  auto& r = f.rng;
+  using V = std::vector<int64_t>;
+  Tensor x = random_input({7, 33}, r, Fill::distinct);
+  check_case({"argmax", "default", {x}, {{"axes", V{1}}}, 0, "rows"}, f.seed);
+  check_case({"argmin", "default", {x}, {{"axes", V{0}}}, 0, "columns"}, f.seed);
+  check_case({"argmax", "default", {x}, {}, 0, "flattened"}, f.seed);
+  // The update ops change their inputs: each side gets its own copies (float32, as training runs).
+  auto run_both = [&](const std::string& name, const std::vector<Tensor>& start, const AttrMap& a) {
+    const OpDef& op = OpRegistry::instance().get(name);
+    std::vector<Tensor> cpu, gpu;
+    for (auto& t : start) {
+      cpu.push_back(t.clone(MemCategory::input));
+      gpu.push_back(t.to(Device::cuda));
+    }
+    NoGradGuard ng;
+    for (int step = 0; step < 2; ++step) {
+      f.ws.call_multi(op, cpu, op.resolve(a));
+      f.ws.call_multi(op, gpu, op.resolve(a));
+    }
+    device_backend(Device::cuda)->synchronize();
+    for (size_t i = 0; i < start.size(); ++i) {
+      if (i == 1) continue;  // the gradient is only read
+      INFO(name << " input " << i << " after two steps");
+      CHECK(relative_error(gpu[i].to(Device::cpu), cpu[i]) <= 1e-5);
+    }
+  };
+  const Shape ws{5, 37};
+  Tensor w = random_input(ws, r), g = random_input(ws, r), buf = random_input(ws, r);
+  run_both("sgd_update", {w, g}, {{"lr", 0.1}});
+  run_both("sgd_update", {w, g, buf}, {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 0.01}, {"nesterov", true}});
+  Tensor m = random_input(ws, r), v = random_input(ws, r, Fill::positive), t = Tensor::full({}, 3.0, DType::f32);
+  run_both("adam_update", {w, g, m, v, t}, {{"lr", 0.01}, {"weight_decay", 0.1}});
+  run_both("adamw_update", {w, g, m, v, t}, {{"lr", 0.01}});
 }
 
 TEST_CASE("cuda: linear and dropout match the CPU", "[cuda]") {

@@ -23,7 +23,8 @@ struct GuiRun {
 
 // `what` is what the window opens: "--script FILE" (default: the MLP) or "--lesson N".
 std::string script_arg(const std::string& name) { return std::string("--script '") + OPSCOPE_SOURCE_DIR + "/tests/gui/" + name + "'"; }
-GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20, const std::string& what = script_arg("mlp.ops")) {
+GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20, const std::string& what = script_arg("mlp.ops"),
+               const std::string& extra = "") {
   const std::string dir = OPSCOPE_TEST_OUT;
   const std::string png = dir + "/" + name + ".png", json = dir + "/" + name + ".json";
   std::remove(png.c_str());
@@ -32,7 +33,7 @@ GuiRun run_gui(const std::string& name, const std::string& actions, int frames =
   const std::string config = dir + "/gui-test-config-" + name;
   std::system(("rm -rf '" + config + "'").c_str());
   const std::string cmd = "XDG_CONFIG_HOME='" + config + "' '" + std::string(OPSCOPE_BIN) + "' gui " + what + " --frames " +
-                          std::to_string(frames) + " --screenshot '" + png + "' --state-json '" + json + "' --actions '" + actions + "'";
+                          std::to_string(frames) + " --screenshot '" + png + "' --state-json '" + json + "' --actions '" + actions + "' " + extra;
   GuiRun r;
   r.rc = std::system(cmd.c_str());
   std::ifstream f(json);
@@ -336,6 +337,40 @@ TEST_CASE("gui: the knowledge map is a figure in both languages; a click opens t
   // the graph is shown again.
   CHECK(zh.state["map_shown"] == false);
   CHECK(count_titled(zh.state, "conv2d") > 0);
+}
+
+TEST_CASE("gui: the metrics panel plots each logged series, drawn while the loop ran, the current step marked", "[viz]") {
+  const std::string live = std::string(OPSCOPE_TEST_OUT) + "/metrics_live.png";
+  std::remove(live.c_str());
+  const GuiRun r = run_gui("metrics", "", 6, script_arg("train.ops"), "--live-screenshot '" + live + "'");
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  REQUIRE(s.is_object());
+  // The script's loop: 4 epochs of 8 batches, log("loss") and log("accuracy") per step.
+  REQUIRE(s["metrics"].contains("loss"));
+  CHECK(s["metrics"]["loss"]["points"] == 32);
+  CHECK(s["metrics"]["accuracy"]["last_step"] == 31);
+  CHECK(s["metrics"]["loss"]["last"].get<double>() < 1.0);  // it learned something
+  CHECK(s["metrics_charts"] == 2);  // the Metrics tab came forward with a chart per series
+  CHECK(s["idle_frames"].get<int>() >= 1);  // frames were drawn from inside the loop
+  // The current step's line, in the highlight orange, in the panel under the graph.
+  const float x = s["metrics_marker_x"];
+  REQUIRE(x > 0);
+  CHECK(count_color(r, x - 2, r.h * 0.7f, x + 3, static_cast<float>(r.h), 255, 140, 0, 12) > 40);
+  // A frame drawn while the loop ran: the panel was there already, its line in the highlight orange.
+  {
+    GuiRun mid;
+    int channels = 0;
+    unsigned char* data = stbi_load(live.c_str(), &mid.w, &mid.h, &channels, 4);
+    REQUIRE(data);
+    mid.pixels.assign(data, data + static_cast<size_t>(mid.w) * static_cast<size_t>(mid.h) * 4);
+    stbi_image_free(data);
+    CHECK(count_color(mid, 0, mid.h * 0.7f, mid.w * 0.66f, static_cast<float>(mid.h), 255, 140, 0, 12) > 40);
+  }
+  // The optimizer's state is a memory category of its own.
+  const auto& mem = s["memory"];
+  REQUIRE(!mem.empty());
+  CHECK(mem.back()["bytes"]["optimizer state"].get<int64_t>() == 2 * (8 * 32 + 32 + 32 * 3) * 4 + 3 * 4);
 }
 
 TEST_CASE("gui: a long statement keeps the window drawing, and Interrupt stops and undoes it", "[viz]") {

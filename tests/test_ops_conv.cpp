@@ -25,9 +25,13 @@ struct Conf {
   V x, w;
   bool bias;
   int64_t stride = 1, pad = 0, dil = 1, groups = 1;
-  bool winograd_ok() const { return w[2] == 3 && w[3] == 3 && stride == 1 && dil == 1; }
+  int64_t stride_w = -1, pad_w = -1, dil_w = -1;  // along W when it differs from H (PyTorch's pairs)
+  int64_t sw() const { return stride_w < 0 ? stride : stride_w; }
+  int64_t pw() const { return pad_w < 0 ? pad : pad_w; }
+  int64_t dw() const { return dil_w < 0 ? dil : dil_w; }
+  bool winograd_ok() const { return w[2] == 3 && w[3] == 3 && stride == 1 && sw() == 1 && dil == 1 && dw() == 1; }
   AttrMap attrs() const {
-    return {{"stride", stride}, {"padding", pad}, {"dilation", dil}, {"groups", groups}};
+    return {{"stride", V{stride, sw()}}, {"padding", V{pad, pw()}}, {"dilation", V{dil, dw()}}, {"groups", groups}};
   }
 };
 
@@ -46,7 +50,7 @@ std::vector<double> reference_conv(const Tensor& x, const Tensor& w, const Tenso
   const int64_t K = w.shape()[0], R = w.shape()[2], S = w.shape()[3];
   const int64_t Cg = C / cf.groups, Kg = K / cf.groups;
   const int64_t OH = (H + 2 * cf.pad - cf.dil * (R - 1) - 1) / cf.stride + 1;
-  const int64_t OW = (W + 2 * cf.pad - cf.dil * (S - 1) - 1) / cf.stride + 1;
+  const int64_t OW = (W + 2 * cf.pw() - cf.dw() * (S - 1) - 1) / cf.sw() + 1;
   out = {N, K, OH, OW};
   std::vector<double> y;
   for (int64_t n = 0; n < N; ++n)
@@ -58,7 +62,7 @@ std::vector<double> reference_conv(const Tensor& x, const Tensor& w, const Tenso
           for (int64_t c = 0; c < Cg; ++c)
             for (int64_t r = 0; r < R; ++r)
               for (int64_t s = 0; s < S; ++s) {
-                const int64_t h = i * cf.stride + r * cf.dil - cf.pad, v = j * cf.stride + s * cf.dil - cf.pad;
+                const int64_t h = i * cf.stride + r * cf.dil - cf.pad, v = j * cf.sw() + s * cf.dw() - cf.pw();
                 if (h >= 0 && h < H && v >= 0 && v < W)
                   acc += x.get(((n * C + c0 + c) * H + h) * W + v) * w.get(((k * Cg + c) * R + r) * S + s);
               }
@@ -80,6 +84,11 @@ const std::vector<Conf> kConfs = {
     {{1, 2, 12, 13}, {2, 2, 7, 7}, false, 3, 3, 2},           // 7×7, stride 3, dilation 2
     {{3, 2, 4, 4}, {2, 2, 2, 3}, true, 1, 0},                 // non-square kernel
     {{3, 2, 23, 25}, {2, 2, 3, 3}, true, 1, 1},               // 468 winograd tiles: 2 blocks, odd output
+    // Pairs (h, w), as PyTorch takes them: each axis its own stride, padding and dilation.
+    {{2, 3, 9, 8}, {4, 3, 3, 3}, true, 1, 1, 1, 1, -1, 0},    // padding (1, 0): winograd too
+    {{1, 2, 10, 9}, {3, 2, 3, 2}, true, 2, 0, 1, 1, 1},       // 3×2 kernel, stride (2, 1)
+    {{2, 2, 8, 11}, {2, 2, 2, 3}, false, 1, 1, 2, 1, 3, 0, 1}, // stride (1, 3), padding (1, 0), dilation (2, 1)
+    {{1, 4, 7, 12}, {4, 2, 1, 3}, true, 3, 0, 1, 2, 2, 2, 3}, // 1×3 kernel, groups 2, every pair different
 };
 
 }  // namespace
@@ -95,9 +104,9 @@ TEST_CASE("conv2d: every algorithm matches an independent loop", "[op]") {
       const std::vector<double> ref = reference_conv(x, w, cf.bias ? &b : nullptr, cf, out_shape);
       for (const auto& algo : kAlgos) {
         if (algo == "winograd" && !cf.winograd_ok()) continue;
-        INFO("algo " << algo << " x " << shape_str(cf.x) << " w " << shape_str(cf.w) << " stride " << cf.stride
-                     << " pad " << cf.pad << " dil " << cf.dil << " groups " << cf.groups << " "
-                     << dtype_name(dt));
+        INFO("algo " << algo << " x " << shape_str(cf.x) << " w " << shape_str(cf.w) << " stride " << cf.stride << ","
+                     << cf.sw() << " pad " << cf.pad << "," << cf.pw() << " dil " << cf.dil << "," << cf.dw()
+                     << " groups " << cf.groups << " " << dtype_name(dt));
         std::vector<Tensor> in = {x, w};
         if (cf.bias) in.push_back(b);
         Tensor y = ws.call("conv2d", in, cf.attrs(), algo);
@@ -174,6 +183,13 @@ TEST_CASE("conv2d: shape errors name the shapes and the rule", "[op]") {
   CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"dilation", int64_t{2}}}, "winograd"),
              Catch::Contains("got 3×3 stride 1 dilation 2"));
   CHECK(err({1, 1, 8, 8}, {1, 1, 3, 3}, {}, "winograd") == "no error");
+  // Non-square: padding may differ per axis in winograd; kernels, strides and dilations may not.
+  CHECK(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"padding", V{1, 0}}}, "winograd") == "no error");
+  CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 2}, {}, "winograd"), Catch::Contains("got 3×2 stride 1"));
+  CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"stride", V{1, 2}}}, "winograd"), Catch::Contains("got 3×3 stride (1, 2)"));
+  CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"dilation", V{2, 1}}}, "winograd"), Catch::Contains("dilation (2, 1)"));
+  // A pair is two sizes: three is an error that says what is accepted.
+  CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"stride", V{1, 2, 3}}}), Catch::Contains("must be an int or a pair (h, w)"));
 }
 
 TEST_CASE("conv2d: im2col buffer is workspace memory, freed after the call", "[op]") {
@@ -287,6 +303,10 @@ TEST_CASE("conv2d gradcheck: stride, dilation, groups, other kernels per compati
        false},
       {c({{{1, 3, 4, 4}}, {{2, 3, 1, 1}}}, {}, "1×1"), false},
       {c({x, w, b}, {{"padding", int64_t{2}}}, "3×3, padding 2"), true},
+      {c({{{1, 2, 6, 7}}, w, b}, {{"stride", V{2, 1}}, {"padding", V{0, 1}}}, "stride (2, 1), padding (0, 1)"), false},
+      {c({{{1, 2, 7, 6}}, {{2, 2, 3, 2}}}, {{"dilation", V{2, 1}}, {"padding", V{1, 0}}}, "3×2 kernel, dilation (2, 1)"),
+       false},
+      {c({x, w}, {{"padding", V{2, 1}}}, "3×3, padding (2, 1)"), true},
   };
   for (size_t i = 0; i < cases.size(); ++i)
     for (const auto& algo : kAlgos) {

@@ -83,10 +83,12 @@ TEST_CASE("layer_norm: hand-computed row", "[op]") {
   const double r = 1 / std::sqrt(1.25);
   for (const char* algo : {"welford", "two_pass", "naive"}) {
     INFO(algo);
-    require_close(ws.call("layer_norm", {x}, {{"eps", 0.0}}, algo), {-1.5 * r, -0.5 * r, 0.5 * r, 1.5 * r}, 1e-12);
+    require_close(ws.call("layer_norm", {x}, {{"normalized_shape", int64_t{4}}, {"eps", 0.0}}, algo),
+                  {-1.5 * r, -0.5 * r, 0.5 * r, 1.5 * r}, 1e-12);
   }
   Tensor w = Tensor::from_vector<double>({1, 2, 3, 4}, {4}), b = Tensor::from_vector<double>({0, 0, 0, 1}, {4});
-  require_close(ws.call("layer_norm", {x, w, b}, {{"eps", 0.0}}), {-1.5 * r, -1.0 * r, 1.5 * r, 6 * r + 1}, 1e-12);
+  require_close(ws.call("layer_norm", {x, w, b}, {{"normalized_shape", int64_t{4}}, {"eps", 0.0}}),
+                {-1.5 * r, -1.0 * r, 1.5 * r, 6 * r + 1}, 1e-12);
 }
 
 TEST_CASE("layer_norm: every algorithm against a naive loop, odd sizes, float32 and float64", "[op]") {
@@ -105,11 +107,11 @@ TEST_CASE("layer_norm: every algorithm against a naive loop, odd sizes, float32 
       auto expected = ref_layer_norm(values(x), n, values(w), values(b), 1e-5);
       for (const char* algo : {"welford", "two_pass", "naive"}) {
         INFO(shape_str(c.shape) << " k=" << c.k << " " << dtype_name(dt) << " " << algo);
-        Tensor y = ws.call("layer_norm", {x, w, b}, {{"normalized_ndim", c.k}}, algo);
+        Tensor y = ws.call("layer_norm", {x, w, b}, {{"normalized_shape", ns}}, algo);
         require_close(y, expected, dt == DType::f64 ? 1e-10 : 2e-4);
       }
       auto plain = ref_layer_norm(values(x), n, {}, {}, 1e-5);
-      require_close(ws.call("layer_norm", {x}, {{"normalized_ndim", c.k}}), plain, dt == DType::f64 ? 1e-10 : 2e-4);
+      require_close(ws.call("layer_norm", {x}, {{"normalized_shape", ns}}), plain, dt == DType::f64 ? 1e-10 : 2e-4);
     }
   }
 }
@@ -127,7 +129,7 @@ TEST_CASE("layer_norm: Welford and two-pass survive a large mean, the naive E[xÂ
   const auto expected = ref_layer_norm(v, N, {}, {}, 1e-5);
 
   auto worst = [&](const char* algo) {
-    Tensor y = ws.call("layer_norm", {x32}, {}, algo);
+    Tensor y = ws.call("layer_norm", {x32}, {{"normalized_shape", N}}, algo);
     double m = 0;
     for (int64_t i = 0; i < y.numel(); ++i) {
       const double d = std::fabs(y.get(i) - expected[static_cast<size_t>(i)]);
@@ -164,10 +166,16 @@ TEST_CASE("layer_norm: errors name the shapes", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   Tensor x = test::randn({2, 3}, 1);
-  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x, test::randn({2}, 2)}); }),
-             Contains("weight has shape [2]") && Contains("needs [3]"));
-  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}, {{"normalized_ndim", int64_t{3}}}); }),
-             Contains("normalized_ndim=3"));
+  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x, test::randn({2}, 2)}, {{"normalized_shape", int64_t{3}}}); }),
+             Contains("weight has shape [2]") && Contains("normalized_shape is [3]"));
+  // PyTorch's convention: the trailing sizes of x, not a count of axes.
+  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{2}}}); }),
+             Contains("normalized_shape=[2] but x [2, 3] ends in [3]"));
+  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{1, 2, 3}}}); }),
+             Contains("has only 2 axes"));
+  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}); }), Contains("missing attribute 'normalized_shape'"));
+  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{}}}); }),
+             Contains("normalized_shape is empty"));
 }
 
 TEST_CASE("layer_norm, layer_norm_backward, batch_norm, batch_norm_backward: gradcheck", "[op][grad]") {
@@ -182,7 +190,7 @@ TEST_CASE("layer_norm: backward matches the textbook formula, written out here",
   Tensor x = test::param(test::randn({R, N}, 11)), w = test::param(test::randn({N}, 12)),
          b = test::param(test::randn({N}, 13));
   Tensor dy = test::randn({R, N}, 14);
-  ws.backward(ws.call("layer_norm", {x, w, b}), dy);
+  ws.backward(ws.call("layer_norm", {x, w, b}, {{"normalized_shape", N}}), dy);
   auto xv = values(x), wv = values(w), dv = values(dy);
   std::vector<double> dx(R * N), dw(N, 0), db(N, 0);
   for (int64_t r = 0; r < R; ++r) {
@@ -335,6 +343,49 @@ TEST_CASE("avg_pool2d: padding counts as zeros (count_include_pad); adaptive win
   CHECK(test::max_diff(ws.call("adaptive_avg_pool2d", {a}, {{"output_size", V{5, 7}}}), a) == 0);
   Tensor g = ws.call("adaptive_avg_pool2d", {a}, {{"output_size", V{1, 1}}});
   CHECK(std::fabs(g.get(0) - ws.call("mean", {ws.call("slice", {a}, {{"axis", int64_t{1}}, {"start", int64_t{0}}, {"stop", int64_t{1}}})}, {{"axes", V{1, 2, 3}}}).get(0)) < 1e-12);
+}
+
+TEST_CASE("max_pool2d, avg_pool2d: non-square windows, strides and padding (pairs, as PyTorch) against a loop", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const int64_t H = 7, W = 6;
+  Tensor x = test::randn({2, 3, H, W}, 21);
+  struct Case {
+    V kernel, stride, padding;
+  };
+  for (const Case& c : {Case{{3, 2}, {1, 2}, {1, 0}}, Case{{2, 3}, {2, 1}, {0, 1}}, Case{{1, 3}, {0, 0}, {0, 1}}}) {
+    const int64_t KH = c.kernel[0], KW = c.kernel[1];
+    const int64_t SH = c.stride[0] ? c.stride[0] : KH, SW = c.stride[1] ? c.stride[1] : KW;  // 0: the kernel size
+    const int64_t PH = c.padding[0], PW = c.padding[1];
+    const int64_t OH = (H + 2 * PH - KH) / SH + 1, OW = (W + 2 * PW - KW) / SW + 1;
+    std::vector<double> mx, av;
+    for (int64_t p = 0; p < 6; ++p)
+      for (int64_t i = 0; i < OH; ++i)
+        for (int64_t j = 0; j < OW; ++j) {
+          double m = -INFINITY, sum = 0;
+          for (int64_t r = 0; r < KH; ++r)
+            for (int64_t q = 0; q < KW; ++q) {
+              const int64_t h = i * SH - PH + r, w = j * SW - PW + q;
+              if (h < 0 || h >= H || w < 0 || w >= W) continue;  // padding: -inf for max, 0 for the average
+              m = std::max(m, x.get(p * H * W + h * W + w));
+              sum += x.get(p * H * W + h * W + w);
+            }
+          mx.push_back(m);
+          av.push_back(sum / static_cast<double>(KH * KW));
+        }
+    const AttrMap a = {{"kernel_size", c.kernel}, {"stride", c.stride}, {"padding", c.padding}};
+    INFO("kernel " << shape_str(c.kernel) << " stride " << shape_str(c.stride) << " padding " << shape_str(c.padding));
+    Tensor ym = ws.call("max_pool2d", {x}, a), ya = ws.call("avg_pool2d", {x}, a);
+    REQUIRE(ym.shape() == Shape{2, 3, OH, OW});
+    require_close(ym, mx, 0);
+    require_close(ya, av, 1e-14);
+  }
+  // An int is the same along both axes; the error names both sizes when they differ.
+  CHECK(ws.call("max_pool2d", {x}, {{"kernel_size", int64_t{2}}}).shape() == Shape{2, 3, 3, 3});
+  CHECK_THAT(error_of([&] { ws.call("max_pool2d", {x}, {{"kernel_size", V{2, 3}}, {"padding", V{0, 2}}}); }),
+             Contains("padding=(0, 2) is more than half of kernel_size=(2, 3)"));
+  CHECK_THAT(error_of([&] { ws.call("avg_pool2d", {x}, {{"kernel_size", V{8, 1}}}); }),
+             Contains("the 8Ã—1 window does not fit in x [2, 3, 7, 6]"));
 }
 
 TEST_CASE("pooling: gradcheck", "[op][grad]") {

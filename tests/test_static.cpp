@@ -74,7 +74,7 @@ yb = randn([6, 8])
     k = x @ wk
     v = x @ wv
     a = softmax(q @ k.T / 2.8284, axis=-1) @ v
-    o = layer_norm(a + x, g, be, normalized_ndim=1)
+    o = layer_norm(a + x, [8], g, be)
     return mean((o - y) * (o - y))
 )",
                              "x = input(\"x\", [6, 8])\ny = input(\"y\", [6, 8])\n",

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages opscope builds with. Idempotent: does nothing when all
 # are present. Runs apt-get as root, or through sudo.
 set -euo pipefail
-packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-dev libcli11-dev libedit-dev libmd4c-dev
+packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-dev libcli11-dev libedit-dev libmd4c-dev zlib1g-dev
   # GUI (optional in CMake, installed here): Dear ImGui, GLFW, Graphviz, stb, Mesa, Xvfb for tests, fonts
   libimgui-dev libglfw3-dev libgraphviz-dev libstb-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core fonts-wqy-microhei
   # ONNX import/export (protobuf classes) and its backend test suite; Fashion-MNIST; BLAS and oneDNN

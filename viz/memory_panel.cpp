@@ -77,9 +77,12 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   char first_step[32];
   std::snprintf(first_step, sizeof first_step, "step %lld", (long long)series.front().step);
   dl->AddText(ImVec2(x0, y1 + 1), th.text_dim, first_step);
-  // The backward pass's steps on a tinted background: where saved tensors get freed.
+  // The backward pass's steps on a tinted background: where saved tensors get freed. A training
+  // loop has many: a band is labelled only where its label does not run into the one before.
   {
     const std::vector<StepEvent>& ev = *f.events;
+    const float label_w = ImGui::CalcTextSize("backward pass").x;
+    float free_from = x0 + ImGui::CalcTextSize(first_step).x + 6;
     size_t i = 0;
     while (i < n) {
       if (ev[i].phase != Phase::backward) {
@@ -90,7 +93,10 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
       while (j + 1 < n && ev[j + 1].phase == Phase::backward) ++j;
       const float xa = i == 0 ? x0 : (X(i - 1) + X(i)) * 0.5f, xb = j + 1 >= n ? x1 : (X(j) + X(j + 1)) * 0.5f;
       dl->AddRectFilled(ImVec2(xa, y0), ImVec2(xb, y1), (th.backward_tint & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 90));
-      dl->AddText(ImVec2(xa + 3, y1 + 1), th.edge_backward, "backward pass");
+      if (xa + 3 >= free_from && xa + 3 + label_w <= x1) {
+        dl->AddText(ImVec2(xa + 3, y1 + 1), th.edge_backward, "backward pass");
+        free_from = xa + 3 + label_w + 6;
+      }
       i = j + 1;
     }
   }

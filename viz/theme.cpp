@@ -63,6 +63,7 @@ ImU32 category_color(MemCategory c, bool dark) {
       IM_COL32(59, 130, 246, 255),  // activation
       IM_COL32(139, 92, 246, 255),  // saved for backward
       IM_COL32(236, 72, 153, 255),  // gradient
+      IM_COL32(22, 163, 74, 255),   // optimizer state
       IM_COL32(20, 184, 166, 255),  // workspace
       IM_COL32(203, 213, 225, 255), // temporary
   };

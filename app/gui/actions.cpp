@@ -132,6 +132,7 @@ void inject_mouse(GuiState& s) {
 }
 
 namespace {
+lang::Interpreter& ms_interp(const GuiState& s) { return s.session->interpreter(); }
 // What the last loop left of its tape (the loop badge's numbers).
 nlohmann::json loop_json(const lang::LoopTape& l) {
   return {{"line", l.line}, {"iterations", l.iterations}, {"dropped_iterations", l.dropped_iterations},
@@ -182,6 +183,10 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
     for (int c = 0; c < kNumCategories; ++c) cats[category_name(static_cast<MemCategory>(c))] = e.mem_after[static_cast<size_t>(c)];
     memory.push_back({{"step", e.step}, {"node", e.node}, {"phase", phase_name(e.phase)}, {"total", total_bytes(e.mem_after)}, {"bytes", cats}});
   }
+  json metrics = json::object();  // each logged series: its points and last value
+  for (const auto& m : ms_interp(s).metrics().series())
+    metrics[m.name] = {{"points", m.steps.size()}, {"last_step", m.steps.empty() ? -1 : m.steps.back()},
+                       {"last", m.values.empty() ? 0.0 : m.values.back()}};
   const StepEvent* last = s.log->last();
   json console = json::array();
   const size_t from = s.console.lines.size() > 40 ? s.console.lines.size() - 40 : 0;
@@ -226,6 +231,9 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"live_bytes", s.ws->tracker().live_total()},
               {"peak_bytes", s.ws->tracker().peak_total()},
               {"cjk_font", s.fonts.cjk},
+              {"metrics", metrics},
+              {"metrics_charts", s.metrics.charts_drawn},
+              {"metrics_marker_x", s.metrics.marker_x},
               {"console", console},
               {"action_errors", s.action_errors}}
       .dump(2);

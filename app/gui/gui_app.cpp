@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/gui/gui_state.h"
+#include "app/lang/interpreter.h"
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/workspace.h"
@@ -148,11 +149,10 @@ int run_gui(const GuiOptions& o) {
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    if (!idle && headless && s.frame + 1 == total_frames && !o.screenshot.empty()) {
-      if (!write_screenshot(o.screenshot, fb_w, fb_h)) {
-        std::fprintf(stderr, "error: cannot write '%s'\n", o.screenshot.c_str());
-        rc = 1;
-      }
+    const std::string& png = idle ? o.live_screenshot : headless && s.frame + 1 == total_frames ? o.screenshot : std::string();
+    if (!png.empty() && !write_screenshot(png, fb_w, fb_h)) {
+      std::fprintf(stderr, "error: cannot write '%s'\n", png.c_str());
+      rc = 1;
     }
     glfwSwapBuffers(window);
   };
@@ -163,11 +163,25 @@ int run_gui(const GuiOptions& o) {
     }
     draw_frame(true);
   };
+  // Headless, the script's frames come from its loops' back-edges, one every 25 iterations
+  // (not from the clock), so that tests see the same frames on every machine.
+  auto run_headless = [&](const std::function<void()>& work) {
+    int64_t iterations = 0;
+    session.interpreter().on_iteration = [&] {
+      if (++iterations % 25 != 0) return;
+      if (s.idle_frames == 0 && s.frame == 0) draw_frame(true);  // ImGui lays out tab bars in a first frame
+      draw_frame(true);
+    };
+    s.running = true;
+    work();
+    s.running = false;
+    session.interpreter().on_iteration = nullptr;
+  };
   if (!o.script.empty()) {
     std::ostringstream out, err;
     bool ok = true;
     auto run_script = [&] { ok = session.run(read_file(o.script), o.script, out, err); };
-    if (headless) run_script();  // headless frames come from --frames alone
+    if (headless) run_headless(run_script);
     else run_busy(s, run_script);
     s.log->forget_missing_nodes(&ws.graph());  // steps of a rolled-back statement
     s.console.lines.push_back({ConsoleLine::input, "# ran " + o.script});

@@ -13,6 +13,7 @@ struct GuiOptions {
   std::string lesson;       // lesson id for the lesson panel
   int frames = 0;           // > 0: render this many frames, then exit (headless use)
   std::string screenshot;   // PNG of the last frame
+  std::string live_screenshot;  // PNG of the last frame drawn from inside the script's loop
   std::string state_json;   // what is on screen after the last frame
   std::string actions;      // "step;step;select n3;toggle backward"
   int width = 1600, height = 1000;

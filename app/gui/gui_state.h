@@ -13,6 +13,7 @@
 #include "viz/concept_map.h"
 #include "viz/graph_view.h"
 #include "viz/inspector.h"
+#include "viz/metrics_panel.h"
 #include "viz/step_log.h"
 #include "viz/theme.h"
 
@@ -63,6 +64,9 @@ struct GuiState {
   std::string map_tab = "Knowledge map";  // the tab's title in the lesson's language
   bool show_map = false, show_graph = false;  // bring that tab to the front (once)
   bool map_visible = false;                   // the map's tab was drawn in the last frame
+  // The metrics panel (a tab beside the console), brought to the front when a script first logs.
+  viz::MetricsPanelState metrics;
+  bool metrics_shown = false;       // the tab came forward for the metrics logged so far
   // Frame statistics
   double time = 0;        // seconds since start (simulated in headless runs: deterministic)
   double frame_ms = 0;    // CPU time of the last frame's UI building

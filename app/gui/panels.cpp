@@ -69,7 +69,7 @@ void draw_toolbar(GuiState& s) {
   // The phase and step number, from the last StepEvent.
   const StepEvent* last = s.log->last();
   if (last) {
-    ImGui::Text("step %lld · %s #%d %s", (long long)last->step, last->phase == Phase::backward ? "backward" : "forward",
+    ImGui::Text("step %lld · %s #%d %s", (long long)last->step, phase_name(last->phase),
                 last->node, last->op ? last->op->name.c_str() : "");
   } else {
     ImGui::TextDisabled("no steps yet");
@@ -217,7 +217,9 @@ void draw_console(GuiState& s) {
 // [SECTION] lesson panel (the lesson player plugs in through GuiState::lesson_panel)
 void draw_lesson(GuiState& s) {
   if (s.lesson_panel) {
+    if (s.running) ImGui::BeginDisabled();  // its buttons run cells: not while a statement runs
     s.lesson_panel(s);
+    if (s.running) ImGui::EndDisabled();
     return;
   }
   ImGui::TextWrapped("Lessons open here: each lesson's text next to cells that run in this workspace.");
@@ -418,6 +420,20 @@ void draw_ui(GuiState& s) {
     if (ImGui::BeginTabItem("Lesson", nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0)) {
       draw_lesson(s);
       ImGui::EndTabItem();
+    }
+    // The first metric a script logs brings the Metrics tab forward (again after a :reset).
+    const viz::MetricLog& metrics = s.session->interpreter().metrics();
+    const bool bring = !metrics.empty() && !s.metrics_shown;
+    s.metrics_shown = !metrics.empty();
+    if (ImGui::BeginTabItem("Metrics", nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0)) {
+      viz::MetricsPanelFrame mf;
+      mf.log = &metrics;
+      mf.theme = &th;
+      mf.running = s.running;
+      viz::draw_metrics_panel(s.metrics, mf, ImVec2(0, 0));
+      ImGui::EndTabItem();
+    } else {
+      s.metrics.charts_drawn = 0;
     }
     ImGui::EndTabBar();
   }

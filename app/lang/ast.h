@@ -25,7 +25,9 @@ struct Arg {  // positional (name empty) or keyword argument
 
 struct Expr {
   enum Kind {
-    integer, real, string, boolean, none, name, list, tuple, unary, binary, compare, logical, call, attr, index, slice
+    integer, real, string, boolean, none, name, list, tuple, unary, binary, compare, logical, call, attr, index, slice,
+    dict,  // {k: v, ...}: items are k0, v0, k1, v1, ...
+    cond   // a if c else b: items are a, c, b
   } kind;
   Pos pos;
   std::string text;      // name, attribute name, operator, string value, number text
@@ -45,14 +47,14 @@ struct Param {
 };
 
 struct Stmt {
-  enum Kind { expr, assign, aug_assign, def, ret, if_, for_, block, pass, command, assert_ } kind;
+  enum Kind { expr, assign, aug_assign, def, ret, if_, for_, block, pass, command, assert_, while_, break_, continue_, class_ } kind;
   Pos pos;
-  std::string text;                // def: name; for: loop variable; block: block name; aug_assign: op; command
-  std::vector<ExprPtr> targets;    // assign targets (a tuple target is one Expr of kind tuple)
-  ExprPtr value;                   // expr, assign value, return value, if condition, for iterable, assert condition
+  std::string text;                // def/class: name; for: loop variable (one name); block: block name; aug_assign: op; command
+  std::vector<ExprPtr> targets;    // assign targets (a tuple target is one Expr of kind tuple); for: its target
+  ExprPtr value;                   // expr, assign value, return value, if/while condition, for iterable, assert condition
   ExprPtr message;                 // assert's optional message (assert cond, "message")
   std::vector<Param> params;       // def
-  Block body, orelse;              // def/for/if/block bodies; if's else (an elif is a nested if)
+  Block body, orelse;              // def/for/while/if/class/block bodies; if's else (an elif is a nested if)
   std::vector<std::string> decorators;
   std::string source;              // the statement's source text (for --json and history)
   Stmt(Kind k, Pos p) : kind(k), pos(p) {}

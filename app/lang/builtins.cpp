@@ -408,6 +408,7 @@ void install_python_builtins(BuiltinTable& B) {
       line += (i ? sep : "") + str(a.positional[i]);
       if (a.positional[i].kind == Value::tensor) in.show("print", a.positional[i]);
     }
+    in.progress_output();  // a progress line on the terminal makes way
     in.out() << line << "\n";
     return Value::None();
   });
@@ -417,6 +418,9 @@ void install_python_builtins(BuiltinTable& B) {
     if (v.kind == Value::list || v.kind == Value::tuple) return Value::Int(static_cast<int64_t>(v.items->size()));
     if (v.kind == Value::string) return Value::Int(static_cast<int64_t>(v.s.size()));
     if (v.kind == Value::tensor && v.t.dim() > 0) return Value::Int(v.t.size(0));
+    if (v.kind == Value::dict) return Value::Int(static_cast<int64_t>(static_cast<const Dict&>(*v.obj).entries.size()));
+    if (v.kind == Value::object)
+      if (const int64_t n = static_cast<const NativeObject&>(*v.obj).length(); n >= 0) return Value::Int(n);
     in.fail(a.pos, std::string("len() of a ") + kind_name(v));
   });
   add("range", "range(stop) or range(start, stop, step=1)", "integers for a for loop", [](Interpreter& in, CallArgs& a) {
@@ -476,7 +480,8 @@ void install_python_builtins(BuiltinTable& B) {
 void install_measurement_builtins(BuiltinTable& B) {
   auto add = [&B](auto&&... args) { B.add(std::forward<decltype(args)>(args)...); };
   add("live_bytes", "live_bytes(category=None)",
-      "bytes held by live tensors now (one category: parameter, input, activation, saved, gradient, workspace, temporary)",
+      "bytes held by live tensors now (one category: parameter, input, activation, saved, gradient, "
+      "\"optimizer state\", workspace, temporary)",
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "live_bytes", 0, 1);
         auto& tr = in.ws().tracker();

@@ -177,15 +177,17 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
     return Value::Bool(true);
   });
 
-  add("node_count", "node_count(phase=None)", "nodes in the graph now (phase: \"forward\" or \"backward\")", [](Interpreter& in, CallArgs& a) {
+  add("node_count", "node_count(phase=None)", "nodes in the graph now (phase: \"forward\", \"backward\" or \"update\")",
+      [](Interpreter& in, CallArgs& a) {
     only_keywords(in, a, "node_count", {});
     if (a.positional.size() > 1) in.fail(a.pos, "node_count() takes at most one argument");
     std::string phase = a.positional.empty() || a.positional[0].kind == Value::none ? "" : a.positional[0].s;
-    if (!a.positional.empty() && a.positional[0].kind == Value::string && phase != "forward" && phase != "backward")
-      in.fail(a.positions[0], "node_count()'s phase is \"forward\" or \"backward\"");
+    if (!a.positional.empty() && a.positional[0].kind == Value::string && phase != "forward" && phase != "backward" &&
+        phase != "update")
+      in.fail(a.positions[0], "node_count()'s phase is \"forward\", \"backward\" or \"update\" (an optimizer's steps)");
     int64_t n = 0;
     for (const Node& node : in.ws().graph().nodes())
-      if (phase.empty() || (phase == "backward") == (node.phase == Phase::backward)) ++n;
+      if (phase.empty() || phase == phase_name(node.phase)) ++n;
     return Value::Int(n);
   });
 

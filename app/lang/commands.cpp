@@ -33,7 +33,11 @@ const char* kLanguageHelp = R"(The opscope language is Python-like:
   @op                             # an operator of your own: one node; save() what backward needs,
   def swish(x): ...               # then @swish.backward def swish_backward(dy, ...): return dx
   for i in range(3): ...          # loops (bounded), if/elif/else, no_grad: blocks
-  save("x.npy", x); load("x.npy") # NumPy .npy files
+  while c: ... break / continue   # while loops, a if c else b, dicts {"lr": 0.1}
+  class Net: def forward(self, x) # a model: Net()(x) runs forward; parameters(model)
+  opt = Adam(parameters(model))   # opt.zero_grad(), opt.step(); also SGD, AdamW
+  for xb, yb in batches(x, y): .. # mini-batches; fashion_mnist("train"), log("loss", l)
+  save("x.npy", x); load("x.npy") # NumPy .npy files; load_idx("images-idx3-ubyte.gz")
 Type :help COMMAND, :help OP or :help FUNCTION for details.)";
 
 void cmd_help(Interpreter& in, const std::string& args, std::ostream& out) {
@@ -92,7 +96,7 @@ std::string graph_line(const Graph& g, const Node& n, const std::string& id) {
   std::string ins, outs;
   for (int v : n.inputs) ins += (ins.empty() ? "" : ", ") + value_label(v);
   for (int v : n.outputs) outs += (outs.empty() ? "" : ", ") + value_label(v);
-  std::string line = "#" + id + (n.phase == Phase::backward ? " bwd " : " fwd ") + outs + " = " + n.label() + "(" + ins + ")";
+  std::string line = "#" + id + (n.phase == Phase::backward ? " bwd " : n.phase == Phase::update ? " upd " : " fwd ") + outs + " = " + n.label() + "(" + ins + ")";
   if (!n.scope.empty()) line += "  in " + n.scope;
   if (n.forward_of >= 0) line += "  [grad of #" + std::to_string(n.forward_of) + "]";
   int64_t saved = 0;
@@ -187,7 +191,7 @@ void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
 // the shapes, what was freed, and memory by category after it.
 std::string format_step(const Graph& g, const StepEvent& e) {
   const Node& n = g.node(e.node);
-  std::string s = "step " + std::to_string(e.step) + "  " + (e.phase == Phase::backward ? "bwd" : "fwd") + "  #" +
+  std::string s = "step " + std::to_string(e.step) + "  " + (e.phase == Phase::backward ? "bwd" : e.phase == Phase::update ? "upd" : "fwd") + "  #" +
                   std::to_string(n.id) + " ";
   std::string outs;
   for (int v : n.outputs) {

@@ -1,6 +1,7 @@
 #include "app/lang/interpreter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <ostream>
 
@@ -14,7 +15,8 @@ namespace opscope::lang {
 
 namespace {
 const char* const kKeywords[] = {"def", "return", "if", "elif", "else", "for", "in", "and", "or", "not",
-                                 "True", "False", "None", "pass", "no_grad", "static", "assert"};
+                                 "True", "False", "None", "pass", "no_grad", "static", "assert",
+                                 "while", "break", "continue", "class"};
 
 // Names the language gives to operators: `a + b` is add(a, b).
 const char* binary_op_name(const std::string& op) {
@@ -41,10 +43,39 @@ const char* const kTensorMethods[] = {"item", "tolist", "detach", "backward", "n
                                       "double", "long", "to", "reshape", "view", "permute"};
 const char* const kTensorAttrs[] = {"shape", "grad", "dtype", "device", "requires_grad", "T", "ndim", "name"};
 
+// An op's input name without its "?" or "..." ("bias?" -> "bias").
+std::string input_name(const OpDef& op, size_t i) {
+  std::string n = op.input_names[std::min(i, op.input_names.size() - 1)];
+  while (!n.empty() && (n.back() == '?' || n.back() == '.')) n.pop_back();
+  return n;
+}
+std::string input_list(const OpDef& op) {
+  std::string s;
+  for (auto& n : op.input_names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 // Return from a user function: unwinds the interpreter's C++ stack to the call.
 struct ReturnSignal {
   Value value;
 };
+// break and continue: unwind to the innermost loop (the parser allows them only inside one).
+struct BreakSignal {};
+struct ContinueSignal {};
+
+// A dict key: what Python can hash (numbers, strings, None, tuples of those).
+bool hashable(const Value& k) {
+  if (k.is_number() || k.kind == Value::string || k.kind == Value::none) return true;
+  if (k.kind != Value::tuple) return false;
+  for (auto& x : *k.items)
+    if (!hashable(x)) return false;
+  return true;
+}
+
+void check_key(const Interpreter& in, const Value& k, Pos p) {
+  if (!hashable(k))
+    in.fail(p, std::string("a ") + kind_name(k) + " cannot be a dict key", "keys are strings, numbers, None or tuples of them");
+}
 }  // namespace
 
 bool is_tensor_method(const std::string& name) {
@@ -69,6 +100,7 @@ Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<Us
 void Interpreter::install_builtins() {
   install_builtin_functions(*this, builtins_);
   install_check_builtins(builtins_);
+  install_training_builtins(builtins_);
   install_static_builtins(*this, builtins_);
   install_user_op_builtins(builtins_);
 }
@@ -115,9 +147,12 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   loop_depth_ = 0;
   loop_ = {};
   iteration_starts_.clear();
+  const viz::MetricLog::Mark metrics_mark = metrics_.mark();
+  ++statement_serial_;
   logging_ = true;
   iterations_ = 0;
   call_depth_ = 0;
+  progress_depth_ = 0;
   frames_.clear();
   try {
     if (interrupt::requested()) fail_interrupted(s.pos);  // pressed between two statements
@@ -135,6 +170,7 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
     frames_.clear();
     ws_.graph().rollback(mark);
     ws_.tracker().truncate_timeline(timeline);
+    metrics_.rollback(metrics_mark);
     if (rng_saved_) rng_ = rng_before_;
     shown.resize(shown_before);
     ws_.set_grad_enabled(grad_mode);
@@ -174,6 +210,7 @@ void Interpreter::check_interrupt(Pos p) {
   }
 }
 
+// Every loop's back-edge (for and while alike) comes through here.
 void Interpreter::count_iteration(Pos p) {
   if (++iterations_ > kMaxIterations)
     fail(p, "more than " + std::to_string(kMaxIterations) + " loop iterations in one statement",
@@ -192,6 +229,95 @@ void Interpreter::count_iteration(Pos p) {
     ++loop_.iterations;
   }
   maybe_drop_tape();
+  if (on_iteration) on_iteration();
+}
+
+namespace {
+struct LoopLevel {  // the depth of loops running (the outermost one's tape is tracked)
+  int& depth;
+  explicit LoopLevel(int& d) : depth(++d) {}
+  ~LoopLevel() { --depth; }
+};
+}  // namespace
+
+bool Interpreter::run_loop_body(const Block& body) {
+  try {
+    exec_block(body);
+  } catch (const BreakSignal&) {
+    return false;
+  } catch (const ContinueSignal&) {
+  }
+  return true;
+}
+
+void Interpreter::exec_for(const Stmt& s) {
+  Value it = eval(*s.value);
+  const LoopLevel level(loop_depth_);
+  LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
+  int iteration = 0;
+  const Expr& target = *s.targets[0];
+  auto each = [&](const Value& x) {
+    count_iteration(s.pos);
+    loop.iteration(iteration++);
+    assign_target(target, x);
+    return run_loop_body(s.body);
+  };
+  switch (it.kind) {
+    case Value::list:
+    case Value::tuple: {
+      auto items = it.items;  // keep alive while the body may reassign
+      for (auto& x : *items)
+        if (!each(x)) break;
+      return;
+    }
+    case Value::string:
+      for (char c : std::string(it.s))
+        if (!each(Value::Str(std::string(1, c)))) break;
+      return;
+    case Value::dict: {  // its keys, as they are when the loop starts
+      std::vector<Value> keys;
+      for (auto& [k, _] : static_cast<Dict&>(*it.obj).entries) keys.push_back(k);
+      for (auto& k : keys)
+        if (!each(k)) break;
+      return;
+    }
+    case Value::tensor: {
+      if (it.t.dim() == 0) fail(s.value->pos, "cannot iterate over a 0-d tensor");
+      const int64_t n = it.t.size(0);
+      for (int64_t i = 0; i < n; ++i) {
+        Tensor row = ws_.call("reshape", {ws_.call("slice", {it.t}, {{"axis", int64_t{0}}, {"start", i}, {"stop", i + 1}})},
+                              {{"shape", Shape(it.t.shape().begin() + 1, it.t.shape().end())}});
+        if (!each(Value::Tensor_(row))) break;
+      }
+      return;
+    }
+    case Value::object: {
+      auto obj = std::static_pointer_cast<NativeObject>(it.obj);
+      const int64_t n = obj->length();
+      if (n < 0) break;
+      // A loop over batches() reports its progress (the terminal's progress line).
+      struct Progress {
+        Interpreter& in;
+        bool on;
+        std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+        double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+        ~Progress() {
+          if (!on) return;
+          --in.progress_depth_;
+          if (in.on_progress) in.on_progress({LoopProgress::done, 0, 0, seconds()});
+        }
+      } progress{*this, obj->shows_progress()};
+      if (progress.on) ++progress_depth_;
+      for (int64_t i = 0; i < n; ++i) {
+        if (progress.on && on_progress) on_progress({LoopProgress::step, i, n, progress.seconds()});
+        if (!each(obj->item(*this, i, s.value->pos))) break;
+      }
+      return;
+    }
+    default: break;
+  }
+  fail(s.value->pos, std::string("cannot iterate over a value of type ") + kind_name(it),
+       "write for i in range(n): or loop over a list, a dict or batches(x, y)");
 }
 
 void Interpreter::maybe_drop_tape() {
@@ -314,41 +440,21 @@ void Interpreter::exec_statement(const Stmt& s) {
       if (truthy(eval(*s.value), s.value->pos, s.value.get())) exec_block(s.body);
       else exec_block(s.orelse);
       return;
-    case Stmt::for_: {
-      Value it = eval(*s.value);
-      ++loop_depth_;
-      struct Leave {
-        int& depth;
-        ~Leave() { --depth; }
-      } leave{loop_depth_};
+    case Stmt::for_: exec_for(s); return;
+    case Stmt::while_: {
+      const LoopLevel level(loop_depth_);
       LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
-      if (it.kind == Value::list || it.kind == Value::tuple) {
-        auto items = it.items;  // keep alive while the body may reassign
-        int i = 0;
-        for (auto& x : *items) {
-          count_iteration(s.pos);
-          loop.iteration(i++);
-          assign(s.text, x);
-          exec_block(s.body);
-        }
-        return;
+      int iteration = 0;
+      while (truthy(eval(*s.value), s.value->pos, s.value.get())) {
+        count_iteration(s.pos);
+        loop.iteration(iteration++);
+        if (!run_loop_body(s.body)) break;
       }
-      if (it.kind == Value::tensor) {
-        const int64_t n = it.t.dim() == 0 ? 0 : it.t.size(0);
-        if (it.t.dim() == 0) fail(s.value->pos, "cannot iterate over a 0-d tensor");
-        for (int64_t i = 0; i < n; ++i) {
-          count_iteration(s.pos);
-          loop.iteration(static_cast<int>(i));
-          Tensor row = ws_.call("reshape", {ws_.call("slice", {it.t}, {{"axis", int64_t{0}}, {"start", i}, {"stop", i + 1}})},
-                                {{"shape", Shape(it.t.shape().begin() + 1, it.t.shape().end())}});
-          assign(s.text, Value::Tensor_(row));
-          exec_block(s.body);
-        }
-        return;
-      }
-      fail(s.value->pos, std::string("cannot iterate over a value of type ") + kind_name(it),
-           "write for i in range(n): or loop over a list");
+      return;
     }
+    case Stmt::break_: throw BreakSignal{};
+    case Stmt::continue_: throw ContinueSignal{};
+    case Stmt::class_: exec_class(s); return;
     case Stmt::block: {
       if (s.text == "no_grad") {
         NoGradGuard ng;
@@ -468,6 +574,19 @@ void Interpreter::assign_target(const Expr& t, const Value& v) {
         (*obj.items)[i] = v;
         return;
       }
+      if (obj.kind == Value::dict && t.items.size() == 2 && t.items[1]->kind != Expr::slice) {
+        Value k = eval(*t.items[1]);
+        check_key(*this, k, t.items[1]->pos);
+        auto d = std::static_pointer_cast<Dict>(obj.obj);
+        if (Value* old = d->find(k)) {
+          on_undo([d, k, before = *old] { *d->find(k) = before; });
+          *old = v;
+        } else {
+          on_undo([d] { d->entries.pop_back(); });
+          d->entries.emplace_back(k, v);
+        }
+        return;
+      }
       fail(t.pos, "cannot assign into an index of a " + std::string(kind_name(obj)),
            "tensors are not changed in place here: build a new one (e.g. with where or concat)");
     }
@@ -487,6 +606,7 @@ bool Interpreter::truthy(const Value& v, Pos p, const Expr* written) {
     case Value::string: return !v.s.empty();
     case Value::list:
     case Value::tuple: return !v.items->empty();
+    case Value::dict: return !static_cast<Dict&>(*v.obj).entries.empty();
     case Value::tensor:
       if (v.t.is_symbolic()) return truthy(Value::Tensor_(values_for_reading(v.t, written, p, "a truth value")), p);
       if (v.t.numel() != 1)
@@ -618,7 +738,9 @@ Value Interpreter::eval_binary(const std::string& op, const Value& l, const Valu
 
 Value Interpreter::eval_compare(const std::string& op, const Value& l, const Value& r, Pos p) {
   if (op == "in") {
-    if (r.kind != Value::list && r.kind != Value::tuple) fail(p, "'in' needs a list or tuple on its right");
+    if (r.kind == Value::dict) return Value::Bool(static_cast<Dict&>(*r.obj).find(l) != nullptr);
+    if (r.kind == Value::string && l.kind == Value::string) return Value::Bool(r.s.find(l.s) != std::string::npos);
+    if (r.kind != Value::list && r.kind != Value::tuple) fail(p, "'in' needs a list, tuple, dict or string on its right");
     for (auto& x : *r.items)
       if (values_equal(l, x)) return Value::Bool(true);
     return Value::Bool(false);
@@ -731,6 +853,21 @@ Value Interpreter::eval(const Expr& e) {
     }
     case Expr::attr: return get_attr(eval(*e.items[0]), e.text, e.pos);
     case Expr::index: return eval_index(eval(*e.items[0]), e);
+    case Expr::cond: return truthy(eval(*e.items[1]), e.items[1]->pos) ? eval(*e.items[0]) : eval(*e.items[2]);
+    case Expr::dict: {
+      auto d = std::make_shared<Dict>();
+      for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
+        Value k = eval(*e.items[i]);
+        check_key(*this, k, e.items[i]->pos);
+        Value v = eval(*e.items[i + 1]);
+        if (Value* old = d->find(k)) *old = std::move(v);
+        else d->entries.emplace_back(std::move(k), std::move(v));
+      }
+      Value out;
+      out.kind = Value::dict;
+      out.obj = d;
+      return out;
+    }
     case Expr::slice: fail(e.pos, "a slice a:b can only appear inside [ ]");
   }
   fail(e.pos, "internal: unknown expression");
@@ -783,6 +920,20 @@ int64_t Interpreter::index_int(const ExprPtr& x, int64_t def) {
 
 Value Interpreter::eval_index(const Value& obj, const Expr& e) {
   const size_t nsub = e.items.size() - 1;
+  if (obj.kind == Value::dict) {
+    if (nsub != 1 || e.items[1]->kind == Expr::slice) fail(e.pos, "a dict takes one key: d[key]");
+    Value k = eval(*e.items[1]);
+    check_key(*this, k, e.items[1]->pos);
+    auto& d = static_cast<Dict&>(*obj.obj);
+    if (Value* v = d.find(k)) return *v;
+    std::vector<std::string> keys;
+    for (auto& [key, _] : d.entries) keys.push_back(key.kind == Value::string ? key.s : repr(key));
+    std::string near = k.kind == Value::string ? closest_name(k.s, keys) : "";
+    std::string all;
+    for (auto& key : d.entries) all += (all.empty() ? "" : ", ") + repr(key.first);
+    fail(e.items[1]->pos, "key " + repr(k) + " is not in the dict",
+         !near.empty() ? "did you mean '" + near + "'?" : all.empty() ? "the dict is empty" : "its keys: " + all);
+  }
   if (obj.kind == Value::list || obj.kind == Value::tuple || obj.kind == Value::string) {
     if (nsub != 1) fail(e.pos, "lists take one index");
     const Expr& sub = *e.items[1];
@@ -878,6 +1029,8 @@ Value Interpreter::get_attr(const Value& obj, const std::string& name, Pos p) {
     m.s = name;
     return m;
   }
+  if (obj.kind == Value::dict || obj.kind == Value::class_ || obj.kind == Value::instance || obj.kind == Value::object)
+    return get_member(obj, name, p);
   if ((obj.kind == Value::list || obj.kind == Value::tuple) && name == "append" && obj.kind == Value::list) {
     Value m;
     m.kind = Value::method;
@@ -909,6 +1062,25 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
     t.set_grad(Tensor());
     return;
   }
+  if (obj.kind == Value::instance) {
+    auto inst = std::static_pointer_cast<Instance>(obj.obj);
+    Value stored = v;
+    // self.w = param(...): the tensor is named after the attribute (as variables name theirs).
+    if (stored.kind == Value::tensor && stored.t.defined() && stored.t.name().empty()) stored.t.set_name(name);
+    if (Value* old = inst->find(name)) {
+      on_undo([inst, name, before = *old] { *inst->find(name) = before; });
+      *old = std::move(stored);
+    } else {
+      on_undo([inst] { inst->attrs.pop_back(); });
+      inst->attrs.emplace_back(name, std::move(stored));
+    }
+    return;
+  }
+  if (obj.kind == Value::object) {
+    auto& o = static_cast<NativeObject&>(*obj.obj);
+    if (o.set_attr(*this, name, v, p)) return;
+    fail(p, "cannot set attribute '" + name + "' of " + o.type_name(), "its attributes can be read, not set");
+  }
   fail(p, "cannot set attribute '" + name + "' of a " + kind_name(obj),
        obj.kind == Value::tensor ? "only x.requires_grad = True/False and x.grad = None can be set" : "");
 }
@@ -929,7 +1101,10 @@ Value Interpreter::call_value(const Value& callee, CallArgs& args) {
       }
     case Value::op_ref: return call_op(*callee.op, args);
     case Value::function: return call_function(*callee.fn, args);
+    case Value::class_: return instantiate(std::static_pointer_cast<ClassDef>(callee.obj), args);
+    case Value::instance: return call_instance(callee, args);
     case Value::method:
+      if (callee.obj) return call_bound(callee, args);
       if (callee.items) {  // list.append
         if (args.positional.size() != 1) fail(args.pos, "append takes one argument");
         on_undo_list(callee.items);
@@ -1038,23 +1213,54 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
       }
     }
   }
+  // As in PyTorch, an optional input may also follow the attributes (layer_norm(x, [4], w, b))
+  // or come by name (bias=b); None leaves it out, and nothing after a left-out input may be given.
+  int left_out = -1;  // the first optional input given as None
+  auto given_slots = [&] { return inputs.size() + (left_out >= 0 ? 1 : 0); };
+  auto add_input = [&](const Value& v, Pos p, size_t slot) {
+    if (v.kind == Value::none) {
+      if (static_cast<int>(slot) < op.min_inputs)
+        fail(p, op.name + "(): '" + input_name(op, slot) + "' is None", "a function forgot to return? print it to see");
+      if (left_out < 0) left_out = static_cast<int>(slot);
+      return;
+    }
+    if (left_out >= 0)
+      fail(p, op.name + "(): '" + input_name(op, slot) + "' is given but '" + input_name(op, static_cast<size_t>(left_out)) +
+                  "' is not",
+           "optional inputs come in order (" + input_list(op) + "): give the earlier one too");
+    inputs.push_back(to_tensor(v, p, like, like_given));
+  };
   size_t attr_index = 0;
-  for (; k < pos.size(); ++k, ++attr_index) {
+  for (; k < pos.size(); ++k) {
+    if ((pos[k].kind == Value::tensor || pos[k].kind == Value::none) && !variadic &&
+        static_cast<int>(given_slots()) < op.max_inputs) {
+      add_input(pos[k], where[k], given_slots());
+      continue;
+    }
     if (attr_index >= op.attrs.size())
-      fail(where[k], op.name + "() got too many positional arguments",
-           "signature: " + op.name + "(" + [&] {
+      fail(where[k], op.name + "() got too many positional arguments", "signature: " + op.name + "(" + input_list(op) + [&] {
              std::string s;
-             for (auto& n : op.input_names) s += (s.empty() ? "" : ", ") + n;
              for (auto& a : op.attrs) s += ", " + a.name + "=";
              return s;
            }() + ")");
-    attrs.emplace_back(op.attrs[attr_index].name, to_attr(pos[k], where[k]));
+    attrs.emplace_back(op.attrs[attr_index++].name, to_attr(pos[k], where[k]));
   }
+  std::map<size_t, const Value*> named_inputs;  // slot -> value of inputs given by name
   for (auto& [name, v] : args.keyword) {
     if (name == "algo") {
       if (v.kind != Value::string) fail(args.pos, "algo must be a string, e.g. algo=\"" + op.default_algorithm() + "\"");
       algo = v.s;
       continue;
+    }
+    if (!op.find_attr(name) && !variadic) {
+      size_t slot = 0;
+      while (slot < op.input_names.size() && input_name(op, slot) != name) ++slot;
+      if (slot < op.input_names.size()) {
+        if (slot < given_slots())
+          fail(args.pos, op.name + "(): input '" + name + "' is given twice (by position and by name)");
+        named_inputs[slot] = &v;
+        continue;
+      }
     }
     std::string key = name;
     // NumPy/PyTorch spelling: sum(x, axis=1) for an op whose attribute is `axes`.
@@ -1062,6 +1268,10 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
     if (key == "dim" && !op.find_attr("dim") && op.find_attr("axis")) key = "axis";
     if (key == "keepdims" && op.find_attr("keepdim")) key = "keepdim";
     attrs.emplace_back(key, to_attr(v, args.pos));
+  }
+  for (auto& [slot, v] : named_inputs) {
+    while (given_slots() < slot) add_input(Value::None(), args.pos, given_slots());  // a gap: left out
+    add_input(*v, args.pos, slot);
   }
   try {
     const Attrs resolved = op.resolve(attrs);
@@ -1136,6 +1346,7 @@ std::string tape_drops_line(const Graph& g, const LoopTape& loop) {
 }
 
 void Interpreter::reset() {
+  metrics_.clear();
   last_loop_ = {};
   next_full_drop_ = kTapeCheckMin;
   pending.reset();  // its node ids die with the graph

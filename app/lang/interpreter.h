@@ -15,6 +15,7 @@
 #include "app/lang/static_mode.h"
 #include "app/lang/value.h"
 #include "core/workspace.h"
+#include "viz/metrics.h"
 
 namespace opscope::lang {
 
@@ -128,6 +129,24 @@ class Interpreter {
   void on_undo(const void* object, int field, std::weak_ptr<void> owner, std::function<void()> undo) {
     undo_.on_change(object, field, std::move(owner), std::move(undo));
   }
+  // Counts top-level statements: an object changed in place saves its state once per statement.
+  uint64_t statement_serial() const { return statement_serial_; }
+
+  // --- training: the logged metrics, and what a front end sees while a loop runs ---
+  viz::MetricLog& metrics() { return metrics_; }
+  // A loop over batches(): `step` before each batch, `output` before print() writes inside
+  // it, `done` when the loop ends (normally or not). The terminal draws its progress line.
+  struct LoopProgress {
+    enum Event { step, output, done } event = step;
+    int64_t done_items = 0, total = 0;
+    double seconds = 0;  // since the loop started
+  };
+  std::function<void(const LoopProgress&)> on_progress;
+  void progress_output() {  // print() calls this before writing
+    if (on_progress && progress_depth_ > 0) on_progress({LoopProgress::output, 0, 0, 0});
+  }
+  // Called at every loop back-edge (the GUI draws a frame now and then while a loop runs).
+  std::function<void()> on_iteration;
   void on_undo(const void* object, int field, std::function<void()> undo) {
     undo_.on_change(object, field, std::move(undo));
   }
@@ -161,6 +180,14 @@ class Interpreter {
   Value call_method(const Tensor& self, const std::string& name, CallArgs& args);
   Value tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, const AttrMap& attrs = {});
   void count_iteration(Pos p);
+  bool run_loop_body(const Block& body);  // false when the body broke out of the loop
+  void exec_for(const Stmt& s);
+  void exec_class(const Stmt& s);
+  Value instantiate(const std::shared_ptr<ClassDef>& cls, CallArgs& args);
+  Value call_instance(const Value& obj, CallArgs& args);
+  Value get_member(const Value& obj, const std::string& name, Pos p);  // dict, class, instance and object attributes
+  Value call_bound(const Value& method, CallArgs& args);               // methods of dicts, instances and objects
+  Value dict_method(Dict& d, const std::string& name, CallArgs& args);
   // A loop back-edge or a call: the interrupt's step boundary (and the GUI's idle frame).
   void check_interrupt(Pos p);
   // Drops the tape nobody can reach (Graph::drop_unreachable), nodes from `from` on, keeping
@@ -181,6 +208,9 @@ class Interpreter {
   std::shared_ptr<const FilePolicy> file_policy_;
   std::ostream* out_ = nullptr;
   int64_t iterations_ = 0;
+  uint64_t statement_serial_ = 0;
+  int progress_depth_ = 0;  // loops over batches() running
+  viz::MetricLog metrics_;
   int call_depth_ = 0;
   // Undo log of the running top-level statement; also the workspace's ChangeJournal.
   StatementUndo undo_;
@@ -209,6 +239,7 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
 // them dropped whole)": what :graph and the GUI say under a loop's last iteration.
 std::string tape_drops_line(const Graph& g, const LoopTape& loop);
 void install_check_builtins(std::map<std::string, Builtin>& table);  // allclose, all_finite, gradcheck
+void install_training_builtins(std::map<std::string, Builtin>& table);  // optimizers, data, metrics, models
 void install_user_op_builtins(std::map<std::string, Builtin>& table);  // save() in an @op's body
 bool is_tensor_method(const std::string& name);
 std::vector<std::string> tensor_member_names();  // attributes, methods and operators of x.

@@ -98,11 +98,22 @@ class Parser {
 
   StmtPtr statement_inner() {
     const Pos start = pos();
-    if (at(Tok::indent)) fail("unexpected indentation", "only the body of def, for, if and no_grad: is indented");
+    if (at(Tok::indent))
+      fail("unexpected indentation", "only the body of def, class, for, while, if and no_grad: is indented");
     if (at_op("@")) return decorated();
     if (at_name("def")) return def_stmt({});
     if (at_name("if")) return if_stmt();
     if (at_name("for")) return for_stmt();
+    if (at_name("while")) return while_stmt();
+    if (at_name("class")) return class_stmt();
+    if (at_name("break") || at_name("continue")) {
+      const bool brk = cur().text == "break";
+      if (loops_.empty() || !loops_.back())
+        fail("'" + cur().text + "' outside a loop", "break and continue go inside the body of a for or while loop");
+      ++p_;
+      end_of_statement();
+      return std::make_unique<Stmt>(brk ? Stmt::break_ : Stmt::continue_, start);
+    }
     if (at_name("return")) {
       ++p_;
       auto s = std::make_unique<Stmt>(Stmt::ret, start);
@@ -223,7 +234,50 @@ class Parser {
       expr();
     }
     expect_op(":", "a def line ends with ':'");
-    s->body = block();
+    s->body = loop_body(false);
+    return s;
+  }
+
+  // A block that is (true) or is not (false: a def or class body) directly inside a loop, for
+  // break and continue.
+  Block loop_body(bool in_loop) {
+    loops_.push_back(in_loop);
+    Block b = block();
+    loops_.pop_back();
+    return b;
+  }
+
+  StmtPtr while_stmt() {
+    auto s = std::make_unique<Stmt>(Stmt::while_, pos());
+    ++p_;
+    s->value = expr();
+    expect_op(":", "a while line ends with ':'");
+    s->body = loop_body(true);
+    if (at_name("else")) fail("'while ... else' is not supported", "put the code after the loop (use break and a flag)");
+    return s;
+  }
+
+  // class Name: with methods (def), class attributes (name = value) and docstrings. No
+  // inheritance: a model is its attributes (parameters(model) finds every parameter).
+  StmtPtr class_stmt() {
+    auto s = std::make_unique<Stmt>(Stmt::class_, pos());
+    ++p_;
+    s->text = expect_name("a class name after 'class'");
+    if (at_op("(")) {
+      ++p_;
+      if (!at_op(")"))
+        fail("a class here has no base class (there is no inheritance)",
+             "write class " + s->text + ": — no nn.Module needed: parameters(model) collects the parameters of its attributes");
+      ++p_;
+    }
+    expect_op(":", "a class line ends with ':'");
+    s->body = loop_body(false);
+    for (auto& st : s->body) {
+      const bool docstring = st->kind == Stmt::expr && st->value->kind == Expr::string;
+      if (st->kind != Stmt::def && st->kind != Stmt::assign && st->kind != Stmt::pass && !docstring)
+        throw LangError("a class body holds methods (def), class attributes (name = value) and a docstring", st->pos.line,
+                        st->pos.col, "put other statements inside a method, such as __init__(self)");
+    }
     return s;
   }
 
@@ -246,13 +300,46 @@ class Parser {
   StmtPtr for_stmt() {
     auto s = std::make_unique<Stmt>(Stmt::for_, pos());
     ++p_;
-    s->text = expect_name("a loop variable after 'for'");
-    if (!at_name("in")) fail("expected 'in' after the loop variable", "write for i in range(n):");
+    ExprPtr target = loop_target();
+    if (target->kind == Expr::name) s->text = target->text;
+    s->targets.push_back(std::move(target));
+    if (!at_name("in")) fail("expected 'in' after the loop variable", "write for i in range(n): or for x, y in pairs:");
     ++p_;
     s->value = expr();
     expect_op(":", "a for line ends with ':'");
-    s->body = block();
+    s->body = loop_body(true);
     return s;
+  }
+
+  // for's target: a name, or names to unpack (for xb, yb in batches(...), for i, (a, b) in ...).
+  ExprPtr loop_target() {
+    const Pos start = pos();
+    ExprPtr first = loop_target_item();
+    if (!at_op(",")) return first;
+    auto t = std::make_unique<Expr>(Expr::tuple, start);
+    t->items.push_back(std::move(first));
+    while (at_op(",")) {
+      ++p_;
+      if (at_name("in")) break;
+      t->items.push_back(loop_target_item());
+    }
+    return t;
+  }
+  ExprPtr loop_target_item() {
+    if (at_op("(") || at_op("[")) {
+      DepthGuard g(*this);
+      const char* close = at_op("(") ? ")" : "]";
+      ++p_;
+      ExprPtr inner = loop_target();
+      expect_op(close);
+      return inner;
+    }
+    const Pos start = pos();
+    const std::string name = expect_name("a loop variable after 'for'");
+    if (is_keyword(name)) throw LangError("'" + name + "' cannot be a loop variable", start.line, start.col, "it is a keyword");
+    auto e = std::make_unique<Expr>(Expr::name, start);
+    e->text = name;
+    return e;
   }
 
   Block block() {
@@ -284,13 +371,29 @@ class Parser {
     t->items.push_back(std::move(e));
     while (at_op(",")) {
       ++p_;
-      if (at(Tok::newline) || at_op("=") || at(Tok::end)) break;
+      if (at(Tok::newline) || at_op("=") || at(Tok::end) || at_op(")")) break;  // (4,): a one-item tuple
       t->items.push_back(expr());
     }
     return t;
   }
 
-  ExprPtr expr() { return or_expr(); }
+  // A conditional expression, `a if c else b`, binds loosest (as in Python).
+  ExprPtr expr() {
+    ExprPtr e = or_expr();
+    if (!at_name("if")) return e;
+    DepthGuard g(*this);
+    auto c = std::make_unique<Expr>(Expr::cond, e->pos);
+    ++p_;
+    ExprPtr cond = or_expr();
+    if (!at_name("else"))
+      fail("expected 'else' in a conditional expression, found " + describe(cur()), "write a if condition else b");
+    ++p_;
+    ExprPtr other = expr();
+    c->items.push_back(std::move(e));
+    c->items.push_back(std::move(cond));
+    c->items.push_back(std::move(other));
+    return c;
+  }
 
   ExprPtr or_expr() {
     DepthGuard g(*this);
@@ -489,9 +592,7 @@ class Parser {
           ++p_;
           return std::make_unique<Expr>(Expr::none, start);
         }
-        static const char* const kKeywords[] = {"def", "if", "elif", "else", "for", "in", "return", "and", "or", "not", "pass", "assert"};
-        for (const char* k : kKeywords)
-          if (tk.text[0] == k[0] && tk.text == k) fail("'" + tk.text + "' cannot be used here", "it is a keyword");
+        if (is_keyword(tk.text)) fail("'" + tk.text + "' cannot be used here", "it is a keyword");
         auto e = std::make_unique<Expr>(Expr::name, start);
         e->text = tk.text;
         ++p_;
@@ -524,6 +625,22 @@ class Parser {
           expect_op("]", "separate items with ','");
           return e;
         }
+        if (tk.text == "{") {  // a dict: {"lr": 0.1, "epochs": 2}
+          DepthGuard g(*this);
+          auto e = std::make_unique<Expr>(Expr::dict, start);
+          ++p_;
+          while (!at_op("}")) {
+            e->items.push_back(expr());
+            expect_op(":", "a dict is written {key: value, ...}");
+            e->items.push_back(expr());
+            if (e->items.size() > 2 * kMaxLiteralItems)
+              fail("dict literal too long (limit " + std::to_string(kMaxLiteralItems) + " entries)");
+            if (!at_op(",")) break;
+            ++p_;
+          }
+          expect_op("}", "separate entries with ','");
+          return e;
+        }
         break;
       default: break;
     }
@@ -531,10 +648,19 @@ class Parser {
          tk.kind == Tok::indent ? "remove the extra indentation" : "");
   }
 
+  static bool is_keyword(const std::string& w) {
+    static const char* const kKeywords[] = {"def", "if", "elif", "else", "for", "in", "return", "and", "or", "not",
+                                            "pass", "assert", "while", "break", "continue", "class"};
+    for (const char* k : kKeywords)
+      if (w[0] == k[0] && w == k) return true;
+    return false;
+  }
+
   std::vector<Token> t_;
   const std::string& src_;
   size_t p_ = 0;
   int depth_ = 0;
+  std::vector<bool> loops_;  // per enclosing block: is it a loop body (break/continue allowed)?
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "app/lang/call_args.h"
 #include "app/lang/interpreter.h"
+#include "app/lang/training.h"
 
 namespace opscope::lang {
 
@@ -258,10 +259,11 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         }
         return a.positional[0];
       });
-  add("compile", "compile(y, grad=True, wrt=None, lr=None, recompute=None)",
-      "static mode: compile the program computing y (a loss or a list); grad adds the backward graph, lr a training step",
+  add("compile", "compile(y, grad=True, wrt=None, lr=None, optimizer=None, recompute=None)",
+      "static mode: compile the program computing y (a loss or a list); grad adds the backward graph, lr (SGD) or "
+      "optimizer (SGD, Adam, AdamW) a training step with its updates in place",
       [](Interpreter& in, CallArgs& a) {
-        check_keywords(in, a, "compile", {"grad", "wrt", "lr", "recompute"});
+        check_keywords(in, a, "compile", {"grad", "wrt", "lr", "optimizer", "recompute"});
         need_args(in, a, "compile", 1, 1);
         CompileOptions opt;
         opt.fetch = fetch_values(in, a.positional[0], a.positions[0], "compile");
@@ -276,6 +278,10 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         if (const Value* lr = keyword(a, "lr"); lr && lr->kind != Value::none) {
           if (!lr->is_number() || lr->number() <= 0) in.fail(a.pos, "compile(): lr must be a positive number", "lr=0.1");
           opt.sgd_lr = lr->number();
+        }
+        if (const Value* o = keyword(a, "optimizer"); o && o->kind != Value::none) {
+          if (opt.sgd_lr) in.fail(a.pos, "compile(): give lr= (plain SGD) or optimizer=, not both", "optimizer=SGD(params, lr=0.1)");
+          use_optimizer(in, *o, a.pos, opt);
         }
         if (const Value* r = keyword(a, "recompute")) opt.recompute = parse_recompute(in, *r, a.pos);
         try {
@@ -303,7 +309,7 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
             p = st.last;
           } else {  // other outputs: compiled again, with the last compile's options (lr, recompute, wrt)
             CompileOptions opt = st.last ? st.last_options : CompileOptions{};
-            const bool kept = st.last && (opt.sgd_lr || opt.recompute.kind != RecomputePolicy::none || !opt.wrt.empty());
+            const bool kept = st.last && (opt.sgd_lr || opt.update || opt.recompute.kind != RecomputePolicy::none || !opt.wrt.empty());
             opt.fetch = fetch;
             p = compile_for(in, opt);
             if (kept) in.out() << "compiled again for these outputs, with the options of the last compile()\n";

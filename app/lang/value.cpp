@@ -19,9 +19,33 @@ const char* kind_name(const Value& v) {
     case Value::builtin_fn: return "builtin";
     case Value::op_ref: return "operator";
     case Value::method: return "method";
+    case Value::dict: return "dict";
+    case Value::class_: return "class";
+    case Value::instance: return "object";
+    case Value::object: return "object";
   }
   return "?";
 }
+
+Value* Dict::find(const Value& key) {
+  for (auto& [k, v] : entries)
+    if (values_equal(k, key)) return &v;  // 1, 1.0 and True are one key, as in Python
+  return nullptr;
+}
+
+const Value* ClassDef::find(const std::string& n) const {
+  for (auto& [k, v] : members)
+    if (k == n) return &v;
+  return nullptr;
+}
+
+Value* Instance::find(const std::string& n) {
+  for (auto& [k, v] : attrs)
+    if (k == n) return &v;
+  return nullptr;
+}
+
+Value NativeObject::item(Interpreter&, int64_t, Pos) { return Value::None(); }
 
 namespace {
 std::string real_str(double f) {
@@ -59,6 +83,16 @@ std::string repr(const Value& v) {
     case Value::builtin_fn: return "<builtin " + v.builtin->name + ">";
     case Value::op_ref: return "<operator " + v.op->name + ": " + v.op->doc + ">";
     case Value::method: return "<method " + v.s + ">";
+    case Value::dict: {
+      const auto& d = static_cast<const Dict&>(*v.obj);
+      std::string s = "{";
+      for (size_t i = 0; i < d.entries.size(); ++i)
+        s += (i ? ", " : "") + repr(d.entries[i].first) + ": " + repr(d.entries[i].second);
+      return s + "}";
+    }
+    case Value::class_: return "<class " + static_cast<const ClassDef&>(*v.obj).name + ">";
+    case Value::instance: return "<" + static_cast<const Instance&>(*v.obj).cls->name + " object>";
+    case Value::object: return static_cast<const NativeObject&>(*v.obj).repr();
   }
   return "?";
 }
@@ -87,6 +121,20 @@ bool values_equal(const Value& a, const Value& b) {
     case Value::function: return a.fn == b.fn;
     case Value::builtin_fn: return a.builtin == b.builtin;
     case Value::op_ref: return a.op == b.op;
+    case Value::dict: {
+      if (a.obj == b.obj) return true;
+      auto& x = static_cast<Dict&>(*a.obj);
+      auto& y = static_cast<Dict&>(*b.obj);
+      if (x.entries.size() != y.entries.size()) return false;
+      for (auto& [k, v] : x.entries) {
+        const Value* w = y.find(k);
+        if (!w || !values_equal(v, *w)) return false;
+      }
+      return true;
+    }
+    case Value::class_:
+    case Value::instance:
+    case Value::object: return a.obj == b.obj;
     default: return false;
   }
 }

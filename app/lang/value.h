@@ -1,8 +1,10 @@
-// Values of the script language: None, bool, int, float, str, list, tuple, tensor,
-// user functions, builtins, operators and bound tensor methods.
+// Values of the script language: None, bool, int, float, str, list, tuple, dict, tensor,
+// user functions, builtins, operators, bound methods, user classes and their instances, and
+// builtin objects (optimizers, batch iterators).
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,8 +45,14 @@ struct Builtin {
   std::function<Value(Interpreter&, CallArgs&)> fn;
 };
 
+// What a value holds by reference, as Python does: dicts, classes, instances, builtin objects.
+struct Object : std::enable_shared_from_this<Object> {
+  virtual ~Object() = default;
+};
+
 struct Value {
-  enum Kind { none, boolean, integer, real, string, list, tuple, tensor, function, builtin_fn, op_ref, method };
+  enum Kind { none, boolean, integer, real, string, list, tuple, tensor, function, builtin_fn, op_ref, method,
+              dict, class_, instance, object };
   Kind kind = none;
   bool b = false;
   int64_t i = 0;
@@ -55,6 +63,7 @@ struct Value {
   std::shared_ptr<Function> fn;
   const Builtin* builtin = nullptr;
   const OpDef* op = nullptr;
+  std::shared_ptr<Object> obj;  // dict, class_, instance, object; a method's receiver when not a tensor or list
 
   static Value None() { return {}; }
   static Value Bool(bool v) { Value x; x.kind = boolean; x.b = v; return x; }
@@ -70,6 +79,46 @@ struct Value {
   }
   bool is_number() const { return kind == integer || kind == real || kind == boolean; }
   double number() const { return kind == real ? f : kind == integer ? static_cast<double>(i) : b ? 1.0 : 0.0; }
+};
+
+// {key: value} in insertion order, as Python's dict. Keys are str, int, float, bool, None or
+// tuples of those (compared as values); a handful of entries, so lookups scan.
+struct Dict final : Object {
+  std::vector<std::pair<Value, Value>> entries;
+  Value* find(const Value& key);
+};
+
+// A user class: its methods and class attributes, in the order the body defines them.
+struct ClassDef final : Object {
+  std::string name;
+  std::vector<std::pair<std::string, Value>> members;
+  const Value* find(const std::string& name) const;
+};
+
+// An instance of a user class: attributes in the order they were first set (parameters(model)
+// visits them in that order, as PyTorch's registration order).
+struct Instance final : Object {
+  std::shared_ptr<ClassDef> cls;
+  std::vector<std::pair<std::string, Value>> attrs;
+  Value* find(const std::string& name);
+};
+
+// A builtin object written in C++ (an optimizer, a batch iterator): attributes, methods, and
+// optionally a length and items so that `for x in obj` works.
+class NativeObject : public Object {
+ public:
+  virtual std::string type_name() const = 0;
+  virtual std::string repr() const { return "<" + type_name() + ">"; }
+  virtual std::vector<std::string> members() const = 0;  // attributes and methods (completion, suggestions)
+  virtual bool has_method(const std::string& name) const = 0;
+  // A non-method attribute, or nullopt when there is none by that name.
+  virtual std::optional<Value> attr(Interpreter&, const std::string&, Pos) { return std::nullopt; }
+  // Sets an attribute; false when it cannot be set.
+  virtual bool set_attr(Interpreter&, const std::string&, const Value&, Pos) { return false; }
+  virtual Value call(Interpreter& in, const std::string& method, CallArgs& args) = 0;
+  virtual int64_t length() const { return -1; }  // >= 0: iterable, with this many items
+  virtual Value item(Interpreter& in, int64_t i, Pos p);
+  virtual bool shows_progress() const { return false; }  // a for loop over it reports progress (batches)
 };
 
 const char* kind_name(const Value& v);  // "int", "tensor", ...

@@ -1,5 +1,5 @@
-// CUDA conv2d ("naive" and "im2col") and both backward ops, NCHW, with stride, padding,
-// dilation and groups. Shape letters: N batch, C/K input/output channels, H×W input, R×S kernel,
+// CUDA conv2d ("naive" and "im2col") and both backward ops, NCHW, with stride, padding and
+// dilation (each (along H, along W)) and groups. Shape letters: N batch, C/K input/output channels, H×W input, R×S kernel,
 // OH×OW output, G groups (Cg = C/G, Kg = K/G).
 //
 //  naive   one thread per output element: the direct seven-loop sum, Cg·R·S multiply-adds each.
@@ -15,7 +15,7 @@ namespace opscope::cuda {
 namespace {
 
 struct Geom {
-  int64_t N, C, H, W, K, R, S, OH, OW, stride, pad, dil, G, Cg, Kg;
+  int64_t N, C, H, W, K, R, S, OH, OW, sh, sw, ph, pw, dh, dw, G, Cg, Kg;
 };
 
 Geom make_geom(const Shape& x, const Shape& w, const Shape& y, const Attrs& a) {
@@ -23,7 +23,9 @@ Geom make_geom(const Shape& x, const Shape& w, const Shape& y, const Attrs& a) {
   g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
   g.K = w[0], g.R = w[2], g.S = w[3];
   g.OH = y[2], g.OW = y[3];
-  g.stride = a.i("stride"), g.pad = a.i("padding"), g.dil = a.i("dilation"), g.G = a.i("groups");
+  const auto &st = a.ints("stride"), &pad = a.ints("padding"), &dil = a.ints("dilation");
+  g.sh = st[0], g.sw = st[1], g.ph = pad[0], g.pw = pad[1], g.dh = dil[0], g.dw = dil[1];
+  g.G = a.i("groups");
   g.Cg = g.C / g.G, g.Kg = g.K / g.G;
   return g;
 }
@@ -41,10 +43,10 @@ __global__ void conv_naive(Geom g, const T* x, const T* w, const T* b, T* y) {
       const T* xp = x + (n * g.C + grp * g.Cg + c) * g.H * g.W;
       const T* wp = w + (k * g.Cg + c) * g.R * g.S;
       for (int64_t r = 0; r < g.R; ++r) {
-        const int64_t h = oh * g.stride - g.pad + r * g.dil;
+        const int64_t h = oh * g.sh - g.ph + r * g.dh;
         if (h < 0 || h >= g.H) continue;
         for (int64_t s = 0; s < g.S; ++s) {
-          const int64_t ww = ow * g.stride - g.pad + s * g.dil;
+          const int64_t ww = ow * g.sw - g.pw + s * g.dw;
           if (ww >= 0 && ww < g.W) acc += xp[h * g.W + ww] * wp[r * g.S + s];
         }
       }
@@ -61,7 +63,7 @@ __global__ void im2col(Geom g, const T* x, int64_t n, int64_t grp, T* col) {
     const int64_t p = e % cols, row = e / cols;
     const int64_t s = row % g.S, r = (row / g.S) % g.R, c = row / (g.S * g.R);
     const int64_t oh = p / g.OW, ow = p % g.OW;
-    const int64_t h = oh * g.stride - g.pad + r * g.dil, w = ow * g.stride - g.pad + s * g.dil;
+    const int64_t h = oh * g.sh - g.ph + r * g.dh, w = ow * g.sw - g.pw + s * g.dw;
     col[e] = h >= 0 && h < g.H && w >= 0 && w < g.W ? x[((n * g.C + grp * g.Cg + c) * g.H + h) * g.W + w] : T(0);
   }
 }
@@ -74,14 +76,14 @@ __global__ void col2im(Geom g, const T* col, int64_t n, int64_t grp, T* dx) {
     const int64_t w = e % g.W, h = (e / g.W) % g.H, c = e / (g.W * g.H);
     T acc = 0;
     for (int64_t r = 0; r < g.R; ++r) {
-      const int64_t t = h + g.pad - r * g.dil;
-      if (t < 0 || t % g.stride) continue;
-      const int64_t oh = t / g.stride;
+      const int64_t t = h + g.ph - r * g.dh;
+      if (t < 0 || t % g.sh) continue;
+      const int64_t oh = t / g.sh;
       if (oh >= g.OH) continue;
       for (int64_t s = 0; s < g.S; ++s) {
-        const int64_t u = w + g.pad - s * g.dil;
-        if (u < 0 || u % g.stride) continue;
-        const int64_t ow = u / g.stride;
+        const int64_t u = w + g.pw - s * g.dw;
+        if (u < 0 || u % g.sw) continue;
+        const int64_t ow = u / g.sw;
         if (ow < g.OW) acc += col[((c * g.R + r) * g.S + s) * cols + oh * g.OW + ow];
       }
     }
@@ -103,12 +105,12 @@ __global__ void backward_input_naive(Geom g, const T* dy, const T* w, T* dx) {
     for (int64_t kk = 0; kk < g.Kg; ++kk) {
       const int64_t k = grp * g.Kg + kk;
       for (int64_t r = 0; r < g.R; ++r) {
-        const int64_t t = h + g.pad - r * g.dil;
-        if (t < 0 || t % g.stride || t / g.stride >= g.OH) continue;
+        const int64_t t = h + g.ph - r * g.dh;
+        if (t < 0 || t % g.sh || t / g.sh >= g.OH) continue;
         for (int64_t s = 0; s < g.S; ++s) {
-          const int64_t u = wi + g.pad - s * g.dil;
-          if (u < 0 || u % g.stride || u / g.stride >= g.OW) continue;
-          acc += dy[((n * g.K + k) * g.OH + t / g.stride) * g.OW + u / g.stride] * w[((k * g.Cg + cg) * g.R + r) * g.S + s];
+          const int64_t u = wi + g.pw - s * g.dw;
+          if (u < 0 || u % g.sw || u / g.sw >= g.OW) continue;
+          acc += dy[((n * g.K + k) * g.OH + t / g.sh) * g.OW + u / g.sw] * w[((k * g.Cg + cg) * g.R + r) * g.S + s];
         }
       }
     }
@@ -124,10 +126,10 @@ __global__ void backward_weight_naive(Geom g, const T* x, const T* dy, T* dw) {
     T acc = 0;
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t oh = 0; oh < g.OH; ++oh) {
-        const int64_t h = oh * g.stride - g.pad + r * g.dil;
+        const int64_t h = oh * g.sh - g.ph + r * g.dh;
         if (h < 0 || h >= g.H) continue;
         for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t w = ow * g.stride - g.pad + s * g.dil;
+          const int64_t w = ow * g.sw - g.pw + s * g.dw;
           if (w >= 0 && w < g.W)
             acc += x[((n * g.C + grp * g.Cg + c) * g.H + h) * g.W + w] * dy[((n * g.K + k) * g.OH + oh) * g.OW + ow];
         }

@@ -1,5 +1,5 @@
 // CUDA layer_norm and batch_norm (welford, two_pass, naive) and their backward ops. x is [M rows, N] with N the
-// product of the last normalized_ndim axes; one block per row.
+// product of normalized_shape (the trailing sizes of x); one block per row.
 //
 //  - welford: each thread runs Welford's update over its elements (mean and M2, no cancellation),
 //    then the (count, mean, M2) triples are merged with Chan's formula by warp shuffles and
@@ -269,7 +269,7 @@ template <Algo A>
 void layer_norm_kernel(KernelCtx& k) {
   const Tensor& x = k.in(0);
   if (x.numel() == 0) return;
-  const RowSplit s = layer_split(x.shape(), k.attrs.i("normalized_ndim"));
+  const RowSplit s = layer_split(x.shape(), static_cast<int64_t>(k.attrs.ints("normalized_shape").size()));
   visit_float(x.dtype(), k.op.name, [&](auto z) {
     using T = decltype(z);
     Tensor w = k.inputs.size() > 1 ? k.in(1).cast(x.dtype()) : Tensor();
@@ -311,7 +311,7 @@ struct Register {
     });
     add_kernel("layer_norm_backward", "default", [](KernelCtx& k) {
       const DType dt = k.out(0).dtype();
-      const RowSplit s = layer_split(k.in(0).shape(), k.attrs.i("normalized_ndim"));
+      const RowSplit s = layer_split(k.in(0).shape(), static_cast<int64_t>(k.attrs.ints("normalized_shape").size()));
       if (k.in(0).numel() == 0) {
         k.out(1).fill(0);
         k.out(2).fill(0);

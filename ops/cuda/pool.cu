@@ -1,5 +1,5 @@
-// CUDA max_pool2d and avg_pool2d with their backward ops, x [N, C, H, W], K×K windows, stride,
-// padding (the average divides by K², padding counted, as on the CPU). Forward: one thread per
+// CUDA max_pool2d and avg_pool2d with their backward ops, x [N, C, H, W], KH×KW windows, stride
+// and padding per axis (the average divides by KH·KW, padding counted, as on the CPU). Forward: one thread per
 // output. Backward: one thread per input element gathering from the windows that contain it
 // (no atomics, so the sums are deterministic); max_pool2d_backward recomputes each window's
 // argmax from x (ties to the first, NaN wins), as the CPU does, instead of saving indices.
@@ -9,17 +9,19 @@ namespace opscope::cuda {
 namespace {
 
 struct Window {
-  int64_t K, S, P, N, C, H, W, OH, OW;
+  int64_t KH, KW, SH, SW, PH, PW, N, C, H, W, OH, OW;
 };
 
 Window window_of(const Shape& x, const Attrs& a) {
   Window w{};
-  w.K = a.i("kernel_size");
-  w.S = a.i("stride") == 0 ? w.K : a.i("stride");
-  w.P = a.i("padding");
+  const auto &k = a.ints("kernel_size"), &st = a.ints("stride"), &pad = a.ints("padding");
+  w.KH = k[0], w.KW = k[1];
+  w.SH = st[0] == 0 ? w.KH : st[0];
+  w.SW = st[1] == 0 ? w.KW : st[1];
+  w.PH = pad[0], w.PW = pad[1];
   w.N = x[0], w.C = x[1], w.H = x[2], w.W = x[3];
-  w.OH = (w.H + 2 * w.P - w.K) / w.S + 1;
-  w.OW = (w.W + 2 * w.P - w.K) / w.S + 1;
+  w.OH = (w.H + 2 * w.PH - w.KH) / w.SH + 1;
+  w.OW = (w.W + 2 * w.PW - w.KW) / w.SW + 1;
   return w;
 }
 
@@ -29,8 +31,8 @@ Window window_of(const Shape& x, const Attrs& a) {
 // Flat index in the plane of the window's max (clipped to the input).
 template <class T>
 __device__ int64_t window_argmax(const T* plane, const Window& w, int64_t oh, int64_t ow) {
-  const int64_t hs = oh * w.S - w.P, ws = ow * w.S - w.P;
-  const int64_t h0 = max(hs, int64_t(0)), h1 = min(hs + w.K, w.H), w0 = max(ws, int64_t(0)), w1 = min(ws + w.K, w.W);
+  const int64_t hs = oh * w.SH - w.PH, ws = ow * w.SW - w.PW;
+  const int64_t h0 = max(hs, int64_t(0)), h1 = min(hs + w.KH, w.H), w0 = max(ws, int64_t(0)), w1 = min(ws + w.KW, w.W);
   int64_t best = h0 * w.W + w0;
   for (int64_t h = h0; h < h1; ++h)
     for (int64_t x = w0; x < w1; ++x) {
@@ -57,11 +59,11 @@ __global__ void avg_pool_forward(Window w, const T* x, T* y) {
   GRID_STRIDE(e, w.N * w.C * w.OH * w.OW) {
     const int64_t ow = e % w.OW, oh = (e / w.OW) % w.OH, p = e / (w.OW * w.OH);
     const T* plane = x + p * w.H * w.W;
-    const int64_t hs = oh * w.S - w.P, ws = ow * w.S - w.P;
+    const int64_t hs = oh * w.SH - w.PH, ws = ow * w.SW - w.PW;
     T s = 0;
-    for (int64_t h = max(hs, int64_t(0)); h < min(hs + w.K, w.H); ++h)
-      for (int64_t c = max(ws, int64_t(0)); c < min(ws + w.K, w.W); ++c) s += plane[h * w.W + c];
-    y[e] = s / T(w.K * w.K);
+    for (int64_t h = max(hs, int64_t(0)); h < min(hs + w.KH, w.H); ++h)
+      for (int64_t c = max(ws, int64_t(0)); c < min(ws + w.KW, w.W); ++c) s += plane[h * w.W + c];
+    y[e] = s / T(w.KH * w.KW);
   }
 }
 
@@ -79,8 +81,8 @@ __global__ void pool_backward(Window w, const T* x, const T* dy, T* dx) {
     const int64_t c = e % w.W, h = (e / w.W) % w.H, p = e / (w.W * w.H);
     const T* g = dy + p * w.OH * w.OW;
     int64_t oh0, oh1, ow0, ow1;
-    windows_of(h, w.S, w.P, w.K, w.OH, oh0, oh1);
-    windows_of(c, w.S, w.P, w.K, w.OW, ow0, ow1);
+    windows_of(h, w.SH, w.PH, w.KH, w.OH, oh0, oh1);
+    windows_of(c, w.SW, w.PW, w.KW, w.OW, ow0, ow1);
     T acc = 0;
     for (int64_t oh = oh0; oh <= oh1; ++oh)
       for (int64_t ow = ow0; ow <= ow1; ++ow) {
@@ -90,7 +92,7 @@ __global__ void pool_backward(Window w, const T* x, const T* dy, T* dx) {
           acc += g[oh * w.OW + ow];
         }
       }
-    dx[e] = Max ? acc : acc / T(w.K * w.K);
+    dx[e] = Max ? acc : acc / T(w.KH * w.KW);
   }
 }
 

@@ -201,8 +201,46 @@ void register_reduction(const char* op) {
   });
 }
 
+// argmax / argmin over one axis (or the flattened tensor): one thread per output (a, b) scans
+// its R elements B apart; ties go to the first, NaN wins (as the CPU).
+template <class T, bool Largest>
+__global__ void arg_reduce(const T* x, int64_t* out, int64_t A, int64_t R, int64_t B) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < A * B; e += int64_t(gridDim.x) * blockDim.x) {
+    const T* p = x + (e / B) * R * B + e % B;
+    int64_t best = 0;
+    for (int64_t r = 1; r < R; ++r) {
+      const T cur = p[r * B], top = p[best * B];
+      if (top != top) break;
+      if (cur != cur || (Largest ? cur > top : cur < top)) best = r;
+    }
+    out[e] = best;
+  }
+}
+
+template <bool Largest>
+void register_arg_reduction(const char* op) {
+  add_kernel(op, "default", [](KernelCtx& k) {
+    const Tensor x = dense(k.in(0));
+    const auto axes = axes_of(x, k.attrs.ints("axes"));
+    int64_t A = 1, R = 1, B = 1;
+    for (int64_t i = 0; i < x.dim(); ++i) {
+      if (axes.empty() || i < axes.front()) A *= x.shape()[i];
+      else if (i <= axes.back()) R *= x.shape()[i];
+      else B *= x.shape()[i];
+    }
+    if (k.out().numel() == 0) return;
+    visit_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      arg_reduce<T, Largest><<<grid_for(A * B), kThreads, 0, stream()>>>(x.data<T>(), k.out().data<int64_t>(), A, R, B);
+      OPSCOPE_CUDA_LAUNCHED("arg_reduce");
+    });
+  });
+}
+
 struct Register {
   Register() {
+    register_arg_reduction<true>("argmax");
+    register_arg_reduction<false>("argmin");
     register_reduction<Kind::sum>("sum");
     register_reduction<Kind::mean>("mean");
     register_reduction<Kind::max>("max");

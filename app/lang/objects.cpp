@@ -1,0 +1,190 @@
+// Values held by reference in the language: user classes and their instances (a model is an
+// instance; calling it runs __call__ or forward), dicts, and builtin objects written in C++
+// (optimizers, batch iterators). Their attributes and bound methods.
+#include <algorithm>
+
+#include "app/lang/interpreter.h"
+
+namespace opscope::lang {
+
+namespace {
+
+Value bound(const std::shared_ptr<Object>& receiver, const std::string& name, std::shared_ptr<Function> fn = nullptr) {
+  Value m;
+  m.kind = Value::method;
+  m.obj = receiver;
+  m.s = name;
+  m.fn = std::move(fn);
+  return m;
+}
+
+// "a batches", "an Adam": the article for a type's name.
+std::string a_or_an(const std::string& name) {
+  return (!name.empty() && std::string("AEIOUaeiou").find(name[0]) != std::string::npos ? "an " : "a ") + name;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string all;
+  for (auto& n : names) all += (all.empty() ? "" : ", ") + n;
+  return all;
+}
+
+// The names a class body binds, in its order (the body runs in a frame, which is a sorted map).
+std::vector<std::string> names_bound(const Block& body) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& n) {
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  };
+  std::function<void(const Expr&)> targets = [&](const Expr& t) {
+    if (t.kind == Expr::name) add(t.text);
+    if (t.kind == Expr::tuple || t.kind == Expr::list)
+      for (auto& i : t.items) targets(*i);
+  };
+  for (auto& st : body) {
+    if (st->kind == Stmt::def) add(st->text);
+    if (st->kind == Stmt::assign)
+      for (auto& t : st->targets) targets(*t);
+  }
+  return out;
+}
+
+const char* const kDictMethods[] = {"items", "keys", "values", "get"};
+
+}  // namespace
+
+void Interpreter::exec_class(const Stmt& s) {
+  auto cls = std::make_shared<ClassDef>();
+  cls->name = s.text;
+  frames_.emplace_back();  // the body's names land in a frame of their own
+  try {
+    exec_block(s.body);
+  } catch (...) {
+    frames_.pop_back();
+    throw;
+  }
+  std::map<std::string, Value> names = std::move(frames_.back());
+  frames_.pop_back();
+  for (const std::string& n : names_bound(s.body)) {
+    Value& v = names[n];
+    if (v.kind == Value::function) {
+      const Stmt* def = nullptr;
+      for (auto& st : s.body)
+        if (st->kind == Stmt::def && st->text == n) def = st.get();
+      if (v.fn->params.empty())
+        fail(def ? def->pos : s.pos, "the method '" + n + "' of class " + cls->name + " needs self as its first parameter",
+             "def " + n + "(self, ...):");
+      v.fn->name = cls->name + "." + n;  // errors and the graph's scope say Net.forward
+    }
+    cls->members.emplace_back(n, v);
+  }
+  Value v;
+  v.kind = Value::class_;
+  v.obj = cls;
+  assign(s.text, v);
+}
+
+Value Interpreter::instantiate(const std::shared_ptr<ClassDef>& cls, CallArgs& args) {
+  auto inst = std::make_shared<Instance>();
+  inst->cls = cls;
+  Value self;
+  self.kind = Value::instance;
+  self.obj = inst;
+  const Value* init = cls->find("__init__");
+  if (init && init->kind == Value::function) {
+    CallArgs a = args;
+    a.positional.insert(a.positional.begin(), self);
+    a.positions.insert(a.positions.begin(), args.pos);
+    Value r = call_function(*init->fn, a);
+    if (r.kind != Value::none) fail(args.pos, cls->name + ".__init__() should return None, got " + kind_name(r));
+  } else if (!args.positional.empty() || !args.keyword.empty()) {
+    fail(args.pos, cls->name + "() takes no arguments", "define def __init__(self, ...): in class " + cls->name + " to take them");
+  }
+  return self;
+}
+
+// model(x): its __call__ if it has one, else its forward (as a PyTorch module).
+Value Interpreter::call_instance(const Value& obj, CallArgs& args) {
+  const auto& inst = static_cast<const Instance&>(*obj.obj);
+  for (const char* m : {"__call__", "forward"})
+    if (const Value* f = inst.cls->find(m); f && f->kind == Value::function) return call_bound(bound(obj.obj, m, f->fn), args);
+  fail(args.pos, "'" + inst.cls->name + "' object cannot be called",
+       "define def forward(self, x): (or __call__) in class " + inst.cls->name);
+}
+
+Value Interpreter::get_member(const Value& obj, const std::string& name, Pos p) {
+  switch (obj.kind) {
+    case Value::dict:
+      for (const char* m : kDictMethods)
+        if (name == m) return bound(obj.obj, name);
+      fail(p, "a dict has no attribute '" + name + "'",
+           "index it with d[key]; its methods: .items(), .keys(), .values(), .get(key, default)");
+    case Value::class_: {
+      const auto& cls = static_cast<const ClassDef&>(*obj.obj);
+      if (const Value* v = cls.find(name)) return *v;
+      fail(p, "class " + cls.name + " has no attribute '" + name + "'");
+    }
+    case Value::instance: {
+      auto& inst = static_cast<Instance&>(*obj.obj);
+      if (Value* v = inst.find(name)) return *v;
+      if (const Value* v = inst.cls->find(name)) return v->kind == Value::function ? bound(obj.obj, name, v->fn) : *v;
+      std::vector<std::string> names;
+      for (auto& [n, _] : inst.attrs) names.push_back(n);
+      for (auto& [n, _] : inst.cls->members) names.push_back(n);
+      const std::string near = closest_name(name, names);
+      fail(p, "'" + inst.cls->name + "' object has no attribute '" + name + "'",
+           !near.empty() ? "did you mean '" + near + "'?"
+           : names.empty() ? "set attributes in __init__: self." + name + " = ..."
+                           : "its attributes and methods: " + joined(names));
+    }
+    case Value::object: {
+      auto& o = static_cast<NativeObject&>(*obj.obj);
+      if (auto v = o.attr(*this, name, p)) return *v;
+      if (o.has_method(name)) return bound(obj.obj, name);
+      const std::string near = closest_name(name, o.members());
+      fail(p, a_or_an(o.type_name()) + " has no attribute '" + name + "'",
+           near.empty() ? "its attributes and methods: " + joined(o.members()) : "did you mean '" + near + "'?");
+    }
+    default: fail(p, std::string("a ") + kind_name(obj) + " has no attribute '" + name + "'");
+  }
+}
+
+Value Interpreter::call_bound(const Value& method, CallArgs& args) {
+  if (method.fn) {  // a method of a user class: self first
+    Value self;
+    self.kind = Value::instance;
+    self.obj = method.obj;
+    CallArgs a = args;
+    a.positional.insert(a.positional.begin(), self);
+    a.positions.insert(a.positions.begin(), args.pos);
+    return call_function(*method.fn, a);
+  }
+  if (auto d = std::dynamic_pointer_cast<Dict>(method.obj)) return dict_method(*d, method.s, args);
+  auto o = std::static_pointer_cast<NativeObject>(method.obj);
+  try {
+    return o->call(*this, method.s, args);
+  } catch (const LangError&) {
+    throw;
+  } catch (const Error& e) {
+    fail(args.pos, o->type_name() + "." + method.s + "(): " + e.what(), e.hint());
+  }
+}
+
+Value Interpreter::dict_method(Dict& d, const std::string& name, CallArgs& args) {
+  const size_t n = args.positional.size();
+  if (!args.keyword.empty()) fail(args.pos, "dict." + name + "() takes no keyword arguments");
+  if (name == "get") {
+    if (n < 1 || n > 2) fail(args.pos, "get() takes a key and an optional default: d.get(key, default)");
+    if (const Value* v = d.find(args.positional[0])) return *v;
+    return n == 2 ? args.positional[1] : Value::None();
+  }
+  if (n != 0) fail(args.pos, "dict." + name + "() takes no arguments");
+  std::vector<Value> out;
+  for (auto& [k, v] : d.entries) {
+    if (name == "keys") out.push_back(k);
+    else if (name == "values") out.push_back(v);
+    else out.push_back(Value::List({k, v}, Value::tuple));
+  }
+  return Value::List(std::move(out));
+}
+
+}  // namespace opscope::lang
