@@ -40,7 +40,7 @@
 #include "viz/export.h"
 #include "viz/metrics.h"
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
-#include "viz/graphviz.h"
+#include "viz/figure_export.h"
 #endif
 #include "app/gui/gui_app.h"  // options only; run_gui exists when the GUI is built
 #ifdef OPSCOPE_HAVE_GUI
@@ -183,8 +183,8 @@ Command add_export_command(CLI::App& app) {
   sub->add_option("--expand", o->expand, "draw these nodes as the ops inside them (an @op, a fused node): all, or ids like 3,7");
   sub->add_option("FILE", o->file, "the script")->required();
   sub->add_option("--dot", o->dot, "write the graph as Graphviz DOT");
-  sub->add_option("--svg", o->svg, "render the graph to SVG through Graphviz (for slides)");
-  sub->add_option("--png", o->png, "render the graph to PNG through Graphviz");
+  sub->add_option("--svg", o->svg, "draw the graph as the window does (lanes, folding) to SVG, for slides");
+  sub->add_option("--png", o->png, "draw the graph as the window does to PNG");
   sub->add_option("--trace", o->trace, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
   sub->add_option("--onnx", o->onnx, "write the forward graph as an ONNX model (opset 17): the last compiled program's outputs, else the graph's results");
   return {sub, [o] {
@@ -214,11 +214,10 @@ Command add_export_command(CLI::App& app) {
             }
             if (!o->svg.empty() || !o->png.empty()) {
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
-              std::vector<int> all;
-              for (const Node& n : ws.graph().nodes()) all.push_back(n.id);
-              const std::string dot = viz::graph_to_dot(ws.graph(), all, expanded_nodes(ws.graph(), o->expand));
-              if (!o->svg.empty()) viz::render_dot(dot, "svg", o->svg);
-              if (!o->png.empty()) viz::render_dot(dot, "png", o->png);
+              // The figure as the window opens it: lanes, folds, what is not the model left out.
+              const viz::GraphLayout figure = viz::window_figure(shown, program ? program->schedule : std::vector<int>{}, expand);
+              if (!o->svg.empty()) viz::render_figure(shown, figure, "svg", o->svg);
+              if (!o->png.empty()) viz::render_figure(shown, figure, "png", o->png);
 #else
               throw Error("this opscope was built without Graphviz",
                           "use --dot and run `dot -Tsvg`, or install libgraphviz-dev (tools/setup.sh) and rebuild");
@@ -415,6 +414,7 @@ Command add_gui_command(CLI::App& app) {
             if (!o->gui.lesson.empty()) {
               o->gui.lesson_panel = lesson::make_gui_lesson_panel(o->gui.lesson);
               o->gui.lesson_action = lesson::apply_lesson_action;
+              o->gui.map_panel = lesson::make_gui_map_panel(o->gui.lesson_panel);
             }
             return app::run_gui(o->gui);
 #else
@@ -434,6 +434,7 @@ int run_default() {
     o.lesson = last.empty() ? "1" : last;
     o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
     o.lesson_action = lesson::apply_lesson_action;
+    o.map_panel = lesson::make_gui_map_panel(o.lesson_panel);
     return app::run_gui(o);
   }
 #endif

@@ -68,12 +68,32 @@ void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocato
 void Workspace::push_scope(const std::string& name) {
   scope_stack_.push_back(scope_);
   scope_ = scope_.empty() ? name : scope_ + "/" + name;
+  frames_.push_back({NodeFrame::call, next_frame_id_++, 0});
 }
 
 void Workspace::pop_scope() {
   if (scope_stack_.empty()) return;
   scope_ = scope_stack_.back();
   scope_stack_.pop_back();
+  for (size_t i = frames_.size(); i-- > 0;)
+    if (frames_[i].kind == NodeFrame::call) {
+      frames_.resize(i);
+      break;
+    }
+}
+
+void Workspace::push_loop() { frames_.push_back({NodeFrame::loop, next_frame_id_++, 0}); }
+
+void Workspace::set_loop_iteration(int i) {
+  if (!frames_.empty() && frames_.back().kind == NodeFrame::loop) frames_.back().iteration = i;
+}
+
+void Workspace::pop_loop() {
+  for (size_t i = frames_.size(); i-- > 0;)
+    if (frames_[i].kind == NodeFrame::loop) {
+      frames_.resize(i);
+      break;
+    }
 }
 
 void Workspace::reset_graph() { graph_.clear(); tracker_->clear_timeline(); }
@@ -178,6 +198,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
     node.algo = std::string(chosen);
     node.phase = phase_;
     node.scope = scope_;
+    node.frames = frames_;
     node.inputs.reserve(inputs.size());
     for (auto& t : inputs) node.inputs.push_back(value_of(t));
     const int id = static_cast<int>(graph_.num_nodes());

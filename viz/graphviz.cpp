@@ -11,6 +11,7 @@
 // discovery through config6a, so the same binary works wherever the .so files are.
 extern "C" {
 extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_neato_layout_LTX_library;
 extern gvplugin_library_t gvplugin_core_LTX_library;
 extern gvplugin_library_t gvplugin_pango_LTX_library;
 }
@@ -31,6 +32,7 @@ GVC_t* layout_context() {
 GVC_t* render_context() {
   static lt_symlist_t symbols[] = {
       {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+      {"gvplugin_neato_layout_LTX_library", &gvplugin_neato_layout_LTX_library},  // nop2: positions given
       {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
       {"gvplugin_pango_LTX_library", &gvplugin_pango_LTX_library},
       {nullptr, nullptr}};

@@ -94,6 +94,7 @@ int run_gui(const GuiOptions& o) {
   s.lesson_id = o.lesson;
   s.lesson_panel = o.lesson_panel;
   s.lesson_action = o.lesson_action;
+  s.map_panel = o.map_panel;
   s.fonts = viz::load_fonts(s.scale);
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);

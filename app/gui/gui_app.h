@@ -23,6 +23,8 @@ struct GuiOptions {
   // them in, so the GUI shell never includes the lesson player. Empty: a placeholder is shown.
   std::function<void(GuiState&)> lesson_panel;
   std::function<bool(GuiState&, const std::string&)> lesson_action;
+  // The knowledge map's tab over the graph (the lesson player plugs it in); empty: no tab.
+  std::function<void(GuiState&)> map_panel;
 };
 
 // Opens the window and runs until closed (or `frames` frames). Returns the exit code: 0, or 1

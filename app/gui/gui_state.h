@@ -11,6 +11,7 @@
 #include "app/gui/recompute_compare.h"
 #include "app/lang/session.h"
 #include "core/workspace.h"
+#include "viz/concept_map.h"
 #include "viz/graph_view.h"
 #include "viz/inspector.h"
 #include "viz/metrics_panel.h"
@@ -63,6 +64,12 @@ struct GuiState {
   std::string lesson_id;
   LessonPanelFn lesson_panel;
   LessonActionFn lesson_action;
+  // The knowledge map, a tab over the graph (drawn by the lesson player: its clicks open lessons)
+  LessonPanelFn map_panel;
+  viz::ConceptMapState map_view;
+  std::string map_tab = "Knowledge map";  // the tab's title in the lesson's language
+  bool show_map = false, show_graph = false;  // bring that tab to the front (once)
+  bool map_visible = false;                   // the map's tab was drawn in the last frame
   // The metrics panel (a tab beside the console), brought to the front when a script first logs.
   viz::MetricsPanelState metrics;
   bool metrics_shown = false;       // the tab came forward for the metrics logged so far
@@ -112,9 +119,12 @@ int64_t steps_left(GuiState& s);
 // "click n3" (a real mouse click at the box's centre), "expand n3" / "collapse n3" (a node's
 // body), "toggle backward",
 // "view forward|backward|both", "fold F", "unfold F", "search TEXT",
-// "theme dark|light", "fit", "zoom F", "exec CODE", "open MODEL.onnx". Throws opscope::Error on a bad action.
+// "theme dark|light", "fit", "zoom F", "exec CODE", "open MODEL.onnx", "export FILE.svg|.png",
+// "map", "graph". Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
+// The graph as the view draws it (layout, folding, lanes) to FILE.svg or FILE.png: a slide.
+void export_figure(GuiState& s, const std::string& path);
 // What is on screen, as JSON text.
 std::string state_json(const GuiState& s, int window_w, int window_h);
 // Feeds a scripted click to ImGui: call between the backend's NewFrame and ImGui::NewFrame.

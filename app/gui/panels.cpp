@@ -294,6 +294,44 @@ void play(GuiState& s) {
   }
 }
 
+// [SECTION] graph area: the graph view, and the knowledge map's tab when the lesson player has one
+void draw_graph_panel(GuiState& s, const viz::Theme& th) {
+  viz::GraphViewFrame gf;
+  gf.graph = &shown_graph(s);
+  gf.theme = &th;
+  gf.fonts = &s.fonts;
+  // The last step is highlighted only in the graph it ran in.
+  gf.current_node = s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
+  gf.next_node = next_step_node(s);
+  gf.time = s.time;
+  gf.font_scale = s.scale;
+  viz::draw_graph_view(s.graph, gf);
+}
+
+void draw_graph_area(GuiState& s, const viz::Theme& th) {
+  s.map_visible = false;
+  if (!s.map_panel) {
+    draw_graph_panel(s, th);
+    return;
+  }
+  // Requests made while drawing (a click on the map shows the graph) apply in the next frame.
+  const bool show_graph = s.show_graph, show_map = s.show_map;
+  s.show_map = s.show_graph = false;
+  if (ImGui::BeginTabBar("graph_tabs")) {
+    if (ImGui::BeginTabItem("Graph", nullptr, show_graph ? ImGuiTabItemFlags_SetSelected : 0)) {
+      draw_graph_panel(s, th);
+      ImGui::EndTabItem();
+    }
+    const std::string label = s.map_tab + "###knowledge_map";
+    if (ImGui::BeginTabItem(label.c_str(), nullptr, show_map ? ImGuiTabItemFlags_SetSelected : 0)) {
+      s.map_visible = true;
+      s.map_panel(s);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
+  }
+}
+
 }  // namespace
 
 const Graph& shown_graph(GuiState& s) {
@@ -387,16 +425,7 @@ void draw_ui(GuiState& s) {
   // Left: the graph over the console and lesson tabs.
   ImGui::BeginChild("left", ImVec2(left_w, body_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ImGui::BeginChild("graph", ImVec2(0, graph_h), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  viz::GraphViewFrame gf;
-  gf.graph = &shown_graph(s);
-  gf.theme = &th;
-  gf.fonts = &s.fonts;
-  // The last step is highlighted only in the graph it ran in.
-  gf.current_node = s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
-  gf.next_node = next_step_node(s);
-  gf.time = s.time;
-  gf.font_scale = s.scale;
-  viz::draw_graph_view(s.graph, gf);
+  draw_graph_area(s, th);
   ImGui::EndChild();
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("bottom_tabs")) {
@@ -439,6 +468,7 @@ void draw_ui(GuiState& s) {
     inf.live_value = [r](int v) { return r->value(v); };
   }
   inf.selected = s.graph.selected;
+  inf.layout = &s.graph.layout;
   inf.theme = &th;
   inf.fonts = &s.fonts;
   viz::draw_inspector(s.inspector, inf);

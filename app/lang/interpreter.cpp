@@ -255,9 +255,12 @@ bool Interpreter::run_loop_body(const Block& body) {
 void Interpreter::exec_for(const Stmt& s) {
   Value it = eval(*s.value);
   const LoopLevel level(loop_depth_);
+  LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
+  int iteration = 0;
   const Expr& target = *s.targets[0];
   auto each = [&](const Value& x) {
     count_iteration(s.pos);
+    loop.iteration(iteration++);
     assign_target(target, x);
     return run_loop_body(s.body);
   };
@@ -442,8 +445,11 @@ void Interpreter::exec_statement(const Stmt& s) {
     case Stmt::for_: exec_for(s); return;
     case Stmt::while_: {
       const LoopLevel level(loop_depth_);
+      LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
+      int iteration = 0;
       while (truthy(eval(*s.value), s.value->pos, s.value.get())) {
         count_iteration(s.pos);
+        loop.iteration(iteration++);
         if (!run_loop_body(s.body)) break;
       }
       return;
