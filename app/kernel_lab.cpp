@@ -7,156 +7,94 @@
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <random>
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/random.h"
 #include "core/workspace.h"
 
 namespace opscope::app {
 
 namespace {
 
-Tensor random_tensor(const Shape& s, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> nd(0, 1);
-  Tensor t = Tensor::empty(s, DType::f32, MemCategory::input);
-  float* p = t.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = nd(rng);
-  return t;
+// Names the lab also answers to: the course says "attention" and "copy".
+const OpDef* lab_op(const std::string& name) {
+  const std::string op = name == "attention" ? "scaled_dot_product_attention" : name == "copy" ? "cast" : name;
+  const OpDef* d = OpRegistry::instance().find(op);
+  return d && d->lab.make ? d : nullptr;
 }
 
-// How to feed one op: its inputs and attributes from the user's sizes.
-struct LabSpec {
-  std::string op;
-  std::string sizes_help;  // "N" or "N C H W K R"
-  std::vector<int64_t> defaults;
-  std::function<std::pair<std::vector<Tensor>, AttrMap>(const std::vector<int64_t>&)> make;
-  std::string (*describe)(const std::vector<int64_t>&);
-};
+const OpDef& lab_op_or_throw(const std::string& name) {
+  if (const OpDef* d = lab_op(name)) return *d;
+  std::string all;
+  for (auto& n : lab_ops()) all += (all.empty() ? "" : ", ") + n;
+  throw Error("the kernel lab cannot feed '" + name + "' yet", "it knows: " + all);
+}
 
-std::string dims(const std::vector<int64_t>& s) {
+// "x 8×64×56×56, weight 64×64×3×3, padding=1": the case's inputs by name, and its attributes.
+std::string describe_case(const OpDef& op, const GradcheckCase& c) {
   std::string r;
-  for (auto v : s) r += (r.empty() ? "" : "×") + std::to_string(v);
-  return r;
-}
-
-const std::map<std::string, LabSpec>& specs() {
-  static const std::map<std::string, LabSpec> table = {
-      {"matmul",
-       {"matmul", "N [M K]: A is N×K, B is K×M", {512},
-        [](const std::vector<int64_t>& s) {
-          int64_t n = s[0], m = s.size() > 1 ? s[1] : n, k = s.size() > 2 ? s[2] : n;
-          return std::make_pair(std::vector<Tensor>{random_tensor({n, k}, 1), random_tensor({k, m}, 2)}, AttrMap{});
-        },
-        [](const std::vector<int64_t>& s) { return "A " + dims({s[0], s.size() > 2 ? s[2] : s[0]}) + " @ B"; }}},
-      {"conv2d",
-       {"conv2d", "N C H W K R: x N×C×H×W, weight K×C×R×R, padding R/2", {8, 64, 56, 56, 64, 3},
-        [](const std::vector<int64_t>& s) {
-          return std::make_pair(std::vector<Tensor>{random_tensor({s[0], s[1], s[2], s[3]}, 1),
-                                                    random_tensor({s[4], s[1], s[5], s[5]}, 2)},
-                                AttrMap{{"padding", s[5] / 2}});
-        },
-        [](const std::vector<int64_t>& s) {
-          return "x " + dims({s[0], s[1], s[2], s[3]}) + ", w " + dims({s[4], s[1], s[5], s[5]}) + ", padding " +
-                 std::to_string(s[5] / 2);
-        }}},
-      {"softmax",
-       {"softmax", "ROWS COLS", {4096, 4096},
-        [](const std::vector<int64_t>& s) {
-          return std::make_pair(std::vector<Tensor>{random_tensor({s[0], s.size() > 1 ? s[1] : s[0]}, 1)}, AttrMap{});
-        },
-        [](const std::vector<int64_t>& s) { return "x " + dims({s[0], s.size() > 1 ? s[1] : s[0]}); }}},
-      {"layer_norm",
-       {"layer_norm", "ROWS COLS", {4096, 4096},
-        [](const std::vector<int64_t>& s) {
-          const int64_t cols = s.size() > 1 ? s[1] : s[0];
-          return std::make_pair(std::vector<Tensor>{random_tensor({s[0], cols}, 1)}, AttrMap{{"normalized_shape", cols}});
-        },
-        [](const std::vector<int64_t>& s) { return "x " + dims({s[0], s.size() > 1 ? s[1] : s[0]}); }}},
-      {"scaled_dot_product_attention",
-       {"scaled_dot_product_attention", "T [D]: q, k, v are T×D", {1024, 64},
-        [](const std::vector<int64_t>& s) {
-          int64_t t = s[0], d = s.size() > 1 ? s[1] : 64;
-          return std::make_pair(
-              std::vector<Tensor>{random_tensor({t, d}, 1), random_tensor({t, d}, 2), random_tensor({t, d}, 3)},
-              AttrMap{});
-        },
-        [](const std::vector<int64_t>& s) { return "q, k, v " + dims({s[0], s.size() > 1 ? s[1] : 64}); }}},
-      // A plain copy (cast to its own dtype): the bandwidth ceiling the bandwidth-bound ops are measured against.
-      {"copy",
-       {"cast", "ROWS COLS", {4096, 4096},
-        [](const std::vector<int64_t>& s) {
-          return std::make_pair(std::vector<Tensor>{random_tensor({s[0], s.size() > 1 ? s[1] : s[0]}, 1)},
-                                AttrMap{{"dtype", std::string("float32")}});
-        },
-        [](const std::vector<int64_t>& s) { return "copy of x " + dims({s[0], s.size() > 1 ? s[1] : s[0]}); }}},
-  };
-  return table;
-}
-
-const LabSpec& spec_for(const std::string& op) {
-  std::string name = op == "attention" ? "scaled_dot_product_attention" : op;
-  auto it = specs().find(name);
-  if (it == specs().end() && name == "cast") it = specs().find("copy");
-  if (it == specs().end()) {
-    std::string all;
-    for (auto& [n, _] : specs()) all += (all.empty() ? "" : ", ") + n;
-    throw Error("the kernel lab cannot feed '" + op + "' yet", "it knows: " + all);
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    std::string name = op.input_names[std::min(i, op.input_names.size() - 1)];
+    while (!name.empty() && (name.back() == '?' || name.back() == '.')) name.pop_back();
+    std::string dims;
+    for (auto v : c.inputs[i].shape) dims += (dims.empty() ? "" : "×") + std::to_string(v);
+    r += (r.empty() ? "" : ", ") + name + " " + dims;
   }
-  if (!OpRegistry::instance().find(it->second.op)) throw Error("operator '" + name + "' is not built yet");
-  return it->second;
+  for (auto& [name, v] : c.attrs) r += ", " + name + "=" + attr_value_str(v);
+  return r;
 }
 
 }  // namespace
 
 std::vector<std::string> lab_ops() {
   std::vector<std::string> r;
-  for (auto& [n, s] : specs())
-    if (OpRegistry::instance().find(s.op)) r.push_back(n);
+  for (const OpDef* op : OpRegistry::instance().all())
+    if (op->lab.make) r.push_back(op->name);
   return r;
 }
 
 std::string lab_usage(const std::string& op) {
-  const LabSpec& s = spec_for(op);
-  std::string d;
-  for (auto v : s.defaults) d += (d.empty() ? "" : " ") + std::to_string(v);
-  return s.op + " sizes: " + s.sizes_help + " (default " + d + ")";
+  const OpDef& d = lab_op_or_throw(op);
+  std::string sizes;
+  for (auto v : d.lab.defaults) sizes += (sizes.empty() ? "" : " ") + std::to_string(v);
+  return d.name + " sizes: " + d.lab.help + " (default " + sizes + ")";
 }
 
 LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given, int repeats, Device device) {
-  const LabSpec& spec = spec_for(op_name);
-  std::vector<int64_t> sizes = given.empty() ? spec.defaults : given;
+  const OpDef& op = lab_op_or_throw(op_name);
+  std::vector<int64_t> sizes = given.empty() ? op.lab.defaults : given;
   for (auto v : sizes)
     if (v <= 0) throw Error("bench sizes must be positive", lab_usage(op_name));
-  if (spec.op == "conv2d" && sizes.size() < 6) throw Error("conv2d needs six sizes", lab_usage(op_name));
-  const OpDef& op = OpRegistry::instance().get(spec.op);
+  if (sizes.size() < op.lab.min_sizes)
+    throw Error(op.name + " needs " + std::to_string(op.lab.min_sizes) + " sizes", lab_usage(op_name));
+  const GradcheckCase lab_case = op.lab.make(sizes);
 
   Workspace ws;  // private: the lab measures without touching the student's graph
   WorkspaceScope scope(ws);
   NoGradGuard ng;
   if (!device_available(device)) throw Error(device_missing_message(device), "benchmark on the cpu: --device cpu");
-  auto [host_inputs, attr_map] = spec.make(sizes);
+  std::vector<Tensor> host_inputs = make_case_inputs(lab_case, 1, DType::f32);
   std::vector<Tensor> inputs;
   for (auto& t : host_inputs) inputs.push_back(t.to(device));
   host_inputs.clear();
-  const Attrs attrs = op.resolve(attr_map);
+  const Attrs attrs = op.resolve(lab_case.attrs);
   std::vector<TensorMeta> in_meta;
   for (auto& t : inputs) in_meta.push_back({t.shape(), t.dtype(), t.device()});
   const auto out_meta = ws.infer(op, in_meta, attrs);
 
   LabResult result;
-  result.op = spec.op;
-  result.description = spec.describe(sizes);
+  result.op = op.name;
+  result.description = describe_case(op, lab_case);
   result.device = device;
   result.device_description = device == Device::cpu ? "one thread" : device_backend(device)->description();
-  // The reference is the simplest correct algorithm: "naive" when there is one, except for the
-  // norms, whose "naive" is the one-pass E[x²] − E[x]² that the lab exists to show failing.
+  // The reference is the simplest correct algorithm: the op's lab says which, else "naive" when
+  // there is one, else the first that runs.
   std::vector<std::string> algos;
   for (auto& a : op.algorithms)
     if (op.find_kernel(device, a)) algos.push_back(a);
   if (algos.empty()) throw Error(op.name + " has no " + device_name(device) + " kernel yet");
-  const char* simplest = spec.op == "layer_norm" ? "two_pass" : "naive";
+  const std::string simplest = op.lab.reference_algo.empty() ? "naive" : op.lab.reference_algo;
   auto naive = std::find(algos.begin(), algos.end(), simplest);
   if (naive != algos.end()) std::rotate(algos.begin(), naive, naive + 1);
   result.reference_algo = algos.front();

@@ -18,6 +18,9 @@
 #include "app/extension/loader.h"
 #include "app/kernel_lab.h"
 #include "app/lang/extension_builtins.h"
+#include "app/onnx/conformance.h"
+#include "app/onnx/onnx_export.h"
+#include "app/onnx/onnx_import.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
 #include "app/lesson/lesson.h"
@@ -34,11 +37,12 @@
 #include "core/error.h"
 #include "core/op.h"
 #include "core/parallel.h"
+#include "core/program.h"
 #include "core/workspace.h"
 #include "viz/export.h"
 #include "viz/metrics.h"
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
-#include "viz/graphviz.h"
+#include "viz/figure_export.h"
 #endif
 #include "app/gui/gui_app.h"  // options only; run_gui exists when the GUI is built
 #ifdef OPSCOPE_HAVE_GUI
@@ -174,19 +178,20 @@ std::set<int> expanded_nodes(const Graph& g, const std::string& spec) {
 
 Command add_export_command(CLI::App& app) {
   struct Opts {
-    std::string file, dot, trace, svg, png, expand;
+    std::string file, dot, trace, svg, png, onnx, expand;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
   sub->add_option("--expand", o->expand, "draw these nodes as the ops inside them (an @op, a fused node): all, or ids like 3,7");
   sub->add_option("FILE", o->file, "the script")->required();
   sub->add_option("--dot", o->dot, "write the graph as Graphviz DOT");
-  sub->add_option("--svg", o->svg, "render the graph to SVG through Graphviz (for slides)");
-  sub->add_option("--png", o->png, "render the graph to PNG through Graphviz");
+  sub->add_option("--svg", o->svg, "draw the graph as the window does (lanes, folding) to SVG, for slides");
+  sub->add_option("--png", o->png, "draw the graph as the window does to PNG");
   sub->add_option("--trace", o->trace, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
+  sub->add_option("--onnx", o->onnx, "write the forward graph as an ONNX model (opset 17): the last compiled program's outputs, else the graph's results");
   return {sub, [o] {
-            if (o->dot.empty() && o->trace.empty() && o->svg.empty() && o->png.empty())
-              throw Error("export needs --dot, --svg, --png or --trace OUT");
+            if (o->dot.empty() && o->trace.empty() && o->svg.empty() && o->png.empty() && o->onnx.empty())
+              throw Error("export needs --dot, --svg, --png, --trace or --onnx OUT");
             const std::string code = read_file(o->file);
             Workspace& ws = current_workspace();
             viz::TraceRecorder recorder(ws.executor());
@@ -203,13 +208,18 @@ Command add_export_command(CLI::App& app) {
             const std::set<int> expand = expanded_nodes(shown, o->expand);
             if (!o->dot.empty()) write_text(o->dot, viz::graph_to_dot(shown, nodes, expand));
             if (!o->trace.empty()) write_text(o->trace, viz::chrome_trace_json(recorder.events(), recorder.labels));
+            if (!o->onnx.empty()) {
+              const auto info = interop::save_onnx_values(
+                  ws, program ? session.interpreter().statics->last_options.fetch : interop::forward_sinks(ws.graph()), o->onnx);
+              std::cout << "wrote " << o->onnx << ": " << info.nodes << " ONNX nodes, " << info.initializers << " initializers, "
+                        << info.inputs << " inputs, opset " << info.opset << "\n";
+            }
             if (!o->svg.empty() || !o->png.empty()) {
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
-              std::vector<int> all;
-              for (const Node& n : ws.graph().nodes()) all.push_back(n.id);
-              const std::string dot = viz::graph_to_dot(ws.graph(), all, expanded_nodes(ws.graph(), o->expand));
-              if (!o->svg.empty()) viz::render_dot(dot, "svg", o->svg);
-              if (!o->png.empty()) viz::render_dot(dot, "png", o->png);
+              // The figure as the window opens it: lanes, folds, what is not the model left out.
+              const viz::GraphLayout figure = viz::window_figure(shown, program ? program->schedule : std::vector<int>{}, expand);
+              if (!o->svg.empty()) viz::render_figure(shown, figure, "svg", o->svg);
+              if (!o->png.empty()) viz::render_figure(shown, figure, "png", o->png);
 #else
               throw Error("this opscope was built without Graphviz",
                           "use --dot and run `dot -Tsvg`, or install libgraphviz-dev (tools/setup.sh) and rebuild");
@@ -280,6 +290,74 @@ Command add_bench_command(CLI::App& app) {
           }};
 }
 
+// [SECTION] ONNX: import, the conformance runner
+
+// Prints one model: what the file declares, then the graph traced in static mode.
+void print_imported(const std::string& file, const interop::ImportOptions& opt) {
+  Workspace ws;  // one per model, so the graphs of several files do not mix
+  WorkspaceScope scope(ws);
+  auto model = interop::ImportedModel::load(file, opt);
+  std::cout << model->summary();
+  const auto traced = model->trace(ws);
+  CompileOptions copt;
+  for (auto& t : traced.outputs) copt.fetch.push_back(ws.value_of(t));
+  copt.gradients = false;
+  auto program = compile_program(ws, copt);
+  std::cout << "  traced in static mode against input(): " << ws.graph().num_nodes() << " opscope nodes ("
+            << traced.folded << " ONNX nodes folded at import); compiled: " << program->schedule.size() << " nodes, "
+            << program->flops() << " FLOPs, " << bytes_str(program->peak_bytes()) << " per run\n";
+  lang::Session session(ws);
+  std::ostringstream err;
+  session.run(":graph", "<import>", std::cout, err);
+}
+
+Command add_import_command(CLI::App& app) {
+  struct Opts {
+    std::vector<std::string> files, shapes;
+    bool ops = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("import", "read ONNX models and print them traced in static mode (opscope gui --open shows one)");
+  sub->add_option("MODEL", o->files, "the .onnx files");
+  sub->add_option("--shape", o->shapes, "NAME=DIMS: sizes for an input's symbolic dimensions (default 1), e.g. x=8,1,28,28");
+  sub->add_flag("--ops", o->ops, "list the ONNX operator types opscope maps");
+  return {sub, [o] {
+            if (o->ops) {
+              for (auto& t : interop::mapped_op_types()) std::cout << t << "\n";
+              return 0;
+            }
+            if (o->files.empty()) throw Error("import needs an .onnx file", "opscope import model.onnx [--shape x=1,3,224,224]");
+            interop::ImportOptions opt;
+            for (auto& s : o->shapes) opt.shapes.insert(interop::parse_shape_option(s));
+            for (size_t i = 0; i < o->files.size(); ++i) {
+              if (i) std::cout << "\n";
+              print_imported(o->files[i], opt);
+            }
+            return 0;
+          }};
+}
+
+Command add_onnx_test_command(CLI::App& app) {
+  struct Opts {
+    std::vector<std::string> dirs, ops;
+    bool markdown = false, verbose = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("onnx-test", "run ONNX backend node tests through the importer: per op type passed/failed/skipped");
+  sub->add_option("DIR", o->dirs, "test folders (with model.onnx), or folders of them: /usr/share/libonnx-testdata/data/node")->required();
+  sub->add_option("--op", o->ops, "only the tests of these ONNX op types");
+  sub->add_flag("--markdown", o->markdown, "print the table as Markdown (the README's)");
+  sub->add_flag("-v,--verbose", o->verbose, "a line for every test");
+  return {sub, [o] {
+            interop::ConformanceOptions opt;
+            opt.only_ops = o->ops;
+            opt.verbose = o->verbose;
+            const auto report = interop::run_conformance(o->dirs, opt, std::cout);
+            std::cout << interop::conformance_table(report, o->markdown);
+            return report.count(interop::ConformanceTest::failed) == 0 ? 0 : 1;
+          }};
+}
+
 // [SECTION] Lessons
 
 Command add_lesson_command(CLI::App& app) {
@@ -321,6 +399,7 @@ Command add_gui_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("gui", "the window: live graph, stepping, inspector, memory, console");
   sub->add_option("--script", o->gui.script, "run this script first");
+  sub->add_option("--open", o->gui.open, "open an ONNX model (as File > Open: traced in static mode)");
   sub->add_option("--lesson", o->gui.lesson, "open this lesson");
   sub->add_option("--frames", o->gui.frames, "render N frames and exit (headless use)")->check(CLI::Range(1, 100000));
   sub->add_option("--screenshot", o->gui.screenshot, "write the last frame as PNG");
@@ -334,7 +413,11 @@ Command add_gui_command(CLI::App& app) {
 #ifdef OPSCOPE_HAVE_GUI
             if (!o->size.empty() && std::sscanf(o->size.c_str(), "%dx%d", &o->gui.width, &o->gui.height) != 2)
               throw Error("--size takes WIDTHxHEIGHT", "e.g. --size 1600x1000");
-            if (!o->gui.lesson.empty()) o->gui.lesson_panel = lesson::make_gui_lesson_panel(o->gui.lesson);
+            if (!o->gui.lesson.empty()) {
+              o->gui.lesson_panel = lesson::make_gui_lesson_panel(o->gui.lesson);
+              o->gui.lesson_action = lesson::apply_lesson_action;
+              o->gui.map_panel = lesson::make_gui_map_panel(o->gui.lesson_panel);
+            }
             return app::run_gui(o->gui);
 #else
             throw Error("this opscope was built without the GUI",
@@ -352,6 +435,8 @@ int run_default() {
     const std::string last = lesson::load_progress(lesson::default_progress_path()).last;
     o.lesson = last.empty() ? "1" : last;
     o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
+    o.lesson_action = lesson::apply_lesson_action;
+    o.map_panel = lesson::make_gui_map_panel(o.lesson_panel);
     return app::run_gui(o);
   }
 #endif
@@ -409,6 +494,8 @@ int main(int argc, char** argv) {
       add_gradcheck_command(app),
       add_bench_command(app),
       add_export_command(app),
+      add_import_command(app),
+      add_onnx_test_command(app),
       add_lesson_command(app),
       add_gui_command(app),
   };

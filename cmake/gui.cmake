@@ -17,15 +17,16 @@ find_package(OpenGL)
 # The layout and renderer plugins are linked directly (no plugin discovery through config6a).
 if(GVC_FOUND)
   find_library(GV_DOT_LAYOUT gvplugin_dot_layout PATHS ${GVC_LIBDIR}/graphviz NO_DEFAULT_PATH)
+  find_library(GV_NEATO_LAYOUT gvplugin_neato_layout PATHS ${GVC_LIBDIR}/graphviz NO_DEFAULT_PATH)
   find_library(GV_CORE gvplugin_core PATHS ${GVC_LIBDIR}/graphviz NO_DEFAULT_PATH)
   find_library(GV_PANGO gvplugin_pango PATHS ${GVC_LIBDIR}/graphviz NO_DEFAULT_PATH)
 endif()
-if(GVC_FOUND AND GV_DOT_LAYOUT AND GV_CORE AND GV_PANGO)
+if(GVC_FOUND AND GV_DOT_LAYOUT AND GV_NEATO_LAYOUT AND GV_CORE AND GV_PANGO)
   set(OPSCOPE_HAVE_GRAPHVIZ ON)
-  add_library(opscope_graphviz STATIC viz/graphviz.cpp viz/graph_layout.cpp)
+  add_library(opscope_graphviz STATIC viz/graphviz.cpp viz/graph_layout.cpp viz/graph_figure.cpp viz/layout_metrics.cpp viz/edge_router.cpp viz/figure_export.cpp viz/concept_map_layout.cpp)
   # The pango renderer is opened on first use (viz/graphviz.cpp): not linked, it keeps its ~30
   # libraries out of every start of opscope.
-  target_link_libraries(opscope_graphviz PUBLIC opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_CORE} ${CMAKE_DL_LIBS})
+  target_link_libraries(opscope_graphviz PUBLIC opscope_viz opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_NEATO_LAYOUT} ${GV_CORE} ${CMAKE_DL_LIBS})
   get_filename_component(OPSCOPE_GV_PANGO_REAL ${GV_PANGO} REALPATH)
   set_source_files_properties(viz/graphviz.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_GV_PANGO_LIBRARY=\"${OPSCOPE_GV_PANGO_REAL}\"")
 endif()
@@ -34,10 +35,10 @@ if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
   set(OPSCOPE_HAVE_GUI ON)
   # viz: the panels (ImGui draw lists); they read the graph and step events, never app/.
   add_library(opscope_viz_gui STATIC viz/theme.cpp viz/graph_view.cpp viz/inspector.cpp viz/memory_panel.cpp viz/step_log.cpp
-    viz/metrics_panel.cpp)
+    viz/metrics_panel.cpp viz/concept_map.cpp)
   target_link_libraries(opscope_viz_gui PUBLIC opscope_graphviz opscope_viz opscope_core PkgConfig::IMGUI)
   # app: the window, main loop, console, step controls and headless driving.
-  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp)
+  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp app/gui/open_model.cpp)
   target_link_libraries(opscope_gui PUBLIC opscope_viz_gui opscope_app PkgConfig::GLFW OpenGL::GL ${CMAKE_DL_LIBS})
 elseif(OPSCOPE_GUI STREQUAL "ON")
   message(FATAL_ERROR "OPSCOPE_GUI=ON needs libimgui-dev, libglfw3-dev, libgraphviz-dev and OpenGL (tools/setup.sh installs them)")

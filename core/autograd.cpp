@@ -2,6 +2,7 @@
 // backward formula to append backward nodes (phase = backward), then runs them through the
 // executor one step at a time.
 #include <algorithm>
+#include <cstdio>
 #include <functional>
 #include <unordered_set>
 
@@ -47,6 +48,9 @@ class BackwardBuilder final : public GradCtx {
     v.meta = {{}, dtype, Device::cpu};
     v.kind = ValueKind::constant;
     v.constant = Tensor::scalar(value, dtype, MemCategory::temporary);
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", value);
+    v.origin = text;  // the run frees the tensor; the figure still writes the number in
     return {this, g_.add_value(std::move(v))};
   }
 
@@ -67,6 +71,7 @@ class BackwardBuilder final : public GradCtx {
     n.algo = default_algorithm_on(op, dev);
     n.phase = Phase::backward;
     n.scope = f.scope;
+    n.frames = f.frames;
     n.forward_of = fid_;
     n.symbolic = f.symbolic;
     if (op.body) n.body = op.body(in_meta, n.attrs);
@@ -82,8 +87,8 @@ class BackwardBuilder final : public GradCtx {
       outs.push_back({this, vid});
     }
     g_.add_node(std::move(n));
-    if (op.name == "transpose" && inputs.size() == 1 && !g_.value(inputs[0].id).name.empty())
-      g_.value(outs[0].id).name = g_.value(inputs[0].id).name + ".T";
+    if (!op.output_name_suffix.empty() && inputs.size() == 1 && !g_.value(inputs[0].id).name.empty())
+      g_.value(outs[0].id).name = g_.value(inputs[0].id).name + op.output_name_suffix;
     return outs;
   }
 

@@ -5,8 +5,10 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <set>
 
 #include "core/error.h"
+#include "core/random.h"
 #include "core/workspace.h"
 
 namespace opscope {
@@ -30,40 +32,68 @@ std::string describe_mismatch(const std::string& input, const Shape& shape, int6
   return "input " + input + " " + element_index_str(shape, flat) + buf;
 }
 
-std::vector<Tensor> make_gradcheck_inputs(const GradcheckCase& c, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<Tensor> ins;
-  for (size_t k = 0; k < c.inputs.size(); ++k) {
-    const InputSpec& s = c.inputs[k];
-    const bool integer = s.domain == Domain::index || s.domain == Domain::mask;
-    Tensor t = Tensor::empty(s.shape, integer ? DType::i64 : DType::f64, MemCategory::input);
-    const int64_t n = t.numel();
-    std::vector<int64_t> perm(static_cast<size_t>(n));
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    for (int64_t i = 0; i < n; ++i) {
-      switch (s.domain) {
-        case Domain::any: t.data<double>()[i] = u(rng); break;
-        case Domain::positive: t.data<double>()[i] = 1.25 + 0.75 * u(rng); break;
-        case Domain::away_zero: {
-          double m = 0.6 + 0.4 * u(rng);
-          t.data<double>()[i] = u(rng) < 0 ? -m : m;
-          break;
-        }
-        case Domain::distinct: {  // offset per input, so two inputs never tie either
-          const double step = 2.0 / static_cast<double>(std::max<int64_t>(1, n));
-          t.data<double>()[i] = -1.0 + step * (static_cast<double>(perm[i]) + 0.3 * static_cast<double>(k + 1) / 4.0);
-          break;
-        }
-        case Domain::index: t.data<int64_t>()[i] = static_cast<int64_t>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, s.index_max))); break;
-        case Domain::mask: t.data<int64_t>()[i] = static_cast<int64_t>(rng() % 2); break;
-      }
-    }
-    ins.push_back(t);
+namespace {
+
+// A backward context that builds nothing, only shapes: it runs an op's backward formula to see
+// which of the forward tensors it reads (the saved tensors a formula never reads are memory
+// training holds for nothing).
+class SavedReadCtx final : public GradCtx {
+ public:
+  SavedReadCtx(Workspace& ws, const Attrs& attrs, std::vector<TensorMeta> in, std::vector<TensorMeta> out,
+               std::vector<bool> needs)
+      : ws_(ws), attrs_(attrs), in_(std::move(in)), out_(std::move(out)), needs_(std::move(needs)) {}
+  Val grad_output(size_t i) override { return fresh(out_.at(i)); }
+  Val input(size_t i) override {
+    read.insert({SavedRef::input, static_cast<int>(i)});
+    return fresh(in_.at(i));
   }
-  return ins;
+  Val output(size_t i) override {
+    read.insert({SavedRef::output, static_cast<int>(i)});
+    return fresh(out_.at(i));
+  }
+  const Attrs& attrs() const override { return attrs_; }
+  const TensorMeta& input_meta(size_t i) const override { return in_.at(i); }
+  const TensorMeta& output_meta(size_t i) const override { return out_.at(i); }
+  size_t num_inputs() const override { return in_.size(); }
+  bool needs_grad(size_t i) const override { return needs_.at(i); }
+  std::vector<Val> call_op(const OpDef& op, const std::vector<Val>& inputs, const AttrMap& attrs) override {
+    std::vector<TensorMeta> metas;
+    for (auto& v : inputs) metas.push_back(meta(v.id));
+    std::vector<Val> outs;
+    for (auto& m : ws_.infer(op, metas, op.resolve(attrs))) outs.push_back(fresh(m));
+    return outs;
+  }
+  Val scalar(double, DType dtype) override { return fresh({{}, dtype, Device::cpu}); }
+  const TensorMeta& meta(int id) const override { return metas_.at(static_cast<size_t>(id)); }
+
+  std::set<std::pair<SavedRef::Kind, int>> read;
+
+ private:
+  Val fresh(const TensorMeta& m) {
+    metas_.push_back(m);
+    return {this, static_cast<int>(metas_.size()) - 1};
+  }
+  Workspace& ws_;
+  Attrs attrs_;
+  std::vector<TensorMeta> in_, out_, metas_;
+  std::vector<bool> needs_;
+};
+
+// The saved tensors (present in this call) that `op`'s backward reads for these inputs.
+std::set<std::pair<SavedRef::Kind, int>> saved_reads(Workspace& ws, const OpDef& op, const Attrs& attrs,
+                                                     const std::vector<Tensor>& ins) {
+  std::vector<TensorMeta> in;
+  std::vector<bool> needs;
+  for (auto& t : ins) {
+    in.push_back({t.shape(), t.dtype(), t.device()});
+    needs.push_back(t.requires_grad());
+  }
+  SavedReadCtx ctx(ws, attrs, in, ws.infer(op, in, attrs), needs);
+  op.backward(ctx);
+  return ctx.read;
 }
+
+}  // namespace
 
 GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const std::string& algo, size_t case_index,
                                uint64_t seed) {
@@ -76,7 +106,7 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
   r.case_index = case_index;
   try {
     Attrs attrs = op.resolve(c.attrs);
-    std::vector<Tensor> ins = make_gradcheck_inputs(c, seed);
+    std::vector<Tensor> ins = make_case_inputs(c, seed);
     for (size_t i = 0; i < ins.size(); ++i)
       if (c.inputs[i].differentiable && is_floating(ins[i].dtype())) ins[i].set_requires_grad(true);
 
@@ -97,6 +127,7 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
       for (int64_t i = 0; i < y.numel(); ++i) acc += y.get(i) * weights.data<double>()[i];
       return acc;
     };
+    for (auto& [kind, index] : saved_reads(ws, op, attrs, ins)) r.saved_read.push_back({kind, index});
     const double eps = 1e-6;
     r.passed = true;
     for (size_t k = 0; k < ins.size(); ++k) {
@@ -140,6 +171,20 @@ std::vector<GradcheckResult> gradcheck_op(const OpDef& op, uint64_t seed) {
   for (const auto& algo : op.algorithms) {
     if (!op.find_kernel(Device::cpu, algo)) continue;
     for (size_t i = 0; i < op.gradcheck.size(); ++i) out.push_back(gradcheck_case(op, op.gradcheck[i], algo, i, seed + i));
+  }
+  // Every tensor the op saves is read by its backward in some case: else training holds it for nothing.
+  for (const SavedRef& s : op.saves) {
+    bool read = false, present = false;
+    for (size_t i = 0; i < out.size(); ++i) {
+      const GradcheckCase& c = op.gradcheck[out[i].case_index];
+      present = present || s.kind == SavedRef::output || static_cast<size_t>(s.index) < c.inputs.size();
+      for (auto& r : out[i].saved_read) read = read || (r.kind == s.kind && r.index == s.index);
+    }
+    if (read || !present || out.empty()) continue;
+    const std::string what = s.kind == SavedRef::input ? "input " + op.input_names.at(std::min<size_t>(s.index, op.input_names.size() - 1))
+                                                       : "output " + std::to_string(s.index);
+    out[0].passed = false;
+    out[0].message = "saves " + what + " for backward, but its backward never reads it";
   }
   return out;
 }

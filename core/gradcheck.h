@@ -16,6 +16,7 @@ struct GradcheckResult {
   int64_t elements_checked = 0;
   bool passed = false;
   std::string message;  // why it failed
+  std::vector<SavedRef> saved_read;  // the saved tensors its backward formula read
 };
 
 // The multi-index of element `flat` of a row-major tensor of `shape`, and as text: "[1, 2]".
@@ -25,11 +26,10 @@ std::string element_index_str(const Shape& shape, int64_t flat);
 // 0.46 (relative error 0.54)".
 std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic, double numeric);
 
-// Random inputs for a case (float64 unless index/mask), reproducible from `seed`.
-std::vector<Tensor> make_gradcheck_inputs(const GradcheckCase& c, uint64_t seed);
 GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const std::string& algo, size_t case_index,
                                uint64_t seed = 1234);
-// Every case of `op` for every CPU algorithm.
+// Every case of `op` for every CPU algorithm; the first result also fails when a tensor the op
+// saves is read by its backward in none of the cases.
 std::vector<GradcheckResult> gradcheck_op(const OpDef& op, uint64_t seed = 1234);
 
 }  // namespace opscope

@@ -28,6 +28,13 @@ struct ValueInfo {
   bool checkpoint = false;   // checkpoint(x): recomputation keeps this value
   std::weak_ptr<TensorImpl> tensor;  // the live tensor, while someone holds it
   Tensor constant;                   // constants and grad seeds are held by the graph
+  // param(x) of a computed x: x's value. The nodes that computed it initialised the parameter
+  // (the figure folds them into it). -1 otherwise.
+  int initialised_from = -1;
+  // How it was made: a parameter's call ("param(randn(16, 32) * 0.1)", on origin_line), a
+  // backward formula's constant's value ("0").
+  std::string origin;
+  int origin_line = 0;
 };
 
 struct SavedTensor {
@@ -36,6 +43,14 @@ struct SavedTensor {
 };
 
 struct NodeBody;  // core/body.h
+// A user function's call or a loop's iteration around a node. The figure folds a call into one
+// box and shows a loop's last iteration; ids are unique within the workspace.
+struct NodeFrame {
+  enum Kind : uint8_t { call, loop } kind = call;
+  int id = -1;        // the call, or the loop's run (a loop statement starts a new run each time)
+  int iteration = 0;  // loops: 0, 1, ...
+  bool operator==(const NodeFrame&) const = default;
+};
 
 struct NodeStats {
   int64_t runs = 0;
@@ -51,6 +66,7 @@ struct Node {
   std::vector<int> inputs, outputs;  // value ids
   Phase phase = Phase::forward;
   std::string scope;     // composite function it belongs to ("" = top level)
+  std::vector<NodeFrame> frames;  // the calls and loop iterations it ran in, outermost first
   int forward_of = -1;   // backward nodes: the forward node whose gradient they compute
   bool symbolic = false; // built in static mode: runs only in a compiled program
   std::vector<Node> fused;  // a fused node: the nodes it replaced, in order (the GUI unfolds them)

@@ -161,6 +161,26 @@ const KernelFn* OpDef::find_kernel(Device d, std::string_view algo) const {
   return nullptr;
 }
 
+std::vector<double> OpDef::formula_params(const Attrs& a) const {
+  std::vector<double> out;
+  for (const std::string& name : pointwise.params) {
+    const AttrSpec* spec = find_attr(name);
+    if (!spec) throw Error("internal: pointwise op '" + this->name + "' has no attribute '" + name + "'");
+    const AttrValue& v = a.get(name);
+    if (auto p = std::get_if<double>(&v)) out.push_back(*p);
+    else if (auto p = std::get_if<int64_t>(&v)) out.push_back(static_cast<double>(*p));
+    else if (auto p = std::get_if<bool>(&v)) out.push_back(*p ? 1.0 : 0.0);
+    else if (auto p = std::get_if<std::string>(&v)) {
+      auto it = std::find(spec->choices.begin(), spec->choices.end(), *p);
+      if (it == spec->choices.end()) throw Error("internal: '" + *p + "' is not a choice of " + this->name + "." + name);
+      out.push_back(static_cast<double>(it - spec->choices.begin()));
+    } else {
+      throw Error("internal: a list attribute cannot be a parameter of " + this->name + "'s formula");
+    }
+  }
+  return out;
+}
+
 const AttrSpec* OpDef::find_attr(std::string_view n) const {
   for (auto& a : attrs)
     if (a.name == n) return &a;
@@ -285,6 +305,16 @@ OpDef& OpRegistry::add(OpDef def) {
   }
   if (ops_.count(def.name)) throw Error("internal: operator '" + def.name + "' registered twice");
   if (!def.infer) throw Error("internal: operator '" + def.name + "' has no shape inference");
+  // The default algorithm is said, never the accident of which kernel came first.
+  if (def.default_algo.empty() && def.algorithms.size() > 1) {
+    std::string all;
+    for (auto& a : def.algorithms) all += (all.empty() ? "" : ", ") + a;
+    throw Error("internal: operator '" + def.name + "' has algorithms " + all + " but no default_algo");
+  }
+  if (def.default_algo.empty() && def.algorithms.size() == 1) def.default_algo = def.algorithms[0];  // kept when devices add theirs
+  if (!def.default_algo.empty() &&
+      std::find(def.algorithms.begin(), def.algorithms.end(), def.default_algo) == def.algorithms.end())
+    throw Error("internal: operator '" + def.name + "' defaults to algorithm '" + def.default_algo + "', which it lacks");
   auto p = std::make_unique<OpDef>(std::move(def));
   auto& ref = *p;
   ops_.emplace(ref.name, std::move(p));

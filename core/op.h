@@ -193,7 +193,9 @@ using CostFn = std::function<Cost(const std::vector<TensorMeta>& in, const std::
                                   const Attrs& attrs, std::string_view algo)>;
 
 // ---------------------------------------------------------------------------------------------
-// gradcheck cases (per op): inputs and attributes for a central-difference check in float64.
+// The op's cases: inputs and attributes, the one list that gradcheck (float64 central
+// differences, for differentiable ops), the generated CUDA-vs-CPU tests and the checks of what
+// backward reads all iterate. Values are drawn by make_case_inputs (core/random.h).
 enum class Domain : uint8_t {
   any,        // uniform in [-1, 1]
   positive,   // uniform in [0.5, 2]
@@ -201,12 +203,14 @@ enum class Domain : uint8_t {
   distinct,   // a shuffled arithmetic sequence: no ties (max, maximum)
   index,      // int64 in [0, index_max)
   mask,       // int64 0/1
+  normal,     // standard normal (benchmarks and the kernel lab)
 };
 struct InputSpec {
   Shape shape;
   Domain domain = Domain::any;
   int64_t index_max = 0;
   bool differentiable = true;  // false: check no gradient for it (targets, masks)
+  std::optional<DType> dtype = std::nullopt;  // a dtype of its own, whatever the case runs in (Adam's float32 step count)
 };
 struct GradcheckCase {
   std::vector<InputSpec> inputs;
@@ -215,11 +219,71 @@ struct GradcheckCase {
   std::string note;
 };
 
+// How the kernel lab feeds an op from a student's sizes: what the sizes mean, their defaults,
+// and the case they make (shapes and attributes; the lab draws normal float32 values).
+struct LabSizes {
+  std::string help;               // "N [M K]: A is N×K, B is K×M"
+  std::vector<int64_t> defaults;  // {512}
+  size_t min_sizes = 1;
+  std::function<GradcheckCase(const std::vector<int64_t>&)> make;  // empty: not in the lab
+  // The simplest correct algorithm, which the others are checked against; empty: "naive" when
+  // the op has one, else the first that runs.
+  std::string reference_algo;
+};
+
 // Which forward tensors an op keeps for backward (what its formula uses).
 struct SavedRef {
   enum Kind : uint8_t { input, output } kind;
   int index;
 };
+
+// ---------------------------------------------------------------------------------------------
+// Traits: what the engine's passes and executor ask about an op. Core never asks for an op by
+// name except the primitives of the contract below; a pass asks a trait.
+
+// A pointwise op computes y[i] = f(a[i][, b[i]]) (NumPy broadcasting) with a scalar formula
+// written once in ops/pointwise.h, from which its CPU and CUDA kernels and both devices'
+// fused kernels are derived. fuse_elementwise turns chains of pointwise ops into one
+// `fused_elementwise` node; its chain names each op with its parameters.
+struct PointwiseTrait {
+  int arity = 0;     // 0: not pointwise; else 1 or 2 operands
+  int formula = -1;  // the formula's code in ops/pointwise.h (opaque to core)
+  // Attributes that are numbers of the formula, in order (leaky_relu's slope). A string
+  // attribute counts as the index of its value among its choices (gelu's form: 0 erf, 1 tanh).
+  std::vector<std::string> params;
+};
+
+// An op that can take over the op making one of its inputs (an epilogue fusion): when input
+// `input` is made by an op named `producer` and read by nothing else, both become one node of
+// op `into`, whose inputs are this op's with that input replaced by the producer's inputs:
+// sgd_update(w, matmul(a, b)) → sgd_matmul_update(w, a, b). `into` gets this op's attributes;
+// its shape inference must accept the inputs and it must have a kernel on their device.
+struct AbsorbRule {
+  std::string producer;
+  int input = 0;
+  std::string into;
+  // Only for these calls (empty: always): e.g. plain SGD, not momentum, which reads more than
+  // the gradient. `into` gets those of this op's attributes that it declares.
+  std::function<bool(const Attrs& attrs, size_t num_inputs)> when = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The primitive contract: the only ops of ops/ that core names (tests/test_core.cpp fails if
+// core/ names any other).
+//   add sub mul div neg  the arithmetic of Val (backward formulas read like maths)
+//   sum_to               autograd reduces a broadcast input's gradient to its shape
+//   cast                 autograd casts a gradient back to its input's dtype
+//   expand               the zero gradient of an output nobody used (a 0-d zero expanded)
+//   sgd_update           compile(loss, lr=...) appends w ← w − lr·dw per parameter (inputs w, dw; attr lr)
+//   fused_elementwise    fuse_elementwise's node: inputs x..., attrs chain ("mul i0 i1;gelu/0 r0":
+//                        op[/param...] then operands iK = input K, rK = result of instruction K;
+//                        the last instruction is the output) and shape; it takes at most
+//                        kMaxFusedOps instructions and kMaxFusedInputs inputs (the CUDA
+//                        kernel holds the chain's registers and inputs' indices on chip)
+inline constexpr std::array<std::string_view, 10> kPrimitiveOps = {
+    "add", "sub", "mul", "div", "neg", "sum_to", "cast", "expand", "sgd_update", "fused_elementwise"};
+inline constexpr size_t kMaxFusedOps = 32;
+inline constexpr size_t kMaxFusedInputs = 8;
 
 // ---------------------------------------------------------------------------------------------
 struct OpDef {
@@ -236,14 +300,28 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   std::function<std::vector<TensorMeta>(const InferCtx&)> infer;
 
-  // Kernels keyed by (device, algorithm); the first algorithm registered is the default.
+  // Kernels keyed by (device, algorithm); `algorithms` in the order they were registered.
   std::map<std::pair<Device, std::string>, KernelFn> kernels;
   std::vector<std::string> algorithms;
+  // The algorithm a call without algo= runs. Must be set when there are several (the registry
+  // refuses an op that leaves it to chance); an op with one algorithm defaults to it.
+  std::string default_algo;
   // A device's default when the op's default has no kernel there (matmul on cuda: "cublas").
   std::array<std::string, kNumDevices> device_default;
   bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)
   bool accepts_strided = false;   // kernel handles any strides; else inputs are made contiguous
   bool updates_input0 = false;    // optimizer steps: a compiled program writes the output over input 0
+
+  // Traits (see above) --------------------------------------------------------------------
+  PointwiseTrait pointwise;       // a scalar formula per element: fusible
+  bool elementwise = false;       // out[i] reads the inputs at i only: may be written over a dying input
+  bool stateful = false;          // its kernel also writes state that is no output (batch_norm's
+                                  // running statistics): never merged, folded or recomputed
+  bool random = false;            // draws random numbers: two calls are two samples (never merged by
+                                  // CSE, never recomputed)
+  std::string anomaly_hint;       // what to do when its output has NaN/Inf (:anomaly on)
+  std::string output_name_suffix; // in backward graphs its output is named after its input plus this ("B.T")
+  std::vector<AbsorbRule> absorbs;
 
   bool differentiable = true;     // false: outputs never require grad (comparisons)
   std::vector<SavedRef> saves;
@@ -253,7 +331,10 @@ struct OpDef {
   std::string checked_via;
 
   CostFn cost;
+  // The op's cases (every op has some; gradcheck runs them when it is differentiable).
   std::vector<GradcheckCase> gradcheck;
+  // The kernel lab's inputs (`opscope bench OP SIZES`, `:bench OP`); ops without it are not in the lab.
+  LabSizes lab;
 
   // Ops whose kernel runs a body of other ops (a user @op): the body of one call, from its
   // input metadata and attributes. Every call site stores it in the node (Node::body).
@@ -277,7 +358,10 @@ struct OpDef {
   // Drops the kernel; the algorithm goes too once no device has it.
   void remove_kernel(Device d, std::string_view algo);
   const KernelFn* find_kernel(Device d, std::string_view algo) const;
-  const std::string& default_algorithm() const { return algorithms.front(); }
+  const std::string& default_algorithm() const { return default_algo.empty() && algorithms.size() == 1 ? algorithms[0] : default_algo; }
+  bool is_pointwise() const { return pointwise.arity > 0; }
+  // The numbers of the formula of a pointwise op, from a call's attributes (PointwiseTrait::params).
+  std::vector<double> formula_params(const Attrs& attrs) const;
   const AttrSpec* find_attr(std::string_view name) const;
   // Resolves caller attributes against the spec: defaults, conversions, validation.
   Attrs resolve(const AttrMap& given) const;

@@ -19,13 +19,6 @@ int64_t value_bytes(const Graph& g, int v) {
   return shape_numel(m.shape) * static_cast<int64_t>(dtype_size(m.dtype));
 }
 
-bool elementwise_like(const Node& n) {
-  static const std::set<std::string> ops = {"add",  "sub",     "mul",  "div",        "maximum",         "minimum",
-                                            "neg",  "exp",     "log",  "sqrt",       "abs",             "relu",
-                                            "sigmoid", "tanh", "gelu", "leaky_relu", "fused_elementwise", "where"};
-  return ops.count(n.op->name) > 0;
-}
-
 }  // namespace
 
 std::vector<std::string> pass_recompute(Program& p, const RecomputePolicy& policy) {
@@ -50,7 +43,7 @@ std::vector<std::string> pass_recompute(Program& p, const RecomputePolicy& polic
     for (int v : n.inputs) {
       if (!scheduled_forward(v) || seen.count(v)) continue;
       const Node& prod = g.node(g.value(v).producer);
-      if (prod.op->makes_views || prod.op->name == "batch_norm" || prod.op->name == "dropout") continue;
+      if (prod.op->makes_views || prod.op->stateful || prod.op->random) continue;
       seen.insert(v);
       candidates.push_back(v);
     }
@@ -193,7 +186,7 @@ std::vector<std::string> pass_plan_memory(Program& p) {
     }
     const Node& n = g.node(g.value(iv.value).producer);
     int chosen = -1;
-    if (elementwise_like(n)) {  // in place over an input that dies here, same size and layout
+    if (n.op->elementwise) {  // in place over an input that dies here, same size and layout
       for (int in : n.inputs) {
         // Not over a buffer another input of this node reads through a view (h + h.T).
         bool viewed = false;

@@ -42,7 +42,7 @@ void replace_uses(Program& p, const std::unordered_map<int, int>& repl) {
 }  // namespace
 
 bool has_side_effects(const Node& n) {
-  return n.phase == Phase::update || n.op->updates_input0 || n.op->name == "batch_norm";
+  return n.phase == Phase::update || n.op->updates_input0 || n.op->stateful;
 }
 
 std::string RecomputePolicy::describe() const {
@@ -321,7 +321,7 @@ std::vector<std::string> pass_cse(Program& p) {
     Node& n = g.node(id);
     for (int& v : n.inputs)
       if (auto it = repl.find(v); it != repl.end()) v = it->second;
-    if (has_side_effects(n) || n.op->name == "dropout") {
+    if (has_side_effects(n) || n.op->random) {
       kept.push_back(id);
       continue;
     }
@@ -413,8 +413,10 @@ std::shared_ptr<Program> replay_program(const Graph& tape) {
 
 // --- compile ------------------------------------------------------------------------------------
 
-std::shared_ptr<Program> compile_program(Workspace& ws, const CompileOptions& opt) {
-  const Graph& wg = ws.graph();
+namespace {
+
+// Fails unless every fetch was made in static mode (a dynamic-mode tensor has no program).
+void check_fetches_are_static(const Graph& wg, const CompileOptions& opt) {
   if (opt.fetch.empty()) throw Error("compile: nothing to compile", "compile(loss) with a tensor made in static mode");
   for (int v : opt.fetch) {
     const ValueInfo& vi = wg.value(v);
@@ -424,14 +426,14 @@ std::shared_ptr<Program> compile_program(Workspace& ws, const CompileOptions& op
                       " was computed in dynamic mode: there is no program to compile",
                   "switch with :mode static (or a static: block), build the graph from input(...), then compile it");
   }
-  auto p = std::make_shared<Program>();
-  p->graph = wg.copy_structure();
-  p->fetch = opt.fetch;
-  p->recompute = opt.recompute;
-  // The forward program: symbolic nodes the fetches depend on, in creation order.
+}
+
+// The forward program: the symbolic nodes the fetches depend on, in creation order, and the
+// placeholders they read.
+void trace_forward(const Graph& wg, Program& p) {
   std::vector<char> needed(wg.num_nodes(), 0);
   std::vector<int> stack;
-  for (int v : opt.fetch)
+  for (int v : p.fetch)
     if (wg.value(v).producer >= 0) stack.push_back(wg.value(v).producer);
   std::set<int> placeholders;
   while (!stack.empty()) {
@@ -445,58 +447,60 @@ std::shared_ptr<Program> compile_program(Workspace& ws, const CompileOptions& op
       if (vi.producer >= 0 && wg.node(vi.producer).symbolic && !needed[vi.producer]) stack.push_back(vi.producer);
     }
   }
-  for (int v : opt.fetch)
+  for (int v : p.fetch)
     if (wg.value(v).placeholder) placeholders.insert(v);
   for (size_t id = 0; id < needed.size(); ++id)
-    if (needed[id]) p->schedule.push_back(static_cast<int>(id));
-  p->placeholders.assign(placeholders.begin(), placeholders.end());
+    if (needed[id]) p.schedule.push_back(static_cast<int>(id));
+  p.placeholders.assign(placeholders.begin(), placeholders.end());
+}
 
-  auto report = [&](const std::string& name, const std::function<std::vector<std::string>()>& pass) {
-    PassReport r;
-    r.pass = name;
-    r.enabled = !opt.disabled.count(name);
-    auto t0 = std::chrono::steady_clock::now();
-    if (r.enabled) r.changes = pass();
+// One row of the :compile table: what a pass changed and the program's size after it.
+void report_pass(Program& p, const std::string& name, bool enabled, const std::function<std::vector<std::string>()>& pass) {
+  PassReport r;
+  r.pass = name;
+  r.enabled = enabled;
+  if (enabled && pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    r.changes = pass();
     r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    r.nodes = p->schedule.size();
-    r.flops = p->flops();
-    r.bytes_moved = p->bytes_moved();
-    r.peak_bytes = p->peak_bytes();
-    p->reports.push_back(std::move(r));
-  };
-  {  // the starting point, so the table shows what each pass changed
-    PassReport r;
-    r.pass = "traced";
-    r.changes = {std::to_string(p->schedule.size()) + " forward nodes from " + std::to_string(p->placeholders.size()) +
-                 " inputs"};
-    r.nodes = p->schedule.size();
-    r.flops = p->flops();
-    r.bytes_moved = p->bytes_moved();
-    r.peak_bytes = p->peak_bytes();
-    p->reports.push_back(std::move(r));
   }
+  r.nodes = p.schedule.size();
+  r.flops = p.flops();
+  r.bytes_moved = p.bytes_moved();
+  r.peak_bytes = p.peak_bytes();
+  p.reports.push_back(std::move(r));
+}
+
+}  // namespace
+
+std::shared_ptr<Program> compile_program(Workspace& ws, const CompileOptions& opt) {
+  const Graph& wg = ws.graph();
+  check_fetches_are_static(wg, opt);
+  auto p = std::make_shared<Program>();
+  p->graph = wg.copy_structure();
+  p->fetch = opt.fetch;
+  p->recompute = opt.recompute;
+  trace_forward(wg, *p);
+  // The starting point, so the table shows what each pass changed.
+  report_pass(*p, "traced", true, {});
+  p->reports.back().changes = {std::to_string(p->schedule.size()) + " forward nodes from " +
+                               std::to_string(p->placeholders.size()) + " inputs"};
+  auto run = [&](const std::string& name, const std::function<std::vector<std::string>()>& pass) {
+    report_pass(*p, name, !opt.disabled.count(name), pass);
+  };
   CompileOptions o = opt;
   if (!opt.gradients || opt.disabled.count("autodiff")) {
     o.sgd_lr.reset();
     o.update = nullptr;
   }
-  if (opt.gradients) report("autodiff", [&] { return pass_autodiff(ws, *p, o); });
-  else {
-    PassReport r;
-    r.pass = "autodiff";
-    r.enabled = false;
-    r.nodes = p->schedule.size();
-    r.flops = p->flops();
-    r.bytes_moved = p->bytes_moved();
-    r.peak_bytes = p->peak_bytes();
-    p->reports.push_back(std::move(r));
-  }
-  report("dce", [&] { return pass_dce(*p); });
-  report("cse", [&] { return pass_cse(*p); });
-  report("constant_folding", [&] { return pass_constant_folding(ws, *p); });
-  report("fuse_elementwise", [&] { return pass_fuse_elementwise(*p); });
-  report("recompute", [&] { return pass_recompute(*p, opt.recompute); });
-  report("plan_memory", [&] { return pass_plan_memory(*p); });
+  if (opt.gradients) run("autodiff", [&] { return pass_autodiff(ws, *p, o); });
+  else report_pass(*p, "autodiff", false, {});  // an inference program: shown, off
+  run("dce", [&] { return pass_dce(*p); });
+  run("cse", [&] { return pass_cse(*p); });
+  run("constant_folding", [&] { return pass_constant_folding(ws, *p); });
+  run("fuse_elementwise", [&] { return pass_fuse_elementwise(*p); });
+  run("recompute", [&] { return pass_recompute(*p, opt.recompute); });
+  run("plan_memory", [&] { return pass_plan_memory(*p); });
   return p;
 }
 

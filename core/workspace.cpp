@@ -52,9 +52,15 @@ Device op_device(const std::vector<TensorMeta>& inputs) {
 const std::string& default_algorithm_on(const OpDef& op, Device d) {
   if (d == Device::cpu || op.find_kernel(d, op.default_algorithm())) return op.default_algorithm();
   if (const std::string& preferred = op.device_default[static_cast<int>(d)]; !preferred.empty()) return preferred;
+  // One algorithm on the device is its default there; with several, the device's default is
+  // said when its kernels register (add_kernel's device_default), never left to their order.
+  const std::string* only = nullptr;
   for (auto& a : op.algorithms)
-    if (op.find_kernel(d, a)) return a;
-  return op.default_algorithm();  // none: the executor explains which devices have kernels
+    if (op.find_kernel(d, a)) {
+      if (only) return op.default_algorithm();
+      only = &a;
+    }
+  return only ? *only : op.default_algorithm();  // none: the executor explains which devices have kernels
 }
 
 void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocators_[static_cast<int>(d)] = std::move(a); }
@@ -62,12 +68,32 @@ void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocato
 void Workspace::push_scope(const std::string& name) {
   scope_stack_.push_back(scope_);
   scope_ = scope_.empty() ? name : scope_ + "/" + name;
+  frames_.push_back({NodeFrame::call, next_frame_id_++, 0});
 }
 
 void Workspace::pop_scope() {
   if (scope_stack_.empty()) return;
   scope_ = scope_stack_.back();
   scope_stack_.pop_back();
+  for (size_t i = frames_.size(); i-- > 0;)
+    if (frames_[i].kind == NodeFrame::call) {
+      frames_.resize(i);
+      break;
+    }
+}
+
+void Workspace::push_loop() { frames_.push_back({NodeFrame::loop, next_frame_id_++, 0}); }
+
+void Workspace::set_loop_iteration(int i) {
+  if (!frames_.empty() && frames_.back().kind == NodeFrame::loop) frames_.back().iteration = i;
+}
+
+void Workspace::pop_loop() {
+  for (size_t i = frames_.size(); i-- > 0;)
+    if (frames_[i].kind == NodeFrame::loop) {
+      frames_.resize(i);
+      break;
+    }
 }
 
 void Workspace::reset_graph() { graph_.clear(); tracker_->clear_timeline(); }
@@ -172,6 +198,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
     node.algo = std::string(chosen);
     node.phase = phase_;
     node.scope = scope_;
+    node.frames = frames_;
     node.inputs.reserve(inputs.size());
     for (auto& t : inputs) node.inputs.push_back(value_of(t));
     const int id = static_cast<int>(graph_.num_nodes());
@@ -274,8 +301,7 @@ void check_anomaly(Workspace&, const Graph& g, int node_id, const std::vector<Te
     throw Error("anomaly: node #" + std::to_string(node_id) + " (" + n.op->name + ", " + phase_name(n.phase) +
                     ") produced " + (nan ? "NaN" : "Inf") + " at element " + std::to_string(bad) + " of its output " +
                     shape_str(t.shape()) + "; inputs: " + ins,
-                n.op->name == "softmax" ? "the naive softmax overflows for large inputs; use algo=\"stable\""
-                                        : "check the inputs of this op for large or invalid values");
+                !n.op->anomaly_hint.empty() ? n.op->anomaly_hint : "check the inputs of this op for large or invalid values");
   }
 }
 

@@ -65,9 +65,15 @@ class Workspace {
   void set_journal(ChangeJournal* j) { journal_ = j; }
 
   // Scope of the composite function being run ("" at top level), pushed by the language.
+  // Each push is a new call frame of the nodes recorded until its pop.
   void push_scope(const std::string& name);
   void pop_scope();
   const std::string& scope() const { return scope_; }
+  // Loops of the language: a run of a loop statement is a frame; its nodes carry the iteration.
+  void push_loop();
+  void set_loop_iteration(int i);
+  void pop_loop();
+  const std::vector<NodeFrame>& frames() const { return frames_; }
 
   // Static mode's placeholder: a named symbolic input, fed when the program runs.
   Tensor placeholder(const std::string& name, const Shape& shape, DType dtype);
@@ -93,6 +99,21 @@ class Workspace {
   Phase phase_ = Phase::forward;
   std::string scope_;
   std::vector<std::string> scope_stack_;
+  std::vector<NodeFrame> frames_;
+  int next_frame_id_ = 0;
+};
+
+// A loop's frame for the guard's lifetime (exceptions included): for ...: in the language.
+class LoopFrameGuard {
+ public:
+  explicit LoopFrameGuard(Workspace& ws) : ws_(ws) { ws.push_loop(); }
+  ~LoopFrameGuard() { ws_.pop_loop(); }
+  LoopFrameGuard(const LoopFrameGuard&) = delete;
+  LoopFrameGuard& operator=(const LoopFrameGuard&) = delete;
+  void iteration(int i) { ws_.set_loop_iteration(i); }
+
+ private:
+  Workspace& ws_;
 };
 
 // The device an op runs on: that of its first input with at least one dimension (0-d inputs,

@@ -321,8 +321,8 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
                              {"q", "k", "v", "mask?"});
     d.attrs = attention_attrs();
     d.infer = infer_attention;
-    // The first kernel registered is the default.
     d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_flash<decltype(z)>(k); }));
+    d.default_algo = "flash";
     d.kernel(Device::cpu, "naive", typed([](KernelCtx& k, auto z) { attention_naive<decltype(z)>(k); }));
     // Not the T×S probabilities: the backward recomputes them (the mask only when given).
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::output, 0},
@@ -375,6 +375,10 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
                       "causal + broadcast float mask [S], scale 0.7"),
                    gc({{{2, 4, 3}}, {{2, 5, 3}}, {{2, 5, 2}}}, {}, "batch of 2, Dv=2"),
                    gc({{{2, 4, 3}}, {{5, 3}}, {{1, 5, 3}}}, {{"causal", true}}, "q batch 2, k and v broadcast")};
+    d.lab = {"T [D]: q, k, v are T×D", {1024, 64}, 1, [](const std::vector<int64_t>& s) {
+               const int64_t t = s[0], dh = cpu::size_or(s, 1, 64);
+               return cpu::lab_case({{t, dh}, {t, dh}, {t, dh}});
+             }, {}};
     registry.add(std::move(d));
   }
   {
@@ -388,6 +392,10 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
     d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_backward_kernel<decltype(z)>(k); }));
     d.differentiable = false;
     d.checked_via = "scaled_dot_product_attention";
+    // Cases for the CUDA tests (gradchecked through scaled_dot_product_attention); o need not be
+    // the forward's output for the devices to agree.
+    d.gradcheck = {gc({{{5, 4}}, {{6, 4}}, {{6, 3}}, {{5, 3}}, {{5, 3}}}),
+                   gc({{{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}}, {{"causal", true}}, "batch 2, causal")};
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
                 std::string_view) {
       Cost c;

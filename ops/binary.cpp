@@ -1,14 +1,17 @@
 // Binary elementwise operators with NumPy broadcasting: add, sub, mul, div, pow, maximum,
-// minimum, the comparisons, and where. The engine reduces broadcast gradients (sum_to).
+// minimum, the comparisons, and where. The engine reduces broadcast gradients (sum_to). All but
+// where are pointwise: their kernels come from their formulas in ops/pointwise.h.
 #include <algorithm>
 #include <cmath>
 
 #include "ops/cpu_util.h"
+#include "ops/pointwise_cpu.h"
 
 namespace opscope {
 namespace {
 
 using cpu::gc;
+using pointwise::Formula;
 
 // Result dtype: NumPy promotion; true division of integers gives float32.
 std::vector<TensorMeta> infer_binary(const InferCtx& c, bool float_result) {
@@ -17,30 +20,6 @@ std::vector<TensorMeta> infer_binary(const InferCtx& c, bool float_result) {
   m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
   if (float_result && m.dtype == DType::i64) m.dtype = DType::f32;
   return {m};
-}
-
-template <class F>
-KernelFn arith_kernel(F f) {
-  return [f](KernelCtx& k) {
-    const DType dt = k.out().dtype();
-    Tensor a = cpu::as_dtype(k.in(0), dt), b = cpu::as_dtype(k.in(1), dt);
-    visit_dtype(dt, [&](auto z) {
-      using T = decltype(z);
-      cpu::broadcast_binary<T, T>(a, b, k.out(), [f](T x, T y) { return static_cast<T>(f(x, y)); });
-    });
-  };
-}
-
-template <class F>
-KernelFn compare_kernel(F f) {
-  return [f](KernelCtx& k) {
-    const DType dt = promote(k.in(0).dtype(), k.in(1).dtype());
-    Tensor a = cpu::as_dtype(k.in(0), dt), b = cpu::as_dtype(k.in(1), dt);
-    visit_dtype(dt, [&](auto z) {
-      using T = decltype(z);
-      cpu::broadcast_binary<T, int64_t>(a, b, k.out(), [f](T x, T y) { return static_cast<int64_t>(f(x, y)); });
-    });
-  };
 }
 
 OpDef binary(const std::string& name, const std::string& doc, bool float_result = false) {
@@ -56,21 +35,21 @@ OpDef binary(const std::string& name, const std::string& doc, bool float_result 
 OPSCOPE_REGISTER_OPS(register_binary_ops) {
   {
     OpDef d = binary("add", "c = a + b");
-    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x + y; }));
+    cpu::make_pointwise(d, Formula::add);
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), g.grad_output(0)}; };
     d.backward_note = "da = dc, db = dc";
     registry.add(std::move(d));
   }
   {
     OpDef d = binary("sub", "c = a - b");
-    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x - y; }));
+    cpu::make_pointwise(d, Formula::sub);
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), -g.grad_output(0)}; };
     d.backward_note = "da = dc, db = -dc";
     registry.add(std::move(d));
   }
   {
     OpDef d = binary("mul", "c = a * b (elementwise)");
-    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x * y; }));
+    cpu::make_pointwise(d, Formula::mul);
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
       Val dc = g.grad_output(0);
@@ -81,7 +60,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   }
   {
     OpDef d = binary("div", "c = a / b (true division)", true);
-    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x / y; }));
+    cpu::make_pointwise(d, Formula::div);
     d.saves = {{SavedRef::input, 1}, {SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
       Val dc = g.grad_output(0), b = g.input(1);
@@ -96,7 +75,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   }
   {
     OpDef d = binary("pow", "c = a ** b", true);
-    d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return std::pow(x, y); }));
+    cpu::make_pointwise(d, Formula::pow);
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
       Val dc = g.grad_output(0), a = g.input(0), b = g.input(1);
@@ -113,8 +92,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   for (bool is_max : {true, false}) {
     OpDef d = binary(is_max ? "maximum" : "minimum",
                      is_max ? "c = max(a, b) elementwise" : "c = min(a, b) elementwise");
-    if (is_max) d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x > y ? x : y; }));
-    else d.kernel(Device::cpu, "default", arith_kernel([](auto x, auto y) { return x < y ? x : y; }));
+    cpu::make_pointwise(d, is_max ? Formula::maximum : Formula::minimum);
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
     d.backward = [is_max](GradCtx& g) -> std::vector<Val> {
       // The gradient goes to the input that won; ties go to a.
@@ -131,33 +109,26 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   struct Cmp {
     const char* name;
     const char* doc;
-    int kind;
+    Formula formula;
   };
-  for (Cmp c : {Cmp{"eq", "c = (a == b) as int64 0/1", 0}, Cmp{"ne", "c = (a != b) as int64 0/1", 1},
-                Cmp{"lt", "c = (a < b) as int64 0/1", 2}, Cmp{"le", "c = (a <= b) as int64 0/1", 3},
-                Cmp{"gt", "c = (a > b) as int64 0/1", 4}, Cmp{"ge", "c = (a >= b) as int64 0/1", 5}}) {
+  for (Cmp c : {Cmp{"eq", "c = (a == b) as int64 0/1", Formula::eq}, Cmp{"ne", "c = (a != b) as int64 0/1", Formula::ne},
+                Cmp{"lt", "c = (a < b) as int64 0/1", Formula::lt}, Cmp{"le", "c = (a <= b) as int64 0/1", Formula::le},
+                Cmp{"gt", "c = (a > b) as int64 0/1", Formula::gt}, Cmp{"ge", "c = (a >= b) as int64 0/1", Formula::ge}}) {
     OpDef d = binary(c.name, c.doc);
     d.family = "comparison";
-    d.differentiable = false;
-    d.gradcheck.clear();
+    d.differentiable = false;  // its cases (binary's) serve the CUDA tests
     d.infer = [](const InferCtx& ctx) {
       auto m = infer_binary(ctx, false);
       m[0].dtype = DType::i64;
       return m;
     };
-    switch (c.kind) {
-      case 0: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x == y; })); break;
-      case 1: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x != y; })); break;
-      case 2: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x < y; })); break;
-      case 3: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x <= y; })); break;
-      case 4: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x > y; })); break;
-      default: d.kernel(Device::cpu, "default", compare_kernel([](auto x, auto y) { return x >= y; })); break;
-    }
+    cpu::make_pointwise(d, c.formula);
     registry.add(std::move(d));
   }
   {
     OpDef d = OpDef::declare("where", "elementwise", "c = a where cond != 0 else b (broadcast)", {"cond", "a", "b"});
     d.accepts_strided = true;
+    d.elementwise = true;
     d.infer = [](const InferCtx& c) {
       TensorMeta m;
       m.shape = broadcast_shapes(broadcast_shapes(c.inputs[0].shape, c.inputs[1].shape, "where"), c.inputs[2].shape,

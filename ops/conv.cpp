@@ -22,6 +22,7 @@
 #include "ops/cpu/kernels.h"
 #include "ops/cpu_util.h"
 #include "ops/gemm.h"
+#include "ops/geometry.h"
 
 namespace opscope {
 namespace {
@@ -30,36 +31,7 @@ using cpu::gc;
 using V = std::vector<int64_t>;
 
 // ---------------------------------------------------------------------------------------------
-// Geometry
-
-struct ConvGeom {
-  int64_t N = 0, C = 0, H = 0, W = 0;  // input
-  int64_t K = 0, R = 0, S = 0;         // weight [K, Cg, R, S]
-  int64_t OH = 0, OW = 0;              // output
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;  // stride, padding, dilation along H and W
-  int64_t G = 1, Cg = 0, Kg = 0;
-  int64_t ohw() const { return OH * OW; }
-  int64_t crs() const { return Cg * R * S; }  // rows of the im2col buffer (one group)
-};
-
-// Output size along one axis; <= 0 when the dilated kernel does not fit the padded input.
-int64_t out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
-  const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
-  return span < 0 ? 0 : span / stride + 1;
-}
-
-ConvGeom make_geom(const Shape& x, const Shape& w, const Attrs& a) {
-  ConvGeom g;
-  g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
-  g.K = w[0], g.R = w[2], g.S = w[3];
-  const auto &st = a.ints("stride"), &pad = a.ints("padding"), &dil = a.ints("dilation");
-  g.sh = st[0], g.sw = st[1], g.ph = pad[0], g.pw = pad[1], g.dh = dil[0], g.dw = dil[1];
-  g.G = a.i("groups");
-  g.Cg = g.C / g.G, g.Kg = g.K / g.G;
-  g.OH = out_size(g.H, g.R, g.sh, g.ph, g.dh);
-  g.OW = out_size(g.W, g.S, g.sw, g.pw, g.dw);
-  return g;
-}
+// Geometry: ConvGeom and conv_out_size (ops/geometry.h, shared with the CUDA kernels)
 
 std::vector<AttrSpec> conv_attrs() {
   return {make_pair_attr("stride", 1, "step between output positions: n, or (along H, along W)", 1),
@@ -100,7 +72,7 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
            "weight must be [K, C/groups, R, S] = [" + std::to_string(w[0]) + ", " + std::to_string(x[1] / G) + ", " +
                std::to_string(w[2]) + ", " + std::to_string(w[3]) + "] for this input");
   if (w[2] < 1 || w[3] < 1) c.fail("kernel must be at least 1×1, got weight " + shape_str(w));
-  const ConvGeom g = make_geom(x, w, a);
+  const ConvGeom g = conv_geom(x, w, a);
   if (g.OH <= 0 || g.OW <= 0) {
     const int64_t rd = g.dh * (g.R - 1) + 1, sd = g.dw * (g.S - 1) + 1;
     c.fail("output would be empty: " + xname + " " + shape_str(x) + " padded by " + attr_value_str(a.get("padding")) +
@@ -556,7 +528,7 @@ KernelFn forward_kernel(ForwardFn<float> f32, ForwardFn<double> f64) {
     const DType dt = k.out().dtype();
     const Tensor x = cpu::as_dtype(k.in(0), dt), w = cpu::as_dtype(k.in(1), dt);
     const Tensor b = k.inputs.size() > 2 && k.in(2).defined() ? cpu::as_dtype(k.in(2), dt) : Tensor();
-    const ConvGeom g = make_geom(x.shape(), w.shape(), k.attrs);
+    const ConvGeom g = conv_geom(x.shape(), w.shape(), k.attrs);
     if (k.out().numel() == 0) return;
     cpu::visit_float(dt, k.op.name, [&](auto z) {
       using T = decltype(z);
@@ -573,8 +545,8 @@ KernelFn backward_kernel(bool input_grad, BackwardFnT<float> f32, BackwardFnT<do
   return [=](KernelCtx& k) {
     const DType dt = k.out().dtype();
     const Tensor a = cpu::as_dtype(k.in(0), dt), b = cpu::as_dtype(k.in(1), dt);
-    const ConvGeom g = input_grad ? make_geom(k.out().shape(), b.shape(), k.attrs)
-                                  : make_geom(a.shape(), k.out().shape(), k.attrs);
+    const ConvGeom g = input_grad ? conv_geom(k.out().shape(), b.shape(), k.attrs)
+                                  : conv_geom(a.shape(), k.out().shape(), k.attrs);
     if (k.out().numel() == 0) return;
     cpu::visit_float(dt, k.op.name, [&](auto z) {
       using T = decltype(z);
@@ -602,7 +574,7 @@ Cost conv_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>&
   for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
   c.bytes_written = cpu::meta_bytes(out[0]);
   if (in.size() < 2 || in[0].shape.size() != 4 || in[1].shape.size() != 4) return c;
-  const ConvGeom g = make_geom(in[0].shape, in[1].shape, a);
+  const ConvGeom g = conv_geom(in[0].shape, in[1].shape, a);
   const double elem = static_cast<double>(dtype_size(out[0].dtype));
   const double macs = direct_macs(g);
   if (algo == "winograd") {
@@ -639,7 +611,7 @@ CostFn backward_cost(bool input_grad) {
     const Shape& xs = input_grad ? out[0].shape : in[0].shape;
     const Shape& ws = input_grad ? in[1].shape : out[0].shape;
     if (xs.size() != 4 || ws.size() != 4) return c;
-    const ConvGeom g = make_geom(xs, ws, a);
+    const ConvGeom g = conv_geom(xs, ws, a);
     c.multiplications = direct_macs(g);
     c.flops = 2 * c.multiplications;
     if (algo != "naive") {  // the column buffers, and for dW with many images the partial sums
@@ -727,8 +699,8 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
         {"x", "weight", "bias?"});
     d.attrs = conv_attrs();
     d.infer = infer_conv2d;
-    // The first kernel registered is the default.
     d.kernel(Device::cpu, "im2col", forward_kernel(conv_im2col<float>, conv_im2col<double>));
+    d.default_algo = "im2col";
     d.kernel(Device::cpu, "naive", forward_kernel(conv_naive<float>, conv_naive<double>));
     d.kernel(Device::cpu, "winograd", forward_kernel(conv_winograd<float>, conv_winograd<double>));
     d.kernel(Device::cpu, "fft", forward_kernel(conv_fft<float>, conv_fft<double>));
@@ -762,6 +734,10 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
                    gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", int64_t{1}}}, "groups 2, batch 2, bias"),
                    gc({x2, w2}, {{"groups", int64_t{2}}}, "groups 2, no bias"),
                    gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}}, "padding (1, 0): H padded, W not")};
+    d.lab = {"N C H W K R: x N×C×H×W, weight K×C×R×R, padding R/2", {8, 64, 56, 56, 64, 3}, 6,
+             [](const std::vector<int64_t>& s) {
+               return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[4], s[1], s[5], s[5]}}, {{"padding", s[5] / 2}});
+             }, {}};
     registry.add(std::move(d));
   }
   {
@@ -774,9 +750,14 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
                                 {}, {}, true));
     d.infer = infer_backward_input;
     d.kernel(Device::cpu, "im2col", backward_kernel(true, backward_input_im2col<float>, backward_input_im2col<double>));
+    d.default_algo = "im2col";
     d.kernel(Device::cpu, "naive", backward_kernel(true, backward_input_naive<float>, backward_input_naive<double>));
     d.differentiable = false;
     d.checked_via = "conv2d";
+    // Cases for the CUDA tests (gradchecked through conv2d): dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3].
+    d.gradcheck = {gc({{{1, 3, 3, 3}}, {{3, 2, 3, 3}}}, {{"input_shape", std::vector<int64_t>{1, 2, 5, 5}}}),
+                   gc({{{2, 6, 3, 3}}, {{6, 2, 3, 2}}},
+                      {{"input_shape", std::vector<int64_t>{2, 4, 7, 6}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2")};
     d.cost = backward_cost(true);
     registry.add(std::move(d));
   }
@@ -790,9 +771,14 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
                                 {}, {}, {}, true));
     d.infer = infer_backward_weight;
     d.kernel(Device::cpu, "im2col", backward_kernel(false, backward_weight_im2col<float>, backward_weight_im2col<double>));
+    d.default_algo = "im2col";
     d.kernel(Device::cpu, "naive", backward_kernel(false, backward_weight_naive<float>, backward_weight_naive<double>));
     d.differentiable = false;
     d.checked_via = "conv2d";
+    // Cases for the CUDA tests (gradchecked through conv2d): dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3].
+    d.gradcheck = {gc({{{1, 2, 5, 5}}, {{1, 3, 3, 3}}}, {{"weight_shape", std::vector<int64_t>{3, 2, 3, 3}}}),
+                   gc({{{2, 4, 7, 6}}, {{2, 6, 3, 3}}},
+                      {{"weight_shape", std::vector<int64_t>{6, 2, 3, 2}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2")};
     d.cost = backward_cost(false);
     registry.add(std::move(d));
   }

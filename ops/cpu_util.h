@@ -138,4 +138,20 @@ inline GradcheckCase gc(std::vector<InputSpec> inputs, AttrMap attrs = {}, std::
   return c;
 }
 
+// The kernel lab's case: inputs of these shapes (normal values), these attributes.
+inline GradcheckCase lab_case(const std::vector<Shape>& shapes, AttrMap attrs = {}) {
+  std::vector<InputSpec> inputs;
+  for (auto& s : shapes) inputs.push_back({s, Domain::normal});
+  return gc(std::move(inputs), std::move(attrs));
+}
+// The size at `i`, or `fallback` when the student gave fewer.
+inline int64_t size_or(const std::vector<int64_t>& s, size_t i, int64_t fallback) { return i < s.size() ? s[i] : fallback; }
+
+// "ROWS COLS": one matrix x of ROWS×COLS (square when COLS is left out), 4096×4096 by default.
+inline LabSizes lab_rows_cols(AttrMap attrs = {}, std::string reference_algo = {}) {
+  return {"ROWS COLS", {4096, 4096}, 1,
+          [attrs](const std::vector<int64_t>& s) { return lab_case({{s[0], size_or(s, 1, s[0])}}, attrs); },
+          std::move(reference_algo)};
+}
+
 }  // namespace opscope::cpu

@@ -2,9 +2,14 @@
 // which scatters rows of dy back into a [V, D] table (repeated indices add up; the padding
 // row gets no gradient). The forward is a gather of whole rows: each lookup copies D
 // contiguous values, so its speed depends on how scattered the indices are (locality).
+// gather is the general form along any axis (NumPy's take, ONNX's Gather), with
+// gather_backward scattering dy back.
+#include <algorithm>
 #include <cstring>
 
 #include "ops/cpu_util.h"
+#include "ops/geometry.h"
+#include "ops/index_check.h"
 
 namespace opscope {
 namespace {
@@ -33,9 +38,21 @@ void check_padding_idx(const InferCtx& c, int64_t V) {
 void check_range(const int64_t* idx, int64_t n, int64_t V, const std::string& op) {
   for (int64_t i = 0; i < n; ++i)
     if (idx[i] < 0 || idx[i] >= V)
-      throw Error(op + ": index " + std::to_string(idx[i]) + " (at flat position " + std::to_string(i) +
-                      " of indices) is out of range for num_embeddings V=" + std::to_string(V),
-                  "every index must be in [0, " + std::to_string(V) + ")");
+      throw index_out_of_range(op, idx[i], i, V);
+}
+
+// The index as a position in [0, n): negative counts from the end; else an error naming it.
+int64_t gather_index(int64_t v, int64_t flat, int64_t n, const std::string& op) {
+  const int64_t i = v < 0 ? v + n : v;
+  if (i < 0 || i >= n) throw gather_index_out_of_range(op, v, flat, n);
+  return i;
+}
+
+Shape gathered_shape(const Shape& x, int64_t axis, const Shape& indices) {
+  Shape s(x.begin(), x.begin() + axis);
+  s.insert(s.end(), indices.begin(), indices.end());
+  s.insert(s.end(), x.begin() + axis + 1, x.end());
+  return s;
 }
 
 OPSCOPE_REGISTER_OPS(register_embedding_ops) {
@@ -124,11 +141,120 @@ OPSCOPE_REGISTER_OPS(register_embedding_ops) {
     });
     d.differentiable = false;
     d.checked_via = "embedding";
+    // Cases for the CUDA tests (gradchecked through embedding): repeated indices, a padding row.
+    d.gradcheck = {gc({{{3, 4}, Domain::index, 6}, {{3, 4, 5}}}, {{"num_embeddings", int64_t{6}}, {"padding_idx", int64_t{2}}})};
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
       Cost c;
       c.bytes_read = cpu::meta_bytes(in[0]) + 2 * cpu::meta_bytes(in[1]);  // dy and the rows it adds into
       c.bytes_written = cpu::meta_bytes(out[0]) + cpu::meta_bytes(in[1]);
       c.flops = cpu::meta_numel(in[1]);
+      return c;
+    };
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = OpDef::declare("gather", "embedding",
+                             "y = x with axis indexed by indices (NumPy take): y[a.., i.., b..] = x[a.., indices[i..], b..]; "
+                             "y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]",
+                             {"x", "indices"});
+    d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "axis of x to index (negative counts from the end)")};
+    d.infer = [](const InferCtx& c) {
+      if (c.inputs[1].dtype != DType::i64)
+        c.fail(std::string("indices must be int64, got ") + dtype_name(c.inputs[1].dtype), "cast the indices to int64");
+      c.expect_rank(0, 1);
+      const Shape& xs = c.inputs[0].shape;
+      const int64_t axis = normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(xs.size()), "gather");
+      if (xs[axis] == 0 && shape_numel(c.inputs[1].shape) > 0)
+        c.fail("axis " + std::to_string(axis) + " of x " + shape_str(xs) + " is empty: there is nothing to gather");
+      TensorMeta m = c.inputs[0];
+      m.shape = gathered_shape(xs, axis, c.inputs[1].shape);
+      return std::vector<TensorMeta>{m};
+    };
+    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+      const Tensor& x = k.in(0);
+      const int64_t axis = normalize_axis(k.attrs.i("axis"), x.dim(), "gather");
+      const GatherGeom g = gather_geom(x.shape(), axis, k.in(1).numel());
+      const int64_t* pi = k.in(1).data<int64_t>();
+      const size_t es = dtype_size(x.dtype()), row = static_cast<size_t>(g.inner) * es;
+      const char* src = static_cast<const char*>(x.raw_data());
+      char* dst = static_cast<char*>(k.out().raw_data());
+      std::vector<int64_t> at(static_cast<size_t>(g.count));
+      for (int64_t j = 0; j < g.count; ++j) at[j] = gather_index(pi[j], j, g.n, k.op.name);
+      for (int64_t o = 0; o < g.outer; ++o)
+        for (int64_t j = 0; j < g.count; ++j)
+          std::memcpy(dst + (o * g.count + j) * row, src + (o * g.n + at[j]) * row, row);
+    });
+    d.saves = {{SavedRef::input, 1}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      if (!g.needs_grad(0)) return {Val{}, Val{}};
+      const Shape& xs = g.input_meta(0).shape;
+      const int64_t axis = normalize_axis(g.attrs().i("axis"), static_cast<int64_t>(xs.size()), "gather");
+      return {g.call("gather_backward", {g.grad_output(0), g.input(1)}, {{"axis", axis}, {"size", xs[axis]}}), Val{}};
+    };
+    d.backward_note = "dx = gather_backward(dy, indices): dx[a.., indices[i..], b..] += dy[a.., i.., b..] (repeated indices add up); "
+                      "no gradient for indices";
+    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
+      Cost c;
+      c.bytes_read = cpu::meta_bytes(in[1]) + cpu::meta_bytes(out[0]);  // the rows taken, not all of x
+      c.bytes_written = cpu::meta_bytes(out[0]);
+      return c;
+    };
+    const InputSpec x45{{4, 5}}, idx3{{3}, Domain::index, 4, false}, idx22{{2, 2}, Domain::index, 5, false};
+    d.gradcheck = {gc({x45, idx3}, {}, "rows of a matrix, repeated indices"),
+                   gc({x45, idx22}, {{"axis", int64_t{1}}}, "columns by 2-d indices"),
+                   gc({InputSpec{{2, 3, 4}}, InputSpec{{}, Domain::index, 3, false}}, {{"axis", int64_t{-2}}}, "a 0-d index drops the axis")};
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = OpDef::declare("gather_backward", "embedding",
+                             "dx = zeros with axis of length size; dx[a.., indices[i..], b..] += dy[a.., i.., b..]",
+                             {"dy", "indices"});
+    d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the forward axis (non-negative)", 0.0),
+               make_attr("size", AttrType::integer, int64_t{0}, "length of x along axis", 0.0, {}, {}, true)};
+    d.infer = [](const InferCtx& c) {
+      c.expect_float(0);
+      if (c.inputs[1].dtype != DType::i64) c.fail("indices must be int64");
+      const Shape& dys = c.inputs[0].shape;
+      const Shape& is = c.inputs[1].shape;
+      const int64_t axis = c.attrs.i("axis");
+      if (static_cast<int64_t>(dys.size()) < axis + static_cast<int64_t>(is.size()) ||
+          !std::equal(is.begin(), is.end(), dys.begin() + axis))
+        c.fail("dy " + shape_str(dys) + " does not hold indices " + shape_str(is) + " at axis " + std::to_string(axis));
+      TensorMeta m = c.inputs[0];
+      m.shape = Shape(dys.begin(), dys.begin() + axis);
+      m.shape.push_back(c.attrs.i("size"));
+      m.shape.insert(m.shape.end(), dys.begin() + axis + static_cast<int64_t>(is.size()), dys.end());
+      return std::vector<TensorMeta>{m};
+    };
+    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+      const int64_t axis = k.attrs.i("axis");
+      const GatherGeom g = gather_geom(k.out().shape(), axis, k.in(1).numel());
+      const int64_t* pi = k.in(1).data<int64_t>();
+      k.out().fill(0);
+      cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        Tensor dyt = cpu::as_dtype(k.in(0), k.out().dtype());
+        const T* dy = dyt.data<T>();
+        T* dx = k.out().data<T>();
+        for (int64_t j = 0; j < g.count; ++j) {
+          const int64_t at = gather_index(pi[j], j, g.n, k.op.name);
+          for (int64_t o = 0; o < g.outer; ++o)
+            cpu::ArrayMap<T>(dx + (o * g.n + at) * g.inner, g.inner) +=
+                cpu::ConstArrayMap<T>(dy + (o * g.count + j) * g.inner, g.inner);
+        }
+      });
+    });
+    d.differentiable = false;
+    d.checked_via = "gather";
+    // Cases for the CUDA tests (gradchecked through gather): repeated indices add up.
+    d.gradcheck = {gc({{{3, 5}}, {{3}, Domain::index, 4, false}}, {{"axis", int64_t{0}}, {"size", int64_t{4}}}, "rows"),
+                   gc({{{4, 2, 2}}, {{2, 2}, Domain::index, 5, false}}, {{"axis", int64_t{1}}, {"size", int64_t{5}}},
+                      "columns by 2-d indices")};
+    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
+      Cost c;
+      c.bytes_read = cpu::meta_bytes(in[1]) + 2 * cpu::meta_bytes(in[0]);
+      c.bytes_written = cpu::meta_bytes(out[0]) + cpu::meta_bytes(in[0]);
+      c.flops = cpu::meta_numel(in[0]);
       return c;
     };
     registry.add(std::move(d));

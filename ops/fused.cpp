@@ -2,102 +2,25 @@
 // run in one pass over the data, as XLA and TorchInductor do) and `sgd_matmul_update` (a
 // gradient's matmul folded into its SGD update; sgd_update itself is in ops/optimizer.cpp).
 //
-// A fused chain is an attribute string, one instruction per replaced op:
-//   "mul i0 i1;add r0 i2;gelu/none r1"
+// A fused chain is an attribute string, one instruction per replaced op (ops/pointwise_op.h):
+//   "mul i0 i1;add r0 i2;gelu/0 r1"
 // iK is the fused node's K-th input, rK the result of instruction K; the last is the output.
 // Each chunk of a row is computed through every instruction while it sits in L1, so the
-// intermediate tensors of the unfused graph are never written to memory.
+// intermediate tensors of the unfused graph are never written to memory. The instructions
+// run the pointwise formulas (ops/pointwise.h), vectorised where that is faster.
 #include <Eigen/Core>
-#include <unsupported/Eigen/SpecialFunctions>
-#include <sstream>
 
 #include "ops/cpu_util.h"
+#include "ops/pointwise_op.h"
+#include "ops/pointwise_cpu.h"
 
 namespace opscope {
 namespace {
 
 constexpr int64_t kChunk = 512;  // elements per chunk: registers of 8 instructions stay in L1
 
-struct Instruction {
-  std::string op;
-  std::string attr;                 // gelu: none|tanh; leaky_relu: slope
-  std::vector<std::pair<char, int>> args;  // ('i', input) or ('r', instruction)
-};
-
-std::vector<Instruction> parse_chain(const std::string& chain) {
-  std::vector<Instruction> out;
-  std::stringstream all(chain);
-  std::string part;
-  while (std::getline(all, part, ';')) {
-    std::stringstream ss(part);
-    Instruction in;
-    std::string head, arg;
-    ss >> head;
-    if (auto slash = head.find('/'); slash != std::string::npos) {
-      in.attr = head.substr(slash + 1);
-      head = head.substr(0, slash);
-    }
-    in.op = head;
-    while (ss >> arg) {
-      if (arg.size() < 2 || (arg[0] != 'i' && arg[0] != 'r')) throw Error("fused_elementwise: bad operand '" + arg + "'");
-      in.args.push_back({arg[0], std::stoi(arg.substr(1))});
-    }
-    out.push_back(std::move(in));
-  }
-  if (out.empty()) throw Error("fused_elementwise: empty chain");
-  return out;
-}
-
-int arity(const std::string& op) {
-  static const char* binary[] = {"add", "sub", "mul", "div", "maximum", "minimum"};
-  for (auto* b : binary)
-    if (op == b) return 2;
-  static const char* unary[] = {"neg", "exp", "log", "sqrt", "abs", "relu", "sigmoid", "tanh", "gelu", "leaky_relu"};
-  for (auto* u : unary)
-    if (op == u) return 1;
-  return 0;
-}
-
-// y = f(a[, b]) over n elements of Eigen arrays.
-template <class T>
-void apply(const Instruction& in, const T* a, const T* b, T* y, int64_t n) {
-  using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
-  Eigen::Map<const Arr> x(a, n);
-  Eigen::Map<Arr> out(y, n);
-  const std::string& op = in.op;
-  if (arity(op) == 2) {
-    Eigen::Map<const Arr> z(b, n);
-    if (op == "add") out = x + z;
-    else if (op == "sub") out = x - z;
-    else if (op == "mul") out = x * z;
-    else if (op == "div") out = x / z;
-    else if (op == "maximum") out = x.max(z);
-    else out = x.min(z);
-    return;
-  }
-  if (op == "neg") out = -x;
-  else if (op == "exp") out = x.exp();
-  else if (op == "log") out = x.log();
-  else if (op == "sqrt") out = x.sqrt();
-  else if (op == "abs") out = x.abs();
-  else if (op == "relu") out = x.max(T(0));
-  else if (op == "sigmoid") out = T(1) / (T(1) + (-x).exp());
-  else if (op == "tanh") out = x.tanh();
-  else if (op == "leaky_relu") {
-    const T s = static_cast<T>(std::stod(in.attr));
-    out = (x > T(0)).select(x, x * s);
-  } else if (op == "gelu") {
-    if (in.attr == "tanh")
-      out = T(0.5) * x * (T(1) + (T(0.7978845608028654) * (x + T(0.044715) * x * x * x)).tanh());
-    else
-      out = T(0.5) * x * (T(1) + (x * T(0.7071067811865476)).erf());
-  } else {
-    throw Error("fused_elementwise: '" + op + "' cannot be fused");
-  }
-}
-
 void fused_kernel(KernelCtx& k) {
-  const std::vector<Instruction> prog = parse_chain(k.attrs.s("chain"));
+  const std::vector<FusedInstruction> prog = parse_fused_chain(k.attrs.s("chain"), k.inputs.size());
   Tensor& out = k.out();
   const Shape& shape = out.shape();
   const int64_t n = out.numel();
@@ -139,14 +62,14 @@ void fused_kernel(KernelCtx& k) {
           }
         }
         for (size_t p = 0; p < prog.size(); ++p) {
-          const Instruction& in = prog[p];
-          auto operand = [&](size_t a) -> const T* {
-            auto [kind, index] = in.args.at(a);
-            return kind == 'i' ? src.at(static_cast<size_t>(index)) : regs.data() + static_cast<size_t>(index) * kChunk;
+          const FusedInstruction& in = prog[p];
+          auto operand = [&](int a) -> const T* {
+            const size_t index = static_cast<size_t>(in.index[a]);
+            return in.kind[a] == 'i' ? src[index] : regs.data() + index * kChunk;
           };
           // The last instruction writes straight into the output (after every input of the chunk was read).
           T* dst = p + 1 == prog.size() ? o + row * inner + c0 : regs.data() + p * kChunk;
-          apply<T>(in, operand(0), in.args.size() > 1 ? operand(1) : nullptr, dst, len);
+          cpu::pointwise_chunk<T>(in.formula, operand(0), in.arity > 1 ? operand(1) : nullptr, dst, len, in.params);
         }
       }
       for (int64_t d = rank - 2; d >= 0; --d) {
@@ -159,14 +82,7 @@ void fused_kernel(KernelCtx& k) {
 
 // Validates the chain against the inputs and gives the output meta (shape from the attribute).
 std::vector<TensorMeta> infer_fused(const InferCtx& c) {
-  const auto prog = parse_chain(c.attrs.s("chain"));
-  for (auto& in : prog) {
-    if (arity(in.op) == 0) c.fail("'" + in.op + "' cannot be fused", "fusable: add sub mul div maximum minimum neg exp log sqrt abs relu sigmoid tanh gelu leaky_relu");
-    if (static_cast<int>(in.args.size()) != arity(in.op)) c.fail(in.op + " takes " + std::to_string(arity(in.op)) + " operands");
-    for (auto [kind, index] : in.args)
-      if ((kind == 'i' && index >= static_cast<int>(c.inputs.size())) || index < 0)
-        c.fail("operand " + std::string(1, kind) + std::to_string(index) + " does not exist");
-  }
+  parse_fused_chain(c.attrs.s("chain"), c.inputs.size());
   for (size_t i = 0; i < c.inputs.size(); ++i) c.expect_float(i);
   TensorMeta m{c.attrs.ints("shape"), c.inputs.at(0).dtype, c.inputs.at(0).device};
   for (auto& in : c.inputs) broadcast_shapes(in.shape, m.shape, "fused_elementwise");
@@ -178,17 +94,30 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
     OpDef d = OpDef::declare("fused_elementwise", "fused",
                              "y = the chain of elementwise ops in `chain`, computed in one pass (no intermediate tensors)",
                              {"x..."});
-    d.attrs = {make_attr("chain", AttrType::string, std::string("neg i0"), "instructions: \"mul i0 i1;add r0 i2;gelu/none r1\""),
+    d.attrs = {make_attr("chain", AttrType::string, std::string("neg i0"), "instructions: \"mul i0 i1;add r0 i2;gelu/0 r1\""),
                make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "the output shape")};
     d.infer = infer_fused;
+    d.elementwise = true;
     d.kernel(Device::cpu, "default", fused_kernel);
     d.accepts_strided = true;
     d.differentiable = false;  // made by the compiler after autodiff
+    using V = std::vector<int64_t>;
+    d.gradcheck = {cpu::gc({{{3, 4}}, {{4}}}, {{"chain", std::string("mul i0 i1;add r0 i0;gelu/1 r1")}, {"shape", V{3, 4}}}),
+                   cpu::gc({{{2, 3}, Domain::positive}, {{2, 1}}},
+                           {{"chain", std::string("log i0;leaky_relu/0.2 r0;maximum r1 i1;softplus/2/1 r2")}, {"shape", V{2, 3}}},
+                           "parameters, broadcast column")};
+    // Fusion saves memory traffic, not arithmetic: each instruction costs the FLOPs of its op
+    // on the output's size; only the bytes are those of one pass.
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
       Cost c;
       for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
-      c.bytes_written = cpu::meta_bytes(out.at(0));
-      c.flops = static_cast<double>(parse_chain(a.s("chain")).size()) * cpu::meta_numel(out.at(0));
+      const TensorMeta& y = out.at(0);
+      c.bytes_written = cpu::meta_bytes(y);
+      for (const FusedInstruction& ins : parse_fused_chain(a.s("chain"), in.size())) {
+        const OpDef* op = OpRegistry::instance().find(pointwise::name_of(ins.formula));
+        c.flops += op && op->cost ? op->cost(std::vector<TensorMeta>(static_cast<size_t>(ins.arity), y), {y}, op->resolve({}), "default").flops
+                                  : cpu::meta_numel(y);
+      }
       return c;
     };
     registry.add(std::move(d));
@@ -207,6 +136,7 @@ OPSCOPE_REGISTER_OPS(register_fused_ops) {
       return std::vector<TensorMeta>{c.inputs[0]};
     };
     d.accepts_strided = true;  // a is usually a transposed view (xᵀ): read in place through its strides
+    d.gradcheck = {cpu::gc({{{3, 5}}, {{3, 4}}, {{4, 5}}}, {{"lr", 0.1}})};
     d.kernel(Device::cpu, "eigen", [](KernelCtx& k) {
       cpu::visit_float(k.in(0).dtype(), "sgd_matmul_update", [&](auto z) {
         using T = decltype(z);

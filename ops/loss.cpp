@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "ops/cpu_util.h"
+#include "ops/index_check.h"
 
 namespace opscope {
 namespace {
@@ -23,9 +24,7 @@ using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
 int64_t checked_target(const int64_t* targets, int64_t i, int64_t C, const std::string& op) {
   const int64_t t = targets[i];
   if (t < 0 || t >= C)
-    throw Error(op + ": target " + std::to_string(t) + " at index " + std::to_string(i) + " is out of range [0, " +
-                    std::to_string(C) + ") for logits with C = " + std::to_string(C) + " classes",
-                "targets are class indices 0 .. C-1; check the number of classes in the last layer");
+    throw target_out_of_range(op, t, i, C);
   return t;
 }
 
@@ -127,6 +126,9 @@ OPSCOPE_REGISTER_OPS(register_loss_ops) {
     });
     d.differentiable = false;
     d.checked_via = "cross_entropy";
+    // Cases for the CUDA tests (gradchecked through cross_entropy).
+    d.gradcheck = {gc({{{4, 5}}, {{4}, Domain::index, 5}, {{}}}),
+                   gc({{{4, 5}}, {{4}, Domain::index, 5}, {{}}}, {{"reduction", std::string("sum")}}, "sum")};
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
       Cost c;
       c.flops = 5 * cpu::meta_numel(in[0]);

@@ -221,7 +221,7 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
   OpDef d = OpDef::declare("matmul", "matmul", "C = A·B: C[..., i, j] = Σ_k A[..., i, k]·B[..., k, j] (batch axes broadcast)", {"a", "b"});
   d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
   d.infer = infer_matmul;
-  // The first kernel registered is the default.
+  d.default_algo = "blas";
   for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
     d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
       visit_dtype(k.out().dtype(), [&](auto z) {
@@ -279,6 +279,10 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
                  gc({{{1, 3, 4}}, {{2, 4, 5}}}, {}, "broadcast batch of size 1"),
                  gc({{{1, 1}}, {{1, 3}}}, {}, "outer product of 1x1"),
                  gc({{{3, 2, 3, 2}}, {{2, 3}}}, {}, "two batch axes")};
+  d.lab = {"N [M K]: A is N×K, B is K×M", {512}, 1, [](const std::vector<int64_t>& s) {
+              const int64_t n = s[0], m = cpu::size_or(s, 1, n), k = cpu::size_or(s, 2, n);
+              return cpu::lab_case({{n, k}, {k, m}});
+            }, {}};
   registry.add(std::move(d));
 }
 

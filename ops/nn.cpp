@@ -113,7 +113,7 @@ OPSCOPE_REGISTER_OPS(register_nn_ops) {
                              "y = x·Wᵀ + b: y[..., o] = Σ_i x[..., i]·W[o, i] + b[o] (W is [out, in]; bias optional)",
                              {"x", "weight", "bias?"});
     d.infer = infer_linear;
-    // The first kernel registered is the default.
+    d.default_algo = "blas";
     for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
       d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
         visit_dtype(k.out().dtype(), [&](auto z) {
@@ -164,6 +164,7 @@ OPSCOPE_REGISTER_OPS(register_nn_ops) {
     p.min = 0.0;
     p.max = 1.0;
     AttrSpec seed = make_attr("seed", AttrType::integer, int64_t{0}, "seed of the mask (same seed: same mask)");
+    d.random = true;  // each call is a fresh sample of the mask: never merged by CSE, never recomputed
     seed.min = 0.0;
     d.attrs = {p, seed, make_attr("training", AttrType::boolean, true, "False: identity (inference)")};
     d.infer = infer_dropout;

@@ -22,6 +22,7 @@
 #include "core/parallel.h"
 #include "ops/cpu/kernels.h"
 #include "ops/cpu_util.h"
+#include "ops/geometry.h"
 
 namespace opscope {
 namespace {
@@ -48,16 +49,7 @@ AttrSpec eps_attr() {
 // ---------------------------------------------------------------------------------------------
 // layer_norm
 
-struct RowSplit {
-  int64_t M = 1, N = 1;  // M rows of N normalized elements
-};
-
-RowSplit layer_split(const Shape& s, int64_t k) {
-  RowSplit r;
-  const int64_t rank = static_cast<int64_t>(s.size());
-  for (int64_t i = 0; i < rank; ++i) (i < rank - k ? r.M : r.N) *= s[i];
-  return r;
-}
+// RowSplit and ChannelSplit: ops/geometry.h, shared with the CUDA kernels.
 
 Shape normalized_shape(const Shape& s, int64_t k) { return Shape(s.end() - k, s.end()); }
 
@@ -141,18 +133,6 @@ void layer_norm_backward_kernel(KernelCtx& k) {
 
 // ---------------------------------------------------------------------------------------------
 // batch_norm: x [N, C, S...] with per-channel statistics over N and S.
-
-struct ChannelSplit {
-  int64_t N = 1, C = 1, S = 1;
-};
-
-ChannelSplit channel_split(const Shape& s) {
-  ChannelSplit r;
-  r.N = s[0];
-  r.C = s[1];
-  for (size_t i = 2; i < s.size(); ++i) r.S *= s[i];
-  return r;
-}
 
 template <class T>
 void batch_norm_forward(KernelCtx& k, Algo algo) {
@@ -239,6 +219,7 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
       check_layer_inputs(c, 1);
       return std::vector<TensorMeta>{c.inputs[0]};
     };
+    d.default_algo = "welford";
     for (const auto& a : kAlgos)
       d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
         layer_norm_forward<decltype(z)>(k, algo);
@@ -269,6 +250,13 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
                    gc({x234}, {{"normalized_shape", V{4}}}, "no weight, no bias"),
                    gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}}, {{"normalized_shape", V{40}}},
                       "rows longer than the Welford lanes")};
+    // The reference is the two-pass algorithm: "naive" is the cancelling E[x²] − E[x]² the lab shows failing.
+    d.lab = {"ROWS COLS", {4096, 4096}, 1,
+             [](const std::vector<int64_t>& s) {
+               const int64_t cols = s.size() > 1 ? s[1] : s[0];
+               return cpu::lab_case({{s[0], cols}}, {{"normalized_shape", V{cols}}});
+             },
+             "two_pass"};
     registry.add(std::move(d));
   }
   {
@@ -299,6 +287,9 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     });
     d.differentiable = false;
     d.checked_via = "layer_norm";
+    // Cases for the CUDA tests (gradchecked through layer_norm).
+    d.gradcheck = {gc({{{3, 5}}, {{3, 5}}, {{5}}}, {{"normalized_shape", std::vector<int64_t>{5}}}, "with weight"),
+                   gc({{{2, 3, 4}}, {{2, 3, 4}}}, {{"normalized_shape", std::vector<int64_t>{3, 4}}}, "two axes, no weight")};
     d.cost = norm_cost(14);
     registry.add(std::move(d));
   }
@@ -326,9 +317,11 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
                "use a batch of 2 or more, or training=False");
       return std::vector<TensorMeta>{c.inputs[0]};
     };
+    d.stateful = true;  // the running statistics change in place: never merged, folded or recomputed
     // Strided inputs are accepted so that the running statistics reach the kernel as the
     // caller's own buffers (a contiguous copy would take the in-place update and lose it).
     d.accepts_strided = true;
+    d.default_algo = "welford";
     for (const auto& a : kAlgos)
       d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
         for (size_t i = 1; i <= 2; ++i)
@@ -395,6 +388,9 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     });
     d.differentiable = false;
     d.checked_via = "batch_norm";
+    // Cases for the CUDA tests (gradchecked through batch_norm).
+    d.gradcheck = {gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}, {{3}}}, {}, "training"),
+                   gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}}, {{"training", false}}, "eval, no weight")};
     d.cost = norm_cost(14);
     registry.add(std::move(d));
   }

@@ -78,6 +78,15 @@ void declare_sgd(OpRegistry& registry) {
   d.accepts_strided = true;  // so w and its buffer reach the kernel as the caller's own tensors
   d.differentiable = false;
   d.updates_input0 = true;
+  // Plain SGD over a matmul's gradient, w − lr·(a·b), is one GEMM (sgd_matmul_update, ops/fused.cpp):
+  // the gradient is never stored. Momentum and weight decay read more than the gradient.
+  d.absorbs = {{"matmul", 1, "sgd_matmul_update", [](const Attrs& a, size_t inputs) {
+                  return inputs == 2 && a.f("momentum") == 0 && a.f("weight_decay") == 0;
+                }}};
+  const InputSpec w{{3, 4}};
+  d.gradcheck = {cpu::gc({w, w}, {{"lr", 0.1}}, "plain"),
+                 cpu::gc({w, w, w}, {{"lr", 0.1}, {"momentum", 0.9}, {"weight_decay", 0.01}, {"nesterov", true}},
+                         "momentum buffer, weight decay, Nesterov")};
   d.cost = update_cost(4, 1);
   registry.add(std::move(d));
 }
@@ -127,6 +136,9 @@ void declare_adam(OpRegistry& registry, bool decoupled) {
   d.accepts_strided = true;
   d.differentiable = false;
   d.updates_input0 = true;
+  const InputSpec w{{3, 4}}, v{{3, 4}, Domain::positive};  // v is a running mean of g²: positive
+  const InputSpec step{{}, Domain::positive, 0, true, DType::f32};  // float32 whatever the case runs in
+  d.gradcheck = {cpu::gc({w, w, w, v, step}, {{"lr", 0.01}, {"weight_decay", 0.1}}, "weight decay")};
   d.cost = update_cost(12, 2);
   registry.add(std::move(d));
 }

@@ -537,6 +537,9 @@ OPSCOPE_REGISTER_OPS(register_reduction_ops) {
     d.kernel(Device::cpu, "default", arg_reduce_kernel(largest));
     d.differentiable = false;  // an index: piecewise constant, no gradient
     d.cost = reduce_cost(1);
+    const InputSpec x{{4, 7}, Domain::distinct};  // no ties: both devices pick the same index
+    d.gradcheck = {gc({x}, {{"axes", std::vector<int64_t>{1}}}, "rows"), gc({x}, {{"axes", std::vector<int64_t>{0}}}, "columns"),
+                   gc({x}, {}, "flattened")};
     registry.add(std::move(d));
   }
   {

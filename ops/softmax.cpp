@@ -87,11 +87,14 @@ OPSCOPE_REGISTER_OPS(register_softmax_ops) {
     OpDef d = softmax_like("softmax", "s = exp(x - max) / Σ exp(x - max) along axis", 5);
     d.kernel(Device::cpu, "stable", softmax_kernel(SoftmaxKind::stable));
     d.kernel(Device::cpu, "naive", softmax_kernel(SoftmaxKind::naive));
+    d.default_algo = "stable";
+    d.anomaly_hint = "the naive softmax overflows for large inputs; use algo=\"stable\"";
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
       return {g.call("softmax_backward", {g.output(0), g.grad_output(0)}, {{"axis", g.attrs().i("axis")}})};
     };
     d.backward_note = "dx = s * (dy - Σ dy·s) along axis (one fused softmax_backward op)";
+    d.lab = cpu::lab_rows_cols();
     registry.add(std::move(d));
   }
   {
@@ -124,6 +127,8 @@ OPSCOPE_REGISTER_OPS(register_softmax_ops) {
     });
     d.differentiable = false;
     d.checked_via = "softmax";
+    // Cases for the CUDA tests (gradchecked through softmax): s is a softmax output, positive.
+    d.gradcheck = {gc({{{3, 5}, Domain::positive}, {{3, 5}}}), gc({{{4, 3, 2}, Domain::positive}, {{4, 3, 2}}}, {{"axis", int64_t{1}}}, "columns")};
     d.cost = cpu::elementwise_cost(4);
     registry.add(std::move(d));
   }

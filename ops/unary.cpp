@@ -1,38 +1,15 @@
-// Unary elementwise operators: neg, exp, log, sqrt, abs, sign, and cast between dtypes.
-// Kernels map contiguous data through Eigen array expressions (vectorized exp/log/sqrt).
-#include <Eigen/Core>
-#include <cmath>
+// Unary elementwise operators: neg, exp, log, sqrt, abs, sign, erf, clip (pointwise: kernels
+// from their formulas in ops/pointwise.h), and cast between dtypes.
+#include <limits>
 
 #include "ops/cpu_util.h"
+#include "ops/pointwise_cpu.h"
 
 namespace opscope {
 namespace {
 
 using cpu::gc;
-
-using cpu::ArrayMap;
-using cpu::ConstArrayMap;
-
-// out = f(in) over the whole (contiguous) tensor, f an Eigen array expression.
-template <class F>
-KernelFn eigen_unary(F f, bool float_only) {
-  return [f, float_only](KernelCtx& k) {
-    const DType dt = k.in(0).dtype();
-    if (float_only && !is_floating(dt)) throw Error(k.op.name + ": expected a floating-point tensor");
-    visit_dtype(dt, [&](auto z) {
-      using T = decltype(z);
-      if constexpr (std::is_floating_point_v<T>) {
-        ConstArrayMap<T> in(k.in(0).data<T>(), k.in(0).numel());
-        ArrayMap<T> out(k.out().data<T>(), k.out().numel());
-        out = f(in);
-      } else if (!float_only) {
-        ConstArrayMap<T> in(k.in(0).data<T>(), k.in(0).numel());
-        ArrayMap<T> out(k.out().data<T>(), k.out().numel());
-        out = f(in);
-      }
-    });
-  };
-}
+using pointwise::Formula;
 
 OpDef unary(const std::string& name, const std::string& doc, bool float_only) {
   OpDef d = OpDef::declare(name, "elementwise", doc, {"x"});
@@ -45,14 +22,14 @@ OpDef unary(const std::string& name, const std::string& doc, bool float_only) {
 OPSCOPE_REGISTER_OPS(register_unary_ops) {
   {
     OpDef d = unary("neg", "y = -x", false);
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return -x; }, false));
+    cpu::make_pointwise(d, Formula::neg);
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {-g.grad_output(0)}; };
     d.backward_note = "dx = -dy";
     registry.add(std::move(d));
   }
   {
     OpDef d = unary("exp", "y = e^x", true);
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.exp(); }, true));
+    cpu::make_pointwise(d, Formula::exp);
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * g.output(0)}; };
     d.backward_note = "dx = dy * y";
@@ -61,7 +38,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("log", "y = ln(x)", true);
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.log(); }, true));
+    cpu::make_pointwise(d, Formula::log);
     d.saves = {{SavedRef::input, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) / g.input(0)}; };
     d.backward_note = "dx = dy / x";
@@ -71,7 +48,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("sqrt", "y = √x", true);
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.sqrt(); }, true));
+    cpu::make_pointwise(d, Formula::sqrt);
     d.saves = {{SavedRef::output, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * 0.5 / g.output(0)}; };
     d.backward_note = "dx = dy / (2 y)";
@@ -81,7 +58,7 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("abs", "y = |x|", false);
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.abs(); }, false));
+    cpu::make_pointwise(d, Formula::abs);
     d.saves = {{SavedRef::input, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * g.call("sign", {g.input(0)})}; };
     d.backward_note = "dx = dy * sign(x)  (0 at the kink x = 0)";
@@ -90,9 +67,38 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   }
   {
     OpDef d = unary("sign", "y = -1, 0 or 1 by the sign of x", false);
-    d.kernel(Device::cpu, "default", eigen_unary([](const auto& x) { return x.sign(); }, false));
-    d.differentiable = false;  // its derivative is 0 almost everywhere
-    d.gradcheck.clear();
+    cpu::make_pointwise(d, Formula::sign);
+    d.differentiable = false;  // its derivative is 0 almost everywhere (its case serves the CUDA tests)
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = unary("erf", "y = erf(x) = 2/√π·∫₀ˣ e^(−t²) dt (the Gauss error function)", true);
+    cpu::make_pointwise(d, Formula::erf);
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      constexpr double kTwoOverSqrtPi = 1.1283791670955126;
+      Val x = g.input(0);
+      return {g.grad_output(0) * g.call("exp", {-(x * x)}) * kTwoOverSqrtPi};
+    };
+    d.backward_note = "dx = dy · 2/√π · e^(−x²)";
+    d.cost = cpu::elementwise_cost(10);
+    d.gradcheck = {gc({{{3, 4}}}), gc({{{2, 5}, Domain::positive}}, {}, "the flat tail (x up to 2)")};
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = unary("clip", "y = min(max(x, min), max) (PyTorch's clamp)", false);
+    d.attrs = {make_attr("min", AttrType::real, -std::numeric_limits<double>::infinity(), "lower bound (-inf: none)"),
+               make_attr("max", AttrType::real, std::numeric_limits<double>::infinity(), "upper bound (inf: none)")};
+    cpu::make_pointwise(d, Formula::clip, {"min", "max"});
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val x = g.input(0), dy = g.grad_output(0);
+      Val inside = g.call("ge", {x, g.scalar_like(g.attrs().f("min"), x)}) * g.call("le", {x, g.scalar_like(g.attrs().f("max"), x)});
+      return {g.call("where", {inside, dy, g.scalar_like(0, dy)})};
+    };
+    d.backward_note = "dx = dy where min <= x <= max, else 0";
+    d.gradcheck = {gc({{{3, 4}}}, {{"min", -0.5}, {"max", 0.5}}, "both bounds (no draw within 1e-6 of a kink)"),
+                   gc({{{3, 4}}}, {{"min", 0.25}}, "lower bound only")};
     registry.add(std::move(d));
   }
   {
@@ -112,6 +118,8 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
     d.backward_note = "dx = cast(dy, x.dtype)";
     // float64 only: a float32 round trip loses the 1e-6 perturbation of central differences.
     d.gradcheck = {gc({{{2, 3}}}, {{"dtype", std::string("float64")}})};
+    // A plain copy (cast to its own dtype): the bandwidth ceiling of the bandwidth-bound ops.
+    d.lab = cpu::lab_rows_cols({{"dtype", std::string("float32")}});
     registry.add(std::move(d));
   }
 }

@@ -1,4 +1,7 @@
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <set>
 
 #include "core/error.h"
 #include "tests/helpers.h"
@@ -76,4 +79,83 @@ TEST_CASE("only float tensors can require gradients", "[core]") {
   WorkspaceScope scope(ws);
   Tensor i = Tensor::zeros({2}, DType::i64);
   REQUIRE_THROWS_WITH(i.set_requires_grad(true), Catch::Contains("floating-point"));
+}
+
+// --- the primitive contract --------------------------------------------------------------------
+namespace {
+
+// The string literals of a C++ source file (comments skipped, escapes kept as written).
+std::vector<std::string> string_literals(const std::string& src) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < src.size(); ++i) {
+    if (src.compare(i, 2, "//") == 0) {
+      i = src.find('\n', i);
+      if (i == std::string::npos) break;
+    } else if (src.compare(i, 2, "/*") == 0) {
+      i = src.find("*/", i + 2);
+      if (i == std::string::npos) break;
+      ++i;
+    } else if (src[i] == '\'') {  // a character literal such as '"'
+      for (++i; i < src.size() && src[i] != '\''; ++i)
+        if (src[i] == '\\') ++i;
+    } else if (src[i] == '"') {
+      std::string lit;
+      for (++i; i < src.size() && src[i] != '"'; ++i) {
+        if (src[i] == '\\') lit += src[i++];
+        lit += src[i];
+      }
+      out.push_back(lit);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("core names no operator of ops/ beyond the primitive contract of core/op.h", "[core]") {
+  std::set<std::string> attribute_names;  // "shape", "dtype": attribute keys, whatever an op is called
+  for (const OpDef* op : OpRegistry::instance().all())
+    for (const AttrSpec& a : op->attrs) attribute_names.insert(a.name);
+  const std::set<std::string_view> contract(kPrimitiveOps.begin(), kPrimitiveOps.end());
+  for (std::string_view name : contract) {
+    INFO(name);
+    CHECK(OpRegistry::instance().find(name) != nullptr);  // the contract names real ops
+  }
+  size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(OPSCOPE_SOURCE_DIR) / "core")) {
+    std::ifstream in(entry.path());
+    const std::string src((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ++files;
+    for (const std::string& lit : string_literals(src)) {
+      const OpDef* op = OpRegistry::instance().find(lit);
+      if (!op || !op->builtin() || contract.count(lit) || attribute_names.count(lit)) continue;
+      INFO(entry.path().filename().string() << " names the operator \"" << lit
+                                            << "\": ask a trait of OpDef instead, or add it to kPrimitiveOps with the reason");
+      CHECK(false);
+    }
+  }
+  CHECK(files > 20);
+  // The scanner itself: a list of names is seen, comments and character literals are not.
+  CHECK(string_literals("f({\"add\", \"relu\"}); // \"gelu\"\nchar q = '\"'; /* \"exp\" */ g(\"a\\\"b\");") ==
+        std::vector<std::string>{"add", "relu", "a\\\"b"});
+}
+
+TEST_CASE("an op with several algorithms says which is the default, on every device it has kernels", "[core]") {
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    INFO(op->name);
+    CHECK(op->find_kernel(Device::cpu, op->default_algorithm()) != nullptr);
+    for (int d = 0; d < kNumDevices; ++d) {
+      const Device dev = static_cast<Device>(d);
+      bool any = false;
+      for (auto& [key, _] : op->kernels) any = any || key.first == dev;
+      if (any) CHECK(op->find_kernel(dev, default_algorithm_on(*op, dev)) != nullptr);
+    }
+  }
+  OpDef d = OpDef::declare("test_two_algorithms", "test", "y = x", {"x"});
+  d.infer = [](const InferCtx& c) { return std::vector<TensorMeta>{c.inputs[0]}; };
+  d.kernel(Device::cpu, "a", [](KernelCtx&) {}).kernel(Device::cpu, "b", [](KernelCtx&) {});
+  OpRegistry scratch;
+  REQUIRE_THROWS_WITH(scratch.add(d), Catch::Contains("has algorithms a, b but no default_algo"));
+  d.default_algo = "b";
+  CHECK(scratch.add(d).default_algorithm() == "b");
 }

@@ -4,7 +4,9 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -21,13 +23,18 @@ struct GuiRun {
   int w = 0, h = 0;
 };
 
-GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20, const std::string& script = "mlp.ops",
+// `what` is what the window opens: "--script FILE" (default: the MLP) or "--lesson N".
+std::string script_arg(const std::string& name) { return std::string("--script '") + OPSCOPE_SOURCE_DIR + "/tests/gui/" + name + "'"; }
+GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20, const std::string& what = script_arg("mlp.ops"),
                const std::string& extra = "") {
   const std::string dir = OPSCOPE_TEST_OUT;
   const std::string png = dir + "/" + name + ".png", json = dir + "/" + name + ".json";
   std::remove(png.c_str());
   std::remove(json.c_str());
-  const std::string cmd = std::string("'") + OPSCOPE_BIN + "' gui --script '" + OPSCOPE_SOURCE_DIR + "/tests/gui/" + script + "' --frames " +
+  // Lessons remember progress: a folder of this test's own, emptied first.
+  const std::string config = dir + "/gui-test-config-" + name;
+  std::system(("rm -rf '" + config + "'").c_str());
+  const std::string cmd = "XDG_CONFIG_HOME='" + config + "' '" + std::string(OPSCOPE_BIN) + "' gui " + what + " --frames " +
                           std::to_string(frames) + " --screenshot '" + png + "' --state-json '" + json + "' --actions '" + actions + "' " + extra;
   GuiRun r;
   r.rc = std::system(cmd.c_str());
@@ -58,6 +65,19 @@ const nlohmann::json* box(const nlohmann::json& state, const std::string& key) {
     if (n["key"] == key) return &n;
   return nullptr;
 }
+
+float x0(const nlohmann::json& b) { return b["rect"][0].get<float>(); }
+float y0(const nlohmann::json& b) { return b["rect"][1].get<float>(); }
+float x1(const nlohmann::json& b) { return b["rect"][2].get<float>(); }
+float y1(const nlohmann::json& b) { return b["rect"][3].get<float>(); }
+
+int count_titled(const nlohmann::json& state, const std::string& part) {
+  int n = 0;
+  for (const auto& b : state["nodes"]) n += std::string(b["title"]).find(part) != std::string::npos;
+  return n;
+}
+
+const std::string kTransformer = std::string("--script '") + OPSCOPE_SOURCE_DIR + "/assets/examples/transformer_block.ops'";
 
 }  // namespace
 
@@ -146,9 +166,17 @@ TEST_CASE("gui: a console statement and a fold change the graph in the next fram
   REQUIRE(z);
   CHECK((*z)["subtitle"] == "z");
   CHECK(std::string((*z)["title"]).find("mul") != std::string::npos);
-  const auto* dense = box(s, "s:dense");
-  REQUIRE(dense);  // the composite function folded into one box
-  CHECK(std::string((*dense)["subtitle"]).find("nodes") != std::string::npos);
+  const nlohmann::json* dense = nullptr;  // each call of the function folded into a box of its own
+  int folded = 0;
+  for (const auto& n : s["nodes"])
+    if (std::string(n["key"]).rfind("s:dense@", 0) == 0) {
+      dense = &n;
+      ++folded;
+    }
+  REQUIRE(dense);
+  CHECK(folded == 2);
+  CHECK(std::string((*dense)["title"]) == "dense()");
+  CHECK((*dense)["folded_nodes"].get<int>() == 2);
   CHECK(s["theme"] == "dark");
   // The dark theme keeps the highlight colour on the last step's box (here: z's mul).
   const auto& rect = (*z)["rect"];
@@ -205,10 +233,166 @@ TEST_CASE("gui: static mode shows the compiled program being stepped, fused node
   CHECK(r.state["next_node"].get<int>() >= 0);
 }
 
+TEST_CASE("gui: File > Open shows an ONNX model (the Transformer encoder) traced in static mode", "[viz][static]") {
+  const std::string dir = OPSCOPE_TEST_OUT;
+  const std::string png = dir + "/onnx_encoder.png", json = dir + "/onnx_encoder.json";
+  std::remove(png.c_str());
+  std::remove(json.c_str());
+  const std::string cmd = std::string("'") + OPSCOPE_BIN + "' gui --open '" + OPSCOPE_SOURCE_DIR +
+                          "/assets/models/encoder.onnx' --frames 10 --screenshot '" + png + "' --state-json '" + json +
+                          "' --actions 'select /layer/self_attn/Softmax'";
+  GuiRun r;
+  r.rc = std::system(cmd.c_str());
+  REQUIRE(r.rc == 0);
+  std::ifstream f(json);
+  REQUIRE(f);
+  r.state = nlohmann::json::parse(f);
+  int channels = 0;
+  unsigned char* data = stbi_load(png.c_str(), &r.w, &r.h, &channels, 4);
+  REQUIRE(data);
+  r.pixels.assign(data, data + static_cast<size_t>(r.w) * static_cast<size_t>(r.h) * 4);
+  stbi_image_free(data);
+  const auto& s = r.state;
+  CHECK(s["action_errors"].empty());
+  CHECK(s["mode"] == "static");
+  // One box per opscope node (PyTorch's shape arithmetic folded away), named as in the file;
+  // the twelve initializers as parameter pills with their shapes.
+  int ops = 0, params = 0;
+  std::set<std::string> names;
+  for (const auto& n : s["nodes"]) {
+    if (n["node"].get<int>() >= 0) {
+      ++ops;
+      names.insert(n["subtitle"].get<std::string>());
+    }
+    params += n["title"].get<std::string>().rfind("layer.", 0) == 0;
+  }
+  CHECK(ops == s["graph_nodes"].get<int>());
+  CHECK(ops < 40);
+  CHECK(params == 12);
+  for (const char* n : {"/layer/self_attn/MatMul", "/layer/self_attn/Softmax", "/layer/self_attn/Gemm",
+                        "/layer/norm1/LayerNormalization", "/layer/Relu", "/layer/norm2/LayerNormalization"})
+    CHECK(names.count(n) == 1);
+  CHECK(s["selected"] != "");
+  // The picture: parameter pills drawn in their yellow, the selected softmax outlined in blue.
+  CHECK(count_color(r, s["canvas"][0], s["canvas"][1], s["canvas"][2], s["canvas"][3], 253, 230, 138, 8) > 200);
+  const auto* sel = box(s, s["selected"]);
+  REQUIRE(sel);
+  const auto& q = (*sel)["rect"];
+  CHECK(count_color(r, q[0].get<float>() - 3, q[1].get<float>() - 3, q[2].get<float>() + 3, q[3].get<float>() + 3, 37, 99, 235, 20) > 10);
+}
+
+TEST_CASE("gui: the backward pass runs in a lane below, each node under the forward node it differentiates", "[viz]") {
+  const GuiRun r = run_gui("lanes", "step 3", 8);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  float forward_bottom = 0;
+  for (const auto& b : s["nodes"])
+    if (b["lane"] == "forward") forward_bottom = std::max(forward_bottom, y1(b));
+  // A backward node's group (the boxes drawn under one forward node) is centred under it.
+  std::map<std::string, std::pair<float, float>> group;  // anchor -> x extent
+  int backward_ops = 0;
+  for (const auto& b : s["nodes"]) {
+    if (b["phase"] != "backward") continue;
+    INFO(b["key"] << " " << b["title"]);
+    CHECK(b["lane"] == "backward");
+    CHECK(y0(b) > forward_bottom);
+    if (b["kind"] != "op") continue;
+    ++backward_ops;
+    REQUIRE(!std::string(b["anchor"]).empty());
+    auto [it, fresh] = group.emplace(b["anchor"], std::make_pair(x0(b), x1(b)));
+    if (!fresh) it->second = {std::min(it->second.first, x0(b)), std::max(it->second.second, x1(b))};
+  }
+  CHECK(backward_ops == s["graph_nodes"].get<int>() - 6);  // the MLP's 6 forward nodes
+  for (const auto& [anchor, extent] : group) {
+    const auto* a = box(s, anchor);
+    REQUIRE(a);
+    INFO("anchor " << anchor);
+    CHECK((*a)["phase"] == "forward");
+    CHECK(std::abs((extent.first + extent.second) / 2 - (x0(*a) + x1(*a)) / 2) < 2.f);
+  }
+  // Every drawn edge names its boxes and its curve; gradients run right to left.
+  int gradients = 0;
+  for (const auto& e : s["edges"]) {
+    const auto* from = box(s, e["from"]);
+    const auto* to = box(s, e["to"]);
+    REQUIRE(from);
+    REQUIRE(to);
+    REQUIRE(e["points"].size() >= 4);
+    if (e["kind"] != "gradient") continue;
+    ++gradients;
+    CHECK(e["points"].back()[0].get<float>() <= e["points"][0][0].get<float>() + 1.f);
+  }
+  CHECK(gradients > 5);
+}
+
+TEST_CASE("gui: at Fit a graph too big to read folds its calls; no box is narrower than its label", "[viz]") {
+  const GuiRun r = run_gui("fit_transformer", "fit;search matmul", 8, kTransformer);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["action_errors"].empty());
+  CHECK(!s["auto_folded"].empty());
+  CHECK(s["text_px"].get<float>() >= s["readable_text_px"].get<float>() - 0.01f);
+  const nlohmann::json* attention = nullptr;
+  for (const auto& b : s["nodes"]) {
+    INFO(b["key"] << " " << b["title"] << " " << x1(b) - x0(b) << " px, label " << b["label_px"]);
+    CHECK(x1(b) - x0(b) >= b["label_px"].get<float>());
+    if (b["title"] == "attention()") attention = &b;
+  }
+  REQUIRE(attention);
+  CHECK((*attention)["kind"] == "folded");
+  CHECK((*attention)["folded_nodes"].get<int>() == 13);
+  CHECK((*attention)["matched"] == true);  // its matmuls are found inside the fold
+  // The picture: the folded box's label drawn in dark text.
+  CHECK(count_color(r, x0(*attention) + 4, y0(*attention) + 4, x1(*attention) - 4, y1(*attention) - 4, 17, 24, 39, 60) > 15);
+}
+
+TEST_CASE("gui: a click on a folded call unfolds it", "[viz]") {
+  const GuiRun r = run_gui("unfold_click", "fit;click attention()", 10, kTransformer);
+  REQUIRE(r.rc == 0);
+  const auto& s = r.state;
+  CHECK(s["action_errors"].empty());
+  CHECK(count_titled(s, "attention()") == 0);
+  CHECK(count_titled(s, "scaled_dot_product_attention") == 1);
+  CHECK(count_titled(s, "heads()") >= 1);  // its nested calls are frames or folded boxes now
+}
+
+TEST_CASE("gui: a parameter's initialisation and a lesson's checks are not in the figure", "[viz][lesson]") {
+  const GuiRun r = run_gui("not_the_model", "exec w9 = param(randn(16, 32) * 0.1)", 6);
+  REQUIRE(r.rc == 0);
+  CHECK(r.state["action_errors"].empty());
+  CHECK(count_titled(r.state, "mul(·, 0.1)") == 0);
+  CHECK(box(r.state, "n17") == nullptr);  // the mul that made w9's first value
+  // Lesson 9: its checks and quiz index tensors; only the two slices its print makes are drawn.
+  const GuiRun l = run_gui("lesson9_checks", "lesson all", 4, "--lesson 9");
+  REQUIRE(l.rc == 0);
+  CHECK(l.state["action_errors"].empty());
+  CHECK(count_titled(l.state, "slice") == 2);
+}
+
+TEST_CASE("gui: the knowledge map is a figure in both languages; a click opens the lesson at its section", "[viz][lesson]") {
+  const GuiRun en = run_gui("map_en", "map", 6, "--lesson 10");
+  REQUIRE(en.rc == 0);
+  CHECK(en.state["map_shown"] == true);
+  REQUIRE(en.state["map"].size() >= 12);
+  bool conv = false;
+  for (const auto& c : en.state["map"]) conv = conv || (c["id"] == "conv" && c["label"] == "Convolution" && c["status"] == "not yet");
+  CHECK(conv);
+  const GuiRun zh = run_gui("map_zh", "lesson lang zh;map;pause;lesson map conv", 12, "--lesson 10");
+  REQUIRE(zh.rc == 0);
+  CHECK(zh.state["action_errors"].empty());
+  bool zh_label = false;
+  for (const auto& c : zh.state["map"]) zh_label = zh_label || (c["id"] == "conv" && c["label"] == "卷积");
+  CHECK(zh_label);
+  // The click opened lesson 6 at "Different cost": the cells before it ran (conv2d nodes), and
+  // the graph is shown again.
+  CHECK(zh.state["map_shown"] == false);
+  CHECK(count_titled(zh.state, "conv2d") > 0);
+}
+
 TEST_CASE("gui: the metrics panel plots each logged series, drawn while the loop ran, the current step marked", "[viz]") {
   const std::string live = std::string(OPSCOPE_TEST_OUT) + "/metrics_live.png";
   std::remove(live.c_str());
-  const GuiRun r = run_gui("metrics", "", 6, "train.ops", "--live-screenshot '" + live + "'");
+  const GuiRun r = run_gui("metrics", "", 6, script_arg("train.ops"), "--live-screenshot '" + live + "'");
   REQUIRE(r.rc == 0);
   const auto& s = r.state;
   REQUIRE(s.is_object());
@@ -263,11 +447,20 @@ TEST_CASE("gui: a loop's tape shows its last iteration and says how much was dro
   CHECK(s["graph_dropped_nodes"].get<int>() == 59 * 6);  // 6 nodes an iteration: 2 matmuls, 2 adds, relu, cross_entropy
   CHECK(s["graph_nodes"] == 17 + 6);                       // the MLP and the loop's last iteration
   CHECK(s["steps_left"] == 11);                            // the stepped pass keeps what it needs
+  // The figure's loop frame counts the same 60 iterations though 59 of them were dropped.
+  int loop_frames = 0;
+  for (const auto& c : s["clusters"])
+    if (c["loop"] == true) {
+      ++loop_frames;
+      CHECK(c["iterations"] == 60);
+      CHECK(std::string(c["label"]).find("last of 60 iterations") != std::string::npos);
+    }
+  CHECK(loop_frames == 1);
 }
 
 TEST_CASE("gui: an @op's node expands to the ops of its body, its backward node too", "[viz][op]") {
   // Nodes: #0 matmul, #1 swish (the @op), #2 sum; backward: #3 reshape, #4 expand, #5 swish_backward, ...
-  const GuiRun r = run_gui("custom_op", "step 3;expand n1;expand n5;select n5.5", 16, "custom_op.ops");
+  const GuiRun r = run_gui("custom_op", "step 3;expand n1;expand n5;select n5.5", 16, script_arg("custom_op.ops"));
   REQUIRE(r.rc == 0);
   CHECK(r.state["action_errors"].empty());
   CHECK(box(r.state, "n1") == nullptr);  // shown as its body instead
@@ -283,7 +476,7 @@ TEST_CASE("gui: an @op's node expands to the ops of its body, its backward node 
   REQUIRE(bw);
   CHECK((*bw)["current"] == true);  // the backward node's step ran its whole body
   CHECK((*bw)["selected"] == true);
-  const GuiRun folded = run_gui("custom_op_folded", "step 3", 10, "custom_op.ops");
+  const GuiRun folded = run_gui("custom_op_folded", "step 3", 10, script_arg("custom_op.ops"));
   REQUIRE(folded.rc == 0);
   CHECK(box(folded.state, "n1"));
   CHECK(box(folded.state, "n1.1") == nullptr);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "app/lang/session.h"
+#include "app/lesson/knowledge_map.h"
 #include "app/lesson/lesson.h"
 #include "app/lesson/player_model.h"
 #include "app/lesson/progress.h"
@@ -381,4 +382,76 @@ TEST_CASE("the terminal player pages through a lesson, runs its cells and asks i
   play_in_terminal(o, typed, out2);
   CHECK_THAT(out2.str(), Catch::Contains("42"));
   CHECK_THAT(out2.str(), Catch::Contains("Not quite: the answer is 6.0"));
+}
+
+TEST_CASE("checks and quiz verifications leave nothing in the graph; the cells' nodes stay", "[lesson]") {
+  Lesson L = parse_lesson(kSample, "lessons/en/07-sample.md");
+  LessonRunner r;
+  size_t after_cells = 0;
+  for (const Block& b : L.blocks) {
+    const BlockResult res = b.kind == Block::Kind::quiz ? r.verify_quiz(L, b) : r.run(L, b);
+    CHECK(res.ok);
+    if (b.kind == Block::Kind::cell) after_cells = r.workspace().graph().num_nodes();
+    // The check indexes b (b.sum()) and the quiz b[1]: neither adds a node.
+    if (b.kind == Block::Kind::check || b.kind == Block::Kind::quiz) CHECK(r.workspace().graph().num_nodes() == after_cells);
+  }
+  CHECK(after_cells == 1);  // b = a * 3
+  // Lesson 9: its checks index tensors (E[0], W.grad[3]) and its quiz W.grad[3][0]; only the
+  // print in its cell indexes W.grad twice (two slice and two reshape nodes).
+  LessonRunner nine;
+  const Lesson L9 = load_lesson(find_lesson_file(lessons_dir(), "en", "9"));
+  for (const Block& b : L9.blocks) REQUIRE((b.kind == Block::Kind::quiz ? nine.verify_quiz(L9, b) : nine.run(L9, b)).ok);
+  int slices = 0;
+  for (const Node& n : nine.workspace().graph().nodes()) slices += n.op->name == "slice";
+  CHECK(slices == 2);
+}
+
+TEST_CASE("the knowledge map: every concept points at a lesson section that exists, in both languages", "[lesson]") {
+  const KnowledgeMap map = load_knowledge_map(knowledge_map_path());
+  CHECK(map.concepts.size() >= 12);
+  const std::vector<std::string> problems = check_knowledge_map(map, lessons_dir());
+  for (const auto& p : problems) FAIL_CHECK(p);
+  // Every lesson before the map has a concept on it.
+  for (int lesson = 1; lesson <= 9; ++lesson) {
+    bool found = false;
+    for (const auto& c : map.concepts) found = found || c.lesson == lesson;
+    CHECK(found);
+  }
+  const MapSection conv = find_section(map.concepts[static_cast<size_t>(map.find("conv"))], map, lessons_dir());
+  CHECK(conv.slug == "06-convolution");
+  CHECK(conv.heading_en == "Different cost");
+  CHECK(conv.heading_zh == "不同的代价");
+  CHECK(conv.first_block < conv.end_block);
+}
+
+TEST_CASE("the knowledge map: mistakes in the file are reported with their lines", "[lesson]") {
+  CHECK_THROWS_WITH(parse_knowledge_map("concept a\n  en: A\n  colour: red\n", "m.txt"), Catch::Contains("m.txt:3: unknown key 'colour:'"));
+  CHECK_THROWS_WITH(parse_knowledge_map("concept a\n  en: A\n  zh: 甲\n", "m.txt"), Catch::Contains("m.txt:1: concept 'a' needs `lesson: N`"));
+  CHECK_THROWS_WITH(parse_knowledge_map("  en: A\n", "m.txt"), Catch::Contains("before any `concept ID`"));
+  const KnowledgeMap bad = parse_knowledge_map(
+      "concept a\n  en: A\n  zh: 甲\n  lesson: 6\n  section: No such heading\n  after: nobody\n"
+      "concept b\n  en: B\n  zh: 乙\n  lesson: 42\n",
+      "m.txt");
+  const std::vector<std::string> problems = check_knowledge_map(bad, lessons_dir());
+  REQUIRE(problems.size() == 3);
+  CHECK_THAT(problems[0], Catch::Contains("m.txt:1: concept 'a': lesson 6 has no section 'No such heading'"));
+  CHECK_THAT(problems[1], Catch::Contains("`after: nobody` is not a concept"));
+  CHECK_THAT(problems[2], Catch::Contains("m.txt:7: concept 'b': lesson 42 does not exist"));
+}
+
+TEST_CASE("the knowledge map is coloured by the progress file", "[lesson]") {
+  MapSection s;
+  s.progress_key = "06";
+  s.first_block = 5;
+  s.end_block = 9;
+  Progress p;
+  CHECK(concept_status(s, p) == ConceptStatus::not_yet);
+  p.lessons["06"].block = 3;
+  CHECK(concept_status(s, p) == ConceptStatus::not_yet);
+  p.lessons["06"].block = 7;
+  CHECK(concept_status(s, p) == ConceptStatus::in_progress);
+  p.lessons["06"].block = 9;
+  CHECK(concept_status(s, p) == ConceptStatus::learned);
+  p.lessons["06"] = {0, true, 0};
+  CHECK(concept_status(s, p) == ConceptStatus::learned);
 }

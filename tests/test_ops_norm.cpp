@@ -419,6 +419,37 @@ TEST_CASE("embedding: lookup, repeated-index gradient, padding_idx, range error"
 
 TEST_CASE("embedding: gradcheck", "[op][grad]") { test::require_gradcheck("embedding"); }
 
+// gather against NumPy's take written as loops: y[a, i, b] = x[a, idx[i], b].
+TEST_CASE("gather: NumPy take along any axis, negative indices, scatter-add backward", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = test::param(test::randn({3, 4, 2}, 9));
+  Tensor idx = Tensor::from_vector<int64_t>({3, -4, 1, 3, 0, -1}, {2, 3}, DType::i64);
+  Tensor y = ws.call("gather", {x, idx}, {{"axis", int64_t{1}}});
+  REQUIRE(y.shape() == Shape{3, 2, 3, 2});
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t i = 0; i < 6; ++i)
+      for (int64_t b = 0; b < 2; ++b) {
+        const int64_t k = static_cast<int64_t>(idx.get(i)), at = k < 0 ? k + 4 : k;
+        CHECK(y.get((a * 6 + i) * 2 + b) == x.get((a * 4 + at) * 2 + b));
+      }
+  CHECK(ws.call("gather", {x, Tensor::scalar(1, DType::i64)}, {{"axis", int64_t{-1}}}).shape() == Shape{3, 4});  // a 0-d index drops the axis
+  // Backward: index 3 is taken twice, 2 never.
+  Tensor dy = Tensor::full({3, 2, 3, 2}, 1.0, DType::f64);
+  ws.backward(y, dy);
+  for (int64_t a = 0; a < 3; ++a)
+    for (int64_t b = 0; b < 2; ++b) {
+      CHECK(x.grad().get((a * 4 + 0) * 2 + b) == 2);  // 0 and -4
+      CHECK(x.grad().get((a * 4 + 1) * 2 + b) == 1);
+      CHECK(x.grad().get((a * 4 + 2) * 2 + b) == 0);
+      CHECK(x.grad().get((a * 4 + 3) * 2 + b) == 3);  // 3, 3 and -1
+    }
+  CHECK_THAT(error_of([&] { ws.call("gather", {x, Tensor::from_vector<int64_t>({4}, {1}, DType::i64)}, {{"axis", int64_t{1}}}); }),
+             Contains("index 4") && Contains("axis of size 4"));
+  CHECK_THAT(error_of([&] { ws.call("gather", {x, test::randn({2}, 1)}); }), Contains("indices must be int64"));
+  test::require_gradcheck("gather");
+}
+
 // ---------------------------------------------------------------------------------------------
 // pad and upsample_nearest2d
 
@@ -449,6 +480,13 @@ TEST_CASE("pad: reflect and constant values, F.pad order", "[op]") {
 
   CHECK_THAT(error_of([&] { ws.call("pad", {x}, {{"pads", V{4, 0}}, {"mode", std::string("reflect")}}); }),
              Contains("reflect padding of 4 on axis 0 of size 4"));
+  // Replicate repeats the edge, as far as asked (ONNX's "edge"); its backward adds the copies.
+  require_close(ws.call("pad", {x}, {{"pads", V{2, 5}}, {"mode", std::string("replicate")}}), {1, 1, 1, 2, 3, 4, 4, 4, 4, 4, 4}, 0);
+  require_close(ws.call("pad", {m}, {{"pads", V{1, 0, 0, 2}}, {"mode", std::string("replicate")}}),
+                {1, 1, 2, 3, 4, 4, 5, 6, 4, 4, 5, 6, 4, 4, 5, 6}, 0);
+  Tensor e = test::param(Tensor::from_vector<double>({1, 2, 3}, {3}));
+  ws.backward(ws.call("pad", {e}, {{"pads", V{2, 1}}, {"mode", std::string("replicate")}}), Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {6}));
+  require_close(e.grad(), {1 + 2 + 3, 4, 5 + 6}, 0);
   CHECK_THAT(error_of([&] { ws.call("pad", {x}, {{"pads", V{1, 1, 1}}}); }), Contains("pairs"));
   CHECK_THAT(error_of([&] { ws.call("pad", {x}, {{"pads", V{1, 1}}, {"mode", std::string("wrap")}}); }), Contains("wrap"));
 }

@@ -2,6 +2,7 @@
 
 #include "core/describe.h"
 #include "core/gradcheck.h"
+#include "core/random.h"
 #include "core/workspace.h"
 
 using namespace opscope;
@@ -78,4 +79,40 @@ TEST_CASE("gradcheck catches a wrong backward", "[grad]") {
   REQUIRE(results.size() == 1);
   CHECK_FALSE(results[0].passed);
   CHECK(results[0].message.find("analytic") != std::string::npos);
+}
+
+TEST_CASE("gradcheck catches a saved tensor that backward never reads", "[grad]") {
+  // y = 2x that saves x (memory training would hold for nothing): its backward is dy·2.
+  OpDef d = OpDef::declare("test_saves_unread", "test", "y = 2x", {"x"});
+  d.infer = [](const InferCtx& c) { return std::vector<TensorMeta>{c.inputs[0]}; };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    for (int64_t i = 0; i < k.in(0).numel(); ++i) k.out().data<double>()[i] = 2 * k.in(0).data<double>()[i];
+  });
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * 2.0}; };
+  d.cost = [](auto&, auto&, auto&, auto) { return Cost{}; };
+  d.gradcheck = {GradcheckCase{{{{3}}}, {}, 1e-6, 1e-5, ""}};
+  auto results = gradcheck_op(d);
+  REQUIRE(results.size() == 1);
+  CHECK_FALSE(results[0].passed);
+  CHECK(results[0].message == "saves input x for backward, but its backward never reads it");
+  d.saves.clear();
+  CHECK(gradcheck_op(d)[0].passed);
+}
+
+TEST_CASE("every operator has cases: gradcheck, the CUDA tests and the saved-tensor check run them", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  NoGradGuard no_grad;
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    if (!op->builtin()) continue;
+    INFO(op->name);
+    CHECK(!op->gradcheck.empty());
+    for (size_t i = 0; i < op->gradcheck.size(); ++i) {  // each runs on the CPU (the CUDA tests need a GPU)
+      const GradcheckCase& c = op->gradcheck[i];
+      INFO("case " << i << " " << c.note);
+      CHECK_NOTHROW(ws.call_multi(*op, make_case_inputs(c, 7 + i), op->resolve(c.attrs)));
+      ws.reset_graph();
+    }
+  }
 }

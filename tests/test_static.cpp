@@ -4,7 +4,9 @@
 // a full run; the timeline recorded while stepping is the tracker's.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
 
+#include "core/device.h"
 #include "core/program.h"
 #include "core/program_run.h"
 #include "tests/helpers.h"
@@ -507,4 +509,60 @@ TEST_CASE("run() of other outputs keeps the last compile's training step", "[sta
   CHECK(out.find("options of the last compile") != std::string::npos);
   CHECK(max_diff(var(lab, "w"), var(lab, "w0")) > 0.1);  // the update ran
   CHECK_FALSE(var(lab, "w").grad().defined());
+}
+
+// Fusion asks where the fused kernels run, not which device: values on cuda fuse when CUDA is
+// built (shapes only: no GPU is needed to compile a program).
+TEST_CASE("fusion fuses device values where the fused ops have kernels there", "[static]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  StaticModeGuard static_mode(ws, true);
+  auto input = [&](const char* name, const Shape& shape) {
+    Tensor t = Tensor::symbolic(shape, DType::f32, Device::cuda);
+    t.impl()->name = name;
+    ws.graph().value(ws.value_of(t)).placeholder = true;
+    return t;
+  };
+  Tensor x = input("x", {16, 32}), w = input("w", {8, 6}), a = input("a", {8, 5}), b = input("b", {5, 6});
+  Tensor y = ws.call("gelu", {ws.call("add", {ws.call("mul", {x, x}), x})}, {{"approximate", std::string("tanh")}});
+  Tensor w2 = ws.call("sgd_update", {w, ws.call("matmul", {a, b})}, {{"lr", 0.5}});
+  CompileOptions opt;
+  opt.fetch = {y.impl()->value_id, w2.impl()->value_id};
+  opt.gradients = false;
+  auto p = compile_program(ws, opt);
+  std::multiset<std::string> ops;  // the update runs as early as it may: the order is not the point
+  for (int id : p->schedule) {
+    const Node& n = p->graph.node(id);
+    ops.insert(n.op->name + "/" + n.algo);
+    if (n.op->name == "fused_elementwise") CHECK(n.attrs.s("chain") == "mul i0 i0;add r0 i0;gelu/1 r1");
+  }
+  if (device_built(Device::cuda)) {
+    CHECK(ops == std::multiset<std::string>{"fused_elementwise/default", "sgd_matmul_update/cublas"});
+  } else {  // no CUDA kernels for the fused ops: every op stays as it is
+    CHECK(ops == std::multiset<std::string>{"mul/default", "add/default", "gelu/default", "matmul/eigen", "sgd_update/default"});
+  }
+}
+
+// A fused node costs the arithmetic of the ops it replaced: the pass cuts bytes, never FLOPs.
+TEST_CASE("fusion keeps the FLOPs of the fused ops and cuts the bytes", "[static]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  StaticModeGuard static_mode(ws, true);
+  Tensor x = ws.placeholder("x", {64, 64}, DType::f32);
+  Tensor y = ws.call("softplus", {ws.call("add", {ws.call("mul", {x, x}), x})}, {{"beta", 2.0}});
+  CompileOptions opt;
+  opt.fetch = {y.impl()->value_id};
+  opt.gradients = false;
+  auto p = compile_program(ws, opt);
+  REQUIRE(p->schedule.size() == 1);
+  const PassReport* before = nullptr;
+  const PassReport* after = nullptr;
+  for (const PassReport& r : p->reports) {
+    if (r.pass == "constant_folding") before = &r;
+    if (r.pass == "fuse_elementwise") after = &r;
+  }
+  REQUIRE(before);
+  REQUIRE(after);
+  CHECK(after->flops == Approx(before->flops));
+  CHECK(after->bytes_moved < before->bytes_moved / 2);
 }

@@ -82,8 +82,9 @@ TEST_CASE("layout: every node is shown once, leaves by kind, the function as a c
   }
   CHECK(params == 3);  // w1, b1, w2
   CHECK(seeds == 1);   // dloss/dloss = 1
-  REQUIRE(l.clusters.size() == 1);
+  REQUIRE(l.clusters.size() == 1);  // one call of dense(); its frame has the call's own key
   CHECK(l.clusters[0].scope == "dense");
+  CHECK(l.clusters[0].key.rfind("dense@", 0) == 0);
   // Both phases: links from backward nodes to their forward nodes.
   CHECK(std::count_if(l.edges.begin(), l.edges.end(), [](auto& e) { return e.link; }) > 0);
 }
@@ -105,15 +106,18 @@ TEST_CASE("layout: forward only, backward only, and a folded function", "[viz]")
   o.filter = viz::PhaseFilter::forward_only;
   o.folded = {"dense"};
   const viz::GraphLayout folded = viz::layout_graph(g, o);
-  const int fb = folded.find("s:dense");
+  const int fb = folded.find_node(0);
   REQUIRE(fb >= 0);
   CHECK(folded.boxes[static_cast<size_t>(fb)].kind == viz::BoxKind::folded_scope);
+  CHECK(folded.boxes[static_cast<size_t>(fb)].key.rfind("s:dense@", 0) == 0);
   CHECK(folded.boxes.size() < f.boxes.size());
   CHECK(folded.clusters.empty());
 }
 
 TEST_CASE("layout: a 300-node graph lays out without overlaps", "[viz]") {
-  Ran r("seed(0)\nx = param(4, 4)\nfor i in range(150):\n    x = tanh(x) * 0.9\n");
+  std::string code = "seed(0)\nx = param(4, 4)\n";
+  for (int i = 0; i < 150; ++i) code += "x = tanh(x) * 0.9\n";  // written out: a loop would show its last iteration
+  Ran r(code);
   const Graph& g = r.ws.graph();
   REQUIRE(g.num_nodes() >= 300);
   const viz::GraphLayout l = viz::layout_graph(g, {});

@@ -1,6 +1,8 @@
-// The graph's picture as geometry: which boxes to draw (op nodes, leaf values, folded
-// composite functions), where (Graphviz `dot`, computed in memory), and the edge splines.
-// No ImGui here, so layout is testable without a display.
+// The graph's picture as geometry: which boxes to draw (op nodes, leaf values, calls of user
+// functions folded into one box), where, and the edges' curves. With both phases shown the
+// forward pass runs left to right in its lane (Graphviz `dot`, computed in memory) and the
+// backward pass runs right to left in a mirrored lane below it, each backward node under the
+// forward node it differentiates. No ImGui here, so layout is testable without a display.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -17,54 +19,80 @@ enum class PhaseFilter : uint8_t { forward_only, backward_only, both };
 const char* phase_filter_name(PhaseFilter f);
 
 enum class BoxKind : uint8_t { op, parameter, input, constant, grad_seed, folded_scope };
+const char* box_kind_name(BoxKind k);
 
 struct Point {
   float x = 0, y = 0;
 };
 
+enum class Lane : uint8_t { forward, backward };
+
 struct LayoutBox {
-  std::string key;     // "n3" (node 3), "v5" (leaf value 5), "s:name" (a folded function),
+  std::string key;     // "n3" (node 3), "v5" (leaf value 5), "s:dense@2" / "b:dense@2" (a folded call, forward / backward),
                        // "n3.1" (op 1 of node 3's body), "n3.v2" (a constant of node 3's body)
   BoxKind kind = BoxKind::op;
   int node = -1;       // op boxes: the graph node (for a box of a body: the node it is inside)
   int body_node = -1;  // a box of an expanded node's body: the body's node it shows
   int value = -1;      // leaf boxes: the graph value
   Phase phase = Phase::forward;
+  Lane lane = Lane::forward;
   std::string title;   // "#3 matmul"
-  std::string subtitle;  // the variable name, the shape of a leaf, or "4 nodes"
+  std::string subtitle;  // the variable name, the shape of a leaf, or what a folded call takes
+  std::vector<std::string> details;  // folded calls: further lines (outputs, size, parameters)
   std::string family;  // op family (colours)
+  std::string scope_key;     // folded boxes: the call's key ("dense@2"), for unfolding
+  std::vector<int> nodes;    // folded boxes: the graph nodes inside
+  std::string anchor;        // backward lane: the forward box it is drawn under ("" if none)
   Point center;        // y grows downwards, units are pixels at zoom 1
   float width = 0, height = 0;
 };
 
+enum class EdgeKind : uint8_t {
+  forward,   // a forward value between forward boxes
+  gradient,  // a gradient passed back between backward boxes (runs right to left)
+  saved,     // a forward value a backward node reads (what the forward pass saved for it)
+  link,      // a backward node -> the forward node it differentiates (dashed, no data)
+};
+const char* edge_kind_name(EdgeKind k);
+
 struct LayoutEdge {
   int from = -1, to = -1;     // indices into boxes
-  int value = -1;             // the value flowing, -1 for a forward/backward link
-  bool link = false;          // backward node -> its forward node (dashed, no data)
+  int value = -1;             // the value flowing, -1 for a link
+  EdgeKind kind = EdgeKind::forward;
+  bool link = false;          // kind == link
   std::string label;          // "[4, 16] f32"
   std::vector<Point> spline;  // cubic Bezier control points: p0, (c1, c2, p)...
   Point label_pos;
   bool has_label_pos = false;
-  Point arrow_tip;  // the spline ends short of the head; the head points here
+  Point arrow_tip;  // the head points here, along the curve's last tangent
   bool has_arrow = false;
 };
 
-struct LayoutCluster {  // an unfolded composite function, or an expanded node's body
-  std::string scope;     // the function's scope, or the node's title ("#3 swish")
-  int node = -1;         // an expanded node's id (its body is drawn inside the frame)
+// An unfolded call of a user function, or the last iteration of a loop, drawn as a frame.
+struct LayoutCluster {  // an unfolded call, a loop's shown iteration, or an expanded node's body
+  std::string scope;  // calls: the scope path ("dense"); loops: ""; a body: the node's title ("#3 swish")
+  int node = -1;      // an expanded node's id (its body is drawn inside the frame)
+  std::string key;    // "dense@2", "loop@7"
+  bool loop = false;
+  int iterations = 0; // loops: how many ran (the frame shows the last)
+  std::string label;  // "dense()", "loop: last of 150 iterations"
   Point min, max;
 };
 
 struct LayoutOptions {
   PhaseFilter filter = PhaseFilter::both;
-  bool left_to_right = true;
-  std::set<std::string> folded;  // composite functions drawn as one box
-  std::set<int> expanded;        // nodes drawn as the ops of their body (an @op, a fused node)
+  // Calls drawn as one box: a scope path ("dense", "attention/heads") folds every call of it, a
+  // call key ("dense@2") one call. `unfolded` wins over `folded` for the same call.
+  std::set<std::string> folded, unfolded;
+  std::set<int> expanded;  // nodes drawn as the ops of their body (an @op, a fused node)
   // Width of a text in pixels at zoom 1; the GUI measures with its font, tests estimate.
   std::function<float(const std::string&)> text_width;
   float line_height = 16.f;
-  bool edge_labels = true;  // room for shape labels on edges (dot places them)
+  bool edge_labels = true;  // room for shape labels on forward edges (dot places them)
   std::vector<int> only_nodes;  // empty: every node; a compiled program: its schedule
+  // Both phases in mirrored lanes (the default); false: one dot layout of everything, the
+  // gradient edges reversed (how the figure was laid out before the lanes; the bench compares).
+  bool lanes = true;
 };
 
 struct GraphLayout {
@@ -72,6 +100,7 @@ struct GraphLayout {
   std::vector<LayoutEdge> edges;
   std::vector<LayoutCluster> clusters;
   float width = 0, height = 0;
+  float backward_lane_top = -1;  // where the backward lane begins (both phases in lanes), else -1
   double layout_ms = 0;
   int find(const std::string& key) const;  // box index or -1
   int find_node(int node_id) const;        // the box showing node_id (also inside a folded box; an
@@ -86,18 +115,46 @@ struct LayoutKey {
   uint64_t graph_version = 0;
   size_t num_nodes = 0;
   PhaseFilter filter = PhaseFilter::both;
-  bool left_to_right = true;
-  std::set<std::string> folded;
+  std::set<std::string> folded, unfolded;
   std::set<int> expanded;
+  bool lanes = true;
   bool operator==(const LayoutKey&) const = default;
 };
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o);
 
-// Lays out `g` with Graphviz dot. Deterministic: the same graph and options give the same
-// positions. Throws opscope::Error if Graphviz fails.
+// Lays out `g`. Deterministic: the same graph and options give the same positions. Throws
+// opscope::Error if Graphviz fails.
 GraphLayout layout_graph(const Graph& g, const LayoutOptions& o);
+
+// Box keys whose title or subtitle contains `query` (case-insensitive), in layout order; a
+// folded box matches when one of the nodes inside it does.
+std::vector<std::string> search_boxes(const GraphLayout& l, const Graph& g, const std::string& query);
 
 // A rough text width (7 px per character) for layouts made without a font.
 float estimate_text_width(const std::string& s);
+
+// The calls that can fold, outermost first, with how many nodes each holds (the view folds
+// the biggest ones when a graph does not fit at a readable size).
+struct FoldableCall {
+  std::string key;   // "attention@3"
+  std::string name;  // "attention"
+  int depth = 0;     // 0: called at top level
+  int nodes = 0;     // forward and backward nodes inside
+  std::vector<int> node_ids;
+};
+std::vector<FoldableCall> foldable_calls(const Graph& g, const std::vector<int>& only_nodes);
+// Whether call `key` (named `name`) is folded under the options.
+bool call_folded(const LayoutOptions& o, const std::string& key, const std::string& name);
+
+// Semantic zoom: folds calls, biggest first and outermost first (never one in o.unfolded, by key
+// or name, nor one holding node `focus`), until `zoom_to_fit(layout)` is at least `min_zoom`
+// (the figure fits its canvas at a readable size) or nothing is left to fold.
+struct FoldedToFit {
+  std::set<std::string> folded;  // the calls it folded (keys), on top of o.folded
+  GraphLayout layout;            // laid out with them folded
+  bool fits = false;
+};
+FoldedToFit fold_to_fit(const Graph& g, const LayoutOptions& o, float min_zoom,
+                        const std::function<float(const GraphLayout&)>& zoom_to_fit, int focus);
 
 }  // namespace opscope::viz

@@ -1,23 +1,34 @@
+// [SECTION] index
+//   helpers            colours with alpha, Bezier points, dashed curves, arrow heads, text
+//   layout cache       update_layout: a new layout only when the graph or the folds change
+//   semantic zoom      the readable zoom; folding calls until the graph fits; fold and unfold
+//   view transform     fit, centre, keep a box in place across a re-layout, follow the step
+//   input              pan; the wheel zooms, folds below the readable zoom, unfolds when zoomed in
+//   canvas             background grid, the lanes' titles
+//   clusters           frames of unfolded calls (click the title to fold) and of loops (badge)
+//   edges              forward and gradient curves; saved tensors and links on selection
+//   boxes              fills, outlines, lines of text, saved-for-backward badges
+//   legend             one row along the bottom
+//   selection          clicks (select, unfold) and tooltips
+//   draw_graph_view    the frame, piece by piece
 #include "viz/graph_view.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <cstdio>
 
 #include "core/body.h"
+#include "viz/graph_figure.h"
 
 namespace opscope::viz {
 
 namespace {
 
 constexpr double kMoveSeconds = 0.35;  // re-layout animation: old positions glide to new ones
-constexpr float kMinZoom = 0.08f, kMaxZoom = 3.f;
+constexpr float kMaxZoom = 3.f;
+constexpr float kFitMargin = 24.f, kLegendHeight = 30.f;
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+// [SECTION] helpers
 
 ImU32 with_alpha(ImU32 c, float a) {
   const auto alpha = static_cast<unsigned>(static_cast<float>((c >> IM_COL32_A_SHIFT) & 0xFF) * std::clamp(a, 0.f, 1.f));
@@ -29,43 +40,6 @@ ImVec2 bezier(const ImVec2& p0, const ImVec2& p1, const ImVec2& p2, const ImVec2
   return ImVec2(a * p0.x + b * p1.x + c * p2.x + d * p3.x, a * p0.y + b * p1.y + c * p2.y + d * p3.y);
 }
 
-// [SECTION] transforms
-struct View {
-  ImVec2 origin;  // screen position of layout (0,0)
-  float zoom;
-  ImVec2 to_screen(Point p) const { return ImVec2(origin.x + p.x * zoom, origin.y + p.y * zoom); }
-};
-
-// The box centre this frame: gliding from its old position after a re-layout.
-Point animated_center(const GraphViewState& s, const LayoutBox& b, double time, float* alpha) {
-  *alpha = 1.f;
-  if (s.relayout_time < 0) return b.center;
-  const double t = std::clamp((time - s.relayout_time) / kMoveSeconds, 0.0, 1.0);
-  const float e = static_cast<float>(1 - (1 - t) * (1 - t) * (1 - t));  // ease-out
-  auto it = s.from_centers.find(b.key);
-  if (it == s.from_centers.end()) {
-    *alpha = e;  // a new box fades in where it lands
-    return b.center;
-  }
-  return {it->second.x + (b.center.x - it->second.x) * e, it->second.y + (b.center.y - it->second.y) * e};
-}
-
-std::string saved_bytes_label(const Graph& g, const Node& n, bool* released) {
-  int64_t bytes = 0;
-  *released = n.saved_released;
-  for (const auto& st : n.saved)
-    if (st.tensor.defined()) bytes += st.tensor.nbytes();
-  if (bytes == 0 && !n.saved.empty()) {
-    *released = true;
-    for (const auto& st : n.saved) {
-      const auto& m = g.value(st.value_id).meta;
-      bytes += shape_numel(m.shape) * static_cast<int64_t>(dtype_size(m.dtype));
-    }
-  }
-  return bytes_str(bytes);
-}
-
-// [SECTION] drawing pieces
 void draw_dashed_bezier(ImDrawList* dl, const ImVec2* p, ImU32 col, float thickness) {
   constexpr int kSegments = 24;
   ImVec2 prev = p[0];
@@ -95,6 +69,22 @@ void draw_text_centered(ImDrawList* dl, ImFont* font, float size, ImVec2 center,
   dl->AddText(font, size, pos, col, text.c_str(), nullptr, 0.f, &clip);
 }
 
+// A call key "attention/heads@15" names the call "attention/heads"; a name is its own key.
+std::string call_name(const std::string& key) { return key.substr(0, key.rfind('@')); }
+
+// The lines of a box, each with its size relative to the text size.
+struct BoxLine {
+  const std::string* text;
+  float scale;
+  bool dim;
+};
+std::vector<BoxLine> box_lines(const LayoutBox& b) {
+  std::vector<BoxLine> lines{{&b.title, 1.f, false}};
+  if (!b.subtitle.empty()) lines.push_back({&b.subtitle, 0.92f, true});
+  for (const auto& d : b.details) lines.push_back({&d, 0.85f, true});
+  return lines;
+}
+
 }  // namespace
 
 int node_of_key(const std::string& key) {
@@ -106,24 +96,137 @@ int node_of_key(const std::string& key) {
   }
 }
 
-std::vector<std::string> search_boxes(const GraphLayout& l, const std::string& query) {
-  std::vector<std::string> hits;
-  if (query.empty()) return hits;
-  const std::string q = lower(query);
-  for (const auto& b : l.boxes)
-    if (lower(b.title).find(q) != std::string::npos || lower(b.subtitle).find(q) != std::string::npos ||
-        lower(b.family) == q)
-      hits.push_back(b.key);
-  return hits;
+// [SECTION] layout cache
+
+namespace {
+
+// The view's options: its folds (the user's and its own), and text measured with its font.
+LayoutOptions view_options(const GraphViewState& s, const Fonts* fonts = nullptr, float font_scale = 1.f, bool with_auto = true) {
+  LayoutOptions o;
+  o.filter = s.filter;
+  o.folded = s.folded;
+  if (with_auto) o.folded.insert(s.auto_folded.begin(), s.auto_folded.end());
+  o.unfolded = s.unfolded;
+  o.expanded = s.expanded;
+  o.only_nodes = s.only_nodes;
+  if (fonts && fonts->ui) {
+    ImFont* font = fonts->ui;
+    const float px = font->FontSize;
+    o.text_width = [font, px, font_scale](const std::string& t) { return font->CalcTextSizeA(px, FLT_MAX, 0.f, t.c_str()).x / font_scale; };
+    o.line_height = px / font_scale;
+  }
+  return o;
 }
 
-void fit_view(GraphViewState& s, ImVec2 canvas) {
+// Makes `layout` the view's, remembering where the boxes were for the glide.
+void install_layout(GraphViewState& s, LayoutKey key, GraphLayout layout, double time) {
+  s.from_centers.clear();
+  for (const auto& b : s.layout.boxes) s.from_centers[b.key] = b.center;
+  for (const auto& [k, p] : s.start_at) s.from_centers[k] = p;
+  s.start_at.clear();
+  // A new graph or another phase filter is a new view (fit it); the same graph grown or folded
+  // differently keeps its place on screen.
+  const bool same_view = s.has_layout && key.graph == s.key.graph && key.filter == s.key.filter;
+  s.layout = std::move(layout);
+  s.relayout_time = s.has_layout ? time : -1;
+  if (!same_view) s.fit_requested = true;
+  s.key = std::move(key);
+  s.has_layout = true;
+  ++s.layouts_done;
+}
+
+}  // namespace
+
+bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale, double time) {
+  const LayoutOptions o = view_options(s, fonts, font_scale);
+  LayoutKey key = layout_key(g, o);
+  if (s.has_layout && key == s.key) return false;
+  install_layout(s, std::move(key), layout_graph(g, o), time);
+  return true;
+}
+
+// [SECTION] semantic zoom
+
+namespace {
+
+float readable_zoom(const ImFont* font, float font_scale) { return kReadableTextPx * font_scale / font->FontSize; }
+
+float fitted_zoom(const GraphLayout& l, ImVec2 canvas) {
+  const float zx = (canvas.x - 2 * kFitMargin) / std::max(1.f, l.width);
+  const float zy = (canvas.y - 2 * kFitMargin - kLegendHeight) / std::max(1.f, l.height);
+  return std::min(zx, zy);
+}
+
+struct Relayout {
+  const Graph& g;
+  const Fonts* fonts;
+  float font_scale;
+  double time;
+  bool operator()(GraphViewState& s) const { return update_layout(s, g, fonts, font_scale, time); }
+};
+
+// Folds the biggest calls (not the one holding `focus`) until the graph fits `canvas` at the
+// readable zoom, or nothing is left to fold. Returns true if the layout changed.
+bool fold_view_to_fit(GraphViewState& s, const Relayout& relayout, ImVec2 canvas, float zmin, int focus) {
+  const LayoutOptions o = view_options(s, relayout.fonts, relayout.font_scale, false);
+  FoldedToFit fit = viz::fold_to_fit(relayout.g, o, zmin, [canvas](const GraphLayout& l) { return fitted_zoom(l, canvas); }, focus);
+  if (s.has_layout && fit.folded == s.auto_folded && s.key == layout_key(relayout.g, view_options(s, nullptr, 1.f))) return false;
+  s.auto_folded = std::move(fit.folded);
+  install_layout(s, layout_key(relayout.g, view_options(s)), std::move(fit.layout), relayout.time);
+  return true;
+}
+
+// The biggest call that may fold now (the wheel zoomed out past the readable zoom), or "".
+std::string next_fold(const GraphViewState& s, const Graph& g, int focus) {
+  const LayoutOptions o = view_options(s);
+  const FoldableCall* best = nullptr;
+  for (const FoldableCall& c : foldable_calls(g, s.only_nodes)) {
+    if (s.unfolded.count(c.key) || s.unfolded.count(c.name) || call_folded(o, c.key, c.name)) continue;
+    if (std::find(c.node_ids.begin(), c.node_ids.end(), focus) != c.node_ids.end()) continue;
+    if (!best || c.depth < best->depth || (c.depth == best->depth && c.nodes > best->nodes)) best = &c;
+  }
+  return best ? best->key : std::string();
+}
+
+}  // namespace
+
+void fold_call(GraphViewState& s, const std::string& key) {
+  s.unfolded.erase(key);
+  s.folded.insert(key);
+  // The folded box appears where the call's frame was.
+  for (const auto& c : s.layout.clusters)
+    if (c.key == key || (c.scope == key && !c.loop)) {
+      s.start_at["s:" + c.key] = {(c.min.x + c.max.x) / 2, (c.min.y + c.max.y) / 2};
+      s.anchor_hint = "s:" + c.key;
+    }
+}
+
+void unfold_call(GraphViewState& s, const std::string& key) {
+  const std::string name = call_name(key);
+  s.folded.erase(key);
+  s.auto_folded.erase(key);
+  for (auto it = s.auto_folded.begin(); it != s.auto_folded.end();)
+    it = call_name(*it) == key ? s.auto_folded.erase(it) : std::next(it);
+  if (call_folded(view_options(s), key, name)) s.unfolded.insert(key);  // folded by its name
+  if (key == name) s.unfolded.insert(name);
+  // The boxes inside spread out from where the folded box was.
+  for (const char* prefix : {"s:", "b:"}) {
+    const int bi = s.layout.find(prefix + key);
+    if (bi < 0) continue;
+    const LayoutBox& b = s.layout.boxes[static_cast<size_t>(bi)];
+    for (int id : b.nodes) s.start_at["n" + std::to_string(id)] = b.center;
+    if (*prefix == 's' && !b.nodes.empty()) s.anchor_hint = "n" + std::to_string(b.nodes.front());
+  }
+}
+
+// [SECTION] view transform
+
+void fit_view(GraphViewState& s, ImVec2 canvas, float min_zoom) {
   if (!s.has_layout || s.layout.boxes.empty()) return;
-  const float margin = 24.f, legend = 30.f;  // the legend row along the bottom
-  const float zx = (canvas.x - 2 * margin) / std::max(1.f, s.layout.width);
-  const float zy = (canvas.y - 2 * margin - legend) / std::max(1.f, s.layout.height);
-  s.zoom = std::clamp(std::min(zx, zy), kMinZoom, 1.6f);
-  s.pan = ImVec2((canvas.x - s.layout.width * s.zoom) * 0.5f, (canvas.y - legend - s.layout.height * s.zoom) * 0.5f);
+  s.zoom = std::clamp(fitted_zoom(s.layout, canvas), min_zoom, 1.6f);
+  s.pan = ImVec2((canvas.x - s.layout.width * s.zoom) * 0.5f, (canvas.y - kLegendHeight - s.layout.height * s.zoom) * 0.5f);
+  if (s.pan.x < kFitMargin) s.pan.x = kFitMargin;  // wider than the canvas: its start in view
+  if (s.pan.y < kFitMargin) s.pan.y = kFitMargin;
 }
 
 void center_on(GraphViewState& s, const std::string& key, ImVec2 canvas, float min_zoom) {
@@ -134,407 +237,544 @@ void center_on(GraphViewState& s, const std::string& key, ImVec2 canvas, float m
   s.pan = ImVec2(canvas.x * 0.5f - c.x * s.zoom, canvas.y * 0.45f - c.y * s.zoom);
 }
 
-bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale, double time) {
-  LayoutOptions o;
-  o.filter = s.filter;
-  o.left_to_right = s.left_to_right;
-  o.folded = s.folded;
-  o.expanded = s.expanded;
-  o.only_nodes = s.only_nodes;
-  LayoutKey key = layout_key(g, o);
-  if (s.has_layout && key == s.key) return false;
-  if (fonts && fonts->ui) {
-    ImFont* font = fonts->ui;
-    const float px = font->FontSize;
-    o.text_width = [font, px, font_scale](const std::string& t) {
-      return font->CalcTextSizeA(px, FLT_MAX, 0.f, t.c_str()).x / font_scale;
-    };
-    o.line_height = px / font_scale;
+namespace {
+
+// After a re-layout the anchor box (the hint, the selection, the current step, else the first
+// box) stays where it was on screen, and the others glide to their new places.
+void keep_anchor_in_place(GraphViewState& s, int current_node) {
+  if (s.from_centers.empty()) return;
+  std::string anchor = s.anchor_hint;
+  s.anchor_hint.clear();
+  auto usable = [&](const std::string& k) { return !k.empty() && s.layout.find(k) >= 0 && s.from_centers.count(k); };
+  if (!usable(anchor)) anchor = s.selected;
+  if (!usable(anchor)) {
+    const int cb = s.layout.find_node(current_node);
+    anchor = cb >= 0 ? s.layout.boxes[static_cast<size_t>(cb)].key : std::string();
   }
-  s.from_centers.clear();
-  for (const auto& b : s.layout.boxes) s.from_centers[b.key] = b.center;
-  const bool structure_only_grew = s.has_layout && key.filter == s.key.filter && key.folded == s.key.folded && key.expanded == s.key.expanded &&
-                                   key.left_to_right == s.key.left_to_right;
-  s.layout = layout_graph(g, o);
-  s.relayout_time = s.has_layout ? time : -1;
-  if (!structure_only_grew) s.fit_requested = true;  // a new view: show all of it
-  s.key = std::move(key);
-  s.has_layout = true;
-  ++s.layouts_done;
-  return true;
+  if (!usable(anchor))
+    for (const auto& b : s.layout.boxes)
+      if (s.from_centers.count(b.key)) {
+        anchor = b.key;
+        break;
+      }
+  if (!usable(anchor)) return;
+  const Point now = s.layout.boxes[static_cast<size_t>(s.layout.find(anchor))].center, before = s.from_centers[anchor];
+  const Point d{now.x - before.x, now.y - before.y};
+  s.pan.x -= d.x * s.zoom;
+  s.pan.y -= d.y * s.zoom;
+  for (auto& [key, c] : s.from_centers) c = Point{c.x + d.x, c.y + d.y};
 }
 
-// [SECTION] the view
-void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
-  const Graph& g = *f.graph;
-  const Theme& th = *f.theme;
-  ImFont* font = f.fonts && f.fonts->ui ? f.fonts->ui : ImGui::GetFont();
-  const size_t boxes_before = s.layout.boxes.size();
-  const bool relaid = update_layout(s, g, f.fonts, f.font_scale, f.time);
+bool box_on_screen(const GraphViewState& s, int bi, ImVec2 size, float margin) {
+  if (bi < 0) return false;
+  const LayoutBox& b = s.layout.boxes[static_cast<size_t>(bi)];
+  const float x = s.pan.x + b.center.x * s.zoom, y = s.pan.y + b.center.y * s.zoom;
+  return x >= margin && y >= margin && x <= size.x - margin && y <= size.y - margin - kLegendHeight;
+}
 
-  ImVec2 avail = ImGui::GetContentRegionAvail();
-  if (size.x <= 0) size.x = avail.x;
-  if (size.y <= 0) size.y = avail.y;
-  size.x = std::max(size.x, 50.f);
-  size.y = std::max(size.y, 50.f);
-  const ImVec2 c0 = ImGui::GetCursorScreenPos(), c1(c0.x + size.x, c0.y + size.y);
-  s.canvas_min = c0;
-  s.canvas_max = c1;
-  ImGui::InvisibleButton("graph_canvas", size,
-                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight | ImGuiButtonFlags_MouseButtonMiddle);
-  const bool canvas_hovered = ImGui::IsItemHovered();
-  const bool canvas_active = ImGui::IsItemActive();
+// Fit (a new view or the Fit button): fold until readable, then show it all, or the step being
+// run at the readable zoom when even folded it is too big.
+bool fit_readable(GraphViewState& s, const Relayout& relayout, const GraphViewFrame& f, ImVec2 size, float zmin) {
+  const int focus = f.current_node >= 0 ? f.current_node : f.next_node;
+  const bool changed = fold_view_to_fit(s, relayout, size, zmin, focus);
+  fit_view(s, size, zmin);
+  if (fitted_zoom(s.layout, size) < zmin && focus >= 0) {
+    const int b = s.layout.find_node(focus);
+    if (b >= 0) center_on(s, s.layout.boxes[static_cast<size_t>(b)].key, size, zmin);
+  }
+  s.fit_requested = s.fit_all = false;
+  return changed;
+}
+
+// The step moved into a call the view folded itself: unfold it (and fold others if needed).
+bool follow_into_folds(GraphViewState& s, const Relayout& relayout, const GraphViewFrame& f, ImVec2 size, float zmin) {
+  const int b = s.layout.find_node(f.current_node);
+  if (b < 0 || s.layout.boxes[static_cast<size_t>(b)].kind != BoxKind::folded_scope) return false;
+  const std::string key = s.layout.boxes[static_cast<size_t>(b)].scope_key;
+  if (!s.auto_folded.count(key)) return false;  // the user folded it: it stays folded
+  s.anchor_hint = s.layout.boxes[static_cast<size_t>(b)].key;
+  unfold_call(s, key);
+  s.unfolded.erase(key);  // unfolded for now, not by the user
+  return fold_view_to_fit(s, relayout, size, zmin, f.current_node);
+}
+
+}  // namespace
+
+// [SECTION] input / canvas / clusters / edges / boxes / legend / selection
+
+namespace {
+
+struct View {
+  ImVec2 origin;  // screen position of layout (0,0)
+  float zoom;
+  ImVec2 to_screen(Point p) const { return ImVec2(origin.x + p.x * zoom, origin.y + p.y * zoom); }
+};
+
+// What the pieces of one frame share.
+struct FrameCtx {
+  GraphViewState& s;
+  const GraphViewFrame& f;
+  const Graph& g;
+  const Theme& th;
+  ImFont* font;
+  ImDrawList* dl;
+  ImVec2 c0, c1, size;
+  View v;
+  float z, text_px, zmin;
+  bool show_text, canvas_hovered, canvas_active;
+  std::vector<ImVec2> centers;
+  std::vector<float> alphas;
+  float edge_alpha = 1.f;
+  int cur_box = -1, sel_box = -1, hov_box = -1;
+  std::vector<std::string> hits;
+  bool on_screen(ImVec2 a, ImVec2 b) const { return b.x >= c0.x && a.x <= c1.x && b.y >= c0.y && a.y <= c1.y; }
+};
+
+// The box centre this frame: gliding from its old position after a re-layout.
+Point animated_center(const GraphViewState& s, const LayoutBox& b, double time, float* alpha) {
+  *alpha = 1.f;
+  if (s.relayout_time < 0) return b.center;
+  const double t = std::clamp((time - s.relayout_time) / kMoveSeconds, 0.0, 1.0);
+  const float e = static_cast<float>(1 - (1 - t) * (1 - t) * (1 - t));  // ease-out
+  auto it = s.from_centers.find(b.key);
+  if (it == s.from_centers.end()) {
+    *alpha = e;  // a new box fades in where it lands
+    return b.center;
+  }
+  return {it->second.x + (b.center.x - it->second.x) * e, it->second.y + (b.center.y - it->second.y) * e};
+}
+
+// Drag pans. The wheel zooms around the mouse, never below the readable zoom: there it folds
+// the biggest call instead, and zooming into a folded box unfolds it.
+void handle_input(GraphViewState& s, const GraphViewFrame& f, const Relayout& relayout, ImVec2 c0, float zmin) {
   ImGuiIO& io = ImGui::GetIO();
-
-  // A re-laid-out graph keeps its place on screen: an anchor box (the selection, else the
-  // current step, else the first box) stays put, and the others glide to their new places.
-  if (relaid && !s.fit_requested && !s.from_centers.empty()) {
-    std::string anchor = s.selected;
-    if (s.layout.find(anchor) < 0 || !s.from_centers.count(anchor)) {
-      const int cb = s.layout.find_node(f.current_node);
-      anchor = cb >= 0 ? s.layout.boxes[static_cast<size_t>(cb)].key : std::string();
-    }
-    if (anchor.empty() || !s.from_centers.count(anchor))
-      for (const auto& b : s.layout.boxes)
-        if (s.from_centers.count(b.key)) {
-          anchor = b.key;
-          break;
-        }
-    const int ab = s.layout.find(anchor);
-    if (ab >= 0 && s.from_centers.count(anchor)) {
-      const Point now = s.layout.boxes[static_cast<size_t>(ab)].center, before = s.from_centers[anchor];
-      const Point d{now.x - before.x, now.y - before.y};
-      s.pan.x -= d.x * s.zoom;
-      s.pan.y -= d.y * s.zoom;
-      for (auto& [key, c] : s.from_centers) c = Point{c.x + d.x, c.y + d.y};
-    }
-  }
-  // A grown graph keeps its view; the next node to run is scrolled into view.
-  if (relaid && s.layout.boxes.size() > boxes_before && !s.fit_requested && f.next_node >= 0) {
-    int bi = s.layout.find_node(f.next_node);
-    if (bi >= 0) {
-      ImVec2 p(s.pan.x + s.layout.boxes[bi].center.x * s.zoom, s.pan.y + s.layout.boxes[bi].center.y * s.zoom);
-      if (p.x < 0 || p.y < 0 || p.x > size.x || p.y > size.y) s.fit_requested = true;
-    }
-  }
-  if (s.fit_requested || s.fit_all) {
-    fit_view(s, size);
-    // Too big to read when fitted: show the step being run, readable (Fit shows everything).
-    constexpr float kReadable = 0.45f;
-    const int focus = f.current_node >= 0 ? f.current_node : f.next_node;
-    if (!s.fit_all && s.zoom < kReadable && focus >= 0) {
-      const int b = s.layout.find_node(focus);
-      if (b >= 0) center_on(s, s.layout.boxes[static_cast<size_t>(b)].key, size, 0.9f);
-    }
-    s.fit_requested = s.fit_all = false;
-  }
-  // Follow the steps: when the current node changes and sits near or past the edge, centre it.
-  if (s.follow_current && f.current_node != s.followed_node) {
-    s.followed_node = f.current_node;
-    const int b = s.layout.find_node(f.current_node);
-    if (b >= 0) {
-      const LayoutBox& bx = s.layout.boxes[static_cast<size_t>(b)];
-      const float x = s.pan.x + bx.center.x * s.zoom, y = s.pan.y + bx.center.y * s.zoom, m = 40.f;
-      if (x < m || y < m || x > size.x - m || y > size.y - m - 30.f) center_on(s, bx.key, size, s.zoom);
-    }
-  }
-  if (s.last_search != s.search) {  // a new search: show its first hit
-    s.last_search = s.search;
-    const auto hits = search_boxes(s.layout, s.search);
-    if (!hits.empty()) center_on(s, hits.front(), size, 0.7f);
-  }
-
-  // [SECTION] input: pan with any drag on the background, zoom around the mouse
-  if (canvas_active && (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right) ||
-                        ImGui::IsMouseDragging(ImGuiMouseButton_Middle))) {
+  if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right) ||
+                                ImGui::IsMouseDragging(ImGuiMouseButton_Middle))) {
     s.pan.x += io.MouseDelta.x;
     s.pan.y += io.MouseDelta.y;
   }
-  if (canvas_hovered && io.MouseWheel != 0) {
-    const float old = s.zoom;
-    s.zoom = std::clamp(s.zoom * std::pow(1.15f, io.MouseWheel), kMinZoom, kMaxZoom);
-    const ImVec2 m(io.MousePos.x - c0.x, io.MousePos.y - c0.y);
-    s.pan.x = m.x - (m.x - s.pan.x) * (s.zoom / old);
-    s.pan.y = m.y - (m.y - s.pan.y) * (s.zoom / old);
+  if (!ImGui::IsItemHovered() || io.MouseWheel == 0) return;
+  const float old = s.zoom;
+  float zoom = std::clamp(s.zoom * std::pow(1.15f, io.MouseWheel), std::min(zmin, s.zoom), kMaxZoom);
+  const int hb = s.layout.find(s.hovered);
+  if (io.MouseWheel < 0 && s.zoom * std::pow(1.15f, io.MouseWheel) < zmin) {
+    const int focus = f.current_node >= 0 ? f.current_node : f.next_node;
+    const std::string key = next_fold(s, relayout.g, focus);
+    if (!key.empty()) {
+      fold_call(s, key);
+      s.folded.erase(key);  // folded by the view, not by the user
+      s.auto_folded.insert(key);
+      relayout(s);
+      keep_anchor_in_place(s, f.current_node);
+    }
+  } else if (io.MouseWheel > 0 && hb >= 0 && s.layout.boxes[static_cast<size_t>(hb)].kind == BoxKind::folded_scope &&
+             zoom >= zmin * 1.5f) {
+    unfold_call(s, s.layout.boxes[static_cast<size_t>(hb)].scope_key);
+    relayout(s);
+    keep_anchor_in_place(s, f.current_node);
   }
+  s.zoom = zoom;
+  const ImVec2 m(io.MousePos.x - c0.x, io.MousePos.y - c0.y);
+  s.pan.x = m.x - (m.x - s.pan.x) * (s.zoom / old);
+  s.pan.y = m.y - (m.y - s.pan.y) * (s.zoom / old);
+}
 
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->PushClipRect(c0, c1, true);
-  dl->AddRectFilled(c0, c1, th.canvas);
-  // A light grid moving with the view, so panning is visible even on an empty graph.
-  const float step = 32.f * s.zoom;
+// A light grid moving with the view (panning shows even on an empty graph), and the lanes.
+void draw_canvas(FrameCtx& c) {
+  c.dl->AddRectFilled(c.c0, c.c1, c.th.canvas);
+  const float step = 32.f * c.z;
   if (step > 8.f) {
-    for (float x = std::fmod(s.pan.x, step); x < size.x; x += step) dl->AddLine(ImVec2(c0.x + x, c0.y), ImVec2(c0.x + x, c1.y), th.grid);
-    for (float y = std::fmod(s.pan.y, step); y < size.y; y += step) dl->AddLine(ImVec2(c0.x, c0.y + y), ImVec2(c1.x, c0.y + y), th.grid);
+    for (float x = std::fmod(c.s.pan.x, step); x < c.size.x; x += step)
+      c.dl->AddLine(ImVec2(c.c0.x + x, c.c0.y), ImVec2(c.c0.x + x, c.c1.y), c.th.grid);
+    for (float y = std::fmod(c.s.pan.y, step); y < c.size.y; y += step)
+      c.dl->AddLine(ImVec2(c.c0.x, c.c0.y + y), ImVec2(c.c1.x, c.c0.y + y), c.th.grid);
   }
-  const View v{ImVec2(c0.x + s.pan.x, c0.y + s.pan.y), s.zoom};
-  const float z = s.zoom;
-  const float text_px = font->FontSize * z / f.font_scale;
-  const bool show_text = text_px >= 6.f;
-  const GraphLayout& L = s.layout;
+  const GraphLayout& L = c.s.layout;
+  if (L.backward_lane_top < 0 || !c.show_text) return;
+  // The lanes' titles stay at the canvas's left edge; a dashed line between the lanes.
+  const float lp = c.text_px * 0.9f;
+  const float fy = c.v.to_screen({0, 0}).y - lp * 0.2f, by = c.v.to_screen({0, L.backward_lane_top}).y - lp * 1.6f;
+  const float sep = c.v.to_screen({0, L.backward_lane_top - 40.f}).y;
+  for (float x = c.c0.x; x < c.c1.x; x += 14.f) c.dl->AddLine(ImVec2(x, sep), ImVec2(std::min(x + 7.f, c.c1.x), sep), c.th.grid, 1.5f);
+  c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, std::max(c.c0.y + 4, fy)), c.th.text_dim, "forward pass  →");
+  c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, by), c.th.edge_backward, "←  backward pass");
+}
 
-  if (L.boxes.empty()) {
-    draw_text_centered(dl, font, font->FontSize, ImVec2((c0.x + c1.x) * 0.5f, (c0.y + c1.y) * 0.5f), th.text_dim,
-                       "The graph is empty: type  c = a + b  in the console", size.x);
-    dl->PopClipRect();
-    s.drawn.clear();
-    return;
-  }
-
-  std::vector<ImVec2> centers(L.boxes.size());
-  std::vector<float> alphas(L.boxes.size());
-  for (size_t i = 0; i < L.boxes.size(); ++i) {
-    Point p = animated_center(s, L.boxes[i], f.time, &alphas[i]);
-    centers[i] = v.to_screen(p);
-  }
-  const bool settled = s.relayout_time < 0 || f.time - s.relayout_time >= kMoveSeconds;
-  const float edge_alpha = settled ? 1.f : static_cast<float>(std::clamp((f.time - s.relayout_time) / kMoveSeconds, 0.0, 1.0));
-
-  // [SECTION] clusters (unfolded composite functions); click the name to fold
-  for (const auto& c : L.clusters) {
-    ImVec2 a = v.to_screen(c.min), b = v.to_screen(c.max);
-    dl->AddRect(a, b, with_alpha(th.cluster_border, edge_alpha), 8.f * z, 0, 1.5f);
-    if (show_text) {
-      std::string label = c.node >= 0 ? c.scope + "  [collapse]" : c.scope + "()  [fold]";
-      dl->AddText(font, text_px, ImVec2(a.x + 6 * z, a.y + 3 * z), th.text_dim, label.c_str());
-      ImVec2 ts = font->CalcTextSizeA(text_px, FLT_MAX, 0, label.c_str());
-      if (canvas_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
-          ImGui::IsMouseHoveringRect(ImVec2(a.x + 6 * z, a.y + 3 * z), ImVec2(a.x + 6 * z + ts.x, a.y + 3 * z + ts.y)))
-      {
-        if (c.node >= 0) s.expanded.erase(c.node);
-        else s.folded.insert(c.scope);
-      }
+// Frames of unfolded calls (click the title to fold) and of loops (a badge with the count).
+void draw_clusters(FrameCtx& c) {
+  for (const auto& cl : c.s.layout.clusters) {
+    const ImVec2 a = c.v.to_screen(cl.min), b = c.v.to_screen(cl.max);
+    if (!c.on_screen(a, b)) continue;
+    c.dl->AddRect(a, b, with_alpha(c.th.cluster_border, c.edge_alpha), 8.f * c.z, 0, cl.loop ? 1.f : 1.5f);
+    if (!c.show_text) continue;
+    const float lp = c.text_px * 0.85f;
+    const std::string label = cl.loop ? cl.label : cl.label + (cl.node >= 0 ? "  [collapse]" : "  [fold]");
+    const ImVec2 at(a.x + 6 * c.z, a.y + 3 * c.z);
+    c.dl->AddText(c.font, lp, at, c.th.text_dim, label.c_str());
+    if (cl.loop) {  // the badge: how many iterations ran
+      const std::string badge = "×" + std::to_string(cl.iterations);
+      const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, badge.c_str());
+      const ImVec2 ba(b.x - ts.x - 14 * c.z, a.y - ts.y * 0.6f), bb(b.x - 4 * c.z, a.y + ts.y * 0.6f);
+      c.dl->AddRectFilled(ba, bb, c.th.badge_fill, ts.y);
+      c.dl->AddText(c.font, lp, ImVec2(ba.x + 5 * c.z, ba.y + (bb.y - ba.y - ts.y) * 0.5f), c.th.badge_text, badge.c_str());
+      continue;
+    }
+    const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, label.c_str());
+    if (c.canvas_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && ImGui::IsMouseHoveringRect(at, ImVec2(at.x + ts.x, at.y + ts.y)))
+    {
+      if (cl.node >= 0) c.s.expanded.erase(cl.node);
+      else fold_call(c.s, cl.key);
     }
   }
+}
 
-  // Culling: skip what is off screen (300-node graphs stay fast when zoomed in).
-  auto on_screen = [&](ImVec2 a, ImVec2 b) { return b.x >= c0.x && a.x <= c1.x && b.y >= c0.y && a.y <= c1.y; };
+// Links (a backward node to its forward node) and saved tensors read by the backward lane are
+// drawn for the selected, hovered or current box only: drawn for all they cross the figure.
+bool edge_shown(const FrameCtx& c, const LayoutEdge& e) {
+  if (e.kind != EdgeKind::link && e.kind != EdgeKind::saved) return true;
+  for (int b : {c.sel_box, c.hov_box, c.cur_box})
+    if (b >= 0 && (e.from == b || e.to == b)) return true;
+  return false;
+}
 
-  // [SECTION] edges: forward grey, backward pink, links from a backward node to its forward node dashed
-  const int cur_box = L.find_node(f.current_node);
-  const double flow_phase = std::fmod(f.time * 0.8, 1.0);
-  // Links from a backward node to the forward node it differentiates are drawn only for the
-  // selected, hovered or current node: drawn for all they cross the whole picture.
-  const int sel_box = L.find(s.selected), hov_box = L.find(s.hovered);
+void draw_edges(FrameCtx& c) {
+  const GraphLayout& L = c.s.layout;
+  const double flow_phase = std::fmod(c.f.time * 0.8, 1.0);
+  c.s.drawn_edges.clear();
   for (const auto& e : L.edges) {
-    if (e.spline.size() < 4) continue;
-    if (e.link && e.from != sel_box && e.to != sel_box && e.from != hov_box && e.to != hov_box && e.from != cur_box) continue;
-    const LayoutBox& to = L.boxes[static_cast<size_t>(e.to)];
-    const bool bwd = to.phase == Phase::backward;
-    ImU32 col = e.link ? th.link : bwd ? th.edge_backward : th.edge;
-    col = with_alpha(col, edge_alpha);
-    // During the move animation splines are drawn offset with their end boxes' motion.
-    ImVec2 shift_from(centers[e.from].x - v.to_screen(L.boxes[e.from].center).x, centers[e.from].y - v.to_screen(L.boxes[e.from].center).y);
+    if (e.spline.size() < 4 || !edge_shown(c, e)) continue;
+    const bool grad = e.kind == EdgeKind::gradient;
+    ImU32 col = e.kind == EdgeKind::link || e.kind == EdgeKind::saved ? c.th.link : grad ? c.th.edge_backward : c.th.edge;
+    col = with_alpha(col, c.edge_alpha);
+    // During the move animation curves are drawn offset with their start box's motion.
+    const ImVec2 now = c.v.to_screen(L.boxes[static_cast<size_t>(e.from)].center);
+    const ImVec2 shift(c.centers[static_cast<size_t>(e.from)].x - now.x, c.centers[static_cast<size_t>(e.from)].y - now.y);
     std::vector<ImVec2> pts;
     pts.reserve(e.spline.size());
     for (const auto& p : e.spline) {
-      ImVec2 q = v.to_screen(p);
-      pts.push_back(ImVec2(q.x + shift_from.x, q.y + shift_from.y));
+      const ImVec2 q = c.v.to_screen(p);
+      pts.push_back(ImVec2(q.x + shift.x, q.y + shift.y));
     }
     ImVec2 lo = pts[0], hi = pts[0];
     for (auto& p : pts) {
       lo = ImVec2(std::min(lo.x, p.x), std::min(lo.y, p.y));
       hi = ImVec2(std::max(hi.x, p.x), std::max(hi.y, p.y));
     }
-    if (!on_screen(lo, hi)) continue;
-    const bool flowing = cur_box >= 0 && (e.to == cur_box || e.from == cur_box) && !e.link;
-    const float thick = (flowing ? 2.6f : 1.4f) * std::max(0.6f, std::min(z, 1.5f));
+    c.s.drawn_edges.push_back({L.boxes[static_cast<size_t>(e.from)].key, L.boxes[static_cast<size_t>(e.to)].key, e.kind, pts});
+    if (!c.on_screen(lo, hi)) continue;
+    const bool dashed = e.kind == EdgeKind::link || e.kind == EdgeKind::saved;
+    const bool flowing = c.cur_box >= 0 && (e.to == c.cur_box || e.from == c.cur_box) && e.kind != EdgeKind::link;
+    const float thick = (flowing ? 2.6f : 1.4f) * std::max(0.6f, std::min(c.z, 1.5f));
     for (size_t k = 0; k + 3 < pts.size(); k += 3) {
-      if (e.link) draw_dashed_bezier(dl, &pts[k], col, thick);
-      else dl->AddBezierCubic(pts[k], pts[k + 1], pts[k + 2], pts[k + 3], col, thick);
+      if (dashed) draw_dashed_bezier(c.dl, &pts[k], col, thick);
+      else c.dl->AddBezierCubic(pts[k], pts[k + 1], pts[k + 2], pts[k + 3], col, thick);
     }
     if (e.has_arrow) {  // the head at the curve's end, along its last tangent
       const ImVec2 tip = pts.back();
       ImVec2 from = pts[pts.size() - 2];
       if (std::fabs(from.x - tip.x) + std::fabs(from.y - tip.y) < 1.f) from = pts[pts.size() - 4];
-      draw_arrow_head(dl, from, tip, col, 9.f * std::max(0.6f, std::min(z, 1.5f)));
+      draw_arrow_head(c.dl, from, tip, col, 9.f * std::max(0.6f, std::min(c.z, 1.5f)));
     }
-    // The current step's data moving along its edges: dots travelling towards the arrow.
-    if (flowing) {
+    if (flowing) {  // the current step's data moving along its edges
       const size_t segs = (pts.size() - 1) / 3;
       for (int d = 0; d < 3; ++d) {
-        double t = std::fmod(flow_phase + d / 3.0, 1.0) * static_cast<double>(segs);
-        size_t seg = std::min(segs - 1, static_cast<size_t>(t));
-        ImVec2 p = bezier(pts[seg * 3], pts[seg * 3 + 1], pts[seg * 3 + 2], pts[seg * 3 + 3], static_cast<float>(t - seg));
-        dl->AddCircleFilled(p, 3.5f * std::max(0.7f, z), th.highlight);
+        const double t = std::fmod(flow_phase + d / 3.0, 1.0) * static_cast<double>(segs);
+        const size_t seg = std::min(segs - 1, static_cast<size_t>(t));
+        const ImVec2 p = bezier(pts[seg * 3], pts[seg * 3 + 1], pts[seg * 3 + 2], pts[seg * 3 + 3], static_cast<float>(t - seg));
+        c.dl->AddCircleFilled(p, 3.5f * std::max(0.7f, c.z), c.th.highlight);
       }
     }
-    if (!e.link && e.has_label_pos && show_text && z >= 0.45f) {
-      ImVec2 p = v.to_screen(e.label_pos);
-      p = ImVec2(p.x + shift_from.x, p.y + shift_from.y);
-      const float lp = text_px * 0.85f;
-      ImVec2 ts = font->CalcTextSizeA(lp, FLT_MAX, 0, e.label.c_str());
-      ImVec2 a(p.x - ts.x * 0.5f - 2, p.y - ts.y * 0.5f), b(p.x + ts.x * 0.5f + 2, p.y + ts.y * 0.5f);
-      dl->AddRectFilled(a, b, with_alpha(th.edge_label_bg, edge_alpha), 3.f);
-      dl->AddText(font, lp, ImVec2(a.x + 2, a.y), with_alpha(bwd ? th.edge_backward : th.text_dim, edge_alpha), e.label.c_str());
+    if (e.kind == EdgeKind::forward && e.has_label_pos && c.show_text && c.z >= 0.45f) {
+      ImVec2 p = c.v.to_screen(e.label_pos);
+      p = ImVec2(p.x + shift.x, p.y + shift.y);
+      const float lp = c.text_px * 0.85f;
+      const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, e.label.c_str());
+      const ImVec2 a(p.x - ts.x * 0.5f - 2, p.y - ts.y * 0.5f), b(p.x + ts.x * 0.5f + 2, p.y + ts.y * 0.5f);
+      c.dl->AddRectFilled(a, b, with_alpha(c.th.edge_label_bg, c.edge_alpha), 3.f);
+      c.dl->AddText(c.font, lp, ImVec2(a.x + 2, a.y), with_alpha(c.th.text_dim, c.edge_alpha), e.label.c_str());
     }
   }
+}
 
-  // [SECTION] boxes
-  const std::vector<std::string> hits = search_boxes(L, s.search);
+ImU32 box_fill(const Theme& th, const LayoutBox& b, float z, float* rounding) {
+  *rounding = 7.f * z;
+  switch (b.kind) {
+    case BoxKind::op: return family_color(th, b.family, b.phase == Phase::backward);
+    case BoxKind::parameter: *rounding = b.height * 0.5f * z; return th.param_fill;
+    case BoxKind::input: *rounding = 2.f * z; return th.input_fill;
+    case BoxKind::constant: *rounding = 2.f * z; return th.constant_fill;
+    case BoxKind::grad_seed: *rounding = b.height * 0.5f * z; return th.seed_fill;
+    case BoxKind::folded_scope: *rounding = 10.f * z; return th.folded_fill;
+  }
+  return th.input_fill;
+}
+
+void draw_outlines(FrameCtx& c, const LayoutBox& b, const DrawnBox& d, ImVec2 a, ImVec2 e, float rounding, float alpha, bool hovered) {
+  const bool bwd = b.phase == Phase::backward;
+  const ImU32 border = bwd ? c.th.edge_backward : c.th.box_border;
+  const float border_px = (b.kind == BoxKind::parameter ? 2.f : 1.f) * std::max(0.7f, std::min(c.z, 1.5f));
+  if (b.kind == BoxKind::op && bwd)  // a stripe on the left marks a backward op
+    c.dl->AddRectFilled(a, ImVec2(a.x + 4.f * c.z, e.y), with_alpha(c.th.edge_backward, alpha), rounding, ImDrawFlags_RoundCornersLeft);
+  c.dl->AddRect(a, e, with_alpha(border, alpha), rounding, 0, border_px);
+  if (b.kind == BoxKind::folded_scope)  // a second outline: a stack of boxes, folded
+    c.dl->AddRect(ImVec2(a.x + 3 * c.z, a.y + 3 * c.z), ImVec2(e.x + 3 * c.z, e.y + 3 * c.z), with_alpha(border, alpha * 0.5f), rounding, 0, 1.f);
+  if (d.selected) c.dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(e.x + 3, e.y + 3), c.th.selected, rounding + 3, 0, 2.5f);
+  else if (hovered) c.dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(e.x + 2, e.y + 2), c.th.hovered, rounding + 2, 0, 2.f);
+  if (d.matched) c.dl->AddRect(ImVec2(a.x - 5, a.y - 5), ImVec2(e.x + 5, e.y + 5), c.th.selected, rounding + 5, 0, 1.5f);
+  if (d.current) c.dl->AddRect(a, e, c.th.highlight, rounding, 0, 3.5f);
+  if (d.next) {  // the next step: a dashed orange outline
+    const float per = 8.f;
+    for (float x = a.x; x < e.x; x += 2 * per) {
+      c.dl->AddLine(ImVec2(x, a.y - 4), ImVec2(std::min(x + per, e.x), a.y - 4), c.th.highlight, 2.f);
+      c.dl->AddLine(ImVec2(x, e.y + 4), ImVec2(std::min(x + per, e.x), e.y + 4), c.th.highlight, 2.f);
+    }
+  }
+}
+
+// The title, subtitle and detail lines, centred; returns the widest line's width on screen.
+float draw_box_text(FrameCtx& c, const LayoutBox& b, ImVec2 center, float alpha) {
+  const std::vector<BoxLine> lines = box_lines(b);
+  float total = 0, widest = 0;
+  for (const auto& l : lines) {
+    total += c.text_px * l.scale * 1.1f;
+    widest = std::max(widest, c.font->CalcTextSizeA(c.text_px * l.scale, FLT_MAX, 0.f, l.text->c_str()).x);
+  }
+  if (!c.show_text) return widest;
+  const float inner = b.width * c.z - 8.f * c.z;
+  float y = center.y - total * 0.5f;
+  for (const auto& l : lines) {
+    const float h = c.text_px * l.scale * 1.1f;
+    draw_text_centered(c.dl, c.font, c.text_px * l.scale, ImVec2(center.x, y + h * 0.5f),
+                       with_alpha(l.dim ? c.th.text_dim : c.th.text, alpha), *l.text, inner);
+    y += h;
+  }
+  return widest;
+}
+
+// Saved-for-backward tensors: a badge over the box's top-right corner with their bytes.
+void draw_saved_badge(FrameCtx& c, const LayoutBox& b, ImVec2 a, ImVec2 e, float alpha) {
+  if (!c.show_text || (b.node < 0 && b.kind != BoxKind::folded_scope)) return;
+  // One badge per node: an expanded node's is on the box of its body that makes its output.
+  if (b.node >= 0 && c.s.layout.boxes[static_cast<size_t>(c.s.layout.find_node(b.node))].key != b.key) return;
+  const std::string label = b.node >= 0 ? saved_badge(c.g, {b.node}) : saved_badge(c.g, b.nodes);
+  if (label.empty()) return;
+  const bool freed = label == "freed";
+  const float bp = c.text_px * 0.78f;
+  const ImVec2 ts = c.font->CalcTextSizeA(bp, FLT_MAX, 0, label.c_str());
+  const ImVec2 ba(e.x - ts.x - 10.f * c.z, a.y - ts.y - 3.f * c.z), bb(e.x, a.y - 1.f * c.z);
+  if (freed) {
+    c.dl->AddRectFilled(ba, bb, with_alpha(c.th.canvas, alpha), ts.y);
+    c.dl->AddRect(ba, bb, with_alpha(c.th.badge_fill, alpha * 0.7f), ts.y, 0, 1.f);
+  } else {
+    c.dl->AddRectFilled(ba, bb, with_alpha(c.th.badge_fill, alpha), ts.y);
+  }
+  c.dl->AddText(c.font, bp, ImVec2(ba.x + 5.f * c.z, ba.y + 1.f * c.z), with_alpha(freed ? c.th.text_dim : c.th.badge_text, alpha), label.c_str());
+}
+
+std::string draw_boxes(FrameCtx& c) {
+  const GraphLayout& L = c.s.layout;
   std::string hovered;
-  s.drawn.clear();
-  s.drawn.reserve(L.boxes.size());
+  c.s.drawn.clear();
+  c.s.drawn.reserve(L.boxes.size());
   for (size_t i = 0; i < L.boxes.size(); ++i) {
     const LayoutBox& b = L.boxes[i];
-    const ImVec2 half(b.width * 0.5f * z, b.height * 0.5f * z);
-    const ImVec2 a(centers[i].x - half.x, centers[i].y - half.y), c(centers[i].x + half.x, centers[i].y + half.y);
+    const ImVec2 half(b.width * 0.5f * c.z, b.height * 0.5f * c.z);
+    const ImVec2 a(c.centers[i].x - half.x, c.centers[i].y - half.y), e(c.centers[i].x + half.x, c.centers[i].y + half.y);
     DrawnBox d;
     d.key = b.key;
     d.node = b.node;
+    d.kind = b.kind;
+    d.lane = b.lane;
+    d.phase = b.phase;
+    d.anchor = b.anchor;
+    d.folded_nodes = static_cast<int>(b.nodes.size());
     d.title = b.title;
     d.subtitle = b.subtitle;
     d.min = a;
-    d.max = c;
-    // An expanded node's ops all run in its step; its body's constants are not steps.
-    const bool step_box = b.node >= 0 && (b.kind == BoxKind::op || b.kind == BoxKind::folded_scope);
-    d.current = step_box && b.node == f.current_node;
-    d.next = step_box && b.node == f.next_node;
-    d.selected = b.key == s.selected;
-    d.matched = std::find(hits.begin(), hits.end(), b.key) != hits.end();
-    if (!on_screen(a, c)) {
-      s.drawn.push_back(std::move(d));
+    d.max = e;
+    // (An expanded node's ops all run in its step; its body's constants are not steps.)
+    const auto in_box = [&](int node) {
+      return node >= 0 && (L.find_node(node) == static_cast<int>(i) || (b.body_node >= 0 && b.node == node));
+    };
+    d.current = in_box(c.f.current_node);
+    d.next = in_box(c.f.next_node);
+    d.selected = b.key == c.s.selected;
+    d.matched = std::find(c.hits.begin(), c.hits.end(), b.key) != c.hits.end();
+    if (!c.on_screen(a, e)) {
+      d.label_px = draw_box_text(c, b, c.centers[i], 0.f);
+      c.s.drawn.push_back(std::move(d));
       continue;
     }
-    const bool is_hovered = canvas_hovered && ImGui::IsMouseHoveringRect(a, c);
+    const bool is_hovered = c.canvas_hovered && ImGui::IsMouseHoveringRect(a, e);
     if (is_hovered) hovered = b.key;
-    const bool bwd = b.phase == Phase::backward;
-    float alpha = alphas[i];
-    if (!hits.empty() && !d.matched) alpha *= 0.35f;
-    ImU32 fill;
-    float rounding = 7.f * z;
-    switch (b.kind) {
-      case BoxKind::op: fill = family_color(th, b.family, bwd); break;
-      case BoxKind::parameter: fill = th.param_fill; rounding = b.height * 0.5f * z; break;
-      case BoxKind::input: fill = th.input_fill; rounding = 2.f * z; break;
-      case BoxKind::constant: fill = th.constant_fill; rounding = 2.f * z; break;
-      case BoxKind::grad_seed: fill = th.seed_fill; rounding = b.height * 0.5f * z; break;
-      case BoxKind::folded_scope: fill = th.folded_fill; rounding = 10.f * z; break;
-      default: fill = th.input_fill;
-    }
-    if (d.current) {  // a soft glow behind the current step
+    float alpha = c.alphas[i];
+    if (!c.hits.empty() && !d.matched) alpha *= 0.35f;
+    float rounding;
+    const ImU32 fill = box_fill(c.th, b, c.z, &rounding);
+    if (d.current)  // a soft glow behind the current step
       for (int k = 3; k >= 1; --k) {
-        const float gpx = 3.f * k * std::max(z, 0.5f);
-        dl->AddRectFilled(ImVec2(a.x - gpx, a.y - gpx), ImVec2(c.x + gpx, c.y + gpx), with_alpha(th.highlight, 0.12f),
-                          rounding + gpx);
+        const float gpx = 3.f * static_cast<float>(k) * std::max(c.z, 0.5f);
+        c.dl->AddRectFilled(ImVec2(a.x - gpx, a.y - gpx), ImVec2(e.x + gpx, e.y + gpx), with_alpha(c.th.highlight, 0.12f), rounding + gpx);
       }
-    }
-    dl->AddRectFilled(a, c, with_alpha(fill, alpha), rounding);
-    ImU32 border = bwd ? th.edge_backward : th.box_border;
-    float border_px = (b.kind == BoxKind::parameter ? 2.f : 1.f) * std::max(0.7f, std::min(z, 1.5f));
-    if (b.kind == BoxKind::op && bwd) {  // a stripe on the left marks a backward op
-      dl->AddRectFilled(a, ImVec2(a.x + 4.f * z, c.y), with_alpha(th.edge_backward, alpha), rounding, ImDrawFlags_RoundCornersLeft);
-    }
-    dl->AddRect(a, c, with_alpha(border, alpha), rounding, 0, border_px);
-    if (d.selected) dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(c.x + 3, c.y + 3), th.selected, rounding + 3, 0, 2.5f);
-    else if (is_hovered) dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(c.x + 2, c.y + 2), th.hovered, rounding + 2, 0, 2.f);
-    if (d.matched) dl->AddRect(ImVec2(a.x - 5, a.y - 5), ImVec2(c.x + 5, c.y + 5), th.selected, rounding + 5, 0, 1.5f);
-    if (d.current) dl->AddRect(a, c, th.highlight, rounding, 0, 3.5f);
-    if (d.next) {  // the next step: a dashed orange outline
-      const float per = 8.f;
-      for (float x = a.x; x < c.x; x += 2 * per) {
-        dl->AddLine(ImVec2(x, a.y - 4), ImVec2(std::min(x + per, c.x), a.y - 4), th.highlight, 2.f);
-        dl->AddLine(ImVec2(x, c.y + 4), ImVec2(std::min(x + per, c.x), c.y + 4), th.highlight, 2.f);
-      }
-    }
-    if (show_text) {
-      const ImU32 tc = with_alpha(th.text, alpha), td = with_alpha(th.text_dim, alpha);
-      const float inner = b.width * z - 8.f * z;
-      if (b.subtitle.empty()) {
-        draw_text_centered(dl, font, text_px, centers[i], tc, b.title, inner);
-      } else {
-        const float dy = text_px * 0.55f;
-        draw_text_centered(dl, font, text_px, ImVec2(centers[i].x, centers[i].y - dy), tc, b.title, inner);
-        draw_text_centered(dl, font, text_px * 0.92f, ImVec2(centers[i].x, centers[i].y + dy), td, b.subtitle, inner);
-      }
-    }
-    // Saved-for-backward tensors: a badge on the top-right corner with their bytes.
-    // (one badge per node: an expanded node's is on the box of its body that makes its output)
-    if (b.node >= 0 && !g.node(b.node).saved.empty() && show_text && L.find_node(b.node) == static_cast<int>(i)) {
-      bool released = false;
-      std::string label = "saved " + saved_bytes_label(g, g.node(b.node), &released);
-      if (released) label = "freed";
-      const float bp = text_px * 0.78f;
-      ImVec2 ts = font->CalcTextSizeA(bp, FLT_MAX, 0, label.c_str());
-      // Above the box's top-right corner, clear of its title.
-      ImVec2 ba(c.x - ts.x - 10.f * z, a.y - ts.y - 3.f * z), bb(c.x, a.y - 1.f * z);
-      if (released) {
-        dl->AddRectFilled(ba, bb, with_alpha(th.canvas, alpha), ts.y);
-        dl->AddRect(ba, bb, with_alpha(th.badge_fill, alpha * 0.7f), ts.y, 0, 1.f);
-        dl->AddText(font, bp, ImVec2(ba.x + 5.f * z, ba.y + 1.f * z), with_alpha(th.text_dim, alpha), label.c_str());
-      } else {
-        dl->AddRectFilled(ba, bb, with_alpha(th.badge_fill, alpha), ts.y);
-        dl->AddText(font, bp, ImVec2(ba.x + 5.f * z, ba.y + 1.f * z), with_alpha(th.badge_text, alpha), label.c_str());
-      }
-    }
-    s.drawn.push_back(std::move(d));
+    c.dl->AddRectFilled(a, e, with_alpha(fill, alpha), rounding);
+    draw_outlines(c, b, d, a, e, rounding, alpha, is_hovered);
+    d.label_px = draw_box_text(c, b, c.centers[i], alpha);
+    draw_saved_badge(c, b, a, e, alpha);
+    c.s.drawn.push_back(std::move(d));
   }
-  s.hovered = hovered;
+  return hovered;
+}
 
-  // [SECTION] legend: one row along the bottom (fit_view keeps it clear of the graph)
-  {
-    const float lp = font->FontSize * 0.8f, h = lp * 1.2f, sw = lp * 1.5f;
-    struct Item {
-      ImU32 fill, border;
-      const char* text;
-      float rounding;
-    };
-    const Item items[] = {{th.param_fill, th.box_border, "parameter", h * 0.5f},
-                          {th.input_fill, th.box_border, "input / constant", 2.f},
-                          {family_color(th, "elementwise", false), th.box_border, "forward op", 4.f},
-                          {family_color(th, "elementwise", true), th.edge_backward, "backward op", 4.f},
-                          {th.canvas, th.highlight, "last step", 4.f},
-                          {th.badge_fill, th.badge_fill, "saved for backward", h * 0.5f}};
-    ImVec2 p(c0.x + 10, c1.y - h - 8);
-    dl->AddRectFilled(ImVec2(c0.x, p.y - 5), c1, with_alpha(th.canvas, 0.92f));
-    for (const auto& it : items) {
-      dl->AddRectFilled(p, ImVec2(p.x + sw, p.y + h), it.fill, it.rounding);
-      dl->AddRect(p, ImVec2(p.x + sw, p.y + h), it.border, it.rounding, 0, it.border == th.highlight ? 2.5f : 1.f);
-      dl->AddText(font, lp, ImVec2(p.x + sw + 5, p.y + (h - lp) * 0.5f), th.text_dim, it.text);
-      p.x += sw + 5 + font->CalcTextSizeA(lp, FLT_MAX, 0, it.text).x + 16;
-    }
-    const char* help = "drag: pan · wheel: zoom · F: fit · click: inspect";
-    const float hw = font->CalcTextSizeA(lp, FLT_MAX, 0, help).x;
-    if (p.x + hw + 10 < c1.x) dl->AddText(font, lp, ImVec2(c1.x - hw - 10, p.y + (h - lp) * 0.5f), th.text_dim, help);
+// One row along the bottom (fit_view keeps it clear of the graph).
+void draw_legend(FrameCtx& c) {
+  const Theme& th = c.th;
+  const float lp = c.font->FontSize * 0.8f, h = lp * 1.2f, sw = lp * 1.5f;
+  struct Item {
+    ImU32 fill, border;
+    const char* text;
+    float rounding;
+  };
+  const Item items[] = {{th.param_fill, th.box_border, "parameter", h * 0.5f},
+                        {th.input_fill, th.box_border, "input / constant", 2.f},
+                        {family_color(th, "elementwise", false), th.box_border, "forward op", 4.f},
+                        {family_color(th, "elementwise", true), th.edge_backward, "backward op", 4.f},
+                        {th.folded_fill, th.box_border, "folded call", 6.f},
+                        {th.canvas, th.highlight, "last step", 4.f},
+                        {th.badge_fill, th.badge_fill, "saved for backward", h * 0.5f}};
+  ImVec2 p(c.c0.x + 10, c.c1.y - h - 8);
+  c.dl->AddRectFilled(ImVec2(c.c0.x, p.y - 5), c.c1, with_alpha(th.canvas, 0.92f));
+  for (const auto& it : items) {
+    c.dl->AddRectFilled(p, ImVec2(p.x + sw, p.y + h), it.fill, it.rounding);
+    c.dl->AddRect(p, ImVec2(p.x + sw, p.y + h), it.border, it.rounding, 0, it.border == th.highlight ? 2.5f : 1.f);
+    c.dl->AddText(c.font, lp, ImVec2(p.x + sw + 5, p.y + (h - lp) * 0.5f), th.text_dim, it.text);
+    p.x += sw + 5 + c.font->CalcTextSizeA(lp, FLT_MAX, 0, it.text).x + 16;
   }
+  const char* help = "drag: pan · wheel: zoom (folds, unfolds) · F: fit · click: inspect, unfold";
+  const float hw = c.font->CalcTextSizeA(lp, FLT_MAX, 0, help).x;
+  if (p.x + hw + 10 < c.c1.x) c.dl->AddText(c.font, lp, ImVec2(c.c1.x - hw - 10, p.y + (h - lp) * 0.5f), th.text_dim, help);
+}
 
-  // [SECTION] selection and tooltips
-  if (canvas_hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0 &&
+void draw_tooltip(const FrameCtx& c, const LayoutBox& b) {
+  ImGui::BeginTooltip();
+  ImGui::TextUnformatted(b.title.c_str());
+  if (!b.subtitle.empty()) ImGui::TextDisabled("%s", b.subtitle.c_str());
+  if (b.node >= 0) {
+    const Node& n = c.g.node(b.node);
+    if (n.op) ImGui::TextWrapped("%s", n.op->doc.c_str());
+    ImGui::Text("%s  ·  %s", phase_name(n.phase), n.op ? n.op->family.c_str() : "");
+    for (int vid : n.outputs) {
+      const ValueInfo& vi = c.g.value(vid);
+      ImGui::Text("out %s %s %s", vi.name.empty() ? ("%" + std::to_string(vid)).c_str() : vi.name.c_str(), shape_str(vi.meta.shape).c_str(),
+                  dtype_name(vi.meta.dtype));
+    }
+    if (n.stats.runs) ImGui::Text("last run %.1f µs", static_cast<double>(n.stats.last_time_ns) / 1e3);
+    if (b.body_node >= 0) ImGui::TextDisabled("op %d of #%d's body; click [collapse] on the frame to fold it", b.body_node, b.node);
+    else if (node_body(c.g, n)) ImGui::TextDisabled("double-click to show the ops inside it");
+  } else if (b.kind == BoxKind::folded_scope) {
+    for (const auto& d : b.details) ImGui::TextDisabled("%s", d.c_str());
+    ImGui::TextDisabled("click (or zoom in) to unfold");
+  } else if (b.value >= 0 && !c.g.value(b.value).origin.empty()) {
+    const ValueInfo& vi = c.g.value(b.value);
+    ImGui::TextDisabled("made by %s (line %d)", vi.origin.c_str(), vi.origin_line);
+  }
+  ImGui::EndTooltip();
+}
+
+// A click (no drag) selects a box, or unfolds a folded one; hovering shows a tooltip.
+void handle_selection(FrameCtx& c, const std::string& hovered) {
+  GraphViewState& s = c.s;
+  if (c.canvas_hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0 &&
       ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).y == 0) {
-    s.selected = hovered;
+    const int hb = s.layout.find(hovered);
+    if (hb >= 0 && s.layout.boxes[static_cast<size_t>(hb)].kind == BoxKind::folded_scope) unfold_call(s, s.layout.boxes[static_cast<size_t>(hb)].scope_key);
+    else s.selected = hovered;
   }
-  if (canvas_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left) && hovered.rfind("s:", 0) == 0)
-    s.folded.erase(hovered.substr(2));
   // Double-clicking a node with a body (an @op, a fused node) shows the ops inside it.
-  if (canvas_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
-    if (const int hb = L.find(hovered); hb >= 0 && L.boxes[static_cast<size_t>(hb)].body_node < 0) {
-      const int node = L.boxes[static_cast<size_t>(hb)].node;
-      if (node >= 0 && node_body(g, g.node(node))) s.expanded.insert(node);
+  if (c.canvas_hovered && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left))
+    if (const int hb = s.layout.find(hovered); hb >= 0 && s.layout.boxes[static_cast<size_t>(hb)].body_node < 0) {
+      const int node = s.layout.boxes[static_cast<size_t>(hb)].node;
+      if (node >= 0 && node_body(c.g, c.g.node(node))) s.expanded.insert(node);
     }
-  if (!hovered.empty()) {
-    const int bi = L.find(hovered);
-    const LayoutBox& b = L.boxes[static_cast<size_t>(bi)];
-    ImGui::BeginTooltip();
-    ImGui::TextUnformatted(b.title.c_str());
-    if (!b.subtitle.empty()) ImGui::TextDisabled("%s", b.subtitle.c_str());
-    if (b.node >= 0) {
-      const Node& n = g.node(b.node);
-      if (n.op) ImGui::TextWrapped("%s", n.op->doc.c_str());
-      ImGui::Text("%s  ·  %s", phase_name(n.phase), n.op ? n.op->family.c_str() : "");
-      for (int vid : n.outputs) {
-        const ValueInfo& vi = g.value(vid);
-        ImGui::Text("out %s %s %s", vi.name.empty() ? ("%" + std::to_string(vid)).c_str() : vi.name.c_str(),
-                    shape_str(vi.meta.shape).c_str(), dtype_name(vi.meta.dtype));
-      }
-      if (n.stats.runs) ImGui::Text("last run %.1f µs", static_cast<double>(n.stats.last_time_ns) / 1e3);
-      if (b.body_node >= 0) ImGui::TextDisabled("op %d of #%d's body; click [collapse] on the frame to fold it", b.body_node, b.node);
-      else if (node_body(g, n)) ImGui::TextDisabled("double-click to show the ops inside it");
-    } else if (b.kind == BoxKind::folded_scope) {
-      ImGui::TextDisabled("double-click to unfold");
-    }
-    ImGui::EndTooltip();
+  if (!hovered.empty()) draw_tooltip(c, s.layout.boxes[static_cast<size_t>(s.layout.find(hovered))]);
+}
+
+}  // namespace
+
+// [SECTION] draw_graph_view
+
+void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
+  const Graph& g = *f.graph;
+  ImFont* font = f.fonts && f.fonts->ui ? f.fonts->ui : ImGui::GetFont();
+  const float zmin = readable_zoom(font, f.font_scale);
+  const Relayout relayout{g, f.fonts, f.font_scale, f.time};
+  const size_t boxes_before = s.layout.boxes.size();
+  bool relaid = relayout(s);
+
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  size = ImVec2(std::max(size.x > 0 ? size.x : avail.x, 50.f), std::max(size.y > 0 ? size.y : avail.y, 50.f));
+  const ImVec2 c0 = ImGui::GetCursorScreenPos(), c1(c0.x + size.x, c0.y + size.y);
+  s.canvas_min = c0;
+  s.canvas_max = c1;
+  ImGui::InvisibleButton("graph_canvas", size,
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight | ImGuiButtonFlags_MouseButtonMiddle);
+
+  // A grown graph keeps its view; the next node to run is scrolled into view.
+  if (relaid && !s.fit_requested && s.layout.boxes.size() > boxes_before && f.next_node >= 0 &&
+      !box_on_screen(s, s.layout.find_node(f.next_node), size, 0))
+    s.fit_requested = true;
+  if (s.fit_requested || s.fit_all) {
+    fit_readable(s, relayout, f, size, zmin);
+    relaid = false;  // fitted: nothing to keep in place
+  } else if (s.follow_current && f.current_node != s.followed_node) {
+    relaid |= follow_into_folds(s, relayout, f, size, zmin);
   }
-  dl->PopClipRect();
+  if (relaid) keep_anchor_in_place(s, f.current_node);
+  // Follow the steps: when the current node changes and sits near or past the edge, centre it.
+  if (s.follow_current && f.current_node != s.followed_node) {
+    s.followed_node = f.current_node;
+    const int b = s.layout.find_node(f.current_node);
+    if (b >= 0 && !box_on_screen(s, b, size, 40.f)) center_on(s, s.layout.boxes[static_cast<size_t>(b)].key, size, s.zoom);
+  }
+  if (s.last_search != s.search) {  // a new search: show its first hit
+    s.last_search = s.search;
+    const auto hits = search_boxes(s.layout, g, s.search);
+    if (!hits.empty()) center_on(s, hits.front(), size, std::max(zmin, 0.7f));
+  }
+  handle_input(s, f, relayout, c0, zmin);
+
+  FrameCtx c{s, f, g, *f.theme, font, ImGui::GetWindowDrawList(), c0, c1, size, View{ImVec2(c0.x + s.pan.x, c0.y + s.pan.y), s.zoom},
+             s.zoom, 0, zmin, false, ImGui::IsItemHovered(), ImGui::IsItemActive(), {}, {}, 1.f, -1, -1, -1, {}};
+  c.text_px = font->FontSize * c.z / f.font_scale;
+  c.show_text = c.text_px >= 6.f;
+  s.text_px = c.text_px;
+  c.dl->PushClipRect(c0, c1, true);
+  draw_canvas(c);
+  const GraphLayout& L = s.layout;
+  if (L.boxes.empty()) {
+    draw_text_centered(c.dl, font, font->FontSize, ImVec2((c0.x + c1.x) * 0.5f, (c0.y + c1.y) * 0.5f), c.th.text_dim,
+                       "The graph is empty: type  c = a + b  in the console", size.x);
+    c.dl->PopClipRect();
+    s.drawn.clear();
+    s.drawn_edges.clear();
+    return;
+  }
+  c.centers.resize(L.boxes.size());
+  c.alphas.resize(L.boxes.size());
+  for (size_t i = 0; i < L.boxes.size(); ++i) c.centers[i] = c.v.to_screen(animated_center(s, L.boxes[i], f.time, &c.alphas[i]));
+  const bool settled = s.relayout_time < 0 || f.time - s.relayout_time >= kMoveSeconds;
+  c.edge_alpha = settled ? 1.f : static_cast<float>(std::clamp((f.time - s.relayout_time) / kMoveSeconds, 0.0, 1.0));
+  c.cur_box = L.find_node(f.current_node);
+  c.sel_box = L.find(s.selected);
+  c.hov_box = L.find(s.hovered);
+  c.hits = search_boxes(L, g, s.search);
+
+  draw_clusters(c);
+  draw_edges(c);
+  const std::string hovered = draw_boxes(c);
+  s.hovered = hovered;
+  draw_legend(c);
+  handle_selection(c, hovered);
+  c.dl->PopClipRect();
 }
 
 }  // namespace opscope::viz

@@ -1,9 +1,12 @@
-// The graph view: the Graphviz layout of the workspace graph drawn with ImGui draw lists,
-// with pan, zoom, fit, selection, hover tooltips, search, folding and the current step.
+// The graph view: the layout of the workspace graph drawn with ImGui draw lists, with pan,
+// zoom, fit, selection, hover tooltips, search, folding and the current step. Zoom is semantic:
+// boxes never shrink below a readable label; a graph too big for that folds its calls (and
+// unfolds them on click or when zoomed into).
 #pragma once
 #include <imgui.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,37 +20,56 @@ namespace opscope::viz {
 struct DrawnBox {
   std::string key, title, subtitle;
   int node = -1;
+  BoxKind kind = BoxKind::op;
+  Lane lane = Lane::forward;
+  Phase phase = Phase::forward;
+  std::string anchor;  // backward lane: the forward box it is drawn under
+  int folded_nodes = 0;  // folded calls: the nodes inside
   ImVec2 min, max;  // screen pixels
+  float label_px = 0;  // the widest of its lines at the size drawn, in screen pixels
   bool current = false, next = false, selected = false, matched = false;
+};
+
+// One edge as it was drawn in the last frame: its boxes' keys and its curve on screen.
+struct DrawnEdge {
+  std::string from, to;
+  EdgeKind kind = EdgeKind::forward;
+  std::vector<ImVec2> points;  // the Bezier control points, screen pixels
 };
 
 struct GraphViewState {
   // --- what the user chose ---
   PhaseFilter filter = PhaseFilter::both;
-  bool left_to_right = true;
-  std::set<std::string> folded;
+  std::set<std::string> folded;    // folded by the user: scope names ("dense") or call keys ("dense@2")
+  std::set<std::string> unfolded;  // unfolded by the user (wins over folded and over fitting)
   std::set<int> expanded;  // nodes drawn as the ops of their body (double-click a node that has one)
-  std::string selected;  // box key ("n3", "v5", "s:name"), "" = none
+  std::string selected;  // box key ("n3", "v5", "s:dense@2"), "" = none
   char search[96] = "";
   float zoom = 1.f;
   ImVec2 pan{0, 0};          // screen offset of layout (0,0) from the canvas corner
-  bool fit_requested = true;  // fit, or when the graph is too big to read, zoom to the current step
-  bool fit_all = false;       // the Fit button: the whole graph, however small
+  bool fit_requested = true;  // a new view: fit it, folding calls until it is readable
+  bool fit_all = false;       // the Fit button (F): the same, on demand
   std::string last_search;    // a new search centres the view on its first hit
   bool follow_current = true;  // keep the current step in view
   std::vector<int> only_nodes;  // set by the shell: a compiled program shows its schedule only
   int followed_node = -1;      // the current node the view last followed
+  // --- semantic zoom: calls the view folded itself so the graph fits at a readable size ---
+  std::set<std::string> auto_folded;
   // --- cache: the layout is recomputed only when its key changes ---
   GraphLayout layout;
   LayoutKey key;
   bool has_layout = false;
   int layouts_done = 0;
   std::map<std::string, Point> from_centers;  // positions before the last re-layout (animation)
+  std::map<std::string, Point> start_at;      // boxes a fold or unfold makes start here
+  std::string anchor_hint;                    // the box that keeps its place at the next re-layout
   double relayout_time = -1;
   // --- what the last frame drew ---
   std::vector<DrawnBox> drawn;
+  std::vector<DrawnEdge> drawn_edges;
   std::string hovered;
   ImVec2 canvas_min, canvas_max;
+  float text_px = 0;  // the boxes' text size on screen
 };
 
 struct GraphViewFrame {
@@ -60,19 +82,23 @@ struct GraphViewFrame {
   float font_scale = 1.f; // HiDPI scale the fonts were loaded with
 };
 
+// The smallest text the view draws, in screen pixels: below it boxes fold instead of shrinking.
+constexpr float kReadableTextPx = 11.f;
+
 // Draws the view into the current ImGui window, filling `size` (0: the remaining space).
 void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size = ImVec2(0, 0));
 
 // Re-lays out when the graph or the options changed; returns true if it did.
 bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale, double time);
 
-// Fits the whole layout into a canvas of `canvas` pixels.
-void fit_view(GraphViewState& s, ImVec2 canvas);
+// Fits the whole layout into a canvas of `canvas` pixels, no smaller than `min_zoom`.
+void fit_view(GraphViewState& s, ImVec2 canvas, float min_zoom = 0.08f);
 // Centres box `key` in the canvas at a zoom of at least `min_zoom`.
 void center_on(GraphViewState& s, const std::string& key, ImVec2 canvas, float min_zoom);
 
-// Box keys whose title or subtitle contains `query` (case-insensitive), in layout order.
-std::vector<std::string> search_boxes(const GraphLayout& l, const std::string& query);
+// Folds and unfolds calls. `key` is a call key ("dense@2") or a scope name ("dense").
+void fold_call(GraphViewState& s, const std::string& key);
+void unfold_call(GraphViewState& s, const std::string& key);
 
 // "n12" -> 12, anything else -> -1.
 int node_of_key(const std::string& key);

@@ -15,6 +15,7 @@
 // some 30 more libraries, ~4 ms and ~6 MB on every start of opscope otherwise.
 extern "C" {
 extern gvplugin_library_t gvplugin_dot_layout_LTX_library;
+extern gvplugin_library_t gvplugin_neato_layout_LTX_library;
 extern gvplugin_library_t gvplugin_core_LTX_library;
 }
 
@@ -45,6 +46,7 @@ gvplugin_library_t* pango_plugin() {
 GVC_t* render_context() {
   static lt_symlist_t symbols[] = {
       {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+      {"gvplugin_neato_layout_LTX_library", &gvplugin_neato_layout_LTX_library},  // nop2: positions given
       {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
       {"gvplugin_pango_LTX_library", pango_plugin()},
       {nullptr, nullptr}};

@@ -8,7 +8,8 @@ namespace opscope::viz::detail {
 // dot layout and the core plugin only: text sizes come from Graphviz's built-in estimates,
 // so positions do not depend on the fonts installed.
 GVC_t* layout_context();
-// dot layout, core (svg, dot) and cairo/pango (png) renderers.
+// dot layout, nop2 (positions given: the figure export), core (svg, dot) and cairo/pango (png)
+// renderers.
 GVC_t* render_context();
 
 }  // namespace opscope::viz::detail

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/body.h"
+#include "viz/graph_figure.h"
 #include "viz/graph_view.h"
 
 namespace opscope::viz {
@@ -158,6 +159,47 @@ void draw_heatmap(const Tensor& t, const Theme& th, float max_width) {
   }
 }
 
+// A parameter made from computed values: the call that made it, and the nodes that computed its
+// initial value (the figure folds them into the parameter's box).
+void initialisation_section(const Graph& g, int v) {
+  const ValueInfo& vi = g.value(v);
+  if (vi.origin.empty() || vi.kind != ValueKind::parameter) return;
+  ImGui::Text("initialised by %s", vi.origin.c_str());
+  if (vi.origin_line > 0) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(line %d)", vi.origin_line);
+  }
+  const std::vector<int> init = initialisation_nodes(g, v);
+  if (init.empty()) return;
+  ImGui::TextDisabled("%zu node%s computed its first value (not part of the model, so not drawn):", init.size(), init.size() == 1 ? "" : "s");
+  for (int id : init) {
+    const Node& n = g.node(id);
+    std::string outs;
+    for (int o : n.outputs) outs += (outs.empty() ? "" : ", ") + value_label(g, o) + " " + shape_str(g.value(o).meta.shape);
+    ImGui::BulletText("#%d %s → %s", id, node_title(g, n).c_str(), outs.c_str());
+  }
+}
+
+// A folded call: what goes in and out, the nodes inside, the bytes they keep for backward.
+template <class Title>
+void folded_call_section(const Graph& g, const InspectorFrame& f, const Title& title) {
+  const int bi = f.layout ? f.layout->find(f.selected) : -1;
+  if (bi < 0) {
+    title(f.selected.substr(2));
+    ImGui::TextDisabled("a folded call: click it in the graph to unfold");
+    return;
+  }
+  const LayoutBox& b = f.layout->boxes[static_cast<size_t>(bi)];
+  title(b.title);
+  if (!b.subtitle.empty()) ImGui::TextUnformatted(b.subtitle.c_str());
+  for (const auto& d : b.details) ImGui::TextUnformatted(d.c_str());
+  const std::string saved = saved_badge(g, b.nodes);
+  if (!saved.empty()) ImGui::Text("%s for backward", saved.c_str());
+  ImGui::TextDisabled("click it in the graph (or zoom into it) to unfold");
+  ImGui::Spacing();
+  for (int id : b.nodes) ImGui::BulletText("#%d %s  %s", id, node_title(g, g.node(id)).c_str(), g.node_var_name(id).c_str());
+}
+
 void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   g_live_value = &f.live_value;
   const Graph& g = *f.graph;
@@ -182,12 +224,12 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
       value_row(g, v, "value", s);
       ImGui::EndTable();
     }
+    initialisation_section(g, v);
     values_section(g, v, th, f.fonts);
     return;
   }
-  if (f.selected.rfind("s:", 0) == 0) {
-    title(f.selected.substr(2) + "()");
-    ImGui::TextDisabled("a folded composite function: double-click it in the graph to unfold");
+  if (f.selected.rfind("s:", 0) == 0 || f.selected.rfind("b:", 0) == 0) {
+    folded_call_section(g, f, title);
     return;
   }
   if (!g.has_node(node)) return;

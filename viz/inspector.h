@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/graph.h"
+#include "viz/graph_layout.h"
 #include "viz/theme.h"
 
 namespace opscope::viz {
@@ -16,7 +17,8 @@ struct InspectorState {
 
 struct InspectorFrame {
   const Graph* graph = nullptr;
-  std::string selected;  // box key: "n3", "v5", "s:name" or ""
+  std::string selected;  // box key: "n3", "v5", "s:dense@2" or ""
+  const GraphLayout* layout = nullptr;  // the graph view's boxes (a folded call's summary)
   const Theme* theme = nullptr;
   const Fonts* fonts = nullptr;
   // A compiled program's values live in its run, not in the graph: the shell looks them up.

@@ -1,5 +1,7 @@
 #include "viz/theme.h"
 
+#include "viz/palette.h"
+
 #include <array>
 #include <filesystem>
 #include <functional>
@@ -8,57 +10,34 @@ namespace opscope::viz {
 
 namespace {
 
-Theme make_light() {
-  Theme t;
-  t.dark = false;
-  t.canvas = IM_COL32(248, 249, 251, 255);
-  t.grid = IM_COL32(228, 231, 236, 255);
-  t.text = IM_COL32(17, 24, 39, 255);
-  t.text_dim = IM_COL32(85, 95, 110, 255);
-  t.edge = IM_COL32(100, 116, 139, 255);
-  t.edge_backward = IM_COL32(190, 24, 93, 255);
-  t.link = IM_COL32(190, 24, 93, 110);
-  t.edge_label_bg = IM_COL32(248, 249, 251, 225);
-  t.box_border = IM_COL32(71, 85, 105, 255);
-  t.param_fill = IM_COL32(253, 230, 138, 255);
-  t.input_fill = IM_COL32(226, 232, 240, 255);
-  t.constant_fill = IM_COL32(241, 245, 249, 255);
-  t.seed_fill = IM_COL32(254, 202, 202, 255);
-  t.folded_fill = IM_COL32(221, 214, 254, 255);
-  t.cluster_border = IM_COL32(148, 163, 184, 255);
-  t.backward_tint = IM_COL32(251, 207, 232, 255);
-  t.selected = IM_COL32(37, 99, 235, 255);
-  t.hovered = IM_COL32(59, 130, 246, 160);
-  t.highlight = kHighlightColor;
-  t.badge_fill = IM_COL32(124, 58, 237, 255);
-  t.badge_text = IM_COL32(255, 255, 255, 255);
-  return t;
-}
+ImU32 u32(Rgb c, int alpha = 255) { return IM_COL32(c.r, c.g, c.b, alpha); }
 
-Theme make_dark() {
+// The figure's colours come from the palette the export shares; the rest is the window's own.
+Theme make_theme(bool dark) {
+  const FigurePalette& p = figure_palette(dark);
   Theme t;
-  t.dark = true;
-  t.canvas = IM_COL32(22, 25, 31, 255);
-  t.grid = IM_COL32(34, 38, 46, 255);
-  t.text = IM_COL32(229, 231, 235, 255);
-  t.text_dim = IM_COL32(156, 163, 175, 255);
-  t.edge = IM_COL32(140, 150, 168, 255);
-  t.edge_backward = IM_COL32(244, 114, 182, 255);
-  t.link = IM_COL32(244, 114, 182, 100);
-  t.edge_label_bg = IM_COL32(22, 25, 31, 215);
-  t.box_border = IM_COL32(148, 163, 184, 255);
-  t.param_fill = IM_COL32(113, 90, 20, 255);
-  t.input_fill = IM_COL32(55, 65, 81, 255);
-  t.constant_fill = IM_COL32(40, 44, 52, 255);
-  t.seed_fill = IM_COL32(127, 29, 29, 255);
-  t.folded_fill = IM_COL32(76, 29, 149, 255);
-  t.cluster_border = IM_COL32(100, 116, 139, 255);
-  t.backward_tint = IM_COL32(131, 24, 67, 255);
-  t.selected = IM_COL32(96, 165, 250, 255);
-  t.hovered = IM_COL32(96, 165, 250, 150);
+  t.dark = dark;
+  t.canvas = u32(p.canvas);
+  t.grid = dark ? IM_COL32(34, 38, 46, 255) : IM_COL32(228, 231, 236, 255);
+  t.text = u32(p.text);
+  t.text_dim = u32(p.text_dim);
+  t.edge = u32(p.edge);
+  t.edge_backward = u32(p.edge_backward);
+  t.link = u32(p.edge_backward, dark ? 100 : 110);
+  t.edge_label_bg = u32(p.canvas, dark ? 215 : 225);
+  t.box_border = u32(p.box_border);
+  t.param_fill = u32(p.param_fill);
+  t.input_fill = u32(p.input_fill);
+  t.constant_fill = u32(p.constant_fill);
+  t.seed_fill = u32(p.seed_fill);
+  t.folded_fill = u32(p.folded_fill);
+  t.cluster_border = u32(p.cluster_border);
+  t.backward_tint = u32(p.backward_tint);
+  t.selected = dark ? IM_COL32(96, 165, 250, 255) : IM_COL32(37, 99, 235, 255);
+  t.hovered = dark ? IM_COL32(96, 165, 250, 150) : IM_COL32(59, 130, 246, 160);
   t.highlight = kHighlightColor;
-  t.badge_fill = IM_COL32(139, 92, 246, 255);
-  t.badge_text = IM_COL32(255, 255, 255, 255);
+  t.badge_fill = u32(p.badge_fill);
+  t.badge_text = u32(p.badge_text);
   return t;
 }
 
@@ -68,41 +47,14 @@ ImU32 mix(ImU32 a, ImU32 b, float t) {
       ImVec4(x.x + (y.x - x.x) * t, x.y + (y.y - x.y) * t, x.z + (y.z - x.z) * t, x.w + (y.w - x.w) * t));
 }
 
-struct FamilyColor {
-  const char* family;
-  ImU32 light, dark;
-};
-// Soft fills in the light theme, deep ones in the dark; none near the highlight orange.
-constexpr std::array<FamilyColor, 14> kFamilies{{
-    {"elementwise", IM_COL32(191, 219, 254, 255), IM_COL32(30, 64, 120, 255)},
-    {"comparison", IM_COL32(199, 210, 254, 255), IM_COL32(49, 46, 129, 255)},
-    {"activation", IM_COL32(187, 247, 208, 255), IM_COL32(20, 83, 45, 255)},
-    {"reduction", IM_COL32(165, 243, 252, 255), IM_COL32(22, 78, 99, 255)},
-    {"matmul", IM_COL32(196, 181, 253, 255), IM_COL32(76, 29, 149, 255)},
-    {"conv", IM_COL32(233, 213, 255, 255), IM_COL32(88, 28, 135, 255)},
-    {"shape", IM_COL32(226, 232, 240, 255), IM_COL32(51, 65, 85, 255)},
-    {"softmax", IM_COL32(153, 246, 228, 255), IM_COL32(17, 94, 89, 255)},
-    {"loss", IM_COL32(254, 205, 211, 255), IM_COL32(136, 19, 55, 255)},
-    {"nn", IM_COL32(217, 249, 157, 255), IM_COL32(63, 98, 18, 255)},
-    {"norm", IM_COL32(167, 243, 208, 255), IM_COL32(6, 95, 70, 255)},
-    {"pool", IM_COL32(186, 230, 253, 255), IM_COL32(7, 89, 133, 255)},
-    {"embedding", IM_COL32(245, 208, 254, 255), IM_COL32(112, 26, 117, 255)},
-    {"attention", IM_COL32(221, 214, 254, 255), IM_COL32(91, 33, 182, 255)},
-}};
-
 }  // namespace
 
 const Theme& theme(bool dark) {
-  static const Theme light = make_light(), night = make_dark();
+  static const Theme light = make_theme(false), night = make_theme(true);
   return dark ? night : light;
 }
 
-ImU32 family_color(const Theme& t, const std::string& family, bool backward) {
-  ImU32 base = t.dark ? IM_COL32(55, 65, 81, 255) : IM_COL32(229, 231, 235, 255);
-  for (const auto& f : kFamilies)
-    if (family == f.family) base = t.dark ? f.dark : f.light;
-  return backward ? mix(base, t.backward_tint, 0.7f) : base;
-}
+ImU32 family_color(const Theme& t, const std::string& family, bool backward) { return u32(family_fill(family, t.dark, backward)); }
 
 ImU32 category_color(MemCategory c, bool dark) {
   static constexpr std::array<ImU32, kNumCategories> light{

@@ -5,9 +5,9 @@
 
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
-#include "app/lesson/gui_lesson_panel.h"
 #include "core/body.h"
 #include "core/error.h"
+#include "viz/figure_export.h"
 
 namespace opscope::app {
 
@@ -30,6 +30,18 @@ std::string resolve_box(GuiState& s, const std::string& what) {
 
 }  // namespace
 
+void export_figure(GuiState& s, const std::string& path) {
+  const size_t dot = path.rfind('.');
+  const std::string format = dot == std::string::npos ? "" : path.substr(dot + 1);
+  if (format != "svg" && format != "png") throw Error("export: '" + path + "' should end in .svg or .png");
+  viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
+  viz::FigureStyle style;
+  style.dark = s.dark;
+  for (const auto& d : s.graph.drawn)
+    if (d.selected || d.current) style.emphasised.push_back(d.key);
+  viz::render_figure(shown_graph(s), s.graph.layout, format, path, style);
+}
+
 std::vector<std::string> split_actions(const std::string& actions) {
   std::vector<std::string> out;
   size_t start = 0;
@@ -44,7 +56,10 @@ std::vector<std::string> split_actions(const std::string& actions) {
 }
 
 void apply_action(GuiState& s, const std::string& action) {
-  if (lesson::apply_lesson_action(s, action)) return;  // "lesson next", "lesson all", "lesson answer 3", ...
+  if (action.rfind("lesson ", 0) == 0) {  // "lesson next", "lesson all", "lesson answer 3", ...
+    if (!s.lesson_action || !s.lesson_action(s, action)) throw Error("no lesson is open", "start the GUI with --lesson N");
+    return;
+  }
   const size_t sp = action.find(' ');
   const std::string verb = action.substr(0, sp), arg = sp == std::string::npos ? "" : trim(action.substr(sp + 1));
   auto run = [&](const std::string& cmd) {
@@ -54,6 +69,9 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "run") run(":run");
   else if (verb == "rewind") run(":rewind");
   else if (verb == "exec") run(arg);
+  else if (verb == "open") {
+    if (!open_onnx_model(s, arg)) s.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
+  }
   else if (verb == "select") {
     // The layout must exist to resolve names: lay out now if the graph changed.
     viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
@@ -87,14 +105,19 @@ void apply_action(GuiState& s, const std::string& action) {
     if (verb == "collapse") s.graph.expanded.erase(node);
     else if (!node_body(shown_graph(s), shown_graph(s).node(node))) throw Error("expand: node #" + std::to_string(node) + " has no body (only an @op or a fused node has one)");
     else s.graph.expanded.insert(node);
-  } else if (verb == "fold") s.graph.folded.insert(arg);
-  else if (verb == "unfold") s.graph.folded.erase(arg);
+  } else if (verb == "fold") viz::fold_call(s.graph, arg);
+  else if (verb == "unfold") viz::unfold_call(s.graph, arg);
   else if (verb == "search") std::snprintf(s.graph.search, sizeof s.graph.search, "%s", arg.c_str());
   else if (verb == "theme") {
     if (arg != "dark" && arg != "light") throw Error("theme takes dark or light");
     s.dark = arg == "dark";
   } else if (verb == "fit") s.graph.fit_all = true;
   else if (verb == "zoom") s.graph.zoom = std::stof(arg);
+  else if (verb == "export") export_figure(s, arg);
+  else if (verb == "map" || verb == "graph") {  // the tab over the graph
+    if (verb == "map" && !s.map_panel) throw Error("no knowledge map here", "start the GUI with --lesson N");
+    (verb == "map" ? s.show_map : s.show_graph) = true;
+  }
   else if (verb == "interrupt") s.interrupt_on_idle_frame = s.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
   else if (verb == "play") s.playing = true;
   else if (verb == "pause") s.playing = false;
@@ -102,7 +125,7 @@ void apply_action(GuiState& s, const std::string& action) {
     throw Error("unknown GUI action '" + verb + "'",
                 "actions: step [N|bwd], run, rewind, exec CODE, interrupt [N], select KEY, click KEY, toggle "
                 "backward|forward|theme, view forward|backward|both, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
-                "theme dark|light, fit, zoom Z, play, pause");
+                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, play, pause, open MODEL.onnx");
 }
 
 void inject_mouse(GuiState& s) {
@@ -130,12 +153,35 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
                      {"node", d.node},
                      {"title", d.title},
                      {"subtitle", d.subtitle},
+                     {"kind", viz::box_kind_name(d.kind)},
+                     {"lane", d.lane == viz::Lane::backward ? "backward" : "forward"},
+                     {"phase", phase_name(d.phase)},
+                     {"anchor", d.anchor},
+                     {"folded_nodes", d.folded_nodes},
                      {"rect", {d.min.x, d.min.y, d.max.x, d.max.y}},
+                     {"label_px", d.label_px},
                      {"current", d.current},
                      {"next", d.next},
                      {"selected", d.selected},
                      {"matched", d.matched}});
   }
+  // Every edge drawn in the last frame, with its two boxes and its curve's control points, so
+  // crossings can be counted from outside.
+  json edges = json::array();
+  for (const auto& e : s.graph.drawn_edges) {
+    json points = json::array();
+    for (const auto& p : e.points) points.push_back({p.x, p.y});
+    edges.push_back({{"from", e.from}, {"to", e.to}, {"kind", viz::edge_kind_name(e.kind)}, {"points", points}});
+  }
+  json map = json::array();
+  for (const auto& d : s.map_view.drawn)
+    map.push_back({{"id", d.id},
+                   {"label", d.label},
+                   {"status", d.status == viz::ConceptStatus::learned ? "learned" : d.status == viz::ConceptStatus::in_progress ? "in progress" : "not yet"},
+                   {"rect", {d.min.x, d.min.y, d.max.x, d.max.y}}});
+  json clusters = json::array();
+  for (const auto& c : s.graph.layout.clusters)
+    clusters.push_back({{"key", c.key}, {"label", c.label}, {"loop", c.loop}, {"iterations", c.iterations}});
   json memory = json::array();
   for (const auto& e : s.log->events()) {
     json cats = json::object();
@@ -175,7 +221,14 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"mode", s.ws->static_mode() ? "static" : "dynamic"},
               {"program_nodes", &shown_graph(ms) != &s.ws->graph() ? static_cast<int64_t>(s.graph.only_nodes.size()) : -1},
               {"nodes", nodes},
-              {"edges", s.graph.layout.edges.size()},
+              {"edges", edges},
+              {"clusters", clusters},
+              {"folded", s.graph.folded},
+              {"auto_folded", s.graph.auto_folded},
+              {"text_px", s.graph.text_px},
+              {"map_shown", s.map_visible},
+              {"map", map},
+              {"readable_text_px", viz::kReadableTextPx},
               {"layouts", s.graph.layouts_done},
               {"layout_ms", s.graph.layout.layout_ms},
               {"frame_ms", s.frame_ms_avg},

@@ -93,6 +93,8 @@ int run_gui(const GuiOptions& o) {
   s.scale = std::max(1.f, sx);
   s.lesson_id = o.lesson;
   s.lesson_panel = o.lesson_panel;
+  s.lesson_action = o.lesson_action;
+  s.map_panel = o.map_panel;
   s.fonts = viz::load_fonts(s.scale);
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
@@ -191,6 +193,10 @@ int run_gui(const GuiOptions& o) {
       std::fprintf(stderr, "%s", err.str().c_str());
       if (headless) rc = 1;
     }
+  }
+  if (!o.open.empty() && !open_onnx_model(s, o.open)) {
+    std::fprintf(stderr, "error: cannot open '%s': %s\n", o.open.c_str(), s.console.lines.empty() ? "" : s.console.lines.back().text.c_str());
+    if (headless) rc = 1;
   }
   for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
     if (headless && s.frame >= total_frames) break;

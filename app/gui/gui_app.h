@@ -10,6 +10,7 @@ struct GuiState;
 
 struct GuiOptions {
   std::string script;       // run before the first frame
+  std::string open;         // an ONNX model opened (as File ▸ Open) after the script
   std::string lesson;       // lesson id for the lesson panel
   int frames = 0;           // > 0: render this many frames, then exit (headless use)
   std::string screenshot;   // PNG of the last frame
@@ -18,8 +19,12 @@ struct GuiOptions {
   std::string actions;      // "step;step;select n3;toggle backward"
   int width = 1600, height = 1000;
   bool dark = false;
-  // The lesson player's panel (app/lesson/ plugs it in); empty: a placeholder is shown.
+  // The lesson player's panel and its scripted actions ("lesson next", ...): app/lesson/ plugs
+  // them in, so the GUI shell never includes the lesson player. Empty: a placeholder is shown.
   std::function<void(GuiState&)> lesson_panel;
+  std::function<bool(GuiState&, const std::string&)> lesson_action;
+  // The knowledge map's tab over the graph (the lesson player plugs it in); empty: no tab.
+  std::function<void(GuiState&)> map_panel;
 };
 
 // Opens the window and runs until closed (or `frames` frames). Returns the exit code: 0, or 1

@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/open_model.h"
 #include "app/gui/recompute_compare.h"
 #include "app/lang/session.h"
 #include "core/workspace.h"
+#include "viz/concept_map.h"
 #include "viz/graph_view.h"
 #include "viz/inspector.h"
 #include "viz/metrics_panel.h"
@@ -37,6 +39,8 @@ struct GuiState;
 // The lesson player draws into the lesson panel through this hook (app/lesson/ plugs it in).
 // Given the shell's state, it may run cells through state.session and select nodes.
 using LessonPanelFn = std::function<void(GuiState& state)>;
+// ... and applies the scripted lesson actions ("lesson next"); false: not a lesson action.
+using LessonActionFn = std::function<bool(GuiState& state, const std::string& action)>;
 
 struct GuiState {
   Workspace* ws = nullptr;
@@ -54,9 +58,18 @@ struct GuiState {
   double next_play_step = 0;
   // Static mode: the stepped program measured with recomputation off and on (memory overlay)
   RecomputeComparison recompute;
+  // File ▸ Open
+  OpenModelState open_model;
   // The lesson panel
   std::string lesson_id;
   LessonPanelFn lesson_panel;
+  LessonActionFn lesson_action;
+  // The knowledge map, a tab over the graph (drawn by the lesson player: its clicks open lessons)
+  LessonPanelFn map_panel;
+  viz::ConceptMapState map_view;
+  std::string map_tab = "Knowledge map";  // the tab's title in the lesson's language
+  bool show_map = false, show_graph = false;  // bring that tab to the front (once)
+  bool map_visible = false;                   // the map's tab was drawn in the last frame
   // The metrics panel (a tab beside the console), brought to the front when a script first logs.
   viz::MetricsPanelState metrics;
   bool metrics_shown = false;       // the tab came forward for the metrics logged so far
@@ -106,9 +119,12 @@ int64_t steps_left(GuiState& s);
 // "click n3" (a real mouse click at the box's centre), "expand n3" / "collapse n3" (a node's
 // body), "toggle backward",
 // "view forward|backward|both", "fold F", "unfold F", "search TEXT",
-// "theme dark|light", "fit", "zoom F", "exec CODE". Throws opscope::Error on a bad action.
+// "theme dark|light", "fit", "zoom F", "exec CODE", "open MODEL.onnx", "export FILE.svg|.png",
+// "map", "graph". Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
+// The graph as the view draws it (layout, folding, lanes) to FILE.svg or FILE.png: a slide.
+void export_figure(GuiState& s, const std::string& path);
 // What is on screen, as JSON text.
 std::string state_json(const GuiState& s, int window_w, int window_h);
 // Feeds a scripted click to ImGui: call between the backend's NewFrame and ImGui::NewFrame.

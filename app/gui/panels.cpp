@@ -40,6 +40,17 @@ void after_run(GuiState& s) {
   }
 }
 
+// [SECTION] menu bar
+void draw_menu_bar(GuiState& s) {
+  if (!ImGui::BeginMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open ONNX model...", "Ctrl+O")) s.open_model.request = true;
+    if (ImGui::MenuItem("Reset workspace", nullptr)) run_in_console(s, ":reset");
+    ImGui::EndMenu();
+  }
+  ImGui::EndMenuBar();
+}
+
 // [SECTION] step controls
 void draw_toolbar(GuiState& s) {
   // Always enabled: the commands themselves say when there is nothing to step (and modes that
@@ -258,6 +269,10 @@ void shortcuts(GuiState& s) {
     return;
   }
   if (io.WantTextInput) return;
+  if (io.KeyCtrl && key('O')) {
+    s.open_model.request = true;
+    return;
+  }
   if (key(ImGuiKey_Space) || key('N')) console_after_frame(s, ":step");
   if (key('B')) console_after_frame(s, ":step bwd");
   if (key('R')) console_after_frame(s, ":run");
@@ -276,6 +291,44 @@ void play(GuiState& s) {
       if (!run_in_console(s, ":step") || (backward_pending && next_step_node(s) < 0)) s.playing = false;
     });
     s.next_play_step = s.time + 1.0 / s.steps_per_second;
+  }
+}
+
+// [SECTION] graph area: the graph view, and the knowledge map's tab when the lesson player has one
+void draw_graph_panel(GuiState& s, const viz::Theme& th) {
+  viz::GraphViewFrame gf;
+  gf.graph = &shown_graph(s);
+  gf.theme = &th;
+  gf.fonts = &s.fonts;
+  // The last step is highlighted only in the graph it ran in.
+  gf.current_node = s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
+  gf.next_node = next_step_node(s);
+  gf.time = s.time;
+  gf.font_scale = s.scale;
+  viz::draw_graph_view(s.graph, gf);
+}
+
+void draw_graph_area(GuiState& s, const viz::Theme& th) {
+  s.map_visible = false;
+  if (!s.map_panel) {
+    draw_graph_panel(s, th);
+    return;
+  }
+  // Requests made while drawing (a click on the map shows the graph) apply in the next frame.
+  const bool show_graph = s.show_graph, show_map = s.show_map;
+  s.show_map = s.show_graph = false;
+  if (ImGui::BeginTabBar("graph_tabs")) {
+    if (ImGui::BeginTabItem("Graph", nullptr, show_graph ? ImGuiTabItemFlags_SetSelected : 0)) {
+      draw_graph_panel(s, th);
+      ImGui::EndTabItem();
+    }
+    const std::string label = s.map_tab + "###knowledge_map";
+    if (ImGui::BeginTabItem(label.c_str(), nullptr, show_map ? ImGuiTabItemFlags_SetSelected : 0)) {
+      s.map_visible = true;
+      s.map_panel(s);
+      ImGui::EndTabItem();
+    }
+    ImGui::EndTabBar();
   }
 }
 
@@ -356,8 +409,10 @@ void draw_ui(GuiState& s) {
   ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(8 * s.scale, 6 * s.scale));
   ImGui::Begin("opscope", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoBringToFrontOnFocus);
+                   ImGuiWindowFlags_NoBringToFrontOnFocus | ImGuiWindowFlags_MenuBar);
   ImGui::PopStyleVar();
+  draw_menu_bar(s);
+  draw_open_model_dialog(s);
   draw_toolbar(s);
   const float status_h = ImGui::GetFrameHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -370,16 +425,7 @@ void draw_ui(GuiState& s) {
   // Left: the graph over the console and lesson tabs.
   ImGui::BeginChild("left", ImVec2(left_w, body_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   ImGui::BeginChild("graph", ImVec2(0, graph_h), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  viz::GraphViewFrame gf;
-  gf.graph = &shown_graph(s);
-  gf.theme = &th;
-  gf.fonts = &s.fonts;
-  // The last step is highlighted only in the graph it ran in.
-  gf.current_node = s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
-  gf.next_node = next_step_node(s);
-  gf.time = s.time;
-  gf.font_scale = s.scale;
-  viz::draw_graph_view(s.graph, gf);
+  draw_graph_area(s, th);
   ImGui::EndChild();
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("bottom_tabs")) {
@@ -422,6 +468,7 @@ void draw_ui(GuiState& s) {
     inf.live_value = [r](int v) { return r->value(v); };
   }
   inf.selected = s.graph.selected;
+  inf.layout = &s.graph.layout;
   inf.theme = &th;
   inf.fonts = &s.fonts;
   viz::draw_inspector(s.inspector, inf);

@@ -7,6 +7,7 @@
 #include "app/lang/extension_builtins.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
+#include "app/lang/onnx_builtins.h"
 #include "app/lang/parser.h"
 #include "core/device.h"
 
@@ -172,6 +173,28 @@ void run_backward(Interpreter& in, CallArgs& a, const Tensor& y) {
   }
 }
 
+// The text of the call at `p` ("param(randn(16, 32) * 0.1)"): from the name to its closing
+// parenthesis on that line, or the rest of the line.
+std::string call_text(const Interpreter& in, Pos p) {
+  if (!in.source()) return {};
+  const std::string& text = in.source()->text;
+  size_t at = 0;
+  for (int line = 1; line < p.line; ++line) {
+    at = text.find('\n', at);
+    if (at == std::string::npos) return {};
+    ++at;
+  }
+  const size_t begin = at + static_cast<size_t>(std::max(0, p.col - 1));
+  if (begin >= text.size()) return {};
+  int depth = 0;
+  for (size_t i = begin; i < text.size() && text[i] != '\n'; ++i) {
+    depth += text[i] == '(';
+    if (text[i] == ')' && --depth == 0) return text.substr(begin, i + 1 - begin);
+  }
+  const size_t end = text.find('\n', begin);
+  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
 MemCategory category_arg(Interpreter& in, CallArgs& a, const char* fn) {
   if (a.positional.empty() || a.positional[0].kind == Value::none) return MemCategory::temporary;  // unused
   if (a.positional[0].kind != Value::string) in.fail(a.pos, std::string(fn) + "() takes a category name");
@@ -294,8 +317,10 @@ void install_tensor_factories(BuiltinTable& B) {
       [](Interpreter& in, CallArgs& a) {
         check_keywords(in, a, "param", {"dtype"});
         Tensor t;
+        int initialised_from = -1;
         if (a.positional.size() == 1 && a.positional[0].kind == Value::tensor) {
           t = a.positional[0].t;
+          if (t.impl()->from_op) initialised_from = t.impl()->value_id;
           if (t.is_symbolic()) {  // static mode: the initial value is computed now
             try {
               t = evaluate_constant(in, t);
@@ -323,6 +348,12 @@ void install_tensor_factories(BuiltinTable& B) {
         } catch (const Error& e) {
           in.fail(a.pos, e.what(), e.hint());
         }
+        // The parameter's value remembers how it was made: its inspector shows the call, and
+        // the figure folds the nodes that computed its initial value into it.
+        ValueInfo& v = in.ws().graph().value(in.ws().value_of(t));
+        v.initialised_from = initialised_from;
+        v.origin = call_text(in, a.pos);
+        v.origin_line = a.pos.line;
         return Value::Tensor_(t);
       });
 }
@@ -517,6 +548,7 @@ void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>& tab
   install_measurement_builtins(B);
   install_file_builtins(B);
   install_extension_builtins(B);
+  install_onnx_builtins(B);
 }
 
 Value Interpreter::call_method(const Tensor& self, const std::string& name, CallArgs& a) {

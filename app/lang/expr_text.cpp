@@ -5,7 +5,8 @@ namespace opscope::lang {
 namespace {
 
 bool needs_parens(const Expr& e) {
-  return e.kind == Expr::binary || e.kind == Expr::compare || e.kind == Expr::logical || e.kind == Expr::unary;
+  return e.kind == Expr::binary || e.kind == Expr::compare || e.kind == Expr::logical || e.kind == Expr::unary ||
+         e.kind == Expr::cond;
 }
 
 std::string operand(const Expr* e) {
@@ -47,6 +48,13 @@ std::string expr_text(const Expr& e) {
       for (size_t i = 1; i < e.items.size(); ++i) subs += (i > 1 ? ", " : "") + expr_text(*e.items[i]);
       return operand(e.items[0].get()) + "[" + subs + "]";
     }
+    case Expr::dict: {  // items are k0, v0, k1, v1, ...
+      std::string s;
+      for (size_t i = 0; i + 1 < e.items.size(); i += 2) s += (i ? ", " : "") + expr_text(*e.items[i]) + ": " + expr_text(*e.items[i + 1]);
+      return "{" + s + "}";
+    }
+    case Expr::cond:  // a if c else b: items are a, c, b
+      return operand(e.items[0].get()) + " if " + operand(e.items[1].get()) + " else " + operand(e.items[2].get());
     case Expr::slice: {
       std::string s = (e.items[0] ? expr_text(*e.items[0]) : "") + ":" + (e.items[1] ? expr_text(*e.items[1]) : "");
       if (e.items.size() > 2 && e.items[2]) s += ":" + expr_text(*e.items[2]);

@@ -7,6 +7,7 @@
 
 #include "app/lang/expr_text.h"
 #include "app/lang/extension_builtins.h"
+#include "app/lang/onnx_builtins.h"
 #include "app/lang/parser.h"
 #include "app/lang/user_ops.h"
 #include "core/interrupt.h"
@@ -108,6 +109,7 @@ void Interpreter::install_commands() {
   install_repl_commands(*this);
   install_static_commands(*this);
   install_extension_commands(*this);
+  install_onnx_commands(*this);
 }
 
 void Interpreter::fail(Pos p, const std::string& message, const std::string& hint) const {
@@ -253,9 +255,12 @@ bool Interpreter::run_loop_body(const Block& body) {
 void Interpreter::exec_for(const Stmt& s) {
   Value it = eval(*s.value);
   const LoopLevel level(loop_depth_);
+  LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
+  int iteration = 0;
   const Expr& target = *s.targets[0];
   auto each = [&](const Value& x) {
     count_iteration(s.pos);
+    loop.iteration(iteration++);
     assign_target(target, x);
     return run_loop_body(s.body);
   };
@@ -440,8 +445,11 @@ void Interpreter::exec_statement(const Stmt& s) {
     case Stmt::for_: exec_for(s); return;
     case Stmt::while_: {
       const LoopLevel level(loop_depth_);
+      LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
+      int iteration = 0;
       while (truthy(eval(*s.value), s.value->pos, s.value.get())) {
         count_iteration(s.pos);
+        loop.iteration(iteration++);
         if (!run_loop_body(s.body)) break;
       }
       return;
@@ -1097,6 +1105,7 @@ Value Interpreter::call_value(const Value& callee, CallArgs& args) {
     case Value::function: return call_function(*callee.fn, args);
     case Value::class_: return instantiate(std::static_pointer_cast<ClassDef>(callee.obj), args);
     case Value::instance: return call_instance(callee, args);
+    case Value::object: return call_object(callee, args);
     case Value::method:
       if (callee.obj) return call_bound(callee, args);
       if (callee.items) {  // list.append

@@ -111,6 +111,13 @@ Value Interpreter::call_instance(const Value& obj, CallArgs& args) {
        "define def forward(self, x): (or __call__) in class " + inst.cls->name);
 }
 
+Value Interpreter::call_object(const Value& obj, CallArgs& args) {
+  const auto& o = static_cast<const NativeObject&>(*obj.obj);
+  if (!o.has_method("__call__"))
+    fail(args.pos, a_or_an(o.type_name()) + " cannot be called", "its attributes and methods: " + joined(o.members()));
+  return call_bound(bound(obj.obj, "__call__"), args);
+}
+
 Value Interpreter::get_member(const Value& obj, const std::string& name, Pos p) {
   switch (obj.kind) {
     case Value::dict:

@@ -18,6 +18,7 @@ namespace opscope::lang {
 
 class Interpreter;
 struct Value;
+class NativeObject;
 
 struct Function {  // a user `def`
   std::string name;

@@ -1,4 +1,4 @@
-// [SECTION] markers: state, markdown, blocks, panel, actions.
+// [SECTION] markers: state, markdown, blocks, panel, knowledge map, actions.
 #include "app/lesson/gui_lesson_panel.h"
 
 #include <imgui.h>
@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "app/lesson/knowledge_map.h"
 #include "app/lesson/markdown_doc.h"
 #include "app/lesson/player_model.h"
 #include "core/error.h"
@@ -29,7 +30,14 @@ struct PanelState {
   char answer[256] = "";
   bool scroll_to_current = false;
   size_t shown_directives = 0;  // directives applied to the GUI so far
-  std::string goto_lesson;      // a knowledge-map link was clicked: open this lesson next frame
+  std::string goto_lesson;      // a knowledge-map concept was clicked: open this lesson next frame
+  size_t goto_block = 0;        // ... at this block (its section)
+  // The knowledge map: the file, where each concept is taught, the progress it is coloured by.
+  std::unique_ptr<KnowledgeMap> map;
+  std::vector<MapSection> sections;
+  std::string map_error;
+  Progress progress;
+  std::string progress_seen;  // lesson and position the progress was read at
 };
 
 const ImVec4 kGreen(0.16f, 0.55f, 0.24f, 1.f), kRed(0.80f, 0.16f, 0.16f, 1.f), kDim(0.45f, 0.45f, 0.50f, 1.f),
@@ -158,6 +166,13 @@ void draw_markdown(const std::vector<MdBlock>& blocks, const viz::Fonts& fonts, 
 // [SECTION] blocks
 // Brings the GUI in line with a directive: select the node that made a variable.
 void apply_directive(app::GuiState& s, const Directive& d) {
+  if (d.name == "show") {  // the map and the graph share the area above the console
+    if (d.argument == "map" || d.argument == "graph") {
+      s.show_map = d.argument == "map";
+      s.show_graph = !s.show_map;
+    }
+    return;
+  }
   if (d.name != "highlight") return;
   const Graph& g = s.ws->graph();
   for (size_t k = g.value_count(); k-- > 0;) {  // the latest value of that name
@@ -305,7 +320,15 @@ struct LessonPanel {
       p.shown_directives = 0;
       p.open_error.clear();
     }
-    if (!p.model && p.open_error.empty() && !s.running) open(s);  // opening runs code: not while a cell runs
+    if (!p.model && p.open_error.empty() && !s.running) {  // opening runs code: not while a cell runs
+      open(s);
+      if (p.model && p.goto_block > 0) {  // a concept of the map: its section, the cells before it run
+        p.model->fast_forward(p.goto_block);
+        after_run(s);
+        p.scroll_to_current = true;
+      }
+      p.goto_block = 0;
+    }
     if (!p.model) {
       if (p.open_error.empty()) return;
       ImGui::PushStyleColor(ImGuiCol_Text, kRed);
@@ -397,14 +420,6 @@ struct LessonPanel {
           break;
         }
         case Block::Kind::directive:
-          if (b.directive.name == "link") {  // a node of the knowledge map: opens its lesson
-            std::istringstream is(b.directive.argument);
-            std::string number, panel, label;
-            is >> number >> panel;
-            std::getline(is, label);
-            label = number + " ·" + label + "  (" + panel + ")";
-            if (ImGui::Button(label.c_str())) p.goto_lesson = number;
-          }
           if (b.directive.name == "pause" && current) {
             ImGui::PushStyleColor(ImGuiCol_Text, kAccent);
             ImGui::TextWrapped("%s", w.pause);
@@ -435,6 +450,75 @@ struct LessonPanel {
   }
 };
 
+// [SECTION] knowledge map
+const char* const kLegendEn[3] = {"not yet", "in progress", "learned"};
+const char* const kLegendZh[3] = {"还没学", "正在学", "学过"};
+
+// The map's file and sections, read once; an error is shown in the map's place.
+bool load_map(PanelState& p) {
+  if (p.map || !p.map_error.empty()) return p.map != nullptr;
+  try {
+    auto map = std::make_unique<KnowledgeMap>(load_knowledge_map(knowledge_map_path()));
+    const std::string dir = lessons_dir();
+    for (const auto& c : map->concepts) p.sections.push_back(find_section(c, *map, dir));
+    p.map = std::move(map);
+  } catch (const Error& e) {
+    p.map_error = std::string(e.what()) + (e.hint().empty() ? "" : "\n" + e.hint());
+  }
+  return p.map != nullptr;
+}
+
+viz::ConceptFigure map_figure(const PanelState& p, bool zh) {
+  viz::ConceptFigure f;
+  f.title = zh ? "知识体系总览：点一个概念，打开讲它的那一节" : "The map of the course: click a concept to open the lesson that teaches it";
+  for (int i = 0; i < 3; ++i) f.legend[i] = zh ? kLegendZh[i] : kLegendEn[i];
+  for (size_t g = 0; g < p.map->groups.size(); ++g) {
+    f.groups.push_back(zh ? p.map->groups[g].zh : p.map->groups[g].en);
+    for (const auto& a : p.map->groups[g].after) f.group_edges.emplace_back(p.map->find(a), static_cast<int>(g));
+  }
+  for (size_t i = 0; i < p.map->concepts.size(); ++i) {
+    const MapConcept& c = p.map->concepts[i];
+    const MapSection& sec = p.sections[i];
+    viz::ConceptNode n;
+    n.id = c.id;
+    n.lines = zh ? c.zh : c.en;
+    n.status = static_cast<viz::ConceptStatus>(concept_status(sec, p.progress));
+    for (size_t g = 0; g < p.map->groups.size(); ++g)
+      if (p.map->groups[g].id == c.group) n.group = static_cast<int>(g);
+    n.badge = std::to_string(c.lesson);
+    n.tooltip = zh ? "第 " + std::to_string(c.lesson) + " 课 · " + sec.heading_zh + "：点击打开"
+                   : "Lesson " + std::to_string(c.lesson) + " · " + sec.heading_en + ": click to open it";
+    f.nodes.push_back(std::move(n));
+    for (const auto& a : c.after) f.edges.emplace_back(p.map->find(a), static_cast<int>(i));
+  }
+  return f;
+}
+
+void draw_map(app::GuiState& s, PanelState& p) {
+  if (!load_map(p)) {
+    ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+    ImGui::TextWrapped("%s", p.map_error.c_str());
+    ImGui::PopStyleColor();
+    return;
+  }
+  // The progress file changes as the student moves on: read it again then.
+  const std::string seen = p.id + ":" + (p.model ? std::to_string(p.model->position()) : "-");
+  if (seen != p.progress_seen) {
+    p.progress = load_progress(default_progress_path());
+    p.progress_seen = seen;
+  }
+  const std::string lang = p.model ? p.model->language() : p.lang.empty() ? p.progress.lang : p.lang;
+  const bool zh = lang == "zh";
+  s.map_tab = zh && s.fonts.cjk ? "知识图谱" : "Knowledge map";
+  const int clicked = viz::draw_concept_map(s.map_view, map_figure(p, zh), viz::theme(s.dark), s.fonts, s.scale);
+  if (clicked < 0) return;
+  const MapConcept& c = p.map->concepts[static_cast<size_t>(clicked)];
+  p.goto_lesson = std::to_string(c.lesson);
+  p.goto_block = p.sections[static_cast<size_t>(clicked)].first_block;
+  if (p.model) p.lang = p.model->language();
+  s.show_graph = true;  // the lesson's cells draw into the graph as they run
+}
+
 }  // namespace
 
 app::LessonPanelFn make_gui_lesson_panel(const std::string& id, const std::string& lang) {
@@ -442,6 +526,13 @@ app::LessonPanelFn make_gui_lesson_panel(const std::string& id, const std::strin
   st->id = id.empty() ? "1" : id;
   st->lang = lang;
   return LessonPanel{st};
+}
+
+app::LessonPanelFn make_gui_map_panel(const app::LessonPanelFn& lesson_panel) {
+  const auto* panel = lesson_panel ? lesson_panel.target<LessonPanel>() : nullptr;
+  if (!panel) return {};
+  std::shared_ptr<PanelState> st = panel->st;
+  return [st](app::GuiState& s) { draw_map(s, *st); };
 }
 
 // [SECTION] actions
@@ -463,12 +554,22 @@ bool apply_lesson_action(app::GuiState& s, const std::string& action) {
     if (m.done() || m.current()->kind != Block::Kind::quiz) throw Error("the lesson is not at a quiz");
     m.answer(arg.substr(7));
     app::run_busy(s, [&] { advance(s, p); });
+  } else if (arg.rfind("map ", 0) == 0) {  // a real click on the concept, where the map drew it
+    const std::string id = arg.substr(4);
+    for (const auto& d : s.map_view.drawn)
+      if (d.id == id) {
+        s.click.pos = ImVec2((d.min.x + d.max.x) * 0.5f, (d.min.y + d.max.y) * 0.5f);
+        s.click.frames_left = 3;
+        return true;
+      }
+    throw Error("lesson map: no concept '" + id + "' on screen", "show the map first (the action `map`), then click");
   } else if (arg.rfind("open ", 0) == 0) {
     p.goto_lesson = arg.substr(5);  // takes effect on the panel's next frame, as a click does
   } else if (arg == "lang en" || arg == "lang zh") {
     m.set_language(arg.substr(5));
   } else {
-    throw Error("unknown lesson action '" + arg + "'", "lesson next, lesson all, lesson answer TEXT, lesson open N, lesson lang en|zh");
+    throw Error("unknown lesson action '" + arg + "'",
+                "lesson next, lesson all, lesson answer TEXT, lesson open N, lesson lang en|zh, lesson map CONCEPT (a click on it)");
   }
   return true;
 }

@@ -13,9 +13,14 @@ namespace opscope::lesson {
 // used). The lesson opens on the panel's first frame, in the GUI's workspace and session.
 app::LessonPanelFn make_gui_lesson_panel(const std::string& id, const std::string& lang = {});
 
+// The knowledge map (assets/knowledge_map.txt) drawn as a figure coloured by the student's
+// progress; a click opens the concept's lesson at its section in `lesson_panel` (one made by
+// make_gui_lesson_panel). Plugs into GuiState::map_panel.
+app::LessonPanelFn make_gui_map_panel(const app::LessonPanelFn& lesson_panel);
+
 // Scripted actions for headless runs and tests, applied to the open lesson: "lesson next"
 // (run the next block), "lesson all" (run to the end), "lesson answer TEXT", "lesson open N",
-// "lesson lang zh".
+// "lesson lang zh", "lesson map CONCEPT" (a click on the concept in the map).
 // Returns false when `action` is not a lesson action; throws opscope::Error when it fails.
 bool apply_lesson_action(app::GuiState& s, const std::string& action);
 

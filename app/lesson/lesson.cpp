@@ -36,7 +36,7 @@ int Lesson::count(Block::Kind k) const {
 
 namespace {
 
-const char* const kDirectives[] = {"show", "highlight", "pause", "link"};
+const char* const kDirectives[] = {"show", "highlight", "pause"};
 
 std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
@@ -202,7 +202,7 @@ std::vector<Directive> parse_directives(const std::string& body, const std::stri
     Directive d{trim(t.substr(0, colon)), colon == std::string::npos ? "" : trim(t.substr(colon + 1))};
     if (std::find(std::begin(kDirectives), std::end(kDirectives), d.name) == std::end(kDirectives))
       fail_at(path, line, "unknown directive '" + d.name + "'",
-              "directives are show: PANEL, highlight: NAME, pause, link: LESSON PANEL TEXT (lessons/README.md)");
+              "directives are show: PANEL, highlight: NAME, pause (lessons/README.md); the knowledge map is assets/knowledge_map.txt");
     if (d.name != "pause" && d.argument.empty()) fail_at(path, line, "directive '" + d.name + "' needs an argument");
     out.push_back(std::move(d));
   }
@@ -391,13 +391,6 @@ std::string find_lesson_file(const std::string& dir, const std::string& lang, co
 std::string compare_languages(const Lesson& a, const Lesson& b) {
   if (a.number != b.number || a.minutes != b.minutes || a.prerequisites != b.prerequisites)
     return a.path + " and " + b.path + ": the front matter differs (id, minutes or prerequisites)";
-  // A link's label is translated; its lesson and panel are not.
-  auto link_target = [](const std::string& arg) {
-    std::istringstream is(arg);
-    std::string lesson, panel;
-    is >> lesson >> panel;
-    return lesson + " " + panel;
-  };
   // Block by block, so a player can switch language in the middle of a lesson; prose is
   // translated, everything else must be the same.
   for (size_t i = 0; i < std::min(a.blocks.size(), b.blocks.size()); ++i) {
@@ -414,9 +407,7 @@ std::string compare_languages(const Lesson& a, const Lesson& b) {
                x.quiz.choices.size() == y.quiz.choices.size();
         break;
       case Block::Kind::directive:
-        same = x.directive.name == y.directive.name &&
-               (x.directive.name == "link" ? link_target(x.directive.argument) == link_target(y.directive.argument)
-                                           : x.directive.argument == y.directive.argument);
+        same = x.directive.name == y.directive.name && x.directive.argument == y.directive.argument;
         break;
     }
     if (!same) return where + ": the " + std::string(kind_name(x.kind)) + "s differ";

@@ -19,11 +19,10 @@ struct Quiz {
   std::string explain;  // shown after the student answers
 };
 
-// What a directive asks of the GUI: show a panel, highlight a node, pause for the student, or
-// link a concept to a lesson and a panel (the knowledge map).
+// What a directive asks of the GUI: show a panel, highlight a node, or pause for the student.
 struct Directive {
-  std::string name;      // show | highlight | pause | link
-  std::string argument;  // "memory", "c", "5 memory Cached activations", ...
+  std::string name;      // show | highlight | pause
+  std::string argument;  // "memory", "c", ...
 };
 
 struct Block {

@@ -52,13 +52,21 @@ BlockResult LessonRunner::run_source(const std::string& source, const std::strin
   return r;
 }
 
+BlockResult LessonRunner::run_unrecorded(const std::string& source, const std::string& filename) {
+  const Graph::Mark mark = ws_->graph().mark();
+  BlockResult r = run_source(source, filename);
+  ws_->graph().rollback(mark);
+  return r;
+}
+
 // The code's first line is the line after the fence; blank lines in front of it make the
 // language's FILE:LINE:COL point into the lesson file, so a failing check reads
 // `lessons/en/05-memory.md:88:8: error: assertion failed: ...`.
 BlockResult LessonRunner::run(const Lesson& lesson, const Block& block) {
   if (block.kind != Block::Kind::cell && block.kind != Block::Kind::check) return {};
   FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));  // lessons are untrusted
-  BlockResult r = run_source(std::string(static_cast<size_t>(block.line), '\n') + block.text, lesson.path);
+  const std::string source = std::string(static_cast<size_t>(block.line), '\n') + block.text;
+  BlockResult r = block.kind == Block::Kind::check ? run_unrecorded(source, lesson.path) : run_source(source, lesson.path);
   if (block.expect_error) {  // the error is the lesson: show it as the cell's output
     if (r.ok) {
       r.ok = false;
@@ -75,7 +83,7 @@ BlockResult LessonRunner::run(const Lesson& lesson, const Block& block) {
 BlockResult LessonRunner::verify_quiz(const Lesson& lesson, const Block& block) {
   if (block.kind != Block::Kind::quiz || block.quiz.verify.empty()) return {};
   FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));
-  BlockResult r = run_source(std::string(static_cast<size_t>(block.line), '\n') + "print(" + block.quiz.verify + ")", lesson.path);
+  BlockResult r = run_unrecorded(std::string(static_cast<size_t>(block.line), '\n') + "print(" + block.quiz.verify + ")", lesson.path);
   if (r.ok && !answers_equal(r.output, block.quiz.answer)) {
     r.ok = false;
     r.error = lesson.path + ":" + std::to_string(block.line) + ": error: the quiz's answer is '" + block.quiz.answer +

@@ -50,6 +50,9 @@ class LessonRunner {
 
  private:
   BlockResult run_source(const std::string& source, const std::string& filename);
+  // Checks and quiz verifications look at the cells' results without adding to them: what they
+  // compute (x[0] in an assert) is taken out of the graph again, so the figure shows the cells.
+  BlockResult run_unrecorded(const std::string& source, const std::string& filename);
   std::unique_ptr<Workspace> owned_ws_;
   std::unique_ptr<lang::Session> owned_session_;
   Workspace* ws_ = nullptr;

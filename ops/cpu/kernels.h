@@ -27,7 +27,8 @@ struct ConstMatrix {
 
 enum class SoftmaxKind : int { stable, naive, log };
 
-// conv2d's window over one group of one image: Cg channels of H×W, an R×S kernel.
+// conv2d's window over one group of one image: Cg channels of H×W, an R×S kernel. Filled from
+// ops/geometry.h's ConvGeom (window_of in ops/conv.cpp), the geometry CPU and CUDA share.
 struct ConvWindow {
   int64_t Cg = 1, H = 1, W = 1, R = 1, S = 1, OH = 1, OW = 1;
   int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;  // stride, padding, dilation along H and W
@@ -66,6 +67,7 @@ struct AttentionArgs {
 };
 
 // A pooling window over planes of H×W: KH×KW, strides SH, SW, paddings PH, PW, output OH×OW.
+// Filled from ops/geometry.h's PoolWindow (geom_of in ops/pool.cpp), less its N and C.
 struct PoolGeom {
   int64_t KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0, H = 1, W = 1, OH = 1, OW = 1;
 };

@@ -15,17 +15,21 @@
 #include <immintrin.h>
 
 #include "ops/cpu/isa_build.h"
+#include "ops/geometry.h"
 
 namespace opscope::cpu::OPSCOPE_CPU_NS {
 namespace {
 
 // --- the plain loops ---------------------------------------------------------------------------
+// The window's clipped span along each axis is geometry.h's window_span, as in `direct` and CUDA.
 template <class F>
 void for_each_window(const PoolGeom& g, F f) {
   for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const int64_t hs = oh * g.SH - g.PH, h0 = std::max<int64_t>(hs, 0), h1 = std::min(hs + g.KH, g.H);
+    int64_t h0, h1;
+    window_span(oh, g.SH, g.PH, g.KH, g.H, h0, h1);
     for (int64_t ow = 0; ow < g.OW; ++ow) {
-      const int64_t ws = ow * g.SW - g.PW, w0 = std::max<int64_t>(ws, 0), w1 = std::min(ws + g.KW, g.W);
+      int64_t w0, w1;
+      window_span(ow, g.SW, g.PW, g.KW, g.W, w0, w1);
       f(oh, ow, h0, h1, w0, w1);
     }
   }

@@ -348,19 +348,17 @@ void attention_backward(KernelCtx& k) {
   OPSCOPE_CUDA_LAUNCHED("attn_backward_keys");
 }
 
-struct Register {
-  Register() {
-    add_kernel("scaled_dot_product_attention", "flash", [](KernelCtx& k) {
-      visit_float(k.out().dtype(), k.op.name, [&](auto z) { attention_forward<decltype(z)>(k, true); });
-    });
-    add_kernel("scaled_dot_product_attention", "naive", [](KernelCtx& k) {
-      visit_float(k.out().dtype(), k.op.name, [&](auto z) { attention_forward<decltype(z)>(k, false); });
-    });
-    add_kernel("attention_backward", "flash", [](KernelCtx& k) {
-      visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { attention_backward<decltype(z)>(k); });
-    });
-  }
-} register_attention;
+OPSCOPE_CUDA_REGISTER(register_attention_kernels) {
+  add_kernel("scaled_dot_product_attention", "flash", [](KernelCtx& k) {
+    visit_float(k.out().dtype(), k.op.name, [&](auto z) { attention_forward<decltype(z)>(k, true); });
+  });
+  add_kernel("scaled_dot_product_attention", "naive", [](KernelCtx& k) {
+    visit_float(k.out().dtype(), k.op.name, [&](auto z) { attention_forward<decltype(z)>(k, false); });
+  });
+  add_kernel("attention_backward", "flash", [](KernelCtx& k) {
+    visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { attention_backward<decltype(z)>(k); });
+  });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

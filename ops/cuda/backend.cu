@@ -54,6 +54,28 @@ StridedIndex strided_index(const Shape& shape, const Shape& own_shape, const Str
 
 namespace {
 
+__global__ void find_out_of_range(const int64_t* idx, int64_t n, int64_t lo, int64_t bound, unsigned long long* first_bad) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    if (idx[i] < lo || idx[i] >= bound) atomicMin(first_bad, static_cast<unsigned long long>(i));
+}
+
+}  // namespace
+
+int64_t first_out_of_range(const KernelCtx& k, const Tensor& idx, int64_t bound, int64_t lo) {
+  const int64_t n = idx.numel();
+  if (n == 0) return -1;
+  constexpr int64_t kNone = int64_t{1} << 62;  // exactly representable as the double fill() takes
+  Tensor flag = k.workspace({1}, DType::i64);
+  flag.fill(static_cast<double>(kNone));
+  find_out_of_range<<<grid_for(n), kThreads, 0, stream()>>>(idx.data<int64_t>(), n, lo, bound,
+                                                            reinterpret_cast<unsigned long long*>(flag.data<int64_t>()));
+  OPSCOPE_CUDA_LAUNCHED("find_out_of_range");
+  const int64_t bad = static_cast<int64_t>(flag.get(0));
+  return bad == kNone ? -1 : bad;
+}
+
+namespace {
+
 // --- copies, fills, accumulation on the device -----------------------------------------------
 template <class D, class S>
 __global__ void copy_strided_kernel(D* dst, StridedIndex di, const S* src, StridedIndex si, int64_t n) {
@@ -147,17 +169,15 @@ class CudaCachingAllocator final : public Allocator {
 // Ops whose CPU kernel only makes views or calls Tensor::copy_from/fill run unchanged on the
 // GPU (copy_from and fill dispatch to this backend): the shape family and cast. Their CUDA
 // kernel calls the CPU one, looked up when it runs (registration order does not matter).
-struct AttachDeviceAgnosticKernels {
-  AttachDeviceAgnosticKernels() {
-    for (const char* name : {"transpose", "permute", "reshape", "flatten", "slice", "slice_backward", "concat", "stack",
-                             "expand", "cast"})
-      add_kernel(name, "default", [](KernelCtx& k) {
-        const KernelFn* cpu = k.op.find_kernel(Device::cpu, "default");
-        if (!cpu) throw Error(k.op.name + ": no kernel for algorithm 'default'");
-        (*cpu)(k);
-      });
-  }
-} attach_device_agnostic_kernels;
+OPSCOPE_CUDA_REGISTER(register_device_agnostic_kernels) {
+  for (const char* name : {"transpose", "permute", "reshape", "flatten", "slice", "slice_backward", "concat", "stack",
+                           "expand", "cast"})
+    add_kernel(name, "default", [](KernelCtx& k) {
+      const KernelFn* cpu = k.op.find_kernel(Device::cpu, "default");
+      if (!cpu) throw Error(k.op.name + ": no kernel for algorithm 'default'");
+      (*cpu)(k);
+    });
+}
 
 class CudaBackend final : public DeviceBackend {
  public:
@@ -249,9 +269,7 @@ class CudaBackend final : public DeviceBackend {
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
 };
 
-struct RegisterBackend {
-  RegisterBackend() { register_device_backend(std::make_unique<CudaBackend>()); }
-} register_backend;
+OPSCOPE_CUDA_REGISTER(register_backend) { register_device_backend(std::make_unique<CudaBackend>()); }
 
 }  // namespace
 }  // namespace opscope::cuda

@@ -10,31 +10,16 @@
 //  backward_weight  naive: one thread per weight element sums over N·OH·OW; im2col:
 //                   dW_g += dy_g · col_nᵀ for each image (GEMM with accumulation).
 #include "ops/cuda/cuda_util.cuh"
+#include "ops/geometry.h"
 
 namespace opscope::cuda {
 namespace {
-
-struct Geom {
-  int64_t N, C, H, W, K, R, S, OH, OW, sh, sw, ph, pw, dh, dw, G, Cg, Kg;
-};
-
-Geom make_geom(const Shape& x, const Shape& w, const Shape& y, const Attrs& a) {
-  Geom g{};
-  g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
-  g.K = w[0], g.R = w[2], g.S = w[3];
-  g.OH = y[2], g.OW = y[3];
-  const auto &st = a.ints("stride"), &pad = a.ints("padding"), &dil = a.ints("dilation");
-  g.sh = st[0], g.sw = st[1], g.ph = pad[0], g.pw = pad[1], g.dh = dil[0], g.dw = dil[1];
-  g.G = a.i("groups");
-  g.Cg = g.C / g.G, g.Kg = g.K / g.G;
-  return g;
-}
 
 #define GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
 template <class T>
-__global__ void conv_naive(Geom g, const T* x, const T* w, const T* b, T* y) {
+__global__ void conv_naive(ConvGeom g, const T* x, const T* w, const T* b, T* y) {
   GRID_STRIDE(e, g.N * g.K * g.OH * g.OW) {
     const int64_t ow = e % g.OW, oh = (e / g.OW) % g.OH, k = (e / (g.OW * g.OH)) % g.K, n = e / (g.OW * g.OH * g.K);
     const int64_t grp = k / g.Kg;
@@ -57,7 +42,7 @@ __global__ void conv_naive(Geom g, const T* x, const T* w, const T* b, T* y) {
 
 // col[(c·R + r)·S + s, oh·OW + ow] = x[n, grp·Cg + c, oh·stride − pad + r·dil, ow·stride − pad + s·dil]
 template <class T>
-__global__ void im2col(Geom g, const T* x, int64_t n, int64_t grp, T* col) {
+__global__ void im2col(ConvGeom g, const T* x, int64_t n, int64_t grp, T* col) {
   const int64_t cols = g.OH * g.OW;
   GRID_STRIDE(e, g.Cg * g.R * g.S * cols) {
     const int64_t p = e % cols, row = e / cols;
@@ -70,7 +55,7 @@ __global__ void im2col(Geom g, const T* x, int64_t n, int64_t grp, T* col) {
 
 // The inverse: each input element of (n, group) sums the col entries that read it.
 template <class T>
-__global__ void col2im(Geom g, const T* col, int64_t n, int64_t grp, T* dx) {
+__global__ void col2im(ConvGeom g, const T* col, int64_t n, int64_t grp, T* dx) {
   const int64_t cols = g.OH * g.OW;
   GRID_STRIDE(e, g.Cg * g.H * g.W) {
     const int64_t w = e % g.W, h = (e / g.W) % g.H, c = e / (g.W * g.H);
@@ -97,7 +82,7 @@ __global__ void add_bias(const T* b, T* y, int64_t N, int64_t K, int64_t plane) 
 }
 
 template <class T>
-__global__ void backward_input_naive(Geom g, const T* dy, const T* w, T* dx) {
+__global__ void backward_input_naive(ConvGeom g, const T* dy, const T* w, T* dx) {
   GRID_STRIDE(e, g.N * g.C * g.H * g.W) {
     const int64_t wi = e % g.W, h = (e / g.W) % g.H, c = (e / (g.W * g.H)) % g.C, n = e / (g.W * g.H * g.C);
     const int64_t grp = c / g.Cg, cg = c % g.Cg;
@@ -119,7 +104,7 @@ __global__ void backward_input_naive(Geom g, const T* dy, const T* w, T* dx) {
 }
 
 template <class T>
-__global__ void backward_weight_naive(Geom g, const T* x, const T* dy, T* dw) {
+__global__ void backward_weight_naive(ConvGeom g, const T* x, const T* dy, T* dw) {
   GRID_STRIDE(e, g.K * g.Cg * g.R * g.S) {
     const int64_t s = e % g.S, r = (e / g.S) % g.R, c = (e / (g.S * g.R)) % g.Cg, k = e / (g.S * g.R * g.Cg);
     const int64_t grp = k / g.Kg;
@@ -140,7 +125,7 @@ __global__ void backward_weight_naive(Geom g, const T* x, const T* dy, T* dw) {
 
 Tensor as(const Tensor& t, DType dt) { return dense(t.dtype() == dt ? t : t.cast(dt)); }
 
-void check_int(const Geom& g) {
+void check_int(const ConvGeom& g) {
   if (g.Kg > INT32_MAX || g.OH * g.OW > INT32_MAX || g.Cg * g.R * g.S > INT32_MAX)
     throw Error("conv2d: the CUDA im2col kernel takes GEMM sizes below 2^31");
 }
@@ -151,7 +136,7 @@ void forward(KernelCtx& k, bool im2col_algo) {
   const DType dt = y.dtype();
   const Tensor x = as(k.in(0), dt), w = as(k.in(1), dt);
   const Tensor b = k.inputs.size() > 2 && k.in(2).defined() ? as(k.in(2), dt) : Tensor();
-  const Geom g = make_geom(x.shape(), w.shape(), y.shape(), k.attrs);
+  const ConvGeom g = conv_geom(x.shape(), w.shape(), k.attrs);
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
     const T* pb = b.defined() ? b.data<T>() : nullptr;
@@ -183,7 +168,7 @@ void backward_input(KernelCtx& k, bool im2col_algo) {
   if (dx.numel() == 0) return;
   const DType dt = dx.dtype();
   const Tensor dy = as(k.in(0), dt), w = as(k.in(1), dt);
-  const Geom g = make_geom(dx.shape(), w.shape(), dy.shape(), k.attrs);
+  const ConvGeom g = conv_geom(dx.shape(), w.shape(), k.attrs);
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
     if (!im2col_algo || dy.numel() == 0) {
@@ -211,7 +196,7 @@ void backward_weight(KernelCtx& k, bool im2col_algo) {
   if (dw.numel() == 0) return;
   const DType dt = dw.dtype();
   const Tensor x = as(k.in(0), dt), dy = as(k.in(1), dt);
-  const Geom g = make_geom(x.shape(), dw.shape(), dy.shape(), k.attrs);
+  const ConvGeom g = conv_geom(x.shape(), dw.shape(), k.attrs);
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
     if (!im2col_algo || dy.numel() == 0) {
@@ -233,16 +218,14 @@ void backward_weight(KernelCtx& k, bool im2col_algo) {
   });
 }
 
-struct Register {
-  Register() {
-    add_kernel("conv2d", "im2col", [](KernelCtx& k) { forward(k, true); });
-    add_kernel("conv2d", "naive", [](KernelCtx& k) { forward(k, false); });
-    add_kernel("conv2d_backward_input", "im2col", [](KernelCtx& k) { backward_input(k, true); });
-    add_kernel("conv2d_backward_input", "naive", [](KernelCtx& k) { backward_input(k, false); });
-    add_kernel("conv2d_backward_weight", "im2col", [](KernelCtx& k) { backward_weight(k, true); });
-    add_kernel("conv2d_backward_weight", "naive", [](KernelCtx& k) { backward_weight(k, false); });
-  }
-} register_conv;
+OPSCOPE_CUDA_REGISTER(register_conv_kernels) {
+  add_kernel("conv2d", "im2col", [](KernelCtx& k) { forward(k, true); });
+  add_kernel("conv2d", "naive", [](KernelCtx& k) { forward(k, false); });
+  add_kernel("conv2d_backward_input", "im2col", [](KernelCtx& k) { backward_input(k, true); });
+  add_kernel("conv2d_backward_input", "naive", [](KernelCtx& k) { backward_input(k, false); });
+  add_kernel("conv2d_backward_weight", "im2col", [](KernelCtx& k) { backward_weight(k, true); });
+  add_kernel("conv2d_backward_weight", "naive", [](KernelCtx& k) { backward_weight(k, false); });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

@@ -43,6 +43,14 @@ inline void add_kernel(const std::string& op, const std::string& algo, KernelFn 
   OpRegistry::instance().add_kernel(op, Device::cuda, algo, std::move(fn), device_default);
 }
 
+// Runs the body at static-initialisation time, as OPSCOPE_REGISTER_OPS does for the ops: each
+// file of ops/cuda registers its kernels (backend.cu: the device backend) in one such block.
+//   OPSCOPE_CUDA_REGISTER(register_conv_kernels) { add_kernel("conv2d", "im2col", ...); }
+#define OPSCOPE_CUDA_REGISTER(fn)                                                 \
+  static void fn();                                                               \
+  [[maybe_unused]] static const bool OPSCOPE_CAT(fn, _registered) = (fn(), true); \
+  static void fn()
+
 // Calls f(T{}) for float32/float64 (the only element types the CUDA kernels compute in).
 template <class F>
 void visit_float(DType dt, const std::string& op, F&& f) {
@@ -54,11 +62,16 @@ void visit_float(DType dt, const std::string& op, F&& f) {
 // Dense data on the device (a temporary copy when strided).
 inline Tensor dense(const Tensor& t) { return t.contiguous(MemCategory::temporary); }
 
-// Row-major C = op(A)·op(B) (+ C when accumulate) through cuBLAS, for the kernels that need a
-// GEMM (conv2d im2col). op(A) is M×K, op(B) K×N; a transposed operand is stored the other way
-// round. Defined in matmul.cu, next to the row- vs column-major explanation.
+// Row-major C = alpha·op(A)·op(B) (+ C when accumulate) through cuBLAS, for the kernels that
+// need a GEMM (conv2d im2col, sgd_matmul_update). op(A) is M×K, op(B) K×N; a transposed operand
+// is stored the other way round. Defined in matmul.cu, next to the row- vs column-major explanation.
 template <class T>
-void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* B, T* C, bool accumulate);
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* B, T* C, bool accumulate, T alpha = T(1));
+
+// The first flat position of the int64 tensor `idx` (dense, on the device) whose value lies
+// outside [lo, bound), or -1: found on the device (atomicMin), 8 bytes read back (a
+// synchronisation). The kernels throw ops/index_check.h's errors with it.
+int64_t first_out_of_range(const KernelCtx& k, const Tensor& idx, int64_t bound, int64_t lo = 0);
 
 // A tensor's shape and strides by value, for index arithmetic inside a kernel.
 constexpr int kMaxRank = 8;

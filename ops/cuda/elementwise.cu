@@ -1,5 +1,6 @@
-// CUDA elementwise kernels: binary arithmetic and comparisons with NumPy broadcasting, where,
-// unary maths and the activations. Bandwidth-bound: the roofline is bytes moved / copy bandwidth.
+// CUDA elementwise kernels: every pointwise op (binary arithmetic and comparisons with NumPy
+// broadcasting, unary maths, the activations), each derived from its formula in
+// ops/pointwise.h, and where. Bandwidth-bound: the roofline is bytes moved / copy bandwidth.
 //
 // Three paths per op, chosen on the host:
 //  - vec4: float32, every tensor dense with the output's shape and 16-byte aligned: each thread
@@ -9,39 +10,29 @@
 #include <cmath>
 
 #include "ops/cuda/cuda_util.cuh"
+#include "ops/pointwise_op.h"
 
 namespace opscope::cuda {
 namespace {
 
-constexpr double kSqrt2 = 1.41421356237309504880;
-constexpr double kSqrt2OverPi = 0.79788456080286535588;
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;
-
 #define GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
-// --- functors (one per op; T the compute type, R the result type) ------------------------------
-struct Add { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };
-struct Sub { template <class T> __device__ T operator()(T a, T b) const { return a - b; } };
-struct Mul { template <class T> __device__ T operator()(T a, T b) const { return a * b; } };
-struct Div { template <class T> __device__ T operator()(T a, T b) const { return a / b; } };
-struct Pow {
-  template <class T> __device__ T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) {  // integer power by squaring, as the CPU's std::pow then cast
-      return static_cast<T>(pow(static_cast<double>(a), static_cast<double>(b)));
-    } else {
-      return pow(a, b);
-    }
+using pointwise::Formula;
+
+// The formula of one op as a device functor (T the compute type; the launch casts to the stored type).
+template <Formula F>
+struct FormulaFn {
+  pointwise::Params p;
+  template <class T>
+  __device__ T operator()(T a, T b) const {
+    return pointwise::eval<F, T>(a, b, p);
+  }
+  template <class T>
+  __device__ T operator()(T a) const {
+    return pointwise::eval<F, T>(a, a, p);
   }
 };
-struct Maximum { template <class T> __device__ T operator()(T a, T b) const { return a > b ? a : b; } };
-struct Minimum { template <class T> __device__ T operator()(T a, T b) const { return a < b ? a : b; } };
-struct Eq { template <class T> __device__ int64_t operator()(T a, T b) const { return a == b; } };
-struct Ne { template <class T> __device__ int64_t operator()(T a, T b) const { return a != b; } };
-struct Lt { template <class T> __device__ int64_t operator()(T a, T b) const { return a < b; } };
-struct Le { template <class T> __device__ int64_t operator()(T a, T b) const { return a <= b; } };
-struct Gt { template <class T> __device__ int64_t operator()(T a, T b) const { return a > b; } };
-struct Ge { template <class T> __device__ int64_t operator()(T a, T b) const { return a >= b; } };
 
 template <class T, class R, class F>
 __global__ void binary_dense(const T* a, const T* b, R* out, int64_t n, F f) {
@@ -99,74 +90,11 @@ void launch_binary(const Tensor& a0, const Tensor& b0, const Tensor& out, F f, c
   OPSCOPE_CUDA_LAUNCHED(name);
 }
 
-template <class F>
-void arith(const char* op, F f) {
-  add_kernel(op, "default", [f, op](KernelCtx& k) {
-    switch (k.out().dtype()) {
-      case DType::f32: launch_binary<float, float>(k.in(0), k.in(1), k.out(), f, op); break;
-      case DType::f64: launch_binary<double, double>(k.in(0), k.in(1), k.out(), f, op); break;
-      default: launch_binary<int64_t, int64_t>(k.in(0), k.in(1), k.out(), f, op); break;
-    }
-  });
-}
-
-template <class F>
-void compare(const char* op, F f) {
-  add_kernel(op, "default", [f, op](KernelCtx& k) {
-    switch (promote(k.in(0).dtype(), k.in(1).dtype())) {
-      case DType::f32: launch_binary<float, int64_t>(k.in(0), k.in(1), k.out(), f, op); break;
-      case DType::f64: launch_binary<double, int64_t>(k.in(0), k.in(1), k.out(), f, op); break;
-      default: launch_binary<int64_t, int64_t>(k.in(0), k.in(1), k.out(), f, op); break;
-    }
-  });
-}
-
 template <class T>
 __global__ void where_kernel(const int64_t* c, StridedIndex ic, const T* a, StridedIndex ia, const T* b,
                              StridedIndex ib, T* out, int64_t n) {
   GRID_STRIDE(i, n) out[i] = c[offset_of(ic, i)] ? a[offset_of(ia, i)] : b[offset_of(ib, i)];
 }
-
-// --- unary -----------------------------------------------------------------------------------
-struct Neg { template <class T> __device__ T operator()(T x) const { return -x; } };
-struct Exp { template <class T> __device__ T operator()(T x) const { return exp(x); } };
-struct Log { template <class T> __device__ T operator()(T x) const { return log(x); } };
-struct Sqrt { template <class T> __device__ T operator()(T x) const { return sqrt(x); } };
-struct Abs { template <class T> __device__ T operator()(T x) const { return x < T(0) ? -x : x; } };
-struct Sign { template <class T> __device__ T operator()(T x) const { return T((x > T(0)) - (x < T(0))); } };
-struct Relu { template <class T> __device__ T operator()(T x) const { return x > T(0) ? x : T(0); } };
-struct Sigmoid {  // overflow-safe: never exp of a large positive number
-  template <class T> __device__ T operator()(T x) const {
-    if (x >= T(0)) return T(1) / (T(1) + exp(-x));
-    const T e = exp(x);
-    return e / (T(1) + e);
-  }
-};
-struct Tanh { template <class T> __device__ T operator()(T x) const { return tanh(x); } };
-struct LeakyRelu {
-  double slope;
-  template <class T> __device__ T operator()(T x) const { return x > T(0) ? x : x * T(slope); }
-};
-struct Gelu {
-  bool tanh_form;
-  template <class T> __device__ T operator()(T x) const {
-    if (tanh_form) return T(0.5) * x * (T(1) + tanh(T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x)));
-    return T(0.5) * x * (T(1) + erf(x * T(1.0 / kSqrt2)));
-  }
-};
-struct GeluBackward {
-  bool tanh_form;
-  template <class T> __device__ T operator()(T x, T dy) const {
-    if (tanh_form) {
-      const T t = tanh(T(kSqrt2OverPi) * (x + T(0.044715) * x * x * x));
-      const T du = T(kSqrt2OverPi) * (T(1) + T(3 * 0.044715) * x * x);
-      return dy * (T(0.5) * (T(1) + t) + T(0.5) * x * (T(1) - t * t) * du);
-    }
-    const T cdf = T(0.5) * (T(1) + erf(x * T(1.0 / kSqrt2)));
-    const T pdf = T(kInvSqrt2Pi) * exp(T(-0.5) * x * x);
-    return dy * (cdf + x * pdf);
-  }
-};
 
 template <class T, class F>
 __global__ void unary_dense(const T* x, T* out, int64_t n, F f) {
@@ -205,74 +133,59 @@ void launch_unary(const Tensor& x0, const Tensor& out, F f, const char* name) {
   OPSCOPE_CUDA_LAUNCHED(name);
 }
 
-// `make(attrs)` builds the functor from the call's attributes.
-template <class Make>
-void unary_op(const char* op, bool float_only, Make make) {
-  add_kernel(op, "default", [op, float_only, make](KernelCtx& k) {
-    const auto f = make(k.attrs);
+// The CUDA kernel of the pointwise op of formula F: as on the CPU, two operands compute in the
+// output's dtype, or for a comparison (int64 0/1) in the inputs' promoted dtype.
+template <Formula F>
+void launch_pointwise(KernelCtx& k) {
+  const FormulaFn<F> f{pointwise_params(k.op, k.attrs)};
+  const char* name = pointwise::name_of(F);
+  const DType out = k.out().dtype();
+  if constexpr (pointwise::arity_of(F) == 1) {
     switch (k.in(0).dtype()) {
-      case DType::f32: launch_unary<float>(k.in(0), k.out(), f, op); break;
-      case DType::f64: launch_unary<double>(k.in(0), k.out(), f, op); break;
+      case DType::f32: return launch_unary<float>(k.in(0), k.out(), f, name);
+      case DType::f64: return launch_unary<double>(k.in(0), k.out(), f, name);
       default:
-        if (float_only) throw Error(std::string(op) + ": expected a floating-point tensor");
-        launch_unary<int64_t>(k.in(0), k.out(), f, op);
+        if constexpr (pointwise::takes_int64(F)) return launch_unary<int64_t>(k.in(0), k.out(), f, name);
+        throw Error(std::string(name) + ": expected a floating-point tensor");
     }
-  });
+  } else {
+    const DType compute = is_floating(out) ? out : promote(k.in(0).dtype(), k.in(1).dtype());
+    const bool flag = out == DType::i64 && compute != DType::i64;  // a comparison's 0/1
+    switch (compute) {
+      case DType::f32: return flag ? launch_binary<float, int64_t>(k.in(0), k.in(1), k.out(), f, name)
+                                   : launch_binary<float, float>(k.in(0), k.in(1), k.out(), f, name);
+      case DType::f64: return flag ? launch_binary<double, int64_t>(k.in(0), k.in(1), k.out(), f, name)
+                                   : launch_binary<double, double>(k.in(0), k.in(1), k.out(), f, name);
+      default:
+        if constexpr (pointwise::takes_int64(F)) return launch_binary<int64_t, int64_t>(k.in(0), k.in(1), k.out(), f, name);
+        throw Error(std::string(name) + ": expected a floating-point tensor");
+    }
+  }
 }
 
-struct Register {
-  Register() {
-    arith("add", Add{});
-    arith("sub", Sub{});
-    arith("mul", Mul{});
-    arith("div", Div{});
-    arith("pow", Pow{});
-    arith("maximum", Maximum{});
-    arith("minimum", Minimum{});
-    compare("eq", Eq{});
-    compare("ne", Ne{});
-    compare("lt", Lt{});
-    compare("le", Le{});
-    compare("gt", Gt{});
-    compare("ge", Ge{});
-    add_kernel("where", "default", [](KernelCtx& k) {
-      const Tensor& out = k.out();
-      const int64_t n = out.numel();
-      if (n == 0) return;
-      Tensor c = k.in(0).dtype() == DType::i64 ? k.in(0) : k.in(0).cast(DType::i64);
-      Tensor a = k.in(1).dtype() == out.dtype() ? k.in(1) : k.in(1).cast(out.dtype());
-      Tensor b = k.in(2).dtype() == out.dtype() ? k.in(2) : k.in(2).cast(out.dtype());
-      const StridedIndex ic = strided_index(out.shape(), c.shape(), c.strides(), "where");
-      const StridedIndex ia = strided_index(out.shape(), a.shape(), a.strides(), "where");
-      const StridedIndex ib = strided_index(out.shape(), b.shape(), b.strides(), "where");
-      visit_dtype(out.dtype(), [&](auto z) {
-        using T = decltype(z);
-        where_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(c.data<int64_t>(), ic, a.data<T>(), ia, b.data<T>(), ib,
-                                                                out.data<T>(), n);
-        OPSCOPE_CUDA_LAUNCHED("where_kernel");
-      });
+OPSCOPE_CUDA_REGISTER(register_elementwise_kernels) {
+  // Every formula of ops/pointwise.h is the CUDA kernel of the op of its name.
+#define OPSCOPE_PW_CUDA(name, arity, ints) add_kernel(#name, "default", launch_pointwise<Formula::name>);
+  OPSCOPE_POINTWISE_FORMULAS(OPSCOPE_PW_CUDA)
+#undef OPSCOPE_PW_CUDA
+  add_kernel("where", "default", [](KernelCtx& k) {
+    const Tensor& out = k.out();
+    const int64_t n = out.numel();
+    if (n == 0) return;
+    Tensor c = k.in(0).dtype() == DType::i64 ? k.in(0) : k.in(0).cast(DType::i64);
+    Tensor a = k.in(1).dtype() == out.dtype() ? k.in(1) : k.in(1).cast(out.dtype());
+    Tensor b = k.in(2).dtype() == out.dtype() ? k.in(2) : k.in(2).cast(out.dtype());
+    const StridedIndex ic = strided_index(out.shape(), c.shape(), c.strides(), "where");
+    const StridedIndex ia = strided_index(out.shape(), a.shape(), a.strides(), "where");
+    const StridedIndex ib = strided_index(out.shape(), b.shape(), b.strides(), "where");
+    visit_dtype(out.dtype(), [&](auto z) {
+      using T = decltype(z);
+      where_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(c.data<int64_t>(), ic, a.data<T>(), ia, b.data<T>(), ib,
+                                                              out.data<T>(), n);
+      OPSCOPE_CUDA_LAUNCHED("where_kernel");
     });
-    auto none = [](const Attrs&) { return 0; };
-    unary_op("neg", false, [none](const Attrs& a) { (void)none(a); return Neg{}; });
-    unary_op("exp", true, [](const Attrs&) { return Exp{}; });
-    unary_op("log", true, [](const Attrs&) { return Log{}; });
-    unary_op("sqrt", true, [](const Attrs&) { return Sqrt{}; });
-    unary_op("abs", false, [](const Attrs&) { return Abs{}; });
-    unary_op("sign", false, [](const Attrs&) { return Sign{}; });
-    unary_op("relu", true, [](const Attrs&) { return Relu{}; });
-    unary_op("sigmoid", true, [](const Attrs&) { return Sigmoid{}; });
-    unary_op("tanh", true, [](const Attrs&) { return Tanh{}; });
-    unary_op("leaky_relu", true, [](const Attrs& a) { return LeakyRelu{a.f("negative_slope")}; });
-    unary_op("gelu", true, [](const Attrs& a) { return Gelu{a.s("approximate") == "tanh"}; });
-    add_kernel("gelu_backward", "default", [](KernelCtx& k) {
-      const GeluBackward f{k.attrs.s("approximate") == "tanh"};
-      visit_float(k.in(0).dtype(), "gelu_backward", [&](auto z) {
-        using T = decltype(z);
-        launch_binary<T, T>(dense(k.in(0)), dense(k.in(1)), k.out(), f, "gelu_backward");
-      });
-    });
-  }
-} register_elementwise;
+  });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

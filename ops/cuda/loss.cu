@@ -8,30 +8,14 @@
 //  mse_loss        one block sums (p − q)² over all elements.
 // A target outside [0, C) is an error naming it, found on the device (8 bytes read back).
 #include "ops/cuda/cuda_util.cuh"
+#include "ops/index_check.h"
 
 namespace opscope::cuda {
 namespace {
 
-__global__ void find_bad_target(const int64_t* t, int64_t n, int64_t C, unsigned long long* first_bad) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
-    if (t[i] < 0 || t[i] >= C) atomicMin(first_bad, static_cast<unsigned long long>(i));
-}
-
 void check_targets(KernelCtx& k, const Tensor& targets, int64_t C) {
-  const int64_t n = targets.numel();
-  if (n == 0) return;
-  constexpr int64_t kNone = int64_t{1} << 62;
-  Tensor flag = k.workspace({1}, DType::i64);
-  flag.fill(static_cast<double>(kNone));
-  find_bad_target<<<grid_for(n), kThreads, 0, stream()>>>(targets.data<int64_t>(), n, C,
-                                                          reinterpret_cast<unsigned long long*>(flag.data<int64_t>()));
-  OPSCOPE_CUDA_LAUNCHED("find_bad_target");
-  const int64_t bad = static_cast<int64_t>(flag.get(0));
-  if (bad != kNone)
-    throw Error(k.op.name + ": target " + std::to_string(static_cast<int64_t>(targets.get(bad))) + " at index " +
-                    std::to_string(bad) + " is out of range [0, " + std::to_string(C) + ") for logits with C = " +
-                    std::to_string(C) + " classes",
-                "targets are class indices 0 .. C-1; check the number of classes in the last layer");
+  if (const int64_t bad = first_out_of_range(k, targets, C); bad >= 0)
+    throw target_out_of_range(k.op.name, static_cast<int64_t>(targets.get(bad)), bad, C);
 }
 
 template <class T>
@@ -84,54 +68,52 @@ __global__ void squared_error(const T* p, const T* q, int64_t n, double divisor,
 
 int threads_for(int64_t n) { return n <= 64 ? 32 : n <= 1024 ? 128 : 512; }
 
-struct Register {
-  Register() {
-    add_kernel("cross_entropy", "default", [](KernelCtx& k) {
-      const Tensor x = dense(k.in(0)), t = dense(k.in(1));
-      const int64_t N = x.shape()[0], C = x.shape()[1];
-      check_targets(k, t, C);
-      const double divisor = k.attrs.s("reduction") == "mean" ? static_cast<double>(N) : 1.0;  // N = 0: NaN
-      Tensor terms = k.workspace({std::max<int64_t>(N, 1)}, DType::f64);
-      visit_float(x.dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        if (N > 0 && C > 0) {
-          cross_entropy_rows<T><<<unsigned(N), threads_for(C), 0, stream()>>>(x.data<T>(), t.data<int64_t>(),
-                                                                              terms.data<double>(), C);
-          OPSCOPE_CUDA_LAUNCHED("cross_entropy_rows");
-        }
-        sum_terms<T><<<1, 512, 0, stream()>>>(terms.data<double>(), N, divisor, k.out().data<T>());
-        OPSCOPE_CUDA_LAUNCHED("sum_terms");
-      });
+OPSCOPE_CUDA_REGISTER(register_loss_kernels) {
+  add_kernel("cross_entropy", "default", [](KernelCtx& k) {
+    const Tensor x = dense(k.in(0)), t = dense(k.in(1));
+    const int64_t N = x.shape()[0], C = x.shape()[1];
+    check_targets(k, t, C);
+    const double divisor = k.attrs.s("reduction") == "mean" ? static_cast<double>(N) : 1.0;  // N = 0: NaN
+    Tensor terms = k.workspace({std::max<int64_t>(N, 1)}, DType::f64);
+    visit_float(x.dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      if (N > 0 && C > 0) {
+        cross_entropy_rows<T><<<unsigned(N), threads_for(C), 0, stream()>>>(x.data<T>(), t.data<int64_t>(),
+                                                                            terms.data<double>(), C);
+        OPSCOPE_CUDA_LAUNCHED("cross_entropy_rows");
+      }
+      sum_terms<T><<<1, 512, 0, stream()>>>(terms.data<double>(), N, divisor, k.out().data<T>());
+      OPSCOPE_CUDA_LAUNCHED("sum_terms");
     });
-    add_kernel("cross_entropy_backward", "default", [](KernelCtx& k) {
-      const DType dt = k.out().dtype();
-      const Tensor x = dense(k.in(0)), t = dense(k.in(1));
-      const Tensor dl = k.in(2).dtype() == dt ? dense(k.in(2)) : k.in(2).cast(dt);
-      const int64_t N = x.shape()[0], C = x.shape()[1];
-      if (N == 0 || C == 0) return;
-      check_targets(k, t, C);
-      const double divisor = k.attrs.s("reduction") == "mean" ? static_cast<double>(N) : 1.0;
-      visit_float(dt, k.op.name, [&](auto z) {
-        using T = decltype(z);
-        cross_entropy_backward_rows<T><<<unsigned(N), threads_for(C), 0, stream()>>>(
-            x.data<T>(), t.data<int64_t>(), dl.data<T>(), divisor, k.out().data<T>(), C);
-        OPSCOPE_CUDA_LAUNCHED("cross_entropy_backward_rows");
-      });
+  });
+  add_kernel("cross_entropy_backward", "default", [](KernelCtx& k) {
+    const DType dt = k.out().dtype();
+    const Tensor x = dense(k.in(0)), t = dense(k.in(1));
+    const Tensor dl = k.in(2).dtype() == dt ? dense(k.in(2)) : k.in(2).cast(dt);
+    const int64_t N = x.shape()[0], C = x.shape()[1];
+    if (N == 0 || C == 0) return;
+    check_targets(k, t, C);
+    const double divisor = k.attrs.s("reduction") == "mean" ? static_cast<double>(N) : 1.0;
+    visit_float(dt, k.op.name, [&](auto z) {
+      using T = decltype(z);
+      cross_entropy_backward_rows<T><<<unsigned(N), threads_for(C), 0, stream()>>>(
+          x.data<T>(), t.data<int64_t>(), dl.data<T>(), divisor, k.out().data<T>(), C);
+      OPSCOPE_CUDA_LAUNCHED("cross_entropy_backward_rows");
     });
-    add_kernel("mse_loss", "default", [](KernelCtx& k) {
-      const DType dt = k.out().dtype();
-      auto as = [&](const Tensor& t) { return dense(t.dtype() == dt ? t : t.cast(dt)); };
-      const Tensor p = as(k.in(0)), q = as(k.in(1));
-      const int64_t n = p.numel();
-      const double divisor = k.attrs.s("reduction") == "mean" ? static_cast<double>(n) : 1.0;
-      visit_float(dt, k.op.name, [&](auto z) {
-        using T = decltype(z);
-        squared_error<T><<<1, 1024, 0, stream()>>>(p.data<T>(), q.data<T>(), n, divisor, k.out().data<T>());
-        OPSCOPE_CUDA_LAUNCHED("squared_error");
-      });
+  });
+  add_kernel("mse_loss", "default", [](KernelCtx& k) {
+    const DType dt = k.out().dtype();
+    auto as = [&](const Tensor& t) { return dense(t.dtype() == dt ? t : t.cast(dt)); };
+    const Tensor p = as(k.in(0)), q = as(k.in(1));
+    const int64_t n = p.numel();
+    const double divisor = k.attrs.s("reduction") == "mean" ? static_cast<double>(n) : 1.0;
+    visit_float(dt, k.op.name, [&](auto z) {
+      using T = decltype(z);
+      squared_error<T><<<1, 1024, 0, stream()>>>(p.data<T>(), q.data<T>(), n, divisor, k.out().data<T>());
+      OPSCOPE_CUDA_LAUNCHED("squared_error");
     });
-  }
-} register_loss;
+  });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

@@ -251,20 +251,20 @@ void gemm_cublas(const Gemm<T>& g, int batch) {
 }  // namespace
 
 template <class T>
-void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* B, T* C, bool accumulate) {
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* B, T* C, bool accumulate, T alpha) {
   // As in gemm_cublas: ask cuBLAS for Cᵀ = op(B)ᵀ·op(A)ᵀ. A row-major operand is its own
   // transpose seen column-major, so an untransposed operand passes as CUBLAS_OP_N with its row
   // length as leading dimension, a transposed one as CUBLAS_OP_T.
-  const T one = 1, beta = accumulate ? 1 : 0;
+  const T beta = accumulate ? 1 : 0;
   const cublasOperation_t ob = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, oa = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int ldb = trans_b ? K : N, lda = trans_a ? M : K;
   if constexpr (std::is_same_v<T, float>)
-    check_cublas(cublas_api().sgemm(cublas(), ob, oa, N, M, K, &one, B, ldb, A, lda, &beta, C, N), "cublasSgemm");
+    check_cublas(cublas_api().sgemm(cublas(), ob, oa, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N), "cublasSgemm");
   else
-    check_cublas(cublas_api().dgemm(cublas(), ob, oa, N, M, K, &one, B, ldb, A, lda, &beta, C, N), "cublasDgemm");
+    check_cublas(cublas_api().dgemm(cublas(), ob, oa, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N), "cublasDgemm");
 }
-template void gemm<float>(bool, bool, int, int, int, const float*, const float*, float*, bool);
-template void gemm<double>(bool, bool, int, int, int, const double*, const double*, double*, bool);
+template void gemm<float>(bool, bool, int, int, int, const float*, const float*, float*, bool, float);
+template void gemm<double>(bool, bool, int, int, int, const double*, const double*, double*, bool, double);
 
 namespace {
 
@@ -379,22 +379,20 @@ void matmul_kernel(KernelCtx& k, Algo algo) {
   });
 }
 
-struct Register {
-  Register() {
-    const std::pair<const char*, Algo> algos[] = {
-        {"naive", Algo::naive},
-        {"tiled", Algo::tiled},
-        {"tiled_conflicting", Algo::tiled_conflicting},
-        {"tiled_padded", Algo::tiled_padded},
-        {"register_blocked", Algo::register_blocked},
-        {"wmma", Algo::wmma},
-        {"wmma_half", Algo::wmma_half},
-        {"cublas", Algo::cublas},
-    };
-    for (auto [name, algo] : algos)
-      add_kernel("matmul", name, [algo = algo](KernelCtx& k) { matmul_kernel(k, algo); }, algo == Algo::cublas);
-  }
-} register_matmul;
+OPSCOPE_CUDA_REGISTER(register_matmul_kernels) {
+  const std::pair<const char*, Algo> algos[] = {
+      {"naive", Algo::naive},
+      {"tiled", Algo::tiled},
+      {"tiled_conflicting", Algo::tiled_conflicting},
+      {"tiled_padded", Algo::tiled_padded},
+      {"register_blocked", Algo::register_blocked},
+      {"wmma", Algo::wmma},
+      {"wmma_half", Algo::wmma_half},
+      {"cublas", Algo::cublas},
+  };
+  for (auto [name, algo] : algos)
+    add_kernel("matmul", name, [algo = algo](KernelCtx& k) { matmul_kernel(k, algo); }, algo == Algo::cublas);
+}
 
 }  // namespace
 }  // namespace opscope::cuda

@@ -15,6 +15,7 @@
 #include <cmath>
 
 #include "ops/cuda/cuda_util.cuh"
+#include "ops/geometry.h"  // ChannelSplit, RowSplit: shared with the CPU
 
 namespace opscope::cuda {
 namespace {
@@ -219,17 +220,6 @@ __global__ void batch_norm_backward_channels(const T* x, const T* dy, const T* r
   if (threadIdx.x == 0) dw[c] = sdyx, db[c] = sdy;
 }
 
-struct ChannelSplit {
-  int64_t N = 1, C = 1, S = 1;
-};
-ChannelSplit channel_split(const Shape& s) {
-  ChannelSplit r;
-  r.N = s[0];
-  r.C = s[1];
-  for (size_t i = 2; i < s.size(); ++i) r.S *= s[i];
-  return r;
-}
-
 template <Algo A>
 void batch_norm_kernel(KernelCtx& k) {
   const Tensor& x0 = k.in(0);
@@ -255,16 +245,6 @@ void batch_norm_kernel(KernelCtx& k) {
 
 int threads_for(int64_t N) { return N <= 128 ? 32 : N <= 1024 ? 128 : 512; }
 
-struct RowSplit {
-  int64_t M = 1, N = 1;
-};
-RowSplit layer_split(const Shape& s, int64_t k) {
-  RowSplit r;
-  const size_t lead = s.size() - static_cast<size_t>(k);
-  for (size_t i = 0; i < s.size(); ++i) (i < lead ? r.M : r.N) *= s[i];
-  return r;
-}
-
 template <Algo A>
 void layer_norm_kernel(KernelCtx& k) {
   const Tensor& x = k.in(0);
@@ -281,60 +261,58 @@ void layer_norm_kernel(KernelCtx& k) {
   });
 }
 
-struct Register {
-  Register() {
-    add_kernel("layer_norm", "welford", layer_norm_kernel<Algo::welford>);
-    add_kernel("layer_norm", "two_pass", layer_norm_kernel<Algo::two_pass>);
-    add_kernel("layer_norm", "naive", layer_norm_kernel<Algo::naive>);
-    add_kernel("batch_norm", "welford", batch_norm_kernel<Algo::welford>);
-    add_kernel("batch_norm", "two_pass", batch_norm_kernel<Algo::two_pass>);
-    add_kernel("batch_norm", "naive", batch_norm_kernel<Algo::naive>);
-    add_kernel("batch_norm_backward", "default", [](KernelCtx& k) {
-      const DType dt = k.out(0).dtype();
-      const ChannelSplit s = channel_split(k.in(0).shape());
-      if (k.in(0).numel() == 0) {
-        k.out(1).fill(0);
-        k.out(2).fill(0);
-        return;
-      }
-      auto as = [&](const Tensor& t) { return dense(t.dtype() == dt ? t : t.cast(dt)); };
-      const Tensor x = as(k.in(0)), dy = as(k.in(1)), rm = as(k.in(2)), rv = as(k.in(3));
-      const Tensor w = k.inputs.size() > 4 ? as(k.in(4)) : Tensor();
-      visit_float(dt, k.op.name, [&](auto z) {
-        using T = decltype(z);
-        batch_norm_backward_channels<T><<<unsigned(s.C), threads_for(s.N * s.S), 0, stream()>>>(
-            x.data<T>(), dy.data<T>(), rm.data<T>(), rv.data<T>(), w.defined() ? w.data<T>() : nullptr,
-            k.out(0).data<T>(), k.out(1).data<T>(), k.out(2).data<T>(), s.N, s.C, s.S, static_cast<T>(k.attrs.f("eps")),
-            k.attrs.b("training"));
-        OPSCOPE_CUDA_LAUNCHED("batch_norm_backward_channels");
-      });
+OPSCOPE_CUDA_REGISTER(register_norm_kernels) {
+  add_kernel("layer_norm", "welford", layer_norm_kernel<Algo::welford>);
+  add_kernel("layer_norm", "two_pass", layer_norm_kernel<Algo::two_pass>);
+  add_kernel("layer_norm", "naive", layer_norm_kernel<Algo::naive>);
+  add_kernel("batch_norm", "welford", batch_norm_kernel<Algo::welford>);
+  add_kernel("batch_norm", "two_pass", batch_norm_kernel<Algo::two_pass>);
+  add_kernel("batch_norm", "naive", batch_norm_kernel<Algo::naive>);
+  add_kernel("batch_norm_backward", "default", [](KernelCtx& k) {
+    const DType dt = k.out(0).dtype();
+    const ChannelSplit s = channel_split(k.in(0).shape());
+    if (k.in(0).numel() == 0) {
+      k.out(1).fill(0);
+      k.out(2).fill(0);
+      return;
+    }
+    auto as = [&](const Tensor& t) { return dense(t.dtype() == dt ? t : t.cast(dt)); };
+    const Tensor x = as(k.in(0)), dy = as(k.in(1)), rm = as(k.in(2)), rv = as(k.in(3));
+    const Tensor w = k.inputs.size() > 4 ? as(k.in(4)) : Tensor();
+    visit_float(dt, k.op.name, [&](auto z) {
+      using T = decltype(z);
+      batch_norm_backward_channels<T><<<unsigned(s.C), threads_for(s.N * s.S), 0, stream()>>>(
+          x.data<T>(), dy.data<T>(), rm.data<T>(), rv.data<T>(), w.defined() ? w.data<T>() : nullptr,
+          k.out(0).data<T>(), k.out(1).data<T>(), k.out(2).data<T>(), s.N, s.C, s.S, static_cast<T>(k.attrs.f("eps")),
+          k.attrs.b("training"));
+      OPSCOPE_CUDA_LAUNCHED("batch_norm_backward_channels");
     });
-    add_kernel("layer_norm_backward", "default", [](KernelCtx& k) {
-      const DType dt = k.out(0).dtype();
-      const RowSplit s = layer_split(k.in(0).shape(), static_cast<int64_t>(k.attrs.ints("normalized_shape").size()));
-      if (k.in(0).numel() == 0) {
-        k.out(1).fill(0);
-        k.out(2).fill(0);
-        return;
-      }
-      Tensor x = k.in(0).cast(dt), dy = k.in(1).cast(dt);
-      Tensor w = k.inputs.size() > 2 ? k.in(2).cast(dt) : Tensor();
-      Tensor stats = k.workspace({2, s.M}, dt);
-      visit_float(dt, k.op.name, [&](auto z) {
-        using T = decltype(z);
-        T* mean = stats.data<T>();
-        T* rstd = mean + s.M;
-        layer_norm_backward_rows<T><<<unsigned(s.M), threads_for(s.N), 0, stream()>>>(
-            x.data<T>(), dy.data<T>(), w.defined() ? w.data<T>() : nullptr, k.out(0).data<T>(), mean, rstd, s.N,
-            static_cast<T>(k.attrs.f("eps")));
-        OPSCOPE_CUDA_LAUNCHED("layer_norm_backward_rows");
-        layer_norm_backward_params<T><<<grid_for(s.N), kThreads, 0, stream()>>>(
-            x.data<T>(), dy.data<T>(), mean, rstd, k.out(1).data<T>(), k.out(2).data<T>(), s.M, s.N);
-        OPSCOPE_CUDA_LAUNCHED("layer_norm_backward_params");
-      });
+  });
+  add_kernel("layer_norm_backward", "default", [](KernelCtx& k) {
+    const DType dt = k.out(0).dtype();
+    const RowSplit s = layer_split(k.in(0).shape(), static_cast<int64_t>(k.attrs.ints("normalized_shape").size()));
+    if (k.in(0).numel() == 0) {
+      k.out(1).fill(0);
+      k.out(2).fill(0);
+      return;
+    }
+    Tensor x = k.in(0).cast(dt), dy = k.in(1).cast(dt);
+    Tensor w = k.inputs.size() > 2 ? k.in(2).cast(dt) : Tensor();
+    Tensor stats = k.workspace({2, s.M}, dt);
+    visit_float(dt, k.op.name, [&](auto z) {
+      using T = decltype(z);
+      T* mean = stats.data<T>();
+      T* rstd = mean + s.M;
+      layer_norm_backward_rows<T><<<unsigned(s.M), threads_for(s.N), 0, stream()>>>(
+          x.data<T>(), dy.data<T>(), w.defined() ? w.data<T>() : nullptr, k.out(0).data<T>(), mean, rstd, s.N,
+          static_cast<T>(k.attrs.f("eps")));
+      OPSCOPE_CUDA_LAUNCHED("layer_norm_backward_rows");
+      layer_norm_backward_params<T><<<grid_for(s.N), kThreads, 0, stream()>>>(
+          x.data<T>(), dy.data<T>(), mean, rstd, k.out(1).data<T>(), k.out(2).data<T>(), s.M, s.N);
+      OPSCOPE_CUDA_LAUNCHED("layer_norm_backward_params");
     });
-  }
-} register_norm;
+  });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

@@ -237,33 +237,31 @@ void register_arg_reduction(const char* op) {
   });
 }
 
-struct Register {
-  Register() {
-    register_arg_reduction<true>("argmax");
-    register_arg_reduction<false>("argmin");
-    register_reduction<Kind::sum>("sum");
-    register_reduction<Kind::mean>("mean");
-    register_reduction<Kind::max>("max");
-    register_reduction<Kind::var>("var");
-    add_kernel("sum_to", "default", [](KernelCtx& k) {
-      const Shape& from = k.in(0).shape();
-      const auto& to = k.attrs.ints("shape");
-      std::vector<int64_t> axes;  // leading axes summed away, then axes where the target has 1
-      const size_t lead = from.size() - to.size();
-      for (size_t i = 0; i < lead; ++i) axes.push_back(static_cast<int64_t>(i));
-      for (size_t i = 0; i < to.size(); ++i)
-        if (to[i] != from[lead + i]) axes.push_back(static_cast<int64_t>(lead + i));
-      if (axes.empty()) {
-        k.out().copy_from(k.in(0));
-        return;
-      }
-      visit_dtype(k.in(0).dtype(), [&](auto z) {
-        using T = decltype(z);
-        launch_reduce<T, Kind::sum>(k, k.in(0), axes, k.out(), 0);
-      });
+OPSCOPE_CUDA_REGISTER(register_reduce_kernels) {
+  register_arg_reduction<true>("argmax");
+  register_arg_reduction<false>("argmin");
+  register_reduction<Kind::sum>("sum");
+  register_reduction<Kind::mean>("mean");
+  register_reduction<Kind::max>("max");
+  register_reduction<Kind::var>("var");
+  add_kernel("sum_to", "default", [](KernelCtx& k) {
+    const Shape& from = k.in(0).shape();
+    const auto& to = k.attrs.ints("shape");
+    std::vector<int64_t> axes;  // leading axes summed away, then axes where the target has 1
+    const size_t lead = from.size() - to.size();
+    for (size_t i = 0; i < lead; ++i) axes.push_back(static_cast<int64_t>(i));
+    for (size_t i = 0; i < to.size(); ++i)
+      if (to[i] != from[lead + i]) axes.push_back(static_cast<int64_t>(lead + i));
+    if (axes.empty()) {
+      k.out().copy_from(k.in(0));
+      return;
+    }
+    visit_dtype(k.in(0).dtype(), [&](auto z) {
+      using T = decltype(z);
+      launch_reduce<T, Kind::sum>(k, k.in(0), axes, k.out(), 0);
     });
-  }
-} register_reductions;
+  });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

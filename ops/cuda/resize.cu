@@ -1,8 +1,9 @@
-// CUDA pad ("constant", "reflect"), pad_backward (reflect), upsample_nearest2d, and
+// CUDA pad ("constant", "reflect", "replicate"), pad_backward (reflect, replicate), upsample_nearest2d, and
 // adaptive_avg_pool2d with its backward. One thread per output element; the two backward ops
 // scatter into dx with atomicAdd (an input element feeds several outputs; the float add order
 // varies, so the last bits may differ run to run).
 #include "ops/cuda/cuda_util.cuh"
+#include "ops/geometry.h"
 
 namespace opscope::cuda {
 namespace {
@@ -24,16 +25,14 @@ PadGeom pad_geom(const Shape& in, const Shape& out, const std::vector<int64_t>& 
   return g;
 }
 
-// Flat input index of output element o, or -1 where a constant pad supplies the value.
-__device__ int64_t pad_source(const PadGeom& g, int64_t o, bool reflect) {
+// Flat input index of output element o, or -1 where a constant pad supplies the value (along
+// each axis, ops/geometry.h's pad_source_index, as on the CPU).
+__device__ int64_t pad_source(const PadGeom& g, int64_t o, PadMode mode) {
   int64_t src = 0, stride = 1;
   for (int a = g.rank - 1; a >= 0; --a) {
-    int64_t i = o % g.out[a] - g.left[a];
+    const int64_t i = pad_source_index(o % g.out[a], g.left[a], g.in[a], mode);
     o /= g.out[a];
-    if (i < 0 || i >= g.in[a]) {
-      if (!reflect) return -1;
-      i = i < 0 ? -i : 2 * (g.in[a] - 1) - i;
-    }
+    if (i < 0) return -1;
     src += i * stride;
     stride *= g.in[a];
   }
@@ -41,16 +40,16 @@ __device__ int64_t pad_source(const PadGeom& g, int64_t o, bool reflect) {
 }
 
 template <class T>
-__global__ void pad_kernel(PadGeom g, const T* x, T* y, int64_t n, bool reflect, T value) {
+__global__ void pad_kernel(PadGeom g, const T* x, T* y, int64_t n, PadMode mode, T value) {
   GRID_STRIDE(o, n) {
-    const int64_t s = pad_source(g, o, reflect);
+    const int64_t s = pad_source(g, o, mode);
     y[o] = s < 0 ? value : x[s];
   }
 }
 
 template <class T>
-__global__ void pad_backward_kernel(PadGeom g, const T* dy, T* dx, int64_t n) {
-  GRID_STRIDE(o, n) atomicAdd(&dx[pad_source(g, o, true)], dy[o]);
+__global__ void pad_backward_kernel(PadGeom g, const T* dy, T* dx, int64_t n, PadMode mode) {
+  GRID_STRIDE(o, n) atomicAdd(&dx[pad_source(g, o, mode)], dy[o]);
 }
 
 template <class T>
@@ -93,68 +92,67 @@ __global__ void adaptive_avg_backward_kernel(const T* dy, T* dx, int64_t planes,
   }
 }
 
-struct Register {
-  Register() {
-    add_kernel("pad", "direct", [](KernelCtx& k) {
-      const int64_t n = k.out().numel();
-      if (n == 0) return;
-      const PadGeom g = pad_geom(k.in(0).shape(), k.out().shape(), k.attrs.ints("pads"));
-      const bool reflect = k.attrs.s("mode") == "reflect";
-      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        pad_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, k.in(0).data<T>(), k.out().data<T>(), n, reflect,
-                                                              static_cast<T>(k.attrs.f("value")));
-        OPSCOPE_CUDA_LAUNCHED("pad_kernel");
-      });
+OPSCOPE_CUDA_REGISTER(register_resize_kernels) {
+  add_kernel("pad", "direct", [](KernelCtx& k) {
+    const int64_t n = k.out().numel();
+    if (n == 0) return;
+    const PadGeom g = pad_geom(k.in(0).shape(), k.out().shape(), k.attrs.ints("pads"));
+    const PadMode mode = pad_mode(k.attrs.s("mode"));
+    visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      pad_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, k.in(0).data<T>(), k.out().data<T>(), n, mode,
+                                                            static_cast<T>(k.attrs.f("value")));
+      OPSCOPE_CUDA_LAUNCHED("pad_kernel");
     });
-    add_kernel("pad_backward", "direct", [](KernelCtx& k) {
-      k.out().fill(0);
-      const int64_t n = k.in(0).numel();
-      if (n == 0 || k.out().numel() == 0) return;
-      const PadGeom g = pad_geom(k.out().shape(), k.in(0).shape(), k.attrs.ints("pads"));
-      visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
-        pad_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n);
-        OPSCOPE_CUDA_LAUNCHED("pad_backward_kernel");
-      });
+  });
+  add_kernel("pad_backward", "direct", [](KernelCtx& k) {
+    k.out().fill(0);
+    const int64_t n = k.in(0).numel();
+    if (n == 0 || k.out().numel() == 0) return;
+    const PadGeom g = pad_geom(k.out().shape(), k.in(0).shape(), k.attrs.ints("pads"));
+    visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
+      pad_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n,
+                                                                     pad_mode(k.attrs.s("mode")));
+      OPSCOPE_CUDA_LAUNCHED("pad_backward_kernel");
     });
-    add_kernel("upsample_nearest2d", "direct", [](KernelCtx& k) {
-      const Shape& xs = k.in(0).shape();
-      if (k.out().numel() == 0) return;
-      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        upsample_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
-            k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], k.attrs.i("scale_factor"));
-        OPSCOPE_CUDA_LAUNCHED("upsample_kernel");
-      });
+  });
+  add_kernel("upsample_nearest2d", "direct", [](KernelCtx& k) {
+    const Shape& xs = k.in(0).shape();
+    if (k.out().numel() == 0) return;
+    visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      upsample_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
+          k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], k.attrs.i("scale_factor"));
+      OPSCOPE_CUDA_LAUNCHED("upsample_kernel");
     });
-    add_kernel("adaptive_avg_pool2d", "direct", [](KernelCtx& k) {
-      const Shape& xs = k.in(0).shape();
-      const int64_t OH = k.out().shape()[2], OW = k.out().shape()[3];
-      if (k.out().numel() == 0) return;
-      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        adaptive_avg_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
-            k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
-        OPSCOPE_CUDA_LAUNCHED("adaptive_avg_kernel");
-      });
+  });
+  add_kernel("adaptive_avg_pool2d", "direct", [](KernelCtx& k) {
+    const Shape& xs = k.in(0).shape();
+    const int64_t OH = k.out().shape()[2], OW = k.out().shape()[3];
+    if (k.out().numel() == 0) return;
+    visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      adaptive_avg_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
+          k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
+      OPSCOPE_CUDA_LAUNCHED("adaptive_avg_kernel");
     });
-    add_kernel("adaptive_avg_pool2d_backward", "direct", [](KernelCtx& k) {
-      const Shape& xs = k.out().shape();
-      const int64_t OH = k.in(0).shape()[2], OW = k.in(0).shape()[3];
-      k.out().fill(0);
-      if (k.in(0).numel() == 0 || k.out().numel() == 0) return;
-      visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
-        adaptive_avg_backward_kernel<T><<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(
-            dy.data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
-        OPSCOPE_CUDA_LAUNCHED("adaptive_avg_backward_kernel");
-      });
+  });
+  add_kernel("adaptive_avg_pool2d_backward", "direct", [](KernelCtx& k) {
+    const Shape& xs = k.out().shape();
+    const int64_t OH = k.in(0).shape()[2], OW = k.in(0).shape()[3];
+    k.out().fill(0);
+    if (k.in(0).numel() == 0 || k.out().numel() == 0) return;
+    visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
+      adaptive_avg_backward_kernel<T><<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(
+          dy.data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
+      OPSCOPE_CUDA_LAUNCHED("adaptive_avg_backward_kernel");
     });
-  }
-} register_resize;
+  });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

@@ -180,32 +180,30 @@ void softmax_kernel(KernelCtx& k) {
   });
 }
 
-struct Register {
-  Register() {
-    add_kernel("softmax", "stable", softmax_kernel<Kind::stable>);
-    add_kernel("softmax", "naive", softmax_kernel<Kind::naive>);
-    add_kernel("log_softmax", "stable", softmax_kernel<Kind::log>);
-    add_kernel("softmax_backward", "default", [](KernelCtx& k) {
-      const DType dt = k.out().dtype();
-      Tensor s = k.in(0).dtype() == dt ? k.in(0) : k.in(0).cast(dt);
-      Tensor dy = k.in(1).dtype() == dt ? k.in(1) : k.in(1).cast(dt);
-      if (s.numel() == 0) return;
-      const Split sp = split_at(s.shape(), k.attrs.i("axis"));
-      visit_float(dt, k.op.name, [&](auto z) {
-        using T = decltype(z);
-        if (sp.B > 1) {
-          softmax_backward_columns<T><<<grid_for(sp.A * sp.B), kThreads, 0, stream()>>>(s.data<T>(), dy.data<T>(),
-                                                                                       k.out().data<T>(), sp.A, sp.R, sp.B);
-          OPSCOPE_CUDA_LAUNCHED("softmax_backward_columns");
-        } else {
-          softmax_backward_rows<T><<<blocks_for_rows(sp.A), sp.R <= 256 ? 64 : 512, 0, stream()>>>(
-              s.data<T>(), dy.data<T>(), k.out().data<T>(), sp.R);
-          OPSCOPE_CUDA_LAUNCHED("softmax_backward_rows");
-        }
-      });
+OPSCOPE_CUDA_REGISTER(register_softmax_kernels) {
+  add_kernel("softmax", "stable", softmax_kernel<Kind::stable>);
+  add_kernel("softmax", "naive", softmax_kernel<Kind::naive>);
+  add_kernel("log_softmax", "stable", softmax_kernel<Kind::log>);
+  add_kernel("softmax_backward", "default", [](KernelCtx& k) {
+    const DType dt = k.out().dtype();
+    Tensor s = k.in(0).dtype() == dt ? k.in(0) : k.in(0).cast(dt);
+    Tensor dy = k.in(1).dtype() == dt ? k.in(1) : k.in(1).cast(dt);
+    if (s.numel() == 0) return;
+    const Split sp = split_at(s.shape(), k.attrs.i("axis"));
+    visit_float(dt, k.op.name, [&](auto z) {
+      using T = decltype(z);
+      if (sp.B > 1) {
+        softmax_backward_columns<T><<<grid_for(sp.A * sp.B), kThreads, 0, stream()>>>(s.data<T>(), dy.data<T>(),
+                                                                                     k.out().data<T>(), sp.A, sp.R, sp.B);
+        OPSCOPE_CUDA_LAUNCHED("softmax_backward_columns");
+      } else {
+        softmax_backward_rows<T><<<blocks_for_rows(sp.A), sp.R <= 256 ? 64 : 512, 0, stream()>>>(
+            s.data<T>(), dy.data<T>(), k.out().data<T>(), sp.R);
+        OPSCOPE_CUDA_LAUNCHED("softmax_backward_rows");
+      }
     });
-  }
-} register_softmax;
+  });
+}
 
 }  // namespace
 }  // namespace opscope::cuda

@@ -1,0 +1,326 @@
+// ONNX Conv, pooling, normalizations, Softmax and Dropout as opscope ops. opscope's conv2d and
+// pools take one stride, padding and dilation for both axes (and pools a square window), so:
+// asymmetric pads become a pad op before them, different strides along H and W a stride-1
+// op followed by strided slices (the same numbers: output o of stride s is output o·s of
+// stride 1), and 1-D convolutions run as 2-D ones of height 1.
+#include <cmath>
+#include <limits>
+
+#include "app/onnx/map_context.h"
+
+namespace opscope::interop {
+namespace {
+
+std::string list_str(const std::vector<int64_t>& v) { return attr_value_str(v); }
+
+// Kernel, strides, dilations and begin/end pads of a Conv or pool over `spatial` axes, with
+// auto_pad resolved (SAME_UPPER/SAME_LOWER: output = ceil(input / stride)).
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, begin, end;
+};
+
+Window window_attrs(const NodeCtx& c, const Shape& x, std::vector<int64_t> kernel) {
+  const size_t n = kernel.size();
+  Window w;
+  w.kernel = std::move(kernel);
+  w.strides = c.attr_ints("strides", std::vector<int64_t>(n, 1));
+  w.dilations = c.attr_ints("dilations", std::vector<int64_t>(n, 1));
+  std::vector<int64_t> pads = c.attr_ints("pads", std::vector<int64_t>(2 * n, 0));
+  if (w.strides.size() != n || w.dilations.size() != n || pads.size() != 2 * n)
+    c.fail("strides " + list_str(w.strides) + ", dilations " + list_str(w.dilations) + " and pads " + list_str(pads) +
+           " must give " + std::to_string(n) + " spatial axes (pads twice that)");
+  for (size_t i = 0; i < n; ++i) {
+    if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
+      c.fail("kernel " + list_str(w.kernel) + ", strides " + list_str(w.strides) + " and dilations " + list_str(w.dilations) +
+             " must be positive");
+    if (pads[i] < 0 || pads[i + n] < 0) c.fail("negative pads " + list_str(pads));
+  }
+  w.begin.assign(pads.begin(), pads.begin() + static_cast<long>(n));
+  w.end.assign(pads.begin() + static_cast<long>(n), pads.end());
+  const std::string auto_pad = c.attr_string("auto_pad", "NOTSET");
+  if (auto_pad == "VALID") {
+    std::fill(w.begin.begin(), w.begin.end(), 0);
+    std::fill(w.end.begin(), w.end.end(), 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t in = x[2 + i], out = (in + w.strides[i] - 1) / w.strides[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - in);
+      w.begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w.end[i] = total - w.begin[i];
+    }
+  } else if (auto_pad != "NOTSET") {
+    c.fail("auto_pad=\"" + auto_pad + "\" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  }
+  return w;
+}
+
+// F.pad's list for the last two axes: [left, right, top, bottom].
+std::vector<int64_t> fpad_2d(const Window& w) { return {w.begin[1], w.end[1], w.begin[0], w.end[0]}; }
+
+bool symmetric(const Window& w) {
+  return w.begin[0] == w.end[0] && w.begin[1] == w.end[1] && w.begin[0] == w.begin[1];
+}
+
+// Keeps every sh-th row and sw-th column of a stride-1 result (strides that differ per axis).
+Tensor strided_rows_cols(NodeCtx& c, Tensor y, int64_t sh, int64_t sw) {
+  if (sh == sw) return y;
+  y = c.call("slice", {y}, {{"axis", int64_t{2}}, {"step", sh}});
+  return c.call("slice", {y}, {{"axis", int64_t{3}}, {"step", sw}});
+}
+
+// 1-D as 2-D of height 1: x [N, C, L] -> [N, C, 1, L] and the window gets a leading axis.
+Tensor as_2d(NodeCtx& c, const Tensor& x) {
+  Shape s = x.shape();
+  s.insert(s.begin() + 2, 1);
+  return c.call("reshape", {x}, {{"shape", s}});
+}
+void window_as_2d(Window& w) {
+  w.kernel.insert(w.kernel.begin(), 1);
+  w.strides.insert(w.strides.begin(), 1);
+  w.dilations.insert(w.dilations.begin(), 1);
+  w.begin.insert(w.begin.begin(), 0);
+  w.end.insert(w.end.begin(), 0);
+}
+Tensor from_2d(NodeCtx& c, const Tensor& y) {
+  Shape s = y.shape();
+  s.erase(s.begin() + 2);
+  return c.call("reshape", {y}, {{"shape", s}});
+}
+
+std::vector<Slot> map_conv(NodeCtx& c) {
+  c.allow_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+  Tensor x = c.in(0), w = c.in(1);
+  const int64_t spatial = x.dim() - 2;
+  if (spatial != 1 && spatial != 2)
+    c.unsupported(std::to_string(spatial) + "-D convolution (opscope's conv2d is 2-D; 1-D runs as 2-D of height 1)");
+  if (w.dim() != x.dim()) c.fail("weight " + shape_str(w.shape()) + " and input " + shape_str(x.shape()) + " need the same rank");
+  std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+  if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel)
+    c.fail("kernel_shape " + list_str(c.attr_ints("kernel_shape")) + " does not match the weight " + shape_str(w.shape()));
+  Window win = window_attrs(c, x.shape(), kernel);
+  if (spatial == 1) {
+    x = as_2d(c, x);
+    w = as_2d(c, w);
+    window_as_2d(win);
+  }
+  if (win.dilations[0] != win.dilations[1])
+    c.unsupported("dilations " + list_str(win.dilations) + " differ along H and W (opscope's conv2d takes one dilation)");
+  int64_t padding = win.begin[0];
+  if (!symmetric(win)) {
+    x = c.call("pad", {x}, {{"pads", fpad_2d(win)}});
+    padding = 0;
+  }
+  const int64_t sh = win.strides[0], sw = win.strides[1];
+  std::vector<Tensor> ins = {x, w};
+  if (c.has(2)) ins.push_back(c.in(2));
+  Tensor y = c.call("conv2d", ins,
+                    {{"stride", sh == sw ? sh : int64_t{1}}, {"padding", padding}, {"dilation", win.dilations[0]},
+                     {"groups", c.attr_int("group", 1)}});
+  y = strided_rows_cols(c, y, sh, sw);
+  return one(spatial == 1 ? from_2d(c, y) : y);
+}
+
+// The window of a pool: square, undilated, 2-D; ceil_mode as extra end pads.
+Window pool_window(NodeCtx& c, const Tensor& x, bool ceil_mode) {
+  if (x.dim() != 4)
+    c.unsupported(std::to_string(x.dim() - 2) + "-D pooling (opscope's pools are 2-D with square windows)");
+  if (!c.has_attr("kernel_shape")) c.fail("kernel_shape is required");
+  Window w = window_attrs(c, x.shape(), c.attr_ints("kernel_shape"));
+  if (w.kernel[0] != w.kernel[1])
+    c.unsupported("a " + std::to_string(w.kernel[0]) + "×" + std::to_string(w.kernel[1]) +
+                  " window (opscope's pools take square windows)");
+  if (w.dilations[0] != 1 || w.dilations[1] != 1) c.unsupported("dilations " + list_str(w.dilations) + " (opscope's pools are undilated)");
+  if (ceil_mode)
+    for (size_t i = 0; i < 2; ++i) {
+      // ceil((in + pads - k) / s) + 1 windows, the last starting inside the input or its begin pad.
+      const int64_t in = x.shape()[2 + i], span = in + w.begin[i] + w.end[i];
+      if (span < w.kernel[i]) continue;
+      int64_t out = (span - w.kernel[i] + w.strides[i] - 1) / w.strides[i] + 1;
+      if ((out - 1) * w.strides[i] >= in + w.begin[i]) --out;
+      w.end[i] += std::max<int64_t>(0, (out - 1) * w.strides[i] + w.kernel[i] - span);
+    }
+  return w;
+}
+
+// Pools a 2-D input with `op`; `fill` pads where the op's own padding cannot (asymmetric pads,
+// ceil_mode's extra row, pads above half the window).
+Tensor pool(NodeCtx& c, const char* op, const Tensor& x, const Window& w, double fill, bool op_may_pad) {
+  const int64_t k = w.kernel[0], sh = w.strides[0], sw = w.strides[1];
+  Tensor in = x;
+  int64_t padding = 0;
+  if (op_may_pad && symmetric(w) && w.begin[0] <= k / 2) {
+    padding = w.begin[0];
+  } else if (w.begin[0] || w.begin[1] || w.end[0] || w.end[1]) {
+    in = c.call("pad", {x}, {{"pads", fpad_2d(w)}, {"value", fill}});
+  }
+  Tensor y = c.call(op, {in}, {{"kernel_size", k}, {"stride", sh == sw ? sh : int64_t{1}}, {"padding", padding}});
+  return strided_rows_cols(c, y, sh, sw);
+}
+
+std::vector<Slot> map_max_pool(NodeCtx& c) {
+  c.allow_attrs({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"});
+  if (c.output_used(1)) c.unsupported("the Indices output (opscope's max_pool2d gives the values)");
+  const Tensor& x = c.in(0);
+  const Window w = pool_window(c, x, c.attr_int("ceil_mode", 0) != 0);
+  return one(pool(c, "max_pool2d", x, w, -std::numeric_limits<double>::infinity(), true));
+}
+
+// How many elements each window averages over, divided by K² (a known constant [1, 1, OH, OW]):
+// the input's own elements, plus the explicit pads when count_include_pad (never ceil_mode's).
+Tensor window_fraction(const Shape& x, const Window& w, const std::vector<int64_t>& explicit_end, bool include_pad,
+                       int64_t OH, int64_t OW) {
+  const int64_t K = w.kernel[0];
+  Tensor f = Tensor::empty({1, 1, OH, OW}, DType::f64, MemCategory::input);
+  for (int64_t i = 0; i < OH; ++i)
+    for (int64_t j = 0; j < OW; ++j) {
+      auto count = [&](int64_t start, int64_t axis) {
+        const int64_t lo = include_pad ? -w.begin[axis] : 0;
+        const int64_t hi = x[2 + axis] + (include_pad ? explicit_end[axis] : 0);
+        return std::max<int64_t>(0, std::min(start + K, hi) - std::max(start, lo));
+      };
+      const int64_t ch = count(i * w.strides[0] - w.begin[0], 0), cw = count(j * w.strides[1] - w.begin[1], 1);
+      f.data<double>()[i * OW + j] = static_cast<double>(ch * cw) / static_cast<double>(K * K);
+    }
+  return f;
+}
+
+std::vector<Slot> map_average_pool(NodeCtx& c) {
+  c.allow_attrs({"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"});
+  const Tensor& x = c.in(0);
+  const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
+  const Window explicit_w = pool_window(c, x, false);
+  const Window w = pool_window(c, x, c.attr_int("ceil_mode", 0) != 0);
+  // avg_pool2d divides by K²: exact when every window lies in what is counted; else the sum
+  // (avg·K²) is divided by the count, computed here once from the geometry.
+  Tensor y = pool(c, "avg_pool2d", x, w, 0.0, include_pad);
+  const bool extra = w.end != explicit_w.end;
+  const bool padded = std::any_of(w.begin.begin(), w.begin.end(), [](int64_t p) { return p > 0; }) ||
+                      std::any_of(explicit_w.end.begin(), explicit_w.end.end(), [](int64_t p) { return p > 0; });
+  if (extra || (padded && !include_pad)) {
+    Tensor f = window_fraction(x.shape(), w, explicit_w.end, include_pad, y.shape()[2], y.shape()[3]);
+    y = c.call("div", {y, f.dtype() == y.dtype() ? f : f.cast(y.dtype(), MemCategory::input)});
+  }
+  return one(y);
+}
+
+MapperFn global_pool(const char* op) {
+  return [op](NodeCtx& c) {
+    c.allow_attrs({});
+    const Tensor& x = c.in(0);
+    if (x.dim() < 3) c.fail("expects [N, C, spatial...], got " + shape_str(x.shape()));
+    std::vector<int64_t> axes;
+    for (int64_t a = 2; a < x.dim(); ++a) axes.push_back(a);
+    return one(c.call(op, {x}, {{"axes", axes}, {"keepdim", true}}));
+  };
+}
+
+std::vector<Slot> map_batch_norm(NodeCtx& c) {
+  c.allow_attrs({"epsilon", "momentum", "training_mode", "spatial", "is_test"});
+  if (c.attr_int("training_mode", 0) != 0 || (c.opset() < 7 && c.attr_int("is_test", 0) == 0 && (c.output_used(1) || c.output_used(2))))
+    c.unsupported("training_mode=1 (batch statistics and updated running statistics as outputs)",
+                  "export the model in eval mode: model.eval(), torch.onnx.export(..., training=TrainingMode.EVAL or PRESERVE)");
+  if (c.attr_int("spatial", 1) != 1) c.unsupported("spatial=0 (statistics per element, not per channel)");
+  for (size_t o = 1; o < c.num_outputs(); ++o)
+    if (c.output_used(o)) c.unsupported("the running statistics outputs of a training-mode BatchNormalization");
+  const Tensor& x = c.in(0);
+  if (x.dim() < 2) c.fail("expects [N, C, ...], got " + shape_str(x.shape()));
+  return one(c.call("batch_norm", {x, c.in(3), c.in(4), c.in(1), c.in(2)},
+                    {{"training", false}, {"eps", c.attr_float("epsilon", 1e-5)}}));
+}
+
+std::vector<Slot> map_layer_norm(NodeCtx& c) {
+  c.allow_attrs({"axis", "epsilon", "stash_type"});
+  const Tensor& x = c.in(0);
+  const int64_t axis = onnx_axis(c, c.attr_int("axis", -1), x.dim());
+  const double eps = c.attr_float("epsilon", 1e-5);
+  const Shape normalized(x.shape().begin() + axis, x.shape().end());
+  // Scale and B broadcast to the normalized axes in ONNX; opscope's layer_norm takes them whole.
+  auto whole = [&](size_t i) {
+    const Tensor& t = c.in(i);
+    return t.shape() == normalized ? t : c.call("expand", {t}, {{"shape", std::vector<int64_t>(normalized.begin(), normalized.end())}});
+  };
+  std::vector<Tensor> ins = {x, whole(1)};
+  if (c.has(2)) ins.push_back(whole(2));
+  std::vector<Slot> outs = one(c.call("layer_norm", ins, {{"normalized_ndim", x.dim() - axis}, {"eps", eps}}));
+  // Mean and InvStdDev, when the graph reads them: the same statistics, spelt out.
+  if (c.output_used(1) || c.output_used(2)) {
+    std::vector<int64_t> axes;
+    for (int64_t a = axis; a < x.dim(); ++a) axes.push_back(a);
+    AttrMap over{{"axes", axes}, {"keepdim", true}};
+    outs.push_back(Slot{c.call("mean", {x}, over), false});
+    if (c.output_used(2)) {
+      AttrMap biased = over;
+      biased.emplace_back("unbiased", false);
+      Tensor var = c.call("var", {x}, biased);
+      Tensor std = c.call("sqrt", {c.call("add", {var, Tensor::scalar(eps, x.dtype(), MemCategory::input)})});
+      outs.push_back(Slot{c.call("div", {Tensor::scalar(1, x.dtype(), MemCategory::input), std}), false});
+    }
+  }
+  return outs;
+}
+
+// Softmax and LogSoftmax: along `axis` from opset 13; before, over the 2-D view
+// [prod(dims[:axis]), prod(dims[axis:])] with axis 1 by default.
+MapperFn softmax(const char* op) {
+  return [op](NodeCtx& c) {
+    c.allow_attrs({"axis"});
+    const Tensor& x = c.in(0);
+    if (c.opset() >= 13) return one(c.call(op, {x}, {{"axis", onnx_axis(c, c.attr_int("axis", -1), x.dim())}}));
+    const int64_t axis = onnx_axis(c, c.attr_int("axis", 1), x.dim());
+    if (axis == x.dim() - 1) return one(c.call(op, {x}, {{"axis", int64_t{-1}}}));
+    int64_t rows = 1;
+    for (int64_t a = 0; a < axis; ++a) rows *= x.shape()[a];
+    Tensor flat = c.call("reshape", {x}, {{"shape", std::vector<int64_t>{rows, -1}}});
+    Tensor y = c.call(op, {flat}, {{"axis", int64_t{-1}}});
+    return one(c.call("reshape", {y}, {{"shape", std::vector<int64_t>(x.shape().begin(), x.shape().end())}}));
+  };
+}
+
+// Dropout at inference is the identity (its mask all ones). Training-mode dropout draws from
+// ONNX's generator, which opscope cannot reproduce: refused unless the ratio is 0.
+std::vector<Slot> map_dropout(NodeCtx& c) {
+  c.allow_attrs({"ratio", "seed", "is_test"});
+  bool training = false;  // before opset 7, is_test=0 meant training, but exporters ran it as inference
+  double ratio = c.attr_float("ratio", 0.5);
+  if (c.opset() >= 12) {
+    if (c.has(1)) ratio = c.scalar_input(1, "ratio");
+    if (c.has(2)) training = c.scalar_input(2, "training_mode") != 0;
+  }
+  if (training && ratio > 0)
+    c.unsupported("training-mode Dropout (its random mask comes from ONNX's generator)",
+                  "export the model in eval mode; opscope's own dropout op trains with its seeded masks");
+  std::vector<Slot> outs = {c.slot(0)};
+  if (c.output_used(1)) outs.push_back(c.constant(Tensor::full(c.in(0).shape(), 1, DType::i64, MemCategory::input)));
+  return outs;
+}
+
+// SoftmaxCrossEntropyLoss of [N, C] scores and N class labels: opscope's cross_entropy.
+std::vector<Slot> map_softmax_cross_entropy(NodeCtx& c) {
+  c.allow_attrs({"reduction", "ignore_index"});
+  const std::string reduction = c.attr_string("reduction", "mean");
+  if (reduction != "mean" && reduction != "sum") c.unsupported("reduction=\"" + reduction + "\" (opscope's cross_entropy gives the mean or the sum)");
+  if (c.has_attr("ignore_index")) c.unsupported("ignore_index (opscope's cross_entropy counts every sample)");
+  if (c.has(2)) c.unsupported("class weights (opscope's cross_entropy weighs every class alike)");
+  if (c.output_used(1)) c.unsupported("the log_prob output");
+  const Tensor& scores = c.in(0);
+  if (scores.dim() != 2) c.unsupported(std::to_string(scores.dim()) + "-D scores (opscope's cross_entropy takes [N, C])");
+  return one(c.call("cross_entropy", {scores, c.in(1)}, {{"reduction", reduction}}));
+}
+
+}  // namespace
+
+void add_nn_mappers(MapperTable& t) {
+  t["SoftmaxCrossEntropyLoss"] = map_softmax_cross_entropy;
+  t["Conv"] = map_conv;
+  t["MaxPool"] = map_max_pool;
+  t["AveragePool"] = map_average_pool;
+  t["GlobalAveragePool"] = global_pool("mean");
+  t["GlobalMaxPool"] = global_pool("max");
+  t["BatchNormalization"] = map_batch_norm;
+  t["LayerNormalization"] = map_layer_norm;
+  t["Softmax"] = softmax("softmax");
+  t["LogSoftmax"] = softmax("log_softmax");
+  t["Dropout"] = map_dropout;
+}
+
+}  // namespace opscope::interop

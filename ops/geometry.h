@@ -1,0 +1,168 @@
+// The geometry both devices share, so that the CPU and CUDA kernels agree on shapes by
+// construction: convolution's output size, the pooling window (and its argmax), gather's
+// view of x around its axis, the norms' splits of a tensor. No Eigen: ops/*.cpp and ops/cuda/*.cu include it; the index arithmetic
+// is OPSCOPE_HD, the constructors from shapes and attributes run on the host.
+//
+// Shape letters: N batch, C input channels, H×W input, K output channels, R×S kernel, OH×OW
+// output, G groups (Cg = C/G, Kg = K/G).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "core/op.h"
+#include "ops/hd.h"
+
+namespace opscope {
+
+// --- convolution ---------------------------------------------------------------------------
+// Output size along one axis: OH = (H + 2p − d·(R − 1) − 1) / st + 1; 0 when the dilated
+// kernel does not fit the padded input.
+OPSCOPE_HD int64_t conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  const int64_t span = in + 2 * pad - dil * (k - 1) - 1;
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+struct ConvGeom {
+  int64_t N = 0, C = 0, H = 0, W = 0;  // input
+  int64_t K = 0, R = 0, S = 0;         // weight [K, Cg, R, S]
+  int64_t OH = 0, OW = 0;              // output
+  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;  // stride, padding, dilation along H and W
+  int64_t G = 1, Cg = 0, Kg = 0;
+  OPSCOPE_HD int64_t ohw() const { return OH * OW; }
+  OPSCOPE_HD int64_t crs() const { return Cg * R * S; }  // rows of the im2col buffer (one group)
+};
+
+// x [N, C, H, W] (or the input_shape of a backward op), w [K, Cg, R, S], the conv attributes
+// (stride, padding and dilation are pairs (along H, along W)).
+inline ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& a) {
+  ConvGeom g;
+  g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
+  g.K = w[0], g.R = w[2], g.S = w[3];
+  const auto &st = a.ints("stride"), &pad = a.ints("padding"), &dil = a.ints("dilation");
+  g.sh = st[0], g.sw = st[1], g.ph = pad[0], g.pw = pad[1], g.dh = dil[0], g.dw = dil[1];
+  g.G = a.i("groups");
+  g.Cg = g.C / g.G, g.Kg = g.K / g.G;
+  g.OH = conv_out_size(g.H, g.R, g.sh, g.ph, g.dh);
+  g.OW = conv_out_size(g.W, g.S, g.sw, g.pw, g.dw);
+  return g;
+}
+
+// --- pooling windows -------------------------------------------------------------------------
+// KH×KW windows every (SH, SW) elements over x [N, C, H, W] padded by (PH, PW):
+// OH = (H + 2·PH − KH) / SH + 1, likewise OW. kernel_size, stride and padding are pairs
+// (along H, along W); a stride of 0 means the kernel size.
+struct PoolWindow {
+  int64_t KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
+  int64_t N = 1, C = 1, H = 1, W = 1, OH = 1, OW = 1;
+};
+
+inline PoolWindow pool_window(const Shape& x, const Attrs& a) {
+  PoolWindow w;
+  const auto &k = a.ints("kernel_size"), &st = a.ints("stride"), &pad = a.ints("padding");
+  w.KH = k[0], w.KW = k[1];
+  w.SH = st[0] == 0 ? w.KH : st[0];
+  w.SW = st[1] == 0 ? w.KW : st[1];
+  w.PH = pad[0], w.PW = pad[1];
+  w.N = x[0], w.C = x[1], w.H = x[2], w.W = x[3];
+  w.OH = (w.H + 2 * w.PH - w.KH) / w.SH + 1;
+  w.OW = (w.W + 2 * w.PW - w.KW) / w.SW + 1;
+  return w;
+}
+
+// Along one axis (stride s, padding p, kernel k, n input positions): the input positions
+// [lo, hi) of window o, clipped to the input.
+OPSCOPE_HD void window_span(int64_t o, int64_t s, int64_t p, int64_t k, int64_t n, int64_t& lo, int64_t& hi) {
+  const int64_t start = o * s - p;
+  lo = start < 0 ? 0 : start;
+  hi = start + k < n ? start + k : n;
+}
+OPSCOPE_HD void window_rows(const PoolWindow& w, int64_t oh, int64_t& lo, int64_t& hi) {
+  window_span(oh, w.SH, w.PH, w.KH, w.H, lo, hi);
+}
+OPSCOPE_HD void window_cols(const PoolWindow& w, int64_t ow, int64_t& lo, int64_t& hi) {
+  window_span(ow, w.SW, w.PW, w.KW, w.W, lo, hi);
+}
+
+// Along one axis: the windows [lo, hi] (of `out` windows) that contain input position i:
+// o·s − p <= i < o·s − p + k.
+OPSCOPE_HD void windows_containing(int64_t i, int64_t s, int64_t p, int64_t k, int64_t out, int64_t& lo, int64_t& hi) {
+  const int64_t t = i + p;
+  lo = t < k ? 0 : (t - k) / s + 1;
+  hi = t / s < out - 1 ? t / s : out - 1;
+}
+
+// Flat index in the plane of the max of output (oh, ow)'s window; ties go to the first, and a
+// NaN wins (it propagates, as in PyTorch).
+template <class T>
+OPSCOPE_HD int64_t window_argmax(const T* plane, const PoolWindow& w, int64_t oh, int64_t ow) {
+  int64_t h0, h1, w0, w1;
+  window_rows(w, oh, h0, h1);
+  window_cols(w, ow, w0, w1);
+  int64_t best = h0 * w.W + w0;
+  for (int64_t h = h0; h < h1; ++h)
+    for (int64_t x = w0; x < w1; ++x) {
+      const T v = plane[h * w.W + x];
+      if (v > plane[best] || v != v) {
+        best = h * w.W + x;
+        if (v != v) return best;
+      }
+    }
+  return best;
+}
+
+// --- padding ---------------------------------------------------------------------------------
+// Which input position output position o reads along one axis of n positions padded by `left`:
+// reflect mirrors around the edge without repeating it, replicate repeats the edge; -1 where a
+// constant pad supplies the value.
+enum class PadMode : int { constant, reflect, replicate };
+inline PadMode pad_mode(const std::string& s) {
+  return s == "reflect" ? PadMode::reflect : s == "replicate" ? PadMode::replicate : PadMode::constant;
+}
+OPSCOPE_HD int64_t pad_source_index(int64_t o, int64_t left, int64_t n, PadMode mode) {
+  const int64_t i = o - left;
+  if (i >= 0 && i < n) return i;
+  if (mode == PadMode::constant) return -1;
+  if (mode == PadMode::replicate) return i < 0 ? 0 : n - 1;
+  return i < 0 ? -i : 2 * (n - 1) - i;
+}
+
+// --- gather ----------------------------------------------------------------------------------
+// x seen as [outer, n, inner] around the gathered axis, and how many indices are taken.
+struct GatherGeom {
+  int64_t outer = 1, n = 0, inner = 1, count = 0;
+};
+
+inline GatherGeom gather_geom(const Shape& x, int64_t axis, int64_t count) {
+  GatherGeom g;
+  for (int64_t a = 0; a < axis; ++a) g.outer *= x[static_cast<size_t>(a)];
+  g.n = x[static_cast<size_t>(axis)];
+  for (size_t a = static_cast<size_t>(axis) + 1; a < x.size(); ++a) g.inner *= x[a];
+  g.count = count;
+  return g;
+}
+
+// --- the norms' splits -----------------------------------------------------------------------
+// batch_norm: x [N, C, ...] as N×C planes of S elements, statistics per channel c.
+struct ChannelSplit {
+  int64_t N = 1, C = 1, S = 1;
+};
+inline ChannelSplit channel_split(const Shape& s) {
+  ChannelSplit r;
+  r.N = s[0];
+  r.C = s[1];
+  for (size_t i = 2; i < s.size(); ++i) r.S *= s[i];
+  return r;
+}
+
+// layer_norm: M rows of the N elements of the last k axes, statistics per row.
+struct RowSplit {
+  int64_t M = 1, N = 1;
+};
+inline RowSplit layer_split(const Shape& s, int64_t k) {
+  RowSplit r;
+  const size_t lead = s.size() - static_cast<size_t>(k);
+  for (size_t i = 0; i < s.size(); ++i) (i < lead ? r.M : r.N) *= s[i];
+  return r;
+}
+
+}  // namespace opscope
