@@ -138,6 +138,22 @@ TEST_CASE("onnx: the model object in the language, both modes", "[onnx][repl]") 
   CHECK(max_diff(test::var(lab, "g2"), ref("fashion_cnn", "grad.fc.weight.npy")) <= 1e-3 * max_abs(ref("fashion_cnn", "grad.fc.weight.npy")));
 }
 
+TEST_CASE("onnx: an imported model trains with an optimizer written in the language", "[onnx][repl]") {
+  Lab lab;
+  lab.ok(":seed 0\nm = load_onnx(\"" + kModels + "fashion_cnn.onnx\")\nx = rand(16, 1, 28, 28)\n"
+         "y = argmax(randn(16, 10), axis=1)\nopt = Adam(m.parameters(), lr=2e-3)\nw0 = m.param(\"fc.weight\") * 1.0\n"
+         "losses = []\nfor i in range(12):\n    opt.zero_grad()\n    loss = cross_entropy(m(x), y)\n"
+         "    backward(loss)\n    opt.step()\n    losses.append(loss.item())");
+  const double first = std::stod(lab.echo("losses[0]")), last = std::stod(lab.echo("losses[11]"));
+  CHECK(last < 0.8 * first);  // one fixed batch: twelve Adam steps fit it
+  CHECK(lab.echo("allclose(m.param(\"fc.weight\"), w0)") == "False");  // the initializer itself was updated in place
+  // Adam's state: two moments per parameter value plus a step count per parameter.
+  lab.ok("values = 0\nfor p in m.parameters():\n    values += p.numel()");
+  const int64_t values = std::stoll(lab.echo("values"));
+  CHECK(values == 9146);
+  CHECK(lab.echo("live_bytes(\"optimizer state\")") == std::to_string(2 * values * 4 + 10 * 4));
+}
+
 TEST_CASE("onnx: :import names the model after the file", "[onnx][repl]") {
   Lab lab;
   lab.ok(":import " + kModels + "resnet_block.onnx");

@@ -90,7 +90,7 @@ TEST_CASE("onnx export: every op with an ONNX form round-trips", "[onnx]") {
          "c = batch_norm(conv2d(a, param(randn(4, 3, 3, 3)), stride=2, padding=1, dilation=1), zeros(4), ones(4), training=False)\n"
          "d = avg_pool2d(pad(b, [1, 1, 1, 1], mode=\"reflect\"), kernel_size=2) + max_pool2d(pad(b, [1, 0, 0, 1], mode=\"replicate\"), kernel_size=2, stride=1)[:, :, :4, :4]\n"
          "e = concat([adaptive_avg_pool2d(c, [1, 1]).reshape(2, 4), var(d, axes=[2, 3]), d.mean(axis=[2, 3]), d.max(axis=3).sum(axis=2)], axis=1)\n"
-         "f = layer_norm(scaled_dot_product_attention(t, t, t, causal=True), normalized_ndim=1)\n"
+         "f = layer_norm(scaled_dot_product_attention(t, t, t, causal=True), [8])\n"
          "g = stack([embedding(idx, table), gather(table, idx, axis=0)], axis=1).transpose(1, 2)\n"
          "h = log_softmax(expand(f[:, 0:1, :], [2, 4, 8]).permute(0, 2, 1), axis=-1)\n"
          "l = cross_entropy(e[:, 0:3], labels) + mse_loss(e, zeros(2, 13)) + (x > 0.5).cast(dtype=\"float32\").mean()\n"

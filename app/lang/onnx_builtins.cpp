@@ -175,11 +175,24 @@ void shapes_arg(Interpreter& in, const Value& v, Pos p, interop::ImportOptions& 
   }
 }
 
+// The file to read. The models opscope ships are its own and read from anywhere (a lesson opens
+// models_dir() + "/encoder.onnx"); any other path goes through the file policy.
+std::string model_file(Interpreter& in, const std::string& path, Pos p) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(path, ec), shipped = fs::weakly_canonical(models_dir(), ec);
+  if (!ec && !shipped.empty() && fs::is_regular_file(real, ec)) {
+    const auto rel = real.lexically_relative(shipped);
+    if (!rel.empty() && *rel.begin() != ".." && rel.is_relative()) return real.string();
+  }
+  return in.resolve_path(path, FileMode::read, p);
+}
+
 Value load_model(Interpreter& in, const std::string& path, Pos p, const interop::ImportOptions& opt) {
   try {
     Value v;
     v.kind = Value::object;
-    v.obj = std::make_shared<ModelObject>(ImportedModel::load(in.resolve_path(path, FileMode::read, p), opt));
+    v.obj = std::make_shared<ModelObject>(ImportedModel::load(model_file(in, path, p), opt));
     return v;
   } catch (const LangError&) {
     throw;

@@ -167,22 +167,27 @@ ExportFn softmax(const char* op) {
 
 void export_conv(Exporter& e, const Node& n, In in, In out) {
   const Shape& ws = e.meta(n.inputs[1]).shape;
-  const int64_t s = n.attrs.i("stride"), p = n.attrs.i("padding"), d = n.attrs.i("dilation");
+  // stride, padding and dilation are pairs (along H, along W) once the op resolved them.
+  const Ints& s = n.attrs.ints("stride");
+  const Ints& p = n.attrs.ints("padding");
   auto& c = e.node("Conv", in, out);
   Exporter::attr(c, "kernel_shape", Ints{ws[2], ws[3]});
-  Exporter::attr(c, "strides", Ints{s, s});
-  Exporter::attr(c, "pads", Ints{p, p, p, p});
-  Exporter::attr(c, "dilations", Ints{d, d});
+  Exporter::attr(c, "strides", s);
+  Exporter::attr(c, "pads", Ints{p[0], p[1], p[0], p[1]});
+  Exporter::attr(c, "dilations", n.attrs.ints("dilation"));
   Exporter::attr(c, "group", n.attrs.i("groups"));
 }
 
 ExportFn pool(const char* op) {
   return [op](Exporter& e, const Node& n, In in, In out) {
-    const int64_t k = n.attrs.i("kernel_size"), s = n.attrs.i("stride") == 0 ? k : n.attrs.i("stride"), p = n.attrs.i("padding");
+    // Pairs (along H, along W); a stride of 0 along an axis means the window's size there.
+    const Ints& k = n.attrs.ints("kernel_size");
+    const Ints& st = n.attrs.ints("stride");
+    const Ints& p = n.attrs.ints("padding");
     auto& node = e.node(op, in, out);
-    Exporter::attr(node, "kernel_shape", Ints{k, k});
-    Exporter::attr(node, "strides", Ints{s, s});
-    Exporter::attr(node, "pads", Ints{p, p, p, p});
+    Exporter::attr(node, "kernel_shape", k);
+    Exporter::attr(node, "strides", Ints{st[0] == 0 ? k[0] : st[0], st[1] == 0 ? k[1] : st[1]});
+    Exporter::attr(node, "pads", Ints{p[0], p[1], p[0], p[1]});
     if (std::string(op) == "AveragePool") Exporter::attr(node, "count_include_pad", int64_t{1});  // opscope counts the zeros
   };
 }
@@ -219,7 +224,7 @@ void export_batch_norm(Exporter& e, const Node& n, In in, In out) {
 
 void export_layer_norm(Exporter& e, const Node& n, In in, In out) {
   const TensorMeta& x = e.meta(n.inputs[0]);
-  const int64_t k = n.attrs.i("normalized_ndim");
+  const int64_t k = static_cast<int64_t>(n.attrs.ints("normalized_shape").size());
   const Shape normalized(x.shape.end() - k, x.shape.end());
   std::vector<std::string> ins = {in[0], in.size() > 1 ? in[1] : e.full(normalized, 1, x.dtype, "scale")};
   if (in.size() > 2) ins.push_back(in[2]);

@@ -241,7 +241,7 @@ std::vector<Slot> map_layer_norm(NodeCtx& c) {
   };
   std::vector<Tensor> ins = {x, whole(1)};
   if (c.has(2)) ins.push_back(whole(2));
-  std::vector<Slot> outs = one(c.call("layer_norm", ins, {{"normalized_ndim", x.dim() - axis}, {"eps", eps}}));
+  std::vector<Slot> outs = one(c.call("layer_norm", ins, {{"normalized_shape", std::vector<int64_t>(normalized.begin(), normalized.end())}, {"eps", eps}}));
   // Mean and InvStdDev, when the graph reads them: the same statistics, spelt out.
   if (c.output_used(1) || c.output_used(2)) {
     std::vector<int64_t> axes;
