@@ -19,12 +19,24 @@ std::string trim(const std::string& s) {
 }
 
 // "n3", "v5", "s:fn", or a variable name (the box whose subtitle or title is that name).
+// A node inside a folded box is revealed: its folded calls unfold (outermost first) until it
+// has a box of its own, as a user would click them open.
 std::string resolve_box(GuiState& s, const std::string& what) {
-  const auto& boxes = s.graph.layout.boxes;
-  for (const auto& b : boxes)
-    if (b.key == what) return b.key;
-  for (const auto& b : boxes)
-    if (b.subtitle == what || b.title == what) return b.key;
+  for (int depth = 0; depth < 16; ++depth) {
+    const auto& boxes = s.graph.layout.boxes;
+    for (const auto& b : boxes)
+      if (b.key == what) return b.key;
+    for (const auto& b : boxes)
+      if (b.subtitle == what || b.title == what) return b.key;
+    const Graph& g = shown_graph(s);
+    const viz::LayoutBox* folded = nullptr;
+    for (const auto& b : boxes)
+      for (int id : b.nodes)
+        if (!b.scope_key.empty() && g.has_node(id) && g.node_var_name(id) == what) folded = &b;
+    if (!folded) break;
+    viz::unfold_call(s.graph, folded->scope_key);
+    viz::update_layout(s.graph, g, &s.fonts, s.scale, s.time);
+  }
   throw Error("select: no box '" + what + "' in the graph view", "use a key like n3 or v5, or a variable name");
 }
 
