@@ -11,6 +11,7 @@
 
 #include "app/lang/call_args.h"
 #include "app/lang/interpreter.h"
+#include "app/shipped_dir.h"
 #include "app/onnx/onnx_export.h"
 #include "app/onnx/onnx_import.h"
 
@@ -217,22 +218,13 @@ const interop::ImportedModel* imported_model(const Value& v) {
 }
 
 std::string models_dir() {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> tried;
-  if (const char* env = std::getenv("OPSCOPE_MODELS"); env && *env) tried.emplace_back(env);
 #ifdef OPSCOPE_MODELS_DIR
-  tried.emplace_back(OPSCOPE_MODELS_DIR);
+  const char* built_in = OPSCOPE_MODELS_DIR;
+#else
+  const char* built_in = nullptr;
 #endif
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    tried.push_back(exe.parent_path() / "assets" / "models");
-    tried.push_back(exe.parent_path().parent_path() / "assets" / "models");
-    tried.push_back(exe.parent_path().parent_path() / "share" / "opscope" / "models");
-  }
-  for (auto& d : tried)
-    if (fs::is_directory(d, ec)) return d.string();
-  return "";
+  return app::find_shipped_dir("OPSCOPE_MODELS", built_in, "assets/models", "models",
+                               [](const std::filesystem::path& d) { return std::filesystem::is_directory(d); });
 }
 
 void install_onnx_builtins(BuiltinTable& B) {

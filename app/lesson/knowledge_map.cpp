@@ -7,6 +7,7 @@
 
 #include "app/lesson/lesson.h"
 #include "app/lesson/markdown_doc.h"
+#include "app/shipped_dir.h"
 #include "core/error.h"
 
 namespace opscope::lesson {
@@ -118,21 +119,16 @@ KnowledgeMap load_knowledge_map(const std::string& path) {
 }
 
 std::string knowledge_map_path() {
-  std::vector<fs::path> tried;
-  if (const char* env = std::getenv("OPSCOPE_ASSETS"); env && *env) tried.emplace_back(env);
 #ifdef OPSCOPE_ASSETS_DIR
-  tried.emplace_back(OPSCOPE_ASSETS_DIR);
+  const char* built_in = OPSCOPE_ASSETS_DIR;
+#else
+  const char* built_in = nullptr;
 #endif
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    tried.push_back(exe.parent_path() / "assets");
-    tried.push_back(exe.parent_path().parent_path() / "assets");
-    tried.push_back(exe.parent_path().parent_path() / "share" / "opscope" / "assets");
-  }
-  for (auto& d : tried)
-    if (fs::is_regular_file(d / "knowledge_map.txt")) return (d / "knowledge_map.txt").string();
-  throw Error("cannot find the knowledge map (assets/knowledge_map.txt)", "set OPSCOPE_ASSETS to the repository's assets/ folder");
+  const std::string dir = app::find_shipped_dir("OPSCOPE_ASSETS", built_in, "assets", "assets",
+                                                [](const fs::path& d) { return fs::is_regular_file(d / "knowledge_map.txt"); });
+  if (dir.empty())
+    throw Error("cannot find the knowledge map (assets/knowledge_map.txt)", "set OPSCOPE_ASSETS to the repository's assets/ folder");
+  return (fs::path(dir) / "knowledge_map.txt").string();
 }
 
 MapSection find_section(const MapConcept& c, const KnowledgeMap& map, const std::string& lessons_dir) {

@@ -2,6 +2,7 @@
 // fence inside a list or a quoted block is not mistaken for a cell); the prose between them is
 // kept as the author's Markdown, which the players render with md4c again.
 #include "app/lesson/lesson.h"
+#include "app/shipped_dir.h"
 
 #include <md4c.h>
 
@@ -345,21 +346,15 @@ Lesson load_lesson(const std::string& path) {
 }
 
 std::string lessons_dir() {
-  std::vector<fs::path> tried;
-  if (const char* env = std::getenv("OPSCOPE_LESSONS"); env && *env) tried.emplace_back(env);
 #ifdef OPSCOPE_LESSONS_DIR
-  tried.emplace_back(OPSCOPE_LESSONS_DIR);
+  const char* built_in = OPSCOPE_LESSONS_DIR;
+#else
+  const char* built_in = nullptr;
 #endif
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    tried.push_back(exe.parent_path() / "lessons");
-    tried.push_back(exe.parent_path().parent_path() / "lessons");
-    tried.push_back(exe.parent_path().parent_path() / "share" / "opscope" / "lessons");
-  }
-  for (auto& d : tried)
-    if (fs::is_directory(d / "en")) return d.string();
-  throw Error("cannot find the lessons folder", "set OPSCOPE_LESSONS to the repository's lessons/ folder");
+  const std::string dir = app::find_shipped_dir("OPSCOPE_LESSONS", built_in, "lessons", "lessons",
+                                                [](const fs::path& d) { return fs::is_directory(d / "en"); });
+  if (dir.empty()) throw Error("cannot find the lessons folder", "set OPSCOPE_LESSONS to the repository's lessons/ folder");
+  return dir;
 }
 
 std::vector<std::string> lesson_files(const std::string& dir, const std::string& lang) {
