@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/heap.h"
 #include "core/parallel.h"
 
 namespace opscope {
@@ -62,7 +63,7 @@ std::string cpu_description() {
   std::string s = d.kernels + ", " + std::to_string(n) + " thread" + (n == 1 ? "" : "s") + " (" +
                   std::to_string(hardware_threads()) + " cores)";
   if (!d.blas.empty()) s += "; BLAS: " + d.blas;
-  return s;
+  return s + "; heap: " + heap_allocator_name();
 }
 
 const char* cpu_isa_name(CpuIsa isa) {
