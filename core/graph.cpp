@@ -1,7 +1,7 @@
 #include "core/graph.h"
 
+#include <algorithm>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/error.h"
 
@@ -109,68 +109,94 @@ TapeDrops Graph::drop_unreachable(const Mark& from, const std::vector<int>& pinn
   const int first_node = static_cast<int>(from.nodes), first_value = static_cast<int>(from.values);
   TapeDrops dropped;
   if (nodes_.end_id() <= first_node && values_.end_id() <= first_value) return dropped;
-  std::unordered_set<int> keep_nodes, keep_values;
-  std::vector<int> work;  // nodes to visit
-  auto keep_value = [&](int v) {
-    if (v < first_value || !keep_values.insert(v).second) return;
-    if (const ValueInfo* vi = values_.find(v); vi && vi->producer >= first_node) work.push_back(vi->producer);
+  // Runs at the end of every statement and every few hundred loop iterations: everything is
+  // indexed by position among the items held at or above `from` (no hashing, no per-node
+  // allocation), so a look costs O(nodes held).
+  auto& nodes = nodes_.items();
+  auto& values = values_.items();
+  const size_t node_base = nodes_.lower_index(first_node), value_base = values_.lower_index(first_value);
+  std::vector<char> keep_node(nodes.size() - node_base, 0), keep_value_at(values.size() - value_base, 0);
+  std::vector<size_t> work;  // positions of nodes to visit
+  auto push_node = [&](int id) {
+    if (id < first_node) return;
+    if (const std::ptrdiff_t p = nodes_.index_of(id); p >= 0) work.push_back(static_cast<size_t>(p));
   };
-  // Backward nodes by the forward node they differentiate: a kept forward keeps its backward.
-  std::unordered_map<int, std::vector<int>> backward_of;
-  for (const Node& n : nodes_.items())
-    if (n.id >= first_node && n.forward_of >= 0) backward_of[n.forward_of].push_back(n.id);
+  auto keep_value = [&](int v) {
+    if (v < first_value) return;
+    const std::ptrdiff_t p = values_.index_of(v);
+    if (p < 0 || keep_value_at[static_cast<size_t>(p) - value_base]) return;
+    keep_value_at[static_cast<size_t>(p) - value_base] = 1;
+    push_node(values[static_cast<size_t>(p)].producer);
+  };
+  // Backward nodes by the forward node they differentiate (a kept forward keeps its backward),
+  // as linked lists through positions: first_backward[forward's] -> next_backward[...].
+  constexpr size_t none = static_cast<size_t>(-1);
+  std::vector<size_t> first_backward(keep_node.size(), none), next_backward(keep_node.size(), none);
+  for (size_t p = node_base; p < nodes.size(); ++p) {
+    const int f = nodes[p].forward_of;
+    if (f < 0) continue;
+    if (f < first_node) {  // below `from`: kept, so its new backward nodes are too
+      work.push_back(p);
+      continue;
+    }
+    if (const std::ptrdiff_t fp = nodes_.index_of(f); fp >= 0) {
+      next_backward[p - node_base] = first_backward[static_cast<size_t>(fp) - node_base];
+      first_backward[static_cast<size_t>(fp) - node_base] = p;
+    }
+  }
   // The graph's own references to tensors (saved for backward) keep nothing alive: a relu's
   // output its own node saved is dead once nobody else holds it.
-  std::unordered_map<const TensorImpl*, long> held_by_graph;
-  for (const Node& n : nodes_.items())
-    if (n.id >= first_node)
-      for (const SavedTensor& s : n.saved)
-        if (s.tensor.defined()) ++held_by_graph[s.tensor.impl()];
+  std::vector<const TensorImpl*> held_by_graph;
+  for (size_t p = node_base; p < nodes.size(); ++p)
+    for (const SavedTensor& s : nodes[p].saved)
+      if (s.tensor.defined()) held_by_graph.push_back(s.tensor.impl());
+  std::sort(held_by_graph.begin(), held_by_graph.end());
   // Roots: values whose tensor someone outside the graph holds (not only the graph's copy of a
   // small constant or a saved tensor) and that still is that value; what is pinned; and every
   // node below `from` (kept), whose backward nodes may be new.
   const auto& vids = values_.ids();
-  for (size_t i = 0; i < vids.size(); ++i) {
-    if (vids[i] < first_value) continue;
-    const ValueInfo& vi = values_.items()[i];
+  for (size_t i = value_base; i < vids.size(); ++i) {
+    const ValueInfo& vi = values[i];
     auto t = vi.tensor.lock();
     if (!t || t->value_id != vids[i]) continue;
     long graph_owned = 1 + (vi.constant.defined() && vi.constant.impl() == t.get() ? 1 : 0);  // our lock, the constant
-    if (auto h = held_by_graph.find(t.get()); h != held_by_graph.end()) graph_owned += h->second;
+    const auto [lo, hi] = std::equal_range(held_by_graph.begin(), held_by_graph.end(), t.get());
+    graph_owned += hi - lo;
     if (t.use_count() > graph_owned) keep_value(vids[i]);
   }
   for (int v : pinned_values) keep_value(v);
   // An optimizer's step writes its parameter (input 0) in place, so nothing holds its outputs:
   // each parameter's last step stays, with the pass it used (a training loop's last iteration).
-  std::unordered_map<int, int> last_update;  // parameter value -> its last update node
-  for (const Node& n : nodes_.items())
-    if (n.id >= first_node && n.phase == Phase::update && !n.inputs.empty()) last_update[n.inputs[0]] = n.id;
+  std::unordered_map<int, size_t> last_update;  // parameter value -> its last update node
+  for (size_t p = node_base; p < nodes.size(); ++p)
+    if (nodes[p].phase == Phase::update && !nodes[p].inputs.empty()) last_update[nodes[p].inputs[0]] = p;
   for (const auto& entry : last_update) work.push_back(entry.second);
-  for (int id : pinned_nodes)
-    if (id >= first_node) work.push_back(id);
-  for (auto& [fwd, bwds] : backward_of)
-    if (fwd < first_node) work.insert(work.end(), bwds.begin(), bwds.end());
+  for (int id : pinned_nodes) push_node(id);
   while (!work.empty()) {
-    const int id = work.back();
+    const size_t p = work.back();
     work.pop_back();
-    if (id < first_node || !keep_nodes.insert(id).second) continue;
-    const Node* n = nodes_.find(id);
-    if (!n) continue;
-    for (int v : n->inputs) keep_value(v);
-    for (int v : n->outputs) keep_value(v);
-    if (n->forward_of >= first_node) work.push_back(n->forward_of);
-    if (auto it = backward_of.find(id); it != backward_of.end()) work.insert(work.end(), it->second.begin(), it->second.end());
+    if (keep_node[p - node_base]) continue;
+    keep_node[p - node_base] = 1;
+    const Node& n = nodes[p];
+    for (int v : n.inputs) keep_value(v);
+    for (int v : n.outputs) keep_value(v);
+    push_node(n.forward_of);
+    for (size_t b = first_backward[p - node_base]; b != none; b = next_backward[b - node_base]) work.push_back(b);
   }
   // The cost of what goes is taken before its values do.
-  for (Node& n : nodes_.items())
-    if (n.id >= first_node && !keep_nodes.count(n.id)) {
+  for (size_t p = node_base; p < nodes.size(); ++p)
+    if (!keep_node[p - node_base]) {
+      Node& n = nodes[p];
       if (n.stats.runs > 0) dropped.flops += node_cost(*this, n).flops * static_cast<double>(n.stats.runs);
       release_saved_refs(n);
     }
+  size_t at = 0;  // retain_if visits every item in order
   dropped.nodes = static_cast<int64_t>(
-      nodes_.retain_if([&](int id, const Node&) { return id < first_node || keep_nodes.count(id) > 0; }));
+      nodes_.retain_if([&](int, const Node&) { const size_t p = at++; return p < node_base || keep_node[p - node_base]; }));
+  at = 0;
   dropped.values = static_cast<int64_t>(values_.retain_if([&](int id, ValueInfo& v) {
-    if (id < first_value || keep_values.count(id)) return true;
+    const size_t p = at++;
+    if (p < value_base || keep_value_at[p - value_base]) return true;
     forget_value(v, id);
     return false;
   }));

@@ -26,6 +26,16 @@ class StableIdVector {
     const auto it = std::lower_bound(ids_.begin(), end, id);
     return it == end || *it != id ? nullptr : &items_[static_cast<size_t>(it - ids_.begin())];
   }
+  // The position of `id` in items() (and ids()), or -1 when it is not held.
+  std::ptrdiff_t index_of(int id) const {
+    const T* item = find(id);
+    return item ? item - items_.data() : -1;
+  }
+  // The position of the first item whose id is >= `id` (items().size() if none).
+  size_t lower_index(int id) const {
+    if (id >= dense_id_) return dense_pos_ + static_cast<size_t>(std::min(id, next_) - dense_id_);
+    return static_cast<size_t>(std::lower_bound(ids_.begin(), ids_.end(), id) - ids_.begin());
+  }
   int end_id() const { return next_; }  // one past the largest id ever pushed (since a truncate)
   size_t size() const { return items_.size(); }
   const std::vector<T>& items() const { return items_; }

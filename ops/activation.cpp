@@ -18,6 +18,25 @@ OpDef activation(const std::string& name, const std::string& doc) {
   return d;
 }
 
+// The backward of an activation written in its output y: dx = f(y, dy), not differentiable
+// again (as gelu_backward), checked through the forward op.
+OpDef output_backward_op(const std::string& name, const std::string& doc, Formula f, const std::string& forward,
+                         int flops_per_element) {
+  OpDef d = OpDef::declare(name, "activation", doc, {"y", "dy"});
+  d.infer = [](const InferCtx& c) {
+    c.expect_float(0);
+    if (c.inputs[0].shape != c.inputs[1].shape)
+      c.fail("y " + shape_str(c.inputs[0].shape) + " and dy " + shape_str(c.inputs[1].shape) + " must have one shape");
+    return std::vector<TensorMeta>{c.inputs[0]};
+  };
+  cpu::make_pointwise(d, f);
+  d.differentiable = false;
+  d.checked_via = forward;
+  d.gradcheck = {gc({{{3, 4}}, {{3, 4}}})};  // for the CUDA tests and the saved-tensor check
+  d.cost = cpu::elementwise_cost(flops_per_element);
+  return d;
+}
+
 OPSCOPE_REGISTER_OPS(register_activation_ops) {
   {
     OpDef d = activation("relu", "y = max(x, 0)");
@@ -78,11 +97,8 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     OpDef d = activation("sigmoid", "y = 1 / (1 + e^-x)");
     cpu::make_pointwise(d, Formula::sigmoid);
     d.saves = {{SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val s = g.output(0);
-      return {g.grad_output(0) * s * (g.scalar_like(1, s) - s)};
-    };
-    d.backward_note = "dx = dy · y · (1 - y)";
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("sigmoid_backward", {g.output(0), g.grad_output(0)})}; };
+    d.backward_note = "dx = sigmoid_backward(y, dy) = dy · y · (1 - y)";
     d.cost = cpu::elementwise_cost(12);
     registry.add(std::move(d));
   }
@@ -107,14 +123,16 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     OpDef d = activation("tanh", "y = tanh(x)");
     cpu::make_pointwise(d, Formula::tanh);
     d.saves = {{SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val t = g.output(0);
-      return {g.grad_output(0) * (g.scalar_like(1, t) - t * t)};
-    };
-    d.backward_note = "dx = dy · (1 - y²)";
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("tanh_backward", {g.output(0), g.grad_output(0)})}; };
+    d.backward_note = "dx = tanh_backward(y, dy) = dy · (1 - y²)";
     d.cost = cpu::elementwise_cost(12);
     registry.add(std::move(d));
   }
+  // One op, one pass, for each of the two backward formulas (as PyTorch's tanh_backward and
+  // sigmoid_backward): gradchecked through the forward op they differentiate.
+  registry.add(output_backward_op("tanh_backward", "dx = dy · (1 - y²), y = tanh(x)", Formula::tanh_backward, "tanh", 3));
+  registry.add(output_backward_op("sigmoid_backward", "dx = dy · y · (1 - y), y = sigmoid(x)", Formula::sigmoid_backward,
+                                  "sigmoid", 3));
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ struct Params {
   X(minimum, 2, true) X(eq, 2, true) X(ne, 2, true) X(lt, 2, true) X(le, 2, true) X(gt, 2, true) X(ge, 2, true)       \
   X(neg, 1, true) X(exp, 1, false) X(log, 1, false) X(sqrt, 1, false) X(abs, 1, true) X(sign, 1, true)                \
   X(relu, 1, false) X(leaky_relu, 1, false) X(gelu, 1, false) X(gelu_backward, 2, false) X(sigmoid, 1, false)         \
-  X(tanh, 1, false) X(softplus, 1, false) X(erf, 1, false) X(clip, 1, true)
+  X(tanh, 1, false) X(softplus, 1, false) X(erf, 1, false) X(clip, 1, true) X(tanh_backward, 2, false)            \
+  X(sigmoid_backward, 2, false)
 
 enum class Formula : uint8_t {
 #define OPSCOPE_PW_ENUM(name, arity, ints) name,
@@ -153,6 +154,10 @@ template <class T> OPSCOPE_HD T f_sigmoid(T a, T, const Params&) {
   return e / (T(1) + e);
 }
 template <class T> OPSCOPE_HD T f_tanh(T a, T, const Params&) { return math::tanh(a); }
+// a = y (the forward's output), b = dy: one pass for the backward of tanh and of sigmoid, where
+// written as formulas of ops they would be three nodes and three passes over the data.
+template <class T> OPSCOPE_HD T f_tanh_backward(T y, T dy, const Params&) { return dy * (T(1) - y * y); }
+template <class T> OPSCOPE_HD T f_sigmoid_backward(T y, T dy, const Params&) { return dy * y * (T(1) - y); }
 // p0: beta, p1: threshold. log(1 + e^(βx))/β, and x itself once βx > threshold (where the two
 // differ by less than e^-threshold and e^(βx) would overflow).
 template <class T> OPSCOPE_HD T f_softplus(T a, T, const Params& p) {

@@ -58,6 +58,17 @@ struct Vectorised<Formula::gelu> : std::true_type {
     else out = T(0.5) * x * (T(1) + (x * T(pointwise::kSqrt1_2)).erf());
   }
 };
+// a = y, b = dy
+template <>
+struct Vectorised<Formula::tanh_backward> : std::true_type {
+  template <class T, class X, class Y>
+  static void run(const X& y, const X& dy, Y& out, const Params&) { out = dy * (T(1) - y * y); }
+};
+template <>
+struct Vectorised<Formula::sigmoid_backward> : std::true_type {
+  template <class T, class X, class Y>
+  static void run(const X& y, const X& dy, Y& out, const Params&) { out = dy * y * (T(1) - y); }
+};
 // dx = gelu_backward(x, dy)
 template <>
 struct Vectorised<Formula::gelu_backward> : std::true_type {
