@@ -2,6 +2,7 @@
 // backward formula to append backward nodes (phase = backward), then runs them through the
 // executor one step at a time.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <unordered_set>
@@ -48,9 +49,15 @@ class BackwardBuilder final : public GradCtx {
     v.meta = {{}, dtype, Device::cpu};
     v.kind = ValueKind::constant;
     v.constant = Tensor::scalar(value, dtype, MemCategory::temporary);
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", value);
-    v.origin = text;  // the run frees the tensor; the figure still writes the number in
+    // The run frees the tensor; the figure still writes the number in (as %.4g would: the
+    // usual 0, 1 and 2 without a trip through printf).
+    if (value == static_cast<int>(value) && std::abs(value) < 10000) {
+      v.origin = std::to_string(static_cast<int>(value));
+    } else {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.4g", value);
+      v.origin = text;
+    }
     return {this, g_.add_value(std::move(v))};
   }
 

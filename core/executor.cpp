@@ -207,6 +207,9 @@ ScheduleRun::ScheduleRun(Workspace& ws, std::vector<int> nodes, std::unordered_m
                          std::vector<Sink> sinks, bool retain_saved)
     : ws_(ws), nodes_(std::move(nodes)), env_(std::move(env)), retain_saved_(retain_saved) {
   Graph& g = ws_.graph();
+  last_use_.reserve(2 * nodes_.size());  // grown once, not rehashed on the way
+  last_backward_.reserve(nodes_.size());
+  env_.reserve(2 * nodes_.size());
   for (size_t p = 0; p < nodes_.size(); ++p) {
     const Node& n = g.node(nodes_[p]);
     for (int v : n.inputs) last_use_[v] = p;

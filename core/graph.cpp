@@ -40,10 +40,30 @@ std::string Node::label() const {
 
 Cost node_cost(const Graph& g, const Node& n) {
   if (!n.op->cost) return {};
-  std::vector<TensorMeta> in, out;
-  for (int v : n.inputs) in.push_back(g.value(v).meta);
-  for (int v : n.outputs) out.push_back(g.value(v).meta);
-  return n.op->cost(in, out, n.attrs, n.algo);
+  // Asked for every node a dropped tape held: the metadata is copied into vectors kept per
+  // thread and per length, whose shapes reuse their memory, rather than into new ones.
+  struct Scratch {
+    std::vector<std::vector<TensorMeta>> by_length;
+    std::vector<TensorMeta>& fill(const Graph& g, const std::vector<int>& ids) {
+      if (by_length.size() <= ids.size()) by_length.resize(ids.size() + 1);
+      std::vector<TensorMeta>& v = by_length[ids.size()];
+      v.resize(ids.size());
+      for (size_t i = 0; i < ids.size(); ++i) v[i] = g.value(ids[i]).meta;
+      return v;
+    }
+  };
+  thread_local Scratch in, out;
+  thread_local int depth = 0;  // an @op's cost asks for its body's nodes: those get their own
+  if (depth > 0) {
+    Scratch own_in, own_out;
+    return n.op->cost(own_in.fill(g, n.inputs), own_out.fill(g, n.outputs), n.attrs, n.algo);
+  }
+  struct Depth {
+    int& d;
+    explicit Depth(int& x) : d(++x) {}
+    ~Depth() { --d; }
+  } level(depth);
+  return n.op->cost(in.fill(g, n.inputs), out.fill(g, n.outputs), n.attrs, n.algo);
 }
 
 int Graph::add_value(ValueInfo v) {
