@@ -4,10 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "core/dims.h"
+
 namespace opscope {
 
-using Shape = std::vector<int64_t>;
-using Strides = std::vector<int64_t>;
+using Shape = Dims;
+using Strides = Dims;
 
 // Number of elements; throws on overflow or negative sizes.
 int64_t shape_numel(const Shape& s);
