@@ -21,6 +21,42 @@ TEST_CASE("shapes broadcast like NumPy and errors name both shapes", "[core]") {
   REQUIRE_THROWS_AS(parse_dtype("half"), Error);
 }
 
+// Shapes keep six extents in place and spill to the heap beyond: both sides must act as
+// std::vector does (copies, moves, inserts into themselves, conversions).
+TEST_CASE("Dims acts as a vector of int64 on either side of its inline capacity", "[core]") {
+  for (size_t n : {size_t{0}, size_t{3}, Dims::kInline, Dims::kInline + 1, size_t{20}}) {
+    std::vector<int64_t> ref;
+    Dims d;
+    for (size_t i = 0; i < n; ++i) {
+      ref.push_back(static_cast<int64_t>(i * 7 + 1));
+      d.push_back(static_cast<int64_t>(i * 7 + 1));
+    }
+    CHECK(std::vector<int64_t>(d) == ref);
+    Dims copy = d, moved = Dims(d);
+    CHECK(copy == d);
+    CHECK(moved == d);
+    Dims assigned{9, 9};
+    assigned = d;
+    CHECK(assigned == d);
+    d.insert(d.begin(), d.begin(), d.end());  // a range of itself
+    ref.insert(ref.begin(), ref.begin(), ref.end());
+    CHECK(std::vector<int64_t>(d) == ref);
+    d.insert(d.end(), 2, -1);
+    ref.insert(ref.end(), 2, -1);
+    d.erase(d.begin());
+    ref.erase(ref.begin());
+    CHECK(std::vector<int64_t>(d) == ref);
+    d.resize(3, 5);
+    ref.resize(3, 5);
+    CHECK(Dims(ref) == d);
+    Dims taken = std::move(copy);
+    CHECK(taken.size() == n);
+    CHECK(copy.empty());  // NOLINT: a moved-from Dims is empty, like a vector
+  }
+  CHECK(Dims{2, 3} < Dims{2, 4});
+  CHECK(Dims(3, 1) == Dims{1, 1, 1});
+}
+
 TEST_CASE("views share storage and copy nothing", "[core]") {
   Workspace ws;
   WorkspaceScope scope(ws);
