@@ -133,7 +133,10 @@ bool onednn_available() { return module().loaded; }
 
 std::string onednn_description() {
   std::lock_guard<std::mutex> lock(module_mutex);
-  if (!module_state.tried) return "on first use (conv2d algo=\"onednn\")";
+#ifndef OPSCOPE_ONEDNN_BUILT_MODULE
+  if (!module_state.tried && !std::getenv("OPSCOPE_ONEDNN_MODULE")) return "not built (libdnnl-dev was not found)";
+#endif
+  if (!module_state.tried) return "on first use (conv2d in float32)";
   return module_state.description;
 }
 
