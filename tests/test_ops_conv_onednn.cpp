@@ -29,13 +29,7 @@ bool skip_without_onednn() {
   return true;
 }
 
-Tensor uniform(const Shape& shape, DType dt, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
-  for (auto& e : v) e = u(rng);
-  return Tensor::from_vector<double>(v, shape, dt);
-}
+using test::uniform;
 
 // max |a − b| / max(1, max |b|): float32 sums of Cg·R·S terms in another order.
 double scaled_diff(const Tensor& a, const Tensor& b) {
