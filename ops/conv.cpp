@@ -1,7 +1,7 @@
 // 2-D convolution in NCHW layout: conv2d with five algorithms side by side ("im2col", the
-// default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3); "fft"; "onednn",
-// oneDNN's primitives in float32), and its two dedicated backward ops conv2d_backward_input
-// (col2im) and conv2d_backward_weight.
+// declared default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3); "fft";
+// "onednn", oneDNN's primitives, the CPU default for float32 where its module is built), and its
+// two dedicated backward ops conv2d_backward_input (col2im) and conv2d_backward_weight.
 //
 // Shape letters: N batch, C input channels, H×W input size, K output channels, R×S kernel
 // size, OH×OW output size, G groups (Cg = C/G input and Kg = K/G output channels per group).
