@@ -1,8 +1,8 @@
 // conv2d's five algorithms on one ResNet-like layer (N=8, C=64→64, 56×56, 3×3, padding 1,
 // float32): time, GFLOP/s (of the direct 2·MACs count), multiplications and workspace from the
 // op's cost, im2col against naive, winograd and onednn against im2col; then forward+backward of
-// the fastest algorithm (its backward ops run their default: onednn in float32 where oneDNN's
-// module is built, else im2col) against PyTorch's CPU conv (oneDNN) in the same run, one thread.
+// the fastest algorithm (its backward ops run their default, im2col) against PyTorch's CPU conv
+// (oneDNN) in the same run, one thread.
 // Run: ./build/bench_conv   (prints tables; exit code 0 whatever the numbers)
 #include <array>
 #include <cmath>
@@ -140,9 +140,8 @@ int main() {
       },
       5, 1);
   ws.reset_graph();
-  const std::vector<TensorMeta> fb_in = {{xp.shape(), DType::f32}, {wp.shape(), DType::f32}};
   std::printf("\n== forward + backward (dx and dw), algo %s, backward ops %s ==\n", best.c_str(),
-              std::string(default_algorithm_for(OpRegistry::instance().get("conv2d_backward_input"), fb_in)).c_str());
+              OpRegistry::instance().get("conv2d_backward_input").default_algorithm().c_str());
   std::printf("%-44s %9.1f ms  (%.1f GFLOP/s of 3 × direct)\n", "opscope", fb * 1e3, 3 * direct_flops / fb * 1e-9);
   const double torch = torch_fwd_bwd(N, C, K, H, R, pad);
   if (torch == -2) {

@@ -68,7 +68,7 @@ class BackwardBuilder final : public GradCtx {
     const Node& f = g_.node(fid_);
     n.op = &op;
     n.attrs = std::move(resolved);
-    n.algo = std::string(default_algorithm_for(op, in_meta));
+    n.algo = default_algorithm_on(op, dev);
     n.phase = Phase::backward;
     n.scope = f.scope;
     n.frames = f.frames;

@@ -310,9 +310,6 @@ struct OpDef {
   // "onednn"). Gradcheck, which runs in float64, leaves them out; the op's tests check them in
   // float32 against its reference algorithm.
   std::vector<std::string> float32_only;
-  // A CPU default that depends on the call (conv2d: "onednn" for float32 when oneDNN's module
-  // loads): the algorithm for these inputs, or "" for default_algo. Asked on the cpu only.
-  std::function<std::string_view(const std::vector<TensorMeta>& inputs)> cpu_call_default;
   // A device's default when the op's default has no kernel there (matmul on cuda: "cublas").
   std::array<std::string, kNumDevices> device_default;
   bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)

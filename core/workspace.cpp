@@ -63,13 +63,6 @@ const std::string& default_algorithm_on(const OpDef& op, Device d) {
   return only ? *only : op.default_algorithm();  // none: the executor explains which devices have kernels
 }
 
-std::string_view default_algorithm_for(const OpDef& op, const std::vector<TensorMeta>& inputs) {
-  const Device d = op_device(inputs);
-  if (d == Device::cpu && op.cpu_call_default)
-    if (std::string_view a = op.cpu_call_default(inputs); !a.empty()) return a;
-  return default_algorithm_on(op, d);
-}
-
 void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocators_[static_cast<int>(d)] = std::move(a); }
 
 void Workspace::push_scope(const std::string& name) {
@@ -183,7 +176,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
     any_grad = any_grad || t.requires_grad();
   }
   auto out_meta = infer(op, in_meta, attrs);
-  std::string_view chosen = algo.empty() ? default_algorithm_for(op, in_meta) : algo;
+  std::string_view chosen = algo.empty() ? std::string_view(default_algorithm_on(op, op_device(in_meta))) : algo;
   if (std::find(op.algorithms.begin(), op.algorithms.end(), chosen) == op.algorithms.end()) {
     std::string all;
     for (auto& a : op.algorithms) all += (all.empty() ? "\"" : ", \"") + a + "\"";

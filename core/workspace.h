@@ -122,9 +122,6 @@ Device op_device(const std::vector<TensorMeta>& inputs);
 // The algorithm a call without algo= uses on `d`: the op's default when it has a kernel there,
 // else the first algorithm that does (matmul's default "eigen" is a CPU library).
 const std::string& default_algorithm_on(const OpDef& op, Device d);
-// The algorithm a call without algo= uses for these inputs: the op's cpu_call_default on the
-// cpu when it names one, else default_algorithm_on their device.
-std::string_view default_algorithm_for(const OpDef& op, const std::vector<TensorMeta>& inputs);
 
 // The workspace that factories and op calls use on this thread.
 Workspace& current_workspace();

@@ -1,7 +1,7 @@
 // 2-D convolution in NCHW layout: conv2d with five algorithms side by side ("im2col", the
-// declared default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3); "fft";
-// "onednn", oneDNN's primitives, the CPU default for float32 where its module is built), and its
-// two dedicated backward ops conv2d_backward_input (col2im) and conv2d_backward_weight.
+// default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3); "fft";
+// "onednn", oneDNN's primitives in float32), and its two dedicated backward ops
+// conv2d_backward_input (col2im) and conv2d_backward_weight.
 //
 // Shape letters: N batch, C input channels, H×W input size, K output channels, R×S kernel
 // size, OH×OW output size, G groups (Cg = C/G input and Kg = K/G output channels per group).
@@ -541,15 +541,6 @@ void conv_onednn_f64(const KernelCtx& k, const ConvGeom&, const double*, const d
 }
 void backward_onednn_f64(const KernelCtx& k, const ConvGeom&, const double*, const double*, double*) { onednn_float64(k); }
 
-// The CPU default of conv2d and both backward ops: onednn for float32 when its module loads
-// (faster than im2col on the benchmarks' convolutions and the CNN's training step, at one and
-// at two threads: README, "Speed on the CPU"), else im2col (float64, or no oneDNN).
-std::string_view onednn_for_float32(const std::vector<TensorMeta>& inputs) {
-  for (const TensorMeta& m : inputs)
-    if (m.dtype != DType::f32) return {};
-  return cpu::onednn_available() ? "onednn" : std::string_view{};
-}
-
 // ---------------------------------------------------------------------------------------------
 // Kernel wrappers: cast inputs to the output dtype, build the geometry, pick float or double.
 
@@ -745,7 +736,6 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
     d.kernel(Device::cpu, "fft", forward_kernel(conv_fft<float>, conv_fft<double>));
     d.kernel(Device::cpu, "onednn", forward_kernel(conv_onednn, conv_onednn_f64));
     d.float32_only = {"onednn"};
-    d.cpu_call_default = onednn_for_float32;
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
       Val dy = g.grad_output(0), dx, dw, db;
@@ -796,7 +786,6 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
     d.kernel(Device::cpu, "naive", backward_kernel(true, backward_input_naive<float>, backward_input_naive<double>));
     d.kernel(Device::cpu, "onednn", backward_kernel(true, backward_input_onednn, backward_onednn_f64));
     d.float32_only = {"onednn"};
-    d.cpu_call_default = onednn_for_float32;
     d.differentiable = false;
     d.checked_via = "conv2d";
     // Cases for the CUDA tests (gradchecked through conv2d): dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3].
@@ -820,7 +809,6 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
     d.kernel(Device::cpu, "naive", backward_kernel(false, backward_weight_naive<float>, backward_weight_naive<double>));
     d.kernel(Device::cpu, "onednn", backward_kernel(false, backward_weight_onednn, backward_onednn_f64));
     d.float32_only = {"onednn"};
-    d.cpu_call_default = onednn_for_float32;
     d.differentiable = false;
     d.checked_via = "conv2d";
     // Cases for the CUDA tests (gradchecked through conv2d): dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3].

@@ -136,7 +136,7 @@ std::string onednn_description() {
 #ifndef OPSCOPE_ONEDNN_BUILT_MODULE
   if (!module_state.tried && !std::getenv("OPSCOPE_ONEDNN_MODULE")) return "not built (libdnnl-dev was not found)";
 #endif
-  if (!module_state.tried) return "on first use (conv2d in float32)";
+  if (!module_state.tried) return "on first use (conv2d algo=\"onednn\")";
   return module_state.description;
 }
 

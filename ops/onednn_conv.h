@@ -21,7 +21,7 @@ void onednn_conv(const KernelCtx& k, OnednnPass pass, const ConvGeom& g, const f
 // Whether the module can be opened (opens it on the first call: use where the answer matters).
 bool onednn_available();
 // Without opening anything: "oneDNN 2.6.3 (OpenMP runtime)" once loaded, "on first use
-// (conv2d in float32)" before, or why it is missing. For :device and --version.
+// (conv2d algo=\"onednn\")" before, or why it is missing. For :device and --version.
 std::string onednn_description();
 // Workspace bytes of one pass, when the module is already loaded (else 0: the cost model
 // never loads it).

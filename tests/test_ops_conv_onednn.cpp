@@ -1,8 +1,8 @@
 // conv2d's `onednn` algorithm (oneDNN's primitives, in libopscope_onednn.so): forward and both
 // backward ops against `naive` in float32 over the ops' own cases (the one list on each OpDef)
 // and the geometries of the conv tests (stride, padding, dilation, groups, non-square, pairs);
-// results at one and at two threads; the float64 error; the default it becomes for float32;
-// its workspace counted by the memory tracker. Without the module the tests print
+// results at one and at two threads; the float64 error; its workspace counted by the memory
+// tracker. Without the module the tests print
 // "SKIPPED: no oneDNN module" and ctest counts them as skipped.
 #include <catch2/catch.hpp>
 #include <algorithm>
@@ -164,27 +164,6 @@ TEST_CASE("conv2d onednn: float64 is refused with the algorithm to use; gradchec
     CHECK(std::find(op.float32_only.begin(), op.float32_only.end(), "onednn") != op.float32_only.end());
   }
   for (const GradcheckResult& r : gradcheck_op(OpRegistry::instance().get("conv2d"))) CHECK(r.algo != "onednn");
-}
-
-TEST_CASE("conv2d onednn: the CPU default for float32 (forward and backward), im2col for float64", "[op][grad]") {
-  if (skip_without_onednn()) return;
-  Workspace ws;
-  WorkspaceScope scope(ws);
-  for (DType dt : {DType::f32, DType::f64}) {
-    ws.reset_graph();
-    Tensor x = test::param(uniform({2, 2, 6, 6}, dt, 3)), w = test::param(uniform({3, 2, 3, 3}, dt, 4));
-    Tensor y = ws.call("conv2d", {x, w}, {{"padding", int64_t{1}}});
-    ws.backward(y, uniform(y.shape(), dt, 5));
-    const std::string want = dt == DType::f32 ? "onednn" : "im2col";
-    int convs = 0;
-    for (const auto& node : ws.graph().nodes())
-      if (node.op->family == "conv") {
-        INFO(node.op->name << " " << dtype_name(dt));
-        CHECK(node.algo == want);
-        ++convs;
-      }
-    CHECK(convs == 3);
-  }
 }
 
 TEST_CASE("conv2d onednn: its layouts and scratchpad are workspace memory, freed after the call", "[op]") {
