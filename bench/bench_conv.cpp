@@ -1,7 +1,8 @@
-// conv2d's four algorithms on one ResNet-like layer (N=8, C=64→64, 56×56, 3×3, padding 1,
+// conv2d's five algorithms on one ResNet-like layer (N=8, C=64→64, 56×56, 3×3, padding 1,
 // float32): time, GFLOP/s (of the direct 2·MACs count), multiplications and workspace from the
-// op's cost, im2col against naive and winograd against im2col; then forward+backward of the
-// fastest algorithm against PyTorch's CPU conv (oneDNN) measured in the same run, one thread.
+// op's cost, im2col against naive, winograd and onednn against im2col; then forward+backward of
+// the fastest algorithm (its backward ops run their default, im2col) against PyTorch's CPU conv
+// (oneDNN) in the same run, one thread.
 // Run: ./build/bench_conv   (prints tables; exit code 0 whatever the numbers)
 #include <array>
 #include <cmath>
@@ -12,6 +13,7 @@
 
 #include "bench/bench_util.h"
 #include "core/workspace.h"
+#include "ops/onednn_conv.h"
 
 using namespace opscope;
 using namespace opscope::bench;
@@ -77,7 +79,11 @@ int main() {
   {
     NoGradGuard ng;
     y_ref = ws.call("conv2d", {x, w}, attrs, "im2col");
-    for (const std::string algo : {"naive", "im2col", "winograd", "fft"}) {
+    for (const std::string algo : {"naive", "im2col", "winograd", "fft", "onednn"}) {
+      if (algo == "onednn" && !cpu::onednn_available()) {
+        std::printf("%-10s %s\n", "onednn", ("not run: oneDNN " + cpu::onednn_description()).c_str());
+        continue;
+      }
       const bool scaled = algo == "naive";  // seven scalar loops: timed on N=1, scaled ×8
       const Tensor& xin = scaled ? x1 : x;
       ws.tracker().reset_peak();
@@ -115,11 +121,13 @@ int main() {
   const double wi = t["winograd"] / t["im2col"];
   std::printf("%-44s %11.2f× %12s %8s\n", "winograd time / im2col time", wi, "<= 1.5×", verdict(wi <= 1.5));
   std::printf("%-44s %11.2f× %12s\n", "fft time / im2col time (fft pays off for large kernels)", t["fft"] / t["im2col"], "");
+  if (t.count("onednn"))
+    std::printf("%-44s %11.2f× %12s\n", "onednn time / im2col time", t["onednn"] / t["im2col"], "");
 
-  // Forward + backward of the fastest algorithm (backward: conv2d_backward_input/_weight, im2col).
+  // Forward + backward of the fastest algorithm (backward: conv2d_backward_input/_weight, default).
   std::string best = "im2col";
-  for (const char* a : {"winograd", "fft"})
-    if (t[a] < t[best]) best = a;
+  for (const char* a : {"winograd", "fft", "onednn"})
+    if (t.count(a) && t[a] < t[best]) best = a;
   Tensor xp = random_tensor({N, C, H, H}, 4).set_requires_grad(true);
   Tensor wp = random_tensor({K, C, R, R}, 5).set_requires_grad(true);
   Tensor dy = Tensor::full({N, K, H, H}, 1.0, DType::f32, MemCategory::input);
@@ -132,7 +140,8 @@ int main() {
       },
       5, 1);
   ws.reset_graph();
-  std::printf("\n== forward + backward (dx and dw), algo %s ==\n", best.c_str());
+  std::printf("\n== forward + backward (dx and dw), algo %s, backward ops %s ==\n", best.c_str(),
+              OpRegistry::instance().get("conv2d_backward_input").default_algorithm().c_str());
   std::printf("%-44s %9.1f ms  (%.1f GFLOP/s of 3 × direct)\n", "opscope", fb * 1e3, 3 * direct_flops / fb * 1e-9);
   const double torch = torch_fwd_bwd(N, C, K, H, R, pad);
   if (torch == -2) {

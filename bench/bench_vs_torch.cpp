@@ -29,6 +29,7 @@
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
+#include "ops/onednn_conv.h"
 
 using namespace opscope;
 using namespace opscope::bench;
@@ -39,6 +40,8 @@ struct Workload {
   std::string name, label;
   double target;  // opscope / PyTorch at most
   int repeat_factor = 1;
+  // Algorithms the script's `conv_algo` takes in turn; the row reports the fastest (opscope's best).
+  std::vector<std::string> algos = {};
 };
 
 const std::vector<Workload> kWorkloads = {
@@ -46,7 +49,7 @@ const std::vector<Workload> kWorkloads = {
     {"cnn", "2-conv CNN 28x28, batch 64, train step", 0.9},
     {"transformer", "Transformer block 8x128x256 causal, train step", 0.9},
     {"tiny_chain", "chain of 100 tiny ops, forward + backward", 0.5, 10},
-    {"conv", "conv2d N8 64->64 56x56 3x3, forward", 0},
+    {"conv", "conv2d N8 64->64 56x56 3x3, forward", 0, 1, {"im2col", "winograd", "onednn"}},
 };
 
 std::string read_text(const std::string& path) {
@@ -73,13 +76,15 @@ Script load_script(const std::string& name) {
 }
 
 // Median seconds of the step, run by the language in a fresh workspace; -1 on a script error.
-double time_opscope(const Workload& w, int repeats) {
+// `algo`: the value of the script's conv_algo (set after its setup), or "".
+double time_opscope(const Workload& w, int repeats, const std::string& algo = "") {
   const Script s = load_script(w.name);
   Workspace ws;
   WorkspaceScope scope(ws);
   lang::Session session(ws);
   std::ostringstream out, err;
-  if (!session.run(s.setup, w.name + ".ops", out, err)) {
+  const std::string setup = s.setup + (algo.empty() ? "" : "conv_algo = \"" + algo + "\"\n");
+  if (!session.run(setup, w.name + ".ops", out, err)) {
     std::fprintf(stderr, "%s", err.str().c_str());
     return -1;
   }
@@ -176,10 +181,23 @@ int main(int argc, char** argv) {
   const std::vector<int> thread_counts = all > 1 ? std::vector<int>{1, all} : std::vector<int>{1};
 
   std::map<int, std::map<std::string, double>> ours;
+  std::map<int, std::map<std::string, std::string>> best_algo;  // of workloads with several
   std::map<int, TorchRun> theirs;
   for (int t : thread_counts) {
     NumThreadsScope nt(t);
-    for (const Workload& w : workloads) ours[t][w.name] = time_opscope(w, repeats);
+    for (const Workload& w : workloads) {
+      if (w.algos.empty()) {
+        ours[t][w.name] = time_opscope(w, repeats);
+        continue;
+      }
+      double best = -1;
+      for (const std::string& a : w.algos) {
+        if (a == "onednn" && !cpu::onednn_available()) continue;  // "oneDNN: not available" below says why
+        const double s = time_opscope(w, repeats, a);
+        if (s > 0 && (best < 0 || s < best)) best = s, best_algo[t][w.name] = a;
+      }
+      ours[t][w.name] = best;
+    }
     theirs[t] = run_torch(t, repeats, names);
   }
 
@@ -198,11 +216,14 @@ int main(int argc, char** argv) {
         ratio = b;
         if (w.target > 0) v = verdict(o / p <= w.target);
       }
-      std::printf("%-48s %7d %12s %12s %9s %8s %8s\n", w.label.c_str(), t, fmt_ms(o).c_str(), fmt_ms(p).c_str(),
+      std::string label = w.label;
+      if (best_algo[t].count(w.name)) label += " [" + best_algo[t][w.name] + "]";
+      std::printf("%-48s %7d %12s %12s %9s %8s %8s\n", label.c_str(), t, fmt_ms(o).c_str(), fmt_ms(p).c_str(),
                   ratio.c_str(), target.c_str(), v.c_str());
     }
   std::printf("%-48s %7s %12s %12s %9s\n", "Fashion-MNIST epoch (CNN, Adam)", "-", "not run", "-", "-");
   std::printf("  (timed beside PyTorch by ./build/bench_train, the training issue's benchmark)\n");
+  std::printf("  [algo]: opscope's fastest conv2d algorithm of the row (each timed: im2col, winograd, onednn)\n");
 
   std::printf("\nopscope: %s\n", cpu_description().c_str());
   for (int t : thread_counts) {

@@ -306,6 +306,10 @@ struct OpDef {
   // The algorithm a call without algo= runs. Must be set when there are several (the registry
   // refuses an op that leaves it to chance); an op with one algorithm defaults to it.
   std::string default_algo;
+  // Algorithms that compute in float32 only (a library with no float64 kernels: conv2d's
+  // "onednn"). Gradcheck, which runs in float64, leaves them out; the op's tests check them in
+  // float32 against its reference algorithm.
+  std::vector<std::string> float32_only;
   // A device's default when the op's default has no kernel there (matmul on cuda: "cublas").
   std::array<std::string, kNumDevices> device_default;
   bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)

@@ -1,6 +1,7 @@
-// 2-D convolution in NCHW layout: conv2d with four algorithms side by side ("im2col", the
-// default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3); "fft"), and its two
-// dedicated backward ops conv2d_backward_input (col2im) and conv2d_backward_weight.
+// 2-D convolution in NCHW layout: conv2d with five algorithms side by side ("im2col", the
+// default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3); "fft";
+// "onednn", oneDNN's primitives in float32), and its two dedicated backward ops
+// conv2d_backward_input (col2im) and conv2d_backward_weight.
 //
 // Shape letters: N batch, C input channels, H×W input size, K output channels, R×S kernel
 // size, OH×OW output size, G groups (Cg = C/G input and Kg = K/G output channels per group).
@@ -23,6 +24,7 @@
 #include "ops/cpu_util.h"
 #include "ops/gemm.h"
 #include "ops/geometry.h"
+#include "ops/onednn_conv.h"
 
 namespace opscope {
 namespace {
@@ -516,6 +518,30 @@ void backward_weight_naive(const KernelCtx&, const ConvGeom& g, const T* x, cons
 }
 
 // ---------------------------------------------------------------------------------------------
+// onednn: oneDNN's convolution_forward / _backward_data / _backward_weights (ops/onednn_conv.h,
+// a module opened on first use), direct (not Winograd) sums in blocked layouts it chooses.
+// float32 only: oneDNN has no float64 convolution. Any stride, padding, dilation and groups.
+
+void conv_onednn(const KernelCtx& k, const ConvGeom& g, const float* x, const float* w, const float* b, float* y) {
+  cpu::onednn_conv(k, cpu::OnednnPass::forward, g, x, w, b, y);
+}
+void backward_input_onednn(const KernelCtx& k, const ConvGeom& g, const float* dy, const float* w, float* dx) {
+  cpu::onednn_conv(k, cpu::OnednnPass::backward_data, g, dy, w, nullptr, dx);
+}
+void backward_weight_onednn(const KernelCtx& k, const ConvGeom& g, const float* x, const float* dy, float* dw) {
+  cpu::onednn_conv(k, cpu::OnednnPass::backward_weights, g, x, dy, nullptr, dw);
+}
+
+[[noreturn]] void onednn_float64(const KernelCtx& k) {
+  throw Error(k.op.name + ": algorithm onednn computes in float32 only (oneDNN has no float64 convolution)",
+              "use algo=\"im2col\" (the default) for float64, or cast to float32 with .float()");
+}
+void conv_onednn_f64(const KernelCtx& k, const ConvGeom&, const double*, const double*, const double*, double*) {
+  onednn_float64(k);
+}
+void backward_onednn_f64(const KernelCtx& k, const ConvGeom&, const double*, const double*, double*) { onednn_float64(k); }
+
+// ---------------------------------------------------------------------------------------------
 // Kernel wrappers: cast inputs to the output dtype, build the geometry, pick float or double.
 
 template <class T>
@@ -595,7 +621,8 @@ Cost conv_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>&
   } else {
     c.multiplications = macs;
     c.flops = 2 * macs;
-    if (algo != "naive") c.workspace_bytes = im2col_plan(g).workers * static_cast<double>(g.crs()) * g.ohw() * elem;
+    if (algo == "onednn") c.workspace_bytes = cpu::onednn_workspace_bytes(cpu::OnednnPass::forward, g, in.size() > 2);
+    else if (algo != "naive") c.workspace_bytes = im2col_plan(g).workers * static_cast<double>(g.crs()) * g.ohw() * elem;
   }
   if (in.size() > 2) c.flops += static_cast<double>(g.N) * g.K * g.ohw();  // bias adds
   return c;
@@ -614,7 +641,10 @@ CostFn backward_cost(bool input_grad) {
     const ConvGeom g = conv_geom(xs, ws, a);
     c.multiplications = direct_macs(g);
     c.flops = 2 * c.multiplications;
-    if (algo != "naive") {  // the column buffers, and for dW with many images the partial sums
+    if (algo == "onednn") {  // oneDNN's layouts of the tensors and its scratchpad
+      c.workspace_bytes = cpu::onednn_workspace_bytes(
+          input_grad ? cpu::OnednnPass::backward_data : cpu::OnednnPass::backward_weights, g, false);
+    } else if (algo != "naive") {  // the column buffers, and for dW with many images the partial sums
       const double elem = static_cast<double>(dtype_size(out[0].dtype));
       const Im2colPlan plan = im2col_plan(g);
       double workers = plan.workers, partial = 0;
@@ -704,6 +734,8 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
     d.kernel(Device::cpu, "naive", forward_kernel(conv_naive<float>, conv_naive<double>));
     d.kernel(Device::cpu, "winograd", forward_kernel(conv_winograd<float>, conv_winograd<double>));
     d.kernel(Device::cpu, "fft", forward_kernel(conv_fft<float>, conv_fft<double>));
+    d.kernel(Device::cpu, "onednn", forward_kernel(conv_onednn, conv_onednn_f64));
+    d.float32_only = {"onednn"};
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
     d.backward = [](GradCtx& g) -> std::vector<Val> {
       Val dy = g.grad_output(0), dx, dw, db;
@@ -752,6 +784,8 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
     d.kernel(Device::cpu, "im2col", backward_kernel(true, backward_input_im2col<float>, backward_input_im2col<double>));
     d.default_algo = "im2col";
     d.kernel(Device::cpu, "naive", backward_kernel(true, backward_input_naive<float>, backward_input_naive<double>));
+    d.kernel(Device::cpu, "onednn", backward_kernel(true, backward_input_onednn, backward_onednn_f64));
+    d.float32_only = {"onednn"};
     d.differentiable = false;
     d.checked_via = "conv2d";
     // Cases for the CUDA tests (gradchecked through conv2d): dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3].
@@ -773,6 +807,8 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
     d.kernel(Device::cpu, "im2col", backward_kernel(false, backward_weight_im2col<float>, backward_weight_im2col<double>));
     d.default_algo = "im2col";
     d.kernel(Device::cpu, "naive", backward_kernel(false, backward_weight_naive<float>, backward_weight_naive<double>));
+    d.kernel(Device::cpu, "onednn", backward_kernel(false, backward_weight_onednn, backward_onednn_f64));
+    d.float32_only = {"onednn"};
     d.differentiable = false;
     d.checked_via = "conv2d";
     // Cases for the CUDA tests (gradchecked through conv2d): dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3].

@@ -10,6 +10,7 @@
 
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
+#include "ops/scoped_env.h"
 #if OPSCOPE_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
@@ -30,36 +31,6 @@ struct OpenBlas {
 };
 
 #if OPSCOPE_HAVE_OPENBLAS
-// Sets an environment variable for the duration of dlopen (OpenBLAS reads it in its
-// constructor), then puts back what was there: child processes (the benchmark's PyTorch) must
-// not inherit opscope's choice.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value, bool keep_users) : name_(name) {
-    const char* old = std::getenv(name);
-    if (old) {
-      had_ = true;
-      old_ = old;
-      if (keep_users) return;
-    }
-    std::string v = value;
-    setenv(name, v.c_str(), 1);
-    set_ = true;
-  }
-  ~ScopedEnv() {
-    if (!set_) return;
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::string old_;
-  bool had_ = false, set_ = false;
-};
-
 OpenBlas load_openblas() {
   OpenBlas b;
   void* lib = nullptr;

@@ -20,6 +20,15 @@ inline Tensor randn(const Shape& shape, uint64_t seed, DType dtype = DType::f64,
   return Tensor::from_vector<double>(v, shape, dtype);
 }
 
+// Uniform in [-1, 1).
+inline Tensor uniform(const Shape& shape, DType dtype, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
+  for (auto& e : v) e = u(rng);
+  return Tensor::from_vector<double>(v, shape, dtype);
+}
+
 inline Tensor param(Tensor t) {
   t.set_requires_grad(true);
   return t;

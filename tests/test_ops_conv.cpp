@@ -35,13 +35,7 @@ struct Conf {
   }
 };
 
-Tensor uniform(const Shape& shape, DType dt, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(shape_numel(shape)));
-  for (auto& e : v) e = u(rng);
-  return Tensor::from_vector<double>(v, shape, dt);
-}
+using test::uniform;
 
 // Reference written independently of ops/conv.cpp: for every output element, walk the padded
 // input window through Tensor::get, in double.

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "ops/cpu/kernels.h"
 #include "ops/gemm.h"
+#include "ops/onednn_conv.h"
 
 extern "C" const opscope::cpu::KernelTable* opscope_cpu_kernels_baseline();
 #if OPSCOPE_HAVE_AVX512_KERNELS
@@ -36,7 +37,8 @@ struct Describe {
       if (kernels().isa != detected_cpu_isa())
         d.kernels += cpu_isa() != kernels().isa ? " (this build has no " + std::string(cpu_isa_name(cpu_isa())) + " kernels)"
                                                 : " (chosen; this CPU also runs " + std::string(cpu_isa_name(detected_cpu_isa())) + ")";
-      d.blas = blas_description();
+      // oneDNN is said, never loaded, here: "on first use" until a conv has opened it.
+      d.blas = blas_description() + "; oneDNN: " + onednn_description();
       return d;
     });
   }

@@ -1,0 +1,30 @@
+// conv2d's `onednn` algorithm, opscope's side: opens libopscope_onednn.so (ops/onednn/) on the
+// first call and runs oneDNN's convolution primitives through it. Never linked: a process that
+// does not use the algorithm pays nothing for oneDNN (39 MB, OpenMP).
+#pragma once
+#include <string>
+
+#include "core/op.h"
+#include "ops/geometry.h"
+
+namespace opscope::cpu {
+
+enum class OnednnPass { forward, backward_data, backward_weights };
+
+// Runs one pass in float32 on contiguous NCHW / OIHW tensors: forward (a = x, b = w, bias =
+// c or null, out = y), backward_data (a = dy, b = w, out = dx), backward_weights (a = x,
+// b = dy, out = dw). The workspace (oneDNN's layouts and scratchpad) comes from k.workspace,
+// so the memory tracker counts it. Throws a student error when the module is missing.
+void onednn_conv(const KernelCtx& k, OnednnPass pass, const ConvGeom& g, const float* a, const float* b, const float* c,
+                 float* out);
+
+// Whether the module can be opened (opens it on the first call: use where the answer matters).
+bool onednn_available();
+// Without opening anything: "oneDNN 2.6.3 (OpenMP runtime)" once loaded, "on first use
+// (conv2d algo=\"onednn\")" before, or why it is missing. For :device and --version.
+std::string onednn_description();
+// Workspace bytes of one pass, when the module is already loaded (else 0: the cost model
+// never loads it).
+double onednn_workspace_bytes(OnednnPass pass, const ConvGeom& g, bool bias);
+
+}  // namespace opscope::cpu
