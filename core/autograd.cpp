@@ -51,7 +51,7 @@ class BackwardBuilder final : public GradCtx {
     v.constant = Tensor::scalar(value, dtype, MemCategory::temporary);
     // The run frees the tensor; the figure still writes the number in (as %.4g would: the
     // usual 0, 1 and 2 without a trip through printf).
-    if (value == static_cast<int>(value) && std::abs(value) < 10000) {
+    if (std::abs(value) < 10000 && value == static_cast<int>(value)) {  // (range first: a cast out of it is undefined)
       v.origin = std::to_string(static_cast<int>(value));
     } else {
       char text[32];
