@@ -18,17 +18,22 @@ OpDef activation(const std::string& name, const std::string& doc) {
   return d;
 }
 
+// An activation's backward op of (v, dy), v the forward's input or output: both one shape.
+auto infer_like_dy(std::string v) {
+  return [v](const InferCtx& c) {
+    c.expect_float(0);
+    if (c.inputs[0].shape != c.inputs[1].shape)
+      c.fail(v + " " + shape_str(c.inputs[0].shape) + " and dy " + shape_str(c.inputs[1].shape) + " must have one shape");
+    return std::vector<TensorMeta>{c.inputs[0]};
+  };
+}
+
 // The backward of an activation written in its output y: dx = f(y, dy), not differentiable
 // again (as gelu_backward), checked through the forward op.
 OpDef output_backward_op(const std::string& name, const std::string& doc, Formula f, const std::string& forward,
                          int flops_per_element) {
   OpDef d = OpDef::declare(name, "activation", doc, {"y", "dy"});
-  d.infer = [](const InferCtx& c) {
-    c.expect_float(0);
-    if (c.inputs[0].shape != c.inputs[1].shape)
-      c.fail("y " + shape_str(c.inputs[0].shape) + " and dy " + shape_str(c.inputs[1].shape) + " must have one shape");
-    return std::vector<TensorMeta>{c.inputs[0]};
-  };
+  d.infer = infer_like_dy("y");
   cpu::make_pointwise(d, f);
   d.differentiable = false;
   d.checked_via = forward;
@@ -79,12 +84,7 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
   {
     OpDef d = OpDef::declare("gelu_backward", "activation", "dx = dy·(Φ(x) + x·φ(x)) (erf form) or the derivative of the tanh form", {"x", "dy"});
     d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      if (c.inputs[0].shape != c.inputs[1].shape)
-        c.fail("x " + shape_str(c.inputs[0].shape) + " and dy " + shape_str(c.inputs[1].shape) + " must have one shape");
-      return std::vector<TensorMeta>{c.inputs[0]};
-    };
+    d.infer = infer_like_dy("x");
     cpu::make_pointwise(d, Formula::gelu_backward, {"approximate"});
     d.differentiable = false;
     d.checked_via = "gelu";

@@ -13,21 +13,11 @@
 #include "viz/graph_layout.h"
 #include "viz/layout_metrics.h"
 
+#include "tests/ran_script.h"
+
 using namespace opscope;
 
 namespace {
-
-struct Ran {
-  Workspace ws;
-  explicit Ran(const std::string& code) {
-    WorkspaceScope scope(ws);
-    lang::Session s(ws);
-    std::ostringstream o, e;
-    const bool ok = s.run(code, "<t>", o, e);
-    INFO(e.str());
-    REQUIRE(ok);
-  }
-};
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -11,6 +11,8 @@
 #include "viz/graph_layout.h"
 #include "viz/graphviz.h"
 
+#include "tests/ran_script.h"
+
 using namespace opscope;
 
 namespace {
@@ -21,17 +23,6 @@ const char* kMlp =
     "x = randn(8, 16); w1 = param(16, 32); b1 = param(zeros(32)); w2 = param(32, 4)\n"
     "h = relu(dense(x, w1, b1)); loss = (h @ w2).sum()\n"
     "backward(loss)\n";
-
-struct Ran {
-  Workspace ws;
-  explicit Ran(const std::string& code) {
-    WorkspaceScope scope(ws);
-    lang::Session s(ws);
-    std::ostringstream o, e;
-    INFO(e.str());
-    REQUIRE(s.run(code, "<t>", o, e));
-  }
-};
 
 bool overlap(const viz::LayoutBox& a, const viz::LayoutBox& b) {
   return std::abs(a.center.x - b.center.x) * 2 < a.width + b.width - 0.5f &&
