@@ -82,6 +82,7 @@ class BackwardBuilder final : public GradCtx {
     n.forward_of = fid_;
     n.symbolic = f.symbolic;
     if (op.body) n.body = op.body(in_meta, n.attrs);
+    if (op.cost) n.flops = op.cost(in_meta, out_meta, n.attrs, n.algo).flops;
     const int id = static_cast<int>(g_.num_nodes());
     std::vector<Val> outs;
     for (size_t i = 0; i < out_meta.size(); ++i) {
@@ -155,7 +156,7 @@ BackwardNodes append_backward_nodes(Workspace& ws, Graph& g, int yv, int seed_id
     const size_t before = g.num_nodes();
     BackwardBuilder ctx(ws, g, id, grads);
     std::vector<Val> dins = f.op->backward(ctx);
-    const std::vector<int> inputs = g.node(id).inputs;  // copied: adding nodes moves them
+    const ValueIds inputs = g.node(id).inputs;  // copied: adding nodes moves them
     for (size_t i = 0; i < inputs.size() && i < dins.size(); ++i) {
       const int in = inputs[i];
       if (!g.value(in).requires_grad || !dins[i].defined()) continue;

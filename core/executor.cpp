@@ -291,8 +291,10 @@ void ScheduleRun::step() {
       release.push_back(fwd);
     }
   }
-  const Executor::FinishFn finish = [&](std::vector<Tensor>& outs) {
-    const Node& n = g.node(id);
+  // Captures two pointers, which std::function keeps in place (a wider capture is a heap
+  // allocation per backward step).
+  const Executor::FinishFn finish = [this, &ins](std::vector<Tensor>& outs) {
+    const Node& n = ws_.graph().node(nodes_[pos_]);
     std::vector<Delivery> ready;
     for (size_t i = 0; i < outs.size(); ++i)
       for (auto& d : prepare(n.outputs[i], outs[i])) ready.push_back(std::move(d));

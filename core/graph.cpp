@@ -44,7 +44,7 @@ Cost node_cost(const Graph& g, const Node& n) {
   // thread and per length, whose shapes reuse their memory, rather than into new ones.
   struct Scratch {
     std::vector<std::vector<TensorMeta>> by_length;
-    std::vector<TensorMeta>& fill(const Graph& g, const std::vector<int>& ids) {
+    std::vector<TensorMeta>& fill(const Graph& g, const ValueIds& ids) {
       if (by_length.size() <= ids.size()) by_length.resize(ids.size() + 1);
       std::vector<TensorMeta>& v = by_length[ids.size()];
       v.resize(ids.size());
@@ -66,12 +66,12 @@ Cost node_cost(const Graph& g, const Node& n) {
   return n.op->cost(in.fill(g, n.inputs), out.fill(g, n.outputs), n.attrs, n.algo);
 }
 
-int Graph::add_value(ValueInfo v) {
+int Graph::add_value(ValueInfo&& v) {
   ++version_;
   return values_.push(std::move(v));
 }
 
-int Graph::add_node(Node n) {
+int Graph::add_node(Node&& n) {
   n.id = nodes_.end_id();
   ++version_;
   return nodes_.push(std::move(n));
@@ -207,7 +207,8 @@ TapeDrops Graph::drop_unreachable(const Mark& from, const std::vector<int>& pinn
   for (size_t p = node_base; p < nodes.size(); ++p)
     if (!keep_node[p - node_base]) {
       Node& n = nodes[p];
-      if (n.stats.runs > 0) dropped.flops += node_cost(*this, n).flops * static_cast<double>(n.stats.runs);
+      if (n.stats.runs > 0)
+        dropped.flops += (n.flops >= 0 ? n.flops : node_cost(*this, n).flops) * static_cast<double>(n.stats.runs);
       release_saved_refs(n);
     }
   size_t at = 0;  // retain_if visits every item in order

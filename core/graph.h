@@ -52,6 +52,10 @@ struct NodeFrame {
   bool operator==(const NodeFrame&) const = default;
 };
 
+// A node's value ids and frames: a handful each, kept in place (no allocation per node).
+using ValueIds = InlineVector<int, 4>;
+using NodeFrames = InlineVector<NodeFrame, 4>;
+
 struct NodeStats {
   int64_t runs = 0;
   int64_t last_time_ns = 0;
@@ -63,11 +67,15 @@ struct Node {
   const OpDef* op = nullptr;
   Attrs attrs;
   std::string algo;
-  std::vector<int> inputs, outputs;  // value ids
+  ValueIds inputs, outputs;
   Phase phase = Phase::forward;
   std::string scope;     // composite function it belongs to ("" = top level)
-  std::vector<NodeFrame> frames;  // the calls and loop iterations it ran in, outermost first
+  NodeFrames frames;  // the calls and loop iterations it ran in, outermost first
   int forward_of = -1;   // backward nodes: the forward node whose gradient they compute
+  // The cost model's FLOPs for its shapes, taken when the op made it from the metadata at hand
+  // (-1: not taken). A dropped tape's FLOPs add up from these: asking the model again at the
+  // drop copied every node's metadata back out of the graph.
+  double flops = -1;
   bool symbolic = false; // built in static mode: runs only in a compiled program
   std::vector<Node> fused;  // a fused node: the nodes it replaced, in order (the GUI unfolds them)
   // An @op's node: the ops its kernel runs, traced for this call's input shapes (shared by
@@ -93,8 +101,9 @@ struct TapeDrops {
 
 class Graph {
  public:
-  int add_value(ValueInfo v);
-  int add_node(Node n);  // assigns the id
+  // Taken by rvalue: a node or value is moved once, into place (a tiny op makes two of each).
+  int add_value(ValueInfo&& v);
+  int add_node(Node&& n);  // assigns the id
   // Ids are stable: a node dropped from the tape (drop_unreachable) leaves a gap, nothing is
   // renumbered. Asking for an id that is not there throws opscope::Error; has_node asks first.
   Node& node(int id) {

@@ -58,7 +58,7 @@ void fuse_absorbed_producers(Program& p, std::unordered_map<int, int>& readers, 
       const OpDef* into = OpRegistry::instance().find(rule.into);
       if (mm.op->name != rule.producer || !into || mm.outputs.size() != 1) continue;
       if (rule.when && !rule.when(upd.attrs, upd.inputs.size())) continue;
-      std::vector<int> inputs = upd.inputs;
+      ValueIds inputs = upd.inputs;
       inputs.erase(inputs.begin() + rule.input);
       inputs.insert(inputs.begin() + rule.input, mm.inputs.begin(), mm.inputs.end());
       // Fusing must lose no conversion (every value of one dtype) and the fused op must accept

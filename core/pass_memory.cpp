@@ -120,7 +120,7 @@ std::vector<std::string> pass_recompute(Program& p, const RecomputePolicy& polic
   };
   for (int id : p.schedule) {
     if (g.node(id).phase == Phase::backward) {
-      std::vector<int> inputs = g.node(id).inputs;
+      ValueIds inputs = g.node(id).inputs;
       bool changed = false;
       for (int& in : inputs)
         if (dropped.count(in)) {

@@ -13,7 +13,7 @@ namespace opscope {
 template <class T>
 class StableIdVector {
  public:
-  int push(T item) {
+  int push(T&& item) {
     items_.push_back(std::move(item));
     ids_.push_back(next_);
     return next_++;
@@ -71,7 +71,9 @@ class StableIdVector {
     dense_pos_ = ids_.size();
     while (dense_pos_ > 0 && ids_[dense_pos_ - 1] == next_ - static_cast<int>(ids_.size() - dense_pos_) - 1) --dense_pos_;
     dense_id_ = next_ - static_cast<int>(ids_.size() - dense_pos_);
-    if (items_.capacity() > 1024 && items_.capacity() > 4 * items_.size()) {  // a long tape gives its memory back
+    // A long tape gives its memory back; a loop's steady tape (drops of a few thousand) keeps its
+    // capacity, or each drop would be followed by regrowing it and moving every item again.
+    if (items_.capacity() > 8192 && items_.capacity() > 8 * items_.size()) {
       items_.shrink_to_fit();
       ids_.shrink_to_fit();
     }

@@ -212,6 +212,7 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
     }
     node.symbolic = static_mode_;
     if (op.body) node.body = op.body(in_meta, attrs);
+    if (op.cost) node.flops = op.cost(in_meta, out_meta, attrs, chosen).flops;
     graph_.add_node(std::move(node));
     if (static_mode_) return symbolic_outputs(id, rg);
     std::vector<Tensor> outs = executor_.run_node(id, inputs);

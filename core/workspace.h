@@ -73,7 +73,7 @@ class Workspace {
   void push_loop();
   void set_loop_iteration(int i);
   void pop_loop();
-  const std::vector<NodeFrame>& frames() const { return frames_; }
+  const NodeFrames& frames() const { return frames_; }
 
   // Static mode's placeholder: a named symbolic input, fed when the program runs.
   Tensor placeholder(const std::string& name, const Shape& shape, DType dtype);
@@ -99,7 +99,7 @@ class Workspace {
   Phase phase_ = Phase::forward;
   std::string scope_;
   std::vector<std::string> scope_stack_;
-  std::vector<NodeFrame> frames_;
+  NodeFrames frames_;
   int next_frame_id_ = 0;
 };
 
