@@ -47,11 +47,8 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     OpDef d = activation("relu", "y = max(x, 0)");
     cpu::make_pointwise(d, Formula::relu);
     d.saves = {{SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val y = g.output(0), dy = g.grad_output(0);
-      return {g.call("where", {g.call("gt", {y, g.scalar_like(0, y)}), dy, g.scalar_like(0, dy)})};
-    };
-    d.backward_note = "dx = dy where y > 0, else 0";
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("relu_backward", {g.output(0), g.grad_output(0)})}; };
+    d.backward_note = "dx = relu_backward(y, dy) = dy where y > 0, else 0";
     d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided")};
     registry.add(std::move(d));
   }
@@ -128,11 +125,14 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     d.cost = cpu::elementwise_cost(12);
     registry.add(std::move(d));
   }
-  // One op, one pass, for each of the two backward formulas (as PyTorch's tanh_backward and
-  // sigmoid_backward): gradchecked through the forward op they differentiate.
+  // One op, one pass, for each of these backward formulas (as PyTorch's tanh_backward,
+  // sigmoid_backward and threshold_backward): gradchecked through the forward op they differentiate.
   registry.add(output_backward_op("tanh_backward", "dx = dy · (1 - y²), y = tanh(x)", Formula::tanh_backward, "tanh", 3));
   registry.add(output_backward_op("sigmoid_backward", "dx = dy · y · (1 - y), y = sigmoid(x)", Formula::sigmoid_backward,
                                   "sigmoid", 3));
+  // One pass where where(gt(y, 0), dy, 0) was two and an int64 mask as large as y.
+  registry.add(output_backward_op("relu_backward", "dx = dy where y > 0, else 0; y = relu(x)", Formula::relu_backward,
+                                  "relu", 1));
 }
 
 }  // namespace

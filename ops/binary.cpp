@@ -138,18 +138,25 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
     };
     d.kernel(Device::cpu, "default", [](KernelCtx& k) {
       const DType dt = k.out().dtype();
-      Tensor cond = cpu::as_dtype(k.in(0), DType::i64);
       const Shape& shape = k.out().shape();
-      // Broadcast all three to the output shape; walk them with one flat index.
-      Tensor c = cond.view_expand(shape), a = cpu::as_dtype(k.in(1), dt).view_expand(shape),
-             b = cpu::as_dtype(k.in(2), dt).view_expand(shape);
-      Tensor cc = c.contiguous(), ac = a.contiguous(), bc = b.contiguous();
+      // An operand of the output's shape is read in place and a one-element one (the 0 of
+      // where(m, dy, 0)) as a scalar: only a real broadcast is copied out to full size.
+      auto readable = [&](const Tensor& t) {
+        return t.numel() == 1 || (t.is_contiguous() && t.shape() == shape) ? t : t.view_expand(shape).contiguous();
+      };
+      const Tensor cc = readable(cpu::as_dtype(k.in(0), DType::i64)), ac = readable(cpu::as_dtype(k.in(1), dt)),
+                   bc = readable(cpu::as_dtype(k.in(2), dt));
+      const int64_t n = k.out().numel();
+      auto step = [](const Tensor& t) -> int64_t { return t.numel() == 1 ? 0 : 1; };
+      const int64_t sc = step(cc), sa = step(ac), sb = step(bc);
       visit_dtype(dt, [&](auto z) {
         using T = decltype(z);
         const int64_t* pc = cc.data<int64_t>();
         const T *pa = ac.data<T>(), *pb = bc.data<T>();
         T* o = k.out().data<T>();
-        for (int64_t i = 0, n = k.out().numel(); i < n; ++i) o[i] = pc[i] ? pa[i] : pb[i];
+        parallel_for(n, grain_for(1.0), [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) o[i] = pc[i * sc] ? pa[i * sa] : pb[i * sb];
+        });
       });
     });
     d.saves = {{SavedRef::input, 0}};

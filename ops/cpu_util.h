@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/op.h"
+#include "core/parallel.h"
 #include "core/tensor.h"
 
 namespace opscope::cpu {
@@ -60,38 +61,53 @@ void broadcast_binary(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   const T* pb = b.data<T>();
   const bool ca = a.is_contiguous() && a.shape() == out.shape();
   const bool cb = b.is_contiguous() && b.shape() == out.shape();
+  // Elements are independent: chunks over threads give the same bits for any thread count.
+  const int64_t grain = grain_for(1.0);
   if (ca && cb) {
-    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], pb[i]);
+    parallel_for(n, grain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) o[i] = f(pa[i], pb[i]);
+    });
     return;
   }
   if (ca && b.numel() == 1) {
     const T s = pb[0];
-    for (int64_t i = 0; i < n; ++i) o[i] = f(pa[i], s);
+    parallel_for(n, grain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) o[i] = f(pa[i], s);
+    });
     return;
   }
   if (cb && a.numel() == 1) {
     const T s = pa[0];
-    for (int64_t i = 0; i < n; ++i) o[i] = f(s, pb[i]);
+    parallel_for(n, grain, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) o[i] = f(s, pb[i]);
+    });
     return;
   }
   const Shape& shape = out.shape();
   const Strides sa = broadcast_strides(a, shape), sb = broadcast_strides(b, shape);
   const int64_t rank = static_cast<int64_t>(shape.size());
   const int64_t inner = shape[rank - 1], ia = sa[rank - 1], ib = sb[rank - 1];
-  std::vector<int64_t> idx(rank, 0);
-  for (int64_t done = 0; done < n; done += inner) {
-    int64_t oa = 0, ob = 0;
-    for (int64_t d = 0; d < rank - 1; ++d) {
-      oa += idx[d] * sa[d];
-      ob += idx[d] * sb[d];
+  // Rows of the last axis over threads; each chunk finds its first row's offsets.
+  parallel_for(n / inner, grain_for(static_cast<double>(inner)), [&](int64_t r0, int64_t r1) {
+    Dims idx(static_cast<size_t>(rank), 0);
+    for (int64_t d = rank - 2, rest = r0; d >= 0; --d) {
+      idx[d] = rest % shape[d];
+      rest /= shape[d];
     }
-    R* orow = o + done;
-    for (int64_t j = 0; j < inner; ++j) orow[j] = f(pa[oa + j * ia], pb[ob + j * ib]);
-    for (int64_t d = rank - 2; d >= 0; --d) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t oa = 0, ob = 0;
+      for (int64_t d = 0; d < rank - 1; ++d) {
+        oa += idx[d] * sa[d];
+        ob += idx[d] * sb[d];
+      }
+      R* orow = o + r * inner;
+      for (int64_t j = 0; j < inner; ++j) orow[j] = f(pa[oa + j * ia], pb[ob + j * ib]);
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
     }
-  }
+  });
 }
 
 // The input as dtype `dt` (a temporary copy only when it differs).

@@ -27,7 +27,7 @@ struct Params {
   X(neg, 1, true) X(exp, 1, false) X(log, 1, false) X(sqrt, 1, false) X(abs, 1, true) X(sign, 1, true)                \
   X(relu, 1, false) X(leaky_relu, 1, false) X(gelu, 1, false) X(gelu_backward, 2, false) X(sigmoid, 1, false)         \
   X(tanh, 1, false) X(softplus, 1, false) X(erf, 1, false) X(clip, 1, true) X(tanh_backward, 2, false)            \
-  X(sigmoid_backward, 2, false)
+  X(sigmoid_backward, 2, false) X(relu_backward, 2, false)
 
 enum class Formula : uint8_t {
 #define OPSCOPE_PW_ENUM(name, arity, ints) name,
@@ -158,6 +158,9 @@ template <class T> OPSCOPE_HD T f_tanh(T a, T, const Params&) { return math::tan
 // written as formulas of ops they would be three nodes and three passes over the data.
 template <class T> OPSCOPE_HD T f_tanh_backward(T y, T dy, const Params&) { return dy * (T(1) - y * y); }
 template <class T> OPSCOPE_HD T f_sigmoid_backward(T y, T dy, const Params&) { return dy * y * (T(1) - y); }
+// a = y = relu(x), b = dy: dy where y > 0, else 0 (one pass, no mask tensor; as
+// where(gt(y, 0), dy, 0), NaN in y gives 0).
+template <class T> OPSCOPE_HD T f_relu_backward(T y, T dy, const Params&) { return y > T(0) ? dy : T(0); }
 // p0: beta, p1: threshold. log(1 + e^(βx))/β, and x itself once βx > threshold (where the two
 // differ by less than e^-threshold and e^(βx) would overflow).
 template <class T> OPSCOPE_HD T f_softplus(T a, T, const Params& p) {

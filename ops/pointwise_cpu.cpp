@@ -23,6 +23,15 @@ void visit_compute(DType compute, DType stored, bool ints, const std::string& op
   else throw Error(op + ": expected a floating-point tensor, got " + dtype_name(compute));
 }
 
+// Contiguous operands: chunks of the flat range over the thread pool (elements are independent,
+// so any thread count gives the same bits).
+template <Formula F, class T>
+void dense_chunks(const T* a, const T* b, T* y, int64_t n, const Params& p) {
+  parallel_for(n, grain_for(1.0), [&](int64_t i0, int64_t i1) {
+    pointwise_chunk<F, T>(a + i0, b ? b + i0 : nullptr, y + i0, i1 - i0, p);
+  });
+}
+
 template <Formula F>
 void run_pointwise(KernelCtx& k) {
   const Params p = pointwise_params(k.op, k.attrs);
@@ -33,7 +42,7 @@ void run_pointwise(KernelCtx& k) {
     visit_compute(x.dtype(), out.dtype(), pointwise::takes_int64(F), k.op.name, [&](auto t, auto) {
       using T = decltype(t);
       if constexpr (pointwise::takes_int64(F) || std::is_floating_point_v<T>)
-        pointwise_chunk<F, T>(x.data<T>(), nullptr, out.data<T>(), n, p);
+        dense_chunks<F, T>(x.data<T>(), nullptr, out.data<T>(), n, p);
     });
   } else {
     const DType compute = is_floating(out.dtype()) ? out.dtype() : promote(k.in(0).dtype(), k.in(1).dtype());
@@ -44,7 +53,7 @@ void run_pointwise(KernelCtx& k) {
       if constexpr (pointwise::takes_int64(F) || std::is_floating_point_v<T>) {
         const bool dense = a.is_contiguous() && b.is_contiguous() && a.shape() == out.shape() && b.shape() == out.shape();
         if constexpr (std::is_same_v<T, R>) {
-          if (dense) return pointwise_chunk<F, T>(a.data<T>(), b.data<T>(), out.data<T>(), n, p);
+          if (dense) return dense_chunks<F, T>(a.data<T>(), b.data<T>(), out.data<T>(), n, p);
         }
         broadcast_binary<T, R>(a, b, out, [p](T x, T y) { return static_cast<R>(pointwise::eval<F, T>(x, y, p)); });
       }

@@ -69,6 +69,11 @@ struct Vectorised<Formula::sigmoid_backward> : std::true_type {
   template <class T, class X, class Y>
   static void run(const X& y, const X& dy, Y& out, const Params&) { out = dy * y * (T(1) - y); }
 };
+template <>
+struct Vectorised<Formula::relu_backward> : std::true_type {
+  template <class T, class X, class Y>
+  static void run(const X& y, const X& dy, Y& out, const Params&) { out = (y > T(0)).select(dy, T(0)); }
+};
 // dx = gelu_backward(x, dy)
 template <>
 struct Vectorised<Formula::gelu_backward> : std::true_type {

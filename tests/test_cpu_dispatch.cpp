@@ -148,6 +148,50 @@ TEST_CASE("matmul blas against naive: shapes, layouts, batches, both dtypes", "[
   for (double v : z.to_vector()) CHECK(v == 0.0);
 }
 
+TEST_CASE("elementwise ops and where: the same bits for any thread count (dense, scalar, broadcast rows)", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  // 200 000 elements: several chunks of the flat range.
+  Tensor x = uniform({400, 500}, 11, DType::f32, -3, 3), y = uniform({400, 500}, 12), row = uniform({500}, 13),
+         col = uniform({400, 1}, 14), s = uniform({}, 15), xd = uniform({400, 500}, 16, DType::f64, -3, 3);
+  for (const char* op : {"tanh", "exp", "relu", "gelu", "sigmoid"}) check_threads({op, "", {x}, {}, 0, "dense"});
+  check_threads({"tanh", "", {xd}, {}, 0, "dense float64"});
+  check_threads({"add", "", {x, y}, {}, 0, "dense"});
+  check_threads({"mul", "", {x, s}, {}, 0, "tensor by a scalar"});
+  check_threads({"sub", "", {s, x}, {}, 0, "scalar by a tensor"});
+  check_threads({"mul", "", {x, row}, {}, 0, "rows broadcast"});
+  check_threads({"div", "", {x, col}, {}, 0, "columns broadcast"});
+  check_threads({"gt", "", {x, y}, {}, 0, "a comparison (int64 out)"});
+  check_threads({"relu_backward", "", {x, y}, {}, 0, "dense"});
+  check_threads({"tanh_backward", "", {x, y}, {}, 0, "dense"});
+  Tensor mask;
+  {
+    NoGradGuard ng;
+    mask = ws.call("gt", {x, s});
+  }
+  check_threads({"where", "", {mask, x, s}, {}, 0, "scalar else-branch"});
+  check_threads({"where", "", {mask, row, y}, {}, 0, "broadcast then-branch"});
+}
+
+TEST_CASE("relu_backward is where(y > 0, dy, 0), the formula it replaced", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  NoGradGuard ng;
+  const double nan = std::nan("");
+  for (DType dt : {DType::f32, DType::f64}) {
+    Tensor y = Tensor::from_vector<double>({-1.5, 0.0, 2.0, nan, 1e-30, -0.0, 7.0, 3.0}, {2, 4}, dt);
+    Tensor dy = Tensor::from_vector<double>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 4}, dt);
+    const Tensor got = ws.call("relu_backward", {y, dy});
+    const Tensor want = ws.call("where", {ws.call("gt", {y, Tensor::scalar(0.0, dt)}), dy, Tensor::scalar(0.0, dt)});
+    CHECK(same_bits(got, want));
+    CHECK(got.get(2) == 3.0);
+    CHECK(got.get(3) == 0.0);  // NaN in y: no gradient, as the mask said
+  }
+  Tensor a = Tensor::zeros({2, 3}), b = Tensor::zeros({3, 2});
+  CHECK_THROWS_WITH(ws.call("relu_backward", {a, b}), Catch::Contains("relu_backward") && Catch::Contains("[2, 3]") &&
+                                                           Catch::Contains("[3, 2]"));
+}
+
 TEST_CASE("softmax, log_softmax and softmax_backward across kernel sets and thread counts", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);

@@ -235,7 +235,7 @@ TEST_CASE("cuda: elementwise and broadcasting match the CPU", "[cuda]") {
   cases.push_back({"gelu_backward", "default", {random_input(big, r), random_input(big, r)}, {}, 1e-6, "erf"});
   cases.push_back({"gelu_backward", "default", {random_input(big, r), random_input(big, r)},
                    {{"approximate", std::string("tanh")}}, 1e-6, "tanh"});
-  for (const char* op : {"tanh_backward", "sigmoid_backward"})
+  for (const char* op : {"tanh_backward", "sigmoid_backward", "relu_backward"})
     cases.push_back({op, "default", {random_input(big, r), random_input(big, r)}, {}, 1e-6, ""});
   for (auto& c : cases) check_case(c, f.seed);
 }
