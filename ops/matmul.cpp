@@ -168,7 +168,8 @@ void for_each_product(KernelCtx& k, cpu::GemmAlgo algo) {
   if (count > 1 && stacks_rows(a, b, M)) {
     // [batch..., M, K] @ [K, N] (x·W of a layer): one product of batch·M rows, as PyTorch's
     // matmul folds it, so B is packed once, not once per matrix of the batch.
-    cpu::gemm<T>(algo, count * M, N, K, matrix_of(a, pa + a.batch_offsets[0]), matrix_of(b, pb + b.batch_offsets[0]), T(1), T(0), pc, N);
+    const cpu::ConstMatrix<T> A = matrix_of(a, pa + a.batch_offsets[0]), B = matrix_of(b, pb + b.batch_offsets[0]);
+    cpu::gemm<T>(algo, count * M, N, K, A, B, T(1), T(0), pc, N);
     return;
   }
   auto one = [&](int64_t i, bool split) {
