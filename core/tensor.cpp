@@ -207,7 +207,12 @@ void Tensor::copy_from(const Tensor& src) {
           od += idx[i] * strides()[i];
           os += idx[i] * src.strides()[i];
         }
-        for (int64_t j = 0; j < inner; ++j) out[od + j * ds] = static_cast<D>(in[os + j * ss]);
+        // Rows adjacent in both (a slice, a permuted view with its last axis in place) are a
+        // tight loop the compiler vectorises (a memmove for one dtype); others go by strides.
+        if (ds == 1 && ss == 1)
+          for (int64_t j = 0; j < inner; ++j) out[od + j] = static_cast<D>(in[os + j]);
+        else
+          for (int64_t j = 0; j < inner; ++j) out[od + j * ds] = static_cast<D>(in[os + j * ss]);
         done += inner;
         for (int64_t i = rank - 2; i >= 0; --i) {
           if (++idx[i] < shape()[i]) break;
@@ -261,11 +266,25 @@ void Tensor::fill(double value) {
   visit_dtype(dtype(), [&](auto z) {
     using T = decltype(z);
     T v = static_cast<T>(value);
-    if (is_contiguous()) {
-      T* p = data<T>();
-      std::fill(p, p + numel(), v);
-    } else {
-      for (int64_t i = 0, n = numel(); i < n; ++i) data<T>()[strided_offset(shape(), strides(), i)] = v;
+    T* p = data<T>();
+    const int64_t n = numel(), rank = dim();
+    if (is_contiguous() || rank == 0) {
+      std::fill(p, p + n, v);
+      return;
+    }
+    // Row by row (the last axis), as copy_from walks: a slice's rows are filled whole.
+    const int64_t inner = shape()[rank - 1], step = strides()[rank - 1];
+    std::vector<int64_t> idx(rank, 0);
+    for (int64_t done = 0; done < n; done += inner) {
+      int64_t off = 0;
+      for (int64_t i = 0; i < rank - 1; ++i) off += idx[i] * strides()[i];
+      if (step == 1) std::fill(p + off, p + off + inner, v);
+      else
+        for (int64_t j = 0; j < inner; ++j) p[off + j * step] = v;
+      for (int64_t i = rank - 2; i >= 0; --i) {
+        if (++idx[i] < shape()[i]) break;
+        idx[i] = 0;
+      }
     }
   });
 }

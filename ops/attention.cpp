@@ -57,15 +57,26 @@ bool broadcast_batch(const Shape& a, const Shape& b, Shape& out) { return try_br
 
 Shape batch_of(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
 
-// Offsets of the (contiguous) tensor's matrices for each index of `batch` (broadcast axes: 0).
-std::vector<int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
-  const Shape& s = t.shape();
-  const int64_t own = static_cast<int64_t>(s.size()) - 2, nb = static_cast<int64_t>(batch.size());
-  const Strides st = contiguous_strides(s);
+// One of q, k, v, o, dO as the kernels read it, in place when it can be: its last axis must
+// be adjacent elements and its rows must not overlap (else one dense copy, kept in `held`).
+// The heads of a projection, qkv[:, :, 0:256].reshape(N, T, H, D).permute(0, 2, 1, 3), are
+// such a view: rows of D elements, ld = 3·H·D apart. Sets the row stride `ld` and the element
+// offset of the operand's matrix for each index of `batch` (broadcast axes: 0).
+template <class T>
+const T* operand(const Tensor& x, const Shape& batch, std::vector<Tensor>& held, int64_t& ld,
+                 std::vector<int64_t>& offsets) {
+  Tensor t = cpu::as_dtype(x, dtype_of<T>());
+  const int64_t r = t.dim(), rows = t.shape()[r - 2], cols = t.shape()[r - 1];
+  auto row_stride = [&] { return rows > 1 ? t.strides()[r - 2] : std::max<int64_t>(cols, 1); };
+  if ((cols > 1 && t.strides()[r - 1] != 1) || row_stride() < cols) t = t.contiguous(MemCategory::temporary);
+  ld = row_stride();
+  const int64_t own = r - 2, nb = static_cast<int64_t>(batch.size());
   Strides bs(batch.size(), 0);
   for (int64_t i = 0; i < own; ++i)
-    if (s[i] != 1) bs[nb - own + i] = st[i];
-  return cpu::batch_offsets(batch, bs);
+    if (t.shape()[i] != 1) bs[nb - own + i] = t.strides()[i];
+  offsets = cpu::batch_offsets(batch, bs);
+  held.push_back(t);
+  return t.data<T>();
 }
 
 double resolve_scale(double scale, int64_t D) {
@@ -109,9 +120,7 @@ void prepare_mask(const KernelCtx& k, size_t mask_input, Prepared<T>& p) {
 template <class T>
 Prepared<T> prepare(const KernelCtx& k, const Shape& out_batch, size_t mask_input) {
   Prepared<T> p;
-  const DType dt = dtype_of<T>();
-  const Tensor q = cpu::as_dtype(k.in(0), dt), kk = cpu::as_dtype(k.in(1), dt), v = cpu::as_dtype(k.in(2), dt);
-  p.held = {q, kk, v};
+  const Tensor &q = k.in(0), &kk = k.in(1), &v = k.in(2);
   cpu::AttentionArgs<T>& a = p.args;
   a.Tq = q.shape()[q.dim() - 2];
   a.D = q.shape().back();
@@ -120,12 +129,9 @@ Prepared<T> prepare(const KernelCtx& k, const Shape& out_batch, size_t mask_inpu
   a.scale = static_cast<T>(resolve_scale(k.attrs.f("scale"), a.D));
   p.batch = out_batch;
   p.batches = shape_numel(p.batch);
-  p.qo = batch_offsets(q, p.batch);
-  p.ko = batch_offsets(kk, p.batch);
-  p.vo = batch_offsets(v, p.batch);
-  a.q = q.data<T>();
-  a.k = kk.data<T>();
-  a.v = v.data<T>();
+  a.q = operand<T>(q, p.batch, p.held, a.ldq, p.qo);
+  a.k = operand<T>(kk, p.batch, p.held, a.ldk, p.ko);
+  a.v = operand<T>(v, p.batch, p.held, a.ldv, p.vo);
   a.q_offsets = p.qo.data();
   a.k_offsets = p.ko.data();
   a.v_offsets = p.vo.data();
@@ -194,13 +200,8 @@ void attention_backward_kernel(KernelCtx& k) {
   cpu::AttentionArgs<T>& a = p.args;
   if (a.Tq == 0 || a.S == 0 || p.batches == 0) return;
   const DType dt = dtype_of<T>();
-  const Tensor o = cpu::as_dtype(k.in(3), dt), dout = cpu::as_dtype(k.in(4), dt);
-  p.held.push_back(o);
-  p.held.push_back(dout);
-  p.oo = batch_offsets(o, p.batch);
-  p.go = batch_offsets(dout, p.batch);
-  a.o = o.data<T>();
-  a.dout = dout.data<T>();
+  a.o = operand<T>(k.in(3), p.batch, p.held, a.ldo, p.oo);
+  a.dout = operand<T>(k.in(4), p.batch, p.held, a.lddo, p.go);
   a.o_offsets = p.oo.data();
   a.dout_offsets = p.go.data();
   a.dq = k.out(0).data<T>();
@@ -320,6 +321,7 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
                              "broadcast)",
                              {"q", "k", "v", "mask?"});
     d.attrs = attention_attrs();
+    d.accepts_strided = true;  // heads (permuted views of a projection) are read in place: operand()
     d.infer = infer_attention;
     d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_flash<decltype(z)>(k); }));
     d.default_algo = "flash";
@@ -388,6 +390,7 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
                              {"q", "k", "v", "o", "dO", "mask?"});
     d.num_outputs = 3;
     d.attrs = attention_attrs();
+    d.accepts_strided = true;
     d.infer = infer_attention_backward;
     d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_backward_kernel<decltype(z)>(k); }));
     d.differentiable = false;

@@ -137,7 +137,20 @@ cpu::ConstMatrix<T> matrix_of(const Operand& o, const T* p) {
   return {p, o.ld, o.row_major};
 }
 
-// Many small matrices (a batch of heads) run one matrix per thread; a large one is split into
+// True when B is one matrix for the whole batch (broadcast) and A's matrices are row-major and
+// follow each other at one row stride, so A's batch is a single matrix of count·M rows.
+inline bool stacks_rows(const Operand& a, const Operand& b, int64_t M) {
+  if (!a.row_major) return false;
+  for (size_t i = 0; i < b.batch_offsets.size(); ++i)
+    if (b.batch_offsets[i] != b.batch_offsets[0]) return false;
+  const int64_t step = M * a.ld;
+  for (size_t i = 0; i < a.batch_offsets.size(); ++i)
+    if (a.batch_offsets[i] != a.batch_offsets[0] + static_cast<int64_t>(i) * step) return false;
+  return true;
+}
+
+// A batch against one broadcast B is one tall product (stacks_rows). Otherwise many small
+// matrices (a batch of heads) run one matrix per thread; a large one is split into
 // panels by cpu::gemm. Which of the two depends on the shapes only, so the bits do not depend
 // on the thread count.
 template <class T>
@@ -152,6 +165,13 @@ void for_each_product(KernelCtx& k, cpu::GemmAlgo algo) {
   const T* pb = b.t.data<T>();
   T* pc = out.data<T>();
   const int64_t count = static_cast<int64_t>(a.batch_offsets.size());
+  if (count > 1 && stacks_rows(a, b, M)) {
+    // [batch..., M, K] @ [K, N] (x·W of a layer): one product of batch·M rows, as PyTorch's
+    // matmul folds it, so B is packed once, not once per matrix of the batch.
+    const cpu::ConstMatrix<T> A = matrix_of(a, pa + a.batch_offsets[0]), B = matrix_of(b, pb + b.batch_offsets[0]);
+    cpu::gemm<T>(algo, count * M, N, K, A, B, T(1), T(0), pc, N);
+    return;
+  }
   auto one = [&](int64_t i, bool split) {
     const cpu::ConstMatrix<T> A = matrix_of(a, pa + a.batch_offsets[i]), B = matrix_of(b, pb + b.batch_offsets[i]);
     T* C = pc + i * M * N;

@@ -35,11 +35,46 @@ Tensor strided_view(const Tensor& base, Shape shape, Strides strides, int64_t of
   return Tensor(std::move(impl));
 }
 
-// Sets output 0 to x reshaped: a view when x is contiguous, else a contiguous copy (the
-// reshape/transpose pitfall: the elements are not in row-major order in memory).
+// The strides that let a strided tensor (shape `from`, strides `st`) be read as `to` in
+// row-major order without a copy, as PyTorch's view computes them: each run of `from`'s axes
+// that is contiguous in memory (a chunk) must be split or merged into whole axes of `to`.
+// Splitting the last axis of a slice (qkv[:, :, 0:256] -> [8, 128, 4, 64]) is a view; merging
+// a transposed pair of axes is not (nullopt: the elements are not in row-major order).
+std::optional<Strides> view_strides(const Shape& from, const Strides& st, const Shape& to) {
+  if (from.empty() || shape_numel(from) == 0) return std::nullopt;
+  Strides out(to.size(), 0);
+  int64_t view_d = static_cast<int64_t>(to.size()) - 1, chunk_stride = st.back(), chunk_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(from.size()) - 1; d >= 0; --d) {
+    chunk_numel *= from[d];
+    const bool chunk_ends = d == 0 || (from[d - 1] != 1 && st[d - 1] != chunk_numel * chunk_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < chunk_numel || to[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_stride;
+      view_numel *= to[view_d];
+      --view_d;
+    }
+    if (view_numel != chunk_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_stride = st[d - 1];
+      chunk_numel = view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+// Sets output 0 to x reshaped: a view when x is contiguous or its strides allow one
+// (view_strides), else a contiguous copy (the reshape/transpose pitfall: the elements are not
+// in row-major order in memory).
 void reshape_into(KernelCtx& k, const Shape& shape) {
   const Tensor& x = k.in(0);
-  k.outputs[0] = x.is_contiguous() ? x.view_reshape(shape) : x.clone(k.out_category).view_reshape(shape);
+  if (x.is_contiguous()) {
+    k.outputs[0] = x.view_reshape(shape);
+  } else if (std::optional<Strides> st = view_strides(x.shape(), x.strides(), shape)) {
+    k.outputs[0] = strided_view(x, shape, std::move(*st), x.offset());
+  } else {
+    k.outputs[0] = x.clone(k.out_category).view_reshape(shape);
+  }
 }
 
 // Python slice semantics: negative start/stop count from the end, both clamped to [0, n].
@@ -181,8 +216,8 @@ OpDef permute_op() {
 
 OpDef reshape_op() {
   OpDef d = shape_op("reshape",
-                     "y = x with a new shape, same elements in row-major order (a view when x is contiguous, "
-                     "else a copy); one size may be -1");
+                     "y = x with a new shape, same elements in row-major order (a view when x's strides allow "
+                     "it, e.g. x contiguous or a slice split along an axis; else a copy); one size may be -1");
   d.attrs = {ints_attr("shape", "the new shape; one size may be -1")};
   d.infer = [](const InferCtx& c) {
     TensorMeta m = c.inputs[0];
@@ -300,9 +335,17 @@ OpDef slice_backward_op() {
   };
   d.kernel(Device::cpu, "default", [](KernelCtx& k) {
     Tensor& out = k.out();
-    out.fill(0.0);
     const int64_t ax = normalize_axis(k.attrs.i("axis"), out.dim(), "slice_backward"), step = k.attrs.i("step");
-    const SliceRange s = slice_range(out.shape()[ax], k.attrs.i("start"), k.attrs.i("stop"), step);
+    const int64_t n = out.shape()[ax];
+    const SliceRange s = slice_range(n, k.attrs.i("start"), k.attrs.i("stop"), step);
+    // Each element is written once: zeros only around a step-1 window (before it and after
+    // it), not zeros everywhere and then the window again.
+    if (step == 1 && s.len > 0) {
+      out.view_slice(ax, 0, s.start, 1).fill(0.0);
+      out.view_slice(ax, s.start + s.len, n, 1).fill(0.0);
+    } else {
+      out.fill(0.0);
+    }
     Tensor window = out.view_slice(ax, s.start, s.stop, step);
     window.copy_from(k.in(0));
   });

@@ -289,6 +289,58 @@ TEST_CASE("attention: gradient reaches broadcast k and v (summed over the batch)
   require_close(v.grad(), dv, 1e-12);
 }
 
+// The same bits, except float64 naive at 2+ threads: its T×S OpenBLAS dgemm calls from two
+// threads at once differ by an ulp between runs of the same dense inputs (seen before these
+// strided reads existed; flash and float32 do not), so there it is compared to 1e-14.
+static void require_same(const Tensor& a, const Tensor& b, DType dt, const std::string& algo) {
+  if (dt == DType::f32 || algo == "flash" || num_threads() == 1) {
+    REQUIRE(a.to_vector() == b.to_vector());
+    return;
+  }
+  const std::vector<double> av = a.to_vector(), bv = b.to_vector();
+  REQUIRE(av.size() == bv.size());
+  for (size_t i = 0; i < av.size(); ++i) REQUIRE(std::fabs(av[i] - bv[i]) <= 1e-14);
+}
+
+TEST_CASE("attention: heads read in place from a projection give the dense inputs' bits", "[op][grad]") {
+  // q, k, v as a Transformer block makes them: slices of one [N, T, 3·H·D] projection split
+  // into heads ([N, H, T, D] views, rows 3·H·D apart), a strided mask, and an expanded
+  // (stride-0 rows) k that must be copied; against the same values made dense first.
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const int64_t N = 2, T = 70, H = 3, D = 5;
+  for (DType dt : {DType::f64, DType::f32}) {
+    Tensor qkv = uniform({N, T, 3 * H * D}, dt, 40), dout = uniform({N, H, T, D}, dt, 41);
+    Tensor mask_wide = uniform({T, 2 * T}, dt, 42);
+    auto head = [&](int64_t part) {
+      Tensor s = ws.call("slice", {qkv}, {{"axis", int64_t{2}}, {"start", part * H * D}, {"stop", (part + 1) * H * D}});
+      Tensor r = ws.call("reshape", {s}, {{"shape", Shape{N, T, H, D}}});
+      REQUIRE(&r.storage() == &qkv.storage());  // a view: no copy made for the heads
+      return ws.call("permute", {r}, {{"dims", std::vector<int64_t>{0, 2, 1, 3}}});
+    };
+    Tensor mask = ws.call("slice", {mask_wide}, {{"axis", int64_t{1}}, {"step", int64_t{2}}});  // [T, T], strided
+    Tensor k_rows = ws.call("expand", {uniform({N, H, 1, D}, dt, 43)}, {{"shape", Shape{N, H, T, D}}});
+    for (auto& algo : kAlgos)
+      for (bool causal : {false, true}) {
+        INFO(algo << " causal=" << causal << " " << dtype_name(dt));
+        for (bool expanded_k : {false, true}) {
+          std::vector<Tensor> strided = {head(0), expanded_k ? k_rows : head(1), head(2), mask};
+          std::vector<Tensor> dense;
+          for (const Tensor& t : strided) dense.push_back(t.contiguous(MemCategory::input));
+          Tensor a = ws.call("scaled_dot_product_attention", strided, {{"causal", causal}}, algo);
+          Tensor b = ws.call("scaled_dot_product_attention", dense, {{"causal", causal}}, algo);
+          require_same(a, b, dt, algo);
+          std::vector<Tensor> bs = {strided[0], strided[1], strided[2], b, dout, mask};
+          std::vector<Tensor> bd = {dense[0], dense[1], dense[2], b, dout, dense[3]};
+          const OpDef& backward = OpRegistry::instance().get("attention_backward");
+          const Attrs attrs = backward.resolve({{"causal", causal}});
+          std::vector<Tensor> ga = ws.call_multi(backward, bs, attrs), gd = ws.call_multi(backward, bd, attrs);
+          for (size_t i = 0; i < 3; ++i) REQUIRE(ga[i].to_vector() == gd[i].to_vector());
+        }
+      }
+  }
+}
+
 TEST_CASE("attention: gradcheck (naive and flash, causal, masks, batch)", "[op][grad]") {
   require_gradcheck("scaled_dot_product_attention");
 }

@@ -124,6 +124,28 @@ TEST_CASE("matmul: batched and broadcast batch axes", "[op]") {
   REQUIRE(c.shape() == Shape{2, 3, 4, 6});
 }
 
+TEST_CASE("matmul: a batch against one B is one tall product, other layouts one per matrix", "[op]") {
+  // [N, T, K] @ [K, N'] runs as one [N·T, K] product (the rows of the batch follow each other);
+  // a batch whose matrices do not follow each other at one row stride (a slice of rows, a
+  // transposed batch) or a B that differs per matrix takes the per-matrix path. All against
+  // the reference, large enough to be cut into panels.
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  for (DType dt : {DType::f64, DType::f32}) {
+    Tensor b = random_tensor({67, 130}, dt, 21);
+    check_all_algos(ws, random_tensor({5, 41, 67}, dt, 22), b);
+    check_all_algos(ws, random_tensor({2, 3, 41, 67}, dt, 23), b);
+    check_all_algos(ws, random_tensor({5, 41, 67}, dt, 24), random_tensor({1, 67, 130}, dt, 25));
+    Tensor tall = random_tensor({5, 50, 67}, dt, 26);
+    check_all_algos(ws, ws.call("slice", {tall}, {{"axis", int64_t{1}}, {"stop", int64_t{41}}}), b);  // gaps between matrices
+    Tensor wide = random_tensor({5, 41, 80}, dt, 27);
+    check_all_algos(ws, ws.call("slice", {wide}, {{"axis", int64_t{2}}, {"stop", int64_t{67}}}), b);  // rows 80 apart
+    check_all_algos(ws, ws.call("transpose", {random_tensor({5, 67, 41}, dt, 28)}), b);              // column-major
+    Tensor bt = ws.call("transpose", {random_tensor({130, 67}, dt, 29)});                            // B read transposed
+    check_all_algos(ws, random_tensor({5, 41, 67}, dt, 30), bt);
+  }
+}
+
 TEST_CASE("matmul: transposed views are read in place, other strides copied", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);

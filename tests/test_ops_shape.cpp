@@ -91,6 +91,49 @@ TEST_CASE("reshape: a view when contiguous, a copy after a transpose", "[op]") {
   REQUIRE_THROWS_WITH(ws.call("reshape", {x}, {{"shape", V{-1, -1}}}), Catch::Contains("only one dimension can be -1"));
 }
 
+TEST_CASE("reshape: a view of a strided tensor whenever its strides allow one", "[op]") {
+  // PyTorch's view rule: axes may be split or merged only within a run that is contiguous in
+  // memory. Each result is compared with reshaping a dense copy (the definition).
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = iota({2, 3, 12});
+  auto check = [&](const Tensor& t, const Shape& to, bool view) {
+    INFO(shape_str(t.shape()) << " strides " << shape_str(t.strides()) << " -> " << shape_str(to));
+    const int64_t before = ws.tracker().live_total();
+    Tensor r = ws.call("reshape", {t}, {{"shape", to}});
+    REQUIRE(r.shape() == to);
+    REQUIRE((&r.storage() == &x.storage()) == view);
+    REQUIRE((ws.tracker().live_total() == before) == view);
+    REQUIRE(r.to_vector() == t.contiguous().view_reshape(to).to_vector());
+  };
+  auto sl = [&](const Tensor& t, int64_t axis, int64_t start, int64_t stop, int64_t step) {
+    return ws.call("slice", {t}, {{"axis", axis}, {"start", start}, {"stop", stop}, {"step", step}});
+  };
+  Tensor cols = sl(x, 2, 4, 10, 1);  // [2, 3, 6], rows 12 apart
+  check(cols, {2, 3, 2, 3}, true);   // split the sliced axis: heads of a projection
+  check(cols, {6, 6}, true);         // merge the two outer axes (they are one run)
+  check(cols, {2, 1, 3, 6, 1}, true);
+  check(cols, {36}, false);          // across the gap between rows
+  check(cols, {2, 18}, false);
+  Tensor steps = sl(x, 2, 0, 12, 2);  // last axis stride 2: one run of stride 2 through all axes
+  check(steps, {2, 3, 3, 2}, true);
+  check(steps, {36}, true);
+  Tensor gaps = sl(x, 2, 0, 11, 2);   // [2, 3, 6] stride 2, rows 12 apart: the same
+  check(gaps, {2, 18}, true);
+  Tensor short_rows = sl(x, 2, 0, 10, 2);  // [2, 3, 5] stride 2, rows 12 apart (not 10)
+  check(short_rows, {2, 15}, false);
+  check(short_rows, {6, 5}, true);
+  Tensor perm = ws.call("permute", {ws.call("reshape", {x}, {{"shape", V{2, 3, 4, 3}}})}, {{"dims", V{0, 2, 1, 3}}});
+  check(perm, {2, 4, 3, 3}, true);     // strides [36, 3, 12, 1]: unchanged shape
+  check(perm, {2, 2, 2, 3, 3}, true);  // an axis split in place
+  check(perm, {8, 3, 3}, false);       // 36 != 4·3: the permuted axes are separate runs
+  check(perm, {2, 4, 9}, false);
+  Tensor one = sl(x, 1, 1, 2, 1);   // [2, 1, 12]: the size-1 axis does not break the run
+  check(one, {24}, false);
+  check(one, {2, 12}, true);
+  check(one, {2, 2, 6}, true);
+}
+
 TEST_CASE("flatten merges a range of axes", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);
@@ -154,6 +197,29 @@ TEST_CASE("slice backward scatters into zeros", "[op][grad]") {
   REQUIRE(direct.to_vector() == std::vector<double>{0, 1, 0, 0, 2});
   REQUIRE_THROWS_WITH(ws.call("slice_backward", {Tensor::from_vector<double>({1, 2, 3}, {3})}, {{"shape", V{5}}, {"step", int64_t{3}}}),
                       Catch::Contains("dy has shape [3]"));
+}
+
+TEST_CASE("slice_backward writes zeros around the window and dy into it", "[op]") {
+  // Against the definition zeros(shape) with dx[start:stop:step] = dy, element by element, for
+  // windows at the start, middle and end of an inner axis, steps 1 and 3, a strided dy.
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const Shape shape{3, 7, 4};
+  for (auto [start, stop, step] : {std::tuple{0, 3, 1}, {2, 5, 1}, {4, 7, 1}, {0, 7, 1}, {1, 7, 3}, {3, 3, 1}}) {
+    INFO("start " << start << " stop " << stop << " step " << step);
+    const int64_t len = stop > start ? 1 + (stop - start - 1) / step : 0;
+    Tensor dy = ws.call("transpose", {iota({3, 4, len})}, {{"dim0", int64_t{1}}, {"dim1", int64_t{2}}});  // [3, len, 4]
+    Tensor dx = ws.call("slice_backward", {dy},
+                        {{"shape", shape}, {"axis", int64_t{1}}, {"start", int64_t{start}}, {"stop", int64_t{stop}},
+                         {"step", int64_t{step}}});
+    for (int64_t a = 0; a < 3; ++a)
+      for (int64_t i = 0; i < 7; ++i)
+        for (int64_t c = 0; c < 4; ++c) {
+          const bool inside = i >= start && i < stop && (i - start) % step == 0;
+          const double want = inside ? dy.get(a * len * 4 + (i - start) / step * 4 + c) : 0.0;
+          REQUIRE(dx.get((a * 7 + i) * 4 + c) == want);
+        }
+  }
 }
 
 TEST_CASE("concat joins along an axis, strided inputs included", "[op]") {

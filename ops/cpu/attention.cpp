@@ -89,10 +89,10 @@ void naive_batch(const AttentionArgs<T>& a, int64_t b, T* scores) {
   const T* Q = a.q + a.q_offsets[b];
   const T* K = a.k + a.k_offsets[b];
   const T* V = a.v + a.v_offsets[b];
-  product<T>(false, true, a.Tq, a.S, a.D, a.scale, Q, a.D, K, a.D, T(0), scores, a.S);  // Q·Kᵀ·scale
+  product<T>(false, true, a.Tq, a.S, a.D, a.scale, Q, a.ldq, K, a.ldk, T(0), scores, a.S);  // Q·Kᵀ·scale
   if (any_mask(a)) apply_mask(a, scores, a.S, b, 0, a.Tq, 0, a.S);
   for (int64_t i = 0; i < a.Tq; ++i) softmax_row_inplace<T>(scores + i * a.S, a.S);
-  product<T>(false, false, a.Tq, a.Dv, a.S, T(1), scores, a.S, V, a.Dv, T(0), a.out + b * a.Tq * a.Dv, a.Dv);
+  product<T>(false, false, a.Tq, a.Dv, a.S, T(1), scores, a.S, V, a.ldv, T(0), a.out + b * a.Tq * a.Dv, a.Dv);
 }
 
 // flash: query rows [i0, i0 + rows) of batch b, online softmax over key tiles; O itself is the
@@ -103,7 +103,7 @@ void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, 
   T* sp = scratch;  // attention_flash_scratch(): br·bc scores, then m and l
   T* m = sp + br * bc;
   T* l = m + br;
-  const T* Qb = a.q + a.q_offsets[b] + i0 * a.D;
+  const T* Qb = a.q + a.q_offsets[b] + i0 * a.ldq;
   const T* Kb = a.k + a.k_offsets[b];
   const T* Vb = a.v + a.v_offsets[b];
   T* Ob = a.out + (b * a.Tq + i0) * a.Dv;
@@ -114,7 +114,7 @@ void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, 
   for (int64_t j0 = 0; j0 < a.S; j0 += bc) {
     if (tile_hidden(a, i0, rows, j0)) break;  // later tiles are further right: hidden too
     const int64_t cols = std::min(bc, a.S - j0);
-    product<T>(false, true, rows, cols, a.D, a.scale, Qb, a.D, Kb + j0 * a.D, a.D, T(0), sp, cols);
+    product<T>(false, true, rows, cols, a.D, a.scale, Qb, a.ldq, Kb + j0 * a.ldk, a.ldk, T(0), sp, cols);
     if (any_mask(a)) apply_mask(a, sp, cols, b, i0, rows, j0, cols);
     for (int64_t r = 0; r < rows; ++r) {
       T* s = sp + r * cols;
@@ -128,7 +128,7 @@ void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, 
       if (alpha != T(1)) O.row(r) *= alpha;
       m[r] = m_new;
     }
-    product<T>(false, false, rows, a.Dv, cols, T(1), sp, cols, Vb + j0 * a.Dv, a.Dv, T(1), Ob, a.Dv);  // O += P·V
+    product<T>(false, false, rows, a.Dv, cols, T(1), sp, cols, Vb + j0 * a.ldv, a.ldv, T(1), Ob, a.Dv);  // O += P·V
   }
   for (int64_t r = 0; r < rows; ++r) {
     if (l[r] > T(0)) O.row(r) *= static_cast<T>(1) / l[r];
@@ -157,16 +157,16 @@ void backward_batch(const AttentionArgs<T>& a, int64_t b, T* scratch) {
   T* dVb = a.dv + b * a.S * a.Dv;
   for (int64_t i0 = 0; i0 < a.Tq; i0 += br) {
     const int64_t rows = std::min(br, a.Tq - i0);
-    const T* Q = Qb + i0 * a.D;
-    const T* dO = dOb + i0 * a.Dv;
-    const T* O = Ob + i0 * a.Dv;
+    const T* Q = Qb + i0 * a.ldq;
+    const T* dO = dOb + i0 * a.lddo;
+    const T* O = Ob + i0 * a.ldo;
     // Sweep 1: the row statistics, by the same online max/sum as the flash forward.
     std::fill(m, m + rows, kNegInf<T>);
     std::fill(l, l + rows, T(0));
     for (int64_t j0 = 0; j0 < a.S; j0 += bc) {
       if (tile_hidden(a, i0, rows, j0)) break;
       const int64_t cols = std::min(bc, a.S - j0);
-      product<T>(false, true, rows, cols, a.D, a.scale, Q, a.D, Kb + j0 * a.D, a.D, T(0), pp, cols);
+      product<T>(false, true, rows, cols, a.D, a.scale, Q, a.ldq, Kb + j0 * a.ldk, a.ldk, T(0), pp, cols);
       if (any_mask(a)) apply_mask(a, pp, cols, b, i0, rows, j0, cols);
       for (int64_t r = 0; r < rows; ++r) {
         const T* s = pp + r * cols;
@@ -178,29 +178,29 @@ void backward_batch(const AttentionArgs<T>& a, int64_t b, T* scratch) {
     }
     for (int64_t r = 0; r < rows; ++r) {
       L[r] = l[r] > T(0) ? m[r] + std::log(l[r]) : kNegInf<T>;
-      delta[r] = (ConstRowMap<T>(dO + r * a.Dv, a.Dv) * ConstRowMap<T>(O + r * a.Dv, a.Dv)).sum();
+      delta[r] = (ConstRowMap<T>(dO + r * a.lddo, a.Dv) * ConstRowMap<T>(O + r * a.ldo, a.Dv)).sum();
     }
     // Sweep 2: per tile P = exp(S − L), then the four gradient products.
     for (int64_t j0 = 0; j0 < a.S; j0 += bc) {
       if (tile_hidden(a, i0, rows, j0)) break;
       const int64_t cols = std::min(bc, a.S - j0);
-      const T* K = Kb + j0 * a.D;
-      const T* V = Vb + j0 * a.Dv;
-      product<T>(false, true, rows, cols, a.D, a.scale, Q, a.D, K, a.D, T(0), pp, cols);
+      const T* K = Kb + j0 * a.ldk;
+      const T* V = Vb + j0 * a.ldv;
+      product<T>(false, true, rows, cols, a.D, a.scale, Q, a.ldq, K, a.ldk, T(0), pp, cols);
       if (any_mask(a)) apply_mask(a, pp, cols, b, i0, rows, j0, cols);
       for (int64_t r = 0; r < rows; ++r) {
         T* s = pp + r * cols;
         if (L[r] == kNegInf<T>) std::fill(s, s + cols, T(0));  // fully masked row: no gradient
         else exp_shifted_sum<T>(s, L[r], s, cols, nullptr);  // P = exp(S − L), S − L <= 0
       }
-      product<T>(true, false, cols, a.Dv, rows, T(1), pp, cols, dO, a.Dv, T(1), dVb + j0 * a.Dv, a.Dv);  // dV += Pᵀ·dO
-      product<T>(false, true, rows, cols, a.Dv, T(1), dO, a.Dv, V, a.Dv, T(0), dpp, cols);              // dP = dO·Vᵀ
+      product<T>(true, false, cols, a.Dv, rows, T(1), pp, cols, dO, a.lddo, T(1), dVb + j0 * a.Dv, a.Dv);  // dV += Pᵀ·dO
+      product<T>(false, true, rows, cols, a.Dv, T(1), dO, a.lddo, V, a.ldv, T(0), dpp, cols);            // dP = dO·Vᵀ
       for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − Δ), in dP's buffer
         RowMap<T> dp(dpp + r * cols, cols);
         dp = ConstRowMap<T>(pp + r * cols, cols) * (dp - delta[r]);
       }
-      product<T>(false, false, rows, a.D, cols, a.scale, dpp, cols, K, a.D, T(1), dQb + i0 * a.D, a.D);  // dQ += dS·K·scale
-      product<T>(true, false, cols, a.D, rows, a.scale, dpp, cols, Q, a.D, T(1), dKb + j0 * a.D, a.D);   // dK += dSᵀ·Q·scale
+      product<T>(false, false, rows, a.D, cols, a.scale, dpp, cols, K, a.ldk, T(1), dQb + i0 * a.D, a.D);  // dQ += dS·K·scale
+      product<T>(true, false, cols, a.D, rows, a.scale, dpp, cols, Q, a.ldq, T(1), dKb + j0 * a.D, a.D);  // dK += dSᵀ·Q·scale
     }
   }
 }

@@ -35,9 +35,11 @@ struct ConvWindow {
 };
 
 // Scaled dot-product attention: Q [batches, Tq, D], K [.., S, D], V [.., S, Dv] (per-batch
-// element offsets, broadcast axes repeat them), the optional mask (float added, or int64
+// element offsets, broadcast axes repeat them; rows ldq, ldk, ldv elements apart, so the heads
+// of a [N, T, H·D] projection are read in place), the optional mask (float added, or int64
 // 0 = masked; strides per query row and key column, offsets per batch), O [batches, Tq, Dv];
-// for the backward also O, dO and the outputs dQ, dK, dV (contiguous, zeroed by the op).
+// for the backward also O, dO (rows ldo, lddo apart) and the outputs dQ, dK, dV (contiguous,
+// zeroed by the op).
 constexpr int64_t kAttentionBlockRows = 64;  // query rows per tile (flash, backward)
 constexpr int64_t kAttentionBlockCols = 64;  // keys per tile
 // Tiles shrink to the problem; scratch sizes (elements) per thread.
@@ -52,6 +54,7 @@ inline int64_t attention_backward_scratch(int64_t Tq, int64_t S) {
 template <class T>
 struct AttentionArgs {
   int64_t Tq = 0, S = 0, D = 0, Dv = 0;
+  int64_t ldq = 0, ldk = 0, ldv = 0, ldo = 0, lddo = 0;  // row strides of q, k, v, o, dO
   T scale = 1;
   const T *q = nullptr, *k = nullptr, *v = nullptr;
   const int64_t *q_offsets = nullptr, *k_offsets = nullptr, *v_offsets = nullptr;
