@@ -152,6 +152,15 @@ int64_t flash_grain(int64_t Tq, int64_t S, int64_t D, int64_t Dv) {
 }
 int64_t backward_grain(int64_t Tq, int64_t S, int64_t D, int64_t Dv) { return grain_for(3 * tile_work(Tq, S, D, Dv)); }
 
+// One thread's share of a scratch buffer, rounded up to whole 64-byte lines: every thread's
+// slice then starts at the same alignment as the first, and the kernels (OpenBLAS, Eigen's
+// vectorised sums) take the same path whichever thread runs a batch. Slices at odd offsets
+// gave float64 results an ulp apart from run to run at two threads.
+int64_t per_thread(int64_t elements, double element_bytes) {
+  const int64_t line = std::max<int64_t>(1, static_cast<int64_t>(64 / element_bytes));
+  return (elements + line - 1) / line * line;
+}
+
 // ---------------------------------------------------------------------------------------------
 // naive: the whole T×S score matrix per batch index, one buffer per thread.
 template <class T>
@@ -162,10 +171,11 @@ void attention_naive(KernelCtx& k) {
   if (k.out().numel() == 0) return;
   const int64_t grain = naive_grain(a.Tq, a.S, a.D, a.Dv);
   const int workers = parallel_workers(p.batches, grain);
-  Tensor scores = k.workspace({workers, a.Tq, a.S}, dtype_of<T>());  // the T×S matrix the flash algorithm avoids
+  const int64_t per = per_thread(a.Tq * a.S, sizeof(T));
+  Tensor scores = k.workspace({workers, per}, dtype_of<T>());  // the T×S matrix the flash algorithm avoids
   T* sp = scores.data<T>();
   parallel_for_indexed(p.batches, grain, [&](int worker, int64_t b0, int64_t b1) {
-    for (int64_t b = b0; b < b1; ++b) cpu::kern<T>().attention_naive_batch(a, b, sp + worker * a.Tq * a.S);
+    for (int64_t b = b0; b < b1; ++b) cpu::kern<T>().attention_naive_batch(a, b, sp + worker * per);
   });
 }
 
@@ -179,7 +189,7 @@ void attention_flash(KernelCtx& k) {
   if (k.out().numel() == 0) return;
   const int64_t blocks = flash_blocks(a.Tq), items = p.batches * blocks, grain = flash_grain(a.Tq, a.S, a.D, a.Dv);
   const int workers = parallel_workers(items, grain);
-  const int64_t per = cpu::attention_flash_scratch(a.Tq, a.S);
+  const int64_t per = per_thread(cpu::attention_flash_scratch(a.Tq, a.S), sizeof(T));
   Tensor scratch = k.workspace({workers, per}, dtype_of<T>());  // O(tile) per thread, not O(T·S)
   T* sp = scratch.data<T>();
   parallel_for_indexed(items, grain, [&](int worker, int64_t i0, int64_t i1) {
@@ -209,7 +219,7 @@ void attention_backward_kernel(KernelCtx& k) {
   a.dv = k.out(2).data<T>();
   const int64_t grain = backward_grain(a.Tq, a.S, a.D, a.Dv);
   const int workers = parallel_workers(p.batches, grain);
-  const int64_t per = cpu::attention_backward_scratch(a.Tq, a.S);
+  const int64_t per = per_thread(cpu::attention_backward_scratch(a.Tq, a.S), sizeof(T));
   Tensor scratch = k.workspace({workers, per}, dt);
   T* sp = scratch.data<T>();
   parallel_for_indexed(p.batches, grain, [&](int worker, int64_t b0, int64_t b1) {
@@ -355,14 +365,15 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
         const double ts = batch * Tq * S * sz;
         c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2]) + mask_bytes + 2 * ts;
         c.bytes_written += 2 * ts;
-        c.workspace_bytes = parallel_workers(static_cast<int64_t>(batch), naive_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv))) * Tq * S * sz;
+        c.workspace_bytes = parallel_workers(static_cast<int64_t>(batch), naive_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv))) *
+                            static_cast<double>(per_thread(int64_t(Tq * S), sz)) * sz;
       } else {
         // K and V are read once per block of query rows; nothing T×S touches memory.
         const double passes = std::ceil(Tq / static_cast<double>(kBlockRows));
         c.bytes_read = cpu::meta_bytes(in[0]) + passes * (cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2])) + mask_bytes;
         const int64_t items = static_cast<int64_t>(batch) * flash_blocks(int64_t(Tq));
         const int workers = parallel_workers(items, flash_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
-        c.workspace_bytes = static_cast<double>(workers * cpu::attention_flash_scratch(int64_t(Tq), int64_t(S))) * sz;
+        c.workspace_bytes = static_cast<double>(workers * per_thread(cpu::attention_flash_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
       }
       return c;
     };
@@ -416,7 +427,7 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
       for (auto& m : out) c.bytes_written += cpu::meta_bytes(m);
       c.bytes_written += (passes - 1) * (cpu::meta_bytes(out[1]) + cpu::meta_bytes(out[2]));  // dK, dV accumulated
       const int workers = parallel_workers(static_cast<int64_t>(batch), backward_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
-      c.workspace_bytes = static_cast<double>(workers * cpu::attention_backward_scratch(int64_t(Tq), int64_t(S))) * sz;
+      c.workspace_bytes = static_cast<double>(workers * per_thread(cpu::attention_backward_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
       return c;
     };
     registry.add(std::move(d));

@@ -289,17 +289,8 @@ TEST_CASE("attention: gradient reaches broadcast k and v (summed over the batch)
   require_close(v.grad(), dv, 1e-12);
 }
 
-// The same bits, except float64 naive at 2+ threads: its T×S OpenBLAS dgemm calls from two
-// threads at once differ by an ulp between runs of the same dense inputs (seen before these
-// strided reads existed; flash and float32 do not), so there it is compared to 1e-14.
-static void require_same(const Tensor& a, const Tensor& b, DType dt, const std::string& algo) {
-  if (dt == DType::f32 || algo == "flash" || num_threads() == 1) {
-    REQUIRE(a.to_vector() == b.to_vector());
-    return;
-  }
-  const std::vector<double> av = a.to_vector(), bv = b.to_vector();
-  REQUIRE(av.size() == bv.size());
-  for (size_t i = 0; i < av.size(); ++i) REQUIRE(std::fabs(av[i] - bv[i]) <= 1e-14);
+static void require_same(const Tensor& a, const Tensor& b, DType, const std::string&) {
+  REQUIRE(a.to_vector() == b.to_vector());
 }
 
 TEST_CASE("attention: heads read in place from a projection give the dense inputs' bits", "[op][grad]") {
