@@ -2,8 +2,10 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <type_traits>
 
 #include "core/error.h"
+#include "core/graph.h"
 #include "tests/helpers.h"
 
 using namespace opscope;
@@ -23,6 +25,28 @@ TEST_CASE("shapes broadcast like NumPy and errors name both shapes", "[core]") {
 
 // Shapes keep six extents in place and spill to the heap beyond: both sides must act as
 // std::vector does (copies, moves, inserts into themselves, conversions).
+// Shapes convert to std::vector<int64_t> implicitly (attributes hold them so); a node's ids do
+// not, so a hot loop cannot copy them into a vector without saying so.
+static_assert(std::is_convertible_v<Dims, std::vector<int64_t>>);
+static_assert(!std::is_convertible_v<ValueIds, std::vector<int>>);
+static_assert(std::is_constructible_v<std::vector<int>, ValueIds>);
+
+TEST_CASE("a node's ids and frames stay in place up to four, then go to the heap", "[core]") {
+  ValueIds ids{1, 2, 3, 4};
+  ValueIds copy = ids;
+  copy.push_back(5);  // past the inline capacity
+  CHECK(copy.size() == 5);
+  CHECK(std::vector<int>(copy) == std::vector<int>{1, 2, 3, 4, 5});
+  CHECK(ids == ValueIds{1, 2, 3, 4});
+  ValueIds moved = std::move(copy);
+  CHECK(moved.size() == 5);
+  CHECK(copy.empty());
+  NodeFrames frames;
+  for (int i = 0; i < 6; ++i) frames.push_back({NodeFrame::loop, i, i * 10});
+  CHECK(frames.size() == 6);
+  CHECK(frames[5] == NodeFrame{NodeFrame::loop, 5, 50});
+}
+
 TEST_CASE("Dims acts as a vector of int64 on either side of its inline capacity", "[core]") {
   for (size_t n : {size_t{0}, size_t{3}, Dims::kInline, Dims::kInline + 1, size_t{20}}) {
     std::vector<int64_t> ref;
