@@ -195,8 +195,8 @@ int main(int argc, char** argv) {
     if (s > 0 && (best <= 0 || s < best)) best = s;
   };
   for (int round = 0; round < rounds; ++round) {
-    // All of opscope's runs of a round, then PyTorch's: right after a PyTorch process had run,
-    // opscope's tiny-op chain took 0.23-0.38 ms a step where it takes 0.20 with none before it.
+    // All of opscope's runs of a round, then PyTorch's: no PyTorch process (its runtime and its
+    // gigabyte of memory) comes and goes between two of opscope's workloads.
     for (int t : thread_counts) {
       NumThreadsScope nt(t);
       for (const Workload& w : workloads) {
