@@ -98,6 +98,13 @@ int main() {
   row<Formula::neg>("neg", none, false, false, eigen_of([](const In& x, const In&, Out& y) { y = -x; }));
   row<Formula::abs>("abs", none, false, false, eigen_of([](const In& x, const In&, Out& y) { y = x.abs(); }));
   row<Formula::relu>("relu", none, false, false, eigen_of([](const In& x, const In&, Out& y) { y = x.max(0.f); }));
+  // The activations' backward formulas of (y, dy): x is y, z is dy.
+  row<Formula::tanh_backward>("tanh_backward", none, false, cpu::Vectorised<Formula::tanh_backward>::value,
+                              engine<Formula::tanh_backward>(none));
+  row<Formula::sigmoid_backward>("sigmoid_backward", none, false, cpu::Vectorised<Formula::sigmoid_backward>::value,
+                                 engine<Formula::sigmoid_backward>(none));
+  row<Formula::relu_backward>("relu_backward", none, false, false,
+                              eigen_of([](const In& x, const In& z, Out& y) { y = (x > 0.f).select(z, 0.f); }));
   row<Formula::leaky_relu>("leaky_relu", Params{0.01, 0}, false, cpu::Vectorised<Formula::leaky_relu>::value,
                            engine<Formula::leaky_relu>(Params{0.01, 0}));
   row<Formula::maximum>("maximum", none, false, false, eigen_of([](const In& x, const In& z, Out& y) { y = x.max(z); }));
