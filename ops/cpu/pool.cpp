@@ -5,7 +5,9 @@
 // windows (L = floats per register: 16 with AVX-512, 8 with AVX2) is read as two registers per
 // input row, split into the four corners of each window by shuffles (a b / c e), reduced in
 // registers, and the backward's four dx values are interleaved back the same way, so each
-// input and output byte is touched once (about copy bandwidth). Other windows and float64 run
+// input and output byte is touched once (about copy bandwidth). A group without NaN takes the
+// max in max instructions and routes dy to the first corner equal to it; a group holding a NaN
+// takes a compare-and-select chain that propagates it. Other windows and float64 run
 // the plain loop over each window. Both follow the `direct` algorithm
 // of ops/pool.cpp exactly: NaN propagates, and ties go to the first element in row-major order.
 #include <algorithm>
@@ -112,19 +114,23 @@ struct Lanes {
     hi = _mm512_load_si512(h);
   }
 };
-inline Mask first(int n) { return n >= 16 ? Mask(0xFFFF) : n <= 0 ? Mask(0) : Mask((1u << n) - 1); }
-inline VecF load(const float* p, int n) { return _mm512_maskz_loadu_ps(first(n), p); }
-inline void store(float* p, VecF v, int n) { _mm512_mask_storeu_ps(p, first(n), v); }
-// Columns 2i and 2i + 1 of 2n floats at r.
-inline void split(const Lanes& m, const float* r, int n, VecF& even, VecF& odd) {
-  const VecF x0 = load(r, 2 * n), x1 = load(r + 16, 2 * n - 16);
+// The first n lanes of a register (n may be <= 0 or >= L).
+struct Part {
+  Mask m;
+};
+inline Part first(int n) { return {n >= 16 ? Mask(0xFFFF) : n <= 0 ? Mask(0) : Mask((1u << n) - 1)}; }
+inline VecF load(const float* p, Part k) { return _mm512_maskz_loadu_ps(k.m, p); }
+inline void store(float* p, VecF v, Part k) { _mm512_mask_storeu_ps(p, k.m, v); }
+// Columns 2i and 2i + 1 of 2n floats at r: the first L in lanes lo, the rest in lanes hi.
+inline void split(const Lanes& m, const float* r, Part lo, Part hi, VecF& even, VecF& odd) {
+  const VecF x0 = load(r, lo), x1 = load(r + 16, hi);
   even = _mm512_permutex2var_ps(x0, m.even, x1);
   odd = _mm512_permutex2var_ps(x0, m.odd, x1);
 }
-// Stores 2n floats: e0 o0 e1 o1 ...
-inline void join(const Lanes& m, float* r, int n, VecF even, VecF odd) {
-  store(r, _mm512_permutex2var_ps(even, m.lo, odd), 2 * n);
-  store(r + 16, _mm512_permutex2var_ps(even, m.hi, odd), 2 * n - 16);
+// Stores 2n floats e0 o0 e1 o1 ... (lanes as split's).
+inline void join(const Lanes& m, float* r, Part lo, Part hi, VecF even, VecF odd) {
+  store(r, _mm512_permutex2var_ps(even, m.lo, odd), lo);
+  store(r + 16, _mm512_permutex2var_ps(even, m.hi, odd), hi);
 }
 // argmax_in's chain: take v when best is not NaN and v is larger or NaN.
 inline void take_if_larger(VecF& best, VecI& idx, VecF v, int k) {
@@ -135,6 +141,21 @@ inline void take_if_larger(VecF& best, VecI& idx, VecF v, int k) {
 }
 inline VecF where_index(VecI idx, int k, VecF v) { return _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(idx, _mm512_set1_epi32(k)), v); }
 inline VecI zero_index() { return _mm512_setzero_si512(); }
+// v > best ? v : best (a tie keeps best, the earlier element); only for lanes without NaN.
+inline VecF max_keep_first(VecF v, VecF best) { return _mm512_max_ps(v, best); }
+inline bool any_nan(VecF a, VecF b, VecF c, VecF e) {
+  return (_mm512_cmp_ps_mask(a, b, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(c, e, _CMP_UNORD_Q)) != 0;
+}
+// The four corners' dx: g where the corner is the first one equal to best, else 0.
+inline void route_to_first_equal(VecF a, VecF b, VecF c, VecF best, VecF g, VecF& da, VecF& db, VecF& dc, VecF& de) {
+  const Mask ma = _mm512_cmp_ps_mask(a, best, _CMP_EQ_OQ);
+  const Mask mb = _mm512_cmp_ps_mask(b, best, _CMP_EQ_OQ) & ~ma;
+  const Mask mc = _mm512_cmp_ps_mask(c, best, _CMP_EQ_OQ) & ~(ma | mb);
+  da = _mm512_maskz_mov_ps(ma, g);
+  db = _mm512_maskz_mov_ps(mb, g);
+  dc = _mm512_maskz_mov_ps(mc, g);
+  de = _mm512_maskz_mov_ps(Mask(~(ma | mb | mc)), g);
+}
 inline VecF add(VecF a, VecF b) { return _mm512_add_ps(a, b); }
 inline VecF mul(VecF a, float s) { return _mm512_mul_ps(a, _mm512_set1_ps(s)); }
 #else
@@ -144,25 +165,30 @@ using VecI = __m256i;
 
 struct Lanes {};
 // Lane masks for maskload/maskstore: the first n lanes.
-inline __m256i first(int n) {
+inline __m256i lane_mask(int n) {
   const int k = n < 0 ? 0 : n > 8 ? 8 : n;
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
-inline VecF load(const float* p, int n) { return n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, first(n)); }
-inline void store(float* p, VecF v, int n) {
-  if (n >= 8) _mm256_storeu_ps(p, v);
-  else if (n > 0) _mm256_maskstore_ps(p, first(n), v);
+struct Part {
+  int n;
+  __m256i m;
+};
+inline Part first(int n) { return {n, lane_mask(n)}; }
+inline VecF load(const float* p, Part k) { return k.n >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, k.m); }
+inline void store(float* p, VecF v, Part k) {
+  if (k.n >= 8) _mm256_storeu_ps(p, v);
+  else if (k.n > 0) _mm256_maskstore_ps(p, k.m, v);
 }
-inline void split(const Lanes&, const float* r, int n, VecF& even, VecF& odd) {
-  const VecF x0 = load(r, 2 * n), x1 = load(r + 8, 2 * n - 8);
+inline void split(const Lanes&, const float* r, Part lo, Part hi, VecF& even, VecF& odd) {
+  const VecF x0 = load(r, lo), x1 = load(r + 8, hi);
   // shuffle_ps works per 128-bit half; permute4x64 puts the halves in order.
   even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
   odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
 }
-inline void join(const Lanes&, float* r, int n, VecF even, VecF odd) {
-  const VecF lo = _mm256_unpacklo_ps(even, odd), hi = _mm256_unpackhi_ps(even, odd);
-  store(r, _mm256_permute2f128_ps(lo, hi, 0x20), 2 * n);
-  store(r + 8, _mm256_permute2f128_ps(lo, hi, 0x31), 2 * n - 8);
+inline void join(const Lanes&, float* r, Part lo, Part hi, VecF even, VecF odd) {
+  const VecF low = _mm256_unpacklo_ps(even, odd), high = _mm256_unpackhi_ps(even, odd);
+  store(r, _mm256_permute2f128_ps(low, high, 0x20), lo);
+  store(r + 8, _mm256_permute2f128_ps(low, high, 0x31), hi);
 }
 inline void take_if_larger(VecF& best, VecI& idx, VecF v, int k) {
   const VecF t = _mm256_and_ps(_mm256_cmp_ps(best, best, _CMP_ORD_Q),
@@ -174,9 +200,30 @@ inline VecF where_index(VecI idx, int k, VecF v) {
   return _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(idx, _mm256_set1_epi32(k))), v);
 }
 inline VecI zero_index() { return _mm256_setzero_si256(); }
+inline VecF max_keep_first(VecF v, VecF best) { return _mm256_max_ps(v, best); }
+inline bool any_nan(VecF a, VecF b, VecF c, VecF e) {
+  return _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(a, b, _CMP_UNORD_Q), _mm256_cmp_ps(c, e, _CMP_UNORD_Q))) != 0;
+}
+inline void route_to_first_equal(VecF a, VecF b, VecF c, VecF best, VecF g, VecF& da, VecF& db, VecF& dc, VecF& de) {
+  const VecF ma = _mm256_cmp_ps(a, best, _CMP_EQ_OQ);
+  const VecF mb = _mm256_andnot_ps(ma, _mm256_cmp_ps(b, best, _CMP_EQ_OQ));
+  const VecF taken = _mm256_or_ps(ma, mb);
+  const VecF mc = _mm256_andnot_ps(taken, _mm256_cmp_ps(c, best, _CMP_EQ_OQ));
+  da = _mm256_and_ps(ma, g);
+  db = _mm256_and_ps(mb, g);
+  dc = _mm256_and_ps(mc, g);
+  de = _mm256_andnot_ps(_mm256_or_ps(taken, mc), g);
+}
 inline VecF add(VecF a, VecF b) { return _mm256_add_ps(a, b); }
 inline VecF mul(VecF a, float s) { return _mm256_mul_ps(a, _mm256_set1_ps(s)); }
 #endif
+
+// A group of n windows (1 <= n <= L) of a row: the lanes of its n outputs and of its 2n
+// inputs (per input row: the first L, then the rest), computed once per plane.
+struct Span {
+  Part out, lo, hi;
+};
+inline Span span_of(int n) { return {first(n), first(2 * n), first(2 * n - L)}; }
 
 const Lanes& lanes() {
   static const Lanes m;
@@ -187,10 +234,10 @@ const Lanes& lanes() {
 struct Corners {
   VecF a, b, c, e;
 };
-inline Corners corners(const float* r0, const float* r1, int n) {
+inline Corners corners(const Lanes& m, const float* r0, const float* r1, const Span& s) {
   Corners w;
-  split(lanes(), r0, n, w.a, w.b);
-  split(lanes(), r1, n, w.c, w.e);
+  split(m, r0, s.lo, s.hi, w.a, w.b);
+  split(m, r1, s.lo, s.hi, w.c, w.e);
   return w;
 }
 
@@ -204,58 +251,107 @@ inline VecI argmax4(const Corners& w, VecF& best) {
   return idx;
 }
 
+// argmax_in's max when no corner is NaN: a strict > chain in row-major order, as a max
+// instruction does it (fewer instructions than argmax4's NaN-aware chain, which the groups
+// holding a NaN still take).
+inline VecF max4(const Corners& w) {
+  return max_keep_first(w.e, max_keep_first(w.c, max_keep_first(w.b, w.a)));
+}
+inline bool any_nan(const Corners& w) { return any_nan(w.a, w.b, w.c, w.e); }
+
+// The groups of a row of OW windows: whole groups of L, then the rest. each(f) calls
+// f(ow0, span); the whole groups' span is a constant (no mask to apply), the rest's is
+// computed once here rather than in every row.
+class RowGroups {
+ public:
+  explicit RowGroups(int64_t OW) : whole_(OW / L * L), rest_n_(static_cast<int>(OW % L)), rest_(span_of(rest_n_)) {}
+  template <class F>
+  void each(F f) const {
+    for (int64_t ow0 = 0; ow0 < whole_; ow0 += L) f(ow0, span_of(L));
+    if (rest_n_ > 0) f(whole_, rest_);
+  }
+
+ private:
+  int64_t whole_;
+  int rest_n_;
+  Span rest_;
+};
+
+// The loops read the geometry into locals first: the stores through float pointers would
+// otherwise make the compiler reload it in every group.
 void max_plane_2x2(const PoolGeom& g, const float* x, float* y) {
-  for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const float* r0 = x + 2 * oh * g.W;
-    for (int64_t ow0 = 0; ow0 < g.OW; ow0 += L) {
-      const int n = static_cast<int>(std::min<int64_t>(L, g.OW - ow0));
+  const Lanes m = lanes();
+  const int64_t W = g.W, OH = g.OH, OW = g.OW;
+  const RowGroups groups(OW);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* r0 = x + 2 * oh * W;
+    float* o = y + oh * OW;
+    groups.each([&](int64_t ow0, const Span& s) {
+      const Corners w = corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s);
       VecF best;
-      argmax4(corners(r0 + 2 * ow0, r0 + g.W + 2 * ow0, n), best);
-      store(y + oh * g.OW + ow0, best, n);
-    }
+      if (any_nan(w)) argmax4(w, best);
+      else best = max4(w);
+      store(o + ow0, best, s.out);
+    });
   }
 }
 
 void max_backward_plane_2x2(const PoolGeom& g, const float* x, const float* dy, float* dx) {
-  for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const float* r0 = x + 2 * oh * g.W;
-    float* d0 = dx + 2 * oh * g.W;
-    for (int64_t ow0 = 0; ow0 < g.OW; ow0 += L) {
-      const int n = static_cast<int>(std::min<int64_t>(L, g.OW - ow0));
-      VecF best;
-      const VecI idx = argmax4(corners(r0 + 2 * ow0, r0 + g.W + 2 * ow0, n), best);
-      const VecF gv = load(dy + oh * g.OW + ow0, n);
-      join(lanes(), d0 + 2 * ow0, n, where_index(idx, 0, gv), where_index(idx, 1, gv));
-      join(lanes(), d0 + g.W + 2 * ow0, n, where_index(idx, 2, gv), where_index(idx, 3, gv));
-    }
-    for (int64_t c = 2 * g.OW; c < g.W; ++c) d0[c] = d0[g.W + c] = 0.0f;  // odd W: the last column is in no window
+  const Lanes m = lanes();
+  const int64_t W = g.W, H = g.H, OH = g.OH, OW = g.OW;
+  const RowGroups groups(OW);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* r0 = x + 2 * oh * W;
+    const float* gr = dy + oh * OW;
+    float* d0 = dx + 2 * oh * W;
+    groups.each([&](int64_t ow0, const Span& s) {
+      const Corners w = corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s);
+      const VecF gv = load(gr + ow0, s.out);
+      VecF da, db, dc, de;
+      if (any_nan(w)) {
+        VecF best;
+        const VecI idx = argmax4(w, best);
+        da = where_index(idx, 0, gv), db = where_index(idx, 1, gv), dc = where_index(idx, 2, gv), de = where_index(idx, 3, gv);
+      } else {
+        route_to_first_equal(w.a, w.b, w.c, max4(w), gv, da, db, dc, de);
+      }
+      join(m, d0 + 2 * ow0, s.lo, s.hi, da, db);
+      join(m, d0 + W + 2 * ow0, s.lo, s.hi, dc, de);
+    });
+    for (int64_t c = 2 * OW; c < W; ++c) d0[c] = d0[W + c] = 0.0f;  // odd W: the last column is in no window
   }
-  for (int64_t r = 2 * g.OH; r < g.H; ++r) std::fill(dx + r * g.W, dx + (r + 1) * g.W, 0.0f);  // odd H
+  for (int64_t r = 2 * OH; r < H; ++r) std::fill(dx + r * W, dx + (r + 1) * W, 0.0f);  // odd H
 }
 
 void avg_plane_2x2(const PoolGeom& g, const float* x, float* y) {
-  for (int64_t oh = 0; oh < g.OH; ++oh) {
-    const float* r0 = x + 2 * oh * g.W;
-    for (int64_t ow0 = 0; ow0 < g.OW; ow0 += L) {
-      const int n = static_cast<int>(std::min<int64_t>(L, g.OW - ow0));
-      const Corners w = corners(r0 + 2 * ow0, r0 + g.W + 2 * ow0, n);
-      store(y + oh * g.OW + ow0, mul(add(add(add(w.a, w.b), w.c), w.e), 0.25f), n);  // the plain loop's order
-    }
+  const Lanes m = lanes();
+  const int64_t W = g.W, OH = g.OH, OW = g.OW;
+  const RowGroups groups(OW);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* r0 = x + 2 * oh * W;
+    float* o = y + oh * OW;
+    groups.each([&](int64_t ow0, const Span& s) {
+      const Corners w = corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s);
+      store(o + ow0, mul(add(add(add(w.a, w.b), w.c), w.e), 0.25f), s.out);  // the plain loop's order
+    });
   }
 }
 
 void avg_backward_plane_2x2(const PoolGeom& g, const float* dy, float* dx) {
-  for (int64_t oh = 0; oh < g.OH; ++oh) {
-    float* d0 = dx + 2 * oh * g.W;
-    for (int64_t ow0 = 0; ow0 < g.OW; ow0 += L) {
-      const int n = static_cast<int>(std::min<int64_t>(L, g.OW - ow0));
-      const VecF v = mul(load(dy + oh * g.OW + ow0, n), 0.25f);
-      join(lanes(), d0 + 2 * ow0, n, v, v);
-      join(lanes(), d0 + g.W + 2 * ow0, n, v, v);
-    }
-    for (int64_t c = 2 * g.OW; c < g.W; ++c) d0[c] = d0[g.W + c] = 0.0f;
+  const Lanes m = lanes();
+  const int64_t W = g.W, H = g.H, OH = g.OH, OW = g.OW;
+  const RowGroups groups(OW);
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* gr = dy + oh * OW;
+    float* d0 = dx + 2 * oh * W;
+    groups.each([&](int64_t ow0, const Span& s) {
+      const VecF v = mul(load(gr + ow0, s.out), 0.25f);
+      join(m, d0 + 2 * ow0, s.lo, s.hi, v, v);
+      join(m, d0 + W + 2 * ow0, s.lo, s.hi, v, v);
+    });
+    for (int64_t c = 2 * OW; c < W; ++c) d0[c] = d0[W + c] = 0.0f;
   }
-  for (int64_t r = 2 * g.OH; r < g.H; ++r) std::fill(dx + r * g.W, dx + (r + 1) * g.W, 0.0f);
+  for (int64_t r = 2 * OH; r < H; ++r) std::fill(dx + r * W, dx + (r + 1) * W, 0.0f);
 }
 
 bool is_2x2(const PoolGeom& g) {
