@@ -15,6 +15,8 @@
 // torch.set_num_threads) and the OpenBLAS kernels opscope chose for this CPU
 // (OPENBLAS_CORETYPE): Debian's OpenBLAS 0.3.21 does not recognise CPUs newer than itself and
 // falls back to its SSE3 kernels, which would make PyTorch's matrix products ~4× slower here.
+// An OPENBLAS_CORETYPE already in the environment is the user's: both sides keep it, and the
+// table's footer says so (opscope's default GEMM may then be Eigen: ops/gemm.h).
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +37,7 @@
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
+#include "ops/gemm.h"
 #include "ops/onednn_conv.h"
 
 using namespace opscope;
@@ -168,7 +171,13 @@ int main(int argc, char** argv) {
   std::vector<Workload> workloads = kWorkloads;
   std::string names;
   for (const Workload& w : kWorkloads) names += (names.empty() ? "" : ",") + w.name;
-  for (int i = 1; i + 1 < argc; ++i) {
+  for (int i = 1; i < argc; ++i) {
+    const bool known = i + 1 < argc && (std::strcmp(argv[i], "--repeats") == 0 || std::strcmp(argv[i], "--rounds") == 0 ||
+                                        std::strcmp(argv[i], "--workloads") == 0);
+    if (!known) {
+      std::fprintf(stderr, "usage: bench_vs_torch [--repeats N] [--rounds R] [--workloads mlp,cnn,transformer,tiny_chain,conv]\n");
+      return std::strcmp(argv[i], "--help") == 0 ? 0 : 1;
+    }
     if (std::strcmp(argv[i], "--repeats") == 0) repeats = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--workloads") == 0) {
@@ -181,6 +190,7 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
+    ++i;  // the option's value
   }
   print_build_info();
   std::printf("machine: %s, %d cores\n", cpu_model().c_str(), hardware_threads());
@@ -265,6 +275,11 @@ int main(int argc, char** argv) {
                 blas.value("config", blas.value("library", std::string("?"))).c_str(),
                 blas.value("kernels", std::string("?")).c_str(), blas.value("library", std::string("?")).c_str());
   }
-  std::printf("PyTorch ran with OPENBLAS_CORETYPE set to opscope's choice: its OpenBLAS would pick SSE3 kernels here.\n");
+  if (const char* user_core = std::getenv("OPENBLAS_CORETYPE"))
+    std::printf("OPENBLAS_CORETYPE=%s was set in the environment: PyTorch's OpenBLAS and opscope's `blas` ran %s "
+                "kernels; opscope's default GEMM: %s.\n",
+                user_core, user_core, cpu::default_gemm_description().c_str());
+  else
+    std::printf("PyTorch ran with OPENBLAS_CORETYPE set to opscope's choice: its OpenBLAS would pick SSE3 kernels here.\n");
   return 0;
 }

@@ -185,8 +185,8 @@ template <class T>
 void gemm_item(bool on_this_thread, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const T* A, int64_t lda,
                const T* B, int64_t ldb, T beta, T* C, int64_t ldc) {
   const cpu::ConstMatrix<T> a{A, lda, !ta}, b{B, ldb, !tb};
-  if (on_this_thread) cpu::gemm_serial<T>(cpu::GemmAlgo::blas, M, N, K, a, b, T(1), beta, C, ldc);
-  else cpu::gemm<T>(cpu::GemmAlgo::blas, M, N, K, a, b, T(1), beta, C, ldc);
+  if (on_this_thread) cpu::gemm_serial<T>(cpu::default_gemm(), M, N, K, a, b, T(1), beta, C, ldc);
+  else cpu::gemm<T>(cpu::default_gemm(), M, N, K, a, b, T(1), beta, C, ldc);
 }
 
 // im2col: per image and group, y[n, g] (Kg × OH·OW) = W_g (Kg × Cg·R·S) · col (Cg·R·S × OH·OW),
@@ -290,7 +290,7 @@ void conv_winograd(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w
         }
       // The multiply-accumulate over channels: 16 GEMMs [Kg × Cg]·[Cg × nb].
       for (int64_t xi = 0; xi < 16; ++xi)
-        cpu::gemm<T>(cpu::GemmAlgo::blas, false, false, Kg, nb, Cg, T(1), U + xi * Kg * Cg, Cg, Vb + xi * step_v, nb,
+        cpu::gemm<T>(cpu::default_gemm(), false, false, Kg, nb, Cg, T(1), U + xi * Kg * Cg, Cg, Vb + xi * step_v, nb,
                      T(0), M + xi * step_m, nb);
       // Output transform Y = Aᵀ m A, writing only the part of a tile inside OH × OW.
       for (int64_t kk = 0; kk < Kg; ++kk) {

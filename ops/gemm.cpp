@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdlib>
 #include <mutex>
@@ -18,6 +19,12 @@
 namespace opscope::cpu {
 
 namespace {
+
+#if OPSCOPE_HAVE_OPENBLAS
+constexpr bool kHaveOpenBlas = true;
+#else
+constexpr bool kHaveOpenBlas = false;
+#endif
 
 // --- OpenBLAS, loaded on first use --------------------------------------------------------------
 struct OpenBlas {
@@ -162,6 +169,37 @@ void gemm(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, Cons
       else gemm_serial<T>(algo, len, N, K, rows_from(A, s), B, alpha, beta, C + s * ldc, ldc);
     }
   });
+}
+
+const char* gemm_algo_name(GemmAlgo a) { return a == GemmAlgo::blas ? "blas" : "eigen"; }
+
+namespace {
+// OpenBLAS 0.3.21's core types whose kernels use AVX-512 (OPENBLAS_CORETYPE is read without case).
+bool openblas_core_has_avx512(const std::string& core) {
+  std::string c;
+  for (char ch : core) c += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return c == "skylakex" || c == "cooperlake" || c == "sapphirerapids";
+}
+const char* user_openblas_coretype() { return std::getenv("OPENBLAS_CORETYPE"); }
+}  // namespace
+
+GemmAlgo choose_default_gemm(CpuIsa kernels, const char* user_coretype, bool have_openblas) {
+  if (!have_openblas) return GemmAlgo::eigen;  // `blas` would run Eigen's GEMM anyway
+  if (kernels != CpuIsa::avx512 || !user_coretype) return GemmAlgo::blas;  // as wide as opscope's
+  return openblas_core_has_avx512(user_coretype) ? GemmAlgo::blas : GemmAlgo::eigen;
+}
+
+GemmAlgo default_gemm() {
+  static const GemmAlgo chosen = choose_default_gemm(kernels().isa, user_openblas_coretype(), kHaveOpenBlas);
+  return chosen;
+}
+
+std::string default_gemm_description() {
+  if (default_gemm() == GemmAlgo::blas) return "blas (OpenBLAS)";
+  const char* core = user_openblas_coretype();
+  if (!kHaveOpenBlas || !core) return "eigen (this build has no OpenBLAS)";
+  return std::string("eigen: OPENBLAS_CORETYPE=") + core + " gives OpenBLAS narrower kernels than opscope's " +
+         cpu_isa_name(kernels().isa) + " Eigen build (algo=\"blas\" still runs OpenBLAS)";
 }
 
 bool blas_available() { return openblas().loaded; }

@@ -1,6 +1,7 @@
 // Matrix products for the CPU kernels of ops/: C = alpha·A·B + beta·C through OpenBLAS (the
-// `blas` algorithm, the default of matmul, linear, conv's GEMMs and attention's products) or
-// through Eigen (the `eigen` algorithm, built per instruction set: ops/cpu/gemm.cpp).
+// `blas` algorithm) or through Eigen (the `eigen` algorithm, built per instruction set:
+// ops/cpu/gemm.cpp). default_gemm() says which of the two is the default of matmul and linear
+// and runs conv's GEMMs and attention's products.
 //
 // OpenBLAS is loaded on first use, after opscope has told it which kernels to run
 // (OPENBLAS_CORETYPE, unless the user set it): its own CPU detection falls back to its oldest
@@ -18,6 +19,20 @@
 namespace opscope::cpu {
 
 enum class GemmAlgo { blas, eigen };
+const char* gemm_algo_name(GemmAlgo a);  // "blas", "eigen": the matmul algorithm names
+
+// The production GEMM: OpenBLAS, unless its kernels are narrower than opscope's own kernel
+// set, as when OPENBLAS_CORETYPE names an AVX2 core (Haswell, Zen) on a machine where opscope
+// runs its AVX-512 kernels. Eigen's AVX-512 build then runs the same products about 1.8x
+// faster (bench_engine's matmul table), so it is the default. Chosen once, at first use,
+// from the kernel set active then (OPSCOPE_CPU_ISA); no library is loaded to choose.
+GemmAlgo default_gemm();
+// The rule itself, for tests: the active kernel set, the user's OPENBLAS_CORETYPE (nullptr
+// when unset: opscope then asks OpenBLAS for kernels as wide as its own) and whether this
+// build has OpenBLAS.
+GemmAlgo choose_default_gemm(CpuIsa kernels, const char* user_coretype, bool have_openblas);
+// For :device and --version: the default and, when it is not OpenBLAS, why.
+std::string default_gemm_description();
 
 // C[M×N] (row-major, row stride ldc) = alpha·A·B + beta·C; beta 0 never reads C.
 template <class T>

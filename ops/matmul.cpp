@@ -241,7 +241,7 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
   OpDef d = OpDef::declare("matmul", "matmul", "C = A·B: C[..., i, j] = Σ_k A[..., i, k]·B[..., k, j] (batch axes broadcast)", {"a", "b"});
   d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
   d.infer = infer_matmul;
-  d.default_algo = "blas";
+  d.default_algo = cpu::gemm_algo_name(cpu::default_gemm());
   for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
     d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
       visit_dtype(k.out().dtype(), [&](auto z) {

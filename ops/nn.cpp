@@ -113,7 +113,7 @@ OPSCOPE_REGISTER_OPS(register_nn_ops) {
                              "y = x·Wᵀ + b: y[..., o] = Σ_i x[..., i]·W[o, i] + b[o] (W is [out, in]; bias optional)",
                              {"x", "weight", "bias?"});
     d.infer = infer_linear;
-    d.default_algo = "blas";
+    d.default_algo = cpu::gemm_algo_name(cpu::default_gemm());
     for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
       d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
         visit_dtype(k.out().dtype(), [&](auto z) {

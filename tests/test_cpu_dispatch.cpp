@@ -12,6 +12,7 @@
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
+#include "ops/gemm.h"
 #include "tests/helpers.h"
 
 using namespace opscope;
@@ -114,6 +115,27 @@ TEST_CASE("matmul and linear: blas and eigen across kernel sets and thread count
     check_case({"matmul", algo, {uniform({64, 96}, 5, DType::f64), uniform({96, 80}, 6, DType::f64)}, {}, 1e-13, "float64"});
     check_case({"linear", algo, {uniform({64, 784}, 7), uniform({256, 784}, 8), uniform({256}, 9)}, {}, 1e-5, "MLP layer"});
   }
+}
+
+TEST_CASE("the default GEMM: OpenBLAS unless its kernels are narrower than opscope's", "[op]") {
+  using cpu::GemmAlgo;
+  using cpu::choose_default_gemm;
+  // No OPENBLAS_CORETYPE: opscope asks OpenBLAS for kernels as wide as its own.
+  CHECK(choose_default_gemm(CpuIsa::avx512, nullptr, true) == GemmAlgo::blas);
+  CHECK(choose_default_gemm(CpuIsa::baseline, nullptr, true) == GemmAlgo::blas);
+  // The user's core type: AVX-512 cores keep OpenBLAS; AVX2 cores lose to Eigen's AVX-512 build.
+  CHECK(choose_default_gemm(CpuIsa::avx512, "SkylakeX", true) == GemmAlgo::blas);
+  CHECK(choose_default_gemm(CpuIsa::avx512, "cooperlake", true) == GemmAlgo::blas);
+  CHECK(choose_default_gemm(CpuIsa::avx512, "Haswell", true) == GemmAlgo::eigen);
+  CHECK(choose_default_gemm(CpuIsa::avx512, "Zen", true) == GemmAlgo::eigen);
+  // With the baseline kernels Eigen is AVX2 too: OpenBLAS stays.
+  CHECK(choose_default_gemm(CpuIsa::baseline, "Haswell", true) == GemmAlgo::blas);
+  // A build without OpenBLAS: `blas` would run Eigen anyway, so the default says eigen.
+  CHECK(choose_default_gemm(CpuIsa::avx512, nullptr, false) == GemmAlgo::eigen);
+  // The ops follow the choice.
+  const std::string name = cpu::gemm_algo_name(cpu::default_gemm());
+  CHECK(OpRegistry::instance().get("matmul").default_algorithm() == name);
+  CHECK(OpRegistry::instance().get("linear").default_algorithm() == name);
 }
 
 TEST_CASE("matmul blas against naive: shapes, layouts, batches, both dtypes", "[op]") {

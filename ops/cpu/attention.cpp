@@ -26,7 +26,7 @@ using MatMap = Eigen::Map<RowMat<T>>;
 template <class T>
 void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
              int64_t ldb, T beta, T* C, int64_t ldc) {
-  gemm_serial<T>(GemmAlgo::blas, M, N, K, ConstMatrix<T>{A, lda, !ta}, ConstMatrix<T>{B, ldb, !tb}, alpha, beta, C, ldc);
+  gemm_serial<T>(default_gemm(), M, N, K, ConstMatrix<T>{A, lda, !ta}, ConstMatrix<T>{B, ldb, !tb}, alpha, beta, C, ldc);
 }
 
 // scores[r, c] (+)= mask for query rows i0.., key columns j0.. of batch b; ld = row stride.

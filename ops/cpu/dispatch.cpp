@@ -38,7 +38,7 @@ struct Describe {
         d.kernels += cpu_isa() != kernels().isa ? " (this build has no " + std::string(cpu_isa_name(cpu_isa())) + " kernels)"
                                                 : " (chosen; this CPU also runs " + std::string(cpu_isa_name(detected_cpu_isa())) + ")";
       // oneDNN is said, never loaded, here: "on first use" until a conv has opened it.
-      d.blas = blas_description() + "; oneDNN: " + onednn_description();
+      d.blas = blas_description() + "; default GEMM: " + default_gemm_description() + "; oneDNN: " + onednn_description();
       return d;
     });
   }

@@ -45,6 +45,17 @@ inline T exp_shifted_sum(const T* x, T m, T* out, int64_t n, const T* /*prefetch
 }
 
 #if defined(__AVX512F__)
+// The sum of the 16 lanes in _mm512_reduce_add_ps's order (the upper half onto the lower,
+// three times, then the last pair), through memory: GCC 12 warns that the operand the
+// intrinsics leave undefined is used uninitialized wherever it inlines them into this loop.
+inline float sum16(__m512 v) {
+  alignas(64) float x[16];
+  _mm512_store_ps(x, v);
+  float h[8], q[4];
+  for (int i = 0; i < 8; ++i) h[i] = x[8 + i] + x[i];
+  for (int i = 0; i < 4; ++i) q[i] = h[4 + i] + h[i];
+  return (q[0] + q[2]) + (q[1] + q[3]);
+}
 template <>
 inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t n, const float* prefetch) {
   const __m512 vm = _mm512_set1_ps(m), lo = _mm512_set1_ps(-87.3f), log2e = _mm512_set1_ps(1.44269504088896341f);
@@ -80,7 +91,7 @@ inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t
     if (out) _mm512_mask_storeu_ps(out + i, tail, e);
     acc = _mm512_add_ps(acc, e);
   }
-  return _mm512_reduce_add_ps(acc);
+  return sum16(acc);
 }
 #elif defined(__AVX2__) && defined(__FMA__)
 template <>
