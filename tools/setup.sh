@@ -7,8 +7,9 @@ packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-d
   libimgui-dev libglfw3-dev libgraphviz-dev libstb-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core fonts-wqy-microhei
   # ONNX import/export (protobuf classes) and its backend test suite; Fashion-MNIST; BLAS and oneDNN
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata dataset-fashion-mnist libopenblas-dev libopenblas0-pthread libdnnl-dev libmimalloc-dev
-  # clang and its libFuzzer: ctest fuzzes the language for 45 s (tests/fuzz/run_fuzzer.sh)
-  clang libclang-rt-dev)
+  # clang and its libFuzzer: ctest fuzzes the language for 45 s (tests/fuzz/run_fuzzer.sh);
+  # valgrind, whose virtual CPU has no AVX-512, runs the portable binary (tests/cli/portable.sh)
+  clang libclang-rt-dev valgrind)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

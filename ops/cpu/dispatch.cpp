@@ -21,10 +21,17 @@ const KernelTable* kernels_for(CpuIsa isa) {
 }
 
 const KernelTable& kernels() {
-  // Both tables are built on first use; the choice is re-read so tests can switch ISAs.
+  // Each table is built on first use; the choice is re-read so tests can switch ISAs. The
+  // AVX-512 table is built only once AVX-512 is the active set (which needs a CPU that runs
+  // it): its builder is compiled for AVX-512 and may use those instructions itself. Built
+  // eagerly, it stopped the portable binary with SIGILL on a CPU without them (the test
+  // portable_without_avx512 runs opscope on valgrind's CPU, which has none).
   static const KernelTable* baseline = kernels_for(CpuIsa::baseline);
-  static const KernelTable* avx512 = kernels_for(CpuIsa::avx512);
-  return cpu_isa() == CpuIsa::avx512 && avx512 ? *avx512 : *baseline;
+  if (cpu_isa() == CpuIsa::avx512) {
+    static const KernelTable* avx512 = kernels_for(CpuIsa::avx512);
+    if (avx512) return *avx512;
+  }
+  return *baseline;
 }
 
 namespace {
