@@ -5,7 +5,7 @@
 // ratio, with the kernels, threads and BLAS of each side. Exit code 0 whatever the numbers.
 //
 // Run under the shared lock: flock /tmp/opscope-cpu.lock ./build/bench_vs_torch [--repeats N]
-// [--rounds R] [--workloads mlp,cnn,...] (default: 20 repeats, 3 rounds, all workloads)
+// [--rounds R] [--workloads mlp,cnn,...] (default: 20 repeats, 5 rounds, all workloads)
 //
 // Each round times every workload in opscope (every thread count), then in PyTorch; each side
 // keeps its best median over the rounds. On a shared VM a side's time can double for a few
@@ -167,7 +167,7 @@ std::string fmt_ms(double s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int repeats = 20, rounds = 3;
+  int repeats = 20, rounds = 5;
   std::vector<Workload> workloads = kWorkloads;
   std::string names;
   for (const Workload& w : kWorkloads) names += (names.empty() ? "" : ",") + w.name;
