@@ -279,21 +279,26 @@ class RowGroups {
 
 // The loops read the geometry into locals first: the stores through float pointers would
 // otherwise make the compiler reload it in every group.
-void max_plane_2x2(const PoolGeom& g, const float* x, float* y) {
+// A forward pool: each group's window corners reduced to its outputs by reduce(corners).
+template <class Reduce>
+void forward_plane_2x2(const PoolGeom& g, const float* x, float* y, Reduce reduce) {
   const Lanes m = lanes();
   const int64_t W = g.W, OH = g.OH, OW = g.OW;
   const RowGroups groups(OW);
   for (int64_t oh = 0; oh < OH; ++oh) {
     const float* r0 = x + 2 * oh * W;
     float* o = y + oh * OW;
-    groups.each([&](int64_t ow0, const Span& s) {
-      const Corners w = corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s);
-      VecF best;
-      if (any_nan(w)) argmax4(w, best);
-      else best = max4(w);
-      store(o + ow0, best, s.out);
-    });
+    groups.each([&](int64_t ow0, const Span& s) { store(o + ow0, reduce(corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s)), s.out); });
   }
+}
+
+void max_plane_2x2(const PoolGeom& g, const float* x, float* y) {
+  forward_plane_2x2(g, x, y, [](const Corners& w) {
+    VecF best;
+    if (any_nan(w)) argmax4(w, best);
+    else best = max4(w);
+    return best;
+  });
 }
 
 void max_backward_plane_2x2(const PoolGeom& g, const float* x, const float* dy, float* dx) {
@@ -324,17 +329,7 @@ void max_backward_plane_2x2(const PoolGeom& g, const float* x, const float* dy, 
 }
 
 void avg_plane_2x2(const PoolGeom& g, const float* x, float* y) {
-  const Lanes m = lanes();
-  const int64_t W = g.W, OH = g.OH, OW = g.OW;
-  const RowGroups groups(OW);
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    const float* r0 = x + 2 * oh * W;
-    float* o = y + oh * OW;
-    groups.each([&](int64_t ow0, const Span& s) {
-      const Corners w = corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s);
-      store(o + ow0, mul(add(add(add(w.a, w.b), w.c), w.e), 0.25f), s.out);  // the plain loop's order
-    });
-  }
+  forward_plane_2x2(g, x, y, [](const Corners& w) { return mul(add(add(add(w.a, w.b), w.c), w.e), 0.25f); });  // the plain loop's order
 }
 
 void avg_backward_plane_2x2(const PoolGeom& g, const float* dy, float* dx) {
