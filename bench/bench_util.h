@@ -7,6 +7,7 @@
 #include "core/tensor.h"
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -61,6 +62,14 @@ inline Tensor random_tensor(const Shape& shape, uint64_t seed, MemCategory cat =
 }
 
 inline const char* verdict(bool ok) { return ok ? "PASS" : "MISS"; }
+
+// The OpenBLAS kernels a PyTorch reference runs: the user's OPENBLAS_CORETYPE, else the ones
+// opscope's own OpenBLAS calls use on this CPU. Debian's OpenBLAS 0.3.21 falls back to its SSE3
+// kernels on CPUs newer than itself, which would make PyTorch's matrix products ~4x slower.
+inline std::string reference_openblas_core() {
+  if (const char* user = std::getenv("OPENBLAS_CORETYPE")) return user;
+  return cpu_isa() == CpuIsa::avx512 ? "SkylakeX" : "Haswell";
+}
 
 inline void print_build_info() {
 #if defined(__OPTIMIZE__)
