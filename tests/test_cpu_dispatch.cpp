@@ -279,7 +279,7 @@ TEST_CASE("pooling: vectorized against direct (every window shape, NaN and ties)
   };
   const std::vector<Geometry> shapes = {{{4, 3, 28, 28}, 2, 2, 0}, {{2, 3, 7, 9}, 2, 2, 0},   {{2, 2, 5, 40}, 2, 2, 0},
                                         {{2, 3, 11, 11}, 3, 2, 1}, {{1, 2, 8, 8}, 2, 1, 0},    {{3, 2, 9, 10}, 3, 3, 1},
-                                        {{1, 1, 2, 2}, 2, 2, 0},   {{2, 1, 33, 34}, 2, 2, 0}};
+                                        {{1, 1, 2, 2}, 2, 2, 0},   {{2, 1, 33, 34}, 2, 2, 0}, {{2, 2, 9, 36}, 2, 2, 0}};
   for (DType dt : {DType::f32, DType::f64})
     for (const Geometry& g : shapes) {
       // Small integers: many ties inside a window; a few NaN.

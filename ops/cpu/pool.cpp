@@ -259,22 +259,41 @@ inline VecF max4(const Corners& w) {
 }
 inline bool any_nan(const Corners& w) { return any_nan(w.a, w.b, w.c, w.e); }
 
-// The groups of a row of OW windows: whole groups of L, then the rest. each(f) calls
-// f(ow0, span); the whole groups' span is a constant (no mask to apply), the rest's is
-// computed once here rather than in every row.
+// The groups of a row of OW windows: the rest (OW mod L windows), then whole groups of L.
+// each(f) calls f(ow0, span); the whole groups' span is a constant (no mask to apply), the
+// rest's is computed once here rather than in every row.
+//
+// With `spill`, the rest runs unmasked too: masked loads and stores (VMASKMOVPS) are slow on
+// AMD's cores, where they took half of a 28-wide plane's time. Its extra lanes read the next
+// input rows and write what the loop writes again later: the outputs of the next row, the
+// start of this window row's second input row (rewritten by the first whole group, which is
+// why the rest goes first) and of the next window row's first. So a spilling row needs a next
+// row in its plane, at least one whole group, and no column outside every window (W = 2·OW).
 class RowGroups {
  public:
-  explicit RowGroups(int64_t OW) : whole_(OW / L * L), rest_n_(static_cast<int>(OW % L)), rest_(span_of(rest_n_)) {}
+  RowGroups(int64_t OW, bool spill)
+      : whole_(OW / L * L), rest_n_(static_cast<int>(OW % L)), rest_(span_of(spill && whole_ > 0 ? L : rest_n_)) {}
   template <class F>
   void each(F f) const {
-    for (int64_t ow0 = 0; ow0 < whole_; ow0 += L) f(ow0, span_of(L));
     if (rest_n_ > 0) f(whole_, rest_);
+    for (int64_t ow0 = 0; ow0 < whole_; ow0 += L) f(ow0, span_of(L));
   }
 
  private:
   int64_t whole_;
   int rest_n_;
   Span rest_;
+};
+
+// The groups of each output row of a plane: every row but the last spills (see RowGroups).
+class PlaneRows {
+ public:
+  explicit PlaneRows(const PoolGeom& g) : inner_(g.OW, g.W == 2 * g.OW), last_(g.OW, false), OH_(g.OH) {}
+  const RowGroups& row(int64_t oh) const { return oh + 1 < OH_ ? inner_ : last_; }
+
+ private:
+  RowGroups inner_, last_;
+  int64_t OH_;
 };
 
 // The loops read the geometry into locals first: the stores through float pointers would
@@ -284,11 +303,11 @@ template <class Reduce>
 void forward_plane_2x2(const PoolGeom& g, const float* x, float* y, Reduce reduce) {
   const Lanes m = lanes();
   const int64_t W = g.W, OH = g.OH, OW = g.OW;
-  const RowGroups groups(OW);
+  const PlaneRows rows(g);
   for (int64_t oh = 0; oh < OH; ++oh) {
     const float* r0 = x + 2 * oh * W;
     float* o = y + oh * OW;
-    groups.each([&](int64_t ow0, const Span& s) { store(o + ow0, reduce(corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s)), s.out); });
+    rows.row(oh).each([&](int64_t ow0, const Span& s) { store(o + ow0, reduce(corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s)), s.out); });
   }
 }
 
@@ -304,12 +323,12 @@ void max_plane_2x2(const PoolGeom& g, const float* x, float* y) {
 void max_backward_plane_2x2(const PoolGeom& g, const float* x, const float* dy, float* dx) {
   const Lanes m = lanes();
   const int64_t W = g.W, H = g.H, OH = g.OH, OW = g.OW;
-  const RowGroups groups(OW);
+  const PlaneRows rows(g);
   for (int64_t oh = 0; oh < OH; ++oh) {
     const float* r0 = x + 2 * oh * W;
     const float* gr = dy + oh * OW;
     float* d0 = dx + 2 * oh * W;
-    groups.each([&](int64_t ow0, const Span& s) {
+    rows.row(oh).each([&](int64_t ow0, const Span& s) {
       const Corners w = corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s);
       const VecF gv = load(gr + ow0, s.out);
       VecF da, db, dc, de;
@@ -335,11 +354,11 @@ void avg_plane_2x2(const PoolGeom& g, const float* x, float* y) {
 void avg_backward_plane_2x2(const PoolGeom& g, const float* dy, float* dx) {
   const Lanes m = lanes();
   const int64_t W = g.W, H = g.H, OH = g.OH, OW = g.OW;
-  const RowGroups groups(OW);
+  const PlaneRows rows(g);
   for (int64_t oh = 0; oh < OH; ++oh) {
     const float* gr = dy + oh * OW;
     float* d0 = dx + 2 * oh * W;
-    groups.each([&](int64_t ow0, const Span& s) {
+    rows.row(oh).each([&](int64_t ow0, const Span& s) {
       const VecF v = mul(load(gr + ow0, s.out), 0.25f);
       join(m, d0 + 2 * ow0, s.lo, s.hi, v, v);
       join(m, d0 + W + 2 * ow0, s.lo, s.hi, v, v);
