@@ -256,15 +256,13 @@ int main(int argc, char** argv) {
       }
     }
     const bool epoch_round = with_epoch && epoch_data && round < kEpochRounds;
-    for (int t : thread_counts) {
-      if (!epoch_round) break;
+    for (int t : epoch_round ? thread_counts : std::vector<int>{}) {
       NumThreadsScope nt(t);
       Workspace ws;
       WorkspaceScope scope(ws);
       keep_best(epoch_ours.try_emplace(t, -1.0).first->second, run_opscope_epoch(ws).epoch_s);
     }
-    for (int t : thread_counts) {
-      if (names.empty()) break;
+    for (int t : names.empty() ? std::vector<int>{} : thread_counts) {
       TorchRun r = run_torch(t, repeats, names);
       if (round == 0 || !theirs[t].available) {
         theirs[t] = std::move(r);
@@ -272,8 +270,8 @@ int main(int argc, char** argv) {
         for (auto& [name, s] : r.seconds) keep_best(theirs[t].seconds[name], s);
       }
     }
-    for (int t : thread_counts)
-      if (epoch_round) keep_best(epoch_theirs.try_emplace(t, -1.0).first->second, run_torch_epoch(t, reference_openblas_core()).epoch_s);
+    for (int t : epoch_round ? thread_counts : std::vector<int>{})
+      keep_best(epoch_theirs.try_emplace(t, -1.0).first->second, run_torch_epoch(t, reference_openblas_core()).epoch_s);
     std::this_thread::sleep_for(std::chrono::seconds(1));  // the machine settles before the next round
   }
 
@@ -299,8 +297,7 @@ int main(int argc, char** argv) {
   std::printf("  [algo]: opscope's fastest conv2d algorithm of the row (each timed: im2col, winograd, onednn)\n");
 
   std::printf("\nopscope: %s\n", cpu_description().c_str());
-  for (int t : thread_counts) {
-    if (names.empty()) break;  // the epoch alone: its script reports no library details
+  for (int t : names.empty() ? std::vector<int>{} : thread_counts) {  // the epoch's script reports no libraries
     const TorchRun& tr = theirs[t];
     if (!tr.available) {
       std::printf("PyTorch (%d thread%s): %s\n", t, t == 1 ? "" : "s", tr.why.c_str());

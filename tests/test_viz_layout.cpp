@@ -105,6 +105,25 @@ TEST_CASE("layout: forward only, backward only, and a folded function", "[viz]")
   CHECK(folded.clusters.empty());
 }
 
+TEST_CASE("layout: a graph of optimizer updates alone (nothing in the forward lane)", "[viz]") {
+  // After a training loop inside a function only the last step's updates are held, and their
+  // leaves go to the backward lane with them; the lanes once indexed dot's output without
+  // running dot (the window and `export --svg` crashed after the Fashion-MNIST example).
+  Ran r("seed(0)\nw = param(randn(3))\nopt = Adam([w], lr=0.1)\ndef train():\n    for i in range(2):\n"
+        "        opt.zero_grad()\n        backward(sum(w * w))\n        opt.step()\ntrain()\n");
+  const Graph& g = r.ws.graph();
+  int updates = 0, others = 0;
+  for (const Node& n : g.nodes()) (n.phase == Phase::update ? updates : others) += 1;
+  REQUIRE(updates == 1);
+  REQUIRE(others == 0);
+  const viz::GraphLayout l = viz::layout_graph(g, {});
+  for (const Node& n : g.nodes()) CHECK(l.find_node(n.id) >= 0);
+  REQUIRE(!l.edges.empty());
+  for (const auto& e : l.edges) CHECK(e.spline.size() >= 4);
+  for (size_t i = 0; i < l.boxes.size(); ++i)
+    for (size_t j = i + 1; j < l.boxes.size(); ++j) CHECK(!overlap(l.boxes[i], l.boxes[j]));
+}
+
 TEST_CASE("layout: a 300-node graph lays out without overlaps", "[viz]") {
   std::string code = "seed(0)\nx = param(4, 4)\n";
   for (int i = 0; i < 150; ++i) code += "x = tanh(x) * 0.9\n";  // written out: a loop would show its last iteration

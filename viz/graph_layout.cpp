@@ -995,7 +995,7 @@ void lay_out_lanes(const Graph& g, const LayoutOptions& o, Plan& plan, GraphLayo
     if (e.kind == EdgeKind::link) {
       const Rect a = rect_of(from), b = rect_of(to);
       e.spline = {{from.center.x, a.t}, {from.center.x, a.t - 30}, {to.center.x, b.b + 30}, {to.center.x, b.b}};
-    } else if (!d.splines[i].empty()) {
+    } else if (i < d.splines.size() && !d.splines[i].empty()) {  // no dot run without forward boxes
       e.spline = d.splines[i];
       clip_to_box(e.spline, from, to);
       e.label_pos = d.label_pos[i];
@@ -1103,7 +1103,12 @@ GraphLayout layout_graph(const Graph& g, const LayoutOptions& o) {
   GraphLayout out;
   out.node_box = plan.node_box;
   if (plan.boxes.empty()) return out;
-  if (o.lanes && o.filter != PhaseFilter::backward_only) lay_out_lanes(g, o, plan, out);
+  // The lanes hang the backward pass under the forward one. With nothing in the forward lane
+  // (after a training loop inside a function only the last step's updates are held) there is
+  // nothing to hang it from: one dot layout, as for the backward pass alone.
+  const bool forward_lane =
+      std::any_of(plan.boxes.begin(), plan.boxes.end(), [](const LayoutBox& b) { return b.lane == Lane::forward; });
+  if (o.lanes && o.filter != PhaseFilter::backward_only && forward_lane) lay_out_lanes(g, o, plan, out);
   else lay_out_with_dot(plan, o, out);
   out.boxes = std::move(plan.boxes);
   out.edges = std::move(plan.edges);
