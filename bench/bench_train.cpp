@@ -16,8 +16,8 @@
 using namespace opscope;
 
 int main() {
-  bench::print_build_info();
   NumThreadsScope one_thread(1);  // PyTorch's side runs one thread too
+  bench::print_build_info();      // after it: its "run:" line says 1 thread
   // opscope: the example as a student runs it; the training loop's batches give the memory
   // checkpoints.
   Workspace& ws = current_workspace();
