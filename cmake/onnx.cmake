@@ -19,13 +19,36 @@ endif()
 message(STATUS "opscope: ONNX ${OPSCOPE_HAVE_ONNX}")
 
 if(OPSCOPE_HAVE_ONNX)
+  # The importer, the names and the entry points: no protobuf, linked into opscope.
   add_library(opscope_onnx STATIC
-    app/onnx/onnx_model.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_import.cpp
+    app/onnx/onnx_model.cpp app/onnx/onnx_import.cpp app/onnx/onnx_export_outputs.cpp app/onnx/conformance_report.cpp
     app/onnx/map_context.cpp app/onnx/map_math.cpp app/onnx/map_nn.cpp app/onnx/map_shape.cpp
-    app/onnx/onnx_export.cpp app/onnx/export_ops.cpp app/onnx/conformance.cpp)
-  # The checker (libonnx) validates what export writes; its schemas register lazily (no start-up cost).
-  target_link_libraries(opscope_onnx PUBLIC opscope_core PRIVATE onnx onnx_proto protobuf::libprotobuf)
-  target_compile_definitions(opscope_onnx PUBLIC OPSCOPE_HAVE_ONNX=1 PRIVATE OPSCOPE_EXPORT_VERSION="${PROJECT_VERSION}")
+    app/onnx/proto_module.cpp)
+  target_link_libraries(opscope_onnx PUBLIC opscope_core ${CMAKE_DL_LIBS})
+  target_compile_definitions(opscope_onnx PUBLIC OPSCOPE_HAVE_ONNX=1)
+  # What touches libonnx and libprotobuf: a module opened on the first ONNX call (proto_module.h),
+  # since loading those two libraries costs ~6 ms of every start-up. Built hidden, like an
+  # extension, and linked against no opscope library: its calls into the engine bind to the
+  # executable that opens it (which exports opscope's symbols).
+  add_library(opscope_onnx_proto MODULE
+    app/onnx/onnx_parse.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_export.cpp app/onnx/export_ops.cpp
+    app/onnx/conformance.cpp app/onnx/proto_module_entry.cpp)
+  target_include_directories(opscope_onnx_proto PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(opscope_onnx_proto PRIVATE onnx onnx_proto protobuf::libprotobuf)
+  target_compile_definitions(opscope_onnx_proto PRIVATE OPSCOPE_EXPORT_VERSION="${PROJECT_VERSION}")
+  set_target_properties(opscope_onnx_proto PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+                        LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})  # beside the executables, where opscope looks first
+  # Both sides check the engine's ABI id (cmake/extension.cmake generates it).
+  foreach(t opscope_onnx opscope_onnx_proto)
+    target_include_directories(${t} PRIVATE ${OPSCOPE_GENERATED_DIR})
+    add_dependencies(${t} opscope_extension)
+  endforeach()
+  set(_opscope_onnx_module ${CMAKE_BINARY_DIR}/${CMAKE_SHARED_MODULE_PREFIX}opscope_onnx_proto${CMAKE_SHARED_MODULE_SUFFIX})
+  set_source_files_properties(app/onnx/proto_module.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_ONNX_BUILT_MODULE=\"${_opscope_onnx_module}\"")
+  add_dependencies(opscope_onnx opscope_onnx_proto)  # every program that links the importer finds the module built
+  # ... and exports opscope's symbols for it to bind to (as for extensions).
+  target_link_options(opscope_onnx INTERFACE -Wl,--dynamic-list=${PROJECT_SOURCE_DIR}/cmake/extension_exports.txt)
+  install(TARGETS opscope_onnx_proto LIBRARY DESTINATION lib/opscope)
 else()
   add_library(opscope_onnx STATIC app/onnx/unavailable.cpp)
   target_link_libraries(opscope_onnx PUBLIC opscope_core)

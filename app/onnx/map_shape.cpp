@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "app/onnx/map_context.h"
-#include "app/onnx/onnx_proto.h"
 
 namespace opscope::interop {
 namespace {
@@ -311,7 +310,7 @@ std::vector<Slot> map_pad(NodeCtx& c) {
 // Cast: float, double and int64 are opscope dtypes; bool is a comparison with 0; the narrower
 // integers compute as int64 (values beyond the narrow type's range are not wrapped).
 Tensor cast_to(NodeCtx& c, const Tensor& x, int32_t to) {
-  if (to == onnx::TensorProto::BOOL) return c.call("ne", {x, Tensor::scalar(0, x.dtype(), MemCategory::input)});
+  if (to == kOnnxBool) return c.call("ne", {x, Tensor::scalar(0, x.dtype(), MemCategory::input)});
   const DType dt = dtype_for_onnx(to, "Cast's target");
   if (dt == x.dtype()) return x;
   return c.call("cast", {x}, {{"dtype", std::string(dtype_name(dt))}});

@@ -120,35 +120,11 @@ ExportInfo Exporter::run(const std::vector<int>& outputs, const std::string& pat
   return info_;
 }
 
-std::vector<int> forward_sinks(const Graph& g) {
-  std::set<int> read;
-  for (const Node& n : g.nodes())
-    if (n.phase == Phase::forward) read.insert(n.inputs.begin(), n.inputs.end());
-  std::vector<int> sinks;
-  for (const Node& n : g.nodes())
-    if (n.phase == Phase::forward)
-      for (int v : n.outputs)
-        if (!read.count(v)) sinks.push_back(v);
-  return sinks;
-}
-
 ExportInfo save_onnx_values(Workspace& ws, const std::vector<int>& outputs, const std::string& path) {
   if (outputs.empty()) throw Error("save_onnx: nothing to export", "the graph has no forward nodes yet");
   WorkspaceScope scope(ws);
   Exporter e(ws);
   return e.run(outputs, path);
-}
-
-ExportInfo save_onnx(Workspace& ws, const std::vector<Tensor>& outputs, const std::string& path) {
-  std::vector<int> values;
-  for (const Tensor& t : outputs) {
-    const int v = t.impl()->value_id;
-    if (v < 0 || static_cast<size_t>(v) >= ws.graph().num_values() || ws.graph().value(v).tensor.lock().get() != t.impl())
-      throw Error("save_onnx: '" + (t.name().empty() ? std::string("this tensor") : t.name()) + "' is not in the graph",
-                  "export a tensor computed by ops (y = f(x)), not a tensor made directly");
-    values.push_back(v);
-  }
-  return save_onnx_values(ws, values, path);
 }
 
 }  // namespace opscope::interop

@@ -91,7 +91,20 @@ OnnxModel read_onnx_file(const std::string& path, int64_t memory_cap);
 // The same from bytes in memory (`name` stands for the file in messages): fuzzing, tests.
 OnnxModel parse_onnx_bytes(const std::string& bytes, const std::string& name, int64_t memory_cap);
 
+// ONNX's element type numbers (TensorProto.DataType, fixed by the ONNX spec), so that code
+// outside the protobuf module can name them; onnx_tensor.cpp checks them against libonnx's.
+enum OnnxElemType : int32_t {
+  kOnnxUndefined = 0, kOnnxFloat = 1, kOnnxUint8 = 2, kOnnxInt8 = 3, kOnnxUint16 = 4, kOnnxInt16 = 5,
+  kOnnxInt32 = 6, kOnnxInt64 = 7, kOnnxString = 8, kOnnxBool = 9, kOnnxFloat16 = 10, kOnnxDouble = 11,
+  kOnnxUint32 = 12, kOnnxUint64 = 13, kOnnxComplex64 = 14, kOnnxComplex128 = 15, kOnnxBfloat16 = 16
+};
+
 // ONNX TensorProto element type number -> name ("float", "int64", ...).
 const char* onnx_type_name(int32_t elem_type);
+// The ONNX element type of an opscope dtype (FLOAT, DOUBLE, INT64).
+int32_t onnx_elem_type(DType dtype);
+// opscope's dtype for an ONNX element type (as the reader converts tensors); Unsupported for
+// float16, strings, complex numbers ...
+DType dtype_for_onnx(int32_t elem_type, const std::string& what);
 
 }  // namespace opscope::interop

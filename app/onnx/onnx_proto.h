@@ -1,10 +1,11 @@
-// Inside app/onnx only: the protobuf classes of libonnx-dev and the conversions between ONNX's
-// TensorProto and opscope's tensors. Nothing outside app/onnx includes this header.
+// Inside the protobuf module only (libopscope_onnx_proto.so, see proto_module.h): the protobuf
+// classes of libonnx-dev and the conversions between ONNX's TensorProto and opscope's tensors.
 #pragma once
 #include <onnx/onnx_pb.h>
 
 #include <string>
 
+#include "app/onnx/onnx_model.h"
 #include "core/memory.h"
 #include "core/tensor.h"
 
@@ -16,11 +17,6 @@ namespace opscope::interop {
 // length are checked before the tensor is allocated (and the allocation is checked against
 // the memory cap by the allocator).
 Tensor tensor_from_proto(const onnx::TensorProto& p, const std::string& what, MemCategory category);
-// The ONNX element type of an opscope dtype (FLOAT, DOUBLE, INT64).
-int32_t onnx_elem_type(DType dtype);
-// opscope's dtype for an ONNX element type (as tensor_from_proto converts it); Unsupported for
-// float16, strings, complex numbers ...
-DType dtype_for_onnx(int32_t elem_type, const std::string& what);
 // A contiguous CPU copy of `t` written as raw little-endian data.
 void tensor_to_proto(const Tensor& t, const std::string& name, onnx::TensorProto& out);
 

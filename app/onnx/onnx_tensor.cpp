@@ -1,62 +1,30 @@
 #include <cstring>
 #include <limits>
 
-#include "app/onnx/onnx_model.h"
 #include "app/onnx/onnx_proto.h"
 
 namespace opscope::interop {
 
 using onnx::TensorProto;
 
-const char* onnx_type_name(int32_t t) {
-  switch (t) {
-    case TensorProto::FLOAT: return "float";
-    case TensorProto::UINT8: return "uint8";
-    case TensorProto::INT8: return "int8";
-    case TensorProto::UINT16: return "uint16";
-    case TensorProto::INT16: return "int16";
-    case TensorProto::INT32: return "int32";
-    case TensorProto::INT64: return "int64";
-    case TensorProto::STRING: return "string";
-    case TensorProto::BOOL: return "bool";
-    case TensorProto::FLOAT16: return "float16";
-    case TensorProto::DOUBLE: return "double";
-    case TensorProto::UINT32: return "uint32";
-    case TensorProto::UINT64: return "uint64";
-    case TensorProto::COMPLEX64: return "complex64";
-    case TensorProto::COMPLEX128: return "complex128";
-    case TensorProto::BFLOAT16: return "bfloat16";
-    default: return "an unknown element type";
-  }
-}
-
-DType dtype_for_onnx(int32_t t, const std::string& what) {
-  switch (t) {
-    case TensorProto::FLOAT: return DType::f32;
-    case TensorProto::DOUBLE: return DType::f64;
-    case TensorProto::INT64:
-    case TensorProto::INT32:
-    case TensorProto::INT16:
-    case TensorProto::INT8:
-    case TensorProto::UINT8:
-    case TensorProto::UINT16:
-    case TensorProto::UINT32:
-    case TensorProto::UINT64:
-    case TensorProto::BOOL: return DType::i64;
-    default:
-      throw Unsupported(what + " has dtype " + onnx_type_name(t) + ", which opscope lacks",
-                        "opscope computes in float32, float64 and int64 (bool and narrower integers become int64)");
-  }
-}
-
-int32_t onnx_elem_type(DType d) {
-  switch (d) {
-    case DType::f32: return TensorProto::FLOAT;
-    case DType::f64: return TensorProto::DOUBLE;
-    case DType::i64: return TensorProto::INT64;
-  }
-  return TensorProto::UNDEFINED;
-}
+// The numbers code outside this module uses (onnx_model.h) are libonnx's.
+static_assert(int{kOnnxFloat} == int{TensorProto::FLOAT});
+static_assert(int{kOnnxUint8} == int{TensorProto::UINT8});
+static_assert(int{kOnnxInt8} == int{TensorProto::INT8});
+static_assert(int{kOnnxUint16} == int{TensorProto::UINT16});
+static_assert(int{kOnnxInt16} == int{TensorProto::INT16});
+static_assert(int{kOnnxInt32} == int{TensorProto::INT32});
+static_assert(int{kOnnxInt64} == int{TensorProto::INT64});
+static_assert(int{kOnnxString} == int{TensorProto::STRING});
+static_assert(int{kOnnxBool} == int{TensorProto::BOOL});
+static_assert(int{kOnnxFloat16} == int{TensorProto::FLOAT16});
+static_assert(int{kOnnxDouble} == int{TensorProto::DOUBLE});
+static_assert(int{kOnnxUint32} == int{TensorProto::UINT32});
+static_assert(int{kOnnxUint64} == int{TensorProto::UINT64});
+static_assert(int{kOnnxComplex64} == int{TensorProto::COMPLEX64});
+static_assert(int{kOnnxComplex128} == int{TensorProto::COMPLEX128});
+static_assert(int{kOnnxBfloat16} == int{TensorProto::BFLOAT16});
+static_assert(int{kOnnxUndefined} == int{TensorProto::UNDEFINED});
 
 namespace {
 

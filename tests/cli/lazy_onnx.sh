@@ -1,0 +1,28 @@
+#!/bin/sh
+# ONNX's protobuf side is a module opened on the first ONNX call: a session that never reads or
+# writes a model maps neither libprotobuf nor libonnx; load_onnx opens the module and they come.
+# Usage: lazy_onnx.sh OPSCOPE MODEL.onnx
+bin=$1
+model=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAILED: $1"; for f in "$dir"/*; do echo "--- $f"; cat "$f"; done; exit 1; }
+
+# The REPL waits on its input while this script reads its memory map.
+maps_after() {  # maps_after NAME STATEMENTS
+  { printf '%s\nprint("ready")\n' "$2"; sleep 2; } | "$bin" repl > "$dir/$1.out" 2>&1 &
+  pid=$!
+  sleep 1
+  [ -r /proc/$pid/maps ] || fail "the REPL exited early ($1)"
+  cp /proc/$pid/maps "$dir/$1.maps"
+  wait $pid
+  grep -q "ready" "$dir/$1.out" || fail "the statements failed ($1)"
+}
+
+maps_after cpu 'x = randn(8, 8); y = relu(x @ x).sum()'
+grep -Eq 'libprotobuf|libonnx|libopscope_onnx_proto' "$dir/cpu.maps" && fail "ONNX's libraries are mapped before any ONNX call"
+
+maps_after model "m = load_onnx(\"$model\")"
+grep -q 'libopscope_onnx_proto' "$dir/model.maps" || fail "load_onnx did not open the ONNX module"
+grep -q 'libprotobuf' "$dir/model.maps" || fail "the ONNX module did not bring libprotobuf"
+echo "lazy ONNX: no protobuf before the first ONNX call, the module opened by load_onnx"
