@@ -42,11 +42,11 @@
 #include "viz/export.h"
 #include "viz/metrics.h"
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
-#include "viz/figure_export.h"
+#include "app/figure_module.h"  // Graphviz is a module (viz/figure_module.h)
 #endif
-#include "app/gui/gui_app.h"  // options only; run_gui exists when the GUI is built
+#include "app/gui/gui_app.h"  // options only; the window is a module (window_module.h)
 #ifdef OPSCOPE_HAVE_GUI
-#include "app/lesson/gui_lesson_panel.h"
+#include "app/gui/window_module.h"
 #endif
 
 namespace {
@@ -217,9 +217,9 @@ Command add_export_command(CLI::App& app) {
             if (!o->svg.empty() || !o->png.empty()) {
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
               // The figure as the window opens it: lanes, folds, what is not the model left out.
-              const viz::GraphLayout figure = viz::window_figure(shown, program ? program->schedule : std::vector<int>{}, expand);
-              if (!o->svg.empty()) viz::render_figure(shown, figure, "svg", o->svg);
-              if (!o->png.empty()) viz::render_figure(shown, figure, "png", o->png);
+              const std::vector<int> only = program ? program->schedule : std::vector<int>{};
+              if (!o->svg.empty()) app::render_window_figure(shown, only, expand, "svg", o->svg);
+              if (!o->png.empty()) app::render_window_figure(shown, only, expand, "png", o->png);
 #else
               throw Error("this opscope was built without Graphviz",
                           "use --dot and run `dot -Tsvg`, or install libgraphviz-dev (tools/setup.sh) and rebuild");
@@ -413,12 +413,7 @@ Command add_gui_command(CLI::App& app) {
 #ifdef OPSCOPE_HAVE_GUI
             if (!o->size.empty() && std::sscanf(o->size.c_str(), "%dx%d", &o->gui.width, &o->gui.height) != 2)
               throw Error("--size takes WIDTHxHEIGHT", "e.g. --size 1600x1000");
-            if (!o->gui.lesson.empty()) {
-              o->gui.lesson_panel = lesson::make_gui_lesson_panel(o->gui.lesson);
-              o->gui.lesson_action = lesson::apply_lesson_action;
-              o->gui.map_panel = lesson::make_gui_map_panel(o->gui.lesson_panel);
-            }
-            return app::run_gui(o->gui);
+            return app::open_window(o->gui);
 #else
             throw Error("this opscope was built without the GUI",
                         "install libimgui-dev, libglfw3-dev and libgraphviz-dev (tools/setup.sh) and rebuild; `opscope repl` works now");
@@ -434,10 +429,7 @@ int run_default() {
     app::GuiOptions o;
     const std::string last = lesson::load_progress(lesson::default_progress_path()).last;
     o.lesson = last.empty() ? "1" : last;
-    o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
-    o.lesson_action = lesson::apply_lesson_action;
-    o.map_panel = lesson::make_gui_map_panel(o.lesson_panel);
-    return app::run_gui(o);
+    return app::open_window(o);
   }
 #endif
   return run_interactive();

@@ -23,12 +23,24 @@ if(GVC_FOUND)
 endif()
 if(GVC_FOUND AND GV_DOT_LAYOUT AND GV_NEATO_LAYOUT AND GV_CORE AND GV_PANGO)
   set(OPSCOPE_HAVE_GRAPHVIZ ON)
-  add_library(opscope_graphviz STATIC viz/graphviz.cpp viz/graph_layout.cpp viz/graph_figure.cpp viz/layout_metrics.cpp viz/edge_router.cpp viz/figure_export.cpp viz/concept_map_layout.cpp)
+  add_library(opscope_graphviz STATIC viz/palette.cpp viz/graphviz.cpp viz/graph_layout.cpp viz/graph_figure.cpp viz/layout_metrics.cpp viz/edge_router.cpp viz/figure_export.cpp viz/concept_map_layout.cpp)
   # The pango renderer is opened on first use (viz/graphviz.cpp): not linked, it keeps its ~30
   # libraries out of every start of opscope.
   target_link_libraries(opscope_graphviz PUBLIC opscope_viz opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_NEATO_LAYOUT} ${GV_CORE} ${CMAKE_DL_LIBS})
   get_filename_component(OPSCOPE_GV_PANGO_REAL ${GV_PANGO} REALPATH)
   set_source_files_properties(viz/graphviz.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_GV_PANGO_LIBRARY=\"${OPSCOPE_GV_PANGO_REAL}\"")
+  # The same code as a shared library for the opscope command, libopscope_figures.so
+  # (viz/figure_module.h): the archive whole with Graphviz's libraries, none of opscope's engine
+  # (the executable's). The window module links it; `export --svg` opens it.
+  set_target_properties(opscope_graphviz PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  add_library(opscope_figures SHARED viz/figure_module_entry.cpp)
+  target_include_directories(opscope_figures PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${OPSCOPE_GENERATED_DIR})
+  target_link_libraries(opscope_figures PRIVATE -Wl,--whole-archive $<TARGET_FILE:opscope_graphviz> -Wl,--no-whole-archive
+                        PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_NEATO_LAYOUT} ${GV_CORE} ${CMAKE_DL_LIBS})
+  add_dependencies(opscope_figures opscope_graphviz opscope_extension)
+  set_target_properties(opscope_figures PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+                        LINK_DEPENDS $<TARGET_FILE:opscope_graphviz>)
+  install(TARGETS opscope_figures LIBRARY DESTINATION lib/opscope)
 endif()
 
 if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)

@@ -3,6 +3,10 @@
 if(NOT OPSCOPE_HAVE_GUI)
   return()
 endif()
+# The window is a module (libopscope_window.so): without it `opscope gui` says what is missing.
+add_test(NAME gui_window_module_missing COMMAND sh -c "OPSCOPE_WINDOW_MODULE=/nonexistent/libopscope_window.so $<TARGET_FILE:opscope> gui --frames 1 2>&1")
+set_tests_properties(gui_window_module_missing PROPERTIES
+  PASS_REGULAR_EXPRESSION "cannot open the window: libopscope_window.so not found.*hint: rebuild opscope")
 find_program(XVFB_RUN xvfb-run)
 if(NOT XVFB_RUN)
   message(STATUS "opscope: xvfb-run not found, the GUI tests are not registered")

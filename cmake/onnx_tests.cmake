@@ -20,10 +20,7 @@ set_tests_properties(onnx_import_cli PROPERTIES PASS_REGULAR_EXPRESSION "/layer/
 add_test(NAME onnx_import_cli_two COMMAND opscope import ${CMAKE_CURRENT_SOURCE_DIR}/assets/models/resnet_block.onnx
          ${CMAKE_CURRENT_SOURCE_DIR}/assets/models/fashion_cnn.onnx)
 set_tests_properties(onnx_import_cli_two PROPERTIES PASS_REGULAR_EXPRESSION "resnet_block.onnx: ONNX IR.*#8 fwd /Relu_1.*fashion_cnn.onnx: ONNX IR.*#0 fwd /conv1/Conv\\[1, 8, 28, 28\\]")
-# The protobuf module is opened on the first ONNX call, and its absence is explained.
-add_test(NAME onnx_module_lazy COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/tests/cli/lazy_onnx.sh $<TARGET_FILE:opscope>
-         ${CMAKE_CURRENT_SOURCE_DIR}/assets/models/encoder.onnx)
-set_tests_properties(onnx_module_lazy PROPERTIES PASS_REGULAR_EXPRESSION "lazy ONNX: no protobuf")
+# The protobuf module's absence is explained (cli_lazy_modules: it is opened on first use).
 add_test(NAME onnx_module_missing COMMAND sh -c "OPSCOPE_ONNX_MODULE=/nonexistent/libopscope_onnx_proto.so $<TARGET_FILE:opscope> import ${CMAKE_CURRENT_SOURCE_DIR}/assets/models/encoder.onnx 2>&1")
 set_tests_properties(onnx_module_missing PROPERTIES PASS_REGULAR_EXPRESSION "ONNX is not available: libopscope_onnx_proto.so not found.*hint: rebuild opscope")
 # Export from the command line; then ONNX's own Python checker (full_check: with shape

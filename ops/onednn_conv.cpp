@@ -1,15 +1,13 @@
 #include "ops/onednn_conv.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <mutex>
-#include <vector>
 
 #include "core/error.h"
+#include "core/module_file.h"
 #include "core/parallel.h"
 #include "ops/onednn/onednn_abi.h"
 #include "ops/scoped_env.h"
@@ -18,7 +16,6 @@ namespace opscope::cpu {
 
 namespace {
 
-namespace fs = std::filesystem;
 constexpr const char* kModuleName = "libopscope_onednn.so";
 constexpr const char* kHowToGet =
     "install libdnnl-dev (bash tools/setup.sh) and rebuild, so that CMake builds libopscope_onednn.so; "
@@ -34,44 +31,26 @@ struct Module {
 std::mutex module_mutex;
 Module module_state;
 
-// Where the module may be: OPSCOPE_ONEDNN_MODULE (a file), beside the executable (a build
-// tree), an install tree's lib/opscope/, and the build tree this binary was made in.
-std::vector<std::string> candidates() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("OPSCOPE_ONEDNN_MODULE")) return {env};
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    out.push_back((exe.parent_path() / kModuleName).string());
-    out.push_back((exe.parent_path().parent_path() / "lib" / "opscope" / kModuleName).string());
-  }
+// The build tree's copy, where CMake made one.
 #ifdef OPSCOPE_ONEDNN_BUILT_MODULE
-  out.push_back(OPSCOPE_ONEDNN_BUILT_MODULE);
+constexpr const char* kBuiltModule = OPSCOPE_ONEDNN_BUILT_MODULE;
+#else
+constexpr const char* kBuiltModule = nullptr;
 #endif
-  return out;
-}
 
 void load(Module& m) {
   m.tried = true;
-  std::string why;
-  void* lib = nullptr;
+  ModuleFile file;
   {
     // Debian's oneDNN runs on OpenMP; libgomp reads its settings when it loads. Workers that
     // spin after each convolution (GOMP's default) would take the cores from opscope's own
     // pool for the next op; passive workers sleep at once. A user's OMP_WAIT_POLICY wins.
     ScopedEnv wait("OMP_WAIT_POLICY", "passive", true);
-    for (const std::string& path : candidates()) {
-      if (!fs::exists(path)) {
-        why = path + " does not exist";
-        continue;
-      }
-      if ((lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL))) break;
-      const char* e = dlerror();
-      why = e ? e : path + ": dlopen failed";
-    }
+    file = open_module_file(kModuleName, "OPSCOPE_ONEDNN_MODULE", kBuiltModule);
   }
+  void* lib = file.handle;
   if (!lib) {
-    m.description = "not available (" + (why.empty() ? std::string(kModuleName) + " not found" : why) + ")";
+    m.description = "not available (" + file.why + ")";
     return;
   }
   auto abi = reinterpret_cast<opscope_onednn_abi_fn>(dlsym(lib, "opscope_onednn_abi"));

@@ -51,12 +51,6 @@ void glfw_error(int code, const char* text) { std::fprintf(stderr, "GLFW error %
 
 }  // namespace
 
-bool display_available() {
-  const char* x = std::getenv("DISPLAY");
-  const char* w = std::getenv("WAYLAND_DISPLAY");
-  return (x && *x) || (w && *w);
-}
-
 int run_gui(const GuiOptions& o) {
   const bool headless = o.frames > 0;
   glfwSetErrorCallback(glfw_error);

@@ -31,7 +31,4 @@ struct GuiOptions {
 // when the script, an action, the window or the screenshot failed.
 int run_gui(const GuiOptions& o);
 
-// True when a display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).
-bool display_available();
-
 }  // namespace opscope::app

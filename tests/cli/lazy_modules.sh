@@ -1,7 +1,8 @@
 #!/bin/sh
-# ONNX's protobuf side is a module opened on the first ONNX call: a session that never reads or
-# writes a model maps neither libprotobuf nor libonnx; load_onnx opens the module and they come.
-# Usage: lazy_onnx.sh OPSCOPE MODEL.onnx
+# ONNX's protobuf side, Graphviz and the window are modules opened on first use: a session of CPU
+# work maps neither libprotobuf and libonnx, nor Graphviz, nor GLFW and OpenGL; load_onnx opens
+# the ONNX module.
+# Usage: lazy_modules.sh OPSCOPE [MODEL.onnx] (no model: a build without ONNX)
 bin=$1
 model=$2
 dir=$(mktemp -d)
@@ -21,8 +22,11 @@ maps_after() {  # maps_after NAME STATEMENTS
 
 maps_after cpu 'x = randn(8, 8); y = relu(x @ x).sum()'
 grep -Eq 'libprotobuf|libonnx|libopscope_onnx_proto' "$dir/cpu.maps" && fail "ONNX's libraries are mapped before any ONNX call"
+grep -Eq 'libglfw|libOpenGL|libGLX|libX11|libopscope_window' "$dir/cpu.maps" && fail "the window's libraries are mapped without a window"
+grep -Eq 'libgvc|libcgraph|libopscope_figures' "$dir/cpu.maps" && fail "Graphviz is mapped without a figure"
+[ -n "$model" ] || { echo "lazy modules: no ONNX, Graphviz or window library before their first use (no ONNX in this build)"; exit 0; }
 
 maps_after model "m = load_onnx(\"$model\")"
 grep -q 'libopscope_onnx_proto' "$dir/model.maps" || fail "load_onnx did not open the ONNX module"
 grep -q 'libprotobuf' "$dir/model.maps" || fail "the ONNX module did not bring libprotobuf"
-echo "lazy ONNX: no protobuf before the first ONNX call, the module opened by load_onnx"
+echo "lazy modules: no ONNX, Graphviz or window library before their first use, the ONNX module opened by load_onnx"

@@ -1,0 +1,46 @@
+// The executable's side of the window module (window_module.h): opened when a window is.
+#include "app/gui/window_module.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "core/error.h"
+#include "core/module_file.h"
+#include "opscope_abi.h"
+
+namespace opscope::app {
+
+namespace {
+
+constexpr const char* kModuleName = "libopscope_window.so";
+constexpr const char* kHint = "rebuild opscope (cmake --build build) so that libopscope_window.so is made beside it, "
+                              "or point OPSCOPE_WINDOW_MODULE at that file; `opscope repl` works without it";
+
+#ifdef OPSCOPE_WINDOW_BUILT_MODULE
+constexpr const char* kBuiltModule = OPSCOPE_WINDOW_BUILT_MODULE;
+#else
+constexpr const char* kBuiltModule = nullptr;
+#endif
+
+const WindowModule& window_module() {
+  // Opened once per process, from the main thread (the window is the whole session).
+  static const WindowModule* module = nullptr;
+  if (module) return *module;
+  std::string why;
+  module = open_module_table<WindowModule>(kModuleName, "OPSCOPE_WINDOW_MODULE", kBuiltModule, OPSCOPE_WINDOW_MODULE_ENTRY,
+                                           kWindowModuleInterface, OPSCOPE_ABI_ID, why);
+  if (!module) throw Error("cannot open the window: " + why, kHint);
+  return *module;
+}
+
+}  // namespace
+
+bool display_available() {
+  const char* x = std::getenv("DISPLAY");
+  const char* w = std::getenv("WAYLAND_DISPLAY");
+  return (x && *x) || (w && *w);
+}
+
+int open_window(GuiOptions o) { return window_module().run_window(std::move(o)); }
+
+}  // namespace opscope::app

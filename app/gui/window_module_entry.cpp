@@ -1,0 +1,29 @@
+// The one symbol libopscope_window.so is opened for: its table (window_module.h).
+#include "app/gui/window_module.h"
+#include "app/lesson/gui_lesson_panel.h"
+#include "opscope_abi.h"
+
+namespace {
+
+int run_window(opscope::app::GuiOptions o) {
+  namespace lesson = opscope::lesson;
+  if (!o.lesson.empty()) {
+    o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
+    o.lesson_action = lesson::apply_lesson_action;
+    o.map_panel = lesson::make_gui_map_panel(o.lesson_panel);
+  }
+  return opscope::app::run_gui(o);
+}
+
+}  // namespace
+
+extern "C" const opscope::app::WindowModule* opscope_window_module() {
+  static const opscope::app::WindowModule table = [] {
+    opscope::app::WindowModule t;
+    t.interface = opscope::app::kWindowModuleInterface;
+    t.abi_id = OPSCOPE_ABI_ID;
+    t.run_window = &run_window;
+    return t;
+  }();
+  return &table;
+}
