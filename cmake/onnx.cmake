@@ -27,7 +27,7 @@ if(OPSCOPE_HAVE_ONNX)
   target_link_libraries(opscope_onnx PUBLIC opscope_core ${CMAKE_DL_LIBS})
   target_compile_definitions(opscope_onnx PUBLIC OPSCOPE_HAVE_ONNX=1)
   # What touches libonnx and libprotobuf: a module opened on the first ONNX call (proto_module.h),
-  # since loading those two libraries costs ~6 ms of every start-up. Built hidden, like an
+  # since loading those two libraries cost 2–6 ms of every start-up. Built hidden, like an
   # extension, and linked against no opscope library: its calls into the engine bind to the
   # executable that opens it (which exports opscope's symbols).
   add_library(opscope_onnx_proto MODULE

@@ -1,7 +1,7 @@
 // The window as a module, libopscope_window.so: the GUI shell (app/gui), its panels (viz's
 // ImGui views), the lesson panel, and Dear ImGui + GLFW + OpenGL under them. The opscope
 // command opens it with dlopen when it opens a window: linking GLFW, OpenGL and X11 into the
-// executable cost every start-up (~1.4 ms of 6 here), including the REPL's, scripts' and
+// executable cost every start-up ~1.4 ms (README, Speed), including the REPL's, scripts' and
 // tests' that never draw. Its calls into the engine, the language and the lesson player bind
 // to the executable, which exports opscope's symbols (cmake/extension_exports.txt); it is
 // refused unless built against the same engine (the extension ABI id) and this table.

@@ -1,7 +1,7 @@
 // The ONNX protobuf module, libopscope_onnx_proto.so: the code that touches libonnx and
 // libprotobuf (parsing a ModelProto, writing one, reading the conformance tests' .pb tensors).
 // opscope opens it with dlopen on the first ONNX call instead of linking it: loading libprotobuf
-// and libonnx costs ~6 ms of every start-up, and most sessions never read a model.
+// and libonnx cost 2–6 ms of every start-up (README, Speed), and most sessions never read a model.
 //
 // Unlike the oneDNN module, this one is made of opscope's own code: it is built from the same
 // sources with the same flags, hidden like an extension (its functions never interpose on the
