@@ -124,6 +124,27 @@ TEST_CASE("layout: a graph of optimizer updates alone (nothing in the forward la
     for (size_t j = i + 1; j < l.boxes.size(); ++j) CHECK(!overlap(l.boxes[i], l.boxes[j]));
 }
 
+TEST_CASE("layout: the lane titles and the edge labels lie inside the figure", "[viz]") {
+  // The first course example: its inputs sit in the top left corner, where "forward pass →" is
+  // drawn, and a label on the curve from `a` hung past the figure's left edge.
+  Ran r("a = tensor([1.0, 2.0]); b = tensor([3.0, 4.0]); e = param(tensor([0.5, -1.0]))\n"
+        "c = a + b; f = relu(c * e); backward(f.sum())\n");
+  viz::LayoutOptions o;
+  const viz::GraphLayout l = viz::layout_graph(r.ws.graph(), o);
+  REQUIRE(l.backward_lane_top > 0);
+  for (const auto& bx : l.boxes) {
+    INFO(bx.key);
+    CHECK(bx.center.y - bx.height / 2 >= 20.f);  // under the forward lane's title band
+  }
+  for (const auto& e : l.edges) {
+    if (e.link || !e.has_label_pos || e.label.empty()) continue;
+    INFO(e.label);
+    const float half = 6.f * static_cast<float>(e.label.size()) / 2;
+    CHECK(e.label_pos.x - half >= -1.f);
+    CHECK(e.label_pos.x + half <= l.width + 1.f);
+  }
+}
+
 TEST_CASE("layout: a 300-node graph lays out without overlaps", "[viz]") {
   std::string code = "seed(0)\nx = param(4, 4)\n";
   for (int i = 0; i < 150; ++i) code += "x = tanh(x) * 0.9\n";  // written out: a loop would show its last iteration

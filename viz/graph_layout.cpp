@@ -1057,7 +1057,13 @@ void lay_out_with_dot(Plan& plan, const LayoutOptions& o, GraphLayout& out) {
 }
 
 // Moves everything so the figure starts at (0, 0), and measures it.
-void normalise(GraphLayout& out) {
+// Above the forward lane, the band its title ("forward pass →") is drawn in at the figure's
+// left edge: without it the title ran into the first input's box.
+constexpr float kLaneTitleBand = 22.f;
+
+// Moves the layout to start at (0, 0) and sets its size: boxes, frames, curves and edge labels
+// (a label hanging past the leftmost box was cut at the figure's edge), and the lanes' title band.
+void normalise(GraphLayout& out, const LayoutOptions& o) {
   float x0 = 1e30f, y0 = 1e30f, x1 = -1e30f, y1 = -1e30f;
   auto grow = [&](float x, float y) {
     x0 = std::min(x0, x);
@@ -1073,10 +1079,17 @@ void normalise(GraphLayout& out) {
     grow(c.min.x, c.min.y);
     grow(c.max.x, c.max.y);
   }
-  for (const auto& e : out.edges)
-    if (!e.link)
-      for (const auto& p : e.spline) grow(p.x, p.y);
+  for (const auto& e : out.edges) {
+    if (e.link) continue;
+    for (const auto& p : e.spline) grow(p.x, p.y);
+    if (e.has_label_pos && !e.label.empty()) {
+      const float half = (o.text_width ? o.text_width(e.label) : 6.f * static_cast<float>(e.label.size())) / 2;
+      grow(e.label_pos.x - half, e.label_pos.y - o.line_height / 2);
+      grow(e.label_pos.x + half, e.label_pos.y + o.line_height / 2);
+    }
+  }
   if (x0 > x1) return;
+  if (out.backward_lane_top >= 0) y0 -= kLaneTitleBand;
   auto move = [&](Point& p) { p = {p.x - x0, p.y - y0}; };
   for (auto& b : out.boxes) move(b.center);
   for (auto& c : out.clusters) {
@@ -1112,7 +1125,7 @@ GraphLayout layout_graph(const Graph& g, const LayoutOptions& o) {
   else lay_out_with_dot(plan, o, out);
   out.boxes = std::move(plan.boxes);
   out.edges = std::move(plan.edges);
-  normalise(out);
+  normalise(out, o);
   out.layout_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
