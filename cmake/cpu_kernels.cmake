@@ -11,7 +11,9 @@ set(OPSCOPE_CPU_KERNEL_SOURCES
 
 set(OPSCOPE_CPU_ISAS baseline)
 set(OPSCOPE_CPU_FLAGS_baseline "")
-if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT OPSCOPE_NATIVE)
+# OFF: the baseline set only (the language fuzzer's build, which needs no second set of kernels).
+option(OPSCOPE_AVX512_KERNELS "Also build the hot kernels for AVX-512, chosen at run time (when the compiler can)" ON)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64" AND NOT OPSCOPE_NATIVE AND OPSCOPE_AVX512_KERNELS)
   include(CheckCXXCompilerFlag)
   check_cxx_compiler_flag("-march=x86-64-v4 -mprefer-vector-width=512" OPSCOPE_COMPILER_HAS_AVX512)
   if(OPSCOPE_COMPILER_HAS_AVX512)
