@@ -10,14 +10,7 @@ namespace opscope::app {
 namespace {
 
 constexpr const char* kModuleName = "libopscope_figures.so";
-constexpr const char* kHint = "rebuild opscope (cmake --build build) so that libopscope_figures.so is made beside it, "
-                              "or point OPSCOPE_FIGURES_MODULE at that file; --dot needs no Graphviz";
-
-#ifdef OPSCOPE_FIGURES_BUILT_MODULE
-constexpr const char* kBuiltModule = OPSCOPE_FIGURES_BUILT_MODULE;
-#else
-constexpr const char* kBuiltModule = nullptr;
-#endif
+constexpr const char* kEnvVar = "OPSCOPE_FIGURES_MODULE";  // names another copy of it
 
 }  // namespace
 
@@ -26,9 +19,11 @@ void render_window_figure(const Graph& g, const std::vector<int>& only_nodes, co
   std::string why;
   static const viz::FigureModule* module = nullptr;  // the command line's: one thread
   if (!module)
-    module = open_module_table<viz::FigureModule>(kModuleName, "OPSCOPE_FIGURES_MODULE", kBuiltModule, OPSCOPE_FIGURE_MODULE_ENTRY,
-                                                  viz::kFigureModuleInterface, OPSCOPE_ABI_ID, why);
-  if (!module) throw Error("cannot render the figure: " + why, kHint);
+    module = open_module_table<viz::FigureModule>(kModuleName, kEnvVar, OPSCOPE_FIGURES_BUILT_MODULE,
+                                                  OPSCOPE_FIGURE_MODULE_ENTRY, viz::kFigureModuleInterface,
+                                                  OPSCOPE_ABI_ID, why);
+  if (!module)
+    throw Error("cannot render the figure: " + why, module_hint(kModuleName, kEnvVar) + "; --dot needs no Graphviz");
   module->render_window_figure(g, only_nodes, expanded, format, path);
 }
 

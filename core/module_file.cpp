@@ -47,6 +47,13 @@ ModuleFile open_module_file(const char* file_name, const char* env_var, const ch
   return m;
 }
 
-void* module_symbol(const ModuleFile& file, const char* name) { return file.handle ? dlsym(file.handle, name) : nullptr; }
+std::string module_hint(const char* file_name, const char* env_var) {
+  return std::string("rebuild opscope (cmake --build build) so that ") + file_name + " is made beside it, or point " +
+         env_var + " at that file";
+}
+
+void* module_symbol(const ModuleFile& file, const char* name) {
+  return file.handle ? dlsym(file.handle, name) : nullptr;
+}
 
 }  // namespace opscope

@@ -19,6 +19,9 @@ struct ModuleFile {
 // override ("OPSCOPE_WINDOW_MODULE"); `built_path` is the build tree's copy, or null.
 ModuleFile open_module_file(const char* file_name, const char* env_var, const char* built_path);
 
+// What to do when one of opscope's own modules did not open: rebuild, or name the file.
+std::string module_hint(const char* file_name, const char* env_var);
+
 // dlsym in an opened module.
 void* module_symbol(const ModuleFile& file, const char* name);
 

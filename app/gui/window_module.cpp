@@ -13,23 +13,18 @@ namespace opscope::app {
 namespace {
 
 constexpr const char* kModuleName = "libopscope_window.so";
-constexpr const char* kHint = "rebuild opscope (cmake --build build) so that libopscope_window.so is made beside it, "
-                              "or point OPSCOPE_WINDOW_MODULE at that file; `opscope repl` works without it";
-
-#ifdef OPSCOPE_WINDOW_BUILT_MODULE
-constexpr const char* kBuiltModule = OPSCOPE_WINDOW_BUILT_MODULE;
-#else
-constexpr const char* kBuiltModule = nullptr;
-#endif
+constexpr const char* kEnvVar = "OPSCOPE_WINDOW_MODULE";  // names another copy of it
 
 const WindowModule& window_module() {
   // Opened once per process, from the main thread (the window is the whole session).
   static const WindowModule* module = nullptr;
   if (module) return *module;
   std::string why;
-  module = open_module_table<WindowModule>(kModuleName, "OPSCOPE_WINDOW_MODULE", kBuiltModule, OPSCOPE_WINDOW_MODULE_ENTRY,
-                                           kWindowModuleInterface, OPSCOPE_ABI_ID, why);
-  if (!module) throw Error("cannot open the window: " + why, kHint);
+  module = open_module_table<WindowModule>(kModuleName, kEnvVar, OPSCOPE_WINDOW_BUILT_MODULE,
+                                           OPSCOPE_WINDOW_MODULE_ENTRY, kWindowModuleInterface, OPSCOPE_ABI_ID, why);
+  if (!module)
+    throw Error("cannot open the window: " + why,
+                module_hint(kModuleName, kEnvVar) + "; `opscope repl` works without it");
   return *module;
 }
 

@@ -12,15 +12,7 @@ namespace opscope::interop {
 namespace {
 
 constexpr const char* kModuleName = "libopscope_onnx_proto.so";
-constexpr const char* kHint = "rebuild opscope (cmake --build build) so that libopscope_onnx_proto.so is made beside it, "
-                              "or point OPSCOPE_ONNX_MODULE at that file";
-
-// The build tree's copy, where CMake made one.
-#ifdef OPSCOPE_ONNX_BUILT_MODULE
-constexpr const char* kBuiltModule = OPSCOPE_ONNX_BUILT_MODULE;
-#else
-constexpr const char* kBuiltModule = nullptr;
-#endif
+constexpr const char* kEnvVar = "OPSCOPE_ONNX_MODULE";  // names another copy of it
 
 }  // namespace
 
@@ -31,10 +23,10 @@ const OnnxProtoModule& onnx_proto_module() {
   static std::string why;
   std::lock_guard<std::mutex> lock(mutex);
   if (!tried)
-    module = open_module_table<OnnxProtoModule>(kModuleName, "OPSCOPE_ONNX_MODULE", kBuiltModule, OPSCOPE_ONNX_MODULE_ENTRY,
-                                                kOnnxModuleInterface, OPSCOPE_ABI_ID, why);
+    module = open_module_table<OnnxProtoModule>(kModuleName, kEnvVar, OPSCOPE_ONNX_BUILT_MODULE,
+                                                OPSCOPE_ONNX_MODULE_ENTRY, kOnnxModuleInterface, OPSCOPE_ABI_ID, why);
   tried = true;
-  if (!module) throw Error("ONNX is not available: " + why, kHint);
+  if (!module) throw Error("ONNX is not available: " + why, module_hint(kModuleName, kEnvVar));
   return *module;
 }
 
@@ -46,7 +38,8 @@ ExportInfo save_onnx_values(Workspace& ws, const std::vector<int>& outputs, cons
   return onnx_proto_module().save_onnx_values(ws, outputs, path);
 }
 
-ConformanceReport run_conformance(const std::vector<std::string>& dirs, const ConformanceOptions& options, std::ostream& log) {
+ConformanceReport run_conformance(const std::vector<std::string>& dirs, const ConformanceOptions& options,
+                                  std::ostream& log) {
   return onnx_proto_module().run_conformance(dirs, options, log);
 }
 
