@@ -5,6 +5,7 @@
 // made in.
 #pragma once
 #include <string>
+#include <type_traits>
 
 namespace opscope {
 
@@ -22,16 +23,22 @@ ModuleFile open_module_file(const char* file_name, const char* env_var, const ch
 // What to do when one of opscope's own modules did not open: rebuild, or name the file.
 std::string module_hint(const char* file_name, const char* env_var);
 
+// The first fields of every table that a module made of opscope's own code returns.
+struct ModuleTableHead {
+  int interface = 0;             // the table's version
+  const char* abi_id = nullptr;  // OPSCOPE_ABI_ID the module was built with
+};
+
 // dlsym in an opened module.
 void* module_symbol(const ModuleFile& file, const char* name);
 
 // For the modules made of opscope's own code (ONNX's protobuf side, the window, Graphviz): the
 // table their extern "C" `entry` returns, provided it was built against this engine (`abi_id`,
-// the extension ABI id) and is of this `interface` version; else null and `why`. A Table has
-// `int interface` and `const char* abi_id` first.
+// the extension ABI id) and is of this `interface` version; else null and `why`.
 template <class Table>
 const Table* open_module_table(const char* file_name, const char* env_var, const char* built_path, const char* entry,
                                int interface, const char* abi_id, std::string& why) {
+  static_assert(std::is_base_of_v<ModuleTableHead, Table>);
   const ModuleFile file = open_module_file(file_name, env_var, built_path);
   if (!file.handle) {
     why = file.why;

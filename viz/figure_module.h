@@ -9,21 +9,19 @@
 #include <vector>
 
 #include "core/graph.h"
+#include "core/module_file.h"
 
 namespace opscope::viz {
 
 // Bumped whenever the table changes.
 constexpr int kFigureModuleInterface = 1;
 
-struct FigureModule {
-  int interface = 0;
-  const char* abi_id = nullptr;  // OPSCOPE_ABI_ID the module was built with
+struct FigureModule : ModuleTableHead {
   // window_figure(g, only_nodes, expanded) rendered as `format` ("svg", "png") to `path`.
   void (*render_window_figure)(const Graph& g, const std::vector<int>& only_nodes, const std::set<int>& expanded,
                                const std::string& format, const std::string& path) = nullptr;
 };
 
 #define OPSCOPE_FIGURE_MODULE_ENTRY "opscope_figure_module"
-using FigureModuleEntry = const FigureModule* (*)();
 
 }  // namespace opscope::viz

@@ -1,7 +1,7 @@
 // The symbol the opscope command opens libopscope_figures.so for: its table (figure_module.h).
+#include "opscope_abi.h"
 #include "viz/figure_export.h"
 #include "viz/figure_module.h"
-#include "opscope_abi.h"
 
 namespace {
 
@@ -13,12 +13,7 @@ void render_window_figure(const opscope::Graph& g, const std::vector<int>& only_
 }  // namespace
 
 extern "C" const opscope::viz::FigureModule* opscope_figure_module() {
-  static const opscope::viz::FigureModule table = [] {
-    opscope::viz::FigureModule t;
-    t.interface = opscope::viz::kFigureModuleInterface;
-    t.abi_id = OPSCOPE_ABI_ID;
-    t.render_window_figure = &render_window_figure;
-    return t;
-  }();
+  static const opscope::viz::FigureModule table{{opscope::viz::kFigureModuleInterface, OPSCOPE_ABI_ID},
+                                                &render_window_figure};
   return &table;
 }

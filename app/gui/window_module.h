@@ -7,21 +7,19 @@
 // refused unless built against the same engine (the extension ABI id) and this table.
 #pragma once
 #include "app/gui/gui_app.h"
+#include "core/module_file.h"
 
 namespace opscope::app {
 
 // Bumped whenever the table or GuiOptions changes.
 constexpr int kWindowModuleInterface = 1;
 
-struct WindowModule {
-  int interface = 0;
-  const char* abi_id = nullptr;  // OPSCOPE_ABI_ID the module was built with
+struct WindowModule : ModuleTableHead {
   // run_gui with the lesson player's panels plugged in for o.lesson (when it names one).
   int (*run_window)(GuiOptions o) = nullptr;
 };
 
 #define OPSCOPE_WINDOW_MODULE_ENTRY "opscope_window_module"
-using WindowModuleEntry = const WindowModule* (*)();
 
 // The executable's side (window_module.cpp): opens the module on first use, then the window.
 // Throws an Error naming what is missing (the file, a symbol, another build's module).

@@ -18,12 +18,6 @@ int run_window(opscope::app::GuiOptions o) {
 }  // namespace
 
 extern "C" const opscope::app::WindowModule* opscope_window_module() {
-  static const opscope::app::WindowModule table = [] {
-    opscope::app::WindowModule t;
-    t.interface = opscope::app::kWindowModuleInterface;
-    t.abi_id = OPSCOPE_ABI_ID;
-    t.run_window = &run_window;
-    return t;
-  }();
+  static const opscope::app::WindowModule table{{opscope::app::kWindowModuleInterface, OPSCOPE_ABI_ID}, &run_window};
   return &table;
 }

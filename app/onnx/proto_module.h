@@ -18,6 +18,7 @@
 #include "app/onnx/conformance.h"
 #include "app/onnx/onnx_export.h"
 #include "app/onnx/onnx_model.h"
+#include "core/module_file.h"
 
 namespace opscope::interop {
 
@@ -25,9 +26,7 @@ namespace opscope::interop {
 // conformance.h), changes.
 constexpr int kOnnxModuleInterface = 1;
 
-struct OnnxProtoModule {
-  int interface = 0;
-  const char* abi_id = nullptr;          // OPSCOPE_ABI_ID the module was built with
+struct OnnxProtoModule : ModuleTableHead {
   OnnxModel (*parse_onnx_bytes)(const std::string& bytes, const std::string& name, int64_t memory_cap) = nullptr;
   ExportInfo (*save_onnx_values)(Workspace& ws, const std::vector<int>& outputs, const std::string& path) = nullptr;
   ConformanceReport (*run_conformance)(const std::vector<std::string>& dirs, const ConformanceOptions& options,
@@ -36,7 +35,6 @@ struct OnnxProtoModule {
 
 // What the module exports (extern "C", so dlsym finds it by this name).
 #define OPSCOPE_ONNX_MODULE_ENTRY "opscope_onnx_proto_module"
-using OnnxProtoModuleEntry = const OnnxProtoModule* (*)();
 
 // The executable's side (proto_module.cpp): the module, opened on the first call. Throws an
 // Error naming what is missing (the file, a symbol, another build's module) with a hint.
