@@ -39,6 +39,7 @@
 #include "core/parallel.h"
 #include "core/program.h"
 #include "core/workspace.h"
+#include "platform/platform.h"
 #include "viz/export.h"
 #include "viz/metrics.h"
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
@@ -401,6 +402,8 @@ Command add_gui_command(CLI::App& app) {
   sub->add_option("--script", o->gui.script, "run this script first");
   sub->add_option("--open", o->gui.open, "open an ONNX model (as File > Open: traced in static mode)");
   sub->add_option("--lesson", o->gui.lesson, "open this lesson");
+  sub->add_option("--lang", o->gui.lesson_lang, "the lesson's language: en or zh (default: the one used last)")
+      ->check(CLI::IsMember({"en", "zh"}));
   sub->add_option("--frames", o->gui.frames, "render N frames and exit (headless use)")->check(CLI::Range(1, 100000));
   sub->add_option("--screenshot", o->gui.screenshot, "write the last frame as PNG");
   sub->add_option("--live-screenshot", o->gui.live_screenshot,
@@ -425,7 +428,7 @@ Command add_gui_command(CLI::App& app) {
 // first time); else the terminal REPL.
 int run_default() {
 #ifdef OPSCOPE_HAVE_GUI
-  if (app::display_available()) {
+  if (platform::has_display()) {
     app::GuiOptions o;
     const std::string last = lesson::load_progress(lesson::default_progress_path()).last;
     o.lesson = last.empty() ? "1" : last;
@@ -456,7 +459,7 @@ int load_extensions(const std::vector<std::string>& files) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_command_line(int argc, char** argv) {
   CLI::App app{"opscope: a laboratory for how deep-learning frameworks work inside"};
   // The kernels and the BLAS this binary runs here; the CUDA runtime is not started to say so.
   app.set_version_flag("--version", [] {
@@ -505,4 +508,10 @@ int main(int argc, char** argv) {
     if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
     return 1;
   }
+}
+
+int main(int argc, char** argv) {
+  // The browser's command line comes from the page's address (platform/platform.h).
+  platform::Arguments args = platform::start(argc, argv);
+  return platform::finish(run_command_line(args.argc(), args.data()));
 }

@@ -9,6 +9,15 @@ set(OPSCOPE_CPU_KERNEL_SOURCES
   ops/cpu/table.cpp ops/cpu/gemm.cpp ops/cpu/softmax.cpp ops/cpu/norm.cpp ops/cpu/pool.cpp
   ops/cpu/im2col.cpp ops/cpu/attention.cpp)
 
+if(EMSCRIPTEN)
+  # WebAssembly: one set of kernels (128-bit SIMD), nothing to choose at run time, so the
+  # kernels are ordinary sources of the ops library.
+  set_source_files_properties(${OPSCOPE_CPU_KERNEL_SOURCES} PROPERTIES COMPILE_DEFINITIONS OPSCOPE_CPU_NS=baseline)
+  target_sources(opscope_ops PRIVATE ${OPSCOPE_CPU_KERNEL_SOURCES} ops/cpu/dispatch.cpp ops/gemm.cpp)
+  message(STATUS "opscope: CPU kernel set: wasm simd128")
+  return()
+endif()
+
 set(OPSCOPE_CPU_ISAS baseline)
 set(OPSCOPE_CPU_FLAGS_baseline "")
 # OFF: the baseline set only (the language fuzzer's build, which needs no second set of kernels).

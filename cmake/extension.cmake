@@ -79,7 +79,7 @@ add_library(opscope_extension STATIC
   ${OPSCOPE_GENERATED_DIR}/extension_toolchain.cpp ${OPSCOPE_GENERATED_DIR}/opscope_abi.h)
 target_include_directories(opscope_extension PRIVATE ${OPSCOPE_GENERATED_DIR})
 target_link_libraries(opscope_extension PUBLIC opscope_core ${CMAKE_DL_LIBS})
-target_compile_definitions(opscope_extension PRIVATE OPSCOPE_EXAMPLES_DIR="${CMAKE_CURRENT_SOURCE_DIR}/assets/examples")
+target_compile_definitions(opscope_extension PRIVATE OPSCOPE_EXAMPLES_DIR="${OPSCOPE_SHIPPED_DIR}/assets/examples")
 
 # An executable that loads extensions exports opscope's own symbols (namespace opscope only, not
 # the libraries linked into it) so an extension's calls into the engine bind to it.

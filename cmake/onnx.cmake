@@ -5,6 +5,29 @@
 set(OPSCOPE_ONNX AUTO CACHE STRING "Build ONNX import/export: ON, OFF or AUTO (when libonnx-dev is found)")
 set_property(CACHE OPSCOPE_ONNX PROPERTY STRINGS AUTO ON OFF)
 set(OPSCOPE_HAVE_ONNX OFF)
+if(EMSCRIPTEN AND NOT OPSCOPE_ONNX STREQUAL "OFF")
+  # The browser: protobuf and ONNX's classes built from source (cmake/web_deps.cmake), the
+  # module linked into the one program, no libonnx (onnx_schema_unavailable.cpp).
+  set(OPSCOPE_HAVE_ONNX ON)
+  add_library(opscope_onnx STATIC
+    app/onnx/onnx_model.cpp app/onnx/onnx_import.cpp app/onnx/onnx_export_outputs.cpp app/onnx/conformance_report.cpp
+    app/onnx/map_context.cpp app/onnx/map_math.cpp app/onnx/map_nn.cpp app/onnx/map_shape.cpp
+    app/onnx/proto_module.cpp)
+  target_link_libraries(opscope_onnx PUBLIC opscope_core)
+  target_compile_definitions(opscope_onnx PUBLIC OPSCOPE_HAVE_ONNX=1)
+  add_library(opscope_onnx_proto STATIC
+    app/onnx/onnx_parse.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_export.cpp app/onnx/export_ops.cpp
+    app/onnx/conformance.cpp app/onnx/onnx_schema_unavailable.cpp app/onnx/proto_module_entry.cpp)
+  target_link_libraries(opscope_onnx_proto PUBLIC web_onnx_proto opscope_core)
+  target_compile_definitions(opscope_onnx_proto PRIVATE OPSCOPE_EXPORT_VERSION="${PROJECT_VERSION}")
+  foreach(t opscope_onnx opscope_onnx_proto)
+    target_include_directories(${t} PRIVATE ${OPSCOPE_GENERATED_DIR})
+    add_dependencies(${t} opscope_extension)
+  endforeach()
+  set_source_files_properties(app/onnx/proto_module.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_ONNX_BUILT_MODULE=\"\"")
+  message(STATUS "opscope: ONNX ON (protobuf-lite built from source; no libonnx: no schema checks)")
+  return()
+endif()
 if(NOT OPSCOPE_ONNX STREQUAL "OFF")
   find_package(Protobuf QUIET)
   if(Protobuf_FOUND)
@@ -32,7 +55,7 @@ if(OPSCOPE_HAVE_ONNX)
   # executable that opens it (which exports opscope's symbols).
   add_library(opscope_onnx_proto MODULE
     app/onnx/onnx_parse.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_export.cpp app/onnx/export_ops.cpp
-    app/onnx/conformance.cpp app/onnx/proto_module_entry.cpp)
+    app/onnx/conformance.cpp app/onnx/onnx_schema_libonnx.cpp app/onnx/proto_module_entry.cpp)
   target_include_directories(opscope_onnx_proto PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(opscope_onnx_proto PRIVATE onnx onnx_proto protobuf::libprotobuf)
   target_compile_definitions(opscope_onnx_proto PRIVATE OPSCOPE_EXPORT_VERSION="${PROJECT_VERSION}")

@@ -142,14 +142,33 @@ std::atomic<int>& threads_setting() {
 
 }  // namespace
 
+namespace {
+
+// What the platform allows (platform/platform.h: the browser runs on one thread) and why.
+std::atomic<int> g_thread_limit{kMaxThreads};
+std::string& thread_limit_reason() {
+  static std::string why;
+  return why;
+}
+
+}  // namespace
+
+void limit_threads(int max_threads, const std::string& why) {
+  g_thread_limit.store(std::max(1, max_threads), std::memory_order_relaxed);
+  thread_limit_reason() = why;
+  if (num_threads() > max_threads) threads_setting().store(std::max(1, max_threads), std::memory_order_relaxed);
+}
+
 int hardware_threads() {
   static const int n = [] {
+#if defined(__linux__)  // the CPUs this process may run on (taskset, a container's quota)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+#endif
     const unsigned h = std::thread::hardware_concurrency();
     return h > 0 ? static_cast<int>(h) : 1;
   }();
-  return n;
+  return std::min(n, g_thread_limit.load(std::memory_order_relaxed));
 }
 
 int default_num_threads() {
@@ -173,6 +192,8 @@ void set_num_threads(int n) {
     throw Error("cannot use " + std::to_string(n) + " threads",
                 "give 1 to " + std::to_string(kMaxThreads) + " (this machine has " + std::to_string(hardware_threads()) +
                     " cores)");
+  if (n > g_thread_limit.load(std::memory_order_relaxed))
+    throw Error("cannot use " + std::to_string(n) + " threads here", thread_limit_reason());
   threads_setting().store(n, std::memory_order_relaxed);
 }
 

@@ -11,6 +11,7 @@
 //   error), so the MemoryTracker is only ever touched by the thread that runs the op.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -22,6 +23,9 @@ int hardware_threads();     // CPUs this process may run on
 int default_num_threads();  // OPSCOPE_NUM_THREADS when set, else hardware_threads()
 int num_threads();          // threads a kernel may use now (1: everything on the calling thread)
 void set_num_threads(int n);  // 1 <= n <= kMaxThreads, else a student error
+// The platform's limit (the browser: one thread), set before any kernel runs; `why` is the
+// hint a student gets when asking for more.
+void limit_threads(int max_threads, const std::string& why);
 
 // True inside a parallel_for body, on whichever thread runs it.
 bool in_parallel_region();

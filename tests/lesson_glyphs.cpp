@@ -1,36 +1,65 @@
-// Every Chinese character of the Chinese lessons has a glyph in the GUI's font atlas
-// (viz::cjk_glyph_ranges), so no lesson shows "?" boxes. Usage: lesson_glyphs LESSON.md...
+// Every Chinese character of the Chinese lessons (and the knowledge map) is in the GUI's font
+// atlas once the atlas is baked for their text (viz::GlyphSet, as the window seeds it), and the
+// CJK font really has a glyph for it, so no lesson shows "?" boxes. Also checks that a
+// character typed later is baked on the next rebuild. Usage: lesson_glyphs LESSON.md...
 #include <imgui.h>
 
 #include <cstdio>
 #include <fstream>
-#include <set>
 #include <sstream>
 #include <string>
 
 #include "app/lesson/markdown_doc.h"
 #include "viz/theme.h"
 
-int main(int argc, char** argv) {
-  ImGui::CreateContext();
-  std::set<char32_t> have;
-  for (const ImWchar* r = opscope::viz::cjk_glyph_ranges(); r[0]; r += 2)
-    for (char32_t c = r[0]; c <= r[1]; ++c) have.insert(c);
+namespace {
+
+std::string read(const char* path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// The wide characters of `text` without a glyph of their own in `font`.
+int count_missing(const ImFont* font, const std::string& text, const char* where) {
   int missing = 0;
-  for (int i = 1; i < argc; ++i) {
-    std::ifstream f(argv[i], std::ios::binary);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    const std::string text = ss.str();
-    for (size_t k = 0; k < text.size();) {
-      const size_t at = k;
-      const char32_t c = opscope::lesson::next_code_point(text, k);
-      if (opscope::lesson::is_wide(c) && !have.count(c)) {
-        std::printf("%s: no glyph for '%s' (U+%04X)\n", argv[i], text.substr(at, k - at).c_str(), static_cast<unsigned>(c));
-        ++missing;
-      }
+  for (size_t k = 0; k < text.size();) {
+    const size_t at = k;
+    const char32_t c = opscope::lesson::next_code_point(text, k);
+    if (opscope::viz::is_cjk_char(static_cast<ImWchar>(c)) && !font->FindGlyphNoFallback(static_cast<ImWchar>(c))) {
+      std::printf("%s: no glyph for '%s' (U+%04X)\n", where, text.substr(at, k - at).c_str(), static_cast<unsigned>(c));
+      ++missing;
     }
   }
+  return missing;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ImGui::CreateContext();
+  opscope::viz::GlyphSet glyphs;
+  for (int i = 1; i < argc; ++i) glyphs.add(read(argv[i]));
+  opscope::viz::Fonts fonts = opscope::viz::load_fonts(1.f, std::move(glyphs));
+  ImGui::GetIO().Fonts->Build();
+  if (!fonts.cjk) {
+    std::printf("no CJK font installed (fonts-wqy-microhei)\n");
+    return 1;
+  }
+  int missing = 0;
+  for (int i = 1; i < argc; ++i) missing += count_missing(fonts.ui, read(argv[i]), argv[i]);
+  // What a student types later is baked when the window next rebuilds the atlas.
+  const std::string typed = "鑫";  // in no lesson
+  if (!fonts.glyphs.add(typed) || !opscope::viz::rebuild_fonts_if_changed(fonts, 1.f)) {
+    std::printf("a new character did not ask for a rebuild\n");
+    ++missing;
+  }
+  missing += count_missing(fonts.ui, typed, "typed");
+  int w = 0, h = 0;
+  unsigned char* px = nullptr;
+  ImGui::GetIO().Fonts->GetTexDataAsAlpha8(&px, &w, &h);
+  std::printf("%zu CJK characters baked; atlas %dx%d\n", fonts.glyphs.size(), w, h);
   ImGui::DestroyContext();
   std::printf("%d characters without a glyph\n", missing);
   return missing == 0 ? 0 : 1;

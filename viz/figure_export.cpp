@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "viz/graph_figure.h"
+#include "viz/graphviz.h"
 #include "viz/graphviz_context.h"
 #include "viz/palette.h"
 
@@ -154,6 +155,8 @@ GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes, co
 void render_figure(const Graph& g, const GraphLayout& l, const std::string& format, const std::string& path, const FigureStyle& style) {
   if (format != "svg" && format != "png") throw Error("cannot render the graph as '" + format + "'", "use svg or png");
   if (l.boxes.empty()) throw Error("the graph is empty: nothing to draw", "run some statements first, e.g. c = a + b");
+  if (format == "png" && !can_render_png())
+    throw Error("this build renders figures as SVG only", "export an .svg file, or use the desktop app for PNG");
   GVC_t* gvc = detail::render_context();
   const std::string dot = figure_dot(g, l, style);
   Agraph_t* gv = agmemread(dot.c_str());

@@ -32,7 +32,10 @@ GVC_t* layout_context() {
   return gvc;
 }
 
+// Graphviz's cairo renderer, where the build has it (the desktop); null where it has not (the
+// browser, which turns the SVG into a PNG itself).
 gvplugin_library_t* pango_plugin() {
+#ifdef OPSCOPE_GV_PANGO_LIBRARY
   static gvplugin_library_t* plugin = [] {
     void* lib = dlopen(OPSCOPE_GV_PANGO_LIBRARY, RTLD_NOW | RTLD_LOCAL);
     return lib ? static_cast<gvplugin_library_t*>(dlsym(lib, "gvplugin_pango_LTX_library")) : nullptr;
@@ -41,14 +44,18 @@ gvplugin_library_t* pango_plugin() {
     throw Error(std::string("cannot load Graphviz's renderer ") + OPSCOPE_GV_PANGO_LIBRARY,
                 "install libgraphviz-dev (tools/setup.sh) or export DOT text instead of a picture");
   return plugin;
+#else
+  return nullptr;
+#endif
 }
 
 GVC_t* render_context() {
+  static gvplugin_library_t* pango = pango_plugin();
   static lt_symlist_t symbols[] = {
       {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
       {"gvplugin_neato_layout_LTX_library", &gvplugin_neato_layout_LTX_library},  // nop2: positions given
       {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
-      {"gvplugin_pango_LTX_library", pango_plugin()},
+      {pango ? "gvplugin_pango_LTX_library" : nullptr, pango},
       {nullptr, nullptr}};
   static GVC_t* gvc = gvContextPlugins(symbols, 0);
   return gvc;
@@ -56,9 +63,13 @@ GVC_t* render_context() {
 
 }  // namespace detail
 
+bool can_render_png() { return detail::pango_plugin() != nullptr; }
+
 void render_dot(const std::string& dot, const std::string& format, const std::string& path) {
   if (format != "svg" && format != "png")
     throw Error("cannot render the graph as '" + format + "'", "use svg or png");
+  if (format == "png" && !can_render_png())
+    throw Error("this build renders figures as SVG only", "export an .svg file, or use the desktop app for PNG");
   GVC_t* gvc = detail::render_context();
   Agraph_t* g = agmemread(dot.c_str());
   if (!g) throw Error("Graphviz could not read the graph's DOT text", "this is a bug in opscope's DOT export");

@@ -2,6 +2,8 @@
 
 #include "viz/palette.h"
 
+#include <imgui_internal.h>
+
 #include <array>
 #include <filesystem>
 #include <functional>
@@ -102,23 +104,51 @@ void apply_style(bool dark, float scale) {
   s.ScaleAllSizes(scale);
 }
 
-const ImWchar* cjk_glyph_ranges() {
-  // ImGui's 2,500 common simplified characters plus the course's words outside them (函数,
-  // 引擎, 溢出, 部署, 芯片, 坐标轴, 频域). The lesson_glyphs test fails when a lesson needs another.
-  static ImVector<ImWchar> ranges;  // the atlas reads it when it builds: it must outlive load_fonts
-  if (ranges.empty()) {
-    ImFontGlyphRangesBuilder b;
-    b.AddRanges(ImGui::GetIO().Fonts->GetGlyphRangesChineseSimplifiedCommon());
-    b.AddText("函擎溢署芯轴频");
-    b.BuildRanges(&ranges);
-  }
-  return ranges.Data;
+bool is_cjk_char(ImWchar c) {
+  return (c >= 0x2E80 && c <= 0x9FFF) || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) ||
+         (c >= 0xFF00 && c <= 0xFFEF);
 }
 
-Fonts load_fonts(float scale) {
+bool GlyphSet::add(const std::string& text) {
+  bool added = false;
+  const char* p = text.c_str();
+  const char* end = p + text.size();
+  while (p < end) {
+    unsigned int c = 0;
+    const int n = ImTextCharFromUtf8(&c, p, end);
+    if (n <= 0) break;
+    p += n;
+    if (c >= 0x10000 || !is_cjk_char(static_cast<ImWchar>(c)) || contains(static_cast<ImWchar>(c))) continue;
+    bits_[c / 32] |= 1u << (c % 32);
+    ++count_;
+    added = true;
+  }
+  if (added) changed = true;
+  return added;
+}
+
+ImVector<ImWchar> GlyphSet::ranges() const {
+  ImVector<ImWchar> out;
+  for (unsigned c = 0; c < 0x10000; ++c) {
+    if (!contains(static_cast<ImWchar>(c))) continue;
+    unsigned last = c;
+    while (last + 1 < 0x10000 && contains(static_cast<ImWchar>(last + 1))) ++last;
+    out.push_back(static_cast<ImWchar>(c));
+    out.push_back(static_cast<ImWchar>(last));
+    c = last;
+  }
+  out.push_back(0);
+  return out;
+}
+
+Fonts load_fonts(float scale, GlyphSet glyphs) {
   namespace fs = std::filesystem;
   ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  io.Fonts->Flags |= ImFontAtlasFlags_NoPowerOfTwoHeight;  // no empty half of a texture
   Fonts f;
+  f.glyphs = std::move(glyphs);
+  f.glyphs.changed = false;
   auto first_existing = [](std::initializer_list<const char*> paths) -> std::string {
     for (const char* p : paths)
       if (fs::exists(p)) return p;
@@ -139,24 +169,28 @@ Fonts load_fonts(float scale) {
     }
     return io.Fonts->AddFontFromFileTTF(path.c_str(), px, nullptr, ranges);
   };
+  f.baked = std::make_shared<const ImVector<ImWchar>>(f.glyphs.ranges());
+  const bool any_cjk = !f.cjk_path.empty() && f.glyphs.size() > 0;
+  auto merge_cjk = [&](float px) {
+    ImFontConfig merge;
+    merge.MergeMode = true;
+    merge.OversampleH = 1;  // thousands of glyphs at most: keep the atlas small
+    return io.Fonts->AddFontFromFileTTF(f.cjk_path.c_str(), px, &merge, f.baked->Data) != nullptr;
+  };
   const float ui_px = 15.f * scale;
   f.ui = load(f.ui_path, ui_px, ui_ranges);
-  if (!f.cjk_path.empty()) {
-    ImFontConfig merge;
-    merge.MergeMode = true;
-    merge.OversampleH = 1;  // 2,500 glyphs: keep the atlas small
-    f.cjk = io.Fonts->AddFontFromFileTTF(f.cjk_path.c_str(), ui_px, &merge,
-                                         cjk_glyph_ranges()) != nullptr;
-  }
+  f.cjk = !f.cjk_path.empty() && (!any_cjk || merge_cjk(ui_px));
   f.mono = load(mono_path, 14.f * scale, ui_ranges);
-  if (f.cjk) {  // the console prints what students type, Chinese included
-    ImFontConfig merge;
-    merge.MergeMode = true;
-    merge.OversampleH = 1;
-    io.Fonts->AddFontFromFileTTF(f.cjk_path.c_str(), 14.f * scale, &merge, cjk_glyph_ranges());
-  }
+  if (any_cjk && f.cjk) merge_cjk(14.f * scale);  // the console prints what students type, Chinese included
   f.title = load(f.ui_path, 18.f * scale, ui_ranges);
   return f;
+}
+
+bool rebuild_fonts_if_changed(Fonts& fonts, float scale) {
+  if (!fonts.glyphs.changed || !fonts.cjk) return false;
+  fonts = load_fonts(scale, std::move(fonts.glyphs));
+  ImGui::GetIO().Fonts->Build();
+  return true;
 }
 
 }  // namespace opscope::viz

@@ -14,6 +14,7 @@
 
 #include "app/extension/compiler.h"
 #include "app/extension/toolchain.h"
+#include "platform/platform.h"
 
 namespace opscope::ext {
 
@@ -160,6 +161,7 @@ std::string ExtensionLoader::cache_dir() const {
 }
 
 LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& options) {
+  platform::require(platform::Feature::cxx_extensions, "load_extension('" + path + "')");
   const auto t0 = Clock::now();
   std::error_code ec;
   const fs::path canonical = fs::canonical(path, ec);

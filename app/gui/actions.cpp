@@ -1,13 +1,17 @@
 // Scripted UI actions (what a user would click, for tests and screenshots) and the JSON dump
 // of what the last frame showed.
 #include <cstdio>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
 #include "core/body.h"
 #include "core/error.h"
+#include "platform/platform.h"
 #include "viz/figure_export.h"
+#include "viz/graphviz.h"
+#include "viz/metrics.h"
 
 namespace opscope::app {
 
@@ -51,7 +55,38 @@ void export_figure(GuiState& s, const std::string& path) {
   style.dark = s.dark;
   for (const auto& d : s.graph.drawn)
     if (d.selected || d.current) style.emphasised.push_back(d.key);
-  viz::render_figure(shown_graph(s), s.graph.layout, format, path, style);
+  if (format == "png" && !viz::can_render_png()) {  // the browser draws the SVG as a PNG itself
+    const std::string svg = path + ".svg";
+    viz::render_figure(shown_graph(s), s.graph.layout, "svg", svg, style);
+    platform::svg_to_png(svg, path);
+    std::remove(svg.c_str());
+  } else {
+    viz::render_figure(shown_graph(s), s.graph.layout, format, path, style);
+  }
+}
+
+void save_figure(GuiState& s, const std::string& format) {
+  const std::string path = "opscope-graph." + format;
+  try {
+    export_figure(s, path);
+  } catch (const Error& e) {
+    s.console.lines.push_back({ConsoleLine::error, std::string("export: ") + e.what()});
+    return;
+  }
+  s.console.lines.push_back({ConsoleLine::output, "# wrote " + path});
+  platform::offer_download(path);
+}
+
+void save_metrics(GuiState& s) {
+  const std::string path = "opscope-metrics.csv";
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << viz::metrics_csv(s.session->interpreter().metrics()))) {
+    s.console.lines.push_back({ConsoleLine::error, "cannot write '" + path + "'"});
+    return;
+  }
+  f.close();
+  s.console.lines.push_back({ConsoleLine::output, "# wrote " + path});
+  platform::offer_download(path);
 }
 
 std::vector<std::string> split_actions(const std::string& actions) {
@@ -212,7 +247,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
   for (const auto& d : s.graph.drawn)
     if (d.current) highlighted = d.node;
   GuiState& ms = const_cast<GuiState&>(s);
-  return json{{"frame", s.frame},
+  json state{{"platform", platform::name()},
+              {"frame", s.frame},
               {"window", {window_w, window_h}},
               {"canvas", {s.graph.canvas_min.x, s.graph.canvas_min.y, s.graph.canvas_max.x, s.graph.canvas_max.y}},
               {"step", last ? last->step : -1},
@@ -252,8 +288,10 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"metrics_charts", s.metrics.charts_drawn},
               {"metrics_marker_x", s.metrics.marker_x},
               {"console", console},
-              {"action_errors", s.action_errors}}
-      .dump(2);
+              {"action_errors", s.action_errors}};
+  if (s.lesson_state)
+    if (const std::string lesson = ms.lesson_state(ms); !lesson.empty()) state["lesson"] = json::parse(lesson);
+  return state.dump(2);
 }
 
 }  // namespace opscope::app

@@ -16,6 +16,8 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/workspace.h"
+#include "platform/platform.h"
+#include "platform/window.h"
 
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STB_IMAGE_WRITE_STATIC
@@ -57,14 +59,17 @@ int run_gui(const GuiOptions& o) {
   if (!glfwInit())
     throw Error("cannot open a window: no display could be reached",
                 "run `opscope repl` in a terminal, or `xvfb-run -a opscope gui ...` without a screen");
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
-  GLFWwindow* window = glfwCreateWindow(o.width, o.height, "opscope", nullptr, nullptr);
+  const platform::GlContext gl = platform::gl_context();
+  platform::set_window_hints();
+  // --size, else the platform's (the browser's page), else 1600x1000.
+  int width = o.width, height = o.height;
+  const bool platform_sizes = width <= 0 && platform::preferred_window_size(width, height);
+  if (width <= 0 || height <= 0) width = 1600, height = 1000;
+  GLFWwindow* window = glfwCreateWindow(width, height, "opscope", nullptr, nullptr);
   if (!window) {
     glfwTerminate();
-    throw Error("cannot create an OpenGL 3.3 window", "is Mesa (libgl1-mesa-dri) installed?");
+    throw Error("cannot create an OpenGL " + std::to_string(gl.major) + "." + std::to_string(gl.minor) + " window",
+                "is Mesa (libgl1-mesa-dri) installed?");
   }
   glfwMakeContextCurrent(window);
   glfwSwapInterval(headless ? 0 : 1);
@@ -74,8 +79,6 @@ int run_gui(const GuiOptions& o) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is computed each frame; no imgui.ini next to the user's files
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
-  float sx = 1, sy = 1;
-  glfwGetWindowContentScale(window, &sx, &sy);
 
   Workspace& ws = current_workspace();
   lang::Session session(ws);
@@ -84,15 +87,20 @@ int run_gui(const GuiOptions& o) {
   s.session = &session;
   s.log = std::make_unique<viz::StepLog>(ws.executor());
   s.dark = o.dark;
-  s.scale = std::max(1.f, sx);
+  s.scale = platform::content_scale(window);
   s.lesson_id = o.lesson;
   s.lesson_panel = o.lesson_panel;
   s.lesson_action = o.lesson_action;
   s.map_panel = o.map_panel;
-  s.fonts = viz::load_fonts(s.scale);
+  s.lesson_state = o.lesson_state;
+  viz::GlyphSet glyphs;
+  glyphs.add("中文");  // the status bar's
+  if (o.shipped_text) glyphs.add(o.shipped_text());
+  s.fonts = viz::load_fonts(s.scale, std::move(glyphs));
+  s.console.glyphs = &s.fonts.glyphs;
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
-  ImGui_ImplOpenGL3_Init("#version 330");
+  ImGui_ImplOpenGL3_Init(gl.glsl_version);
 
   s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history. Esc or Ctrl-C stops a running statement."});
   int rc = 0;
@@ -107,6 +115,12 @@ int run_gui(const GuiOptions& o) {
   // no action, so scripted runs stay deterministic).
   auto draw_frame = [&](bool idle) {
     glfwPollEvents();
+    int want_w = 0, want_h = 0;  // the browser's page was resized
+    if (platform_sizes && platform::preferred_window_size(want_w, want_h)) {
+      int w = 0, h = 0;
+      glfwGetWindowSize(window, &w, &h);
+      if (w != want_w || h != want_h) glfwSetWindowSize(window, want_w, want_h);
+    }
     if (idle) {
       ++s.idle_frames;
       if (s.interrupt_on_idle_frame >= 0 && s.idle_frames >= s.interrupt_on_idle_frame) {
@@ -129,8 +143,16 @@ int run_gui(const GuiOptions& o) {
       viz::apply_style(s.dark, s.scale);
       dark_applied = s.dark;
     }
+    s.fonts.glyphs.add(s.console.input);  // what is being typed
+    if (viz::rebuild_fonts_if_changed(s.fonts, s.scale)) {  // new characters: bake and upload the atlas again
+      ImGui_ImplOpenGL3_DestroyFontsTexture();
+      ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
     ImGui_ImplOpenGL3_NewFrame();  // the first call uploads the font atlas: not counted
     ImGui_ImplGlfw_NewFrame();
+    // Two frames within the clock's resolution (a browser's clamped timer, a paused virtual
+    // clock) would give ImGui a zero time step, which it refuses.
+    if (ImGui::GetIO().DeltaTime <= 0) ImGui::GetIO().DeltaTime = 1e-4f;
     inject_mouse(s);
     const auto t0 = std::chrono::steady_clock::now();  // the CPU time of building the UI
     ImGui::NewFrame();
@@ -150,6 +172,7 @@ int run_gui(const GuiOptions& o) {
       rc = 1;
     }
     glfwSwapBuffers(window);
+    platform::end_frame();  // the browser shows the frame and handles its events
   };
   s.idle_frame = [&] {
     if (glfwWindowShouldClose(window)) {  // closing the window stops the statement first

@@ -12,12 +12,13 @@ struct GuiOptions {
   std::string script;       // run before the first frame
   std::string open;         // an ONNX model opened (as File ▸ Open) after the script
   std::string lesson;       // lesson id for the lesson panel
+  std::string lesson_lang;  // "en", "zh", or "" (the language used last)
   int frames = 0;           // > 0: render this many frames, then exit (headless use)
   std::string screenshot;   // PNG of the last frame
   std::string live_screenshot;  // PNG of the last frame drawn from inside the script's loop
   std::string state_json;   // what is on screen after the last frame
   std::string actions;      // "step;step;select n3;toggle backward"
-  int width = 1600, height = 1000;
+  int width = 0, height = 0;  // --size; 0: the platform's (the browser's page), else 1600x1000
   bool dark = false;
   // The lesson player's panel and its scripted actions ("lesson next", ...): app/lesson/ plugs
   // them in, so the GUI shell never includes the lesson player. Empty: a placeholder is shown.
@@ -25,6 +26,11 @@ struct GuiOptions {
   std::function<bool(GuiState&, const std::string&)> lesson_action;
   // The knowledge map's tab over the graph (the lesson player plugs it in); empty: no tab.
   std::function<void(GuiState&)> map_panel;
+  // The text the window may show beyond what the user types (the lessons, the knowledge map):
+  // the font atlas bakes its Chinese characters before the first frame (viz::GlyphSet).
+  std::function<std::string()> shipped_text;
+  // The open lesson as a JSON object for --state-json (the lesson player plugs it in).
+  std::function<std::string(GuiState&)> lesson_state;
 };
 
 // Opens the window and runs until closed (or `frames` frames). Returns the exit code: 0, or 1

@@ -33,6 +33,7 @@ struct ConsoleState {
   std::vector<std::string> candidates;  // the last Tab completion's candidates
   bool scroll_to_bottom = true;
   bool focus_input = false;
+  viz::GlyphSet* glyphs = nullptr;  // the atlas learns the characters of what is printed
 };
 
 struct GuiState;
@@ -66,6 +67,7 @@ struct GuiState {
   LessonActionFn lesson_action;
   // The knowledge map, a tab over the graph (drawn by the lesson player: its clicks open lessons)
   LessonPanelFn map_panel;
+  std::function<std::string(GuiState&)> lesson_state;  // the lesson for --state-json
   viz::ConceptMapState map_view;
   std::string map_tab = "Knowledge map";  // the tab's title in the lesson's language
   bool show_map = false, show_graph = false;  // bring that tab to the front (once)
@@ -125,6 +127,10 @@ void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
 // The graph as the view draws it (layout, folding, lanes) to FILE.svg or FILE.png: a slide.
 void export_figure(GuiState& s, const std::string& path);
+// File > Export figure: opscope-graph.svg|png in the current folder, said in the console (the
+// browser downloads it); File > Save metrics: what the script log()ged, as CSV.
+void save_figure(GuiState& s, const std::string& format);
+void save_metrics(GuiState& s);
 // What is on screen, as JSON text.
 std::string state_json(const GuiState& s, int window_w, int window_h);
 // Feeds a scripted click to ImGui: call between the backend's NewFrame and ImGui::NewFrame.

@@ -4,12 +4,16 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/onnx_builtins.h"
 #include "app/onnx/onnx_import.h"
+#include "platform/platform.h"
 
 namespace opscope::app {
 
@@ -29,14 +33,17 @@ std::string quoted(const std::string& s) {
   return q + "\"";
 }
 
-std::vector<std::string> onnx_files() {
+std::vector<std::string> openable_files() {
   namespace fs = std::filesystem;
   std::vector<std::string> found;
   std::error_code ec;
-  for (const std::string& dir : {lang::models_dir(), std::string(".")}) {
+  const std::string models = lang::models_dir();
+  const std::string examples = models.empty() ? "" : (fs::path(models).parent_path() / "examples").string();
+  for (const std::string& dir : {models, examples, std::string(".")}) {
     if (dir.empty() || !fs::is_directory(dir, ec)) continue;
     for (auto& e : fs::directory_iterator(dir, ec))
-      if (e.is_regular_file(ec) && e.path().extension() == ".onnx") found.push_back(e.path().lexically_normal().string());
+      if (e.is_regular_file(ec) && (e.path().extension() == ".onnx" || e.path().extension() == ".ops"))
+        found.push_back(e.path().lexically_normal().string());
   }
   std::sort(found.begin(), found.end());
   found.erase(std::unique(found.begin(), found.end()), found.end());
@@ -66,29 +73,99 @@ bool open_onnx_model(GuiState& s, const std::string& path) {
   return true;
 }
 
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Fashion-MNIST's own file names: opened, they become what fashion_mnist() reads.
+bool is_fashion_mnist_file(const std::string& name) {
+  for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+    if (name == f || name == std::string(f) + ".gz") return true;
+  return false;
+}
+
+// Puts a Fashion-MNIST file where fashion_mnist() looks first ($OPSCOPE_DATA/fashion-mnist).
+bool adopt_fashion_mnist_file(GuiState& s, const std::string& path) {
+  namespace fs = std::filesystem;
+  const char* data = std::getenv("OPSCOPE_DATA");
+  if (!data || !*data) return false;
+  const fs::path dir = fs::path(data) / "fashion-mnist";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::copy_file(path, dir / fs::path(path).filename(), fs::copy_options::overwrite_existing, ec);
+  if (ec) return false;
+  platform::persist_files();
+  const std::string split = fs::path(path).filename().string().rfind("train", 0) == 0 ? "train" : "test";
+  s.console.lines.push_back({ConsoleLine::output, "# " + fs::path(path).filename().string() + " is now what fashion_mnist(\"" +
+                                                      split + "\") reads (open its images and labels files both)"});
+  return true;
+}
+
+}  // namespace
+
+bool open_file(GuiState& s, const std::string& path) {
+  namespace fs = std::filesystem;
+  const std::string name = fs::path(path).filename().string();
+  if (ends_with(name, ".onnx")) return open_onnx_model(s, path);
+  if (ends_with(name, ".ops")) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream text;
+    text << f.rdbuf();
+    if (!f) {
+      s.console.lines.push_back({ConsoleLine::error, "cannot read '" + path + "'"});
+      return false;
+    }
+    s.console.lines.push_back({ConsoleLine::input, "# ran " + name});
+    return run_in_console(s, text.str(), false);
+  }
+  const std::string var = identifier(fs::path(path).stem().stem().string());
+  if (ends_with(name, ".npy")) return run_in_console(s, var + " = load(" + quoted(path) + ")");
+  if (is_fashion_mnist_file(name) && adopt_fashion_mnist_file(s, path)) return true;
+  if (ends_with(name, "-ubyte") || ends_with(name, "-ubyte.gz") || ends_with(name, ".idx") || ends_with(name, ".idx.gz"))
+    return run_in_console(s, var + " = load_idx(" + quoted(path) + ")");
+  s.console.lines.push_back({ConsoleLine::error, "cannot open '" + name + "': opscope opens .onnx models, .ops scripts, "
+                                                 ".npy arrays and IDX files (.gz too)"});
+  return false;
+}
+
+void open_picked_files(GuiState& s) {
+  for (const std::string& path : platform::picked_files()) run_after_frame(s, [&s, path] { open_file(s, path); });
+}
+
 void draw_open_model_dialog(GuiState& s) {
   OpenModelState& o = s.open_model;
   if (o.request) {
-    o.offered = onnx_files();
+    o.offered = openable_files();
     if (!o.path[0] && !o.offered.empty()) std::snprintf(o.path, sizeof o.path, "%s", o.offered.front().c_str());
-    ImGui::OpenPopup("Open ONNX model");
+    ImGui::OpenPopup("Open");
     o.request = false;
   }
   ImGui::SetNextWindowSize(ImVec2(640 * s.scale, 0), ImGuiCond_Appearing);
-  if (!ImGui::BeginPopupModal("Open ONNX model", nullptr, ImGuiWindowFlags_NoSavedSettings)) return;
-  ImGui::TextWrapped("An .onnx file (exported by torch.onnx.export, for example). It opens traced in static mode: "
-                     "the graph shows it as the file describes it, with PyTorch's shape arithmetic folded away.");
+  if (!ImGui::BeginPopupModal("Open", nullptr, ImGuiWindowFlags_NoSavedSettings)) return;
+  ImGui::TextWrapped("An .onnx model (exported by torch.onnx.export, for example) opens traced in static mode: the "
+                     "graph shows it as the file describes it, with PyTorch's shape arithmetic folded away. A .ops "
+                     "script runs in the console; a .npy array or an IDX file (MNIST's format) becomes a variable.");
+  if (platform::has_file_chooser()) {
+    if (ImGui::Button("From this computer...")) {
+      platform::pick_file(".onnx,.ops,.npy,.gz,.idx,.idx1-ubyte,.idx3-ubyte");
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    ImGui::TextDisabled("or drop a file on the page; or one shipped with opscope:");
+  }
   ImGui::SetNextItemWidth(-1);
   const bool enter = ImGui::InputText("##path", o.path, sizeof o.path, ImGuiInputTextFlags_EnterReturnsTrue);
   if (!o.offered.empty()) {
-    ImGui::TextDisabled("models found:");
+    ImGui::TextDisabled("models and examples found:");
     for (const auto& f : o.offered)
       if (ImGui::Selectable(f.c_str(), f == o.path)) std::snprintf(o.path, sizeof o.path, "%s", f.c_str());
   }
   if (ImGui::Button("Open") || enter) {
     // Between frames, as every console statement runs (a statement draws frames of its own);
     // an error is in the console, where the student reads it.
-    run_after_frame(s, [&s, path = std::string(o.path)] { open_onnx_model(s, path); });
+    run_after_frame(s, [&s, path = std::string(o.path)] { open_file(s, path); });
     ImGui::CloseCurrentPopup();
   }
   ImGui::SameLine();

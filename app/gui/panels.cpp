@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <filesystem>
 #include <sstream>
 
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
 #include "app/sigint.h"
 #include "core/interrupt.h"
+#include "platform/platform.h"
 #include "viz/memory_panel.h"
 
 namespace opscope::app {
@@ -21,7 +23,10 @@ namespace {
 void push_output(ConsoleState& c, ConsoleLine::Kind kind, const std::string& text) {
   std::istringstream is(text);
   std::string line;
-  while (std::getline(is, line)) c.lines.push_back({kind, line});
+  while (std::getline(is, line)) {
+    if (c.glyphs) c.glyphs->add(line);
+    c.lines.push_back({kind, line});
+  }
   constexpr size_t kMaxLines = 4000;
   if (c.lines.size() > kMaxLines) c.lines.erase(c.lines.begin(), c.lines.begin() + static_cast<long>(c.lines.size() - kMaxLines));
   c.scroll_to_bottom = true;
@@ -44,7 +49,14 @@ void after_run(GuiState& s) {
 void draw_menu_bar(GuiState& s) {
   if (!ImGui::BeginMenuBar()) return;
   if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open ONNX model...", "Ctrl+O")) s.open_model.request = true;
+    if (ImGui::MenuItem("Open...", "Ctrl+O")) s.open_model.request = true;
+    ImGui::Separator();
+    const bool has_graph = s.ws->graph().node_count() > 0;
+    if (ImGui::MenuItem("Export figure as SVG", nullptr, false, has_graph)) run_after_frame(s, [&s] { save_figure(s, "svg"); });
+    if (ImGui::MenuItem("Export figure as PNG", nullptr, false, has_graph)) run_after_frame(s, [&s] { save_figure(s, "png"); });
+    const bool has_metrics = !s.session->interpreter().metrics().empty();
+    if (ImGui::MenuItem("Save metrics as CSV", nullptr, false, has_metrics)) run_after_frame(s, [&s] { save_metrics(s); });
+    ImGui::Separator();
     if (ImGui::MenuItem("Reset workspace", nullptr)) run_in_console(s, ":reset");
     ImGui::EndMenu();
   }
@@ -358,6 +370,14 @@ int64_t steps_left(GuiState& s) {
   return p ? static_cast<int64_t>(p->size() - p->position()) : 0;
 }
 
+// The files the statements wrote (save(), save_onnx()): the browser downloads them.
+static void offer_written_files(GuiState& s) {
+  for (const std::string& path : s.session->interpreter().take_written_files()) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec)) platform::offer_download(path);
+  }
+}
+
 bool run_busy(GuiState& s, const std::function<void()>& work) {
   if (s.running) {
     push_output(s.console, ConsoleLine::error, "a statement is running: Interrupt (Esc) stops it first");
@@ -375,6 +395,7 @@ bool run_busy(GuiState& s, const std::function<void()>& work) {
     ~Done() {
       interrupt::set_idle_hook({});
       s.running = false;
+      offer_written_files(s);
     }
   } done{s};
   work();
@@ -401,6 +422,7 @@ void console_after_frame(GuiState& s, const std::string& source, bool echo) {
 }
 
 void draw_ui(GuiState& s) {
+  open_picked_files(s);
   shortcuts(s);
   play(s);
   const ImGuiViewport* vp = ImGui::GetMainViewport();

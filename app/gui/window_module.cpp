@@ -1,7 +1,6 @@
 // The executable's side of the window module (window_module.h): opened when a window is.
 #include "app/gui/window_module.h"
 
-#include <cstdlib>
 #include <string>
 
 #include "core/error.h"
@@ -29,12 +28,6 @@ const WindowModule& window_module() {
 }
 
 }  // namespace
-
-bool display_available() {
-  const char* x = std::getenv("DISPLAY");
-  const char* w = std::getenv("WAYLAND_DISPLAY");
-  return (x && *x) || (w && *w);
-}
 
 int open_window(GuiOptions o) { return window_module().run_window(std::move(o)); }
 

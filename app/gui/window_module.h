@@ -25,7 +25,4 @@ struct WindowModule : ModuleTableHead {
 // Throws an Error naming what is missing (the file, a symbol, another build's module).
 int open_window(GuiOptions o);
 
-// True when a display is there to open a window on ($DISPLAY or $WAYLAND_DISPLAY).
-bool display_available();
-
 }  // namespace opscope::app

@@ -8,9 +8,11 @@ namespace {
 int run_window(opscope::app::GuiOptions o) {
   namespace lesson = opscope::lesson;
   if (!o.lesson.empty()) {
-    o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson);
+    o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson, o.lesson_lang);
     o.lesson_action = lesson::apply_lesson_action;
     o.map_panel = lesson::make_gui_map_panel(o.lesson_panel);
+    o.lesson_state = lesson::make_gui_lesson_state(o.lesson_panel);
+    o.shipped_text = lesson::gui_chinese_text;
   }
   return opscope::app::run_gui(o);
 }

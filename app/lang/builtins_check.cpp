@@ -205,6 +205,14 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
         return Value::Bool(device_initialized(Device::cuda));
       });
 
+  // Python's time.perf_counter: what timeit cannot time (a training step with its backward
+  // pass and updates) is timed as the difference of two calls.
+  add("perf_counter", "perf_counter()", "seconds on a monotonic clock: the difference of two calls times what ran between them",
+      [](Interpreter& in, CallArgs& a) {
+        if (!a.positional.empty() || !a.keyword.empty()) in.fail(a.pos, "perf_counter() takes no arguments");
+        return Value::Real(std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
+      });
+
   // The median of several runs, after one warm-up run (first touches of memory are page
   // faults, not the kernel). Runs outside the graph: timing leaves no nodes behind.
   add("timeit", "timeit(f, *args, repeats=5, **kwargs)", "median seconds of f(*args, **kwargs) over repeats runs (after a warm-up run)",

@@ -124,9 +124,10 @@ void Interpreter::add_command(Command c) { commands_[c.name] = std::move(c); }
 // Statements and rollback
 
 std::string Interpreter::resolve_path(const std::string& path, FileMode mode, Pos p) const {
-  if (!file_policy_) return path;
   try {
-    return file_policy_->resolve(path, mode);
+    std::string resolved = file_policy_ ? file_policy_->resolve(path, mode) : path;
+    if (mode == FileMode::write) written_files_.push_back(resolved);
+    return resolved;
   } catch (const LangError&) {
     throw;
   } catch (const Error& e) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "app/lang/file_policy.h"
@@ -108,6 +109,9 @@ class Interpreter {
   // Files: the path to open for a script's `path` under the file policy (none: full access);
   // a refusal fails at `p` with the policy's message.
   std::string resolve_path(const std::string& path, FileMode mode, Pos p) const;
+  // The paths resolved for writing since the last call (save(), save_onnx()): a front end
+  // hands them to the user (the browser downloads them).
+  std::vector<std::string> take_written_files() { return std::exchange(written_files_, {}); }
   void set_file_policy(std::shared_ptr<const FilePolicy> policy) { file_policy_ = std::move(policy); }
   const FilePolicy* file_policy() const { return file_policy_.get(); }
   const std::shared_ptr<const FilePolicy>& file_policy_ptr() const { return file_policy_; }
@@ -207,6 +211,7 @@ class Interpreter {
   bool rng_saved_ = false;
   std::shared_ptr<const SourceText> source_;
   std::shared_ptr<const FilePolicy> file_policy_;
+  mutable std::vector<std::string> written_files_;
   std::ostream* out_ = nullptr;
   int64_t iterations_ = 0;
   uint64_t statement_serial_ = 0;

@@ -3,8 +3,13 @@
 
 #include <imgui.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -533,6 +538,54 @@ app::LessonPanelFn make_gui_map_panel(const app::LessonPanelFn& lesson_panel) {
   if (!panel) return {};
   std::shared_ptr<PanelState> st = panel->st;
   return [st](app::GuiState& s) { draw_map(s, *st); };
+}
+
+std::string gui_chinese_text() {
+  std::string text;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const std::string& dir : {lessons_dir() + "/zh"}) {
+    if (!fs::is_directory(dir, ec)) continue;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+      if (e.path().extension() == ".md") {
+        std::ifstream f(e.path(), std::ios::binary);
+        text.append(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+      }
+  }
+  try {
+    std::ifstream f(knowledge_map_path(), std::ios::binary);
+    text.append(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  } catch (const Error&) {
+  }
+  // The panel's own words (every Chinese string literal of this file).
+  for (const char* w : {kZh.run_next, kZh.run_all, kZh.restart, kZh.check, kZh.answer, kZh.skip, kZh.right, kZh.wrong,
+                        kZh.pause, kZh.go_on, kZh.finished, kZh.look_at})
+    text += w;
+  for (const char* w : kLegendZh) text += w;
+  text += "分钟中文▶运行知识图谱第课点击打开";
+  return text;
+}
+
+std::function<std::string(app::GuiState&)> make_gui_lesson_state(const app::LessonPanelFn& lesson_panel) {
+  const auto* panel = lesson_panel ? lesson_panel.target<LessonPanel>() : nullptr;
+  if (!panel) return {};
+  std::shared_ptr<PanelState> st = panel->st;
+  return [st](app::GuiState&) -> std::string {
+    if (!st->model) return "";
+    const LessonPlayerModel& m = *st->model;
+    int cells = 0, passed = 0, failed = 0;
+    for (size_t i = 0; i < m.position() && i < m.lesson().blocks.size(); ++i) {
+      const auto& r = m.result(i);
+      if (!r || !r->ran) continue;
+      const Block::Kind k = m.lesson().blocks[i].kind;
+      if (k == Block::Kind::cell) ++cells;
+      if (k == Block::Kind::check) ++(r->ok ? passed : failed);
+    }
+    return nlohmann::json{{"id", m.lesson().number}, {"lang", m.language()}, {"position", m.position()},
+                          {"blocks", m.lesson().blocks.size()}, {"done", m.done()}, {"cells_run", cells},
+                          {"checks_passed", passed}, {"checks_failed", failed}}
+        .dump();
+  };
 }
 
 // [SECTION] actions

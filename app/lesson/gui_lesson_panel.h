@@ -9,6 +9,14 @@
 
 namespace opscope::lesson {
 
+// The Chinese the lesson player can show (every Chinese lesson, the knowledge map, the panel's
+// own words): the font atlas bakes its characters before the first frame (viz::GlyphSet).
+std::string gui_chinese_text();
+
+// What the lesson panel shows, as a JSON object for the GUI's --state-json ("lesson": id, lang,
+// position, cells_run, checks_passed, checks_failed, done); "" before the lesson is open.
+std::function<std::string(app::GuiState&)> make_gui_lesson_state(const app::LessonPanelFn& lesson_panel);
+
 // The panel for lesson `id` (a number or part of a slug) in `lang` ("" = the language last
 // used). The lesson opens on the panel's first frame, in the GUI's workspace and session.
 app::LessonPanelFn make_gui_lesson_panel(const std::string& id, const std::string& lang = {});

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "platform/platform.h"
+
 namespace opscope::lesson {
 
 namespace fs = std::filesystem;
@@ -53,6 +55,7 @@ bool save_progress(const Progress& p, const std::string& path) {
     if (!(o << j.dump(2) << "\n")) return false;
   }
   fs::rename(tmp, path, ec);
+  if (!ec) platform::persist_files();  // the browser writes it to IndexedDB
   return !ec;
 }
 

@@ -1,7 +1,5 @@
 #include "app/onnx/conformance.h"
 
-#include <onnx/defs/schema.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -14,6 +12,7 @@
 #include "app/onnx/map_context.h"
 #include "app/onnx/onnx_import.h"
 #include "app/onnx/onnx_proto.h"
+#include "app/onnx/onnx_schema.h"
 
 namespace opscope::interop {
 
@@ -38,12 +37,7 @@ std::string squash(std::string s) {  // "Reduce_Mean" and "reducemean" alike
 std::string tested_op(const std::vector<std::string>& node_types, const std::string& test_name) {
   if (node_types.empty()) return "";
   if (node_types.size() == 1) return node_types[0];
-  static const std::vector<std::string> all_ops = [] {
-    std::vector<std::string> names;
-    for (const auto& s : onnx::OpSchemaRegistry::get_all_schemas())
-      if (s.domain().empty()) names.push_back(s.Name());
-    return names;
-  }();
+  static const std::vector<std::string> all_ops = onnx_operator_types();
   const std::string name = squash(test_name.rfind("test_", 0) == 0 ? test_name.substr(5) : test_name);
   std::string best;
   for (const std::string& op : all_ops) {

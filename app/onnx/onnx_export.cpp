@@ -1,10 +1,9 @@
 #include "app/onnx/onnx_export.h"
 
-#include <onnx/checker.h>
-
 #include <fstream>
 
 #include "app/onnx/exporter.h"
+#include "app/onnx/onnx_schema.h"
 
 namespace opscope::interop {
 
@@ -110,7 +109,7 @@ ExportInfo Exporter::run(const std::vector<int>& outputs, const std::string& pat
   info_.nodes = graph_->node_size();
   info_.opset = kExportOpset;
   try {
-    onnx::checker::check_model(model_);
+    check_onnx_model(model_);
   } catch (const std::exception& e) {
     throw Error(std::string("save_onnx: the ONNX checker refused the model opscope wrote: ") + e.what(),
                 "this is a bug in opscope's exporter; please report it with the script");

@@ -5,10 +5,9 @@
 #include <set>
 #include <unordered_map>
 
-#include <onnx/defs/schema.h>
-
 #include "app/onnx/onnx_model.h"
 #include "app/onnx/onnx_proto.h"
+#include "app/onnx/onnx_schema.h"
 #include "core/workspace.h"
 
 namespace opscope::interop {
@@ -138,15 +137,16 @@ std::vector<OnnxNode> topological_order(std::vector<OnnxNode> nodes, const std::
 // A model of an opset older than kMinOpset reads as well when each of its operators is defined
 // there as in kMinOpset (Not, GlobalAveragePool, Tanh... are unchanged since opset 1): "" then,
 // else the nodes whose operator changed since (Relu-1's consumed_inputs, Add-1's broadcast).
+// Without ONNX's schemas (the browser) every operator counts as changed.
 std::string changed_since(const onnx::GraphProto& g, int64_t opset) {
+  if (!have_onnx_schemas()) return "every operator (this version of opscope cannot tell which changed)";
   std::set<std::string> changed;
   for (const auto& n : g.node()) {
     if (!is_default_domain(n.domain())) continue;
-    const auto* then = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset), "");
-    const auto* base = onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(kMinOpset), "");
+    const int then = onnx_since_version(n.op_type(), static_cast<int>(opset));
+    const int base = onnx_since_version(n.op_type(), static_cast<int>(kMinOpset));
     if (!then && !base) continue;  // not an ONNX operator: the importer names it with the unmapped ones
-    if (!then || !base || then->since_version() != base->since_version())
-      changed.insert(n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'"));
+    if (!then || !base || then != base) changed.insert(n.op_type() + (n.name().empty() ? "" : " '" + n.name() + "'"));
   }
   std::string s;
   for (const auto& c : changed) s += (s.empty() ? "" : ", ") + c;

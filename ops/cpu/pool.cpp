@@ -2,7 +2,7 @@
 // (built per instruction set; the op spreads the planes over threads).
 //
 // The common 2×2 window with stride 2 and no padding has its own loop (float32): a group of L
-// windows (L = floats per register: 16 with AVX-512, 8 with AVX2) is read as two registers per
+// windows (L = floats per register: 16 with AVX-512, 8 with AVX2, 4 in WebAssembly) is read as two registers per
 // input row, split into the four corners of each window by shuffles (a b / c e), reduced in
 // registers, and the backward's four dx values are interleaved back the same way, so each
 // input and output byte is touched once (about copy bandwidth). A group without NaN takes the
@@ -14,7 +14,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>
+#else
 #include <immintrin.h>
+#endif
 
 #include "ops/cpu/isa_build.h"
 #include "ops/geometry.h"
@@ -158,6 +162,66 @@ inline void route_to_first_equal(VecF a, VecF b, VecF c, VecF best, VecF g, VecF
 }
 inline VecF add(VecF a, VecF b) { return _mm512_add_ps(a, b); }
 inline VecF mul(VecF a, float s) { return _mm512_mul_ps(a, _mm512_set1_ps(s)); }
+#elif defined(__wasm_simd128__)
+// WebAssembly's 128-bit SIMD (the browser build): four lanes, no masked loads or stores, so a
+// partial group goes through a small buffer.
+constexpr int L = 4;
+using VecF = v128_t;
+using VecI = v128_t;
+
+struct Lanes {};
+struct Part {
+  int n;
+};
+inline Part first(int n) { return {n}; }
+inline VecF load(const float* p, Part k) {
+  if (k.n >= 4) return wasm_v128_load(p);
+  alignas(16) float t[4] = {0, 0, 0, 0};
+  if (k.n > 0) std::memcpy(t, p, sizeof(float) * static_cast<size_t>(k.n));
+  return wasm_v128_load(t);
+}
+inline void store(float* p, VecF v, Part k) {
+  if (k.n >= 4) {
+    wasm_v128_store(p, v);
+  } else if (k.n > 0) {
+    alignas(16) float t[4];
+    wasm_v128_store(t, v);
+    std::memcpy(p, t, sizeof(float) * static_cast<size_t>(k.n));
+  }
+}
+inline void split(const Lanes&, const float* r, Part lo, Part hi, VecF& even, VecF& odd) {
+  const VecF x0 = load(r, lo), x1 = load(r + 4, hi);
+  even = wasm_i32x4_shuffle(x0, x1, 0, 2, 4, 6);
+  odd = wasm_i32x4_shuffle(x0, x1, 1, 3, 5, 7);
+}
+inline void join(const Lanes&, float* r, Part lo, Part hi, VecF even, VecF odd) {
+  store(r, wasm_i32x4_shuffle(even, odd, 0, 4, 1, 5), lo);
+  store(r + 4, wasm_i32x4_shuffle(even, odd, 2, 6, 3, 7), hi);
+}
+inline VecF is_nan(VecF v) { return wasm_v128_not(wasm_f32x4_eq(v, v)); }
+inline void take_if_larger(VecF& best, VecI& idx, VecF v, int k) {
+  const VecF t = wasm_v128_and(wasm_f32x4_eq(best, best), wasm_v128_or(wasm_f32x4_gt(v, best), is_nan(v)));
+  best = wasm_v128_bitselect(v, best, t);
+  idx = wasm_v128_bitselect(wasm_i32x4_splat(k), idx, t);
+}
+inline VecF where_index(VecI idx, int k, VecF v) { return wasm_v128_and(wasm_i32x4_eq(idx, wasm_i32x4_splat(k)), v); }
+inline VecI zero_index() { return wasm_i32x4_splat(0); }
+inline VecF max_keep_first(VecF v, VecF best) { return wasm_f32x4_pmax(best, v); }  // best < v ? v : best
+inline bool any_nan(VecF a, VecF b, VecF c, VecF e) {
+  return wasm_v128_any_true(wasm_v128_or(wasm_v128_or(is_nan(a), is_nan(b)), wasm_v128_or(is_nan(c), is_nan(e))));
+}
+inline void route_to_first_equal(VecF a, VecF b, VecF c, VecF best, VecF g, VecF& da, VecF& db, VecF& dc, VecF& de) {
+  const VecF ma = wasm_f32x4_eq(a, best);
+  const VecF mb = wasm_v128_andnot(wasm_f32x4_eq(b, best), ma);
+  const VecF taken = wasm_v128_or(ma, mb);
+  const VecF mc = wasm_v128_andnot(wasm_f32x4_eq(c, best), taken);
+  da = wasm_v128_and(ma, g);
+  db = wasm_v128_and(mb, g);
+  dc = wasm_v128_and(mc, g);
+  de = wasm_v128_andnot(g, wasm_v128_or(taken, mc));
+}
+inline VecF add(VecF a, VecF b) { return wasm_f32x4_add(a, b); }
+inline VecF mul(VecF a, float s) { return wasm_f32x4_mul(a, wasm_f32x4_splat(s)); }
 #else
 constexpr int L = 8;
 using VecF = __m256;

@@ -1,0 +1,74 @@
+# The browser's program and its site (included by CMakeLists.txt in the Emscripten build):
+# the same opscope executable, with the window, Graphviz's figures and the lesson panel linked
+# in (the desktop opens them as modules), and build-web/site/ around it: index.html, the
+# program (.js + .wasm), the files it ships packed into one .data file, and a service worker
+# that keeps the page working offline once it has been loaded. Copy site/ to any static web
+# server (or run tools/serve_web.sh) and open index.html.
+
+# --- what the desktop's window module holds, linked into the one program ------------------------
+add_library(opscope_lesson_gui STATIC app/lesson/gui_lesson_panel.cpp)
+target_link_libraries(opscope_lesson_gui PUBLIC opscope_lesson opscope_gui opscope_viz_gui)
+target_sources(opscope PRIVATE app/gui/window_module.cpp app/gui/window_module_entry.cpp viz/figure_module_entry.cpp)
+set_source_files_properties(app/gui/window_module.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_WINDOW_BUILT_MODULE=\"\"")
+target_compile_definitions(opscope PRIVATE OPSCOPE_HAVE_GUI=1)
+target_link_libraries(opscope PRIVATE opscope_lesson_gui opscope_gui opscope_viz_gui opscope_platform_window opscope_graphviz)
+if(OPSCOPE_HAVE_ONNX)  # the ONNX module's protobuf side, linked in
+  target_link_libraries(opscope PRIVATE opscope_onnx_proto)
+endif()
+
+# --- the files the program reads, packed at the paths it reads them from --------------------------
+set(OPSCOPE_SITE_DIR ${CMAKE_BINARY_DIR}/site)
+set(_packed ${CMAKE_BINARY_DIR}/packed)
+# Fashion-MNIST: the test set whole and the first 10,000 training images (Debian's files), so
+# that fashion_mnist("train") works in the page; File > Open takes the full files.
+set(_fashion /usr/share/datasets/fashion-mnist)
+set(_fashion_out ${_packed}/fashion-mnist)
+add_custom_command(
+  OUTPUT ${_fashion_out}/train-images-idx3-ubyte.gz ${_fashion_out}/train-labels-idx1-ubyte.gz
+         ${_fashion_out}/t10k-images-idx3-ubyte.gz ${_fashion_out}/t10k-labels-idx1-ubyte.gz
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tools/idx_subset.py ${_fashion} ${_fashion_out} --train 10000
+  DEPENDS ${CMAKE_SOURCE_DIR}/tools/idx_subset.py
+  COMMENT "Fashion-MNIST for the site: the test set and 10,000 training images"
+  VERBATIM)
+add_custom_target(web_fashion_subset DEPENDS ${_fashion_out}/train-images-idx3-ubyte.gz)
+add_dependencies(opscope web_fashion_subset)
+set(_fonts /usr/share/fonts/truetype)
+set(_preload
+  ${CMAKE_SOURCE_DIR}/lessons@${OPSCOPE_SHIPPED_DIR}/lessons
+  ${CMAKE_SOURCE_DIR}/assets@${OPSCOPE_SHIPPED_DIR}/assets
+  ${_fonts}/dejavu/DejaVuSans.ttf@${_fonts}/dejavu/DejaVuSans.ttf
+  ${_fonts}/dejavu/DejaVuSansMono.ttf@${_fonts}/dejavu/DejaVuSansMono.ttf
+  ${_fonts}/wqy/wqy-microhei.ttc@${_fonts}/wqy/wqy-microhei.ttc
+  ${_fashion_out}@${_fashion})
+foreach(p IN LISTS _preload)
+  target_link_options(opscope PRIVATE "SHELL:--preload-file ${p}")
+endforeach()
+# The packed files change without the program's sources changing: relink then.
+file(GLOB_RECURSE _shipped CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/lessons/* ${CMAKE_SOURCE_DIR}/assets/*)
+set_property(TARGET opscope APPEND PROPERTY LINK_DEPENDS ${_shipped})
+
+# --- the program -------------------------------------------------------------------------------
+# Asyncify: a long statement draws frames between its steps (platform/web/window_web.cpp), so
+# the call stack from main() to the frame is suspended and resumed; its saved stack must hold
+# the interpreter's deepest recursion. JavaScript-based C++ exceptions (Asyncify cannot yet
+# suspend through WebAssembly's own). One thread: see platform_web.cpp.
+target_link_options(opscope PRIVATE
+  -sASYNCIFY=1 -sASYNCIFY_STACK_SIZE=1048576
+  -sALLOW_MEMORY_GROWTH=1 -sINITIAL_MEMORY=134217728 -sMAXIMUM_MEMORY=4294967296 -sTOTAL_STACK=16777216
+  -sDISABLE_EXCEPTION_CATCHING=0 -sFORCE_FILESYSTEM=1 -lidbfs.js
+  "SHELL:-sEXPORTED_RUNTIME_METHODS=['FS','IDBFS','ENV','UTF8ToString','stringToNewUTF8']"
+  -sENVIRONMENT=web -sEXIT_RUNTIME=0)
+set_target_properties(opscope PROPERTIES SUFFIX ".js" RUNTIME_OUTPUT_DIRECTORY ${OPSCOPE_SITE_DIR})
+
+# --- the page around it --------------------------------------------------------------------------
+set(_site_sources index.html site.js site.css)
+foreach(f IN LISTS _site_sources)
+  configure_file(${CMAKE_SOURCE_DIR}/platform/web/${f} ${OPSCOPE_SITE_DIR}/${f} COPYONLY)
+endforeach()
+# The service worker names its cache after what it caches, so a new build replaces the old.
+add_custom_command(TARGET opscope POST_BUILD
+  COMMAND ${CMAKE_COMMAND} -DSITE=${OPSCOPE_SITE_DIR} -DTEMPLATE=${CMAKE_SOURCE_DIR}/platform/web/sw.js
+          -P ${CMAKE_SOURCE_DIR}/cmake/web_site.cmake
+  COMMENT "The site's service worker, versioned by the files it caches"
+  VERBATIM)
+message(STATUS "opscope: the browser build's site: ${OPSCOPE_SITE_DIR}")

@@ -1,0 +1,19 @@
+# The browser build's tests (tests/web/web_tests.py): ctest first builds the site with
+# Emscripten (tools/web_build.sh, into BUILD/web; ~12 minutes on two cores from nothing, seconds
+# when nothing changed), then runs it in headless Chromium. Registered where emcc and chromium
+# are (tools/setup.sh installs both).
+find_program(OPSCOPE_EMCC emcc)
+find_program(OPSCOPE_CHROMIUM chromium)
+if(NOT OPSCOPE_EMCC OR NOT OPSCOPE_CHROMIUM OR NOT OPSCOPE_HAVE_GUI)
+  message(STATUS "opscope: the browser tests need emcc, chromium and the GUI: not registered")
+  return()
+endif()
+set(_web_build ${CMAKE_CURRENT_BINARY_DIR}/web)
+add_test(NAME web_site_build COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tools/web_build.sh ${_web_build})
+set_tests_properties(web_site_build PROPERTIES FIXTURES_SETUP web_site TIMEOUT 3600 LABELS web)
+foreach(t script_matches_desktop onnx_backward lesson_1_en lesson_5_zh interrupt op_gradcheck files reload_keeps_progress)
+  add_test(NAME web_${t} COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/web_tests.py ${t}
+           --build-dir ${_web_build} --opscope $<TARGET_FILE:opscope>)
+  set_tests_properties(web_${t} PROPERTIES FIXTURES_REQUIRED web_site TIMEOUT 600 LABELS web
+                       PASS_REGULAR_EXPRESSION "${t}: passed")
+endforeach()

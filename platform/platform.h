@@ -1,0 +1,72 @@
+// The one seam between the desktop and the browser. Desktop and browser are the same program;
+// what differs between them is here and only here: how the program starts (its arguments), the
+// frame loop, the window's OpenGL, files the user opens and downloads, persistent storage,
+// threads, and what only the desktop has. One implementation per platform, chosen by the build:
+// platform/desktop/platform_desktop.cpp and platform/web/platform_web.cpp (Emscripten). The
+// window's side is platform/window.h; the modules (core/module_file.h) and the terminal REPL
+// have their browser versions in platform/web/.
+//
+// Model: Dear ImGui's examples, where one small file per platform runs the same application.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace opscope::platform {
+
+// [SECTION] Start and end
+
+// The command line the program runs. Desktop: argv as given. Browser: built from the page's
+// address (index.html?lesson=5&lang=zh, or ?argv=[...] as JSON for tests and tools).
+struct Arguments {
+  std::vector<std::string> args;  // args[0] is the program's name
+  std::vector<char*> argv;        // pointers into args, for CLI11
+  int argc() const { return static_cast<int>(args.size()); }
+  char** data() { return argv.data(); }
+};
+
+// Called first in main(), before anything reads a file or the environment. Browser: mounts
+// the persistent storage (IndexedDB) and waits until it is read, sets the thread limit.
+Arguments start(int argc, char** argv);
+// Called with main()'s exit code just before it returns; returns the code. Browser: writes
+// what is left to persistent storage and tells the page the program ended (tests wait on it).
+int finish(int exit_code);
+
+// "desktop" or "web".
+const char* name();
+
+// [SECTION] The window and its frames
+
+// Whether a window can be opened: the desktop needs a display ($DISPLAY or $WAYLAND_DISPLAY);
+// the browser's page is one.
+bool has_display();
+
+// [SECTION] Files
+
+// A file the program wrote for the user (save(), save_onnx(), export, metrics CSV). Desktop:
+// it is on disk where the user said, nothing to do. Browser: offered as a download.
+void offer_download(const std::string& path);
+
+// Draws an SVG file as a PNG file with the platform's own renderer: the browser's (its build
+// has no Graphviz renderer for PNG). The desktop renders PNGs with Graphviz and throws here.
+void svg_to_png(const std::string& svg_path, const std::string& png_path);
+
+// True where the user picks files from their computer with the platform's own chooser (the
+// browser): File > Open then asks for one with pick_file, and picked_files() returns, in a
+// later frame, the paths where the chosen files were copied (empty most frames).
+bool has_file_chooser();
+void pick_file(const std::string& accept);  // e.g. ".ops,.npy,.onnx,.gz,.idx"
+std::vector<std::string> picked_files();
+
+// Persistent storage (lesson progress, the workspace's journal, settings) lives under the
+// user's XDG folders. Desktop: files, nothing to do. Browser: IndexedDB, written back here.
+void persist_files();
+
+// [SECTION] What only the desktop has
+
+enum class Feature { terminal, cxx_extensions, threads };
+bool has(Feature f);
+// Throws opscope::Error saying why `f` is not here and what to use instead, where a user asked
+// for it (`what`: "load_extension", "opscope repl"); does nothing where it is.
+void require(Feature f, const std::string& what);
+
+}  // namespace opscope::platform

@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""The browser build's tests, run by ctest (cmake/web_tests.cmake) against the site built by
+tools/web_build.sh, in headless Chromium (tools/web_driver.py). One test per call:
+
+  web_tests.py NAME --build-dir BUILD/web [--opscope BUILD/opscope]
+
+Each prints what it checked and exits 0, or prints what failed and exits 1."""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import web_driver  # noqa: E402
+
+FAILURES = []
+
+
+def check(ok, what):
+    print(("ok:   " if ok else "FAIL: ") + what)
+    if not ok:
+        FAILURES.append(what)
+
+
+def web_run(args, out, script, *options):
+    """tools/web_run.sh SCRIPT into `out`; returns (exit code, state JSON or None)."""
+    png, js = os.path.join(out, "shot.png"), os.path.join(out, "state.json")
+    cmd = [sys.executable, os.path.join(ROOT, "tools", "web_run.py"), script, png, js, *options,
+           "--build-dir", args.build_dir]
+    rc = subprocess.run(cmd).returncode
+    state = json.load(open(js)) if os.path.exists(js) else None
+    return rc, state
+
+
+def desktop_run(args, out, script, actions, frames):
+    """The same run in the desktop window under Xvfb."""
+    png, js = os.path.join(out, "desktop.png"), os.path.join(out, "desktop.json")
+    env = dict(os.environ, LIBGL_ALWAYS_SOFTWARE="1", XDG_CONFIG_HOME=os.path.join(out, "desktop-config"))
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", args.opscope, "gui", "--script", script,
+           "--frames", str(frames), "--actions", actions, "--screenshot", png, "--state-json", js]
+    rc = subprocess.run(cmd, env=env).returncode
+    return rc, (json.load(open(js)) if os.path.exists(js) else None)
+
+
+# [SECTION] the tests
+
+def test_script_matches_desktop(args, out):
+    """A script stepped in the window: the browser shows what the desktop shows."""
+    compare_with_desktop(args, out, os.path.join(ROOT, "tests", "gui", "mlp.ops"), "step;step bwd;step bwd;select n3")
+
+
+def test_onnx_backward(args, out):
+    """An ONNX model shipped in the site, imported and stepped backward: as on the desktop."""
+    compare_with_desktop(args, out, os.path.join(HERE, "onnx_backward.ops"), "step bwd;step bwd;step bwd")
+
+
+def compare_with_desktop(args, out, script, actions, frames=8):
+    drc, desk = desktop_run(args, out, script, actions, frames)
+    wrc, web = web_run(args, out, script, "--actions", actions, "--frames", str(frames))
+    check(drc == 0 and desk is not None, "the desktop run finished")
+    check(wrc == 0 and web is not None, "the browser run finished without page errors")
+    if not (desk and web):
+        return
+    check(web["platform"] == "web" and desk["platform"] == "desktop", "each says which platform it is")
+    for key in ("graph_nodes", "step", "phase", "current_node", "next_node", "steps_left", "selected", "live_bytes",
+                "peak_bytes", "mode"):
+        check(web[key] == desk[key], f"{key}: browser {web[key]!r}, desktop {desk[key]!r}")
+    boxes = lambda s: sorted((n["key"], n["title"], n["subtitle"], n["kind"], n["lane"], n["phase"]) for n in s["nodes"])
+    check(boxes(web) == boxes(desk), f"the same {len(desk['nodes'])} boxes: titles, shapes (subtitles), kinds, lanes")
+    mem = lambda s: [(e["step"], e["node"], e["phase"], e["bytes"]) for e in s["memory"]]
+    check(mem(web) == mem(desk), f"memory by category after each of the {len(desk['memory'])} steps")
+    check(web["first_frame_ms"] is not None and web["first_frame_ms"] > 0,
+          f"first frame after {web['first_frame_ms']:.0f} ms")
+
+
+def lesson_run(args, out, lesson, lang):
+    rc, s = web_run(args, out, "-", "--lesson", lesson, "--lang", lang, "--actions", "lesson all", "--frames", "8")
+    check(rc == 0 and s is not None, f"lesson {lesson} ({lang}) ran in the browser without page errors")
+    if not s:
+        return
+    l = s.get("lesson", {})
+    check(l.get("lang") == lang and str(l.get("id")) == lesson, f"the lesson panel shows lesson {lesson} in {lang}: {l}")
+    check(l.get("done") is True, "every block ran to the end")
+    check(l.get("checks_passed", 0) > 0 and l.get("checks_failed", 1) == 0,
+          f"{l.get('checks_passed')} checks passed, {l.get('checks_failed')} failed")
+    check(s.get("cjk_font") is True, "the Chinese font is there")
+
+
+def test_lesson_1_en(args, out):
+    lesson_run(args, out, "1", "en")
+
+
+def test_lesson_5_zh(args, out):
+    lesson_run(args, out, "5", "zh")
+
+
+def test_interrupt(args, out):
+    """A training loop interrupted from the window: frames went on, the statement was undone."""
+    script = os.path.join(ROOT, "tests", "gui", "mlp.ops")
+    actions = "interrupt 3;exec keep = logits\nfor i in range(1000000): z = matmul(randn(64, 64), randn(64, 64))"
+    rc, s = web_run(args, out, script, "--actions", actions, "--frames", "8")
+    check(rc == 0 and s is not None, "the run finished without page errors")
+    if not s:
+        return
+    check(s["idle_frames"] >= 3, f"{s['idle_frames']} frames drawn while the loop ran")
+    check(s["running"] is False, "nothing runs any more")
+    check(any(line.startswith("interrupted at <console>:") for line in s["console"]), "the console says where it stopped")
+    check(s["graph_nodes"] == 16 and s["steps_left"] == 10, "the workspace is as before the statement")
+
+
+def test_op_gradcheck(args, out):
+    """A user's @op with its own backward, checked against central differences in the page."""
+    script = os.path.join(ROOT, "tests", "gui", "custom_op.ops")
+    actions = "exec print(\"gradcheck error\", gradcheck(swish, randn(3, 4, dtype=\"float64\"), beta=1.5) < 1e-6);step bwd"
+    rc, s = web_run(args, out, script, "--actions", actions, "--frames", "6")
+    check(rc == 0 and s is not None, "the run finished without page errors")
+    if not s:
+        return
+    check("gradcheck error True" in s["console"], "gradcheck of the @op passes in the browser")
+    check(any(n["title"].startswith("#") and "swish_backward" in n["title"] for n in s["nodes"]),
+          "the @op's backward is one node of the graph")
+
+
+def test_files(args, out):
+    """A file opened from the computer becomes a variable; save() offers a download."""
+    npy = os.path.join(out, "weights.npy")
+    subprocess.run([args.opscope, "-c", f'save("{npy}", arange(6, dtype="float32").reshape(2, 3))'], check=True)
+    server = web_driver.SiteServer(os.path.join(args.build_dir, "site"))
+    browser = web_driver.Browser()
+    try:
+        browser.before_load(web_driver.preload_script({"/out/.keep": b""}) +
+                            web_driver.open_files_script({"weights.npy": open(npy, "rb").read()}))
+        argv = ["gui", "--frames", "12", "--state-json", "/out/state.json",
+                "--actions", 'exec 1;exec save("double.npy", weights * 2);exec print("sum", weights.sum().item())']
+        browser.navigate(server.url(web_driver.argv_query(argv)))
+        code = browser.wait_for("opscope.exitCode !== null ? {c: opscope.exitCode} : null", 120, "the program")["c"]
+        check(code == 0, "the program ended well")
+        s = json.loads(browser.read_file("/out/state.json"))
+        check(any("weights = load(" in line for line in s["console"]), "the opened .npy ran as weights = load(...)")
+        check("sum 15.0" in s["console"], "its values arrived: sum 15.0")
+        downloads = browser.evaluate("opscope.downloads")
+        check(any(d["name"] == "double.npy" and d["size"] > 100 for d in downloads), f"save() offered a download: {downloads}")
+        check(not browser.console_errors(), f"no page errors {browser.console_errors()}")
+    finally:
+        browser.close()
+        server.close()
+
+
+def test_reload_keeps_progress(args, out):
+    """Lesson progress is in IndexedDB: a reload of the page still has it."""
+    server = web_driver.SiteServer(os.path.join(args.build_dir, "site"))
+    browser = web_driver.Browser()
+    try:
+        argv = ["gui", "--lesson", "2", "--lang", "en", "--frames", "8", "--actions", "lesson next;lesson next;lesson next"]
+        browser.navigate(server.url(web_driver.argv_query(argv)))
+        browser.wait_for("opscope.exitCode !== null", 120, "the first visit")
+        first = json.loads(browser.read_file("/home/web_user/.config/opscope/progress.json"))
+        browser.reload()
+        browser.wait_for("typeof FS !== 'undefined' && opscope.exitCode === null && opscope.firstFrameMs !== null", 120,
+                         "the page after the reload")
+        after = json.loads(browser.read_file("/home/web_user/.config/opscope/progress.json"))
+        check(after.get("last") == first.get("last") == "02", f"the last lesson is remembered: {after.get('last')}")
+        check(after["lessons"].get("02", {}).get("block", 0) > 0,
+              f"lesson 2's position survived the reload: {after['lessons'].get('02')}")
+        check(not browser.console_errors(), f"no page errors {browser.console_errors()}")
+    finally:
+        browser.close()
+        server.close()
+
+
+TESTS = {name[len("test_"):]: f for name, f in globals().items() if name.startswith("test_")}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", choices=sorted(TESTS))
+    p.add_argument("--build-dir", required=True, help="the browser build (its site/ is served)")
+    p.add_argument("--opscope", help="the desktop opscope, for the tests that compare or make files")
+    args = p.parse_args()
+    out = tempfile.mkdtemp(prefix=f"opscope-web-{args.name}-")
+    try:
+        TESTS[args.name](args, out)
+    except web_driver.PageError as e:
+        check(False, f"the page: {e}")
+    finally:
+        if not FAILURES:
+            shutil.rmtree(out, ignore_errors=True)
+        else:
+            print(f"(files kept in {out})")
+    print(f"{args.name}: {'passed' if not FAILURES else f'{len(FAILURES)} checks failed'}")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
