@@ -23,15 +23,16 @@ if(OPSCOPE_HAVE_ONNX)
   add_library(opscope_onnx STATIC
     app/onnx/onnx_model.cpp app/onnx/onnx_import.cpp app/onnx/onnx_export_outputs.cpp app/onnx/conformance_report.cpp
     app/onnx/map_context.cpp app/onnx/map_math.cpp app/onnx/map_nn.cpp app/onnx/map_shape.cpp
+    app/onnx/map_vision.cpp app/onnx/map_index.cpp app/onnx/map_rnn.cpp app/onnx/onnx_fold.cpp
     app/onnx/proto_module.cpp)
-  target_link_libraries(opscope_onnx PUBLIC opscope_core ${CMAKE_DL_LIBS})
+  target_link_libraries(opscope_onnx PUBLIC opscope_layers opscope_core ${CMAKE_DL_LIBS})
   target_compile_definitions(opscope_onnx PUBLIC OPSCOPE_HAVE_ONNX=1)
   # What touches libonnx and libprotobuf: a module opened on the first ONNX call (proto_module.h),
   # since loading those two libraries cost 2–6 ms of every start-up. Built hidden, like an
   # extension, and linked against no opscope library: its calls into the engine bind to the
   # executable that opens it (which exports opscope's symbols).
   add_library(opscope_onnx_proto MODULE
-    app/onnx/onnx_parse.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_export.cpp app/onnx/export_ops.cpp
+    app/onnx/onnx_parse.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_export.cpp app/onnx/export_ops.cpp app/onnx/export_layers.cpp
     app/onnx/conformance.cpp app/onnx/proto_module_entry.cpp)
   target_include_directories(opscope_onnx_proto PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(opscope_onnx_proto PRIVATE onnx onnx_proto protobuf::libprotobuf)
