@@ -217,7 +217,7 @@ template <class T> OPSCOPE_HD T f_hardswish(T a, T, const Params&) {
   return a <= T(-3) ? T(0) : a >= T(3) ? a : a * (a + T(3)) / T(6);
 }
 // a = x, b = dy: the derivative 0, (2x + 3)/6, 1 on the three pieces (PyTorch's choice at the
-// kinks: x = −3 takes the middle piece's 0, x = 3 the middle piece's 1.5).
+// kinks: both take the middle piece's, −½ at x = −3 and 1½ at x = 3).
 template <class T> OPSCOPE_HD T f_hardswish_backward(T x, T dy, const Params&) {
   return x < T(-3) ? T(0) : x <= T(3) ? dy * (x / T(3) + T(0.5)) : dy;
 }
