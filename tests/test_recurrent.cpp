@@ -180,7 +180,10 @@ TEST_CASE("recurrent layers: shape errors name the layer and the tensor, and lea
   lab.ok("w = gru_weights(3, 4)\nx = randn(5, 2, 3)");
   const std::string before = test::workspace_state(lab.session);
   CHECK_FALSE(lab.run("y, h = gru(randn(5, 2, 7), w)"));
-  CHECK(lab.err.find("gru: layer 0: w_ih has shape [12, 3], expected [12, 7]") != std::string::npos);
+  CHECK(lab.err.find("gru: x [5, 2, 7] has 7 features, but layer 0's w_ih [12, 3] takes 3") != std::string::npos);
+  CHECK(lab.err.find("gru_weights(7, hidden_size) fits this x") != std::string::npos);
+  CHECK_FALSE(lab.run("y, h = gru(x, [w[0], w[1], w[0], w[3]])"));
+  CHECK(lab.err.find("gru: layer 0: b_ih has shape [12, 3], expected [12]") != std::string::npos);
   CHECK_FALSE(lab.run("y, h = gru(x, w, num_layers=2)"));
   CHECK(lab.err.find("4 weights for 2 layer(s) × 1 direction(s), which take 8") != std::string::npos);
   CHECK_FALSE(lab.run("y, h = gru(x, w, randn(1, 2, 5))"));

@@ -1,6 +1,7 @@
 #include "app/layers/recurrent.h"
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/workspace.h"
 
 namespace opscope {
@@ -102,6 +103,7 @@ class Builder {
     }
     std::vector<Tensor> hs(static_cast<size_t>(T));
     for (int64_t s = 0; s < T; ++s) {
+      interrupt::check();  // a step boundary: Ctrl-C stops a long sequence here (and the window draws)
       const int64_t t = reverse ? T - 1 - s : s;
       Scope step(ws_, label + "t=" + std::to_string(t));
       Tensor x_t = op("gather", {in, Tensor::scalar(static_cast<double>(t), DType::i64, MemCategory::input)}, {{"axis", time_axis}});
@@ -149,6 +151,12 @@ int64_t check_inputs(const Tensor& x, const std::vector<RecurrentParams>& params
          "one (w_ih, w_hh[, b_ih, b_hh]) set per layer and direction, in PyTorch's order: layer 0, layer 0 reverse, layer 1, ...");
   if (!params[0].w_hh.defined() || params[0].w_hh.dim() != 2) fail(spec, "w_hh must be a matrix [gates·H, H]");
   const int64_t H = params[0].w_hh.shape()[1], B = x.shape()[spec.batch_first ? 0 : 1];
+  if (params[0].w_ih.defined() && params[0].w_ih.dim() == 2 && params[0].w_ih.shape()[1] != x.shape()[2])
+    fail(spec, "x " + shape_str(x.shape()) + " has " + std::to_string(x.shape()[2]) + " features, but layer 0's w_ih " +
+                   shape_str(params[0].w_ih.shape()) + " takes " + std::to_string(params[0].w_ih.shape()[1]),
+         std::string("the weights were made for another input size: ") + recurrent_cell_name(spec.cell) + "_weights(" +
+             std::to_string(x.shape()[2]) + ", hidden_size) fits this x" +
+             (spec.batch_first ? "" : " (or is x [batch, time, features]? then batch_first=True)"));
   for (int64_t l = 0; l < spec.layers; ++l)
     for (int64_t d = 0; d < dirs; ++d) {
       const RecurrentParams& p = params[static_cast<size_t>(l * dirs + d)];
