@@ -531,9 +531,13 @@ void install_file_builtins(BuiltinTable& B) {
                     "save(\"mask.npy\", x > 0, dtype=\"bool\") writes NumPy's bool");
           as_bool = true;
         }
+        const std::string path = in.resolve_path(a.positional[0].s, FileMode::write, a.positions[0]);
+        const Tensor& x = tensor_arg(in, a, 1, "save");
         try {
-          save_npy(in.resolve_path(a.positional[0].s, FileMode::write, a.positions[0]), tensor_arg(in, a, 1, "save"), as_bool);
-        } catch (const Error& e) {
+          save_npy(path, x, as_bool);
+        } catch (const LangError&) {
+          throw;
+        } catch (const Error& e) {  // a mask with a value other than 0 or 1, a write that failed
           in.fail(a.pos, e.what(), e.hint());
         }
         return Value::None();
