@@ -5,19 +5,24 @@
 set(OPSCOPE_ONNX AUTO CACHE STRING "Build ONNX import/export: ON, OFF or AUTO (when libonnx-dev is found)")
 set_property(CACHE OPSCOPE_ONNX PROPERTY STRINGS AUTO ON OFF)
 set(OPSCOPE_HAVE_ONNX OFF)
+# The importer, the names and the entry points (no protobuf), and what touches protobuf (and, on
+# the desktop, libonnx): the same sources in both builds.
+set(OPSCOPE_ONNX_IMPORTER_SOURCES
+  app/onnx/onnx_model.cpp app/onnx/onnx_import.cpp app/onnx/onnx_export_outputs.cpp app/onnx/conformance_report.cpp
+  app/onnx/map_context.cpp app/onnx/map_math.cpp app/onnx/map_nn.cpp app/onnx/map_shape.cpp
+  app/onnx/map_vision.cpp app/onnx/map_index.cpp app/onnx/map_rnn.cpp app/onnx/onnx_fold.cpp
+  app/onnx/proto_module.cpp)
+set(OPSCOPE_ONNX_PROTO_SOURCES
+  app/onnx/onnx_parse.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_export.cpp app/onnx/export_ops.cpp app/onnx/export_layers.cpp
+  app/onnx/conformance.cpp app/onnx/proto_module_entry.cpp)
 if(EMSCRIPTEN AND NOT OPSCOPE_ONNX STREQUAL "OFF")
   # The browser: protobuf and ONNX's classes built from source (cmake/web_deps.cmake), the
   # module linked into the one program, no libonnx (onnx_schema_unavailable.cpp).
   set(OPSCOPE_HAVE_ONNX ON)
-  add_library(opscope_onnx STATIC
-    app/onnx/onnx_model.cpp app/onnx/onnx_import.cpp app/onnx/onnx_export_outputs.cpp app/onnx/conformance_report.cpp
-    app/onnx/map_context.cpp app/onnx/map_math.cpp app/onnx/map_nn.cpp app/onnx/map_shape.cpp
-    app/onnx/proto_module.cpp)
-  target_link_libraries(opscope_onnx PUBLIC opscope_core)
+  add_library(opscope_onnx STATIC ${OPSCOPE_ONNX_IMPORTER_SOURCES})
+  target_link_libraries(opscope_onnx PUBLIC opscope_layers opscope_core)
   target_compile_definitions(opscope_onnx PUBLIC OPSCOPE_HAVE_ONNX=1)
-  add_library(opscope_onnx_proto STATIC
-    app/onnx/onnx_parse.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_export.cpp app/onnx/export_ops.cpp
-    app/onnx/conformance.cpp app/onnx/onnx_schema_unavailable.cpp app/onnx/proto_module_entry.cpp)
+  add_library(opscope_onnx_proto STATIC ${OPSCOPE_ONNX_PROTO_SOURCES} app/onnx/onnx_schema_unavailable.cpp)
   target_link_libraries(opscope_onnx_proto PUBLIC web_onnx_proto opscope_core)
   target_compile_definitions(opscope_onnx_proto PRIVATE OPSCOPE_EXPORT_VERSION="${PROJECT_VERSION}")
   foreach(t opscope_onnx opscope_onnx_proto)
@@ -43,19 +48,14 @@ message(STATUS "opscope: ONNX ${OPSCOPE_HAVE_ONNX}")
 
 if(OPSCOPE_HAVE_ONNX)
   # The importer, the names and the entry points: no protobuf, linked into opscope.
-  add_library(opscope_onnx STATIC
-    app/onnx/onnx_model.cpp app/onnx/onnx_import.cpp app/onnx/onnx_export_outputs.cpp app/onnx/conformance_report.cpp
-    app/onnx/map_context.cpp app/onnx/map_math.cpp app/onnx/map_nn.cpp app/onnx/map_shape.cpp
-    app/onnx/proto_module.cpp)
-  target_link_libraries(opscope_onnx PUBLIC opscope_core ${CMAKE_DL_LIBS})
+  add_library(opscope_onnx STATIC ${OPSCOPE_ONNX_IMPORTER_SOURCES})
+  target_link_libraries(opscope_onnx PUBLIC opscope_layers opscope_core ${CMAKE_DL_LIBS})
   target_compile_definitions(opscope_onnx PUBLIC OPSCOPE_HAVE_ONNX=1)
   # What touches libonnx and libprotobuf: a module opened on the first ONNX call (proto_module.h),
   # since loading those two libraries cost 2–6 ms of every start-up. Built hidden, like an
   # extension, and linked against no opscope library: its calls into the engine bind to the
   # executable that opens it (which exports opscope's symbols).
-  add_library(opscope_onnx_proto MODULE
-    app/onnx/onnx_parse.cpp app/onnx/onnx_tensor.cpp app/onnx/onnx_export.cpp app/onnx/export_ops.cpp
-    app/onnx/conformance.cpp app/onnx/onnx_schema_libonnx.cpp app/onnx/proto_module_entry.cpp)
+  add_library(opscope_onnx_proto MODULE ${OPSCOPE_ONNX_PROTO_SOURCES} app/onnx/onnx_schema_libonnx.cpp)
   target_include_directories(opscope_onnx_proto PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(opscope_onnx_proto PRIVATE onnx onnx_proto protobuf::libprotobuf)
   target_compile_definitions(opscope_onnx_proto PRIVATE OPSCOPE_EXPORT_VERSION="${PROJECT_VERSION}")

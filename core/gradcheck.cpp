@@ -111,20 +111,34 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
       if (c.inputs[i].differentiable && is_floating(ins[i].dtype())) ins[i].set_requires_grad(true);
 
     auto outs = ws.call_multi(op, ins, attrs, algo);
-    if (outs.size() != 1) throw Error("gradcheck supports single-output ops");
-    // Weights r make L = sum(r * y) sensitive to every output element.
+    // The outputs a gradient flows from: the floating-point ones the caller gets (topk's values,
+    // not its int64 indices; not an @op's hidden outputs).
+    std::vector<size_t> differentiable;
+    for (size_t o = 0; o + static_cast<size_t>(op.hidden_outputs) < outs.size(); ++o)
+      if (is_floating(outs[o].dtype())) differentiable.push_back(o);
+    if (differentiable.empty()) throw Error("gradcheck: the op has no floating-point output");
+    // Weights r_o make L = Σ_o sum(r_o * y_o) sensitive to every output element; one backward
+    // per output adds its part to the inputs' .grad.
     std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
     std::uniform_real_distribution<double> u(-1.0, 1.0);
-    Tensor weights = Tensor::empty(outs[0].shape(), DType::f64, MemCategory::input);
-    for (int64_t i = 0; i < weights.numel(); ++i) weights.data<double>()[i] = u(rng);
-    ws.backward(outs[0], weights);
+    std::vector<Tensor> weights;
+    for (size_t o : differentiable) {
+      Tensor w = Tensor::empty(outs[o].shape(), DType::f64, MemCategory::input);
+      for (int64_t i = 0; i < w.numel(); ++i) w.data<double>()[i] = u(rng);
+      weights.push_back(w);
+    }
+    for (size_t j = 0; j < differentiable.size(); ++j)
+      ws.backward(outs[differentiable[j]], weights[j], /*retain_graph=*/j + 1 < differentiable.size());
 
     auto loss = [&]() {
       NoGradGuard ng;
-      Tensor y = ws.call_multi(op, ins, attrs, algo)[0].contiguous();
+      const std::vector<Tensor> ys = ws.call_multi(op, ins, attrs, algo);
       ws.reset_graph();
       double acc = 0;
-      for (int64_t i = 0; i < y.numel(); ++i) acc += y.get(i) * weights.data<double>()[i];
+      for (size_t j = 0; j < differentiable.size(); ++j) {
+        const Tensor y = ys[differentiable[j]].contiguous();
+        for (int64_t i = 0; i < y.numel(); ++i) acc += y.get(i) * weights[j].data<double>()[i];
+      }
       return acc;
     };
     for (auto& [kind, index] : saved_reads(ws, op, attrs, ins)) r.saved_read.push_back({kind, index});

@@ -1,6 +1,7 @@
 // Activations: relu, leaky_relu, gelu (erf and tanh forms) with its backward op, sigmoid,
-// softplus, tanh. All bandwidth-bound and pointwise: one pass over the data, kernels from the formulas
-// of ops/pointwise.h.
+// softplus, tanh, and the ones of MobileNetV3 and friends: hardsigmoid, hardswish, elu, selu,
+// mish. All bandwidth-bound and pointwise: one pass over the data, kernels from the formulas of
+// ops/pointwise.h; where the derivative is a formula of x, one backward op (x, dy) -> dx.
 #include "ops/cpu_util.h"
 #include "ops/pointwise_cpu.h"
 
@@ -40,6 +41,36 @@ OpDef output_backward_op(const std::string& name, const std::string& doc, Formul
   d.gradcheck = {gc({{{3, 4}}, {{3, 4}}})};  // for the CUDA tests and the saved-tensor check
   d.cost = cpu::elementwise_cost(flops_per_element);
   return d;
+}
+
+// The backward of an activation written in its input x: dx = f(x, dy; params), not
+// differentiable again, checked through the forward op.
+OpDef input_backward_op(const std::string& name, const std::string& doc, Formula f, const std::string& forward,
+                        int flops_per_element, std::vector<AttrSpec> attrs = {}) {
+  OpDef d = OpDef::declare(name, "activation", doc, {"x", "dy"});
+  d.attrs = std::move(attrs);
+  d.infer = infer_like_dy("x");
+  std::vector<std::string> params;
+  for (auto& a : d.attrs) params.push_back(a.name);
+  cpu::make_pointwise(d, f, params);
+  d.differentiable = false;
+  d.checked_via = forward;
+  d.gradcheck = {gc({{{3, 4}}, {{3, 4}}})};  // for the CUDA tests and the saved-tensor check
+  d.cost = cpu::elementwise_cost(flops_per_element);
+  return d;
+}
+
+// Attributes of hardsigmoid and its backward: PyTorch's relu6(x + 3)/6 by default.
+std::vector<AttrSpec> hardsigmoid_attrs() {
+  return {make_attr("alpha", AttrType::real, 1.0 / 6.0, "slope of the ramp (ONNX's HardSigmoid uses 0.2)"),
+          make_attr("beta", AttrType::real, 0.5, "the ramp's value at x = 0")};
+}
+// SELU's constants (Klambauer et al. 2017), as PyTorch's selu.
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+std::vector<AttrSpec> elu_backward_attrs() {
+  return {make_attr("alpha", AttrType::real, 1.0, "alpha of the forward elu"),
+          make_attr("scale", AttrType::real, 1.0, "the forward's factor (selu's scale; 1 for elu)")};
 }
 
 OPSCOPE_REGISTER_OPS(register_activation_ops) {
@@ -125,6 +156,76 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
     d.cost = cpu::elementwise_cost(12);
     registry.add(std::move(d));
   }
+  {
+    OpDef d = activation("hardsigmoid", "y = clamp(alpha·x + beta, 0, 1) = relu6(x + 3)/6 with the defaults");
+    d.attrs = hardsigmoid_attrs();
+    cpu::make_pointwise(d, Formula::hardsigmoid, {"alpha", "beta"});
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      return {g.call("hardsigmoid_backward", {g.input(0), g.grad_output(0)},
+                     {{"alpha", g.attrs().f("alpha")}, {"beta", g.attrs().f("beta")}})};
+    };
+    d.backward_note = "dx = hardsigmoid_backward(x, dy) = alpha·dy where 0 < alpha·x + beta < 1, else 0";
+    d.cost = cpu::elementwise_cost(4);
+    d.gradcheck = {gc({{{3, 4}}}, {}, "the ramp (|x| < 3)"),
+                   gc({{{3, 4}, Domain::away_zero}}, {{"alpha", 1.0}, {"beta", 0.25}}, "alpha 1, beta 0.25: both flat parts")};
+    registry.add(std::move(d));
+  }
+  registry.add(input_backward_op("hardsigmoid_backward", "dx = alpha·dy where 0 < alpha·x + beta < 1, else 0",
+                                 Formula::hardsigmoid_backward, "hardsigmoid", 4, hardsigmoid_attrs()));
+  {
+    OpDef d = activation("hardswish", "y = x·relu6(x + 3)/6: 0 below −3, x above 3, x·(x + 3)/6 between");
+    cpu::make_pointwise(d, Formula::hardswish);
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("hardswish_backward", {g.input(0), g.grad_output(0)})}; };
+    d.backward_note = "dx = hardswish_backward(x, dy) = 0, dy·(2x + 3)/6, dy below −3, between, above 3";
+    d.cost = cpu::elementwise_cost(5);
+    registry.add(std::move(d));
+  }
+  registry.add(input_backward_op("hardswish_backward", "dx = 0 (x < −3), dy·(x/3 + 1/2) (x <= 3), dy (x > 3)",
+                                 Formula::hardswish_backward, "hardswish", 4));
+  {
+    OpDef d = activation("elu", "y = x for x > 0, alpha·(e^x − 1) below");
+    d.attrs = {make_attr("alpha", AttrType::real, 1.0, "the value elu tends to is −alpha")};
+    cpu::make_pointwise(d, Formula::elu, {"alpha"});
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      return {g.call("elu_backward", {g.input(0), g.grad_output(0)}, {{"alpha", g.attrs().f("alpha")}})};
+    };
+    d.backward_note = "dx = elu_backward(x, dy) = dy for x > 0, alpha·e^x·dy below";
+    d.cost = cpu::elementwise_cost(10);
+    d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided"),
+                   gc({{{2, 3, 2}, Domain::away_zero}}, {{"alpha", 0.5}}, "alpha 0.5")};
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = activation("selu", "y = scale·(x for x > 0, alpha·(e^x − 1) below), alpha ≈ 1.6733, scale ≈ 1.0507");
+    d.attrs = {make_attr("alpha", AttrType::real, kSeluAlpha, "SELU's alpha (the self-normalising constant)"),
+               make_attr("scale", AttrType::real, kSeluScale, "SELU's scale, lambda (ONNX's gamma)")};
+    cpu::make_pointwise(d, Formula::selu, {"alpha", "scale"});
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      return {g.call("elu_backward", {g.input(0), g.grad_output(0)},
+                     {{"alpha", g.attrs().f("alpha")}, {"scale", g.attrs().f("scale")}})};
+    };
+    d.backward_note = "dx = elu_backward(x, dy, alpha, scale) = scale·dy for x > 0, scale·alpha·e^x·dy below";
+    d.cost = cpu::elementwise_cost(11);
+    d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided")};
+    registry.add(std::move(d));
+  }
+  registry.add(input_backward_op("elu_backward", "dx = scale·dy for x > 0, scale·alpha·e^x·dy below (elu and selu)",
+                                 Formula::elu_backward, "elu", 10, elu_backward_attrs()));
+  {
+    OpDef d = activation("mish", "y = x·tanh(softplus(x)) = x·tanh(log(1 + e^x))");
+    cpu::make_pointwise(d, Formula::mish);
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("mish_backward", {g.input(0), g.grad_output(0)})}; };
+    d.backward_note = "dx = mish_backward(x, dy) = dy·(t + x·sigmoid(x)·(1 − t²)), t = tanh(softplus(x))";
+    d.cost = cpu::elementwise_cost(30);
+    registry.add(std::move(d));
+  }
+  registry.add(input_backward_op("mish_backward", "dx = dy·(t + x·sigmoid(x)·(1 − t²)), t = tanh(softplus(x))",
+                                 Formula::mish_backward, "mish", 40));
   // One op, one pass, for each of these backward formulas (as PyTorch's tanh_backward,
   // sigmoid_backward and threshold_backward): gradchecked through the forward op they differentiate.
   registry.add(output_backward_op("tanh_backward", "dx = dy · (1 - y²), y = tanh(x)", Formula::tanh_backward, "tanh", 3));

@@ -1,5 +1,5 @@
 // Binary elementwise operators with NumPy broadcasting: add, sub, mul, div, pow, maximum,
-// minimum, the comparisons, and where. The engine reduces broadcast gradients (sum_to). All but
+// minimum, mod, fmod, the comparisons, and where. The engine reduces broadcast gradients (sum_to). All but
 // where are pointwise: their kernels come from their formulas in ops/pointwise.h.
 #include <algorithm>
 #include <cmath>
@@ -104,6 +104,28 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
     d.backward_note = is_max ? "da = dc where a >= b, db = dc where a < b" : "da = dc where a <= b, db = dc where a > b";
     const InputSpec a{{3, 4}, Domain::distinct}, b{{3, 4}, Domain::distinct}, row{{4}, Domain::distinct};
     d.gradcheck = {gc({a, b}), gc({a, row}, {}, "broadcast")};
+    registry.add(std::move(d));
+  }
+  // The two remainders: c = a − q·b with q = ⌊a/b⌋ (mod: the sign of b, Python's %) or q =
+  // trunc(a/b) (fmod: the sign of a). Backward reads q back as (a − c)/b.
+  for (bool floor_q : {true, false}) {
+    OpDef d = binary(floor_q ? "mod" : "fmod",
+                     floor_q ? "c = a − ⌊a/b⌋·b, the remainder with the sign of b (Python's %, torch.remainder)"
+                             : "c = a − trunc(a/b)·b, the remainder with the sign of a (C's fmod, torch.fmod)");
+    cpu::make_pointwise(d, floor_q ? Formula::mod : Formula::fmod);
+    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::output, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val dc = g.grad_output(0);
+      Val db;
+      if (g.needs_grad(1)) db = -(dc * ((g.input(0) - g.output(0)) / g.input(1)));
+      return {dc, db};
+    };
+    d.backward_note = floor_q ? "da = dc, db = −dc·⌊a/b⌋ (read as (a − c)/b)" : "da = dc, db = −dc·trunc(a/b) (read as (a − c)/b)";
+    d.cost = cpu::elementwise_cost(4);
+    // b away from 0, so that a/b stays away from the jumps at whole numbers by more than the
+    // central differences' step.
+    const InputSpec a{{3, 4}}, b{{3, 4}, Domain::positive}, row{{4}, Domain::positive}, col{{3, 1}};
+    d.gradcheck = {gc({a, b}, {}, "same shape"), gc({a, row}, {}, "broadcast divisor"), gc({col, row}, {}, "outer broadcast")};
     registry.add(std::move(d));
   }
   struct Cmp {

@@ -1,7 +1,8 @@
 // 2-D convolution in NCHW layout: conv2d with five algorithms side by side ("im2col", the
 // default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3); "fft";
-// "onednn", oneDNN's primitives in float32), and its two dedicated backward ops
-// conv2d_backward_input (col2im) and conv2d_backward_weight.
+// "onednn", oneDNN's primitives in float32), its two dedicated backward ops
+// conv2d_backward_input (col2im) and conv2d_backward_weight, and conv_transpose2d, which is
+// conv2d_backward_input read as a layer of its own (U-Net's and GANs' upsampling).
 //
 // Shape letters: N batch, C input channels, H×W input size, K output channels, R×S kernel
 // size, OH×OW output size, G groups (Cg = C/G input and Kg = K/G output channels per group).
@@ -582,6 +583,31 @@ KernelFn backward_kernel(bool input_grad, BackwardFnT<float> f32, BackwardFnT<do
   };
 }
 
+// conv_transpose2d: inputs (x, w, bias?), y = conv2d_backward_input(x, w) + b, the geometry of
+// the convolution whose input has y's shape.
+KernelFn transpose_kernel(BackwardFnT<float> f32, BackwardFnT<double> f64) {
+  return [=](KernelCtx& k) {
+    const DType dt = k.out().dtype();
+    const Tensor x = cpu::as_dtype(k.in(0), dt), w = cpu::as_dtype(k.in(1), dt);
+    const Tensor b = k.inputs.size() > 2 && k.in(2).defined() ? cpu::as_dtype(k.in(2), dt) : Tensor();
+    const ConvGeom g = conv_geom(k.out().shape(), w.shape(), k.attrs);
+    if (k.out().numel() == 0) return;
+    cpu::visit_float(dt, k.op.name, [&](auto z) {
+      using T = decltype(z);
+      T* y = k.out().data<T>();
+      if constexpr (std::is_same_v<T, float>) f32(k, g, x.data<T>(), w.data<T>(), y);
+      else f64(k, g, x.data<T>(), w.data<T>(), y);
+      if (!b.defined()) return;
+      const T* pb = b.data<T>();
+      for (int64_t n = 0; n < g.N; ++n)
+        for (int64_t c = 0; c < g.C; ++c) {
+          T* plane = y + (n * g.C + c) * g.H * g.W;
+          for (int64_t i = 0; i < g.H * g.W; ++i) plane[i] += pb[c];
+        }
+    });
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cost. MACs of the direct sum: N·K·OH·OW·Cg·R·S (naive, im2col: flops = 2·MACs).
 // winograd: the ⊙ stage multiplies 16 per 4×4 tile: 16·N·K·Cg·⌈OH/2⌉·⌈OW/2⌉ (= 4/9 of the
@@ -660,6 +686,18 @@ CostFn backward_cost(bool input_grad) {
   };
 }
 
+// conv_transpose2d: the convolution read backwards. Its MACs are those of the convolution whose
+// input gradient it computes; the bias adds one per output element.
+Cost transpose_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a,
+                    std::string_view algo) {
+  Cost c = backward_cost(true)({in[0], in[1]}, out, a, algo);
+  if (in.size() > 2) {
+    c.bytes_read += cpu::meta_bytes(in[2]);
+    c.flops += cpu::meta_numel(out[0]);
+  }
+  return c;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Shape inference
 
@@ -716,6 +754,55 @@ std::vector<TensorMeta> infer_backward_weight(const InferCtx& c) {
   TensorMeta m;
   m.shape = ws;
   m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
+  m.device = c.inputs[0].device;
+  return {m};
+}
+
+// conv_transpose2d: x [N, Cin, H, W], weight [Cin, Cout/G, R, S] (PyTorch's layout) give
+// y [N, Cout, OH, OW] with OH = (H − 1)·stride − 2·padding + dilation·(R − 1) + output_padding + 1:
+// the input shape of the convolution (same stride, padding, dilation, groups) whose output is
+// x. output_padding (< stride) picks among the input sizes that convolution maps to H.
+std::vector<TensorMeta> infer_conv_transpose2d(const InferCtx& c) {
+  const Shape &x = c.inputs[0].shape, &w = c.inputs[1].shape;
+  c.expect_float(0);
+  c.expect_float(1);
+  if (x.size() != 4)
+    c.fail("x must be 4-D [N, Cin, H, W], got " + shape_str(x), "conv_transpose2d works on NCHW images");
+  if (w.size() != 4)
+    c.fail("weight must be 4-D [Cin, Cout/groups, R, S], got " + shape_str(w),
+           "PyTorch's ConvTranspose2d layout: input channels first (conv2d's weight read the other way)");
+  const int64_t G = c.attrs.i("groups");
+  if (w[0] != x[1])
+    c.fail("x has " + std::to_string(x[1]) + " channels but weight " + shape_str(w) + " expects " + std::to_string(w[0]),
+           "weight is [Cin, Cout/groups, R, S]: its first axis is x's channels");
+  if (x[1] % G != 0)
+    c.fail("x has " + std::to_string(x[1]) + " channels, which groups=" + std::to_string(G) + " does not divide",
+           "input and output channels must both be multiples of groups");
+  const auto &st = c.attrs.ints("stride"), &pad = c.attrs.ints("padding"), &dil = c.attrs.ints("dilation"),
+             &op = c.attrs.ints("output_padding");
+  Shape y = {x[0], w[1] * G, 0, 0};
+  for (int a = 0; a < 2; ++a) {
+    if (op[a] >= st[a])
+      c.fail("output_padding " + attr_value_str(op) + " must be smaller than the stride " + attr_value_str(st),
+             "output_padding chooses among the stride's possible input sizes of the convolution it reverses");
+    y[2 + a] = (x[2 + a] - 1) * st[a] - 2 * pad[a] + dil[a] * (w[2 + a] - 1) + op[a] + 1;
+    if (y[2 + a] <= 0)
+      c.fail("output would be empty: x " + shape_str(x) + " with weight " + shape_str(w) + ", stride " + attr_value_str(st) +
+                 " and padding " + attr_value_str(pad) + " gives " + std::to_string(y[2 + a]) + " along " + (a ? "W" : "H"),
+             "OH = (H − 1)·stride − 2·padding + dilation·(R − 1) + output_padding + 1 must be >= 1: less padding");
+  }
+  check_conv(c, y, w, "the output");  // the convolution it reverses: x is that convolution's output
+  DType dt = promote(c.inputs[0].dtype, c.inputs[1].dtype);
+  if (c.inputs.size() > 2) {
+    c.expect_float(2);
+    if (c.inputs[2].shape != Shape{y[1]})
+      c.fail("bias has shape " + shape_str(c.inputs[2].shape) + " but the output has " + std::to_string(y[1]) + " channels",
+             "bias holds one value per output channel");
+    dt = promote(dt, c.inputs[2].dtype);
+  }
+  TensorMeta m;
+  m.shape = y;
+  m.dtype = dt;
   m.device = c.inputs[0].device;
   return {m};
 }
@@ -816,6 +903,56 @@ OPSCOPE_REGISTER_OPS(register_conv_ops) {
                    gc({{{2, 4, 7, 6}}, {{2, 6, 3, 3}}},
                       {{"weight_shape", std::vector<int64_t>{6, 2, 3, 2}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2")};
     d.cost = backward_cost(false);
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = OpDef::declare(
+        "conv_transpose2d", "conv",
+        "y = conv2d_backward_input(x, w) + b: each x[n, c, h, w] adds x·w[c, :, :, :] into the window of y that the "
+        "convolution would have read (x [N, Cin, H, W], w [Cin, Cout/groups, R, S])",
+        {"x", "weight", "bias?"});
+    d.attrs = {make_pair_attr("stride", 1, "the step of the convolution it reverses: y grows by stride per x element", 1),
+               make_pair_attr("padding", 0, "the padding of the convolution it reverses: cropped from y's borders", 0),
+               make_pair_attr("output_padding", 0, "extra rows/columns at y's end (< stride): which input size of the convolution", 0),
+               make_attr("groups", AttrType::integer, int64_t{1}, "channel groups (Cin and Cout multiples of it)", 1),
+               make_pair_attr("dilation", 1, "spacing between kernel taps", 1)};
+    d.infer = infer_conv_transpose2d;
+    d.kernel(Device::cpu, "im2col", transpose_kernel(backward_input_im2col<float>, backward_input_im2col<double>));
+    d.default_algo = "im2col";
+    d.kernel(Device::cpu, "naive", transpose_kernel(backward_input_naive<float>, backward_input_naive<double>));
+    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> {
+      Val dy = g.grad_output(0), dx, dw, db;
+      const AttrMap a = conv_attr_map(g.attrs());
+      if (g.needs_grad(0)) dx = g.call("conv2d", {dy, g.input(1)}, a);
+      if (g.needs_grad(1)) {
+        AttrMap aw = a;
+        aw.emplace_back("weight_shape", V(g.input_meta(1).shape));
+        dw = g.call("conv2d_backward_weight", {dy, g.input(0)}, aw);
+      }
+      if (g.num_inputs() == 3 && g.needs_grad(2)) db = g.call("sum", {dy}, {{"axes", V{0, 2, 3}}});
+      if (g.num_inputs() == 3) return {dx, dw, db};
+      return {dx, dw};
+    };
+    d.backward_note = "conv_transpose2d is conv2d's input gradient, so its own gradients are convolutions: dx = conv2d(dy, w), "
+                      "dw = conv2d_backward_weight(dy, x) (dy as the convolution's input, x as its output gradient), db = Σ dy "
+                      "over N, H, W";
+    d.cost = transpose_cost;
+    const InputSpec x1{{1, 3, 3, 3}}, w1{{3, 2, 3, 3}}, b1{{2}};
+    const InputSpec x2{{2, 4, 3, 2}}, w2{{4, 3, 2, 3}}, b2{{6}};
+    d.gradcheck = {gc({x1, w1, b1}, {}, "3×3, bias: 3×3 → 5×5"),
+                   gc({x1, w1}, {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}},
+                      "stride 2, padding 1, output_padding 1: 3×3 → 6×6 (the U-Net doubling)"),
+                   gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"stride", V{2, 1}}, {"dilation", V{1, 2}}},
+                      "groups 2, stride (2, 1), dilation (1, 2), batch 2"),
+                   gc({x2, w2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}, {"stride", int64_t{3}}, {"output_padding", V{2, 0}}},
+                      "stride 3, output_padding (2, 0), padding (1, 0)")};
+    d.lab = {"N C H W K R: x N×C×H×W, weight C×K×R×R, stride 2, padding R/2, output_padding 1 (H doubles)",
+             {8, 64, 28, 28, 32, 3}, 6,
+             [](const std::vector<int64_t>& s) {
+               return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[1], s[4], s[5], s[5]}},
+                                    {{"stride", int64_t{2}}, {"padding", s[5] / 2}, {"output_padding", int64_t{1}}});
+             }, {}};
     registry.add(std::move(d));
   }
 }

@@ -41,13 +41,6 @@ void check_range(const int64_t* idx, int64_t n, int64_t V, const std::string& op
       throw index_out_of_range(op, idx[i], i, V);
 }
 
-// The index as a position in [0, n): negative counts from the end; else an error naming it.
-int64_t gather_index(int64_t v, int64_t flat, int64_t n, const std::string& op) {
-  const int64_t i = v < 0 ? v + n : v;
-  if (i < 0 || i >= n) throw gather_index_out_of_range(op, v, flat, n);
-  return i;
-}
-
 Shape gathered_shape(const Shape& x, int64_t axis, const Shape& indices) {
   Shape s(x.begin(), x.begin() + axis);
   s.insert(s.end(), indices.begin(), indices.end());

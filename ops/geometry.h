@@ -126,6 +126,65 @@ OPSCOPE_HD int64_t pad_source_index(int64_t o, int64_t left, int64_t n, PadMode 
   return i < 0 ? -i : 2 * (n - 1) - i;
 }
 
+// --- interpolate ---------------------------------------------------------------------------------
+// x [N, C, H, W] resized to [N, C, OH, OW], PyTorch's F.interpolate. Along one axis, `ratio` is
+// the input step per output step: 1/scale_factor when a scale was given, else in/out (and
+// (in − 1)/(out − 1) with align_corners). As PyTorch, the nearest modes compute the source in
+// float32 whatever the tensor's type (so both agree on which source a boundary picks).
+enum class ResizeMode : int { nearest, nearest_exact, bilinear };
+struct ResizeAxis {
+  int64_t in = 1, out = 1;
+  double ratio = 1;
+  bool align_corners = false;
+};
+struct ResizeGeom {
+  int64_t planes = 1;  // N·C
+  ResizeAxis h, w;
+  ResizeMode mode = ResizeMode::nearest;
+};
+// nearest: floor(o·ratio); nearest-exact: floor((o + ½)·ratio); both clamped to the input.
+OPSCOPE_HD int64_t nearest_source(const ResizeAxis& a, int64_t o, ResizeMode mode) {
+  const float r = static_cast<float>(a.ratio);
+  const float src = mode == ResizeMode::nearest_exact ? (static_cast<float>(o) + 0.5f) * r : static_cast<float>(o) * r;
+  const int64_t i = static_cast<int64_t>(src);  // src >= 0: truncation is floor
+  return i < a.in - 1 ? i : a.in - 1;
+}
+// bilinear: the two sources i0 <= i1 of output o and the weight of i1 (i0's is 1 − l1):
+// src = o·ratio with align_corners, else (o + ½)·ratio − ½ clamped at 0 (half-pixel centres).
+OPSCOPE_HD void linear_sources(const ResizeAxis& a, int64_t o, int64_t& i0, int64_t& i1, double& l1) {
+  double src = a.align_corners ? static_cast<double>(o) * a.ratio : (static_cast<double>(o) + 0.5) * a.ratio - 0.5;
+  if (src < 0) src = 0;
+  i0 = static_cast<int64_t>(src);
+  if (i0 > a.in - 1) i0 = a.in - 1;
+  i1 = i0 < a.in - 1 ? i0 + 1 : i0;
+  l1 = src - static_cast<double>(i0);
+  if (l1 < 0) l1 = 0;
+}
+// The ratio along one axis of in → out positions (scale: the given factor, 0 when none).
+inline ResizeAxis resize_axis(int64_t in, int64_t out, double scale, bool align_corners) {
+  ResizeAxis a;
+  a.in = in;
+  a.out = out;
+  a.align_corners = align_corners;
+  if (align_corners) a.ratio = out > 1 ? static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+  else a.ratio = scale > 0 ? 1.0 / scale : static_cast<double>(in) / static_cast<double>(out);
+  return a;
+}
+
+// The geometry of x [N, C, H, W] → y [N, C, OH, OW] for interpolate's attributes (size or
+// scale_factor[, scale_factor_w], mode, align_corners).
+inline ResizeGeom resize_geom(const Shape& x, const Shape& y, const Attrs& a) {
+  ResizeGeom g;
+  g.planes = x[0] * x[1];
+  const std::string& m = a.s("mode");
+  g.mode = m == "bilinear" ? ResizeMode::bilinear : m == "nearest-exact" ? ResizeMode::nearest_exact : ResizeMode::nearest;
+  const double sh = a.f("scale_factor"), sw = a.f("scale_factor_w") > 0 ? a.f("scale_factor_w") : sh;
+  const bool given_size = a.ints("size")[0] > 0;
+  g.h = resize_axis(x[2], y[2], given_size ? 0.0 : sh, a.b("align_corners"));
+  g.w = resize_axis(x[3], y[3], given_size ? 0.0 : sw, a.b("align_corners"));
+  return g;
+}
+
 // --- gather ----------------------------------------------------------------------------------
 // x seen as [outer, n, inner] around the gathered axis, and how many indices are taken.
 struct GatherGeom {
@@ -150,6 +209,22 @@ inline ChannelSplit channel_split(const Shape& s) {
   ChannelSplit r;
   r.N = s[0];
   r.C = s[1];
+  for (size_t i = 2; i < s.size(); ++i) r.S *= s[i];
+  return r;
+}
+
+// group_norm: x [N, C, S...] as N·G contiguous blocks of Cg·S elements (Cg = C/G channels of S
+// positions each), statistics per block; instance_norm is G = C.
+struct GroupSplit {
+  int64_t N = 1, C = 1, G = 1, Cg = 1, S = 1;
+  OPSCOPE_HD int64_t block() const { return Cg * S; }
+};
+inline GroupSplit group_split(const Shape& s, int64_t groups) {
+  GroupSplit r;
+  r.N = s[0];
+  r.C = s[1];
+  r.G = groups;
+  r.Cg = r.C / groups;
   for (size_t i = 2; i < s.size(); ++i) r.S *= s[i];
   return r;
 }

@@ -22,6 +22,13 @@ inline Error gather_index_out_of_range(const std::string& op, int64_t value, int
                "indices must be in [-" + std::to_string(n) + ", " + std::to_string(n) + ")");
 }
 
+// The index as a position in [0, n): negative counts from the end; else an error naming it.
+inline int64_t gather_index(int64_t v, int64_t flat, int64_t n, const std::string& op) {
+  const int64_t i = v < 0 ? v + n : v;
+  if (i < 0 || i >= n) throw gather_index_out_of_range(op, v, flat, n);
+  return i;
+}
+
 // A loss's class targets for logits of C classes.
 inline Error target_out_of_range(const std::string& op, int64_t value, int64_t position, int64_t C) {
   return Error(op + ": target " + std::to_string(value) + " at index " + std::to_string(position) + " is out of range [0, " +

@@ -27,7 +27,10 @@ struct Params {
   X(neg, 1, true) X(exp, 1, false) X(log, 1, false) X(sqrt, 1, false) X(abs, 1, true) X(sign, 1, true)                \
   X(relu, 1, false) X(leaky_relu, 1, false) X(gelu, 1, false) X(gelu_backward, 2, false) X(sigmoid, 1, false)         \
   X(tanh, 1, false) X(softplus, 1, false) X(erf, 1, false) X(clip, 1, true) X(tanh_backward, 2, false)            \
-  X(sigmoid_backward, 2, false) X(relu_backward, 2, false)
+  X(sigmoid_backward, 2, false) X(relu_backward, 2, false) X(hardsigmoid, 1, false) X(hardsigmoid_backward, 2, false)   \
+  X(hardswish, 1, false) X(hardswish_backward, 2, false) X(elu, 1, false) X(selu, 1, false)                            \
+  X(elu_backward, 2, false) X(mish, 1, false) X(mish_backward, 2, false) X(floor, 1, true) X(ceil, 1, true)           \
+  X(round, 1, true) X(sin, 1, false) X(cos, 1, false) X(mod, 2, true) X(fmod, 2, true)
 
 enum class Formula : uint8_t {
 #define OPSCOPE_PW_ENUM(name, arity, ints) name,
@@ -83,7 +86,20 @@ OPSCOPE_PW_MATH(sqrt)
 OPSCOPE_PW_MATH(tanh)
 OPSCOPE_PW_MATH(erf)
 OPSCOPE_PW_MATH(fabs)
+OPSCOPE_PW_MATH(expm1)
+OPSCOPE_PW_MATH(floor)
+OPSCOPE_PW_MATH(ceil)
+OPSCOPE_PW_MATH(rint)  // to nearest, ties to even (the default rounding mode), as NumPy's and PyTorch's round
+OPSCOPE_PW_MATH(sin)
+OPSCOPE_PW_MATH(cos)
 #undef OPSCOPE_PW_MATH
+#if defined(__CUDA_ARCH__)
+OPSCOPE_HD float fmod(float a, float b) { return ::fmodf(a, b); }
+OPSCOPE_HD double fmod(double a, double b) { return ::fmod(a, b); }
+#else
+OPSCOPE_HD float fmod(float a, float b) { return std::fmod(a, b); }
+OPSCOPE_HD double fmod(double a, double b) { return std::fmod(a, b); }
+#endif
 template <class T>
 OPSCOPE_HD T pow(T a, T b) {
   if constexpr (std::is_integral_v<T>) {  // as the CPU always did: std::pow in double, then cast
@@ -183,6 +199,82 @@ template <class T> OPSCOPE_HD T f_clip(T a, T, const Params& p) {
   const T lo = clip_bound<T>(p.p0), hi = clip_bound<T>(p.p1);
   const T y = a < lo ? lo : a;
   return y > hi ? hi : y;
+}
+
+// p0: alpha, p1: beta. clamp(alpha·x + beta, 0, 1); PyTorch's hardsigmoid = relu6(x + 3)/6 is
+// alpha = 1/6, beta = 1/2 (ONNX's HardSigmoid defaults to alpha = 0.2).
+template <class T> OPSCOPE_HD T f_hardsigmoid(T a, T, const Params& p) {
+  const T y = T(p.p0) * a + T(p.p1);
+  return y < T(0) ? T(0) : y > T(1) ? T(1) : y;
+}
+// a = x, b = dy: alpha·dy inside the ramp (0 < alpha·x + beta < 1), 0 on the flat parts.
+template <class T> OPSCOPE_HD T f_hardsigmoid_backward(T x, T dy, const Params& p) {
+  const T y = T(p.p0) * x + T(p.p1);
+  return y > T(0) && y < T(1) ? dy * T(p.p0) : T(0);
+}
+// x·relu6(x + 3)/6: 0 below −3, x above 3, x·(x + 3)/6 between (MobileNetV3's activation).
+template <class T> OPSCOPE_HD T f_hardswish(T a, T, const Params&) {
+  return a <= T(-3) ? T(0) : a >= T(3) ? a : a * (a + T(3)) / T(6);
+}
+// a = x, b = dy: the derivative 0, (2x + 3)/6, 1 on the three pieces (PyTorch's choice at the
+// kinks: both take the middle piece's, −½ at x = −3 and 1½ at x = 3).
+template <class T> OPSCOPE_HD T f_hardswish_backward(T x, T dy, const Params&) {
+  return x < T(-3) ? T(0) : x <= T(3) ? dy * (x / T(3) + T(0.5)) : dy;
+}
+// p0: alpha. x for x > 0, alpha·(e^x − 1) below (expm1 keeps the digits of small x).
+template <class T> OPSCOPE_HD T f_elu(T a, T, const Params& p) { return a > T(0) ? a : T(p.p0) * math::expm1(a); }
+// p0: alpha, p1: scale. selu = scale·elu(x, alpha) with the self-normalising constants.
+template <class T> OPSCOPE_HD T f_selu(T a, T, const Params& p) {
+  return T(p.p1) * (a > T(0) ? a : T(p.p0) * math::expm1(a));
+}
+// a = x, b = dy; p0: alpha, p1: scale (1 for elu): scale·dy for x > 0, scale·alpha·e^x·dy below.
+template <class T> OPSCOPE_HD T f_elu_backward(T x, T dy, const Params& p) {
+  return x > T(0) ? dy * T(p.p1) : dy * T(p.p1) * T(p.p0) * math::exp(x);
+}
+// log(1 + e^x) as softplus with threshold 20 (mish's inner function).
+template <class T> OPSCOPE_HD T softplus1(T x) { return x > T(20) ? x : math::log1p(math::exp(x)); }
+// x·tanh(softplus(x)) (YOLOv4's activation).
+template <class T> OPSCOPE_HD T f_mish(T a, T, const Params&) { return a * math::tanh(softplus1(a)); }
+// a = x, b = dy: dy·(t + x·σ(x)·(1 − t²)), t = tanh(softplus(x)).
+template <class T> OPSCOPE_HD T f_mish_backward(T x, T dy, const Params& p) {
+  const T t = math::tanh(softplus1(x));
+  return dy * (t + x * f_sigmoid(x, x, p) * (T(1) - t * t));
+}
+// Rounding: integers are already whole.
+template <class T> OPSCOPE_HD T f_floor(T a, T, const Params&) {
+  if constexpr (std::is_integral_v<T>) return a;
+  else return math::floor(a);
+}
+template <class T> OPSCOPE_HD T f_ceil(T a, T, const Params&) {
+  if constexpr (std::is_integral_v<T>) return a;
+  else return math::ceil(a);
+}
+template <class T> OPSCOPE_HD T f_round(T a, T, const Params&) {
+  if constexpr (std::is_integral_v<T>) return a;
+  else return math::rint(a);
+}
+template <class T> OPSCOPE_HD T f_sin(T a, T, const Params&) { return math::sin(a); }
+template <class T> OPSCOPE_HD T f_cos(T a, T, const Params&) { return math::cos(a); }
+// The remainder of a / b with the sign of b (Python's %, torch.remainder, NumPy's mod):
+// fmod's, moved by b when the signs differ. Integer division by 0 gives 0 (not a trap).
+template <class T> OPSCOPE_HD T f_mod(T a, T b, const Params&) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == T(0) || b == T(-1)) return T(0);  // b = −1: INT64_MIN % −1 would trap
+    T r = a % b;
+    return r != T(0) && ((r < T(0)) != (b < T(0))) ? r + b : r;
+  } else {
+    const T r = math::fmod(a, b);
+    return r != T(0) && ((r < T(0)) != (b < T(0))) ? r + b : r;
+  }
+}
+// The remainder with the sign of a (C's fmod, torch.fmod, ONNX's Mod with fmod=1).
+template <class T> OPSCOPE_HD T f_fmod(T a, T b, const Params&) {
+  if constexpr (std::is_integral_v<T>) {
+    if (b == T(0) || b == T(-1)) return T(0);
+    return a % b;
+  } else {
+    return math::fmod(a, b);
+  }
 }
 
 // --- evaluation --------------------------------------------------------------------------------

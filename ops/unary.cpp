@@ -1,5 +1,5 @@
-// Unary elementwise operators: neg, exp, log, sqrt, abs, sign, erf, clip (pointwise: kernels
-// from their formulas in ops/pointwise.h), and cast between dtypes.
+// Unary elementwise operators: neg, exp, log, sqrt, abs, sign, erf, clip, floor, ceil, round,
+// sin, cos (pointwise: kernels from their formulas in ops/pointwise.h), and cast between dtypes.
 #include <limits>
 
 #include "ops/cpu_util.h"
@@ -83,6 +83,37 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
     d.backward_note = "dx = dy · 2/√π · e^(−x²)";
     d.cost = cpu::elementwise_cost(10);
     d.gradcheck = {gc({{{3, 4}}}), gc({{{2, 5}, Domain::positive}}, {}, "the flat tail (x up to 2)")};
+    registry.add(std::move(d));
+  }
+  struct Rounding {
+    const char* name;
+    const char* doc;
+    Formula formula;
+  };
+  for (Rounding r : {Rounding{"floor", "y = ⌊x⌋, the largest whole number <= x", Formula::floor},
+                     Rounding{"ceil", "y = ⌈x⌉, the smallest whole number >= x", Formula::ceil},
+                     Rounding{"round", "y = x rounded to the nearest whole number, ties to even (round(2.5) = 2)", Formula::round}}) {
+    OpDef d = unary(r.name, r.doc, false);
+    cpu::make_pointwise(d, r.formula);
+    d.differentiable = false;  // a staircase: its derivative is 0 almost everywhere (the case serves the CUDA tests)
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = unary("sin", "y = sin(x) (radians)", true);
+    cpu::make_pointwise(d, Formula::sin);
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * g.call("cos", {g.input(0)})}; };
+    d.backward_note = "dx = dy · cos(x)";
+    d.cost = cpu::elementwise_cost(10);
+    registry.add(std::move(d));
+  }
+  {
+    OpDef d = unary("cos", "y = cos(x) (radians)", true);
+    cpu::make_pointwise(d, Formula::cos);
+    d.saves = {{SavedRef::input, 0}};
+    d.backward = [](GradCtx& g) -> std::vector<Val> { return {-(g.grad_output(0) * g.call("sin", {g.input(0)}))}; };
+    d.backward_note = "dx = −dy · sin(x)";
+    d.cost = cpu::elementwise_cost(10);
     registry.add(std::move(d));
   }
   {

@@ -78,7 +78,7 @@ TEST_CASE("assignment, tuple unpacking, augmented assignment", "[repl]") {
   CHECK(lab.echo("t") == "[9, 2, 3]");
 }
 
-TEST_CASE("tensor expressions: + - * / @ ** unary minus and comparisons", "[repl][op]") {
+TEST_CASE("tensor expressions: + - * / @ ** % unary minus and comparisons", "[repl][op]") {
   Lab lab;
   lab.ok("x = tensor([[1.0, 2.0], [3.0, 4.0]])");
   CHECK(lab.echo("x + 1") == "tensor([[2.0, 3.0],\n        [4.0, 5.0]], shape=[2, 2], dtype=float32)");
@@ -86,6 +86,7 @@ TEST_CASE("tensor expressions: + - * / @ ** unary minus and comparisons", "[repl
   CHECK(lab.echo("(x @ x)[0]") == "tensor([ 7.0, 10.0], shape=[2], dtype=float32)");
   CHECK(lab.echo("(x ** 2)[1, 1]") == "tensor(16.0, shape=[], dtype=float32)");
   CHECK(lab.echo("(-x)[0, 0].item()") == "-1.0");
+  CHECK(lab.echo("(-x % 3)[1]") == "tensor([0.0, 2.0], shape=[2], dtype=float32)");  // Python's %: the divisor's sign
   CHECK(lab.echo("(x > 2).sum().item()") == "2");
   CHECK(lab.echo("x.T[0]") == "tensor([1.0, 3.0], shape=[2], dtype=float32)");
   CHECK(lab.echo("x[:, 1:2].shape") == "[2, 1]");

@@ -268,6 +268,33 @@ TEST_CASE("npy accepts int32, '|' and '=' byte orders, and other header spelling
   CHECK(e.to_vector() == std::vector<double>{1, 2});
 }
 
+// opscope has no bool dtype: NumPy's booleans load as the int64 0/1 masks that comparisons give
+// and where takes, and a mask saves back as '|b1' byte for byte as np.save writes it.
+TEST_CASE("npy bool arrays load as int64 masks and save back as NumPy's bool", "[repl]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  TempDir dir;
+  const std::string numpy_bytes = npy_header(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2, 3), }") +
+                                  bytes_of<uint8_t>({1, 0, 1, 0, 0, 1});
+  write_bytes(dir.file("mask.npy"), numpy_bytes);
+  Tensor m = load_npy(dir.file("mask.npy"));
+  CHECK(m.dtype() == DType::i64);
+  REQUIRE(m.shape() == Shape{2, 3});
+  CHECK(m.to_vector() == std::vector<double>{1, 0, 1, 0, 0, 1});
+  Tensor a = Tensor::full({2, 3}, 5.0, DType::f32), b = Tensor::full({2, 3}, -5.0, DType::f32);
+  CHECK(ws.call("where", {m, a, b}).to_vector() == std::vector<double>{5, -5, 5, -5, -5, 5});
+  save_npy(dir.file("again.npy"), m, true);
+  CHECK(read_bytes(dir.file("again.npy")) == numpy_bytes);
+  // A comparison's mask saves as bool too; anything but 0/1 is refused, naming the element.
+  save_npy(dir.file("gt.npy"), ws.call("gt", {a, b}), true);
+  CHECK(load_npy(dir.file("gt.npy")).to_vector() == std::vector<double>(6, 1));
+  CHECK_THROWS_WITH(save_npy(dir.file("bad.npy"), a, true), Catch::Contains("element 0 is 5") && Catch::Contains("not 0 or 1"));
+  // A byte other than 0 or 1 is not something NumPy writes.
+  write_bytes(dir.file("two.npy"), npy_header(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }") +
+                                       bytes_of<uint8_t>({1, 2}));
+  CHECK_THROWS_WITH(load_npy(dir.file("two.npy")), Catch::Contains("element 1") && Catch::Contains("byte 2"));
+}
+
 TEST_CASE("npy errors name the file and say what is wrong", "[repl]") {
   Workspace ws;
   WorkspaceScope scope(ws);

@@ -4,6 +4,7 @@
 // dilation 1); stride, dilation and other kernel sizes are gradchecked here for the algorithms
 // that support them, one (case, algorithm) at a time.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <string>
@@ -334,4 +335,93 @@ TEST_CASE("conv2d autograd: db = Σ dy over N, H, W and the backward graph uses 
   }
   CHECK(saw_input);
   CHECK(saw_weight);
+}
+
+// conv_transpose2d written here as the scatter PyTorch's documentation describes: every input
+// element x[n, c, i, j] adds x·w[c, k, r, s] at y[n, g·Kg + k, i·stride − pad + r·dil, ...]
+// (positions outside y dropped: the padding crops).
+std::vector<double> reference_conv_transpose(const Tensor& x, const Tensor& w, const Tensor* b, const Conf& cf, V op,
+                                             Shape& out) {
+  const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3];
+  const int64_t Kg = w.shape()[1], R = w.shape()[2], S = w.shape()[3], K = Kg * cf.groups, Cg = C / cf.groups;
+  const int64_t OH = (H - 1) * cf.stride - 2 * cf.pad + cf.dil * (R - 1) + op[0] + 1;
+  const int64_t OW = (W - 1) * cf.sw() - 2 * cf.pw() + cf.dw() * (S - 1) + op[1] + 1;
+  out = {N, K, OH, OW};
+  std::vector<double> y(static_cast<size_t>(N * K * OH * OW), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t i = 0; i < OH * OW; ++i) y[static_cast<size_t>((n * K + k) * OH * OW + i)] = b ? b->get(k) : 0.0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < H; ++i)
+        for (int64_t j = 0; j < W; ++j)
+          for (int64_t kk = 0; kk < Kg; ++kk)
+            for (int64_t r = 0; r < R; ++r)
+              for (int64_t s = 0; s < S; ++s) {
+                const int64_t h = i * cf.stride - cf.pad + r * cf.dil, v = j * cf.sw() - cf.pw() + s * cf.dw();
+                if (h < 0 || h >= OH || v < 0 || v >= OW) continue;
+                const int64_t k = (c / Cg) * Kg + kk;
+                y[static_cast<size_t>(((n * K + k) * OH + h) * OW + v)] +=
+                    x.get(((n * C + c) * H + i) * W + j) * w.get(((c * Kg + kk) * R + r) * S + s);
+              }
+  return y;
+}
+
+// The transposed convolutions of kConfs' convolutions: x has the convolution's output shape, w
+// its weight read as [Cin, Cout/groups, R, S]; output_padding where the stride allows one.
+TEST_CASE("conv_transpose2d: both algorithms match the scatter loop, and it is conv2d's adjoint", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  NoGradGuard ng;
+  uint64_t seed = 700;
+  for (const Conf& cf : kConfs) {
+    Shape ys;
+    reference_conv(uniform(cf.x, DType::f64, 1), uniform(cf.w, DType::f64, 2), nullptr, cf, ys);
+    const V op = {cf.stride > 1 ? 1 : 0, cf.sw() > 1 ? cf.sw() - 1 : 0};
+    Tensor x = uniform(ys, DType::f64, seed++), w = uniform(cf.w, DType::f64, seed++);
+    Tensor b = uniform({cf.w[1] * cf.groups}, DType::f64, seed++);
+    AttrMap a = cf.attrs();
+    a.emplace_back("output_padding", op);
+    Shape out;
+    const std::vector<double> expect = reference_conv_transpose(x, w, cf.bias ? &b : nullptr, cf, op, out);
+    INFO("x " << shape_str(x.shape()) << " w " << shape_str(cf.w) << " output_padding " << shape_str(op));
+    for (const char* algo : {"naive", "im2col"}) {
+      INFO(algo);
+      std::vector<Tensor> ins = {x, w};
+      if (cf.bias) ins.push_back(b);
+      Tensor y = ws.call("conv_transpose2d", ins, a, algo);
+      REQUIRE(y.shape() == out);
+      CHECK(test::max_diff(y, expect) < 1e-12);
+    }
+    // <conv_transpose2d(x, w), g> = <x, conv2d(g, w)>: the two are each other's adjoint.
+    Tensor y = ws.call("conv_transpose2d", {x, w}, a);
+    Tensor g = uniform(y.shape(), DType::f64, seed++);
+    Tensor cg = ws.call("conv2d", {g, w}, cf.attrs());
+    REQUIRE(cg.shape() == x.shape());
+    double lhs = 0, rhs = 0;
+    for (int64_t i = 0; i < y.numel(); ++i) lhs += y.get(i) * g.get(i);
+    for (int64_t i = 0; i < x.numel(); ++i) rhs += x.get(i) * cg.get(i);
+    CHECK(lhs == Approx(rhs).epsilon(1e-10));
+  }
+}
+
+TEST_CASE("conv_transpose2d: its backward is a conv2d and a weight gradient, and it is gradchecked", "[op][grad]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = test::param(uniform({1, 2, 3, 3}, DType::f64, 5)), w = test::param(uniform({2, 3, 3, 3}, DType::f64, 6));
+  Tensor y = ws.call("conv_transpose2d", {x, w}, {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}});
+  CHECK(y.shape() == Shape{1, 3, 6, 6});
+  ws.backward(ws.call("sum", {y}));
+  std::vector<std::string> backward_ops;
+  for (const Node& n : ws.graph().nodes())
+    if (n.phase == Phase::backward) backward_ops.push_back(n.op->name);
+  CHECK(std::find(backward_ops.begin(), backward_ops.end(), "conv2d") != backward_ops.end());
+  CHECK(std::find(backward_ops.begin(), backward_ops.end(), "conv2d_backward_weight") != backward_ops.end());
+  test::require_gradcheck("conv_transpose2d");
+  // Shape errors name the rule.
+  CHECK_THROWS_WITH(ws.call("conv_transpose2d", {Tensor::zeros({1, 4, 3, 3}), Tensor::zeros({2, 3, 3, 3})}),
+                    Catch::Contains("x has 4 channels but weight [2, 3, 3, 3] expects 2"));
+  CHECK_THROWS_WITH(ws.call("conv_transpose2d", {Tensor::zeros({1, 2, 3, 3}), Tensor::zeros({2, 3, 3, 3})},
+                            {{"stride", int64_t{2}}, {"output_padding", int64_t{2}}}),
+                    Catch::Contains("output_padding [2, 2] must be smaller than the stride [2, 2]"));
 }

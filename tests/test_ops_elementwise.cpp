@@ -61,6 +61,88 @@ TEST_CASE("unary ops and activations match std:: math", "[op]") {
   CHECK(ws.call("clip", {ints}).to_vector() == std::vector<double>{-5, 0, 7, 12});
 }
 
+// MobileNetV3's, SELU's and YOLOv4's activations and the rounding and trigonometric ops, on
+// values that reach every piece of each formula (x from −6 to 6): the formulas as PyTorch's
+// documentation writes them.
+TEST_CASE("hardsigmoid, hardswish, elu, selu, mish, floor, ceil, round, sin, cos match their definitions", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = test::randn({6, 9}, 21, DType::f64, 3.0);
+  const auto relu6 = [](double v) { return std::clamp(v, 0.0, 6.0); };
+  check_unary(ws, "hardsigmoid", [&](double v) { return relu6(v + 3) / 6; }, x);
+  check_unary(ws, "hardsigmoid", [](double v) { return std::clamp(0.2 * v + 0.5, 0.0, 1.0); }, x, {{"alpha", 0.2}});
+  check_unary(ws, "hardswish", [&](double v) { return v * relu6(v + 3) / 6; }, x);
+  check_unary(ws, "elu", [](double v) { return v > 0 ? v : std::exp(v) - 1; }, x);
+  check_unary(ws, "elu", [](double v) { return v > 0 ? v : 0.5 * (std::exp(v) - 1); }, x, {{"alpha", 0.5}});
+  const double a = 1.6732632423543772848170429916717, s = 1.0507009873554804934193349852946;
+  check_unary(ws, "selu", [&](double v) { return s * (std::max(0.0, v) + std::min(0.0, a * (std::exp(v) - 1))); }, x);
+  check_unary(ws, "mish", [](double v) { return v * std::tanh(std::log(1 + std::exp(v))); }, x);
+  check_unary(ws, "floor", [](double v) { return std::floor(v); }, x);
+  check_unary(ws, "ceil", [](double v) { return std::ceil(v); }, x);
+  check_unary(ws, "sin", [](double v) { return std::sin(v); }, x);
+  check_unary(ws, "cos", [](double v) { return std::cos(v); }, x);
+  // round: halves go to the even neighbour, as NumPy's and PyTorch's.
+  Tensor halves = Tensor::from_vector<double>({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.6, -2.4}, {8});
+  CHECK(ws.call("round", {halves}).to_vector() == std::vector<double>{-2, -2, -0, 0, 2, 2, 3, -2});
+  // On integers the rounding ops are the identity.
+  Tensor ints = Tensor::from_vector<int64_t>({-3, 0, 5}, {3}, DType::i64);
+  for (const char* op : {"floor", "ceil", "round"}) {
+    INFO(op);
+    CHECK(ws.call(op, {ints}).dtype() == DType::i64);
+    CHECK(ws.call(op, {ints}).to_vector() == std::vector<double>{-3, 0, 5});
+  }
+  // Large inputs: mish is x, elu and selu keep their asymptotes.
+  Tensor big = Tensor::from_vector<double>({50, -50}, {2});
+  CHECK(ws.call("mish", {big}).to_vector()[0] == 50);
+  CHECK(std::fabs(ws.call("mish", {big}).to_vector()[1]) < 1e-18);
+  CHECK(ws.call("elu", {big}).to_vector()[1] == -1);
+}
+
+// The backward ops of the piecewise activations on every piece, against the derivative written
+// out (PyTorch's choices at the kinks), and through autograd.
+TEST_CASE("the piecewise activations' backward ops give the derivative on every piece", "[grad]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor x = Tensor::from_vector<double>({-4, -3, -2, -0.5, 0.5, 2, 3, 4}, {8});
+  Tensor dy = Tensor::full({8}, 2.0, DType::f64);
+  CHECK(ws.call("hardswish_backward", {x, dy}).to_vector() ==
+        std::vector<double>{0, 2 * (-1 + 0.5), 2 * (-2.0 / 3 + 0.5), 2 * (-0.5 / 3 + 0.5), 2 * (0.5 / 3 + 0.5), 2 * (2.0 / 3 + 0.5), 2 * 1.5, 2});
+  CHECK(ws.call("hardsigmoid_backward", {x, dy}).to_vector() ==
+        std::vector<double>{0, 0, 2.0 / 6, 2.0 / 6, 2.0 / 6, 2.0 / 6, 0, 0});
+  Tensor xp = test::param(x.clone());
+  ws.backward(ws.call("sum", {ws.call("elu", {xp}, {{"alpha", 0.5}})}));
+  for (int64_t i = 0; i < 8; ++i) CHECK(xp.grad().get(i) == Approx(x.get(i) > 0 ? 1.0 : 0.5 * std::exp(x.get(i))));
+  test::require_gradcheck("hardswish");
+  test::require_gradcheck("mish");
+  test::require_gradcheck("selu");
+}
+
+// mod takes the sign of the divisor (Python's %), fmod that of the dividend (C's fmod), for
+// floats and integers alike; integer division by 0 gives 0 instead of trapping.
+TEST_CASE("mod and fmod: the sign of the remainder, floats and integers, and their gradients", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = Tensor::from_vector<double>({7, -7, 7, -7, 5.5, -0.5}, {6});
+  Tensor b = Tensor::from_vector<double>({3, 3, -3, -3, 2, 2}, {6});
+  CHECK(ws.call("mod", {a, b}).to_vector() == std::vector<double>{1, 2, -2, -1, 1.5, 1.5});
+  CHECK(ws.call("fmod", {a, b}).to_vector() == std::vector<double>{1, -1, 1, -1, 1.5, -0.5});
+  Tensor ai = a.cast(DType::i64), bi = b.cast(DType::i64);  // 5.5 → 5, −0.5 → 0
+  CHECK(ws.call("mod", {ai, bi}).dtype() == DType::i64);
+  CHECK(ws.call("mod", {ai, bi}).to_vector() == std::vector<double>{1, 2, -2, -1, 1, 0});
+  CHECK(ws.call("fmod", {ai, bi}).to_vector() == std::vector<double>{1, -1, 1, -1, 1, 0});
+  Tensor zero = Tensor::from_vector<int64_t>({0, -1}, {2}, DType::i64);
+  Tensor big = Tensor::from_vector<int64_t>({5, INT64_MIN}, {2}, DType::i64);
+  CHECK(ws.call("mod", {big, zero}).to_vector() == std::vector<double>{0, 0});
+  // db = −dc·⌊a/b⌋ (mod) or −dc·trunc(a/b) (fmod).
+  Tensor ap = test::param(Tensor::from_vector<double>({7, -7}, {2})), bp = test::param(Tensor::from_vector<double>({2, 2}, {2}));
+  ws.backward(ws.call("sum", {ws.call("mod", {ap, bp})}));
+  CHECK(bp.grad().to_vector() == std::vector<double>{-3, 4});
+  CHECK(ap.grad().to_vector() == std::vector<double>{1, 1});
+  bp.set_grad(Tensor());
+  ws.backward(ws.call("sum", {ws.call("fmod", {ap, bp})}));
+  CHECK(bp.grad().to_vector() == std::vector<double>{-3, 3});
+}
+
 TEST_CASE("gelu's two forms differ by less than 1e-3", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);

@@ -217,6 +217,74 @@ TEST_CASE("layer_norm: backward matches the textbook formula, written out here",
 // ---------------------------------------------------------------------------------------------
 // batch_norm
 
+// group_norm written here: for each image and group, the mean and biased variance of its C/G
+// channels' elements, then the per-channel scale and shift.
+std::vector<double> ref_group_norm(const Tensor& x, int64_t G, const Tensor* w, const Tensor* b, double eps) {
+  const int64_t N = x.shape()[0], C = x.shape()[1], S = x.numel() / (N * C), Cg = C / G;
+  std::vector<double> y(static_cast<size_t>(x.numel()));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t g = 0; g < G; ++g) {
+      double sum = 0, sq = 0;
+      const int64_t base = (n * C + g * Cg) * S, count = Cg * S;
+      for (int64_t i = 0; i < count; ++i) sum += x.get(base + i);
+      const double mean = sum / static_cast<double>(count);
+      for (int64_t i = 0; i < count; ++i) sq += (x.get(base + i) - mean) * (x.get(base + i) - mean);
+      const double rstd = 1 / std::sqrt(sq / static_cast<double>(count) + eps);
+      for (int64_t i = 0; i < count; ++i) {
+        const int64_t c = g * Cg + i / S;
+        y[static_cast<size_t>(base + i)] = (x.get(base + i) - mean) * rstd * (w ? w->get(c) : 1.0) + (b ? b->get(c) : 0.0);
+      }
+    }
+  return y;
+}
+
+TEST_CASE("group_norm and instance_norm: against the loops, float32 and float64; errors", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const Tensor x = test::randn({3, 6, 4, 5}, 5, DType::f64, 3.0), w = test::randn({6}, 6), b = test::randn({6}, 7);
+  for (int64_t G : {1, 2, 3, 6}) {
+    INFO("groups " << G);
+    require_close(ws.call("group_norm", {x, w, b}, {{"num_groups", G}}), ref_group_norm(x, G, &w, &b, 1e-5), 1e-12);
+    require_close(ws.call("group_norm", {x.cast(DType::f32), w, b}, {{"num_groups", G}}), ref_group_norm(x, G, &w, &b, 1e-5), 1e-4);
+  }
+  require_close(ws.call("group_norm", {x}, {{"num_groups", int64_t{2}}, {"eps", 0.5}}), ref_group_norm(x, 2, nullptr, nullptr, 0.5), 1e-12);
+  // instance_norm is group_norm with one group per channel.
+  require_close(ws.call("instance_norm", {x, w, b}), ref_group_norm(x, 6, &w, &b, 1e-5), 1e-12);
+  require_close(ws.call("instance_norm", {test::randn({2, 3, 7}, 8)}), ref_group_norm(test::randn({2, 3, 7}, 8), 3, nullptr, nullptr, 1e-5), 1e-12);
+  CHECK_THROWS_WITH(ws.call("group_norm", {x}, {{"num_groups", int64_t{4}}}),
+                    Contains("x has 6 channels, which num_groups=4 does not divide"));
+  CHECK_THROWS_WITH(ws.call("group_norm", {x, test::randn({4}, 1)}, {{"num_groups", int64_t{2}}}),
+                    Contains("weight has shape [4] but x [3, 6, 4, 5] has 6 channels"));
+  CHECK_THROWS_WITH(ws.call("group_norm", {x}), Contains("missing attribute 'num_groups'"));
+}
+
+TEST_CASE("group_norm and instance_norm: gradcheck, and the backward formula against central differences of the loops", "[op][grad]") {
+  test::require_gradcheck("group_norm");
+  test::require_gradcheck("instance_norm");
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const Tensor x = test::param(test::randn({2, 4, 3}, 9)), w = test::param(test::randn({4}, 10)), b = test::param(test::randn({4}, 11));
+  const Tensor r = test::randn({2, 4, 3}, 12);
+  ws.backward(ws.call("sum", {ws.call("mul", {ws.call("group_norm", {x, w, b}, {{"num_groups", int64_t{2}}}), r})}));
+  auto loss = [&](const Tensor& xv, const Tensor& wv) {
+    const std::vector<double> y = ref_group_norm(xv, 2, &wv, &b, 1e-5);
+    double s = 0;
+    for (size_t i = 0; i < y.size(); ++i) s += y[i] * r.get(static_cast<int64_t>(i));
+    return s;
+  };
+  const double h = 1e-6;
+  for (int64_t i : {0, 5, 11, 23}) {
+    Tensor xp = x.clone(), xm = x.clone();
+    xp.data<double>()[i] += h;
+    xm.data<double>()[i] -= h;
+    CHECK(x.grad().get(i) == Approx((loss(xp, w) - loss(xm, w)) / (2 * h)).epsilon(1e-6));
+  }
+  Tensor wp = w.clone(), wm = w.clone();
+  wp.data<double>()[1] += h;
+  wm.data<double>()[1] -= h;
+  CHECK(w.grad().get(1) == Approx((loss(x, wp) - loss(x, wm)) / (2 * h)).epsilon(1e-6));
+}
+
 TEST_CASE("batch_norm: running statistics update and eval mode, hand-computed", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);

@@ -8,6 +8,7 @@
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
 #include "app/lang/onnx_builtins.h"
+#include "app/lang/recurrent_builtins.h"
 #include "app/lang/parser.h"
 #include "core/device.h"
 
@@ -518,13 +519,30 @@ void install_measurement_builtins(BuiltinTable& B) {
 // save, load (NumPy .npy)
 void install_file_builtins(BuiltinTable& B) {
   auto add = [&B](auto&&... args) { B.add(std::forward<decltype(args)>(args)...); };
-  add("save", "save(path, x)", "writes x to a NumPy .npy file", [](Interpreter& in, CallArgs& a) {
-    need_args(in, a, "save", 2, 2);
-    if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "save() needs a file name first: save(\"x.npy\", x)");
-    save_npy(in.resolve_path(a.positional[0].s, FileMode::write, a.positions[0]), tensor_arg(in, a, 1, "save"));
-    return Value::None();
-  });
-  add("load", "load(path)", "reads a NumPy .npy file (float32, float64, int64)", [](Interpreter& in, CallArgs& a) {
+  add("save", "save(path, x, dtype=None)", "writes x to a NumPy .npy file (dtype=\"bool\": a 0/1 mask as NumPy's bool)",
+      [](Interpreter& in, CallArgs& a) {
+        check_keywords(in, a, "save", {"dtype"});
+        need_args(in, a, "save", 2, 2);
+        if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "save() needs a file name first: save(\"x.npy\", x)");
+        bool as_bool = false;
+        if (const Value* d = keyword(a, "dtype"); d && d->kind != Value::none) {
+          if (d->kind != Value::string || d->s != "bool")
+            in.fail(a.pos, "save() takes dtype=\"bool\" only (a tensor keeps its own dtype otherwise)",
+                    "save(\"mask.npy\", x > 0, dtype=\"bool\") writes NumPy's bool");
+          as_bool = true;
+        }
+        const std::string path = in.resolve_path(a.positional[0].s, FileMode::write, a.positions[0]);
+        const Tensor& x = tensor_arg(in, a, 1, "save");
+        try {
+          save_npy(path, x, as_bool);
+        } catch (const LangError&) {
+          throw;
+        } catch (const Error& e) {  // a mask with a value other than 0 or 1, a write that failed
+          in.fail(a.pos, e.what(), e.hint());
+        }
+        return Value::None();
+      });
+  add("load", "load(path)", "reads a NumPy .npy file (float32, float64, int64; int32 and bool become int64)", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "load", 1, 1);
     if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load() needs a file name");
     Tensor t = load_npy(in.resolve_path(a.positional[0].s, FileMode::read, a.positions[0]));
@@ -549,6 +567,7 @@ void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>& tab
   install_file_builtins(B);
   install_extension_builtins(B);
   install_onnx_builtins(B);
+  install_recurrent_builtins(B);
 }
 
 Value Interpreter::call_method(const Tensor& self, const std::string& name, CallArgs& a) {

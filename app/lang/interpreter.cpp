@@ -27,6 +27,7 @@ const char* binary_op_name(const std::string& op) {
   if (op == "/") return "div";
   if (op == "@") return "matmul";
   if (op == "**") return "pow";
+  if (op == "%") return "mod";  // Python's remainder: the sign of the divisor
   return nullptr;
 }
 const char* compare_op_name(const std::string& op) {
@@ -660,7 +661,7 @@ Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, 
 Value Interpreter::eval_binary(const std::string& op, const Value& l, const Value& r, Pos p) {
   if (l.kind == Value::tensor || r.kind == Value::tensor) {
     const char* name = binary_op_name(op);
-    if (!name) fail(p, "operator '" + op + "' is not defined for tensors", "use + - * / @ **");
+    if (!name) fail(p, "operator '" + op + "' is not defined for tensors", "use + - * / @ ** %");
     // A plain number takes the tensor's dtype (as in NumPy/PyTorch: 2 * x keeps x's dtype).
     DType like = l.kind == Value::tensor ? l.t.dtype() : r.t.dtype();
     Tensor a = to_tensor(l, p, like, true), b = to_tensor(r, p, like, true);

@@ -157,9 +157,11 @@ class LiteralParser {
 };
 
 // The element type as stored in the file.
-enum class FileType { f4, f8, i8, i4 };
+enum class FileType { f4, f8, i8, i4, b1 };
 
-size_t file_item_size(FileType f) { return f == FileType::f4 || f == FileType::i4 ? 4 : 8; }
+size_t file_item_size(FileType f) {
+  return f == FileType::b1 ? 1 : f == FileType::f4 || f == FileType::i4 ? 4 : 8;
+}
 
 std::string shape_repr(const Shape& s) {  // Python's repr of a tuple: (), (3,), (2, 3)
   std::string r = "(";
@@ -189,12 +191,24 @@ bool read_exact(std::FILE* f, void* dst, size_t n) { return n == 0 || std::fread
 
 }  // namespace
 
-void save_npy(const std::string& path, const Tensor& t) {
+void save_npy(const std::string& path, const Tensor& t, bool as_bool) {
   if (!t.defined()) throw Error("cannot save '" + path + "': the tensor is undefined");
   if (t.device() != Device::cpu)
     throw Error("cannot save '" + path + "': the tensor is on " + device_name(t.device()),
                 "copy it to the CPU first");
-  const char* descr = t.dtype() == DType::f32 ? "<f4" : t.dtype() == DType::f64 ? "<f8" : "<i8";
+  Tensor c = t.contiguous();
+  std::vector<uint8_t> bools;  // as_bool: the bytes NumPy's bool holds
+  if (as_bool) {
+    bools.resize(static_cast<size_t>(c.numel()));
+    for (int64_t i = 0; i < c.numel(); ++i) {
+      const double v = c.get(i);
+      if (v != 0 && v != 1)
+        throw Error("cannot save '" + path + "' as bool: element " + std::to_string(i) + " is " + std::to_string(v) + ", not 0 or 1",
+                    "a mask is 0/1 (what comparisons give): save (x != 0) to keep where x is nonzero");
+      bools[static_cast<size_t>(i)] = v != 0;
+    }
+  }
+  const char* descr = as_bool ? "|b1" : t.dtype() == DType::f32 ? "<f4" : t.dtype() == DType::f64 ? "<f8" : "<i8";
   std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " +
                      shape_repr(t.shape()) + ", }";
   // Pad with spaces so that prefix + dict + '\n' is a multiple of 64 bytes (NumPy's _wrap_header).
@@ -218,12 +232,12 @@ void save_npy(const std::string& path, const Tensor& t) {
   out.append(static_cast<size_t>(header_len) - dict.size() - 1, ' ');
   out += '\n';
 
-  Tensor c = t.device() == Device::cpu ? t.contiguous() : t.to(Device::cpu, MemCategory::temporary);
   FilePtr f(std::fopen(path.c_str(), "wb"), &std::fclose);
   if (!f) throw Error("cannot save '" + path + "': " + errno_text(), "check that the folder exists and is writable");
   bool ok = std::fwrite(out.data(), 1, out.size(), f.get()) == out.size();
-  const size_t nbytes = static_cast<size_t>(c.nbytes());
-  if (ok && nbytes > 0) ok = std::fwrite(c.raw_data(), 1, nbytes, f.get()) == nbytes;
+  const size_t nbytes = as_bool ? bools.size() : static_cast<size_t>(c.nbytes());
+  const void* data = as_bool ? static_cast<const void*>(bools.data()) : c.raw_data();
+  if (ok && nbytes > 0) ok = std::fwrite(data, 1, nbytes, f.get()) == nbytes;
   if (!ok) throw Error("cannot save '" + path + "': write failed: " + errno_text(), "is the disk full?");
   if (std::fclose(f.release()) != 0)
     throw Error("cannot save '" + path + "': write failed: " + errno_text(), "is the disk full?");
@@ -307,7 +321,8 @@ Tensor load_npy(const std::string& path) {
   else if (code == "f8") ft = FileType::f8, dtype = DType::f64;
   else if (code == "i8") ft = FileType::i8, dtype = DType::i64;
   else if (code == "i4") ft = FileType::i4, dtype = DType::i64;  // widened: opscope has no int32
-  else fail(path, "unsupported dtype '" + d + "'; opscope reads float32, float64, int64 and int32", dtype_hint);
+  else if (code == "b1") ft = FileType::b1, dtype = DType::i64;  // a mask: 0/1 as comparisons give (no bool dtype)
+  else fail(path, "unsupported dtype '" + d + "'; opscope reads float32, float64, int64, int32 and bool", dtype_hint);
 
   if (fortran->kind != PyValue::Kind::boolean)
     fail(path, "bad header: 'fortran_order' must be True or False", kNotNpyHint);
@@ -347,17 +362,30 @@ Tensor load_npy(const std::string& path) {
   Shape file_shape = shape;
   if (fortran->b) std::reverse(file_shape.begin(), file_shape.end());
   Tensor t = Tensor::empty(file_shape, dtype, fortran->b ? MemCategory::temporary : MemCategory::input);
-  if (ft == FileType::i4) {
+  // int32 and bool are widened to int64 in chunks as they are read.
+  auto widen = [&](auto z) {
+    using From = decltype(z);
     int64_t* out = t.data<int64_t>();
     constexpr int64_t kChunk = 16384;
-    std::vector<int32_t> buf(static_cast<size_t>(std::min(numel, kChunk)));
+    std::vector<From> buf(static_cast<size_t>(std::min(numel, kChunk)));
     for (int64_t done = 0; done < numel;) {
       const int64_t n = std::min(kChunk, numel - done);
-      if (!read_exact(f.get(), buf.data(), static_cast<size_t>(n) * 4))
+      if (!read_exact(f.get(), buf.data(), static_cast<size_t>(n) * sizeof(From)))
         fail(path, "short read in the data", "the file changed while it was read?");
-      for (int64_t k = 0; k < n; ++k) out[done + k] = buf[static_cast<size_t>(k)];
+      for (int64_t k = 0; k < n; ++k) {
+        const From v = buf[static_cast<size_t>(k)];
+        if (ft == FileType::b1 && v > 1)
+          fail(path, "element " + std::to_string(done + k) + " of a bool array is the byte " + std::to_string(v) + ", not 0 or 1",
+               kNotNpyHint);
+        out[done + k] = v;
+      }
       done += n;
     }
+  };
+  if (ft == FileType::i4) {
+    widen(int32_t{});
+  } else if (ft == FileType::b1) {
+    widen(uint8_t{});
   } else if (!read_exact(f.get(), t.raw_data(), static_cast<size_t>(data_bytes))) {
     fail(path, "short read in the data", "the file changed while it was read?");
   }

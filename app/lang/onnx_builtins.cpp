@@ -193,7 +193,9 @@ Value load_model(Interpreter& in, const std::string& path, Pos p, const interop:
   try {
     Value v;
     v.kind = Value::object;
-    v.obj = std::make_shared<ModelObject>(ImportedModel::load(model_file(in, path, p), opt));
+    auto model = ImportedModel::load(model_file(in, path, p), opt);
+    if (const std::string note = model->ties_note(); !note.empty()) in.out() << "note: " << note << "\n";
+    v.obj = std::make_shared<ModelObject>(std::move(model));
     return v;
   } catch (const LangError&) {
     throw;
@@ -235,14 +237,16 @@ void install_onnx_builtins(BuiltinTable& B) {
           if (d.empty()) in.fail(a.pos, "cannot find opscope's models folder", "set OPSCOPE_MODELS to the repository's assets/models");
           return Value::Str(d);
         });
-  B.add("load_onnx", "load_onnx(path, shapes=None)",
-        "an ONNX model: m(x) applies it in the current mode (backward reaches m.parameters()); m.inputs, m.outputs, m.param(name)",
+  B.add("load_onnx", "load_onnx(path, shapes=None, untie=False)",
+        "an ONNX model: m(x) applies it in the current mode (backward reaches m.parameters()); m.inputs, m.outputs, m.param(name); "
+        "untie=True gives initializers the exporter merged (equal values) a parameter each",
         [](Interpreter& in, CallArgs& a) {
-          check_keywords(in, a, "load_onnx", {"shapes"});
+          check_keywords(in, a, "load_onnx", {"shapes", "untie"});
           need_args(in, a, "load_onnx", 1, 1);
           if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load_onnx() needs a file name", "load_onnx(\"model.onnx\")");
           interop::ImportOptions opt;
           if (const Value* s = keyword(a, "shapes"); s && s->kind != Value::none) shapes_arg(in, *s, a.pos, opt);
+          if (const Value* u = keyword(a, "untie")) opt.untie = in.truthy(*u, a.pos);
           return load_model(in, a.positional[0].s, a.positions[0], opt);
         });
   B.add("save_onnx", "save_onnx(y, path)",

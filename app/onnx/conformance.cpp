@@ -185,8 +185,12 @@ void run_one(const fs::path& dir, const OnnxModel& parsed, ConformanceTest& t, c
       expected.push_back(tensor_from_proto(p, "output " + std::to_string(k), MemCategory::input));
     }
     // The data sets give the graph inputs in order (some tests feed fewer: optional inputs).
-    // Integer and 0-d inputs (shapes, axes, pads, ratios, bounds) are bound as constants, as an
-    // exporter writes them; the others are fed.
+    // Integer and 0-d inputs (shapes, axes, pads, ratios, bounds) and the float roi and scales
+    // of Resize and Upsample are bound as constants, as an exporter writes them; the others are fed.
+    std::set<std::string> scales;
+    for (const OnnxNode& n : parsed.nodes)
+      if (n.qualified_type() == "Resize" || n.qualified_type() == "Upsample")
+        for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) scales.insert(n.inputs[i]);
     OnnxModel model = parsed;
     if (inputs.size() > model.inputs.size()) throw Error("more inputs in the data set than the model has");
     model.inputs.resize(inputs.size());
@@ -194,7 +198,7 @@ void run_one(const fs::path& dir, const OnnxModel& parsed, ConformanceTest& t, c
     std::vector<Tensor> fed;
     for (size_t k = 0; k < inputs.size(); ++k) {
       if (inputs[k].dtype() != model.inputs[k].dtype) inputs[k] = inputs[k].cast(model.inputs[k].dtype, MemCategory::input);
-      if (inputs[k].dtype() == DType::i64 || inputs[k].dim() == 0) {
+      if (inputs[k].dtype() == DType::i64 || inputs[k].dim() == 0 || scales.count(model.inputs[k].name)) {
         opt.constants[model.inputs[k].name] = inputs[k];
       } else {
         opt.shapes[model.inputs[k].name] = inputs[k].shape();

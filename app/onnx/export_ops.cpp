@@ -33,6 +33,11 @@ ExportFn same(const char* op) {
   return [op](Exporter& e, const Node&, In in, In out) { e.node(op, in, out); };
 }
 
+// Floor, Ceil and Round take floats in ONNX; on opscope's int64 they are the identity.
+ExportFn rounding(const char* op) {
+  return [op](Exporter& e, const Node& n, In in, In out) { e.node(is_floating(e.meta(n.inputs[0]).dtype) ? op : "Identity", in, out); };
+}
+
 void export_gelu(Exporter& e, const Node& n, In in, In out) {
   const DType dt = e.meta(n.outputs[0]).dtype;
   const std::string& x = in[0];
@@ -52,6 +57,32 @@ void export_clip(Exporter& e, const Node& n, In in, In out) {
   const DType dt = e.meta(n.outputs[0]).dtype;
   const double lo = n.attrs.f("min"), hi = n.attrs.f("max");
   e.node("Clip", {in[0], std::isinf(lo) ? "" : e.scalar(lo, dt, "min"), std::isinf(hi) ? "" : e.scalar(hi, dt, "max")}, out);
+}
+
+// mish = x·tanh(softplus(x)) (ONNX's Mish comes at opset 18).
+void export_mish(Exporter& e, const Node&, In in, In out) {
+  const std::string t = e.temp("Tanh", {e.temp("Softplus", {in[0]}, out[0] + "_softplus")}, out[0] + "_tanh");
+  e.node("Mul", {in[0], t}, out);
+}
+
+// fmod is ONNX's Mod with fmod=1. mod (the sign of b): Mod(fmod=0) for integers; for floats ONNX
+// requires fmod=1, so fmod's remainder r is moved by b where r ≠ 0 and its sign differs from b's.
+ExportFn export_mod(bool floor_q) {
+  return [floor_q](Exporter& e, const Node& n, In in, In out) {
+    const DType dt = e.meta(n.outputs[0]).dtype;
+    const std::string a = e.cast(in[0], e.meta(n.inputs[0]).dtype, dt), b = e.cast(in[1], e.meta(n.inputs[1]).dtype, dt);
+    if (!floor_q || !is_floating(dt)) {
+      Exporter::attr(e.node("Mod", {a, b}, out), "fmod", int64_t{floor_q ? 0 : 1});
+      return;
+    }
+    auto& f = e.node("Mod", {a, b}, {e.fresh(out[0] + "_fmod")});
+    Exporter::attr(f, "fmod", int64_t{1});
+    const std::string r = f.output(0), zero = e.scalar(0, dt, "zero");
+    const std::string nonzero = e.temp("Not", {e.temp("Equal", {r, zero}, out[0] + "_is0")}, out[0] + "_nonzero");
+    const std::string differ = e.temp("Xor", {e.temp("Less", {r, zero}, out[0] + "_rneg"), e.temp("Less", {b, zero}, out[0] + "_bneg")},
+                                      out[0] + "_signs");
+    e.node("Where", {e.temp("And", {nonzero, differ}, out[0] + "_move"), e.temp("Add", {r, b}, out[0] + "_moved"), r}, out);
+  };
 }
 
 void export_cast(Exporter& e, const Node& n, In in, In out) {
@@ -306,7 +337,8 @@ void export_attention(Exporter& e, const Node& n, In in, In out) {
 }  // namespace
 
 const std::map<std::string, ExportFn>& export_table() {
-  static const std::map<std::string, ExportFn> t = {
+  static const std::map<std::string, ExportFn> t = [] {
+    std::map<std::string, ExportFn> m = {
       {"add", arith("Add")}, {"sub", arith("Sub")}, {"mul", arith("Mul")}, {"div", arith("Div")},
       {"pow", [](Exporter& e, const Node& n, In in, In out) {  // the base keeps its type in ONNX
          const DType dt = e.meta(n.outputs[0]).dtype;
@@ -319,6 +351,20 @@ const std::map<std::string, ExportFn>& export_table() {
       {"sign", same("Sign")}, {"erf", same("Erf")}, {"relu", same("Relu")}, {"sigmoid", same("Sigmoid")}, {"tanh", same("Tanh")},
       {"leaky_relu", [](Exporter& e, const Node& n, In in, In out) { Exporter::attr(e.node("LeakyRelu", in, out), "alpha", n.attrs.f("negative_slope")); }},
       {"gelu", export_gelu}, {"clip", export_clip}, {"cast", export_cast},
+      {"hardsigmoid", [](Exporter& e, const Node& n, In in, In out) {
+         auto& h = e.node("HardSigmoid", in, out);
+         Exporter::attr(h, "alpha", n.attrs.f("alpha"));
+         Exporter::attr(h, "beta", n.attrs.f("beta"));
+       }},
+      {"hardswish", same("HardSwish")},
+      {"elu", [](Exporter& e, const Node& n, In in, In out) { Exporter::attr(e.node("Elu", in, out), "alpha", n.attrs.f("alpha")); }},
+      {"selu", [](Exporter& e, const Node& n, In in, In out) {
+         auto& h = e.node("Selu", in, out);
+         Exporter::attr(h, "alpha", n.attrs.f("alpha"));
+         Exporter::attr(h, "gamma", n.attrs.f("scale"));
+       }},
+      {"mish", export_mish}, {"floor", rounding("Floor")}, {"ceil", rounding("Ceil")}, {"round", rounding("Round")},
+      {"sin", same("Sin")}, {"cos", same("Cos")}, {"mod", export_mod(true)}, {"fmod", export_mod(false)},
       {"sum", reduce("ReduceSum", true)}, {"mean", reduce("ReduceMean", false)}, {"max", reduce("ReduceMax", false)},
       {"var", export_var},
       {"matmul", same("MatMul")}, {"linear", export_linear},
@@ -333,7 +379,10 @@ const std::map<std::string, ExportFn>& export_table() {
       {"embedding", export_embedding}, {"gather", export_gather}, {"dropout", export_dropout}, {"pad", export_pad},
       {"mse_loss", export_mse}, {"cross_entropy", export_cross_entropy},
       {"scaled_dot_product_attention", export_attention},
-  };
+    };
+    add_layer_exports(m);
+    return m;
+  }();
   return t;
 }
 

@@ -20,6 +20,8 @@ class Exporter;
 // One opscope op as ONNX nodes: reads the node's inputs by name, writes its outputs' names.
 using ExportFn = std::function<void(Exporter&, const Node&, const std::vector<std::string>& in, const std::vector<std::string>& out)>;
 const std::map<std::string, ExportFn>& export_table();
+// The layers' entries of the table (export_layers.cpp): conv_transpose2d, the norms, interpolate, indexing.
+void add_layer_exports(std::map<std::string, ExportFn>& table);
 
 class Exporter {
  public:

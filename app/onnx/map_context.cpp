@@ -16,9 +16,10 @@ std::vector<int64_t> NodeCtx::ints_input(size_t i, const char* what) const {
                       "opscope fixes every shape when it imports a model: give the inputs fixed sizes (--shape name=dims)");
   if (t.dtype() != DType::i64) fail(std::string(what) + " must be integers, got " + dtype_name(t.dtype()));
   if (t.dim() > 1) fail(std::string(what) + " must be a list (1-D), got shape " + shape_str(t.shape()));
-  std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-  for (int64_t k = 0; k < t.numel(); ++k) v[k] = static_cast<int64_t>(t.get(k));
-  return v;
+  // Read as integers: INT64_MAX (PyTorch's "to the end" in Slice) does not survive a double.
+  const Tensor c = t.device() == Device::cpu ? t.contiguous() : t.to(Device::cpu, MemCategory::temporary);
+  const int64_t* p = c.data<int64_t>();
+  return std::vector<int64_t>(p, p + t.numel());
 }
 
 double NodeCtx::scalar_input(size_t i, const char* what) const {
@@ -93,6 +94,9 @@ const MapperTable& mapper_table() {
     add_math_mappers(t);
     add_nn_mappers(t);
     add_shape_mappers(t);
+    add_vision_mappers(t);
+    add_index_mappers(t);
+    add_rnn_mappers(t);
     return t;
   }();
   return table;

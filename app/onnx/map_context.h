@@ -12,6 +12,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "app/onnx/onnx_fold.h"
 #include "app/onnx/onnx_model.h"
 #include "core/op.h"
 #include "core/workspace.h"
@@ -90,6 +91,9 @@ using MapperTable = std::map<std::string, MapperFn>;
 void add_math_mappers(MapperTable& table);   // elementwise, activations, comparisons, reductions, MatMul, Gemm
 void add_nn_mappers(MapperTable& table);     // Conv, pools, normalizations, softmax, dropout
 void add_shape_mappers(MapperTable& table);  // reshape family, slicing, gathering, constants, Shape, Cast, Pad
+void add_vision_mappers(MapperTable& table);  // ConvTranspose, InstanceNormalization, GroupNorm (folded), Resize, Upsample
+void add_index_mappers(MapperTable& table);   // GatherElements, GatherND, ScatterND, TopK, CumSum, Trilu, Einsum
+void add_rnn_mappers(MapperTable& table);     // LSTM, GRU, RNN
 const MapperTable& mapper_table();
 
 // --- helpers shared by the mapper files ---

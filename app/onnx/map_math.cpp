@@ -1,5 +1,6 @@
-// ONNX elementwise arithmetic, activations, comparisons and logic, reductions, MatMul and Gemm
-// as opscope ops. Booleans are int64 0/1 in opscope, so And is a product and Not a comparison.
+// ONNX elementwise arithmetic, activations (those without an opscope op of their own spelt out:
+// Celu, Softsign, PRelu, Shrink, ...), comparisons and logic, reductions, ArgMax/ArgMin, MatMul
+// and Gemm as opscope ops. Booleans are int64 0/1 in opscope, so And is a product and Not a comparison.
 #include <cmath>
 
 #include "app/onnx/map_context.h"
@@ -129,6 +130,101 @@ std::vector<Slot> map_clip(NodeCtx& c) {
   return one(y);
 }
 
+// HardSigmoid: clamp(alpha·x + beta, 0, 1), ONNX's default alpha 0.2 (PyTorch exports 1/6).
+std::vector<Slot> map_hard_sigmoid(NodeCtx& c) {
+  c.allow_attrs({"alpha", "beta"});
+  return one(c.call("hardsigmoid", {c.in(0)}, {{"alpha", c.attr_float("alpha", 0.2)}, {"beta", c.attr_float("beta", 0.5)}}));
+}
+
+std::vector<Slot> map_elu(NodeCtx& c) {
+  c.allow_attrs({"alpha"});
+  return one(c.call("elu", {c.in(0)}, {{"alpha", c.attr_float("alpha", 1.0)}}));
+}
+
+// ONNX's Selu defaults are SELU's constants rounded to float32, which the file may not state.
+std::vector<Slot> map_selu(NodeCtx& c) {
+  c.allow_attrs({"alpha", "gamma"});
+  return one(c.call("selu", {c.in(0)}, {{"alpha", c.attr_float("alpha", 1.67326319217681884765625)},
+                                        {"scale", c.attr_float("gamma", 1.05070102214813232421875)}}));
+}
+
+// Celu(x) = max(0, x) + min(0, alpha·(e^(x/alpha) − 1)) = alpha·elu(x/alpha).
+std::vector<Slot> map_celu(NodeCtx& c) {
+  c.allow_attrs({"alpha"});
+  const double alpha = c.attr_float("alpha", 1.0);
+  const Tensor& x = c.in(0);
+  if (alpha == 1.0) return one(c.call("elu", {x}));
+  if (alpha <= 0) c.fail("alpha must be positive, got " + std::to_string(alpha));
+  Tensor e = c.call("elu", {c.call("div", {x, scalar_like(alpha, x)})});
+  return one(c.call("mul", {e, scalar_like(alpha, x)}));
+}
+
+// Mod: fmod=1 is C's fmod (the sign of a), fmod=0 Python's remainder (the sign of b).
+std::vector<Slot> map_mod(NodeCtx& c) {
+  c.allow_attrs({"fmod"});
+  return one(c.call(c.attr_int("fmod", 0) != 0 ? "fmod" : "mod", {c.in(0), c.in(1)}));
+}
+
+std::vector<Slot> map_softplus(NodeCtx& c) {
+  c.allow_attrs({});
+  return one(c.call("softplus", {c.in(0)}));
+}
+
+// Softsign: x / (1 + |x|).
+std::vector<Slot> map_softsign(NodeCtx& c) {
+  c.allow_attrs({});
+  const Tensor& x = c.in(0);
+  return one(c.call("div", {x, c.call("add", {c.call("abs", {x}), scalar_like(1, x)})}));
+}
+
+// ThresholdedRelu: x where x > alpha, else 0.
+std::vector<Slot> map_thresholded_relu(NodeCtx& c) {
+  c.allow_attrs({"alpha"});
+  const Tensor& x = c.in(0);
+  Tensor keep = c.call("gt", {x, scalar_like(c.attr_float("alpha", 1.0), x)});
+  return one(c.call("where", {keep, x, scalar_like(0, x)}));
+}
+
+// PRelu: x where x > 0, slope·x elsewhere. The slope broadcasts to x as NumPy's do; before
+// opset 7, a slope of C values is one per channel (axis 1), as PyTorch's multi-parameter PReLU.
+std::vector<Slot> map_prelu(NodeCtx& c) {
+  c.allow_attrs({});
+  const Tensor& x = c.in(0);
+  Tensor slope = c.in(1);
+  if (c.opset() < 7 && slope.dim() == 1 && x.dim() > 2 && slope.shape()[0] == x.shape()[1] && slope.shape()[0] > 1) {
+    Shape s(static_cast<size_t>(x.dim() - 1), 1);
+    s[0] = slope.shape()[0];
+    slope = c.call("reshape", {slope}, {{"shape", std::vector<int64_t>(s.begin(), s.end())}});
+  }
+  Tensor positive = c.call("gt", {x, scalar_like(0, x)});
+  return one(c.call("where", {positive, x, c.call("mul", {x, slope})}));
+}
+
+// Shrink: x + bias below −lambd, x − bias above lambd, 0 between.
+std::vector<Slot> map_shrink(NodeCtx& c) {
+  c.allow_attrs({"bias", "lambd"});
+  const Tensor& x = c.in(0);
+  const double bias = c.attr_float("bias", 0.0), lambd = c.attr_float("lambd", 0.5);
+  Tensor above = c.call("where", {c.call("gt", {x, scalar_like(lambd, x)}), c.call("sub", {x, scalar_like(bias, x)}), scalar_like(0, x)});
+  return one(c.call("where", {c.call("lt", {x, scalar_like(-lambd, x)}), c.call("add", {x, scalar_like(bias, x)}), above}));
+}
+
+// IsNaN: NaN is the one value unequal to itself. IsInf: |x| = inf, or one sign of it.
+std::vector<Slot> map_is_nan(NodeCtx& c) {
+  c.allow_attrs({});
+  const Tensor& x = c.in(0);
+  return one(c.call("ne", {x, x}));
+}
+
+std::vector<Slot> map_is_inf(NodeCtx& c) {
+  c.allow_attrs({"detect_negative", "detect_positive"});
+  const Tensor& x = c.in(0);
+  const bool neg = c.attr_int("detect_negative", 1) != 0, pos = c.attr_int("detect_positive", 1) != 0;
+  if (neg && pos) return one(c.call("eq", {c.call("abs", {x}), scalar_like(INFINITY, x)}));
+  if (!neg && !pos) return {c.constant(Tensor::full(x.shape(), 0, DType::i64, MemCategory::input))};
+  return one(c.call("eq", {x, scalar_like(pos ? INFINITY : -INFINITY, x)}));
+}
+
 std::vector<Slot> map_not(NodeCtx& c) {
   c.allow_attrs({});
   return one(c.call("eq", {c.in(0), Tensor::scalar(0, DType::i64, MemCategory::input)}));
@@ -176,6 +272,26 @@ MapperFn reduce(const char* op, int64_t input_since, const char* pre = nullptr, 
 }
 
 // ReduceMin: opscope has max; min(x) = -max(-x).
+// ArgMax/ArgMin along one axis; select_last_index=1 takes the last of tied elements: the first
+// one of x reversed along the axis, counted back from the end.
+MapperFn arg_reduce(const char* op) {
+  return [op](NodeCtx& c) {
+    c.allow_attrs({"axis", "keepdims", "select_last_index"});
+    Tensor x = c.in(0);
+    const int64_t axis = onnx_axis(c, c.attr_int("axis", 0), x.dim());
+    const bool keep = c.attr_int("keepdims", 1) != 0, last = c.attr_int("select_last_index", 0) != 0;
+    const int64_t n = x.shape()[axis];
+    if (last) {
+      std::vector<int64_t> reversed;
+      for (int64_t k = n - 1; k >= 0; --k) reversed.push_back(k);
+      x = c.call("gather", {x, int_tensor(reversed)}, {{"axis", axis}});
+    }
+    Tensor i = c.call(op, {x}, {{"axes", std::vector<int64_t>{axis}}, {"keepdim", keep}});
+    if (last) i = c.call("sub", {Tensor::scalar(static_cast<double>(n - 1), DType::i64, MemCategory::input), i});
+    return one(i);
+  };
+}
+
 std::vector<Slot> map_reduce_min(NodeCtx& c) {
   std::vector<int64_t> axes;
   if (!reduce_axes(c, 18, axes)) return {c.slot(0)};
@@ -259,6 +375,27 @@ void add_math_mappers(MapperTable& t) {
   t["LeakyRelu"] = map_leaky_relu;
   t["Gelu"] = map_gelu;
   t["Clip"] = map_clip;
+  t["HardSigmoid"] = map_hard_sigmoid;
+  t["HardSwish"] = unary("hardswish");
+  t["Elu"] = map_elu;
+  t["Selu"] = map_selu;
+  t["Celu"] = map_celu;
+  t["Mish"] = unary("mish");
+  t["Softplus"] = map_softplus;
+  t["Softsign"] = map_softsign;
+  t["ThresholdedRelu"] = map_thresholded_relu;
+  t["PRelu"] = map_prelu;
+  t["Shrink"] = map_shrink;
+  t["Floor"] = unary("floor");
+  t["Ceil"] = unary("ceil");
+  t["Round"] = unary("round");
+  t["Sin"] = unary("sin");
+  t["Cos"] = unary("cos");
+  t["Mod"] = map_mod;
+  t["IsNaN"] = map_is_nan;
+  t["IsInf"] = map_is_inf;
+  t["ArgMax"] = arg_reduce("argmax");
+  t["ArgMin"] = arg_reduce("argmin");
   t["Equal"] = binary("eq");
   t["Less"] = binary("lt");
   t["LessOrEqual"] = binary("le");

@@ -78,6 +78,44 @@ std::set<std::string> running_statistics(const OnnxModel& m) {
   return stats;
 }
 
+// Identity nodes that give a floating-point initializer another name (PyTorch's deduplication
+// of initializers with equal values), grouped by the initializer.
+std::vector<ImportedModel::Tie> find_ties(const OnnxModel& m) {
+  std::map<std::string, const OnnxInitializer*> floats;
+  for (auto& init : m.initializers)
+    if (is_floating(init.value.dtype())) floats[init.name] = &init;
+  std::set<std::string> outputs;
+  for (auto& o : m.outputs) outputs.insert(o.name);
+  std::vector<ImportedModel::Tie> ties;
+  for (const OnnxNode& n : m.nodes) {
+    if (n.qualified_type() != "Identity" || n.inputs.size() != 1 || n.outputs.size() != 1 || !floats.count(n.inputs[0]) ||
+        outputs.count(n.outputs[0]) || n.outputs[0] == n.inputs[0])
+      continue;
+    auto it = std::find_if(ties.begin(), ties.end(), [&](const ImportedModel::Tie& t) { return t.shared == n.inputs[0]; });
+    if (it == ties.end()) ties.push_back({n.inputs[0], {}}), it = ties.end() - 1;
+    it->uses.push_back(n.outputs[0]);
+  }
+  return ties;
+}
+
+// untie: each use becomes an initializer of its own (a copy of the shared values) and its
+// Identity node goes.
+void untie_initializers(OnnxModel& m, const std::vector<ImportedModel::Tie>& ties) {
+  std::set<std::string> uses;
+  for (auto& t : ties) {
+    const auto shared = std::find_if(m.initializers.begin(), m.initializers.end(), [&](auto& i) { return i.name == t.shared; });
+    const OnnxInitializer source = *shared;  // (the vector grows below)
+    for (auto& u : t.uses) {
+      OnnxInitializer copy = source;
+      copy.name = u;
+      copy.value = source.value.clone(MemCategory::parameter);
+      m.initializers.push_back(std::move(copy));
+      uses.insert(u);
+    }
+  }
+  std::erase_if(m.nodes, [&](const OnnxNode& n) { return n.qualified_type() == "Identity" && n.outputs.size() == 1 && uses.count(n.outputs[0]); });
+}
+
 // The module path of a PyTorch node name ("/layer/self_attn/MatMul" -> "layer/self_attn"): the
 // scope its nodes carry, so the graph view can fold a module like a function.
 std::string scope_of(const std::string& node_name) {
@@ -147,6 +185,7 @@ struct Lowering {
         throw;
       }
       if (!scope.empty()) ws.pop_scope();
+      if (outs.size() > n.outputs.size()) outs.resize(n.outputs.size());  // a mapper may make more (LSTM's Y_c)
       name_outputs(n, ctx, outs);
     }
     if (outs.size() > n.outputs.size()) outs.resize(n.outputs.size());
@@ -209,8 +248,13 @@ std::shared_ptr<ImportedModel> ImportedModel::load(const std::string& path, cons
 }
 
 std::shared_ptr<ImportedModel> ImportedModel::from_model(OnnxModel model, const ImportOptions& options) {
+  fold_pytorch_patterns(model);
   check_op_types(model);
+  std::vector<Tie> ties = find_ties(model);
+  if (options.untie) untie_initializers(model, ties);
   std::shared_ptr<ImportedModel> m(new ImportedModel(std::move(model)));
+  m->ties_ = std::move(ties);
+  m->untied_ = options.untie;
   const OnnxModel& om = m->model_;
   // Initializers: floating-point ones are parameters (or, for BatchNormalization's running
   // statistics, buffers); integer ones are constants the lowering folds.
@@ -273,6 +317,21 @@ std::shared_ptr<ImportedModel> ImportedModel::from_model(OnnxModel model, const 
   for (size_t i = 0; i < om.outputs.size(); ++i)
     m->outputs_.push_back({om.outputs[i].name, t.outputs[i].dtype(), t.outputs[i].shape()});
   return m;
+}
+
+std::string ImportedModel::ties_note() const {
+  if (ties_.empty()) return "";
+  std::string list;
+  for (const Tie& t : ties_) {
+    std::string uses;
+    for (size_t i = 0; i < t.uses.size(); ++i) uses += (i ? (i + 1 == t.uses.size() ? " and '" : ", '") : "'") + t.uses[i] + "'";
+    list += (list.empty() ? "" : "; ") + uses + (untied_ ? " copied from '" : (t.uses.size() == 1 ? " is '" : " are '")) + t.shared + "'";
+  }
+  if (untied_)
+    return "untied: " + list + ", each a parameter of its own (PyTorch's exporter had merged them because their values were equal)";
+  return "tied parameters: " + list + " in this file (one parameter, one gradient). PyTorch's exporter merges initializers whose "
+         "values are equal at export, so these may have been separate parameters in PyTorch; load_onnx(path, untie=True) gives "
+         "each its own, as the PyTorch module had";
 }
 
 std::string ImportedModel::name() const { return std::filesystem::path(model_.path).stem().string(); }
@@ -354,6 +413,7 @@ std::string ImportedModel::summary() const {
   o << "  " << parameters_.size() << " parameters (" << parameter_count() << " values, " << bytes_str(bytes) << ")";
   if (!buffers_.empty()) o << ", " << buffers_.size() << " buffers (running statistics)";
   o << "\n";
+  if (!ties_.empty()) o << "  " << ties_note() << "\n";
   std::map<std::string, int> types;
   for (const OnnxNode& n : model_.nodes) ++types[n.qualified_type()];
   o << "  " << model_.nodes.size() << " nodes:";

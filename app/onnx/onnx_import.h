@@ -22,6 +22,8 @@ struct ImportOptions {
   // conformance runner binds the shape-like inputs of a test this way): known, so the nodes
   // that need them (Reshape's shape, Slice's starts) resolve, and no longer inputs of m.
   std::map<std::string, Tensor> constants;
+  // Give each name of a tied initializer its own parameter (see ImportedModel::ties()).
+  bool untie = false;
 };
 
 // "x=1,3,28,28" -> {"x", [1, 3, 28, 28]}; a clear error for anything else.
@@ -44,6 +46,14 @@ class ImportedModel {
     std::string name;
     Tensor tensor;
   };
+  // Initializers the file ties together: PyTorch's exporter merges initializers of equal values
+  // into one and names the others by Identity nodes of it (a TransformerEncoderLayer's
+  // norm1.bias and norm2.bias become Identity(self_attn.out_proj.bias) when all are zeros), so
+  // parameters that PyTorch trains apart share one gradient. `uses`: the Identity outputs.
+  struct Tie {
+    std::string shared;
+    std::vector<std::string> uses;
+  };
 
   // Reads the file, lists every op type it cannot map (one error), makes the initializers
   // parameters and traces the graph once (shapes only, in a scratch workspace) so that a bad
@@ -61,6 +71,10 @@ class ImportedModel {
   // Initializers that are state, not weights: BatchNormalization's running mean and variance.
   const std::vector<Named>& buffers() const { return buffers_; }
   const std::vector<Named>& bound_inputs() const { return constants_; }  // ImportOptions::constants
+  const std::vector<Tie>& ties() const { return ties_; }
+  bool untied() const { return untied_; }  // loaded with untie: each use is a parameter of its own
+  // What a student should know about ties(), one paragraph ("" when there are none).
+  std::string ties_note() const;
   // A parameter or buffer by its ONNX name; throws with the closest name when there is none.
   const Tensor& param(const std::string& name) const;
   int64_t parameter_count() const;  // elements of the parameters
@@ -87,6 +101,8 @@ class ImportedModel {
   std::vector<Input> inputs_;
   std::vector<Output> outputs_;
   std::vector<Named> parameters_, buffers_, constants_;
+  std::vector<Tie> ties_;
+  bool untied_ = false;
 };
 
 // The ONNX op types the importer maps, sorted ("Abs", "Add", ...).

@@ -29,6 +29,7 @@ int64_t ImportedModel::parameter_count() const { return 0; }
 std::vector<Tensor> ImportedModel::apply(Workspace&, const std::vector<Tensor>&, int*) const { no_onnx(); }
 ImportedModel::Traced ImportedModel::trace(Workspace&) const { no_onnx(); }
 std::string ImportedModel::summary() const { return {}; }
+std::string ImportedModel::ties_note() const { return {}; }
 ExportInfo save_onnx(Workspace&, const std::vector<Tensor>&, const std::string&) { no_onnx(); }
 ExportInfo save_onnx_values(Workspace&, const std::vector<int>&, const std::string&) { no_onnx(); }
 std::vector<int> forward_sinks(const Graph&) { return {}; }

@@ -9,6 +9,7 @@
 //                   (no atomics); im2col: col = W_gᵀ·dy_g, then col2im (gather per input element).
 //  backward_weight  naive: one thread per weight element sums over N·OH·OW; im2col:
 //                   dW_g += dy_g · col_nᵀ for each image (GEMM with accumulation).
+//  conv_transpose2d the backward_input kernels on (x, w), then the bias.
 #include "ops/cuda/cuda_util.cuh"
 #include "ops/geometry.h"
 
@@ -218,7 +219,23 @@ void backward_weight(KernelCtx& k, bool im2col_algo) {
   });
 }
 
+// conv_transpose2d: inputs (x, w, bias?), y = conv2d_backward_input(x, w) (+ b per channel).
+void transpose(KernelCtx& k, bool im2col_algo) {
+  backward_input(k, im2col_algo);
+  const Tensor& y = k.out();
+  if (k.inputs.size() < 3 || !k.in(2).defined() || y.numel() == 0) return;
+  const Tensor b = as(k.in(2), y.dtype());
+  visit_float(y.dtype(), k.op.name, [&](auto z) {
+    using T = decltype(z);
+    add_bias<T><<<grid_for(y.numel()), kThreads, 0, stream()>>>(b.data<T>(), y.data<T>(), y.shape()[0], y.shape()[1],
+                                                                 y.shape()[2] * y.shape()[3]);
+    OPSCOPE_CUDA_LAUNCHED("add_bias");
+  });
+}
+
 OPSCOPE_CUDA_REGISTER(register_conv_kernels) {
+  add_kernel("conv_transpose2d", "im2col", [](KernelCtx& k) { transpose(k, true); });
+  add_kernel("conv_transpose2d", "naive", [](KernelCtx& k) { transpose(k, false); });
   add_kernel("conv2d", "im2col", [](KernelCtx& k) { forward(k, true); });
   add_kernel("conv2d", "naive", [](KernelCtx& k) { forward(k, false); });
   add_kernel("conv2d_backward_input", "im2col", [](KernelCtx& k) { backward_input(k, true); });

@@ -1,4 +1,5 @@
-// CUDA pad ("constant", "reflect", "replicate"), pad_backward (reflect, replicate), upsample_nearest2d, and
+// CUDA pad ("constant", "reflect", "replicate"), pad_backward (reflect, replicate), upsample_nearest2d,
+// interpolate with its backward (sources and weights from ops/geometry.h, as on the CPU), and
 // adaptive_avg_pool2d with its backward. One thread per output element; the two backward ops
 // scatter into dx with atomicAdd (an input element feeds several outputs; the float add order
 // varies, so the last bits may differ run to run).
@@ -92,7 +93,77 @@ __global__ void adaptive_avg_backward_kernel(const T* dy, T* dx, int64_t planes,
   }
 }
 
+// The (up to) four taps of output (oh, ow): rows r0, r1 and columns c0, c1 with the weights of
+// r1 and c1 (0 for the nearest modes, which read (r0, c0) alone).
+struct Taps2 {
+  int64_t r0, r1, c0, c1;
+  double lh, lw;
+};
+__device__ Taps2 taps_at(const ResizeGeom& g, int64_t oh, int64_t ow) {
+  Taps2 t{0, 0, 0, 0, 0, 0};
+  if (g.mode == ResizeMode::bilinear) {
+    linear_sources(g.h, oh, t.r0, t.r1, t.lh);
+    linear_sources(g.w, ow, t.c0, t.c1, t.lw);
+  } else {
+    t.r0 = t.r1 = nearest_source(g.h, oh, g.mode);
+    t.c0 = t.c1 = nearest_source(g.w, ow, g.mode);
+  }
+  return t;
+}
+
+template <class T>
+__global__ void interpolate_kernel(ResizeGeom g, const T* x, T* y) {
+  const int64_t OH = g.h.out, OW = g.w.out, H = g.h.in, W = g.w.in;
+  GRID_STRIDE(e, g.planes * OH * OW) {
+    const int64_t ow = e % OW, oh = (e / OW) % OH, p = e / (OW * OH);
+    const Taps2 t = taps_at(g, oh, ow);
+    const T* plane = x + p * H * W;
+    const T lh1 = T(t.lh), lw1 = T(t.lw), lh0 = T(1) - lh1, lw0 = T(1) - lw1;
+    y[e] = lh0 * (lw0 * plane[t.r0 * W + t.c0] + lw1 * plane[t.r0 * W + t.c1]) +
+           lh1 * (lw0 * plane[t.r1 * W + t.c0] + lw1 * plane[t.r1 * W + t.c1]);
+  }
+}
+
+template <class T>
+__global__ void interpolate_backward_kernel(ResizeGeom g, const T* dy, T* dx) {
+  const int64_t OH = g.h.out, OW = g.w.out, H = g.h.in, W = g.w.in;
+  GRID_STRIDE(e, g.planes * OH * OW) {
+    const int64_t ow = e % OW, oh = (e / OW) % OH, p = e / (OW * OH);
+    const Taps2 t = taps_at(g, oh, ow);
+    T* plane = dx + p * H * W;
+    const T lh1 = T(t.lh), lw1 = T(t.lw), lh0 = T(1) - lh1, lw0 = T(1) - lw1, d = dy[e];
+    atomicAdd(&plane[t.r0 * W + t.c0], lh0 * lw0 * d);
+    if (g.mode != ResizeMode::bilinear) continue;
+    atomicAdd(&plane[t.r0 * W + t.c1], lh0 * lw1 * d);
+    atomicAdd(&plane[t.r1 * W + t.c0], lh1 * lw0 * d);
+    atomicAdd(&plane[t.r1 * W + t.c1], lh1 * lw1 * d);
+  }
+}
+
 OPSCOPE_CUDA_REGISTER(register_resize_kernels) {
+  add_kernel("interpolate", "direct", [](KernelCtx& k) {
+    const int64_t n = k.out().numel();
+    if (n == 0) return;
+    const ResizeGeom g = resize_geom(k.in(0).shape(), k.out().shape(), k.attrs);
+    visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const Tensor x = dense(k.in(0));
+      interpolate_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, x.data<T>(), k.out().data<T>());
+      OPSCOPE_CUDA_LAUNCHED("interpolate_kernel");
+    });
+  });
+  add_kernel("interpolate_backward", "direct", [](KernelCtx& k) {
+    k.out().fill(0);
+    const int64_t n = k.in(0).numel();
+    if (n == 0 || k.out().numel() == 0) return;
+    const ResizeGeom g = resize_geom(k.out().shape(), k.in(0).shape(), k.attrs);
+    visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      Tensor dy = dense(k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype()));
+      interpolate_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>());
+      OPSCOPE_CUDA_LAUNCHED("interpolate_backward_kernel");
+    });
+  });
   add_kernel("pad", "direct", [](KernelCtx& k) {
     const int64_t n = k.out().numel();
     if (n == 0) return;
