@@ -101,6 +101,7 @@ Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<Us
 void Interpreter::install_builtins() {
   install_builtin_functions(*this, builtins_);
   install_check_builtins(builtins_);
+  install_expect_builtins(builtins_);
   install_training_builtins(builtins_);
   install_static_builtins(*this, builtins_);
   install_user_op_builtins(builtins_);

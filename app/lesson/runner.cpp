@@ -1,7 +1,9 @@
 #include "app/lesson/runner.h"
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
+#include <vector>
 
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
@@ -93,6 +95,11 @@ BlockResult LessonRunner::verify_quiz(const Lesson& lesson, const Block& block) 
 }
 
 BlockResult LessonRunner::run_code(const std::string& code) { return run_source(code, "<stdin>"); }
+
+BlockResult LessonRunner::run_file(const Lesson& lesson, const std::string& code, const std::string& filename, int line_offset) {
+  FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));  // students' files are untrusted too
+  return run_source(std::string(static_cast<size_t>(std::max(0, line_offset)), '\n') + code, filename);
+}
 
 std::string check_lesson(const Lesson& lesson, std::ostream* log) {
   LessonRunner runner;

@@ -6,6 +6,7 @@
 
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/lesson/exercise_class.h"
 #include "app/lesson/player_model.h"
 #include "app/lesson/terminal_markdown.h"
 #include "app/sigint.h"
@@ -268,6 +269,8 @@ int check_lessons(const std::string& dir, const std::string& lang, const std::st
       try {
         Lesson L = load_lesson(f);
         std::string problem = check_lesson(L);
+        for (const Exercise* ex : exercises_of(L))  // each both ways: the solution passes, the starter fails
+          if (problem.empty()) problem = check_exercise(L, *ex);
         if (problem.empty() && l != "en") {  // the translation carries the English version's cells and checks
           Lesson en = load_lesson(find_lesson_file(dir, "en", std::to_string(L.number)));
           problem = compare_languages(en, L);
@@ -279,7 +282,7 @@ int check_lessons(const std::string& dir, const std::string& lang, const std::st
           continue;
         }
         out << "PASS " << f << "  (" << L.count(Block::Kind::cell) << " cells, " << L.count(Block::Kind::check) << " checks, "
-            << L.count(Block::Kind::quiz) << " quizzes)\n";
+            << L.count(Block::Kind::quiz) << " quizzes, " << L.count(Block::Kind::exercise) << " exercises)\n";
         ++passed;
       } catch (const Error& e) {
         err << e.what() << "\n";
@@ -287,6 +290,14 @@ int check_lessons(const std::string& dir, const std::string& lang, const std::st
         out << "FAIL " << f << "\n";
         ++failed;
       }
+    }
+  }
+  for (const std::string& l : langs) {  // exercise ids are what students' files are named after: one each
+    try {
+      if (id.empty()) course_exercises(dir, l);
+    } catch (const Error& e) {
+      err << e.what() << "\n";
+      ++failed;
     }
   }
   out << passed << " lessons passed, " << failed << " failed\n";
