@@ -177,9 +177,12 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
     return Value::Bool(true);
   });
 
-  add("node_count", "node_count(phase=None)", "nodes in the graph now (phase: \"forward\", \"backward\" or \"update\")",
+  add("node_count", "node_count(phase=None, op=None)",
+      "nodes in the graph now (phase: \"forward\", \"backward\" or \"update\"; op: only that operator's, e.g. \"matmul\")",
       [](Interpreter& in, CallArgs& a) {
-    only_keywords(in, a, "node_count", {});
+    only_keywords(in, a, "node_count", {"op"});
+    const Value* op = keyword_arg(a, "op");
+    if (op && op->kind != Value::string) in.fail(a.pos, "node_count()'s op is an operator's name, e.g. op=\"matmul\"");
     if (a.positional.size() > 1) in.fail(a.pos, "node_count() takes at most one argument");
     std::string phase = a.positional.empty() || a.positional[0].kind == Value::none ? "" : a.positional[0].s;
     if (!a.positional.empty() && a.positional[0].kind == Value::string && phase != "forward" && phase != "backward" &&
@@ -187,7 +190,7 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
       in.fail(a.positions[0], "node_count()'s phase is \"forward\", \"backward\" or \"update\" (an optimizer's steps)");
     int64_t n = 0;
     for (const Node& node : in.ws().graph().nodes())
-      if (phase.empty() || phase == phase_name(node.phase)) ++n;
+      if ((phase.empty() || phase == phase_name(node.phase)) && (!op || (node.op && node.op->name == op->s))) ++n;
     return Value::Int(n);
   });
 

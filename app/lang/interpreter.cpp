@@ -492,11 +492,26 @@ void Interpreter::exec_assert(const Stmt& s) {
   std::string text = s.source;
   if (text.rfind("assert", 0) == 0) text = text.substr(6);
   text = text.substr(std::min(text.size(), text.find_first_not_of(" \t")));
-  if (s.message && s.message->pos.line == s.pos.line) {  // the condition alone, without ", message"
-    std::string cond = s.source.substr(0, std::max(0, s.message->pos.col - s.pos.col));
-    cond = cond.substr(std::min(cond.size(), size_t{6}));
-    const size_t a = cond.find_first_not_of(" \t"), b = cond.find_last_not_of(" \t,");
-    if (a != std::string::npos && b != std::string::npos && b >= a) text = cond.substr(a, b - a + 1);
+  if (s.message) {  // the condition alone, without ", message": up to the first comma outside brackets and strings
+    int depth = 0;
+    char quote = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+      const char c = text[i];
+      if (quote) {
+        if (c == '\\') ++i;
+        else if (c == quote) quote = 0;
+      } else if (c == '"' || c == '\'') {
+        quote = c;
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+      } else if (c == ')' || c == ']' || c == '}') {
+        --depth;
+      } else if (c == ',' && depth == 0) {
+        const size_t b = text.find_last_not_of(" \t", i == 0 ? 0 : i - 1);
+        text = b == std::string::npos ? std::string() : text.substr(0, b + 1);
+        break;
+      }
+    }
   }
   const Expr& c = *s.value;
   std::string values;
