@@ -240,6 +240,7 @@ TEST_CASE("a lesson opens with goals, closes with a recap, and asks each quiz be
                                   "```recap\n- one node\n```\n\n<!-- pause -->\n";
   const Lesson L = parse_lesson(good, "g.md");
   CHECK(structure_problems(L).empty());
+  CHECK(check_lesson(L).empty());  // the quiz's verify ran after the cell that answers it
   const std::string late = head + "```ops\nx = 1\n```\n\n```goals\n- g\n```\n\n```check\nassert x == 1\n```\n\n```quiz\nx?\nanswer: 1\n```\n";
   const auto problems = structure_problems(parse_lesson(late, "l.md"));
   REQUIRE(problems.size() == 3);
