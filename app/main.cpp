@@ -465,6 +465,7 @@ Command add_gui_command(CLI::App& app) {
   sub->add_option("--actions", o->gui.actions, "UI actions, one per frame: \"step;step;select n3;toggle backward\"");
   sub->add_option("--size", o->size, "window size WxH (default 1600x1000)");
   sub->add_flag("--dark", o->gui.dark, "the dark theme");
+  sub->add_option("--zoom", o->gui.zoom, "View ▸ Zoom: 1 to 2.5 (default: the one you left it at)")->check(CLI::Range(1.0, 2.5));
   return {sub, [o]() -> int {
 #ifdef OPSCOPE_HAVE_GUI
             if (!o->size.empty() && std::sscanf(o->size.c_str(), "%dx%d", &o->gui.width, &o->gui.height) != 2)
