@@ -4,12 +4,16 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "app/lesson/exercise_class.h"
 #include "app/lesson/exercise_grader.h"
 #include "app/lesson/exercise_text.h"
 #include "app/lesson/lesson.h"
+#include "app/lesson/player_model.h"
+#include "app/lesson/progress.h"
 #include "app/lesson/runner.h"
+#include "app/lesson/terminal_player.h"
 #include "core/error.h"
 
 using namespace opscope;
@@ -247,4 +251,60 @@ TEST_CASE("a lesson opens with goals, closes with a recap, and asks each quiz be
   CHECK_THAT(problems[0], Catch::Contains("l.md:10: the ```goals block comes after the first cell"));
   CHECK_THAT(problems[1], Catch::Contains("the lesson does not close with a ```recap block"));
   CHECK_THAT(problems[2], Catch::Contains("l.md:18: this quiz is not followed by the cell that answers it"));
+}
+
+TEST_CASE("the terminal player: an exercise's file, a hint, a failed check, giving up; the progress file keeps them", "[lesson][exercise]") {
+  TempDir lessons("exercise-player");
+  lessons.write("en/04-fb.md", kHead + exercise_fence() + "\n```recap\n- done\n```\n");
+  const std::string progress = (lessons.dir / "config" / "progress.json").string();
+  setenv("XDG_DATA_HOME", (lessons.dir / "data").string().c_str(), 1);  // the student's file goes there
+  TerminalPlayerOptions o;
+  o.dir = lessons.dir.string();
+  o.id = "4";
+  o.progress_path = progress;
+  std::istringstream keys("h\n\ng\n");  // a hint, check the starter as it is, give up
+  std::ostringstream out;
+  play_in_terminal(o, keys, out);
+  unsetenv("XDG_DATA_HOME");
+  const std::string text = out.str();
+  CHECK_THAT(text, Catch::Contains("Exercise scale-backward · scale's backward"));
+  CHECK_THAT(text, Catch::Contains("A backward that was wrong for two days."));
+  CHECK_THAT(text, Catch::Contains("Hint 1/2:"));
+  CHECK_THAT(text, Catch::Contains("The derivative of 3·x is 3."));
+  CHECK_THAT(text, Catch::Contains("Not yet: 1/2 checks pass."));
+  CHECK_THAT(text, Catch::Contains("scale-backward.ops:6: def scale3_backward(dy):"));  // the student's file and line
+  CHECK_THAT(text, Catch::Contains("The reference solution:"));
+  CHECK_THAT(text, Catch::Contains("...     return dy * 3.0"));
+  CHECK(text.find("Multiply `dy` by it.") == std::string::npos);  // the second hint was never asked for
+  CHECK(fs::exists(lessons.dir / "data" / "opscope" / "lessons" / "04-fb" / "scale-backward.ops"));
+  const ExerciseProgress e = load_progress(progress).lessons["04"].exercises["scale-backward"];
+  CHECK(e.attempts == 1);
+  CHECK(e.hints == 1);
+  CHECK(e.gave_up);
+  CHECK_FALSE(e.passed);
+  CHECK_THAT(e.code, Catch::Contains("return dy  # the factor is missing"));
+}
+
+TEST_CASE("the player model: an exercise starts from the saved code, and a pass shows the solution", "[lesson][exercise]") {
+  TempDir lessons("exercise-model");
+  lessons.write("en/04-fb.md", kHead + exercise_fence());
+  const std::string progress = (lessons.dir / "progress.json").string();
+  {
+    LessonPlayerModel m(lessons.dir.string(), "en", "4", progress);
+    REQUIRE(m.current()->kind == Block::Kind::exercise);
+    CHECK(m.exercise(0).saved.code == m.lesson().blocks[0].exercise.starter);
+    CHECK_FALSE(m.exercise(0).solution_visible());
+    m.set_exercise_code(0, m.lesson().blocks[0].exercise.solution);
+    CHECK(m.check_exercise(0).status == AttemptStatus::passed);
+    CHECK(m.exercise(0).solution_visible());
+  }
+  LessonPlayerModel again(lessons.dir.string(), "en", "4", progress);  // a new session: the code and the pass are kept
+  CHECK(again.exercise(0).saved.passed);
+  CHECK(again.exercise(0).saved.attempts == 1);
+  CHECK_THAT(again.exercise(0).saved.code, Catch::Contains("return dy * 3.0"));
+  again.reset_exercise(0);
+  CHECK(again.exercise(0).saved.code == again.lesson().blocks[0].exercise.starter);
+  CHECK(again.reveal_hint(0) == 1);
+  CHECK(again.reveal_hint(0) == 2);
+  CHECK(again.reveal_hint(0) == 2);  // two hints, no more
 }

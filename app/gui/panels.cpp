@@ -466,7 +466,8 @@ void draw_ui(GuiState& s) {
   const float status_h = ImGui::GetFrameHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float body_h = avail.y - status_h;
-  const float right_w = std::clamp(avail.x * 0.34f, 320.f * s.scale, 620.f * s.scale);
+  // At a large View ▸ Zoom the right column's minimum would take half the window: cap it.
+  const float right_w = std::clamp(avail.x * 0.34f, std::min(320.f * s.scale, avail.x * 0.4f), 620.f * s.scale);
   const float left_w = avail.x - right_w - ImGui::GetStyle().ItemSpacing.x;
   const float graph_h = body_h * 0.70f;
 

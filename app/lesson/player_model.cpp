@@ -109,10 +109,10 @@ void LessonPlayerModel::set_exercise_code(size_t block, const std::string& code)
   remember_exercise(block);
 }
 
-const Attempt& LessonPlayerModel::check_exercise(size_t block, const AttemptOptions& options) {
+const Attempt& LessonPlayerModel::check_exercise(size_t block, const AttemptOptions& options, const std::string& filename) {
   ExerciseState& st = exercise_at(block);
   const Exercise& ex = lesson_.blocks[block].exercise;
-  const std::string file = ex.id + ".ops";  // how the student's lines are named in the feedback
+  const std::string file = filename.empty() ? ex.id + ".ops" : filename;  // how the student's lines are named
   st.last = run_attempt(lesson_, ex, st.saved.code, file, options);
   ++st.saved.attempts;
   st.saved.passed = st.saved.passed || st.last->status == AttemptStatus::passed;

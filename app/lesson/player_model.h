@@ -65,8 +65,9 @@ class LessonPlayerModel {
   // student's code, else the starter) and is saved there after each change.
   const ExerciseState& exercise(size_t block) const;
   void set_exercise_code(size_t block, const std::string& code);
-  // Runs the hidden checks on the exercise's current code (AttemptOptions: the GUI's frames).
-  const Attempt& check_exercise(size_t block, const AttemptOptions& options = {});
+  // Runs the hidden checks on the exercise's current code (AttemptOptions: the GUI's frames);
+  // `filename` names the student's lines in the feedback (default "ID.ops").
+  const Attempt& check_exercise(size_t block, const AttemptOptions& options = {}, const std::string& filename = {});
   // Reveals the next hint; returns how many are shown now.
   int reveal_hint(size_t block);
   void give_up(size_t block);

@@ -312,7 +312,7 @@ class Player {
       m.set_exercise_code(at, read_text(path));
       const Attempt& r = [&]() -> const Attempt& {
         app::SigintInterrupts ctrl_c;  // Ctrl-C stops a long attempt like its time limit
-        return m.check_exercise(at);
+        return m.check_exercise(at, {}, path);
       }();
       out_ << feedback_text(ex, r, o_.lang == "zh");
       if (r.status == AttemptStatus::passed) {
