@@ -9,6 +9,7 @@
 #include "app/lang/extension_builtins.h"
 #include "app/lang/onnx_builtins.h"
 #include "app/lang/parser.h"
+#include "app/lang/source_scan.h"
 #include "app/lang/user_ops.h"
 #include "core/interrupt.h"
 
@@ -492,26 +493,10 @@ void Interpreter::exec_assert(const Stmt& s) {
   std::string text = s.source;
   if (text.rfind("assert", 0) == 0) text = text.substr(6);
   text = text.substr(std::min(text.size(), text.find_first_not_of(" \t")));
-  if (s.message) {  // the condition alone, without ", message": up to the first comma outside brackets and strings
-    int depth = 0;
-    char quote = 0;
-    for (size_t i = 0; i < text.size(); ++i) {
-      const char c = text[i];
-      if (quote) {
-        if (c == '\\') ++i;
-        else if (c == quote) quote = 0;
-      } else if (c == '"' || c == '\'') {
-        quote = c;
-      } else if (c == '(' || c == '[' || c == '{') {
-        ++depth;
-      } else if (c == ')' || c == ']' || c == '}') {
-        --depth;
-      } else if (c == ',' && depth == 0) {
-        const size_t b = text.find_last_not_of(" \t", i == 0 ? 0 : i - 1);
-        text = b == std::string::npos ? std::string() : text.substr(0, b + 1);
-        break;
-      }
-    }
+  if (s.message) {  // the condition alone, without ", message": up to its first comma outside brackets and strings
+    const size_t comma = find_in_code(text, [](size_t, char c, int depth) { return c == ',' && depth == 0; });
+    const size_t end = text.find_last_not_of(" \t", comma == 0 ? 0 : comma - 1);
+    if (comma < text.size()) text = end == std::string::npos ? std::string() : text.substr(0, end + 1);
   }
   const Expr& c = *s.value;
   std::string values;

@@ -10,6 +10,7 @@
 
 #include "app/lang/error.h"
 #include "app/lang/parser.h"
+#include "app/lang/source_scan.h"
 #include "core/error.h"
 
 namespace opscope::lesson {
@@ -173,21 +174,7 @@ std::string code_without_comments(const std::string& code) {
   std::string out;
   std::istringstream is(code);
   for (std::string l; std::getline(is, l);) {
-    char quote = 0;
-    size_t cut = l.size();
-    for (size_t i = 0; i < l.size(); ++i) {
-      const char c = l[i];
-      if (quote) {
-        if (c == '\\') ++i;
-        else if (c == quote) quote = 0;
-      } else if (c == '"' || c == '\'') {
-        quote = c;
-      } else if (c == '#') {
-        cut = i;
-        break;
-      }
-    }
-    l.resize(cut);
+    l.resize(lang::find_in_code(l, [](size_t, char c, int) { return c == '#'; }));
     while (!l.empty() && (l.back() == ' ' || l.back() == '\t' || l.back() == '\r')) l.pop_back();
     if (!l.empty()) out += l + "\n";
   }
