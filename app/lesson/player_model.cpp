@@ -98,9 +98,7 @@ ExerciseState& LessonPlayerModel::exercise_at(size_t block) {
   return exercises_.emplace(block, std::move(st)).first->second;
 }
 
-const ExerciseState& LessonPlayerModel::exercise(size_t block) const {
-  return const_cast<LessonPlayerModel*>(this)->exercise_at(block);
-}
+const ExerciseState& LessonPlayerModel::exercise(size_t block) { return exercise_at(block); }
 
 void LessonPlayerModel::set_exercise_code(size_t block, const std::string& code) {
   ExerciseState& st = exercise_at(block);

@@ -63,7 +63,7 @@ class LessonPlayerModel {
 
   // Exercises. `block` is an exercise's index; its state starts from the progress file (the
   // student's code, else the starter) and is saved there after each change.
-  const ExerciseState& exercise(size_t block) const;
+  const ExerciseState& exercise(size_t block);  // read from the progress file the first time
   void set_exercise_code(size_t block, const std::string& code);
   // Runs the hidden checks on the exercise's current code (AttemptOptions: the GUI's frames);
   // `filename` names the student's lines in the feedback (default "ID.ops").

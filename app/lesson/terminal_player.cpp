@@ -47,6 +47,7 @@ struct Words {
   const char* no_more_hints;
   const char* solution;
   const char* passed;
+  const char* no_editor;
 };
 
 const Words kEnglish{"min",
@@ -70,7 +71,8 @@ const Words kEnglish{"min",
                      "Hint",
                      "No more hints.",
                      "The reference solution:",
-                     "Well done: every check passes."};
+                     "Well done: every check passes.",
+                     "EDITOR is not set: open the file in your editor, save it, then press Enter."};
 const Words kChinese{"分钟",
                      "先修：第",
                      " 课",
@@ -92,7 +94,8 @@ const Words kChinese{"分钟",
                      "提示",
                      "没有更多提示了。",
                      "参考答案：",
-                     "做得好：所有检查都通过了。"};
+                     "做得好：所有检查都通过了。",
+                     "没有设置 EDITOR：用你的编辑器打开这个文件，保存后回车。"};
 
 class Player {
  public:
@@ -348,7 +351,7 @@ class Player {
   void edit(const std::string& path) {
     const char* editor = std::getenv("EDITOR");
     if (!o_.interactive || !editor || !*editor) {
-      out_ << "EDITOR is not set: open " << path << " in your editor, save it, then press Enter\n";
+      out_ << words_.no_editor << "\n";
       return;
     }
     std::string quoted = "'";
