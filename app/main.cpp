@@ -23,6 +23,8 @@
 #include "app/onnx/onnx_import.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/lesson/exercise_class.h"
+#include "app/lesson/exercise_text.h"
 #include "app/lesson/lesson.h"
 #include "app/lesson/progress.h"
 #include "app/lesson/terminal_player.h"
@@ -390,6 +392,60 @@ Command add_lesson_command(CLI::App& app) {
           }};
 }
 
+// [SECTION] Exercises: list, show, check a student's file, grade a class
+
+Command add_exercise_command(CLI::App& app) {
+  struct Opts {
+    std::string lang, id, file, dir, csv;
+    bool json = false, solution = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* sub = app.add_subcommand("exercise", "the course's exercises: list, show, check a student's file, grade a class's folder");
+  sub->require_subcommand(1);
+  auto* list = sub->add_subcommand("list", "the exercises: id, lesson, title");
+  list->add_flag("--json", o->json, "print JSON");
+  auto* show = sub->add_subcommand("show", "one exercise: its story, prompt, starter code and what is checked");
+  show->add_option("ID", o->id, "the exercise's id (opscope exercise list)")->required();
+  show->add_flag("--solution", o->solution, "for a teacher: the hints, the checks' code and the reference solution too");
+  auto* check = sub->add_subcommand("check", "run an exercise's hidden checks on a student's file (exit 0: passed, 1: not)");
+  check->add_option("ID", o->id, "the exercise's id")->required();
+  check->add_option("FILE", o->file, "the student's answer, a .ops file")->required();
+  check->add_flag("--json", o->json, "print the result as JSON");
+  auto* grade = sub->add_subcommand("grade", "grade a folder of students' answers, STUDENT/ID.ops, into one table");
+  grade->add_option("DIR", o->dir, "the class's folder")->required();
+  grade->add_option("--csv", o->csv, "also write the table as CSV");
+  for (CLI::App* c : {list, show, check, grade})
+    c->add_option("--lang", o->lang, "en or zh (default: the language you used last)")->check(CLI::IsMember({"en", "zh"}));
+  return {sub, [o, list, show, check, grade]() -> int {
+            const std::string lang = o->lang.empty() ? lesson::load_progress(lesson::default_progress_path()).lang : o->lang;
+            const auto course = lesson::course_exercises(lesson::lessons_dir(), lang);
+            if (*list) {
+              std::cout << (o->json ? lesson::exercise_list_json(course) + "\n" : lesson::exercise_list_text(course));
+              return 0;
+            }
+            if (*show) {
+              std::cout << lesson::exercise_text(lesson::find_exercise(course, o->id), {isatty(1) && !std::getenv("NO_COLOR"), 88}, o->solution);
+              return 0;
+            }
+            if (*check) {
+              const lesson::ExerciseRef e = lesson::find_exercise(course, o->id);
+              app::SigintInterrupts ctrl_c;  // Ctrl-C stops the attempt like its time limit
+              const lesson::Attempt a = lesson::run_attempt(*e.lesson, *e.exercise, read_file(o->file), o->file);
+              if (o->json) std::cout << lesson::attempt_json(*e.exercise, a) << "\n";
+              else if (a.status == lesson::AttemptStatus::error || a.status == lesson::AttemptStatus::timeout)
+                std::cerr << lesson::feedback_text(*e.exercise, a, lang == "zh");
+              else std::cout << a.output << lesson::feedback_text(*e.exercise, a, lang == "zh");
+              return a.status == lesson::AttemptStatus::passed ? 0 : 1;
+            }
+            (void)grade;
+            const lesson::ClassGrades g = lesson::grade_class(o->dir, course, [](const std::string& f) { std::cerr << "grading " << f << "\n"; });
+            std::cout << lesson::grades_table(g);
+            for (const std::string& n : g.notes) std::cout << "note: " << n << "\n";
+            if (!o->csv.empty()) write_text(o->csv, lesson::grades_csv(g));
+            return 0;
+          }};
+}
+
 // [SECTION] The window
 
 Command add_gui_command(CLI::App& app) {
@@ -412,6 +468,7 @@ Command add_gui_command(CLI::App& app) {
   sub->add_option("--actions", o->gui.actions, "UI actions, one per frame: \"step;step;select n3;toggle backward\"");
   sub->add_option("--size", o->size, "window size WxH (default 1600x1000)");
   sub->add_flag("--dark", o->gui.dark, "the dark theme");
+  sub->add_option("--zoom", o->gui.zoom, "View ▸ Zoom: 1 to 2.5 (default: the one you left it at)")->check(CLI::Range(1.0, 2.5));
   return {sub, [o]() -> int {
 #ifdef OPSCOPE_HAVE_GUI
             if (!o->size.empty() && std::sscanf(o->size.c_str(), "%dx%d", &o->gui.width, &o->gui.height) != 2)
@@ -492,6 +549,7 @@ static int run_command_line(int argc, char** argv) {
       add_import_command(app),
       add_onnx_test_command(app),
       add_lesson_command(app),
+      add_exercise_command(app),
       add_gui_command(app),
   };
 

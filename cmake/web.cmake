@@ -6,8 +6,9 @@
 # server (or run tools/serve_web.sh) and open index.html.
 
 # --- what the desktop's window module holds, linked into the one program ------------------------
-add_library(opscope_lesson_gui STATIC app/lesson/gui_lesson_panel.cpp)
+add_library(opscope_lesson_gui STATIC ${OPSCOPE_LESSON_GUI_SOURCES})
 target_link_libraries(opscope_lesson_gui PUBLIC opscope_lesson opscope_gui opscope_viz_gui)
+opscope_program_chinese(opscope_lesson_gui)
 target_sources(opscope PRIVATE app/gui/window_module.cpp app/gui/window_module_entry.cpp viz/figure_module_entry.cpp)
 set_source_files_properties(app/gui/window_module.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_WINDOW_BUILT_MODULE=\"\"")
 target_compile_definitions(opscope PRIVATE OPSCOPE_HAVE_GUI=1)

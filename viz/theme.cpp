@@ -186,10 +186,14 @@ Fonts load_fonts(float scale, GlyphSet glyphs) {
   return f;
 }
 
-bool rebuild_fonts_if_changed(Fonts& fonts, float scale) {
-  if (!fonts.glyphs.changed || !fonts.cjk) return false;
+void reload_fonts(Fonts& fonts, float scale) {
   fonts = load_fonts(scale, std::move(fonts.glyphs));
   ImGui::GetIO().Fonts->Build();
+}
+
+bool rebuild_fonts_if_changed(Fonts& fonts, float scale) {
+  if (!fonts.glyphs.changed || !fonts.cjk) return false;
+  reload_fonts(fonts, scale);
   return true;
 }
 

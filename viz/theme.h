@@ -71,6 +71,8 @@ struct Fonts {
 // installed (the characters of `glyphs`), and DejaVu Sans Mono; sizes multiplied by `scale`.
 // Call before the first frame.
 Fonts load_fonts(float scale, GlyphSet glyphs = {});
+// Bakes the atlas again at `scale` (View > Zoom), with the same characters.
+void reload_fonts(Fonts& fonts, float scale);
 // Bakes the atlas again when fonts.glyphs changed (between frames, before NewFrame); true when
 // it did, and the renderer must upload the atlas again.
 bool rebuild_fonts_if_changed(Fonts& fonts, float scale);

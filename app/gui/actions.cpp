@@ -39,7 +39,7 @@ std::string resolve_box(GuiState& s, const std::string& what) {
         if (!b.scope_key.empty() && g.has_node(id) && g.node_var_name(id) == what) folded = &b;
     if (!folded) break;
     viz::unfold_call(s.graph, folded->scope_key);
-    viz::update_layout(s.graph, g, &s.fonts, s.scale, s.time);
+    viz::update_layout(s.graph, g, &s.fonts, graph_font_scale(s), s.time);
   }
   throw Error("select: no box '" + what + "' in the graph view", "use a key like n3 or v5, or a variable name");
 }
@@ -50,7 +50,7 @@ void export_figure(GuiState& s, const std::string& path) {
   const size_t dot = path.rfind('.');
   const std::string format = dot == std::string::npos ? "" : path.substr(dot + 1);
   if (format != "svg" && format != "png") throw Error("export: '" + path + "' should end in .svg or .png");
-  viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
+  viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.time);
   viz::FigureStyle style;
   style.dark = s.dark;
   for (const auto& d : s.graph.drawn)
@@ -121,7 +121,7 @@ void apply_action(GuiState& s, const std::string& action) {
   }
   else if (verb == "select") {
     // The layout must exist to resolve names: lay out now if the graph changed.
-    viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
+    viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.time);
     s.graph.selected = resolve_box(s, arg);
   } else if (verb == "click") {
     // Where the box was drawn in the last frame, clicked as a user would.
@@ -139,13 +139,18 @@ void apply_action(GuiState& s, const std::string& action) {
     else if (arg == "forward") s.graph.filter = s.graph.filter == PhaseFilter::both ? PhaseFilter::backward_only : PhaseFilter::both;
     else if (arg == "theme") s.dark = !s.dark;
     else throw Error("toggle takes backward, forward or theme, got '" + arg + "'");
+  } else if (verb == "view" && arg.rfind("zoom ", 0) == 0) {  // View ▸ Zoom: "view zoom in|out|1.5"
+    const std::string z = trim(arg.substr(5));
+    set_ui_zoom(s, z == "in" ? s.ui_zoom + kUiZoomStep : z == "out" ? s.ui_zoom - kUiZoomStep : std::stof(z));
+  } else if (verb == "view" && (arg == "present" || arg == "present off")) {  // View ▸ Present (F11)
+    s.present = arg == "present";
   } else if (verb == "view") {
     if (arg == "forward") s.graph.filter = viz::PhaseFilter::forward_only;
     else if (arg == "backward") s.graph.filter = viz::PhaseFilter::backward_only;
     else if (arg == "both") s.graph.filter = viz::PhaseFilter::both;
-    else throw Error("view takes forward, backward or both, got '" + arg + "'");
+    else throw Error("view takes forward, backward, both, zoom in|out|Z or present [off], got '" + arg + "'");
   } else if (verb == "expand" || verb == "collapse") {  // a node's body: expand n3, expand y (the node making y)
-    viz::update_layout(s.graph, shown_graph(s), &s.fonts, s.scale, s.time);
+    viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.time);
     const std::string key = resolve_box(s, arg);
     const int node = s.graph.layout.boxes[static_cast<size_t>(s.graph.layout.find(key))].node;
     if (node < 0) throw Error(verb + ": '" + arg + "' is not an op node");
@@ -171,7 +176,7 @@ void apply_action(GuiState& s, const std::string& action) {
   else
     throw Error("unknown GUI action '" + verb + "'",
                 "actions: step [N|bwd], run, rewind, exec CODE, interrupt [N], select KEY, click KEY, toggle "
-                "backward|forward|theme, view forward|backward|both, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
+                "backward|forward|theme, view forward|backward|both|zoom in|zoom out|zoom Z|present|present off, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
                 "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, play, pause, open MODEL.onnx");
 }
 
@@ -261,6 +266,9 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"view", viz::phase_filter_name(s.graph.filter)},
               {"theme", s.dark ? "dark" : "light"},
               {"zoom", s.graph.zoom},
+              {"ui_zoom", s.ui_zoom},
+              {"ui_scale", s.scale},
+              {"present", s.present},
               {"graph_nodes", s.ws->graph().node_count()},
               {"graph_dropped_nodes", s.ws->graph().drops().nodes},
               {"loop", loop_json(s.session->interpreter().last_loop())},

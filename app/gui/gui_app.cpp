@@ -5,6 +5,7 @@
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -87,7 +88,10 @@ int run_gui(const GuiOptions& o) {
   s.session = &session;
   s.log = std::make_unique<viz::StepLog>(ws.executor());
   s.dark = o.dark;
-  s.scale = platform::content_scale(window);
+  s.screen_scale = platform::content_scale(window);
+  s.ui_zoom = std::clamp(o.zoom, kMinUiZoom, kMaxUiZoom);
+  s.save_zoom = o.save_zoom;
+  s.scale = s.screen_scale * s.ui_zoom;
   s.lesson_id = o.lesson;
   s.lesson_panel = o.lesson_panel;
   s.lesson_action = o.lesson_action;
@@ -108,6 +112,7 @@ int run_gui(const GuiOptions& o) {
   // Headless: one action per frame after the first, then frames for animations to settle.
   const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
   bool dark_applied = s.dark;
+  float zoom_applied = s.ui_zoom;
   const auto start = std::chrono::steady_clock::now();
   int fb_w = 0, fb_h = 0;
   // One frame: events, the next scripted action, the UI, the picture. `idle`: drawn between the
@@ -138,6 +143,14 @@ int run_gui(const GuiOptions& o) {
         s.action_errors.push_back(e.what());
         rc = 1;
       }
+    }
+    if (zoom_applied != s.ui_zoom) {  // View ▸ Zoom: the fonts again at the new size, between frames
+      s.scale = s.screen_scale * s.ui_zoom;
+      viz::reload_fonts(s.fonts, s.scale);
+      ImGui_ImplOpenGL3_DestroyFontsTexture();
+      ImGui_ImplOpenGL3_CreateFontsTexture();
+      zoom_applied = s.ui_zoom;
+      dark_applied = !s.dark;  // the style's sizes follow the scale
     }
     if (dark_applied != s.dark) {
       viz::apply_style(s.dark, s.scale);

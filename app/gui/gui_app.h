@@ -20,6 +20,8 @@ struct GuiOptions {
   std::string actions;      // "step;step;select n3;toggle backward"
   int width = 0, height = 0;  // --size; 0: the platform's (the browser's page), else 1600x1000
   bool dark = false;
+  float zoom = 0.f;  // View ▸ Zoom at start, 1 to 2.5; 0: the saved one (100 % in headless runs)
+  std::function<void(float)> save_zoom;  // remembers View ▸ Zoom (the progress file)
   // The lesson player's panel and its scripted actions ("lesson next", ...): app/lesson/ plugs
   // them in, so the GUI shell never includes the lesson player. Empty: a placeholder is shown.
   std::function<void(GuiState&)> lesson_panel;

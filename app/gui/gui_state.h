@@ -52,7 +52,14 @@ struct GuiState {
   ConsoleState console;
   bool dark = false;
   viz::Fonts fonts;
-  float scale = 1.f;
+  float scale = 1.f;       // the size of everything: the screen's scale times ui_zoom
+  // View ▸ Zoom (Ctrl + / Ctrl −, 100 % to 250 %) and View ▸ Present (F11): a teacher projecting
+  // a lesson to the back row. The main loop rebuilds the fonts when ui_zoom changes;
+  // save_zoom (the composition root wires it to the progress file) remembers it.
+  float screen_scale = 1.f;
+  float ui_zoom = 1.f;
+  bool present = false;    // only the graph and the lesson text, side by side
+  std::function<void(float)> save_zoom;
   // Stepping
   bool playing = false;
   float steps_per_second = 4.f;
@@ -99,6 +106,12 @@ struct GuiState {
 
 // [panels.cpp] the whole window's UI for one frame.
 void draw_ui(GuiState& s);
+constexpr float kMinUiZoom = 1.f, kMaxUiZoom = 2.5f, kUiZoomStep = 0.25f;
+// The scale the graph view measures its layout in: the screen's alone, so that View ▸ Zoom's
+// bigger fonts make the graph's boxes and text bigger as well (at the same view zoom).
+inline float graph_font_scale(const GuiState& s) { return s.screen_scale; }
+// Sets View ▸ Zoom (clamped to 100–250 %) and remembers it through save_zoom.
+void set_ui_zoom(GuiState& s, float zoom);
 // Runs `work` (code through the session) now, outside any ImGui frame, with the window alive:
 // frames are drawn between its steps and Interrupt stops it. False (and nothing runs) while
 // another runs.
@@ -120,7 +133,8 @@ int64_t steps_left(GuiState& s);
 // "interrupt N" (press Interrupt on the N-th frame drawn while the next statement runs),
 // "click n3" (a real mouse click at the box's centre), "expand n3" / "collapse n3" (a node's
 // body), "toggle backward",
-// "view forward|backward|both", "fold F", "unfold F", "search TEXT",
+// "view forward|backward|both", "view zoom in|out|Z" (View ▸ Zoom), "view present [off]" (F11),
+// "fold F", "unfold F", "search TEXT",
 // "theme dark|light", "fit", "zoom F", "exec CODE", "open MODEL.onnx", "export FILE.svg|.png",
 // "map", "graph". Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -60,6 +61,15 @@ void draw_menu_bar(GuiState& s) {
     if (ImGui::MenuItem("Reset workspace", nullptr)) run_in_console(s, ":reset");
     ImGui::EndMenu();
   }
+  if (ImGui::BeginMenu("View")) {  // for a room: bigger text, and only what the class should look at
+    if (ImGui::MenuItem("Zoom in", "Ctrl +", false, s.ui_zoom < kMaxUiZoom)) set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
+    if (ImGui::MenuItem("Zoom out", "Ctrl -", false, s.ui_zoom > kMinUiZoom)) set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
+    if (ImGui::MenuItem("Actual size", "Ctrl 0", false, s.ui_zoom != 1.f)) set_ui_zoom(s, 1.f);
+    ImGui::Separator();
+    ImGui::MenuItem("Present", "F11", &s.present);
+    ImGui::EndMenu();
+  }
+  ImGui::TextDisabled("%d %%", static_cast<int>(s.ui_zoom * 100.f + 0.5f));
   ImGui::EndMenuBar();
 }
 
@@ -274,8 +284,16 @@ void draw_status(GuiState& s) {
 bool key(char upper) { return ImGui::IsKeyPressed(upper); }
 bool key(ImGuiKey_ k) { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k)); }
 
+// GLFW's codes for the keys that have no ASCII letter (ImGui 1.86 indexes keys by them).
+constexpr int kKeyMinus = 45, kKeyEqual = 61, kKey0 = 48, kKeyF11 = 300, kKeypadSubtract = 333, kKeypadAdd = 334;
+bool key_code(int code) { return ImGui::IsKeyPressed(code); }
+
 void shortcuts(GuiState& s) {
   ImGuiIO& io = ImGui::GetIO();
+  if (key_code(kKeyF11)) s.present = !s.present;  // also while a statement runs: the view only
+  if (io.KeyCtrl && (key_code(kKeyEqual) || key_code(kKeypadAdd))) set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
+  if (io.KeyCtrl && (key_code(kKeyMinus) || key_code(kKeypadSubtract))) set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
+  if (io.KeyCtrl && key_code(kKey0)) set_ui_zoom(s, 1.f);
   if (s.running) {  // Esc or Ctrl-C: interrupt (as Ctrl-C does in the terminal)
     if (key(ImGuiKey_Escape) || (io.KeyCtrl && key('C'))) interrupt::request();
     return;
@@ -316,7 +334,7 @@ void draw_graph_panel(GuiState& s, const viz::Theme& th) {
   gf.current_node = s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
   gf.next_node = next_step_node(s);
   gf.time = s.time;
-  gf.font_scale = s.scale;
+  gf.font_scale = graph_font_scale(s);
   viz::draw_graph_view(s.graph, gf);
 }
 
@@ -344,7 +362,32 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
   }
 }
 
+// Presentation: the graph and the lesson text side by side, the whole window (no toolbar,
+// inspector, memory, console or status bar); F11 or View ▸ Present toggles it.
+void draw_presentation(GuiState& s, const viz::Theme& th) {
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float lesson_w = s.lesson_panel ? avail.x * 0.42f : 0.f;
+  const float graph_w = avail.x - lesson_w - (s.lesson_panel ? ImGui::GetStyle().ItemSpacing.x : 0.f);
+  ImGui::BeginChild("graph", ImVec2(graph_w, avail.y), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  draw_graph_area(s, th);
+  ImGui::EndChild();
+  if (!s.lesson_panel) return;
+  ImGui::SameLine();
+  ImGui::BeginChild("lesson_present", ImVec2(lesson_w, avail.y), true);
+  draw_lesson(s);
+  ImGui::EndChild();
+}
+
 }  // namespace
+
+void set_ui_zoom(GuiState& s, float zoom) {
+  zoom = std::clamp(std::round(zoom / kUiZoomStep) * kUiZoomStep, kMinUiZoom, kMaxUiZoom);
+  if (zoom == s.ui_zoom) return;
+  s.ui_zoom = zoom;
+  s.graph.has_layout = false;    // the boxes are measured with the fonts: lay them out again,
+  s.graph.fit_requested = true;  // and fit them to the canvas
+  if (s.save_zoom) s.save_zoom(zoom);
+}
 
 const Graph& shown_graph(GuiState& s) {
   const lang::StaticState& st = *s.session->interpreter().statics;
@@ -435,14 +478,20 @@ void draw_ui(GuiState& s) {
   ImGui::PopStyleVar();
   draw_menu_bar(s);
   draw_open_model_dialog(s);
+  const auto& th = viz::theme(s.dark);
+  if (s.present) {
+    draw_presentation(s, th);
+    ImGui::End();
+    return;
+  }
   draw_toolbar(s);
   const float status_h = ImGui::GetFrameHeightWithSpacing();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float body_h = avail.y - status_h;
-  const float right_w = std::clamp(avail.x * 0.34f, 320.f * s.scale, 620.f * s.scale);
+  // At a large View ▸ Zoom the right column's minimum would take half the window: cap it.
+  const float right_w = std::clamp(avail.x * 0.34f, std::min(320.f * s.scale, avail.x * 0.4f), 620.f * s.scale);
   const float left_w = avail.x - right_w - ImGui::GetStyle().ItemSpacing.x;
   const float graph_h = body_h * 0.70f;
-  const auto& th = viz::theme(s.dark);
 
   // Left: the graph over the console and lesson tabs.
   ImGui::BeginChild("left", ImVec2(left_w, body_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);

@@ -1,12 +1,22 @@
 // The one symbol libopscope_window.so is opened for: its table (window_module.h).
 #include "app/gui/window_module.h"
 #include "app/lesson/gui_lesson_panel.h"
+#include "app/lesson/progress.h"
 #include "opscope_abi.h"
 
 namespace {
 
 int run_window(opscope::app::GuiOptions o) {
   namespace lesson = opscope::lesson;
+  // View ▸ Zoom is remembered with the lesson progress; headless runs (tests, screenshots) start
+  // at 100 % unless they ask, so a student's setting never changes what a test sees.
+  const std::string progress = lesson::default_progress_path();
+  if (o.zoom <= 0) o.zoom = o.frames == 0 ? static_cast<float>(lesson::load_progress(progress).zoom) : 1.f;
+  o.save_zoom = [progress](float zoom) {
+    lesson::Progress p = lesson::load_progress(progress);
+    p.zoom = zoom;
+    lesson::save_progress(p, progress);
+  };
   if (!o.lesson.empty()) {
     o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson, o.lesson_lang);
     o.lesson_action = lesson::apply_lesson_action;

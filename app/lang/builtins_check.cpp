@@ -177,9 +177,12 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
     return Value::Bool(true);
   });
 
-  add("node_count", "node_count(phase=None)", "nodes in the graph now (phase: \"forward\", \"backward\" or \"update\")",
+  add("node_count", "node_count(phase=None, op=None)",
+      "nodes in the graph now (phase: \"forward\", \"backward\" or \"update\"; op: only that operator's, e.g. \"matmul\")",
       [](Interpreter& in, CallArgs& a) {
-    only_keywords(in, a, "node_count", {});
+    only_keywords(in, a, "node_count", {"op"});
+    const Value* op = keyword_arg(a, "op");
+    if (op && op->kind != Value::string) in.fail(a.pos, "node_count()'s op is an operator's name, e.g. op=\"matmul\"");
     if (a.positional.size() > 1) in.fail(a.pos, "node_count() takes at most one argument");
     std::string phase = a.positional.empty() || a.positional[0].kind == Value::none ? "" : a.positional[0].s;
     if (!a.positional.empty() && a.positional[0].kind == Value::string && phase != "forward" && phase != "backward" &&
@@ -187,7 +190,7 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
       in.fail(a.positions[0], "node_count()'s phase is \"forward\", \"backward\" or \"update\" (an optimizer's steps)");
     int64_t n = 0;
     for (const Node& node : in.ws().graph().nodes())
-      if (phase.empty() || phase == phase_name(node.phase)) ++n;
+      if ((phase.empty() || phase == phase_name(node.phase)) && (!op || (node.op && node.op->name == op->s))) ++n;
     return Value::Int(n);
   });
 
@@ -245,6 +248,23 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
       "the largest |analytic - numeric| gradient error of f at the inputs (float64, central differences); "
       "past the tolerance it prints the worst element: which input, where, both values",
       [](Interpreter& in, CallArgs& a) { return Value::Real(check_gradients(in, a)); });
+  // For an exercise's checks: the worst element as the feedback a student reads.
+  add("expect_gradcheck", "expect_gradcheck(f, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, **attributes)",
+      "True when f's backward agrees with central differences; else an error naming the input, the element and both values",
+      [](Interpreter& in, CallArgs& a) {
+        WorstElement w;
+        check_gradients(in, a, &w);
+        const double atol = number_keyword(in, a, "atol", 1e-5), rtol = number_keyword(in, a, "rtol", 1e-3);
+        const double err = std::fabs(w.analytic - w.numeric);
+        if (w.flat < 0 || err <= atol + rtol * std::fabs(w.numeric)) return Value::Bool(true);
+        const Value& f = a.positional[0];
+        const std::string fname = f.kind == Value::op_ref ? f.op->name : f.kind == Value::function ? f.fn->name : f.builtin->name;
+        char values[160];
+        std::snprintf(values, sizeof values, ": the backward gives %.6g, central differences give %.6g (relative error %.3g)", w.analytic,
+                      w.numeric, err / std::max(1e-12, std::fabs(w.numeric)));
+        in.fail(a.pos, "the gradient of " + fname + " for its input '" + w.input + "' is wrong at " + element_index_str(w.shape, w.flat) + values,
+                "gradcheck_report(" + fname + ", ...) shows the same element in the REPL");
+      });
   add("gradcheck_report", "gradcheck_report(f, *inputs, eps=1e-6, **attributes)",
       "gradcheck's worst element as (input, index, analytic, numeric, relative error), for checks to assert on",
       [](Interpreter& in, CallArgs& a) {

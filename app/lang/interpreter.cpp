@@ -9,6 +9,7 @@
 #include "app/lang/extension_builtins.h"
 #include "app/lang/onnx_builtins.h"
 #include "app/lang/parser.h"
+#include "app/lang/source_scan.h"
 #include "app/lang/user_ops.h"
 #include "core/interrupt.h"
 
@@ -102,6 +103,7 @@ Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<Us
 void Interpreter::install_builtins() {
   install_builtin_functions(*this, builtins_);
   install_check_builtins(builtins_);
+  install_expect_builtins(builtins_);
   install_training_builtins(builtins_);
   install_static_builtins(*this, builtins_);
   install_user_op_builtins(builtins_);
@@ -493,11 +495,10 @@ void Interpreter::exec_assert(const Stmt& s) {
   std::string text = s.source;
   if (text.rfind("assert", 0) == 0) text = text.substr(6);
   text = text.substr(std::min(text.size(), text.find_first_not_of(" \t")));
-  if (s.message && s.message->pos.line == s.pos.line) {  // the condition alone, without ", message"
-    std::string cond = s.source.substr(0, std::max(0, s.message->pos.col - s.pos.col));
-    cond = cond.substr(std::min(cond.size(), size_t{6}));
-    const size_t a = cond.find_first_not_of(" \t"), b = cond.find_last_not_of(" \t,");
-    if (a != std::string::npos && b != std::string::npos && b >= a) text = cond.substr(a, b - a + 1);
+  if (s.message) {  // the condition alone, without ", message": up to its first comma outside brackets and strings
+    const size_t comma = find_in_code(text, [](size_t, char c, int depth) { return c == ',' && depth == 0; });
+    const size_t end = text.find_last_not_of(" \t", comma == 0 ? 0 : comma - 1);
+    if (comma < text.size()) text = end == std::string::npos ? std::string() : text.substr(0, end + 1);
   }
   const Expr& c = *s.value;
   std::string values;

@@ -245,6 +245,7 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
 // them dropped whole)": what :graph and the GUI say under a loop's last iteration.
 std::string tape_drops_line(const Graph& g, const LoopTape& loop);
 void install_check_builtins(std::map<std::string, Builtin>& table);  // allclose, all_finite, gradcheck
+void install_expect_builtins(std::map<std::string, Builtin>& table);  // expect_close, saved_for_backward: exercises' checks
 void install_training_builtins(std::map<std::string, Builtin>& table);  // optimizers, data, metrics, models
 void install_user_op_builtins(std::map<std::string, Builtin>& table);  // save() in an @op's body
 bool is_tensor_method(const std::string& name);

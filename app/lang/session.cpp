@@ -89,6 +89,7 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
     }
   };
   interrupted_ = false;
+  last_error_.reset();
   // A failure while Ctrl-C was pending is the interrupt (whichever wrapper the error went
   // through); the statement was rolled back either way. The request is answered here.
   auto report = [&](LangError e) {
@@ -104,6 +105,7 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
       interrupted_ = true;
     }
     err << format_error(e, *src, in.color);
+    last_error_ = std::make_shared<const LangError>(e);
   };
   try {
     auto program = std::make_shared<Block>(parse_program(code));

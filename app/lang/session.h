@@ -15,6 +15,7 @@ class Workspace;
 namespace opscope::lang {
 
 class Interpreter;
+class LangError;
 
 // One value shown by --json: a top-level expression's value, or a tensor given to print().
 struct ShownValue {
@@ -48,6 +49,9 @@ class Session {
   // The last run() stopped because Ctrl-C was pressed (core/interrupt.h): its statement was
   // rolled back and "interrupted at FILE:LINE:COL" printed. `opscope run` then exits 130.
   bool interrupted() const;
+  // The error the last run() failed with (null after a run that succeeded): a grader shows its
+  // message without the source line of code the student does not see.
+  const LangError* last_error() const { return last_error_.get(); }
   void set_color(bool on);                 // ANSI colours in errors
   void set_echo_expressions(bool on);      // REPL: print values of expression statements
   const std::vector<ShownValue>& shown() const;  // for --json
@@ -58,6 +62,7 @@ class Session {
  private:
   std::unique_ptr<Interpreter> interp_;
   bool interrupted_ = false;
+  std::shared_ptr<const LangError> last_error_;
 };
 
 }  // namespace opscope::lang

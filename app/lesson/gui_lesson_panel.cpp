@@ -1,4 +1,5 @@
-// [SECTION] markers: state, markdown, blocks, panel, knowledge map, actions.
+// [SECTION] markers: state, blocks, panel, knowledge map, actions. The Markdown drawing is
+// gui_markdown.cpp's; an exercise's block is gui_exercise.cpp's.
 #include "app/lesson/gui_lesson_panel.h"
 
 #include <imgui.h>
@@ -14,11 +15,14 @@
 #include <memory>
 #include <sstream>
 
+#include "app/lesson/gui_exercise.h"
+#include "app/lesson/gui_markdown.h"
 #include "app/lesson/knowledge_map.h"
 #include "app/lesson/markdown_doc.h"
 #include "app/lesson/player_model.h"
 #include "core/error.h"
 #include "viz/graph_view.h"
+#include "program_chinese.h"
 
 namespace opscope::lesson {
 
@@ -32,9 +36,12 @@ struct PanelState {
   std::string open_error;                      // the lesson could not be opened
   std::map<size_t, std::vector<MdBlock>> prose;  // parsed prose by block index (per language)
   std::string prose_lang;
+  ExerciseEditors editors;                     // each exercise's editor text, by block
   char answer[256] = "";
   bool scroll_to_current = false;
   size_t shown_directives = 0;  // directives applied to the GUI so far
+  bool presenting = false;      // View ▸ Present and the scale when last drawn: when either changes,
+  float drawn_scale = 0.f;      // the text moves or reflows, and the panel shows where the student is again
   std::string goto_lesson;      // a knowledge-map concept was clicked: open this lesson next frame
   size_t goto_block = 0;        // ... at this block (its section)
   // The knowledge map: the file, where each concept is taught, the progress it is coloured by.
@@ -45,9 +52,6 @@ struct PanelState {
   std::string progress_seen;  // lesson and position the progress was read at
 };
 
-const ImVec4 kGreen(0.16f, 0.55f, 0.24f, 1.f), kRed(0.80f, 0.16f, 0.16f, 1.f), kDim(0.45f, 0.45f, 0.50f, 1.f),
-    kCode(0.10f, 0.40f, 0.65f, 1.f), kAccent(0.70f, 0.35f, 0.05f, 1.f);
-
 const std::vector<MdBlock>& prose_of(PanelState& st, size_t i) {
   if (st.prose_lang != st.model->language()) {
     st.prose.clear();
@@ -56,116 +60,6 @@ const std::vector<MdBlock>& prose_of(PanelState& st, size_t i) {
   auto it = st.prose.find(i);
   if (it == st.prose.end()) it = st.prose.emplace(i, parse_markdown(st.model->lesson().blocks[i].text)).first;
   return it->second;
-}
-
-bool has_wide(const std::string& t) {
-  for (size_t i = 0; i < t.size();)
-    if (is_wide(next_code_point(t, i))) return true;
-  return false;
-}
-
-// [SECTION] markdown
-// Styled text wrapped at the panel's width: words (and single CJK characters) are laid out one
-// by one, so a span can change colour or font in the middle of a line.
-void draw_spans(const MdSpans& spans, const viz::Fonts& fonts) {
-  const float wrap = ImGui::GetContentRegionAvail().x;
-  float x = 0;
-  for (const MdSpan& sp : spans) {
-    if (sp.text == "\n") {
-      x = 0;
-      ImGui::NewLine();
-      continue;
-    }
-    ImFont* font = sp.code && fonts.mono ? fonts.mono : nullptr;
-    if (font) ImGui::PushFont(font);
-    const bool colored = sp.code || sp.strong || !sp.link.empty();
-    if (colored) ImGui::PushStyleColor(ImGuiCol_Text, sp.code ? kCode : sp.strong ? kAccent : kCode);
-    const std::string& t = sp.text;
-    for (size_t i = 0; i < t.size();) {
-      // The next token: a CJK character, or a word with the spaces after it.
-      size_t j = i;
-      const char32_t c = next_code_point(t, j);
-      if (!is_wide(c)) {
-        j = i;
-        while (j < t.size() && t[j] != ' ') {
-          size_t k = j;
-          if (is_wide(next_code_point(t, k))) break;
-          j = k;
-        }
-        while (j < t.size() && t[j] == ' ') ++j;
-        if (j == i) j = i + 1;
-      }
-      const char* a = t.c_str() + i;
-      const char* b = t.c_str() + j;
-      const float w = ImGui::CalcTextSize(a, b).x;
-      if (x > 0 && x + w > wrap) x = 0;  // next line
-      else if (x > 0) ImGui::SameLine(0, 0);
-      ImGui::TextUnformatted(a, b);
-      x += w;
-      i = j;
-    }
-    if (colored) ImGui::PopStyleColor();
-    if (font) ImGui::PopFont();
-  }
-}
-
-void draw_markdown(const std::vector<MdBlock>& blocks, const viz::Fonts& fonts, float scale) {
-  for (size_t bi = 0; bi < blocks.size(); ++bi) {
-    const MdBlock& b = blocks[bi];
-    const float indent = static_cast<float>(b.list_depth) * 18.f * scale + static_cast<float>(b.quote_depth) * 12.f * scale;
-    if (indent > 0) ImGui::Indent(indent);
-    if (!b.bullet.empty()) {
-      ImGui::SetCursorPosX(ImGui::GetCursorPosX() - 14.f * scale);
-      ImGui::TextUnformatted(b.bullet.c_str());
-      ImGui::SameLine(0, 4.f * scale);
-    }
-    switch (b.kind) {
-      case MdBlock::Kind::heading: {
-        // The title font has Latin glyphs only: Chinese headings stay in the UI font.
-        const std::string text = plain_text(b.spans);
-        ImFont* f = b.heading_level <= 2 && fonts.title && !has_wide(text) ? fonts.title : nullptr;
-        if (f) ImGui::PushFont(f);
-        ImGui::PushStyleColor(ImGuiCol_Text, kAccent);
-        ImGui::TextWrapped("%s", text.c_str());
-        ImGui::PopStyleColor();
-        if (f) ImGui::PopFont();
-        break;
-      }
-      case MdBlock::Kind::paragraph:
-        if (b.quote_depth > 0) ImGui::PushStyleColor(ImGuiCol_Text, kDim);
-        draw_spans(b.spans, fonts);
-        if (b.quote_depth > 0) ImGui::PopStyleColor();
-        break;
-      case MdBlock::Kind::code:
-        if (fonts.mono) ImGui::PushFont(fonts.mono);
-        ImGui::PushStyleColor(ImGuiCol_Text, kCode);
-        ImGui::TextUnformatted(b.code.c_str());
-        ImGui::PopStyleColor();
-        if (fonts.mono) ImGui::PopFont();
-        break;
-      case MdBlock::Kind::rule: ImGui::Separator(); break;
-      case MdBlock::Kind::table: {
-        size_t cols = 0;
-        for (auto& r : b.rows) cols = std::max(cols, r.size());
-        if (cols == 0) break;
-        const std::string id = "##table" + std::to_string(bi);
-        if (ImGui::BeginTable(id.c_str(), static_cast<int>(cols), ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) {
-          for (size_t r = 0; r < b.rows.size(); ++r) {
-            ImGui::TableNextRow(static_cast<int>(r) < b.header_rows ? ImGuiTableRowFlags_Headers : 0);
-            for (size_t c = 0; c < cols; ++c) {
-              ImGui::TableSetColumnIndex(static_cast<int>(c));
-              if (c < b.rows[r].size()) ImGui::TextWrapped("%s", plain_text(b.rows[r][c]).c_str());
-            }
-          }
-          ImGui::EndTable();
-        }
-        break;
-      }
-    }
-    if (indent > 0) ImGui::Unindent(indent);
-    const bool tight_next = bi + 1 < blocks.size() && blocks[bi + 1].tight && blocks[bi + 1].list_depth > 0 && b.list_depth > 0;
-    if (!tight_next) ImGui::Spacing();
-  }
 }
 
 // [SECTION] blocks
@@ -203,7 +97,7 @@ void advance(app::GuiState& s, PanelState& st) {
   LessonPlayerModel& m = *st.model;
   while (!m.done()) {
     const Block& b = *m.current();
-    if (b.kind == Block::Kind::cell || b.kind == Block::Kind::quiz) return;
+    if (b.kind == Block::Kind::cell || b.kind == Block::Kind::quiz || b.kind == Block::Kind::exercise) return;
     if (b.kind == Block::Kind::directive && b.directive.name == "pause" && !m.paused()) {
       m.step();  // now paused: wait for "Continue"
       return;
@@ -245,12 +139,8 @@ void run_all(app::GuiState& s, PanelState& st) {
 }
 
 void draw_cell(const Block& b, const std::optional<BlockResult>& r, size_t i, const viz::Fonts& fonts, float scale) {
-  const int lines = static_cast<int>(std::count(b.text.begin(), b.text.end(), '\n')) + (b.text.empty() || b.text.back() != '\n');
+  draw_code_box("cell" + std::to_string(i), b.text, fonts, scale);
   if (fonts.mono) ImGui::PushFont(fonts.mono);
-  const float h = static_cast<float>(lines) * ImGui::GetTextLineHeightWithSpacing() + 10.f * scale;
-  ImGui::BeginChild(("cell" + std::to_string(i)).c_str(), ImVec2(0, h), true, ImGuiWindowFlags_NoScrollbar);
-  ImGui::TextUnformatted(b.text.c_str(), b.text.c_str() + b.text.size() - (b.text.empty() || b.text.back() != '\n' ? 0 : 1));
-  ImGui::EndChild();
   if (r) {
     if (!r->output.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, b.expect_error ? kRed : kDim);
@@ -292,11 +182,14 @@ struct Words {
   const char* go_on;
   const char* finished;
   const char* look_at;
+  const char* goals;
+  const char* recap;
 };
 const Words kEn{"Run next", "Run all", "Restart", "engine check", "Answer", "Skip", "Right.", "Not quite: the answer is",
-                "Your turn: try things in the Console tab.", "Continue", "Lesson finished.", "Look at the %s panel."};
+                "Your turn: try things in the Console tab.", "Continue", "Lesson finished.", "Look at the %s panel.",
+                "You will be able to:", "Recap:"};
 const Words kZh{"运行下一步", "全部运行", "重新开始", "引擎核对", "回答", "跳过", "答对了。", "不对，答案是",
-                "轮到你了：在 Console 标签页里试一试。", "继续", "本课结束。", "看看 %s 面板。"};
+                "轮到你了：在 Console 标签页里试一试。", "继续", "本课结束。", "看看 %s 面板。", "学完这一课，你将能够：", "回顾："};
 
 struct LessonPanel {
   std::shared_ptr<PanelState> st;
@@ -322,6 +215,7 @@ struct LessonPanel {
       p.goto_lesson.clear();
       p.model.reset();
       p.prose.clear();
+      p.editors = {};
       p.shown_directives = 0;
       p.open_error.clear();
     }
@@ -343,6 +237,12 @@ struct LessonPanel {
     }
     LessonPlayerModel& m = *p.model;
     const Words& w = m.language() == "zh" ? kZh : kEn;
+    if (p.presenting != s.present || p.drawn_scale != s.scale) {
+      p.presenting = s.present;
+      p.drawn_scale = s.scale;
+      p.scroll_to_current = true;
+      if (!m.done() && m.current()->kind == Block::Kind::exercise) p.editors.scroll_to = m.position();
+    }
     const Lesson& L = m.lesson();
     // Header: title, time, the buttons and the language switch.
     ImFont* title_font = s.fonts.title && !has_wide(L.title) ? s.fonts.title : nullptr;
@@ -356,7 +256,8 @@ struct LessonPanel {
       app::run_after_frame(s, [&s, st, fn] { app::run_busy(s, [&] { fn(s, *st); }); });
     };
     const bool can_step = !s.running && !m.done() &&
-                          (m.paused() || m.current()->kind == Block::Kind::cell || m.current()->kind == Block::Kind::check);
+                          (m.paused() || m.current()->kind == Block::Kind::cell || m.current()->kind == Block::Kind::check ||
+                           m.current()->kind == Block::Kind::exercise);
     if (!can_step) ImGui::BeginDisabled();
     if (ImGui::Button(m.paused() ? w.go_on : w.run_next)) later(step);
     ImGui::SameLine();
@@ -424,6 +325,23 @@ struct LessonPanel {
           ImGui::Spacing();
           break;
         }
+        case Block::Kind::goals:
+        case Block::Kind::recap:
+          ImGui::PushStyleColor(ImGuiCol_Text, kAccent);
+          ImGui::TextUnformatted(b.kind == Block::Kind::goals ? w.goals : w.recap);
+          ImGui::PopStyleColor();
+          draw_markdown(prose_of(p, i), s.fonts, s.scale);
+          break;
+        case Block::Kind::exercise:
+          switch (draw_exercise(s, m, i, p.editors, current)) {
+            case ExerciseClick::check:
+              app::run_after_frame(s, [&s, st = st, i] { check_exercise_now(s, *st->model, i, st->editors); });
+              break;
+            case ExerciseClick::go_on: later(step); break;
+            case ExerciseClick::none: break;
+          }
+          ImGui::Spacing();
+          break;
         case Block::Kind::directive:
           if (b.directive.name == "pause" && current) {
             ImGui::PushStyleColor(ImGuiCol_Text, kAccent);
@@ -514,7 +432,7 @@ void draw_map(app::GuiState& s, PanelState& p) {
   }
   const std::string lang = p.model ? p.model->language() : p.lang.empty() ? p.progress.lang : p.lang;
   const bool zh = lang == "zh";
-  s.map_tab = zh && s.fonts.cjk ? "知识图谱" : "Knowledge map";
+  s.map_tab = zh && s.fonts.cjk ? "知识体系总览" : "Knowledge map";
   const int clicked = viz::draw_concept_map(s.map_view, map_figure(p, zh), viz::theme(s.dark), s.fonts, s.scale);
   if (clicked < 0) return;
   const MapConcept& c = p.map->concepts[static_cast<size_t>(clicked)];
@@ -557,12 +475,7 @@ std::string gui_chinese_text() {
     text.append(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   } catch (const Error&) {
   }
-  // The panel's own words (every Chinese string literal of this file).
-  for (const char* w : {kZh.run_next, kZh.run_all, kZh.restart, kZh.check, kZh.answer, kZh.skip, kZh.right, kZh.wrong,
-                        kZh.pause, kZh.go_on, kZh.finished, kZh.look_at})
-    text += w;
-  for (const char* w : kLegendZh) text += w;
-  text += "分钟中文▶运行知识图谱第课点击打开";
+  text += kProgramChinese;  // the Chinese of the window's own strings (generated at build time)
   return text;
 }
 
@@ -589,6 +502,50 @@ std::function<std::string(app::GuiState&)> make_gui_lesson_state(const app::Less
 }
 
 // [SECTION] actions
+namespace {
+
+// The exercise scripted actions act on: the one the lesson waits at, else the last one passed.
+size_t target_exercise(const LessonPlayerModel& m) {
+  const auto& blocks = m.lesson().blocks;
+  for (size_t i = std::min(m.position() + 1, blocks.size()); i-- > 0;)
+    if (blocks[i].kind == Block::Kind::exercise) return i;
+  throw Error("lesson " + std::to_string(m.lesson().number) + " has no exercise at or before block " + std::to_string(m.position()),
+              "go to one first: lesson exercise ID");
+}
+
+// Brings the lesson to exercise `id` (running the cells before it), as reading on to it does.
+void go_to_exercise(app::GuiState& s, PanelState& p, const std::string& id) {
+  LessonPlayerModel& m = *p.model;
+  const auto& blocks = m.lesson().blocks;
+  size_t block = blocks.size();
+  for (size_t i = 0; i < blocks.size() && block == blocks.size(); ++i)
+    if (blocks[i].kind == Block::Kind::exercise && blocks[i].exercise.id == id) block = i;
+  if (block == blocks.size()) {
+    std::string ids;
+    for (const Exercise* e : exercises_of(m.lesson())) ids += (ids.empty() ? "" : ", ") + e->id;
+    throw Error("lesson " + std::to_string(m.lesson().number) + " has no exercise '" + id + "'",
+                ids.empty() ? "this lesson has no exercises" : "its exercises: " + ids);
+  }
+  app::run_busy(s, [&] {
+    if (m.position() > block) m.restart();
+    m.fast_forward(block);
+    after_run(s);
+  });
+  if (m.position() != block) throw Error("lesson " + std::to_string(m.lesson().number) + " stopped at block " + std::to_string(m.position()));
+  p.scroll_to_current = true;
+  s.graph.fit_requested = true;  // the cells before it drew a new graph: show it whole
+}
+
+std::string read_code_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("lesson code: cannot open '" + path + "'", "give a file of the language: lesson code answer.ops");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
 bool apply_lesson_action(app::GuiState& s, const std::string& action) {
   if (action.rfind("lesson ", 0) != 0) return false;
   auto* panel = s.lesson_panel ? s.lesson_panel.target<LessonPanel>() : nullptr;
@@ -620,9 +577,24 @@ bool apply_lesson_action(app::GuiState& s, const std::string& action) {
     p.goto_lesson = arg.substr(5);  // takes effect on the panel's next frame, as a click does
   } else if (arg == "lang en" || arg == "lang zh") {
     m.set_language(arg.substr(5));
+  } else if (arg.rfind("exercise ", 0) == 0) {
+    go_to_exercise(s, p, arg.substr(9));
+  } else if (arg.rfind("code ", 0) == 0) {  // the editor's text, as if typed
+    const size_t block = target_exercise(m);
+    std::string& text = editor_text(m, block, p.editors);
+    text = read_code_file(arg.substr(5));
+    m.set_exercise_code(block, text);
+  } else if (arg == "check") {
+    check_exercise_now(s, m, target_exercise(m), p.editors);
+  } else if (arg == "hint") {
+    p.editors.scroll_to = target_exercise(m);
+    m.reveal_hint(p.editors.scroll_to);
+  } else if (arg == "giveup") {
+    m.give_up(target_exercise(m));
   } else {
     throw Error("unknown lesson action '" + arg + "'",
-                "lesson next, lesson all, lesson answer TEXT, lesson open N, lesson lang en|zh, lesson map CONCEPT (a click on it)");
+                "lesson next, lesson all, lesson answer TEXT, lesson open N, lesson lang en|zh, lesson map CONCEPT (a click on it), "
+                "lesson exercise ID, lesson code FILE, lesson check, lesson hint, lesson giveup");
   }
   return true;
 }

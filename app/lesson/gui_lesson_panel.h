@@ -28,7 +28,9 @@ app::LessonPanelFn make_gui_map_panel(const app::LessonPanelFn& lesson_panel);
 
 // Scripted actions for headless runs and tests, applied to the open lesson: "lesson next"
 // (run the next block), "lesson all" (run to the end), "lesson answer TEXT", "lesson open N",
-// "lesson lang zh", "lesson map CONCEPT" (a click on the concept in the map).
+// "lesson lang zh", "lesson map CONCEPT" (a click on the concept in the map); for exercises,
+// "lesson exercise ID" (read on to it), "lesson code FILE" (its editor's text from a file),
+// "lesson check", "lesson hint", "lesson giveup".
 // Returns false when `action` is not a lesson action; throws opscope::Error when it fails.
 bool apply_lesson_action(app::GuiState& s, const std::string& action);
 

@@ -27,6 +27,9 @@ const char* kind_name(Block::Kind k) {
     case Block::Kind::check: return "check";
     case Block::Kind::quiz: return "quiz";
     case Block::Kind::directive: return "directive";
+    case Block::Kind::exercise: return "exercise";
+    case Block::Kind::goals: return "goals";
+    case Block::Kind::recap: return "recap";
   }
   return "?";
 }
@@ -116,6 +119,9 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
     if (info == "ops") kind = Block::Kind::cell;
     else if (info == "check") kind = Block::Kind::check;
     else if (info == "quiz") kind = Block::Kind::quiz;
+    else if (info == "exercise") kind = Block::Kind::exercise;
+    else if (info == "goals") kind = Block::Kind::goals;
+    else if (info == "recap") kind = Block::Kind::recap;
     else return 0;  // an ordinary code sample stays prose
     if (!d->fence_char || !w.inside(d->info.text)) return 0;
     w.in_fence = true;
@@ -329,8 +335,10 @@ Lesson parse_lesson(const std::string& text, const std::string& path) {
     blk.line = s.first_line;
     blk.text = s.content;
     blk.expect_error = s.expect_error;
+    if (trim(s.content).empty()) fail_at(path, s.first_line, "this ```" + s.info + " block is empty");
     if (s.kind == Block::Kind::quiz) blk.quiz = parse_quiz(s.content, path, s.first_line);
-    else if (trim(s.content).empty()) fail_at(path, s.first_line, "this ```" + s.info + " block is empty");
+    if (s.kind == Block::Kind::exercise) blk.exercise = parse_exercise(s.content, path, s.first_line + 1);
+    if (s.kind == Block::Kind::goals || s.kind == Block::Kind::recap) blk.text = trim(s.content);
     L.blocks.push_back(std::move(blk));
   }
   add_prose(next_line, li.lines() + 1);
@@ -394,7 +402,12 @@ std::string compare_languages(const Lesson& a, const Lesson& b) {
     if (x.kind != y.kind) return where + ": a " + kind_name(x.kind) + " against a " + kind_name(y.kind);
     bool same = true;
     switch (x.kind) {
-      case Block::Kind::prose: break;
+      case Block::Kind::prose:
+      case Block::Kind::goals:
+      case Block::Kind::recap: break;
+      case Block::Kind::exercise:
+        if (std::string d = compare_exercises(x.exercise, y.exercise); !d.empty()) return where + ": " + d;
+        break;
       case Block::Kind::cell:
       case Block::Kind::check: same = x.text == y.text && x.expect_error == y.expect_error; break;
       case Block::Kind::quiz:
@@ -411,6 +424,47 @@ std::string compare_languages(const Lesson& a, const Lesson& b) {
     return a.path + " has " + std::to_string(a.blocks.size()) + " blocks, " + b.path + " has " + std::to_string(b.blocks.size()) +
            " (prose, cells, checks, quizzes and directives must line up)";
   return {};
+}
+
+std::vector<std::string> structure_problems(const Lesson& L) {
+  std::vector<std::string> out;
+  auto at = [&](const Block& b) { return L.path + ":" + std::to_string(b.line) + ": "; };
+  const Block* goals = nullptr;
+  const Block* first_cell = nullptr;
+  for (const Block& b : L.blocks) {
+    if (b.kind == Block::Kind::goals) {
+      if (goals) out.push_back(at(b) + "a second ```goals block (a lesson opens with one)");
+      else if (first_cell) out.push_back(at(b) + "the ```goals block comes after the first cell: open the lesson with it");
+      goals = goals ? goals : &b;
+    }
+    if (b.kind == Block::Kind::cell && !first_cell) first_cell = &b;
+  }
+  if (!goals) out.push_back(L.path + ":1: the lesson has no ```goals block: open it with what the student will be able to do");
+  const Block* last = nullptr;  // the last block that is not a directive
+  int recaps = 0;
+  for (const Block& b : L.blocks) {
+    recaps += b.kind == Block::Kind::recap;
+    if (b.kind != Block::Kind::directive) last = &b;
+  }
+  if (recaps > 1) out.push_back(L.path + ": " + std::to_string(recaps) + " ```recap blocks (a lesson closes with one)");
+  if (!last || last->kind != Block::Kind::recap)
+    out.push_back((last ? at(*last) : L.path + ":1: ") + "the lesson does not close with a ```recap block");
+  // Predict, then run: the cell that answers a quiz comes after it, before anything else is checked.
+  for (size_t i = 0; i < L.blocks.size(); ++i) {
+    if (L.blocks[i].kind != Block::Kind::quiz) continue;
+    size_t j = i + 1;
+    while (j < L.blocks.size() && (L.blocks[j].kind == Block::Kind::prose || L.blocks[j].kind == Block::Kind::directive)) ++j;
+    if (j == L.blocks.size() || L.blocks[j].kind != Block::Kind::cell)
+      out.push_back(at(L.blocks[i]) + "this quiz is not followed by the cell that answers it (ask it before the cell, then run the cell)");
+  }
+  return out;
+}
+
+std::vector<const Exercise*> exercises_of(const Lesson& L) {
+  std::vector<const Exercise*> out;
+  for (const Block& b : L.blocks)
+    if (b.kind == Block::Kind::exercise) out.push_back(&b.exercise);
+  return out;
 }
 
 std::string normalize_answer(const std::string& s) {

@@ -1,9 +1,12 @@
 // A lesson: Markdown with front matter, runnable ```ops cells, ```check assertions, ```quiz
-// questions and `<!-- directive -->` comments for the GUI, parsed into an ordered list of
-// blocks that every player (terminal, GUI, `--check`) walks. The format is in lessons/README.md.
+// questions, ````exercise blocks, the ```goals it opens with and the ```recap it closes with,
+// and `<!-- directive -->` comments for the GUI, parsed into an ordered list of blocks that
+// every player (terminal, GUI, `--check`) walks. The format is in lessons/README.md.
 #pragma once
 #include <string>
 #include <vector>
+
+#include "app/lesson/exercise.h"
 
 namespace opscope::lesson {
 
@@ -26,13 +29,16 @@ struct Directive {
 };
 
 struct Block {
-  enum class Kind { prose, cell, check, quiz, directive };
+  // goals: what the student will be able to do (the lesson opens with it); recap: what they
+  // learned (it closes with it). Both are Markdown, drawn apart from the prose.
+  enum class Kind { prose, cell, check, quiz, directive, exercise, goals, recap };
   Kind kind = Kind::prose;
   int line = 0;      // line in the lesson file where the block starts (a fenced block's fence)
-  std::string text;  // prose: Markdown; cell and check: the code
+  std::string text;  // prose, goals, recap: Markdown; cell and check: the code
   bool expect_error = false;  // ```ops fails: the cell shows an error on purpose (and must fail)
   Quiz quiz;
   Directive directive;
+  Exercise exercise;
 };
 
 const char* kind_name(Block::Kind k);
@@ -62,6 +68,14 @@ std::string lessons_dir();
 std::vector<std::string> lesson_files(const std::string& dir, const std::string& lang);
 // Finds a lesson by number ("3", "03") or by part of its slug ("softmax").
 std::string find_lesson_file(const std::string& dir, const std::string& lang, const std::string& id);
+
+// What breaks the course's rules of order (empty when none): the lesson opens with one
+// ```goals before its first cell and closes with one ```recap; a quiz comes before the cell
+// that answers it (after a quiz, the next cell comes before any check, quiz or exercise).
+std::vector<std::string> structure_problems(const Lesson& lesson);
+
+// The exercises of a lesson, in order.
+std::vector<const Exercise*> exercises_of(const Lesson& lesson);
 
 // Where two language versions of a lesson differ in what they run or check (cells, checks,
 // quiz answers and verifications, directives, front matter numbers); empty when they agree.

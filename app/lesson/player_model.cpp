@@ -1,5 +1,7 @@
 #include "app/lesson/player_model.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 
 namespace opscope::lesson {
@@ -48,7 +50,10 @@ BlockResult LessonPlayerModel::step() {
       else if (b.directive.name == "pause") paused_ = true;
       break;
     case Block::Kind::prose:
-    case Block::Kind::quiz: break;
+    case Block::Kind::quiz:
+    case Block::Kind::exercise:  // passed over: the student may come back to it
+    case Block::Kind::goals:
+    case Block::Kind::recap: break;
   }
   ++pos_;
   remember();
@@ -74,6 +79,64 @@ QuizFeedback LessonPlayerModel::answer(const std::string& given) {
   ++pos_;
   remember();
   return f;
+}
+
+ExerciseState& LessonPlayerModel::exercise_at(size_t block) {
+  if (block >= lesson_.blocks.size() || lesson_.blocks[block].kind != Block::Kind::exercise)
+    throw Error("block " + std::to_string(block) + " of lesson " + std::to_string(lesson_.number) + " is not an exercise");
+  auto it = exercises_.find(block);
+  if (it != exercises_.end()) return it->second;
+  ExerciseState st;
+  const Exercise& ex = lesson_.blocks[block].exercise;
+  if (!progress_path_.empty()) {
+    const Progress p = load_progress(progress_path_);
+    if (auto l = p.lessons.find(progress_key()); l != p.lessons.end())
+      if (auto e = l->second.exercises.find(ex.id); e != l->second.exercises.end()) st.saved = e->second;
+  }
+  st.saved.hints = std::clamp(st.saved.hints, 0, static_cast<int>(ex.hints.size()));
+  if (st.saved.code.empty()) st.saved.code = ex.starter;
+  return exercises_.emplace(block, std::move(st)).first->second;
+}
+
+const ExerciseState& LessonPlayerModel::exercise(size_t block) { return exercise_at(block); }
+
+void LessonPlayerModel::set_exercise_code(size_t block, const std::string& code) {
+  ExerciseState& st = exercise_at(block);
+  if (st.saved.code == code) return;
+  st.saved.code = code;
+  remember_exercise(block);
+}
+
+const Attempt& LessonPlayerModel::check_exercise(size_t block, const AttemptOptions& options, const std::string& filename) {
+  ExerciseState& st = exercise_at(block);
+  const Exercise& ex = lesson_.blocks[block].exercise;
+  const std::string file = filename.empty() ? ex.id + ".ops" : filename;  // how the student's lines are named
+  st.last = run_attempt(lesson_, ex, st.saved.code, file, options);
+  ++st.saved.attempts;
+  st.saved.passed = st.saved.passed || st.last->status == AttemptStatus::passed;
+  remember_exercise(block);
+  return *st.last;
+}
+
+int LessonPlayerModel::reveal_hint(size_t block) {
+  ExerciseState& st = exercise_at(block);
+  st.saved.hints = std::min(st.saved.hints + 1, static_cast<int>(lesson_.blocks[block].exercise.hints.size()));
+  remember_exercise(block);
+  return st.saved.hints;
+}
+
+void LessonPlayerModel::give_up(size_t block) {
+  exercise_at(block).saved.gave_up = true;
+  remember_exercise(block);
+}
+
+void LessonPlayerModel::reset_exercise(size_t block) { set_exercise_code(block, lesson_.blocks[block].exercise.starter); }
+
+void LessonPlayerModel::remember_exercise(size_t block) {
+  if (progress_path_.empty()) return;
+  Progress p = load_progress(progress_path_);
+  p.lessons[progress_key()].exercises[lesson_.blocks[block].exercise.id] = exercises_.at(block).saved;
+  save_progress(p, progress_path_);
 }
 
 void LessonPlayerModel::skip() {

@@ -8,11 +8,13 @@
 // input box calling answer()); a "Run" button calls step(), "Run all" run_all(); follow
 // panel() and highlight(); a language toggle calls set_language().
 #pragma once
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "app/lesson/exercise_grader.h"
 #include "app/lesson/lesson.h"
 #include "app/lesson/progress.h"
 #include "app/lesson/runner.h"
@@ -23,6 +25,14 @@ struct QuizFeedback {
   bool right = false;
   std::string expected;  // the answer, shown after a wrong one
   std::string explain;
+};
+
+// An exercise as the student works on it: their code, the hints they revealed, their attempts
+// (the last one's feedback), and whether the solution may be shown (after a pass or giving up).
+struct ExerciseState {
+  ExerciseProgress saved;      // attempts, passed, gave up, hints, code: what the progress file keeps
+  std::optional<Attempt> last; // the last attempt in this session
+  bool solution_visible() const { return saved.passed || saved.gave_up; }
 };
 
 class LessonPlayerModel {
@@ -50,6 +60,19 @@ class LessonPlayerModel {
   bool run_all();
   // Answers the current quiz (the current block must be a quiz) and moves past it.
   QuizFeedback answer(const std::string& given);
+
+  // Exercises. `block` is an exercise's index; its state starts from the progress file (the
+  // student's code, else the starter) and is saved there after each change.
+  const ExerciseState& exercise(size_t block);  // read from the progress file the first time
+  void set_exercise_code(size_t block, const std::string& code);
+  // Runs the hidden checks on the exercise's current code (AttemptOptions: the GUI's frames);
+  // `filename` names the student's lines in the feedback (default "ID.ops").
+  const Attempt& check_exercise(size_t block, const AttemptOptions& options = {}, const std::string& filename = {});
+  // Reveals the next hint; returns how many are shown now.
+  int reveal_hint(size_t block);
+  void give_up(size_t block);
+  // The starter again, in place of the student's code.
+  void reset_exercise(size_t block);
   // Moves past the current block without running it (a failed cell the student gives up on).
   void skip();
   // Replays the blocks before `block` quietly (quizzes unanswered): resuming a saved position
@@ -78,6 +101,9 @@ class LessonPlayerModel {
   std::unique_ptr<LessonRunner> runner_;
   std::vector<std::optional<BlockResult>> results_;
   std::vector<std::optional<QuizFeedback>> feedback_;
+  std::map<size_t, ExerciseState> exercises_;  // by block index
+  ExerciseState& exercise_at(size_t block);
+  void remember_exercise(size_t block);
   std::string panel_ = "graph", highlight_;
   bool paused_ = false;
   int quizzes_right_ = 0;

@@ -1,7 +1,9 @@
 #include "app/lesson/runner.h"
 
+#include <algorithm>
 #include <ostream>
 #include <sstream>
+#include <vector>
 
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
@@ -94,19 +96,42 @@ BlockResult LessonRunner::verify_quiz(const Lesson& lesson, const Block& block) 
 
 BlockResult LessonRunner::run_code(const std::string& code) { return run_source(code, "<stdin>"); }
 
+BlockResult LessonRunner::run_file(const Lesson& lesson, const std::string& code, const std::string& filename, int line_offset) {
+  FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));  // students' files are untrusted too
+  return run_source(std::string(static_cast<size_t>(std::max(0, line_offset)), '\n') + code, filename);
+}
+
 std::string check_lesson(const Lesson& lesson, std::ostream* log) {
   LessonRunner runner;
-  for (const Block& b : lesson.blocks) {
-    BlockResult r = b.kind == Block::Kind::quiz ? runner.verify_quiz(lesson, b) : runner.run(lesson, b);
-    if (!r.ran) continue;
+  // Predict, then run: a quiz is asked before the cell that answers it, so its `verify:` is
+  // evaluated once that cell has run (at the end, for a quiz no cell follows).
+  std::vector<const Block*> asked;
+  auto failure = [&](const Block& b, const BlockResult& r) -> std::string {
     if (log) *log << "  " << lesson.path << ":" << b.line << " " << kind_name(b.kind) << (r.ok ? " ok" : " FAILED") << "\n";
-    if (!r.ok) {
-      std::string e = r.error;
-      while (!e.empty() && e.back() == '\n') e.pop_back();
-      return e.empty() ? lesson.path + ":" + std::to_string(b.line) + ": error: the " + kind_name(b.kind) + " failed" : e;
+    if (r.ok) return {};
+    std::string e = r.error;
+    while (!e.empty() && e.back() == '\n') e.pop_back();
+    return e.empty() ? lesson.path + ":" + std::to_string(b.line) + ": error: the " + kind_name(b.kind) + " failed" : e;
+  };
+  auto verify_asked = [&]() -> std::string {
+    for (const Block* q : asked)
+      if (const BlockResult r = runner.verify_quiz(lesson, *q); r.ran)
+        if (std::string e = failure(*q, r); !e.empty()) return e;
+    asked.clear();
+    return {};
+  };
+  for (const Block& b : lesson.blocks) {
+    if (b.kind == Block::Kind::quiz) {
+      asked.push_back(&b);
+      continue;
     }
+    const BlockResult r = runner.run(lesson, b);
+    if (!r.ran) continue;
+    if (std::string e = failure(b, r); !e.empty()) return e;
+    if (b.kind == Block::Kind::cell)
+      if (std::string e = verify_asked(); !e.empty()) return e;
   }
-  return {};
+  return verify_asked();
 }
 
 }  // namespace opscope::lesson

@@ -43,6 +43,9 @@ class LessonRunner {
   BlockResult verify_quiz(const Lesson& lesson, const Block& block);
   // Types a line at the lesson's REPL (the player's `>>>` prompt between cells).
   BlockResult run_code(const std::string& code);
+  // Runs code from outside the lesson file (a student's answer to an exercise) as file
+  // `filename`, under the lesson's file policy; its first line is line `line_offset + 1`.
+  BlockResult run_file(const Lesson& lesson, const std::string& code, const std::string& filename, int line_offset = 0);
 
   void set_color(bool on);
   lang::Session& session() { return *session_; }

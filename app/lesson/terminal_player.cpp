@@ -1,11 +1,16 @@
 #include "app/lesson/terminal_player.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/lesson/exercise_class.h"
+#include "app/lesson/lesson_files.h"
 #include "app/lesson/player_model.h"
 #include "app/lesson/terminal_markdown.h"
 #include "app/sigint.h"
@@ -15,6 +20,8 @@
 namespace opscope::lesson {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 // The player's few words, in the lesson's language.
 struct Words {
@@ -31,6 +38,16 @@ struct Words {
   const char* resume;
   const char* finished;
   const char* pause;
+  const char* goals;
+  const char* recap;
+  const char* exercise;
+  const char* your_file;
+  const char* exercise_keys;
+  const char* hint;
+  const char* no_more_hints;
+  const char* solution;
+  const char* passed;
+  const char* no_editor;
 };
 
 const Words kEnglish{"min",
@@ -45,7 +62,17 @@ const Words kEnglish{"min",
                      "The cell failed. Fix things at the prompt and press Enter to run it again, or s to skip it.",
                      "You stopped at block %zu of %zu last time. Enter: continue there · r: start again",
                      "Lesson finished.",
-                     "Your turn: try things at the prompt."};
+                     "Your turn: try things at the prompt.",
+                     "You will be able to:",
+                     "Recap:",
+                     "Exercise",
+                     "Your file (the starter is in it; edit it in any editor): ",
+                     "Enter: check your file · h: a hint · g: give up and see the solution · e: open $EDITOR · s: skip · q: quit",
+                     "Hint",
+                     "No more hints.",
+                     "The reference solution:",
+                     "Well done: every check passes.",
+                     "EDITOR is not set: open the file in your editor, save it, then press Enter."};
 const Words kChinese{"分钟",
                      "先修：第",
                      " 课",
@@ -58,7 +85,17 @@ const Words kChinese{"分钟",
                      "这个单元出错了。可以在提示符下修改后回车重试，或输入 s 跳过。",
                      "上次停在第 %zu / %zu 块。回车：从那里继续 · r：从头开始",
                      "本课结束。",
-                     "轮到你了：在提示符下试一试。"};
+                     "轮到你了：在提示符下试一试。",
+                     "学完这一课，你将能够：",
+                     "回顾：",
+                     "练习",
+                     "你的文件（起始代码已经写在里面，用任何编辑器修改）：",
+                     "回车：检查你的文件 · h：看一条提示 · g：放弃并查看答案 · e：用 $EDITOR 打开 · s：跳过 · q：退出",
+                     "提示",
+                     "没有更多提示了。",
+                     "参考答案：",
+                     "做得好：所有检查都通过了。",
+                     "没有设置 EDITOR：用你的编辑器打开这个文件，保存后回车。"};
 
 class Player {
  public:
@@ -106,6 +143,13 @@ class Player {
           break;
         }
         case Block::Kind::quiz: quiz(m); break;
+        case Block::Kind::goals:
+        case Block::Kind::recap:
+          out_ << paint("1;33", b.kind == Block::Kind::goals ? words_.goals : words_.recap) << "\n"
+               << render_markdown(b.text, style()) << "\n";
+          m.step();
+          break;
+        case Block::Kind::exercise: exercise(m); break;
       }
       if (quit_) return status;
     }
@@ -236,6 +280,95 @@ class Player {
     out_ << "\n";
   }
 
+  // An exercise: the student edits a file in the lesson's scratch folder (the starter, or the code
+  // they had), and each Enter checks it; hints one at a time; giving up shows the solution.
+  void exercise(LessonPlayerModel& m) {
+    const size_t at = m.position();
+    const Exercise& ex = m.current()->exercise;
+    out_ << paint("1;36", std::string(words_.exercise) + " " + ex.id + " · " + ex.title) << "\n";
+    out_ << paint("3", ex.story) << "\n\n" << render_markdown(ex.prompt, style()) << "\n";
+    const std::string path = answer_file(m, ex);
+    out_ << words_.your_file << path << "\n";
+    for (int i = 0; i < m.exercise(at).saved.hints; ++i) show_hint(ex, i);
+    for (;;) {
+      const std::string a = ask(std::string("[") + words_.exercise_keys + "]\n> ");
+      if (quit_ || a == "q") {
+        quit_ = true;
+        return;
+      }
+      if (a == "s") break;
+      if (a == "h") {
+        const int before = m.exercise(at).saved.hints;
+        if (m.reveal_hint(at) == before) out_ << words_.no_more_hints << "\n";
+        else show_hint(ex, before);
+        continue;
+      }
+      if (a == "g") {
+        m.give_up(at);
+        show_solution(ex);
+        break;
+      }
+      if (a == "e") {
+        edit(path);
+        continue;
+      }
+      m.set_exercise_code(at, read_text(path));
+      const Attempt& r = [&]() -> const Attempt& {
+        app::SigintInterrupts ctrl_c;  // Ctrl-C stops a long attempt like its time limit
+        return m.check_exercise(at, {}, path);
+      }();
+      out_ << feedback_text(ex, r, o_.lang == "zh");
+      if (r.status == AttemptStatus::passed) {
+        out_ << paint("32", words_.passed) << "\n";
+        show_solution(ex);
+        break;
+      }
+      if (in_.eof()) break;  // piped input that ran out: go on rather than check the same file forever
+    }
+    m.skip();
+    out_ << "\n";
+  }
+
+  // The student's file for an exercise: written with their saved code (or the starter) when absent.
+  std::string answer_file(LessonPlayerModel& m, const Exercise& ex) {
+    const fs::path dir = lesson_scratch_dir(m.lesson().slug);
+    const fs::path p = dir / (ex.id + ".ops");
+    std::error_code ec;
+    if (!fs::exists(p, ec)) {
+      fs::create_directories(dir, ec);
+      std::ofstream(p, std::ios::binary) << m.exercise(m.position()).saved.code;
+    }
+    return p.string();
+  }
+
+  static std::string read_text(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return ss.str();
+  }
+
+  void edit(const std::string& path) {
+    const char* editor = std::getenv("EDITOR");
+    if (!o_.interactive || !editor || !*editor) {
+      out_ << words_.no_editor << "\n";
+      return;
+    }
+    std::string quoted = "'";
+    for (char c : path) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    std::system((std::string(editor) + " " + quoted + "'").c_str());
+  }
+
+  void show_hint(const Exercise& ex, int i) {
+    out_ << paint("1;33", std::string(words_.hint) + " " + std::to_string(i + 1) + "/" + std::to_string(ex.hints.size()) + ":") << "\n"
+         << render_markdown(ex.hints[static_cast<size_t>(i)], style()) << "\n";
+  }
+
+  void show_solution(const Exercise& ex) {
+    out_ << paint("1", words_.solution) << "\n";
+    show_code(ex.solution);
+  }
+
   TerminalPlayerOptions o_;
   bool quit_ = false;
   std::istream& in_;
@@ -267,7 +400,13 @@ int check_lessons(const std::string& dir, const std::string& lang, const std::st
     for (const std::string& f : files) {
       try {
         Lesson L = load_lesson(f);
-        std::string problem = check_lesson(L);
+        std::string problem;  // the course's order first: goals, recap, each quiz before its answer
+        for (const std::string& p : structure_problems(L)) problem += (problem.empty() ? "" : "\n") + p;
+        if (problem.empty()) problem = check_lesson(L);
+        // Each exercise both ways (the solution passes, the starter fails), in the first language
+        // checked: the other carries the same code, which compare_languages proves below.
+        for (const Exercise* ex : exercises_of(L))
+          if (problem.empty() && l == langs.front()) problem = check_exercise(L, *ex);
         if (problem.empty() && l != "en") {  // the translation carries the English version's cells and checks
           Lesson en = load_lesson(find_lesson_file(dir, "en", std::to_string(L.number)));
           problem = compare_languages(en, L);
@@ -279,7 +418,7 @@ int check_lessons(const std::string& dir, const std::string& lang, const std::st
           continue;
         }
         out << "PASS " << f << "  (" << L.count(Block::Kind::cell) << " cells, " << L.count(Block::Kind::check) << " checks, "
-            << L.count(Block::Kind::quiz) << " quizzes)\n";
+            << L.count(Block::Kind::quiz) << " quizzes, " << L.count(Block::Kind::exercise) << " exercises)\n";
         ++passed;
       } catch (const Error& e) {
         err << e.what() << "\n";
@@ -287,6 +426,14 @@ int check_lessons(const std::string& dir, const std::string& lang, const std::st
         out << "FAIL " << f << "\n";
         ++failed;
       }
+    }
+  }
+  for (const std::string& l : langs) {  // exercise ids are what students' files are named after: one each
+    try {
+      if (id.empty() && failed == 0) course_exercises(dir, l);
+    } catch (const Error& e) {
+      err << e.what() << "\n";
+      ++failed;
     }
   }
   out << passed << " lessons passed, " << failed << " failed\n";
