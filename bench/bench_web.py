@@ -54,9 +54,7 @@ def native_ms(opscope, script_path):
 
 
 def browser_ms(site, script_text, timeout):
-    server = web_driver.SiteServer(site)
-    browser = web_driver.Browser()
-    try:
+    with web_driver.open_page(site) as (browser, server):
         browser.before_load(web_driver.preload_script({"/home/web_user/bench.ops": script_text.encode()}))
         browser.navigate(server.url(web_driver.argv_query(["run", "/home/web_user/bench.ops"])))
         code = browser.wait_for("opscope.exitCode !== null ? {c: opscope.exitCode} : null", timeout, "the workload")["c"]
@@ -64,9 +62,6 @@ def browser_ms(site, script_text, timeout):
         if code != 0:
             raise web_driver.PageError("the workload failed in the browser: " + " | ".join(t for _, t in browser.console[-5:]))
         return best_ms([t for kind, t in browser.console if kind == "log"])
-    finally:
-        browser.close()
-        server.close()
 
 
 def site_download(site):
@@ -79,14 +74,9 @@ def site_download(site):
 
 
 def first_frame_ms(site):
-    server = web_driver.SiteServer(site)
-    browser = web_driver.Browser()  # a fresh profile: a cold cache
-    try:
+    with web_driver.open_page(site) as (browser, server):  # a fresh profile: a cold cache
         browser.navigate(server.url())
         return browser.wait_for("opscope.firstFrameMs", 60, "the first frame")
-    finally:
-        browser.close()
-        server.close()
 
 
 def main():

@@ -5,6 +5,7 @@ process on a free 127.0.0.1 port, and Chromium is driven over the DevTools proto
 (--remote-debugging-pipe: JSON messages separated by NUL bytes on file descriptors 3 and 4).
 Debian's chromium draws WebGL2 on SwiftShader; no browser is ever downloaded."""
 import base64
+import contextlib
 import functools
 import http.server
 import json
@@ -191,6 +192,21 @@ class Browser:
         except subprocess.TimeoutExpired:
             self.proc.kill()
         shutil.rmtree(self.profile, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def open_page(site_dir, width=1600, height=1000):
+    """The site folder served on 127.0.0.1 and a fresh headless Chromium (a new profile: a cold
+    cache): yields (browser, server); both are closed after."""
+    server = SiteServer(site_dir)
+    try:
+        browser = Browser(width, height)
+        try:
+            yield browser, server
+        finally:
+            browser.close()
+    finally:
+        server.close()
 
 
 def preload_script(files):

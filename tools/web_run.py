@@ -51,10 +51,8 @@ def run(a):
         script_path = "/home/web_user/" + os.path.basename(a.script)
         with open(a.script, "rb") as f:
             files[script_path] = f.read()
-    server = web_driver.SiteServer(site)
     w, h = (int(x) for x in a.size.split("x"))
-    browser = web_driver.Browser(w, h)
-    try:
+    with web_driver.open_page(site, w, h) as (browser, server):
         browser.before_load(web_driver.preload_script(files))
         start = time.time()
         browser.navigate(server.url(web_driver.argv_query(gui_argv(a, script_path))))
@@ -82,10 +80,6 @@ def run(a):
                 print(f"  [{kind}] {text}", file=sys.stderr)
             return 1
         return 0
-    finally:
-        browser.close()
-        server.close()
-
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -130,9 +130,7 @@ def test_files(args, out):
     """A file opened from the computer becomes a variable; save() offers a download."""
     npy = os.path.join(out, "weights.npy")
     subprocess.run([args.opscope, "-c", f'save("{npy}", arange(6, dtype="float32").reshape(2, 3))'], check=True)
-    server = web_driver.SiteServer(os.path.join(args.build_dir, "site"))
-    browser = web_driver.Browser()
-    try:
+    with web_driver.open_page(os.path.join(args.build_dir, "site")) as (browser, server):
         browser.before_load(web_driver.preload_script({"/out/.keep": b""}) +
                             web_driver.open_files_script({"weights.npy": open(npy, "rb").read()}))
         argv = ["gui", "--frames", "12", "--state-json", "/out/state.json",
@@ -146,16 +144,11 @@ def test_files(args, out):
         downloads = browser.evaluate("opscope.downloads")
         check(any(d["name"] == "double.npy" and d["size"] > 100 for d in downloads), f"save() offered a download: {downloads}")
         check(not browser.console_errors(), f"no page errors {browser.console_errors()}")
-    finally:
-        browser.close()
-        server.close()
 
 
 def test_reload_keeps_progress(args, out):
     """Lesson progress is in IndexedDB: a reload of the page still has it."""
-    server = web_driver.SiteServer(os.path.join(args.build_dir, "site"))
-    browser = web_driver.Browser()
-    try:
+    with web_driver.open_page(os.path.join(args.build_dir, "site")) as (browser, server):
         argv = ["gui", "--lesson", "2", "--lang", "en", "--frames", "8", "--actions", "lesson next;lesson next;lesson next"]
         browser.navigate(server.url(web_driver.argv_query(argv)))
         browser.wait_for("opscope.exitCode !== null", 120, "the first visit")
@@ -168,9 +161,6 @@ def test_reload_keeps_progress(args, out):
         check(after["lessons"].get("02", {}).get("block", 0) > 0,
               f"lesson 2's position survived the reload: {after['lessons'].get('02')}")
         check(not browser.console_errors(), f"no page errors {browser.console_errors()}")
-    finally:
-        browser.close()
-        server.close()
 
 
 TESTS = {name[len("test_"):]: f for name, f in globals().items() if name.startswith("test_")}
