@@ -23,7 +23,7 @@ if(GVC_FOUND)
 endif()
 if(GVC_FOUND AND GV_DOT_LAYOUT AND GV_NEATO_LAYOUT AND GV_CORE AND GV_PANGO)
   set(OPSCOPE_HAVE_GRAPHVIZ ON)
-  add_library(opscope_graphviz STATIC viz/palette.cpp viz/graphviz.cpp viz/graph_layout.cpp viz/graph_figure.cpp viz/layout_metrics.cpp viz/edge_router.cpp viz/figure_export.cpp viz/concept_map_layout.cpp)
+  add_library(opscope_graphviz STATIC viz/palette.cpp viz/graphviz.cpp viz/graph_layout.cpp viz/layout_plan.cpp viz/scope_layout.cpp viz/scope_tree.cpp viz/layout_lanes.cpp viz/layout_job.cpp viz/layout_queue.cpp viz/graph_figure.cpp viz/layout_metrics.cpp viz/edge_router.cpp viz/figure_export.cpp viz/concept_map_layout.cpp)
   # The pango renderer is opened on first use (viz/graphviz.cpp): not linked, it keeps its ~30
   # libraries out of every start of opscope.
   target_link_libraries(opscope_graphviz PUBLIC opscope_viz opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_NEATO_LAYOUT} ${GV_CORE} ${CMAKE_DL_LIBS})
@@ -50,7 +50,7 @@ if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
     viz/metrics_panel.cpp viz/concept_map.cpp)
   target_link_libraries(opscope_viz_gui PUBLIC opscope_graphviz opscope_viz opscope_core PkgConfig::IMGUI)
   # app: the window, main loop, console, step controls and headless driving.
-  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp app/gui/open_model.cpp)
+  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/layout_driver.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp app/gui/open_model.cpp)
   target_link_libraries(opscope_gui PUBLIC opscope_viz_gui opscope_app PkgConfig::GLFW OpenGL::GL ${CMAKE_DL_LIBS})
 elseif(OPSCOPE_GUI STREQUAL "ON")
   message(FATAL_ERROR "OPSCOPE_GUI=ON needs libimgui-dev, libglfw3-dev, libgraphviz-dev and OpenGL (tools/setup.sh installs them)")

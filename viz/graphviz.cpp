@@ -54,11 +54,17 @@ GVC_t* render_context() {
   return gvc;
 }
 
+std::mutex& graphviz_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
 }  // namespace detail
 
 void render_dot(const std::string& dot, const std::string& format, const std::string& path) {
   if (format != "svg" && format != "png")
     throw Error("cannot render the graph as '" + format + "'", "use svg or png");
+  std::lock_guard<std::mutex> graphviz(detail::graphviz_lock());
   GVC_t* gvc = detail::render_context();
   Agraph_t* g = agmemread(dot.c_str());
   if (!g) throw Error("Graphviz could not read the graph's DOT text", "this is a bug in opscope's DOT export");

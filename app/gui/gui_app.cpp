@@ -90,6 +90,8 @@ int run_gui(const GuiOptions& o) {
   s.lesson_action = o.lesson_action;
   s.map_panel = o.map_panel;
   s.fonts = viz::load_fonts(s.scale);
+  s.layouts = std::make_unique<LayoutDriver>(layout_mode_for(o, headless));
+  s.graph.queue = s.layouts->queue();
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init("#version 330");
@@ -101,11 +103,18 @@ int run_gui(const GuiOptions& o) {
   const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
   bool dark_applied = s.dark;
   const auto start = std::chrono::steady_clock::now();
+  const auto process_start = o.process_start == std::chrono::steady_clock::time_point{} ? start : o.process_start;
+  auto last_frame_start = start;
+  int frames_drawn = 0;
   int fb_w = 0, fb_h = 0;
   // One frame: events, the next scripted action, the UI, the picture. `idle`: drawn between the
   // steps of a running statement (the window stays alive; headless, it counts no frame and takes
   // no action, so scripted runs stay deterministic).
   auto draw_frame = [&](bool idle) {
+    const auto frame_start = std::chrono::steady_clock::now();
+    if (frames_drawn++ >= 2)  // (the first frame compiles shaders and uploads the fonts)
+      s.max_frame_ms = std::max(s.max_frame_ms, std::chrono::duration<double, std::milli>(frame_start - last_frame_start).count());
+    last_frame_start = frame_start;
     glfwPollEvents();
     if (idle) {
       ++s.idle_frames;
@@ -132,6 +141,7 @@ int run_gui(const GuiOptions& o) {
     ImGui_ImplOpenGL3_NewFrame();  // the first call uploads the font atlas: not counted
     ImGui_ImplGlfw_NewFrame();
     inject_mouse(s);
+    s.layouts->drive();  // slices mode: layout steps for a few ms
     const auto t0 = std::chrono::steady_clock::now();  // the CPU time of building the UI
     ImGui::NewFrame();
     draw_ui(s);
@@ -150,6 +160,10 @@ int run_gui(const GuiOptions& o) {
       rc = 1;
     }
     glfwSwapBuffers(window);
+    if (s.open_ms < 0 && viz::layout_current(s.graph)) {
+      s.open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - process_start).count();
+      s.open_frame = frames_drawn - 1;
+    }
   };
   s.idle_frame = [&] {
     if (glfwWindowShouldClose(window)) {  // closing the window stops the statement first
@@ -204,6 +218,7 @@ int run_gui(const GuiOptions& o) {
     if (session.quit_requested()) break;
   }
   s.idle_frame = nullptr;
+  s.layouts.reset();  // the worker stops before the state it lays out for goes
   if (!o.state_json.empty()) {
     std::ofstream f(o.state_json, std::ios::binary);
     if (!(f << state_json(s, fb_w, fb_h) << "\n")) {

@@ -1,6 +1,7 @@
 // `opscope gui`: the window (GLFW + OpenGL 3 + Dear ImGui), its main loop, and the headless
 // use the tests drive (scripted actions, N frames, a PNG and a JSON dump of what is shown).
 #pragma once
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -19,6 +20,11 @@ struct GuiOptions {
   std::string actions;      // "step;step;select n3;toggle backward"
   int width = 1600, height = 1000;
   bool dark = false;
+  // Where the graph's layouts are made: "thread", "slices" or "sync" (layout_driver.h); "": the
+  // default ($OPSCOPE_LAYOUT, else thread, sync when headless).
+  std::string layout_mode;
+  // When the process started (open_ms in the state dump counts from it); unset: when run_gui began.
+  std::chrono::steady_clock::time_point process_start{};
   // The lesson player's panel and its scripted actions ("lesson next", ...): app/lesson/ plugs
   // them in, so the GUI shell never includes the lesson player. Empty: a placeholder is shown.
   std::function<void(GuiState&)> lesson_panel;

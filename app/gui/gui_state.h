@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/layout_driver.h"
 #include "app/gui/open_model.h"
 #include "app/gui/recompute_compare.h"
 #include "app/lang/session.h"
@@ -78,6 +79,10 @@ struct GuiState {
   double frame_ms = 0;    // CPU time of the last frame's UI building
   double frame_ms_avg = 0;
   int frame = 0;
+  double max_frame_ms = 0;  // the longest wall time between two frames' starts (the window's start-up frame aside)
+  double open_ms = -1;      // process start to the first frame showing the graph laid out (-1: none yet)
+  int open_frame = -1;      // ... and which frame that was
+  std::unique_ptr<LayoutDriver> layouts;  // where the graph view's layouts are made
   std::vector<std::string> action_errors;
   // A statement running (typed, a button, a lesson cell): the window keeps drawing frames
   // between its steps (core/interrupt.h's idle hook calls idle_frame) and the Interrupt
@@ -120,7 +125,7 @@ int64_t steps_left(GuiState& s);
 // body), "toggle backward",
 // "view forward|backward|both", "fold F", "unfold F", "search TEXT",
 // "theme dark|light", "fit", "zoom F", "exec CODE", "open MODEL.onnx", "export FILE.svg|.png",
-// "map", "graph". Throws opscope::Error on a bad action.
+// "map", "graph", "measure" (max_frame_ms counts from here). Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
 // The graph as the view draws it (layout, folding, lanes) to FILE.svg or FILE.png: a slide.
