@@ -139,6 +139,12 @@ bool user_unfolded(const LayoutOptions& o, const FoldableCall& c) { return o.unf
 // Graphs with fewer nodes shown are laid out whole first (a lesson's figure: a few dot runs).
 constexpr int kWholeLayoutNodes = 200;
 
+// A call holding (nearly) the whole figure, as a model's one outer module: folded, the figure
+// would be one box. Its children fold instead.
+bool whole_figure(const FoldableCall& c, int total) { return total - c.nodes < 4; }
+
+
+
 }  // namespace
 
 std::set<std::string> initial_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes, Point room, int focus) {
@@ -169,7 +175,7 @@ std::set<std::string> initial_folds(const std::vector<FoldableCall>& calls, cons
         closed.insert(c.key);
         continue;
       }
-      if (c.depth < d || user_unfolded(o, c) || holds(c, focus)) {
+      if (c.depth < d || user_unfolded(o, c) || holds(c, focus) || whole_figure(c, shown_nodes)) {
         boxes += kFrameBoxes + static_cast<float>(c.nodes - inner[c.key]);
         continue;
       }
@@ -197,7 +203,7 @@ int shown_node_count(const Graph& g, const LayoutOptions& o) {
   return n;
 }
 
-std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, const GraphLayout& l,
+std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes, const GraphLayout& l,
                                  float fitted_over_min, int focus, bool fold_focus) {
   std::set<std::string> closed;
   std::vector<const FoldableCall*> cands;
@@ -206,7 +212,7 @@ std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const L
       closed.insert(c.key);
       continue;
     }
-    if (user_unfolded(o, c) || (holds(c, focus) && !fold_focus)) continue;
+    if (user_unfolded(o, c) || (holds(c, focus) && !fold_focus) || whole_figure(c, shown_nodes)) continue;
     cands.push_back(&c);
   }
   if (cands.empty()) return {};
@@ -238,16 +244,17 @@ FoldedToFit fold_to_fit(const Graph& g, const LayoutOptions& o, float min_zoom,
                         const std::function<float(const GraphLayout&)>& zoom_to_fit, int focus, Point room, bool may_fold_focus) {
   FoldedToFit r;
   const std::vector<FoldableCall> calls = foldable_calls(g, o.only_nodes);
+  const int shown = shown_node_count(g, o);
   LayoutOptions now = o;
-  r.folded = initial_folds(calls, o, shown_node_count(g, o), room, focus);
+  r.folded = initial_folds(calls, o, shown, room, focus);
   now.folded.insert(r.folded.begin(), r.folded.end());
   r.layout = layout_graph(g, now);
   bool fold_focus = false;
   for (int round = 0; round < 8 && zoom_to_fit(r.layout) < min_zoom; ++round) {
-    std::set<std::string> more = more_folds(calls, now, r.layout, zoom_to_fit(r.layout) / min_zoom, focus, fold_focus);
+    std::set<std::string> more = more_folds(calls, now, shown, r.layout, zoom_to_fit(r.layout) / min_zoom, focus, fold_focus);
     if (more.empty() && may_fold_focus && !fold_focus && focus >= 0) {  // last: the call holding the step folds too
       fold_focus = true;
-      more = more_folds(calls, now, r.layout, zoom_to_fit(r.layout) / min_zoom, focus, fold_focus);
+      more = more_folds(calls, now, shown, r.layout, zoom_to_fit(r.layout) / min_zoom, focus, fold_focus);
     }
     if (more.empty()) break;
     r.folded.insert(more.begin(), more.end());

@@ -165,10 +165,11 @@ std::set<std::string> initial_folds(const std::vector<FoldableCall>& calls, cons
 int shown_node_count(const Graph& g, const LayoutOptions& o);
 
 // Semantic zoom, after a layout that does not fit: the calls to fold next (keys), outermost
-// first, then (with a focus) the furthest from it, else the biggest; never one in o.unfolded or
-// one holding `focus` unless `fold_focus`. `fitted_over_min`: the zoom that fits the layout over
-// the readable zoom (< 1). Empty when nothing is left to fold.
-std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, const GraphLayout& l,
+// first, then (with a focus) the furthest from it, else the biggest; never one in o.unfolded,
+// one holding `focus` unless `fold_focus`, or one holding nearly all `shown_nodes` (a model's
+// one outer module: its children fold instead). `fitted_over_min`: the zoom that fits the layout
+// over the readable zoom (< 1). Empty when nothing is left to fold.
+std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes, const GraphLayout& l,
                                  float fitted_over_min, int focus, bool fold_focus);
 
 // Semantic zoom at once (export, tests): initial_folds, then more_folds after each layout until

@@ -216,10 +216,11 @@ bool continue_fit(GraphViewState& s, const Graph& g, ImVec2 canvas, float zmin) 
   if (fitted >= zmin || f.round >= 8) return true;
   const LayoutOptions o = view_options(s);
   const std::vector<FoldableCall> calls = foldable_calls(g, s.only_nodes);
-  std::set<std::string> more = more_folds(calls, o, s.layout, fitted / zmin, f.focus, f.fold_focus);
+  const int shown = shown_node_count(g, o);
+  std::set<std::string> more = more_folds(calls, o, shown, s.layout, fitted / zmin, f.focus, f.fold_focus);
   if (more.empty() && f.may_fold_focus && !f.fold_focus && f.focus >= 0) {  // Fit shows everything: the step's call folds last
     f.fold_focus = true;
-    more = more_folds(calls, o, s.layout, fitted / zmin, f.focus, true);
+    more = more_folds(calls, o, shown, s.layout, fitted / zmin, f.focus, true);
   }
   if (more.empty()) return true;
   s.auto_folded.insert(more.begin(), more.end());
