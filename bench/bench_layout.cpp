@@ -13,6 +13,7 @@
 #include "viz/figure_export.h"
 #include "viz/graph_layout.h"
 #include "viz/layout_metrics.h"
+#include "viz/scope_layout.h"
 
 using namespace opscope;
 
@@ -36,6 +37,78 @@ std::string lesson10_cnn() {
 struct Case {
   std::string name, code;
 };
+
+// A model's scope as dot sees it: a chain of n ops (a layer's weight above each, in its column),
+// a residual edge over every four, and with `frames` every six ops in a frame of dot's own.
+viz::ScopeGraph chain(int n, bool frames) {
+  viz::ScopeGraph g;
+  for (int i = 0; i < n; ++i) {
+    if (frames && i % 6 == 0) g.clusters.push_back({"layer_" + std::to_string(i / 6) + "()  [fold]", -1});
+    const int op = static_cast<int>(g.items.size());
+    g.items.push_back({"n" + std::to_string(i), viz::ScopeItem::box, 130, 44, frames ? static_cast<int>(g.clusters.size()) - 1 : -1});
+    g.items.push_back({"w" + std::to_string(i), viz::ScopeItem::box, 90, 40, frames ? static_cast<int>(g.clusters.size()) - 1 : -1});
+    g.edges.push_back({op + 1, op, "[768, 768] f32", false});
+    if (!frames) g.same_column.push_back({op + 1, op});
+    if (i > 0) g.edges.push_back({op - 2, op, "[1, 197, 768] f32", false});
+    if (i >= 4 && i % 4 == 0) g.edges.push_back({op - 8, op, "[1, 197, 768] f32", false});
+  }
+  return g;
+}
+
+// The scope's layout as a figure's boxes and curves, to count its crossings.
+viz::GraphLayout as_figure(const viz::ScopeGraph& g, const viz::ScopeLayout& l) {
+  viz::GraphLayout f;
+  for (size_t i = 0; i < g.items.size(); ++i) {
+    viz::LayoutBox b;
+    b.key = g.items[i].key;
+    b.center = l.centers[i];
+    b.width = g.items[i].width;
+    b.height = g.items[i].height;
+    f.boxes.push_back(b);
+  }
+  for (size_t i = 0; i < g.edges.size(); ++i) {
+    viz::LayoutEdge e;
+    e.from = g.edges[i].from;
+    e.to = g.edges[i].to;
+    e.spline = l.splines[i];
+    f.edges.push_back(e);
+  }
+  f.width = l.width;
+  f.height = l.height;
+  return f;
+}
+
+// dot's time against the size of the graph it lays out, with its defaults and with fewer passes
+// (what the figure of a model can be split into: no run bigger than a call's).
+void dot_by_size() {
+  struct Setting {
+    const char* name;
+    std::vector<std::pair<std::string, std::string>> attributes;
+  };
+  const Setting settings[] = {{"defaults", {}},
+                              {"nslimit=2", {{"nslimit", "2"}, {"nslimit1", "2"}}},
+                              {"mclimit=0.3", {{"mclimit", "0.3"}}},
+                              {"searchsize=5", {{"searchsize", "5"}}},
+                              {"remincross=0", {{"remincross", "false"}}}};
+  std::printf("\ndot's time by the size of one run (a chain of ops, weights above, a residual edge over every 4)\n");
+  std::printf("%-6s %-7s %6s", "ops", "frames", "boxes");
+  for (const Setting& st : settings) std::printf(" %13s", st.name);
+  std::printf("   (ms, crossings)\n");
+  for (const bool frames : {false, true})
+    for (const int n : {12, 25, 50, 100, 200, 400}) {
+      viz::ScopeGraph g = chain(n, frames);
+      std::printf("%-6d %-7s %6zu", n, frames ? "yes" : "no", g.items.size());
+      for (const Setting& st : settings) {
+        g.dot_attributes = st.attributes;
+        const auto t0 = bench::now_s();
+        const viz::ScopeLayout l = viz::lay_out_scope(g);
+        const double ms = (bench::now_s() - t0) * 1e3;
+        std::printf(" %7.0f %5d", ms, viz::measure_layout(as_figure(g, l)).crossings);
+        std::fflush(stdout);
+      }
+      std::printf("\n");
+    }
+}
 
 }  // namespace
 
@@ -86,5 +159,6 @@ int main(int argc, char** argv) {
                   m.edges, m.crossings, m.edge_length, m.through_boxes, size, ms);
     }
   }
+  dot_by_size();
   return 0;
 }
