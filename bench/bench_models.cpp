@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
       const std::string json = out + "/open.json";
       fs::remove(json);
       // Until the model is shown (or the frames run out): the worker lays it out while frames go on.
-      std::vector<std::string> gui{bin, "gui", "--open", path, "--frames", now ? "400" : "2", "--state-json", json};
+      std::vector<std::string> gui{bin, "gui", "--open", path, "--frames", now ? "30" : "2", "--state-json", json};
       if (now) gui.insert(gui.end(), {"--layout", "thread"});
       const Run open = spawn(gui, timeout);
       const nlohmann::json s = read_json(json);

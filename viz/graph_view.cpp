@@ -142,10 +142,28 @@ LayoutQueue& queue_of(GraphViewState& s) {
   return *s.queue;
 }
 
+// A big call just unfolded opens one level, as a model's modules open one by one: its own calls
+// are folded by the view (a click on ViT's encoder() shows its layers() and ln(), not 600 ops).
+constexpr int kOpenWholeNodes = 60;
+void open_one_level(GraphViewState& s, const Graph& g) {
+  if (s.opened.empty()) return;
+  const std::vector<FoldableCall> calls = foldable_calls(g, s.only_nodes);
+  std::set<std::string> big;
+  for (const FoldableCall& c : calls)
+    if (c.nodes > kOpenWholeNodes && (s.opened.count(c.key) || s.opened.count(c.name))) big.insert(c.key);
+  const int focus = s.fitting.active ? s.fitting.focus : -1;  // (the step being revealed stays open)
+  for (const FoldableCall& c : calls)
+    if (big.count(c.parent) && !s.unfolded.count(c.key) && !s.unfolded.count(c.name) &&
+        std::find(c.node_ids.begin(), c.node_ids.end(), focus) == c.node_ids.end())
+      s.auto_folded.insert(c.key);
+  s.opened.clear();
+}
+
 // Asks for the layout of the graph as it is now, unless it is shown or being made already.
 // Planning reads the Graph, so it happens here, on the thread that owns the graph; the rest is
 // the queue's.
 void request_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale) {
+  open_one_level(s, g);
   const LayoutOptions o = view_options(s, fonts, font_scale);
   LayoutKey key = layout_key(g, o);
   if (s.pending && key == s.pending_key) return;
@@ -243,6 +261,7 @@ std::string next_fold(const GraphViewState& s, const Graph& g, int focus) {
 }  // namespace
 
 void fold_call(GraphViewState& s, const std::string& key) {
+  s.fitting.active = false;  // what the user folds wins over a fit still being made
   s.unfolded.erase(key);
   s.folded.insert(key);
   // The folded box appears where the call's frame was.
@@ -255,6 +274,8 @@ void fold_call(GraphViewState& s, const std::string& key) {
 
 void unfold_call(GraphViewState& s, const std::string& key) {
   const std::string name = call_name(key);
+  s.fitting.active = false;  // what the user opens wins over a fit still being made
+  s.opened.insert(key);
   s.folded.erase(key);
   s.auto_folded.erase(key);
   for (auto it = s.auto_folded.begin(); it != s.auto_folded.end();)

@@ -57,6 +57,7 @@ struct GraphViewState {
   int followed_node = -1;      // the current node the view last followed
   // --- semantic zoom: calls the view folded itself so the graph fits at a readable size ---
   std::set<std::string> auto_folded;
+  std::set<std::string> opened;  // calls just unfolded: a big one opens one level (its calls folded)
   // --- cache: the layout is recomputed only when its key changes ---
   GraphLayout layout;
   LayoutKey key;

@@ -43,7 +43,7 @@ std::string value_label(const Graph& g, int v) {
 // [SECTION] planner
 
 // A name in a folded box's lines: its end, the part that tells it apart ("…layer_0.ln_1.weight").
-constexpr size_t kDetailChars = 34;
+constexpr size_t kDetailChars = 30, kValueNameChars = 14;
 std::string shortened(const std::string& name, size_t most) {
   if (name.size() <= most) return name;
   size_t from = name.size() - (most - 1);
@@ -250,38 +250,41 @@ class Planner {
       }
   }
 
-  bool inside(const LayoutBox& b, int node) const { return std::find(b.nodes.begin(), b.nodes.end(), node) != b.nodes.end(); }
-
   // A folded call's box says what goes in and out, how many ops it holds and its parameters.
   void describe_folded_boxes() {
     consumers_.assign(g_.num_values(), {});
     for (const Node& n : g_.nodes())
       for (int v : n.inputs) consumers_[static_cast<size_t>(v)].push_back(n.id);
-    for (auto& b : p_.boxes) {
+    for (size_t bi = 0; bi < p_.boxes.size(); ++bi) {
+      LayoutBox& b = p_.boxes[bi];
       if (b.kind != BoxKind::folded_scope) continue;
       if (b.phase == Phase::backward) {
         b.subtitle = std::to_string(b.nodes.size()) + (b.nodes.size() == 1 ? " op" : " ops");
         continue;
       }
+      auto inside = [&](int node) { return p_.node_box[static_cast<size_t>(node)] == static_cast<int>(bi); };
+      // A value as "name [shape]", its name cut to its end when long (an imported model's names
+      // repeat the module path).
+      auto value = [&](const std::string& name, const Shape& shape) {
+        return (name.empty() ? std::string() : shortened(name, kValueNameChars) + " ") + shape_str(shape);
+      };
       std::vector<std::string> ins, params, outs;
       std::vector<int> seen;
       for (int id : b.nodes)
         for (int v : g_.node(id).inputs) {
           const ValueInfo& vi = g_.value(v);
-          if ((vi.producer >= 0 && inside(b, vi.producer)) || is_inline_constant(vi) ||
-              std::find(seen.begin(), seen.end(), v) != seen.end())
+          if ((vi.producer >= 0 && inside(vi.producer)) || is_inline_constant(vi) || std::find(seen.begin(), seen.end(), v) != seen.end())
             continue;
           seen.push_back(v);
           if (vi.producer < 0 && vi.kind == ValueKind::parameter) params.push_back(value_label(g_, v));
           else  // an unnamed value by the node that made it ("#0 [8, 16]"), not by its id
-            ins.push_back((vi.name.empty() && vi.producer >= 0 ? "#" + std::to_string(vi.producer) : value_label(g_, v)) + " " +
-                          shape_str(vi.meta.shape));
+            ins.push_back(value(vi.name.empty() && vi.producer >= 0 ? "#" + std::to_string(vi.producer) : value_label(g_, v), vi.meta.shape));
         }
       for (int id : b.nodes)
         for (int v : g_.node(id).outputs)
           for (int c : consumers_[static_cast<size_t>(v)])
-            if (!inside(b, c) && g_.node(c).phase == Phase::forward && p_.node_box[static_cast<size_t>(c)] >= 0) {
-              outs.push_back((g_.value(v).name.empty() ? std::string() : g_.value(v).name + " ") + shape_str(g_.value(v).meta.shape));
+            if (!inside(c) && g_.node(c).phase == Phase::forward && p_.node_box[static_cast<size_t>(c)] >= 0) {
+              outs.push_back(value(g_.value(v).name, g_.value(v).meta.shape));
               break;
             }
       // At most `most` names, and no line much wider than the box's title: an imported model's
@@ -299,8 +302,13 @@ class Planner {
       };
       b.subtitle = ins.empty() ? "" : "in " + join(ins, 2);
       if (!outs.empty()) b.details.push_back("out " + join(outs, 2));
+      // The weights by name when their names are short (a script's w1, b1), else how many.
+      const std::string named = join(params, 4);
+      const bool by_name = named.find("…") == std::string::npos && named.find(", +") == std::string::npos;
       b.details.push_back(std::to_string(b.nodes.size()) + (b.nodes.size() == 1 ? " op" : " ops") +
-                          (params.empty() ? "" : " · params " + join(params, 4)));
+                          (params.empty() ? ""
+                           : by_name      ? " · params " + named
+                                          : " · " + std::to_string(params.size()) + (params.size() == 1 ? " param" : " params")));
     }
   }
 

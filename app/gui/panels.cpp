@@ -364,7 +364,8 @@ bool run_busy(GuiState& s, const std::function<void()>& work) {
     return false;
   }
   // Frames between steps cost a few ms each: at most one per 50 ms, and never more than a
-  // fifth of the time (a slow frame, a big graph's layout, spaces them out).
+  // fifth of the time (a slow frame, a big graph's layout, spaces them out; the idle frame
+  // itself skips a turn after a slow one, drawing included).
   const double interval = std::max(0.05, 4.0 * s.frame_ms_avg / 1000.0);
   SigintInterrupts ctrl_c;  // Ctrl-C in the terminal that started the window: the same as Interrupt
   s.running = true;
