@@ -502,7 +502,7 @@ bool inside_canvas(const nlohmann::json& s, const nlohmann::json& b) {
 TEST_CASE("gui: a real model's first frame comes before its layout; then it fits the window, read in the dump", "[viz][static]") {
   for (const std::string mode : {"slices", "thread"}) {
     INFO(mode);
-    const GuiRun r = run_gui("vit_open_" + mode, "", mode == "slices" ? 60 : 400, kVitTiny, "--layout " + mode);
+    const GuiRun r = run_gui("vit_open_" + mode, "", mode == "slices" ? 30 : 40, kVitTiny, "--layout " + mode);
     REQUIRE(r.rc == 0);
     const auto& s = r.state;
     CHECK(s["layout_mode"] == mode);

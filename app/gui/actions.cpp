@@ -131,7 +131,7 @@ void apply_action(GuiState& s, const std::string& action) {
     (verb == "map" ? s.show_map : s.show_graph) = true;
   }
   else if (verb == "interrupt") s.interrupt_on_idle_frame = s.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
-  else if (verb == "measure") s.max_frame_ms = s.max_frame_work_ms = 0;  // they count from here (a benchmark's phase)
+  else if (verb == "measure") s.max_frame_ms = s.max_frame_work_ms = s.max_frame_between_steps_work_ms = 0;  // from here (a benchmark's phase)
   else if (verb == "play") s.playing = true;
   else if (verb == "pause") s.playing = false;
   else
@@ -253,6 +253,7 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"open_frame", s.open_frame},
               {"max_frame_ms", s.max_frame_ms},
               {"max_frame_work_ms", s.max_frame_work_ms},
+              {"max_frame_between_steps_work_ms", s.max_frame_between_steps_work_ms},
               {"frame_ms", s.frame_ms_avg},
               {"memory", memory},
               {"live_bytes", s.ws->tracker().live_total()},

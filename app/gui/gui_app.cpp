@@ -106,6 +106,7 @@ int run_gui(const GuiOptions& o) {
   const auto process_start = o.process_start == std::chrono::steady_clock::time_point{} ? start : o.process_start;
   auto last_frame_start = start;
   double last_render_ms = 0;  // the previous frame's drawing by OpenGL and its swap
+  auto last_frame_end = start;
   int frames_drawn = 0;
   int fb_w = 0, fb_h = 0;
   // One frame: events, the next scripted action, the UI, the picture. `idle`: drawn between the
@@ -117,7 +118,10 @@ int run_gui(const GuiOptions& o) {
       const double interval = std::chrono::duration<double, std::milli>(frame_start - last_frame_start).count();
       s.max_frame_ms = std::max(s.max_frame_ms, interval);
       s.max_frame_work_ms = std::max(s.max_frame_work_ms, interval - last_render_ms);
+      if (!idle && !s.statement_ran)  // no statement (a step) ran since the last frame
+        s.max_frame_between_steps_work_ms = std::max(s.max_frame_between_steps_work_ms, interval - last_render_ms);
     }
+    if (!idle) s.statement_ran = false;
     last_frame_start = frame_start;
     glfwPollEvents();
     if (idle) {
@@ -166,7 +170,8 @@ int run_gui(const GuiOptions& o) {
     }
     glfwSwapBuffers(window);
     last_render_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - render_start).count();
-    const double total = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - frame_start).count();
+    last_frame_end = std::chrono::steady_clock::now();
+    const double total = std::chrono::duration<double, std::milli>(last_frame_end - frame_start).count();
     s.frame_total_ms_avg = s.frame_total_ms_avg == 0 ? total : s.frame_total_ms_avg * 0.9 + total * 0.1;
     if (s.open_ms < 0 && viz::layout_current(s.graph)) {
       s.open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - process_start).count();
@@ -179,9 +184,9 @@ int run_gui(const GuiOptions& o) {
       return;
     }
     // Where drawing is slow (a software renderer: 50-100 ms a frame) frames are spaced out, so
-    // the statement keeps most of the time, but never more than 100 ms of work apart.
-    const double since = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last_frame_start).count();
-    if (since < std::min(100.0, 4.0 * s.frame_total_ms_avg)) return;
+    // the statement keeps most of the time, but never more than 80 ms of its work apart.
+    const double since = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last_frame_end).count();
+    if (since < std::min(80.0, 4.0 * s.frame_total_ms_avg)) return;
     draw_frame(true);
   };
   // Headless, the script's frames come from its loops' back-edges, one every 25 iterations

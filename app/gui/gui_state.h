@@ -83,6 +83,8 @@ struct GuiState {
   double max_frame_ms = 0;  // the longest wall time between two frames' starts (the window's start-up frame aside)
   double max_frame_work_ms = 0;  // ... less the OpenGL drawing and swap in it: opscope's own work (Mesa's software
                                  // renderer takes 50-100 ms a frame at 1600x1000 on a 2-core VM, whatever is drawn)
+  double max_frame_between_steps_work_ms = 0;  // ... of the frames with no statement (a step) run before them
+  bool statement_ran = false;  // a statement ran since the last frame
   double open_ms = -1;      // process start to the first frame showing the graph laid out (-1: none yet)
   int open_frame = -1;      // ... and which frame that was
   std::unique_ptr<LayoutDriver> layouts;  // where the graph view's layouts are made

@@ -369,6 +369,7 @@ bool run_busy(GuiState& s, const std::function<void()>& work) {
   const double interval = std::max(0.05, 4.0 * s.frame_ms_avg / 1000.0);
   SigintInterrupts ctrl_c;  // Ctrl-C in the terminal that started the window: the same as Interrupt
   s.running = true;
+  s.statement_ran = true;
   interrupt::clear();  // a press from before belongs to nothing
   if (s.idle_frame) interrupt::set_idle_hook(s.idle_frame, interval);
   struct Done {
