@@ -183,10 +183,11 @@ int run_gui(const GuiOptions& o) {
       interrupt::request();
       return;
     }
-    // Where drawing is slow (a software renderer: 50-100 ms a frame) frames are spaced out, so
-    // the statement keeps most of the time, but never more than 80 ms of its work apart.
+    // A frame after 50 ms of the statement's work, 60 where drawing is slow (a software renderer
+    // takes 50-100 ms a frame): the statement keeps half the time or more, and no frame waits
+    // for more than about 100 ms of it (a check comes every few ms, an initializer's read).
     const double since = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last_frame_end).count();
-    if (since < std::min(80.0, 4.0 * s.frame_total_ms_avg)) return;
+    if (since < std::min(60.0, std::max(50.0, 4.0 * s.frame_total_ms_avg))) return;
     draw_frame(true);
   };
   // Headless, the script's frames come from its loops' back-edges, one every 25 iterations

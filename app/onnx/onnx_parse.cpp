@@ -271,7 +271,14 @@ bool read_initializer(pbio::CodedInputStream& in, Initializers& inits) {
       bool skip = false;
       direct = inits.direct_tensor(before, size, &skip);
       if (direct.defined()) {
-        if (size > 0 && !in.ReadRaw(direct.raw_data(), size)) return false;
+        // In pieces of 1 MiB, the window drawing between them (GPT-2's embedding is 147 MiB).
+        char* to = static_cast<char*>(direct.raw_data());
+        for (int done = 0; done < size;) {
+          const int piece = std::min(size - done, 1 << 20);
+          if (!in.ReadRaw(to + done, piece)) return false;
+          done += piece;
+          interrupt::check();
+        }
       } else if (skip) {
         if (!in.Skip(size)) return false;
       } else {
