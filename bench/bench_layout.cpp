@@ -3,6 +3,7 @@
 // and a Transformer block (assets/examples/transformer_block.ops), forward and backward shown.
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -13,6 +14,8 @@
 #include "viz/figure_export.h"
 #include "viz/graph_layout.h"
 #include "viz/layout_metrics.h"
+#include "viz/layout_job.h"
+#include "viz/layout_plan.h"
 #include "viz/scope_layout.h"
 
 using namespace opscope;
@@ -110,6 +113,43 @@ void dot_by_size() {
     }
 }
 
+// A model's figure with every call unfolded: one dot run with dot's own nested frames (as the
+// window laid out before issue 31) against a run per call (scope_tree.h), from scratch and after
+// one more call is folded (the others from the cache).
+void model_whole_or_by_call() {
+  const std::string path = std::string(OPSCOPE_SOURCE_DIR) + "/tests/models/vit_b_16_tiny.onnx";
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  lang::Session session(ws);
+  std::ostringstream out, err;
+  if (!session.run(":mode static\nm = load_onnx(\"" + path + "\")\nx = input(\"x\", [1, 3, 32, 32])\ny = m(x)\n", "<bench>", out, err)) {
+    std::fprintf(stderr, "%s", err.str().c_str());
+    return;
+  }
+  std::printf("\nViT-B/16's shape (12 layers, tests/models/vit_b_16_tiny.onnx), %zu nodes, every call unfolded\n", ws.graph().num_nodes());
+  std::printf("%-28s %6s %7s %10s %12s\n", "layout", "boxes", "frames", "dot runs", "ms");
+  for (const bool whole : {true, false}) {
+    viz::LayoutOptions o;
+    o.flat_limit = whole ? 1 << 30 : o.flat_limit;
+    auto cache = std::make_shared<viz::ScopeCache>();
+    const auto t0 = bench::now_s();
+    viz::FigureJob job(viz::plan_figure(ws.graph(), o), cache);
+    job.run_all();
+    const viz::GraphLayout l = job.take();
+    const double ms = (bench::now_s() - t0) * 1e3;
+    std::printf("%-28s %6zu %7zu %10d %12.0f\n", whole ? "one dot run (dot's frames)" : "a dot run per call", l.boxes.size(), l.clusters.size(),
+                cache->total_runs(), ms);
+    if (whole) continue;
+    o.folded = {"encoder/layers/encoder_layer_7"};  // one call folds: its frame and the frames around it again
+    const int runs = cache->total_runs();
+    const auto t1 = bench::now_s();
+    viz::FigureJob again(viz::plan_figure(ws.graph(), o), cache);
+    again.run_all();
+    std::printf("%-28s %6zu %7s %10d %12.0f\n", "  then one call folded", again.take().boxes.size(), "", cache->total_runs() - runs,
+                (bench::now_s() - t1) * 1e3);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,5 +200,6 @@ int main(int argc, char** argv) {
     }
   }
   dot_by_size();
+  model_whole_or_by_call();
   return 0;
 }

@@ -26,12 +26,20 @@ LayoutQueue::LayoutQueue(LayoutMode mode) : mode_(mode) {}
 
 LayoutQueue::~LayoutQueue() { stop(); }
 
+void LayoutQueue::note_step(double ms) {
+  if (ms > step_ms_max_.load()) step_ms_max_ = ms;
+}
+
 std::shared_ptr<LayoutTicket> LayoutQueue::submit(FigurePlan plan) {
   auto ticket = std::make_shared<LayoutTicket>();
   auto job = std::make_unique<FigureJob>(std::move(plan), cache_);
   if (mode_ == LayoutMode::sync) {
     try {
-      job->run_all();
+      while (!job->done()) {
+        const auto t0 = std::chrono::steady_clock::now();
+        job->step();
+        note_step(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      }
       ticket->layout = job->take();
     } catch (const Error& e) {
       ticket->error = e.what();
@@ -64,8 +72,7 @@ bool LayoutQueue::run_one(std::unique_lock<std::mutex>& lock) {
   } catch (const Error& ex) {
     error = ex.what();
   }
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (ms > step_ms_max_.load()) step_ms_max_ = ms;
+  note_step(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   ticket->steps_total = job->steps_total();
   ticket->steps_done = job->steps_done();
   const bool finished = job->done() || !error.empty();

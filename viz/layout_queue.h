@@ -61,6 +61,7 @@ class LayoutQueue {
   };
   // Runs one step of the first live entry; false if there is none. Call with `lock` held.
   bool run_one(std::unique_lock<std::mutex>& lock);
+  void note_step(double ms);
 
   LayoutMode mode_;
   std::shared_ptr<ScopeCache> cache_ = std::make_shared<ScopeCache>();

@@ -246,6 +246,7 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"layout_ms", s.graph.layout.layout_ms},
               {"layout_ms_total", s.graph.layout_ms_total},
               {"plan_ms_max", s.graph.plan_ms_max},
+              {"layout_step_ms_max", s.graph.queue ? s.graph.queue->step_ms_max() : 0.0},
               {"layout_mode", s.graph.queue ? viz::layout_mode_name(s.graph.queue->mode()) : "sync"},
               {"layout_current", viz::layout_current(s.graph)},
               {"layout_error", s.graph.layout_error},
