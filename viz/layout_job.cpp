@@ -52,7 +52,7 @@ FigureJob::FigureJob(FigurePlan plan, std::shared_ptr<ScopeCache> cache) : plan_
   if (!cache_) cache_ = std::make_shared<ScopeCache>();
 }
 
-int FigureJob::steps_total() const { return 2 + static_cast<int>(tree_.jobs.size()); }
+int FigureJob::steps_total() const { return 2 + static_cast<int>(tree_.jobs.size()) + route_steps_; }
 
 void FigureJob::step() {
   const auto t0 = std::chrono::steady_clock::now();
@@ -60,6 +60,7 @@ void FigureJob::step() {
     case Stage::prepare: prepare(); break;
     case Stage::scopes: lay_out_next_scope(); break;
     case Stage::assemble: assemble(); break;
+    case Stage::route: route(); break;
     case Stage::finished: return;
   }
   ++steps_done_;
@@ -99,8 +100,21 @@ void FigureJob::lay_out_next_scope() {
 
 void FigureJob::assemble() {
   const ForwardLane lane = place_scopes(tree_, done_, plan_);
-  result_ = plan_.one_dot ? assemble_one_layout(std::move(plan_), lane) : assemble_lanes(std::move(plan_), std::move(groups_), lane);
   done_.clear();
+  if (plan_.one_dot) {
+    result_ = assemble_one_layout(std::move(plan_), lane);
+    stage_ = Stage::finished;
+    return;
+  }
+  lanes_ = std::make_unique<LanesAssembly>(std::move(plan_), std::move(groups_), lane);
+  stage_ = Stage::route;
+}
+
+void FigureJob::route() {
+  ++route_steps_;  // (counted as they run: how many there are is known once they are done)
+  if (lanes_->route(kEdgesPerStep)) return;
+  result_ = lanes_->finish();
+  lanes_.reset();
   stage_ = Stage::finished;
 }
 

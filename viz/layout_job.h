@@ -2,7 +2,7 @@
 // out): first the backward groups and the split of the forward lane into scopes (scope_tree.h),
 // then one step per scope, children before their parents (each one dot run of a small graph, or
 // a scope layout found in the cache), then the assembly (the scopes placed in their frames, the
-// backward lane under them). No step touches the Graph, ImGui or another step's thread: a job
+// backward lane under them) and its curves, a few per step. No step touches the Graph, ImGui or another step's thread: a job
 // runs on a worker thread, in slices between frames, or all at once, with the same result.
 #pragma once
 #include <map>
@@ -57,10 +57,12 @@ class FigureJob {
   double work_ms() const { return work_ms_; }
 
  private:
-  enum class Stage { prepare, scopes, assemble, finished };
+  enum class Stage { prepare, scopes, assemble, route, finished };
   void prepare();
   void lay_out_next_scope();
   void assemble();
+  void route();
+  static constexpr size_t kEdgesPerStep = 24;  // curves of the backward lane routed in one step
 
   FigurePlan plan_;
   std::shared_ptr<ScopeCache> cache_;
@@ -68,7 +70,9 @@ class FigureJob {
   BackwardGroups groups_;
   ScopeTree tree_;
   std::vector<ScopeLayout> done_;  // per tree job
+  std::unique_ptr<LanesAssembly> lanes_;
   size_t next_ = 0;
+  int route_steps_ = 0;
   int steps_done_ = 0;
   double work_ms_ = 0;
   GraphLayout result_;

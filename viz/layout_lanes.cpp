@@ -244,8 +244,9 @@ std::vector<float> reserved_widths(const FigurePlan& plan, const BackwardGroups&
 
 // [SECTION] lanes
 
-GraphLayout assemble_lanes(FigurePlan plan, BackwardGroups bg, const ForwardLane& d) {
-  GraphLayout out;
+LanesAssembly::LanesAssembly(FigurePlan p, BackwardGroups bg, const ForwardLane& d) : plan_(std::move(p)) {
+  FigurePlan& plan = plan_;
+  GraphLayout& out = out_;
   std::vector<Group>& groups = bg.groups;
   std::vector<int>& box_group = bg.box_group;
   const size_t nb = plan.boxes.size();
@@ -331,13 +332,21 @@ GraphLayout assemble_lanes(FigurePlan plan, BackwardGroups bg, const ForwardLane
     return std::abs(a.x - b.x) + std::abs(a.y - b.y) + (e.kind == EdgeKind::saved ? 1e5f : 0.f);
   };
   std::stable_sort(route.begin(), route.end(), [&](size_t a, size_t b) { return span(a) < span(b); });
-  route_edges(plan.boxes, plan.edges, route);
   if (any_forward) out.clusters = d.clusters;
-  out.node_box = std::move(plan.node_box);
-  out.boxes = std::move(plan.boxes);
-  out.edges = std::move(plan.edges);
-  normalise(out, plan);
-  return out;
+  router_ = std::make_unique<EdgeRouter>(plan.boxes, plan.edges, std::move(route));
+}
+
+LanesAssembly::~LanesAssembly() = default;
+
+bool LanesAssembly::route(size_t edges) { return router_->route(edges); }
+
+GraphLayout LanesAssembly::finish() {
+  router_.reset();
+  out_.node_box = std::move(plan_.node_box);
+  out_.boxes = std::move(plan_.boxes);
+  out_.edges = std::move(plan_.edges);
+  normalise(out_, plan_);
+  return std::move(out_);
 }
 
 // [SECTION] one layout

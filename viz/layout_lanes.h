@@ -3,8 +3,10 @@
 // then given its group's width); after it, the groups are placed as a mirror image of the forward
 // lane and their edges routed. Plain data in and out (no Graph, no Graphviz).
 #pragma once
+#include <memory>
 #include <vector>
 
+#include "viz/edge_router.h"
 #include "viz/layout_plan.h"
 #include "viz/scope_tree.h"
 
@@ -34,7 +36,21 @@ BackwardGroups group_backward_boxes(FigurePlan& plan);
 std::vector<float> reserved_widths(const FigurePlan& plan, const BackwardGroups& groups);
 
 // The figure from the placed forward lane: the backward lane under it (both phases in lanes).
-GraphLayout assemble_lanes(FigurePlan plan, BackwardGroups groups, const ForwardLane& forward);
+// Its curves are routed a few at a time (route), so that no layout step is long.
+class LanesAssembly {
+ public:
+  LanesAssembly(FigurePlan plan, BackwardGroups groups, const ForwardLane& forward);
+  ~LanesAssembly();
+  LanesAssembly(const LanesAssembly&) = delete;
+  LanesAssembly& operator=(const LanesAssembly&) = delete;
+  bool route(size_t edges);  // routes the next `edges` curves; false once all are
+  GraphLayout finish();      // once routed: the figure, moved to (0, 0) and measured
+
+ private:
+  FigurePlan plan_;
+  GraphLayout out_;
+  std::unique_ptr<EdgeRouter> router_;
+};
 // The figure from one dot layout of every box (the backward pass alone, or lanes off).
 GraphLayout assemble_one_layout(FigurePlan plan, const ForwardLane& all);
 
