@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/gui/frame_clock.h"
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
 #include "core/error.h"
@@ -103,26 +104,13 @@ int run_gui(const GuiOptions& o) {
   const int total_frames = headless ? std::max(o.frames, static_cast<int>(actions.size()) + 4) : 0;
   bool dark_applied = s.dark;
   const auto start = std::chrono::steady_clock::now();
-  const auto process_start = o.process_start == std::chrono::steady_clock::time_point{} ? start : o.process_start;
-  auto last_frame_start = start;
-  double last_render_ms = 0;  // the previous frame's drawing by OpenGL and its swap
-  auto last_frame_end = start;
-  int frames_drawn = 0;
+  FrameClock clock(o.process_start == std::chrono::steady_clock::time_point{} ? start : o.process_start);
   int fb_w = 0, fb_h = 0;
   // One frame: events, the next scripted action, the UI, the picture. `idle`: drawn between the
   // steps of a running statement (the window stays alive; headless, it counts no frame and takes
   // no action, so scripted runs stay deterministic).
   auto draw_frame = [&](bool idle) {
-    const auto frame_start = std::chrono::steady_clock::now();
-    if (frames_drawn++ >= 2) {  // (the first frame compiles shaders and uploads the fonts)
-      const double interval = std::chrono::duration<double, std::milli>(frame_start - last_frame_start).count();
-      s.max_frame_ms = std::max(s.max_frame_ms, interval);
-      s.max_frame_work_ms = std::max(s.max_frame_work_ms, interval - last_render_ms);
-      if (!idle && !s.statement_ran)  // no statement (a step) ran since the last frame
-        s.max_frame_between_steps_work_ms = std::max(s.max_frame_between_steps_work_ms, interval - last_render_ms);
-    }
-    if (!idle) s.statement_ran = false;
-    last_frame_start = frame_start;
+    clock.frame_begins(s, idle);
     glfwPollEvents();
     if (idle) {
       ++s.idle_frames;
@@ -159,7 +147,7 @@ int run_gui(const GuiOptions& o) {
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
     glViewport(0, 0, fb_w, fb_h);
     const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
-    const auto render_start = std::chrono::steady_clock::now();
+    clock.render_begins();
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -169,26 +157,14 @@ int run_gui(const GuiOptions& o) {
       rc = 1;
     }
     glfwSwapBuffers(window);
-    last_render_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - render_start).count();
-    last_frame_end = std::chrono::steady_clock::now();
-    const double total = std::chrono::duration<double, std::milli>(last_frame_end - frame_start).count();
-    s.frame_total_ms_avg = s.frame_total_ms_avg == 0 ? total : s.frame_total_ms_avg * 0.9 + total * 0.1;
-    if (s.open_ms < 0 && viz::layout_current(s.graph)) {
-      s.open_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - process_start).count();
-      s.open_frame = frames_drawn - 1;
-    }
+    clock.frame_ends(s);
   };
   s.idle_frame = [&] {
     if (glfwWindowShouldClose(window)) {  // closing the window stops the statement first
       interrupt::request();
       return;
     }
-    // A frame after 50 ms of the statement's work, 60 where drawing is slow (a software renderer
-    // takes 50-100 ms a frame): the statement keeps half the time or more, and no frame waits
-    // for more than about 100 ms of it (a check comes every few ms, an initializer's read).
-    const double since = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - last_frame_end).count();
-    if (since < std::min(60.0, std::max(50.0, 4.0 * s.frame_total_ms_avg))) return;
-    draw_frame(true);
+    if (clock.idle_frame_due(s)) draw_frame(true);
   };
   // Headless, the script's frames come from its loops' back-edges, one every 25 iterations
   // (not from the clock), so that tests see the same frames on every machine.
