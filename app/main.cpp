@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <functional>
@@ -469,6 +470,9 @@ Command add_gui_command(CLI::App& app) {
   sub->add_option("--size", o->size, "window size WxH (default 1600x1000)");
   sub->add_flag("--dark", o->gui.dark, "the dark theme");
   sub->add_option("--zoom", o->gui.zoom, "View ▸ Zoom: 1 to 2.5 (default: the one you left it at)")->check(CLI::Range(1.0, 2.5));
+  sub->add_option("--layout", o->gui.layout_mode,
+                  "where the graph's layouts are made: thread (default), slices (a few ms per frame) or sync (at once; the default with --frames)");
+  o->gui.process_start = std::chrono::steady_clock::now();  // (parsed at start-up: open_ms counts from here)
   return {sub, [o]() -> int {
 #ifdef OPSCOPE_HAVE_GUI
             if (!o->size.empty() && std::sscanf(o->size.c_str(), "%dx%d", &o->gui.width, &o->gui.height) != 2)

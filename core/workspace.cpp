@@ -65,17 +65,18 @@ const std::string& default_algorithm_on(const OpDef& op, Device d) {
 
 void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocators_[static_cast<int>(d)] = std::move(a); }
 
-void Workspace::push_scope(const std::string& name) {
-  scope_stack_.push_back(scope_);
+void Workspace::push_scope(const std::string& name, bool call_frame) {
+  scope_stack_.push_back({scope_, call_frame});
   scope_ = scope_.empty() ? name : scope_ + "/" + name;
-  frames_.push_back({NodeFrame::call, next_frame_id_++, 0});
+  if (call_frame) frames_.push_back({NodeFrame::call, next_frame_id_++, 0});
 }
 
 void Workspace::pop_scope() {
   if (scope_stack_.empty()) return;
-  scope_ = scope_stack_.back();
+  const bool call_frame = scope_stack_.back().second;
+  scope_ = scope_stack_.back().first;
   scope_stack_.pop_back();
-  for (size_t i = frames_.size(); i-- > 0;)
+  for (size_t i = frames_.size(); call_frame && i-- > 0;)
     if (frames_[i].kind == NodeFrame::call) {
       frames_.resize(i);
       break;

@@ -65,8 +65,10 @@ class Workspace {
   void set_journal(ChangeJournal* j) { journal_ = j; }
 
   // Scope of the composite function being run ("" at top level), pushed by the language.
-  // Each push is a new call frame of the nodes recorded until its pop.
-  void push_scope(const std::string& name);
+  // Each push is a new call frame of the nodes recorded until its pop; `call_frame` false: a
+  // name only (an imported model's name prefix, pushed per node: its nodes share the scope,
+  // so they are one call of it in the figure, not one call each).
+  void push_scope(const std::string& name, bool call_frame = true);
   void pop_scope();
   const std::string& scope() const { return scope_; }
   // Loops of the language: a run of a loop statement is a frame; its nodes carry the iteration.
@@ -98,7 +100,7 @@ class Workspace {
   ChangeJournal* journal_ = nullptr;
   Phase phase_ = Phase::forward;
   std::string scope_;
-  std::vector<std::string> scope_stack_;
+  std::vector<std::pair<std::string, bool>> scope_stack_;  // the scope before each push; whether it pushed a frame
   NodeFrames frames_;
   int next_frame_id_ = 0;
 };

@@ -6,6 +6,7 @@ Run with Debian's python3-torch and torchvision (random weights, nothing downloa
 
     /usr/bin/python3 tools/make_onnx_models.py [OUT_DIR]            # default: assets/models
     /usr/bin/python3 tools/make_onnx_models.py --tests [OUT_DIR]    # default: tests/onnx/models
+    /usr/bin/python3 tools/make_onnx_models.py --zoo OUT_DIR [--tiny]
 
 For each model NAME it writes NAME.onnx (opset 17, the batch dimension symbolic) and, in
 NAME.ref/, what opscope's tests compare against:
@@ -17,6 +18,13 @@ Every parameter and buffer is drawn at random (so that no two initializers are e
 exporter keeps them all), and the models are exported without constant folding, so the
 initializers are exactly the PyTorch state_dict entries and PyTorch's shape arithmetic
 (Shape, Gather, Unsqueeze, Concat) stays in the file for the importer to fold.
+
+--zoo writes real architectures at full size, as a student would bring them (opset 14, random
+weights, no references): torchvision's ViT-B/16 at 224x224, ResNet-50 and DenseNet-121 at
+64x64, and a GPT-2-small-shaped decoder (12 layers, d=768, 12 heads, T=64). They are hundreds of
+MB, made when bench_models runs and never committed. --tiny makes the same architectures as
+deep but narrow (a few hundred KB at most), for the tests: depth shapes the graph view, width
+only the weights.
 """
 import os
 import sys
@@ -310,9 +318,92 @@ def make_test_models(out_dir):
     make_test_model("tied_encoder", TiedEncoder(), torch.randn(2, 5, 8, generator=gen), out_dir, gen, randomized=False)
 
 
+
+class GptBlock(nn.Module):
+    """GPT-2's pre-norm block: causal self-attention and a GELU MLP, each added to its input."""
+
+    def __init__(self, d, heads, t):
+        super().__init__()
+        self.heads = heads
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.attn_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.mlp_proj = nn.Linear(4 * d, d)
+        # -1e9 above the diagonal: added to the scores, as the causal mask (no Where in the file).
+        self.register_buffer("mask", torch.triu(torch.full((t, t), -1e9), diagonal=1))
+
+    def attention(self, x):
+        n, t, d = x.shape
+        q, k, v = self.c_attn(x).split(d, dim=2)
+        heads = lambda z: z.reshape(n, t, self.heads, d // self.heads).transpose(1, 2)
+        q, k, v = heads(q), heads(k), heads(v)
+        scores = q @ k.transpose(2, 3) / (d // self.heads) ** 0.5 + self.mask[:t, :t]
+        y = torch.softmax(scores, dim=-1) @ v
+        return self.attn_proj(y.transpose(1, 2).reshape(n, t, d))
+
+    def forward(self, x):
+        x = x + self.attention(self.ln_1(x))
+        return x + self.mlp_proj(torch.nn.functional.gelu(self.c_fc(self.ln_2(x))))
+
+
+class Gpt(nn.Module):
+    """A GPT-2-shaped decoder: token and position embeddings, `layers` blocks, the final norm and
+    the head (tied to the token embedding, as GPT-2's). Token ids [N, T] -> logits [N, T, vocab]."""
+
+    def __init__(self, vocab=50257, t=64, d=768, heads=12, layers=12):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, d)
+        self.wpe = nn.Embedding(t, d)
+        self.h = nn.ModuleList([GptBlock(d, heads, t) for _ in range(layers)])
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, idx):
+        x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+        for block in self.h:
+            x = block(x)
+        return self.ln_f(x) @ self.wte.weight.t()
+
+
+def zoo(out_dir, tiny, gen):
+    """The real architectures (see the module's doc), full size or tiny."""
+    import torchvision
+    if tiny:
+        models = {
+            "vit_b_16": (torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=12, num_heads=2,
+                                                              hidden_dim=16, mlp_dim=32, num_classes=10), (1, 3, 32, 32)),
+            "densenet121": (torchvision.models.DenseNet(growth_rate=4, num_init_features=8, bn_size=2, num_classes=10), (1, 3, 32, 32)),
+            "gpt2_small": (Gpt(vocab=64, t=16, d=16, heads=2, layers=12), (1, 16)),
+        }
+    else:
+        models = {
+            "vit_b_16": (torchvision.models.vit_b_16(), (1, 3, 224, 224)),
+            "resnet50": (torchvision.models.resnet50(), (1, 3, 64, 64)),
+            "densenet121": (torchvision.models.densenet121(), (1, 3, 64, 64)),
+            "gpt2_small": (Gpt(), (1, 64)),
+        }
+    os.makedirs(out_dir, exist_ok=True)
+    for name, (model, shape) in models.items():
+        randomize(model, gen)
+        model.eval()
+        x = torch.randint(0, 64, shape, generator=gen) if name.startswith("gpt") else torch.randn(shape, generator=gen)
+        path = os.path.join(out_dir, name + ("_tiny" if tiny else "") + ".onnx")
+        # (With gradients on: under no_grad nn.MultiheadAttention takes a fused path ONNX lacks.)
+        torch.onnx.export(model, (x,), path, opset_version=14, do_constant_folding=False, input_names=["x"], output_names=["y"])
+        m = onnx.load(path)
+        print(f"{os.path.normpath(path)}: {len(m.graph.node)} nodes, {os.path.getsize(path) / 2**20:.1f} MiB")
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--tests":
         make_test_models(sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", "tests", "onnx", "models"))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "--zoo":
+        if len(sys.argv) < 3:
+            raise SystemExit("usage: make_onnx_models.py --zoo OUT_DIR [--tiny]")
+        torch.manual_seed(16)
+        zoo(sys.argv[2], "--tiny" in sys.argv[3:], torch.Generator().manual_seed(16))
         return
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "assets", "models")
     os.makedirs(out_dir, exist_ok=True)

@@ -33,6 +33,7 @@ ConceptLayout layout_concepts(const ConceptFigure& f, const std::function<float(
     out.widths[i] = std::max(90.f, w + 36.f);  // room for the lesson badge
     out.heights[i] = line_height * (1.f + 0.9f * static_cast<float>(f.nodes[i].lines.size() - 1)) + 18.f;
   }
+  std::lock_guard<std::mutex> graphviz(detail::graphviz_lock());  // (a layout job may be running)
   GVC_t* gvc = detail::layout_context();
   Agraph_t* root = agopen(const_cast<char*>("concepts"), Agdirected, nullptr);
   std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> guard(root, agclose);

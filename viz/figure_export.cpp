@@ -149,7 +149,9 @@ GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes, co
   auto zoom_to_fit = [](const GraphLayout& l) {
     return std::min((kCanvasW - 2 * kMargin) / std::max(1.f, l.width), (kCanvasH - 2 * kMargin - kLegend) / std::max(1.f, l.height));
   };
-  return fold_to_fit(g, o, kReadableZoom, zoom_to_fit, -1).layout;
+  // (A big model opens folded: the room is what initial_folds sizes its first guess by.)
+  const Point room{(kCanvasW - 2 * kMargin) / kReadableZoom, (kCanvasH - 2 * kMargin - kLegend) / kReadableZoom};
+  return fold_to_fit(g, o, kReadableZoom, zoom_to_fit, -1, room).layout;
 }
 
 void render_figure(const Graph& g, const GraphLayout& l, const std::string& format, const std::string& path, const FigureStyle& style) {
@@ -157,8 +159,9 @@ void render_figure(const Graph& g, const GraphLayout& l, const std::string& form
   if (l.boxes.empty()) throw Error("the graph is empty: nothing to draw", "run some statements first, e.g. c = a + b");
   if (format == "png" && !can_render_png())
     throw Error("this build renders figures as SVG only", "export an .svg file, or use the desktop app for PNG");
-  GVC_t* gvc = detail::render_context();
   const std::string dot = figure_dot(g, l, style);
+  std::lock_guard<std::mutex> graphviz(detail::graphviz_lock());
+  GVC_t* gvc = detail::render_context();
   Agraph_t* gv = agmemread(dot.c_str());
   if (!gv) throw Error("Graphviz could not read the figure", "this is a bug in opscope's figure export");
   std::unique_ptr<Agraph_t, int (*)(Agraph_t*)> graph(gv, agclose);

@@ -1,8 +1,9 @@
 // The graph's picture as geometry: which boxes to draw (op nodes, leaf values, calls of user
 // functions folded into one box), where, and the edges' curves. With both phases shown the
-// forward pass runs left to right in its lane (Graphviz `dot`, computed in memory) and the
-// backward pass runs right to left in a mirrored lane below it, each backward node under the
-// forward node it differentiates. No ImGui here, so layout is testable without a display.
+// forward pass runs left to right in its lane (Graphviz `dot`, computed in memory, one small
+// scope at a time: scope_tree.h) and the backward pass runs right to left in a mirrored lane
+// below it, each backward node under the forward node it differentiates. No ImGui here, so
+// layout is testable without a display; layout_queue.h makes the same layout off the frame.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -93,6 +94,11 @@ struct LayoutOptions {
   // Both phases in mirrored lanes (the default); false: one dot layout of everything, the
   // gradient edges reversed (how the figure was laid out before the lanes; the bench compares).
   bool lanes = true;
+  // A figure of at most this many forward boxes is laid out in one dot run, its unfolded calls as
+  // dot's frames; a bigger one call by call, each call laid out on its own and placed in its
+  // parent as one box (dot's time grows much faster than its graph: bench_layout), so that
+  // unfolding a call lays out only it and the frames around it.
+  int flat_limit = 60;
 };
 
 struct GraphLayout {
@@ -122,8 +128,9 @@ struct LayoutKey {
 };
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o);
 
-// Lays out `g`. Deterministic: the same graph and options give the same positions. Throws
-// opscope::Error if Graphviz fails.
+// Lays out `g`: the same graph and options give the same positions (a figure laid out call by
+// call exactly; dot's own frames in a small one can move a few pixels from one run to the next,
+// Graphviz 2.42's doing). Throws opscope::Error if Graphviz fails.
 GraphLayout layout_graph(const Graph& g, const LayoutOptions& o);
 
 // Box keys whose title or subtitle contains `query` (case-insensitive), in layout order; a
@@ -136,25 +143,46 @@ float estimate_text_width(const std::string& s);
 // The calls that can fold, outermost first, with how many nodes each holds (the view folds
 // the biggest ones when a graph does not fit at a readable size).
 struct FoldableCall {
-  std::string key;   // "attention@3"
-  std::string name;  // "attention"
-  int depth = 0;     // 0: called at top level
-  int nodes = 0;     // forward and backward nodes inside
+  std::string key;     // "attention@3"
+  std::string name;    // "attention"
+  std::string parent;  // the call it is made in ("" at top level)
+  int depth = 0;       // 0: called at top level
+  int nodes = 0;       // forward and backward nodes inside
+  bool backward = false;  // some of them are backward nodes (folded: a box in each lane)
   std::vector<int> node_ids;
 };
 std::vector<FoldableCall> foldable_calls(const Graph& g, const std::vector<int>& only_nodes);
 // Whether call `key` (named `name`) is folded under the options.
 bool call_folded(const LayoutOptions& o, const std::string& key, const std::string& name);
 
-// Semantic zoom: folds calls, biggest first and outermost first (never one in o.unfolded, by key
-// or name, nor one holding node `focus`), until `zoom_to_fit(layout)` is at least `min_zoom`
-// (the figure fits its canvas at a readable size) or nothing is left to fold.
+// Semantic zoom, before any layout: a graph too big to lay out whole (a real model: hundreds of
+// calls) opens folded at the deepest call depth whose boxes, estimated from the calls' sizes,
+// fit `room` (the canvas in layout units at the readable zoom). Calls holding node `focus` stay
+// open (their children fold instead), so the step being run is shown. Empty for a small graph.
+// `shown_nodes`: shown_node_count.
+std::set<std::string> initial_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes, Point room, int focus);
+// The nodes the figure shows under o's filter and only_nodes (folded or not).
+int shown_node_count(const Graph& g, const LayoutOptions& o);
+
+// Semantic zoom, after a layout that does not fit: the calls to fold next (keys), outermost
+// first, then (with a focus) the furthest from it, else the biggest; never one in o.unfolded,
+// one holding `focus` unless `fold_focus`, or one holding nearly all `shown_nodes` (a model's
+// one outer module: its children fold instead). `fitted_over_min`: the zoom that fits the layout
+// over the readable zoom (< 1). Empty when nothing is left to fold.
+std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes, const GraphLayout& l,
+                                 float fitted_over_min, int focus, bool fold_focus);
+
+// Semantic zoom at once (export, tests): initial_folds, then more_folds after each layout until
+// `zoom_to_fit(layout)` is at least `min_zoom` (the figure fits its canvas at a readable size) or
+// nothing is left to fold (the call holding `focus` stays open unless `may_fold_focus`: then it
+// folds last). `room`: see initial_folds.
 struct FoldedToFit {
   std::set<std::string> folded;  // the calls it folded (keys), on top of o.folded
   GraphLayout layout;            // laid out with them folded
   bool fits = false;
 };
 FoldedToFit fold_to_fit(const Graph& g, const LayoutOptions& o, float min_zoom,
-                        const std::function<float(const GraphLayout&)>& zoom_to_fit, int focus);
+                        const std::function<float(const GraphLayout&)>& zoom_to_fit, int focus, Point room = {1e9f, 1e9f},
+                        bool may_fold_focus = false);
 
 }  // namespace opscope::viz

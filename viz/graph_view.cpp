@@ -14,10 +14,12 @@
 #include "viz/graph_view.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
 #include "core/body.h"
+#include "viz/layout_plan.h"
 #include "viz/graph_figure.h"
 
 namespace opscope::viz {
@@ -129,21 +131,71 @@ void install_layout(GraphViewState& s, LayoutKey key, GraphLayout layout, double
   const bool same_view = s.has_layout && key.graph == s.key.graph && key.filter == s.key.filter;
   s.layout = std::move(layout);
   s.relayout_time = s.has_layout ? time : -1;
-  if (!same_view) s.fit_requested = true;
+  if (!same_view && !s.fitting.active) s.fit_requested = true;
   s.key = std::move(key);
   s.has_layout = true;
   ++s.layouts_done;
 }
 
+LayoutQueue& queue_of(GraphViewState& s) {
+  if (!s.queue) s.queue = std::make_shared<LayoutQueue>(LayoutMode::sync);
+  return *s.queue;
+}
+
+// A big call just unfolded opens one level, as a model's modules open one by one: its own calls
+// are folded by the view (a click on ViT's encoder() shows its layers() and ln(), not 600 ops).
+constexpr int kOpenWholeNodes = 60;
+void open_one_level(GraphViewState& s, const Graph& g) {
+  if (s.opened.empty()) return;
+  const std::vector<FoldableCall> calls = foldable_calls(g, s.only_nodes);
+  std::set<std::string> big;
+  for (const FoldableCall& c : calls)
+    if (c.nodes > kOpenWholeNodes && (s.opened.count(c.key) || s.opened.count(c.name))) big.insert(c.key);
+  const int focus = s.fitting.active ? s.fitting.focus : -1;  // (the step being revealed stays open)
+  for (const FoldableCall& c : calls)
+    if (big.count(c.parent) && !s.unfolded.count(c.key) && !s.unfolded.count(c.name) &&
+        std::find(c.node_ids.begin(), c.node_ids.end(), focus) == c.node_ids.end())
+      s.auto_folded.insert(c.key);
+  s.opened.clear();
+}
+
+// Asks for the layout of the graph as it is now, unless it is shown or being made already.
+// Planning reads the Graph, so it happens here, on the thread that owns the graph; the rest is
+// the queue's.
+void request_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale) {
+  open_one_level(s, g);
+  const LayoutOptions o = view_options(s, fonts, font_scale);
+  LayoutKey key = layout_key(g, o);
+  if (s.pending && key == s.pending_key) return;
+  if (s.pending) s.pending->cancelled = true;  // superseded (what it laid out stays in the cache)
+  s.pending.reset();
+  if (s.has_layout && key == s.key) return;
+  s.pending_key = std::move(key);
+  const auto t0 = std::chrono::steady_clock::now();
+  FigurePlan plan = plan_figure(g, o);
+  s.plan_ms_max = std::max(s.plan_ms_max, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  s.pending = queue_of(s).submit(std::move(plan));
+}
+
+// Installs the layout asked for once it is made; true if it did.
+bool poll_layout(GraphViewState& s, double time) {
+  if (!s.pending || !s.pending->done) return false;
+  const std::shared_ptr<LayoutTicket> t = std::move(s.pending);
+  s.layout_ms_total += t->layout.layout_ms;
+  s.layout_error = t->error;  // (then the layout is empty: the canvas says why; asked for again when the graph changes)
+  install_layout(s, std::move(s.pending_key), t->error.empty() ? std::move(t->layout) : GraphLayout{}, time);
+  return true;
+}
+
 }  // namespace
 
 bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale, double time) {
-  const LayoutOptions o = view_options(s, fonts, font_scale);
-  LayoutKey key = layout_key(g, o);
-  if (s.has_layout && key == s.key) return false;
-  install_layout(s, std::move(key), layout_graph(g, o), time);
-  return true;
+  request_layout(s, g, fonts, font_scale);
+  if (s.pending) queue_of(s).finish(s.pending);
+  return poll_layout(s, time);
 }
+
+bool layout_current(const GraphViewState& s) { return s.has_layout && !s.pending && !s.fitting.active; }
 
 // [SECTION] semantic zoom
 
@@ -157,23 +209,41 @@ float fitted_zoom(const GraphLayout& l, ImVec2 canvas) {
   return std::min(zx, zy);
 }
 
-struct Relayout {
-  const Graph& g;
-  const Fonts* fonts;
-  float font_scale;
-  double time;
-  bool operator()(GraphViewState& s) const { return update_layout(s, g, fonts, font_scale, time); }
-};
+// The canvas in layout units at the readable zoom: the room a figure has to fit in.
+Point room_of(ImVec2 canvas, float zmin) {
+  return {(canvas.x - 2 * kFitMargin) / zmin, (canvas.y - 2 * kFitMargin - kLegendHeight) / zmin};
+}
 
-// Folds the biggest calls (not the one holding `focus`) until the graph fits `canvas` at the
-// readable zoom, or nothing is left to fold. Returns true if the layout changed.
-bool fold_view_to_fit(GraphViewState& s, const Relayout& relayout, ImVec2 canvas, float zmin, int focus) {
-  const LayoutOptions o = view_options(s, relayout.fonts, relayout.font_scale, false);
-  FoldedToFit fit = viz::fold_to_fit(relayout.g, o, zmin, [canvas](const GraphLayout& l) { return fitted_zoom(l, canvas); }, focus);
-  if (s.has_layout && fit.folded == s.auto_folded && s.key == layout_key(relayout.g, view_options(s, nullptr, 1.f))) return false;
-  s.auto_folded = std::move(fit.folded);
-  install_layout(s, layout_key(relayout.g, view_options(s)), std::move(fit.layout), relayout.time);
-  return true;
+// Fitting (a new view, the Fit button, the step moving into a folded call): the view's own folds
+// chosen again, a first guess from the calls' sizes for a big graph, then a round of more folds
+// after each layout that does not fit at the readable zoom. Each round is a layout of its own,
+// made off the frame like any other.
+// `reveal`: the focus is the step being followed; it stays open even if the figure is then cut
+// (else, as Fit, everything is shown: the call holding the focus folds when nothing else is left).
+void start_fit(GraphViewState& s, const Graph& g, ImVec2 canvas, float zmin, int focus, bool reveal = false) {
+  const LayoutOptions o = view_options(s, nullptr, 1.f, false);
+  s.auto_folded = initial_folds(foldable_calls(g, s.only_nodes), o, shown_node_count(g, o), room_of(canvas, zmin), focus);
+  s.fitting = {true, 0, focus, !reveal, false};
+  s.fit_requested = s.fit_all = false;
+}
+
+// After the layout asked for is installed: done (true), or more folds asked for.
+bool continue_fit(GraphViewState& s, const Graph& g, ImVec2 canvas, float zmin) {
+  GraphViewState::Fitting& f = s.fitting;
+  const float fitted = fitted_zoom(s.layout, canvas);
+  if (fitted >= zmin || f.round >= 8) return true;
+  const LayoutOptions o = view_options(s);
+  const std::vector<FoldableCall> calls = foldable_calls(g, s.only_nodes);
+  const int shown = shown_node_count(g, o);
+  std::set<std::string> more = more_folds(calls, o, shown, s.layout, fitted / zmin, f.focus, f.fold_focus);
+  if (more.empty() && f.may_fold_focus && !f.fold_focus && f.focus >= 0) {  // Fit shows everything: the step's call folds last
+    f.fold_focus = true;
+    more = more_folds(calls, o, shown, s.layout, fitted / zmin, f.focus, true);
+  }
+  if (more.empty()) return true;
+  s.auto_folded.insert(more.begin(), more.end());
+  ++f.round;
+  return false;
 }
 
 // The biggest call that may fold now (the wheel zoomed out past the readable zoom), or "".
@@ -191,6 +261,7 @@ std::string next_fold(const GraphViewState& s, const Graph& g, int focus) {
 }  // namespace
 
 void fold_call(GraphViewState& s, const std::string& key) {
+  s.fitting.active = false;  // what the user folds wins over a fit still being made
   s.unfolded.erase(key);
   s.folded.insert(key);
   // The folded box appears where the call's frame was.
@@ -203,6 +274,8 @@ void fold_call(GraphViewState& s, const std::string& key) {
 
 void unfold_call(GraphViewState& s, const std::string& key) {
   const std::string name = call_name(key);
+  s.fitting.active = false;  // what the user opens wins over a fit still being made
+  s.opened.insert(key);
   s.folded.erase(key);
   s.auto_folded.erase(key);
   for (auto it = s.auto_folded.begin(); it != s.auto_folded.end();)
@@ -272,22 +345,25 @@ bool box_on_screen(const GraphViewState& s, int bi, ImVec2 size, float margin) {
   return x >= margin && y >= margin && x <= size.x - margin && y <= size.y - margin - kLegendHeight;
 }
 
-// Fit (a new view or the Fit button): fold until readable, then show it all, or the step being
-// run at the readable zoom when even folded it is too big.
-bool fit_readable(GraphViewState& s, const Relayout& relayout, const GraphViewFrame& f, ImVec2 size, float zmin) {
-  const int focus = f.current_node >= 0 ? f.current_node : f.next_node;
-  const bool changed = fold_view_to_fit(s, relayout, size, zmin, focus);
-  fit_view(s, size, zmin);
-  if (fitted_zoom(s.layout, size) < zmin && focus >= 0) {
+// The fitting is done: the whole figure in view at the readable zoom or closer. When nothing is
+// left to fold and it still does not fit (a model's top level is a long chain of ops), Fit shows
+// it all smaller, down to kSmallestFit of the readable zoom, rather than cut it; following the
+// step keeps the readable zoom and centres the step.
+constexpr float kSmallestFit = 0.6f;
+void finish_fit(GraphViewState& s, ImVec2 size, float zmin) {
+  s.fitting.active = false;
+  const float least = s.fitting.may_fold_focus ? zmin * kSmallestFit : zmin;
+  fit_view(s, size, least);
+  const int focus = s.fitting.focus;
+  if (fitted_zoom(s.layout, size) < least && focus >= 0) {  // still too big: the step at least
     const int b = s.layout.find_node(focus);
-    if (b >= 0) center_on(s, s.layout.boxes[static_cast<size_t>(b)].key, size, zmin);
+    if (b >= 0) center_on(s, s.layout.boxes[static_cast<size_t>(b)].key, size, least);
   }
-  s.fit_requested = s.fit_all = false;
-  return changed;
 }
 
-// The step moved into a call the view folded itself: unfold it (and fold others if needed).
-bool follow_into_folds(GraphViewState& s, const Relayout& relayout, const GraphViewFrame& f, ImVec2 size, float zmin) {
+// The step moved into a call the view folded itself: unfold it, and fit again around the step
+// (the calls it is inside stay open, others fold). True if it did.
+bool follow_into_folds(GraphViewState& s, const Graph& g, const GraphViewFrame& f, ImVec2 size, float zmin) {
   const int b = s.layout.find_node(f.current_node);
   if (b < 0 || s.layout.boxes[static_cast<size_t>(b)].kind != BoxKind::folded_scope) return false;
   const std::string key = s.layout.boxes[static_cast<size_t>(b)].scope_key;
@@ -295,7 +371,47 @@ bool follow_into_folds(GraphViewState& s, const Relayout& relayout, const GraphV
   s.anchor_hint = s.layout.boxes[static_cast<size_t>(b)].key;
   unfold_call(s, key);
   s.unfolded.erase(key);  // unfolded for now, not by the user
-  return fold_view_to_fit(s, relayout, size, zmin, f.current_node);
+  start_fit(s, g, size, zmin, f.current_node, true);
+  return true;
+}
+
+// Scrolls to what the user must see when it appears in the layout: the current step's box (it
+// changed, or came out of a fold) and a newly selected box.
+void scroll_to_news(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
+  if (s.follow_current && f.current_node >= 0) {
+    const int b = s.layout.find_node(f.current_node);
+    const std::string key = b >= 0 ? s.layout.boxes[static_cast<size_t>(b)].key : std::string();
+    if (b >= 0 && (key != s.followed_box || f.current_node != s.followed_node) && !box_on_screen(s, b, size, 40.f))
+      center_on(s, key, size, s.zoom);
+    s.followed_box = key;
+    s.followed_node = f.current_node;
+  }
+  if (s.selected != s.shown_selection) {
+    const int b = s.layout.find(s.selected);
+    if (b >= 0 && !box_on_screen(s, b, size, 40.f)) center_on(s, s.selected, size, s.zoom);
+    s.shown_selection = s.selected;
+  }
+}
+
+// The layouts asked for and made: each made one installed; while fitting, each may ask for more
+// folds (in sync mode every round is made here, in this frame). True if one was installed.
+bool update_view_layout(GraphViewState& s, const Graph& g, const GraphViewFrame& f, ImVec2 size, float zmin) {
+  bool relaid = false;
+  for (int i = 0; i < 24; ++i) {
+    request_layout(s, g, f.fonts, f.font_scale);
+    if (s.pending) {
+      if (!poll_layout(s, f.time)) break;
+      relaid = true;
+      continue;
+    }
+    if (!s.fitting.active) break;
+    if (continue_fit(s, g, size, zmin)) {
+      finish_fit(s, size, zmin);
+      relaid = false;  // fitted: nothing to keep in place
+      break;
+    }
+  }
+  return relaid;
 }
 
 }  // namespace
@@ -346,7 +462,7 @@ Point animated_center(const GraphViewState& s, const LayoutBox& b, double time, 
 
 // Drag pans. The wheel zooms around the mouse, never below the readable zoom: there it folds
 // the biggest call instead, and zooming into a folded box unfolds it.
-void handle_input(GraphViewState& s, const GraphViewFrame& f, const Relayout& relayout, ImVec2 c0, float zmin) {
+void handle_input(GraphViewState& s, const GraphViewFrame& f, ImVec2 c0, float zmin) {
   ImGuiIO& io = ImGui::GetIO();
   if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right) ||
                                 ImGui::IsMouseDragging(ImGuiMouseButton_Middle))) {
@@ -359,19 +475,16 @@ void handle_input(GraphViewState& s, const GraphViewFrame& f, const Relayout& re
   const int hb = s.layout.find(s.hovered);
   if (io.MouseWheel < 0 && s.zoom * std::pow(1.15f, io.MouseWheel) < zmin) {
     const int focus = f.current_node >= 0 ? f.current_node : f.next_node;
-    const std::string key = next_fold(s, relayout.g, focus);
+    // (The new layout comes from the queue in a later frame; the hint keeps its place then.)
+    const std::string key = next_fold(s, *f.graph, focus);
     if (!key.empty()) {
       fold_call(s, key);
       s.folded.erase(key);  // folded by the view, not by the user
       s.auto_folded.insert(key);
-      relayout(s);
-      keep_anchor_in_place(s, f.current_node);
     }
   } else if (io.MouseWheel > 0 && hb >= 0 && s.layout.boxes[static_cast<size_t>(hb)].kind == BoxKind::folded_scope &&
              zoom >= zmin * 1.5f) {
     unfold_call(s, s.layout.boxes[static_cast<size_t>(hb)].scope_key);
-    relayout(s);
-    keep_anchor_in_place(s, f.current_node);
   }
   s.zoom = zoom;
   const ImVec2 m(io.MousePos.x - c0.x, io.MousePos.y - c0.y);
@@ -654,6 +767,21 @@ void draw_legend(FrameCtx& c) {
   if (p.x + hw + 10 < c.c1.x) c.dl->AddText(c.font, lp, ImVec2(c.c1.x - hw - 10, p.y + (h - lp) * 0.5f), th.text_dim, help);
 }
 
+// "laying out the graph: 3 of 14 steps", while a layout is being made.
+std::string progress_text(const GraphViewState& s) {
+  if (!s.pending) return "laying out the graph ...";
+  return "laying out the graph: " + std::to_string(s.pending->steps_done.load()) + " of " + std::to_string(s.pending->steps_total.load()) +
+         " steps";
+}
+
+void draw_progress_bar(FrameCtx& c, const GraphViewState& s) {
+  const float done = s.pending ? static_cast<float>(s.pending->steps_done.load()) / static_cast<float>(std::max(1, s.pending->steps_total.load())) : 0.f;
+  const ImVec2 mid((c.c0.x + c.c1.x) * 0.5f, (c.c0.y + c.c1.y) * 0.5f + c.font->FontSize * 1.5f);
+  const ImVec2 a(mid.x - 120, mid.y), b(mid.x + 120, mid.y + 6);
+  c.dl->AddRectFilled(a, b, c.th.grid, 3.f);
+  c.dl->AddRectFilled(a, ImVec2(a.x + (b.x - a.x) * std::clamp(done, 0.f, 1.f), b.y), c.th.highlight, 3.f);
+}
+
 void draw_tooltip(const FrameCtx& c, const LayoutBox& b) {
   ImGui::BeginTooltip();
   ImGui::TextUnformatted(b.title.c_str());
@@ -706,10 +834,7 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const Graph& g = *f.graph;
   ImFont* font = f.fonts && f.fonts->ui ? f.fonts->ui : ImGui::GetFont();
   const float zmin = readable_zoom(font, f.font_scale);
-  const Relayout relayout{g, f.fonts, f.font_scale, f.time};
   const size_t boxes_before = s.layout.boxes.size();
-  bool relaid = relayout(s);
-
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   size = ImVec2(std::max(size.x > 0 ? size.x : avail.x, 50.f), std::max(size.y > 0 ? size.y : avail.y, 50.f));
   const ImVec2 c0 = ImGui::GetCursorScreenPos(), c1(c0.x + size.x, c0.y + size.y);
@@ -718,29 +843,27 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   ImGui::InvisibleButton("graph_canvas", size,
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight | ImGuiButtonFlags_MouseButtonMiddle);
 
+  // Another graph or phase filter is a new view: fitted, and its folds chosen before it is laid
+  // out (a big model is never laid out whole).
+  if (s.has_layout && (s.key.graph != &g || s.key.filter != s.filter) && !s.fitting.active) s.fit_requested = true;
+  const int focus = f.current_node >= 0 ? f.current_node : f.next_node;
+  if (s.fit_requested || s.fit_all) start_fit(s, g, size, zmin, focus);
+  // (The step's box is looked up in the layout shown: only once that is this graph's, laid out.)
+  else if (s.follow_current && f.current_node != s.followed_node && !s.fitting.active && !s.pending && s.key.graph == &g)
+    follow_into_folds(s, g, f, size, zmin);
+  bool relaid = update_view_layout(s, g, f, size, zmin);
   // A grown graph keeps its view; the next node to run is scrolled into view.
-  if (relaid && !s.fit_requested && s.layout.boxes.size() > boxes_before && f.next_node >= 0 &&
+  if (relaid && !s.fitting.active && s.layout.boxes.size() > boxes_before && f.next_node >= 0 &&
       !box_on_screen(s, s.layout.find_node(f.next_node), size, 0))
     s.fit_requested = true;
-  if (s.fit_requested || s.fit_all) {
-    fit_readable(s, relayout, f, size, zmin);
-    relaid = false;  // fitted: nothing to keep in place
-  } else if (s.follow_current && f.current_node != s.followed_node) {
-    relaid |= follow_into_folds(s, relayout, f, size, zmin);
-  }
   if (relaid) keep_anchor_in_place(s, f.current_node);
-  // Follow the steps: when the current node changes and sits near or past the edge, centre it.
-  if (s.follow_current && f.current_node != s.followed_node) {
-    s.followed_node = f.current_node;
-    const int b = s.layout.find_node(f.current_node);
-    if (b >= 0 && !box_on_screen(s, b, size, 40.f)) center_on(s, s.layout.boxes[static_cast<size_t>(b)].key, size, s.zoom);
-  }
+  if (!s.fitting.active && !s.pending) scroll_to_news(s, f, size);
   if (s.last_search != s.search) {  // a new search: show its first hit
     s.last_search = s.search;
     const auto hits = search_boxes(s.layout, g, s.search);
     if (!hits.empty()) center_on(s, hits.front(), size, std::max(zmin, 0.7f));
   }
-  handle_input(s, f, relayout, c0, zmin);
+  handle_input(s, f, c0, zmin);
 
   FrameCtx c{s, f, g, *f.theme, font, ImGui::GetWindowDrawList(), c0, c1, size, View{ImVec2(c0.x + s.pan.x, c0.y + s.pan.y), s.zoom},
              s.zoom, 0, zmin, false, ImGui::IsItemHovered(), ImGui::IsItemActive(), {}, {}, 1.f, -1, -1, -1, {}};
@@ -750,9 +873,15 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   c.dl->PushClipRect(c0, c1, true);
   draw_canvas(c);
   const GraphLayout& L = s.layout;
-  if (L.boxes.empty()) {
+  // Until the first layout of this graph is made: how far it got (another graph's figure, or
+  // none, is not shown meanwhile).
+  const bool making = s.pending || s.fitting.active;
+  if (L.boxes.empty() || (making && s.key.graph != &g)) {
     draw_text_centered(c.dl, font, font->FontSize, ImVec2((c0.x + c1.x) * 0.5f, (c0.y + c1.y) * 0.5f), c.th.text_dim,
-                       "The graph is empty: type  c = a + b  in the console", size.x);
+                       making ? progress_text(s) : !s.layout_error.empty() ? "The graph could not be laid out: " + s.layout_error
+                                                                            : std::string("The graph is empty: type  c = a + b  in the console"),
+                       size.x);
+    if (making) draw_progress_bar(c, s);
     c.dl->PopClipRect();
     s.drawn.clear();
     s.drawn_edges.clear();
@@ -773,6 +902,7 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const std::string hovered = draw_boxes(c);
   s.hovered = hovered;
   draw_legend(c);
+  if (making) draw_text_centered(c.dl, font, font->FontSize * 0.85f, ImVec2(c1.x - 160, c0.y + 14), c.th.text_dim, progress_text(s), 300);
   handle_selection(c, hovered);
   c.dl->PopClipRect();
 }

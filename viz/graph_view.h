@@ -6,12 +6,14 @@
 #include <imgui.h>
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/graph.h"
 #include "viz/graph_layout.h"
+#include "viz/layout_queue.h"
 #include "viz/theme.h"
 
 namespace opscope::viz {
@@ -55,11 +57,29 @@ struct GraphViewState {
   int followed_node = -1;      // the current node the view last followed
   // --- semantic zoom: calls the view folded itself so the graph fits at a readable size ---
   std::set<std::string> auto_folded;
+  std::set<std::string> opened;  // calls just unfolded: a big one opens one level (its calls folded)
   // --- cache: the layout is recomputed only when its key changes ---
   GraphLayout layout;
   LayoutKey key;
   bool has_layout = false;
   int layouts_done = 0;
+  // --- layout off the frame: made by the queue the shell runs (none: a sync queue of its own) ---
+  std::shared_ptr<LayoutQueue> queue;
+  std::shared_ptr<LayoutTicket> pending;  // the layout being made, for pending_key
+  LayoutKey pending_key;
+  double layout_ms_total = 0;  // the work of every layout made for this view
+  double plan_ms_max = 0;      // the longest planning of one (on the UI thread: it reads the Graph)
+  std::string layout_error;    // the last layout failed: why
+  // --- fitting: rounds of folding, each laid out before the next is chosen ---
+  struct Fitting {
+    bool active = false;
+    int round = 0;
+    int focus = -1;          // the node kept open (the current step), -1
+    bool may_fold_focus = true;  // Fit shows everything: the call holding the focus folds last
+    bool fold_focus = false; // nothing else was left: the call holding it folds too
+  } fitting;
+  std::string followed_box;  // the current step's box the view last scrolled to
+  std::string shown_selection;  // the selected box the view last scrolled to
   std::map<std::string, Point> from_centers;  // positions before the last re-layout (animation)
   std::map<std::string, Point> start_at;      // boxes a fold or unfold makes start here
   std::string anchor_hint;                    // the box that keeps its place at the next re-layout
@@ -85,11 +105,16 @@ struct GraphViewFrame {
 // The smallest text the view draws, in screen pixels: below it boxes fold instead of shrinking.
 constexpr float kReadableTextPx = 11.f;
 
-// Draws the view into the current ImGui window, filling `size` (0: the remaining space).
+// Draws the view into the current ImGui window, filling `size` (0: the remaining space). It asks
+// the queue for a new layout when the graph or the folds changed and draws the last one (or a
+// progress state) until it is made: a frame never waits for a layout.
 void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size = ImVec2(0, 0));
 
-// Re-lays out when the graph or the options changed; returns true if it did.
+// Re-lays out when the graph or the options changed, at once (waiting for the queue); returns
+// true if a new layout was installed. (The view itself never waits: see draw_graph_view.)
 bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float font_scale, double time);
+// The view shows the figure of the graph as it is now (no layout is being made for it).
+bool layout_current(const GraphViewState& s);
 
 // Fits the whole layout into a canvas of `canvas` pixels, no smaller than `min_zoom`.
 void fit_view(GraphViewState& s, ImVec2 canvas, float min_zoom = 0.08f);

@@ -61,6 +61,11 @@ GVC_t* render_context() {
   return gvc;
 }
 
+std::mutex& graphviz_lock() {
+  static std::mutex lock;
+  return lock;
+}
+
 }  // namespace detail
 
 bool can_render_png() { return detail::pango_plugin() != nullptr; }
@@ -70,6 +75,7 @@ void render_dot(const std::string& dot, const std::string& format, const std::st
     throw Error("cannot render the graph as '" + format + "'", "use svg or png");
   if (format == "png" && !can_render_png())
     throw Error("this build renders figures as SVG only", "export an .svg file, or use the desktop app for PNG");
+  std::lock_guard<std::mutex> graphviz(detail::graphviz_lock());
   GVC_t* gvc = detail::render_context();
   Agraph_t* g = agmemread(dot.c_str());
   if (!g) throw Error("Graphviz could not read the graph's DOT text", "this is a bug in opscope's DOT export");

@@ -171,13 +171,14 @@ void apply_action(GuiState& s, const std::string& action) {
     (verb == "map" ? s.show_map : s.show_graph) = true;
   }
   else if (verb == "interrupt") s.interrupt_on_idle_frame = s.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
+  else if (verb == "measure") s.max_frame_ms = s.max_frame_work_ms = s.max_frame_between_steps_work_ms = 0;  // from here (a benchmark's phase)
   else if (verb == "play") s.playing = true;
   else if (verb == "pause") s.playing = false;
   else
     throw Error("unknown GUI action '" + verb + "'",
                 "actions: step [N|bwd], run, rewind, exec CODE, interrupt [N], select KEY, click KEY, toggle "
                 "backward|forward|theme, view forward|backward|both|zoom in|zoom out|zoom Z|present|present off, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
-                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, play, pause, open MODEL.onnx");
+                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, play, pause, open MODEL.onnx, measure");
 }
 
 void inject_mouse(GuiState& s) {
@@ -287,6 +288,17 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"readable_text_px", viz::kReadableTextPx},
               {"layouts", s.graph.layouts_done},
               {"layout_ms", s.graph.layout.layout_ms},
+              {"layout_ms_total", s.graph.layout_ms_total},
+              {"plan_ms_max", s.graph.plan_ms_max},
+              {"layout_step_ms_max", s.graph.queue ? s.graph.queue->step_ms_max() : 0.0},
+              {"layout_mode", s.graph.queue ? viz::layout_mode_name(s.graph.queue->mode()) : "sync"},
+              {"layout_current", viz::layout_current(s.graph)},
+              {"layout_error", s.graph.layout_error},
+              {"open_ms", s.open_ms},
+              {"open_frame", s.open_frame},
+              {"max_frame_ms", s.max_frame_ms},
+              {"max_frame_work_ms", s.max_frame_work_ms},
+              {"max_frame_between_steps_work_ms", s.max_frame_between_steps_work_ms},
               {"frame_ms", s.frame_ms_avg},
               {"memory", memory},
               {"live_bytes", s.ws->tracker().live_total()},

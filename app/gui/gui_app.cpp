@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/gui/frame_clock.h"
 #include "app/gui/gui_state.h"
 #include "app/lang/interpreter.h"
 #include "core/error.h"
@@ -102,6 +103,8 @@ int run_gui(const GuiOptions& o) {
   if (o.shipped_text) glyphs.add(o.shipped_text());
   s.fonts = viz::load_fonts(s.scale, std::move(glyphs));
   s.console.glyphs = &s.fonts.glyphs;
+  s.layouts = std::make_unique<LayoutDriver>(layout_mode_for(o, headless));
+  s.graph.queue = s.layouts->queue();
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   ImGui_ImplOpenGL3_Init(gl.glsl_version);
@@ -114,11 +117,13 @@ int run_gui(const GuiOptions& o) {
   bool dark_applied = s.dark;
   float zoom_applied = s.ui_zoom;
   const auto start = std::chrono::steady_clock::now();
+  FrameClock clock(o.process_start == std::chrono::steady_clock::time_point{} ? start : o.process_start);
   int fb_w = 0, fb_h = 0;
   // One frame: events, the next scripted action, the UI, the picture. `idle`: drawn between the
   // steps of a running statement (the window stays alive; headless, it counts no frame and takes
   // no action, so scripted runs stay deterministic).
   auto draw_frame = [&](bool idle) {
+    clock.frame_begins(s, idle);
     glfwPollEvents();
     int want_w = 0, want_h = 0;  // the browser's page was resized
     if (platform_sizes && platform::preferred_window_size(want_w, want_h)) {
@@ -167,6 +172,7 @@ int run_gui(const GuiOptions& o) {
     // clock) would give ImGui a zero time step, which it refuses.
     if (ImGui::GetIO().DeltaTime <= 0) ImGui::GetIO().DeltaTime = 1e-4f;
     inject_mouse(s);
+    s.layouts->drive();  // slices mode: layout steps for a few ms
     const auto t0 = std::chrono::steady_clock::now();  // the CPU time of building the UI
     ImGui::NewFrame();
     draw_ui(s);
@@ -176,6 +182,7 @@ int run_gui(const GuiOptions& o) {
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
     glViewport(0, 0, fb_w, fb_h);
     const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    clock.render_begins();
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
@@ -185,6 +192,7 @@ int run_gui(const GuiOptions& o) {
       rc = 1;
     }
     glfwSwapBuffers(window);
+    clock.frame_ends(s);
     platform::end_frame();  // the browser shows the frame and handles its events
   };
   s.idle_frame = [&] {
@@ -192,7 +200,7 @@ int run_gui(const GuiOptions& o) {
       interrupt::request();
       return;
     }
-    draw_frame(true);
+    if (clock.idle_frame_due(s)) draw_frame(true);
   };
   // Headless, the script's frames come from its loops' back-edges, one every 25 iterations
   // (not from the clock), so that tests see the same frames on every machine.
@@ -240,6 +248,7 @@ int run_gui(const GuiOptions& o) {
     if (session.quit_requested()) break;
   }
   s.idle_frame = nullptr;
+  s.layouts.reset();  // the worker stops before the state it lays out for goes
   if (!o.state_json.empty()) {
     std::ofstream f(o.state_json, std::ios::binary);
     if (!(f << state_json(s, fb_w, fb_h) << "\n")) {

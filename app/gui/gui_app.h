@@ -1,6 +1,7 @@
 // `opscope gui`: the window (GLFW + OpenGL 3 + Dear ImGui), its main loop, and the headless
 // use the tests drive (scripted actions, N frames, a PNG and a JSON dump of what is shown).
 #pragma once
+#include <chrono>
 #include <functional>
 #include <string>
 
@@ -22,6 +23,11 @@ struct GuiOptions {
   bool dark = false;
   float zoom = 0.f;  // View ▸ Zoom at start, 1 to 2.5; 0: the saved one (100 % in headless runs)
   std::function<void(float)> save_zoom;  // remembers View ▸ Zoom (the progress file)
+  // Where the graph's layouts are made: "thread", "slices" or "sync" (layout_driver.h); "": the
+  // default ($OPSCOPE_LAYOUT, else thread, sync when headless).
+  std::string layout_mode;
+  // When the process started (open_ms in the state dump counts from it); unset: when run_gui began.
+  std::chrono::steady_clock::time_point process_start{};
   // The lesson player's panel and its scripted actions ("lesson next", ...): app/lesson/ plugs
   // them in, so the GUI shell never includes the lesson player. Empty: a placeholder is shown.
   std::function<void(GuiState&)> lesson_panel;

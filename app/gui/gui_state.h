@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/layout_driver.h"
 #include "app/gui/open_model.h"
 #include "app/gui/recompute_compare.h"
 #include "app/lang/session.h"
@@ -86,7 +87,16 @@ struct GuiState {
   double time = 0;        // seconds since start (simulated in headless runs: deterministic)
   double frame_ms = 0;    // CPU time of the last frame's UI building
   double frame_ms_avg = 0;
+  double frame_total_ms_avg = 0;  // the whole frame, the OpenGL drawing and swap included
   int frame = 0;
+  double max_frame_ms = 0;  // the longest wall time between two frames' starts (the window's start-up frame aside)
+  double max_frame_work_ms = 0;  // ... less the OpenGL drawing and swap in it: opscope's own work (Mesa's software
+                                 // renderer takes 50-100 ms a frame at 1600x1000 on a 2-core VM, whatever is drawn)
+  double max_frame_between_steps_work_ms = 0;  // ... of the frames with no statement (a step) run before them
+  bool statement_ran = false;  // a statement ran since the last frame
+  double open_ms = -1;      // process start to the first frame showing the graph laid out (-1: none yet)
+  int open_frame = -1;      // ... and which frame that was
+  std::unique_ptr<LayoutDriver> layouts;  // where the graph view's layouts are made
   std::vector<std::string> action_errors;
   // A statement running (typed, a button, a lesson cell): the window keeps drawing frames
   // between its steps (core/interrupt.h's idle hook calls idle_frame) and the Interrupt
@@ -136,7 +146,7 @@ int64_t steps_left(GuiState& s);
 // "view forward|backward|both", "view zoom in|out|Z" (View ▸ Zoom), "view present [off]" (F11),
 // "fold F", "unfold F", "search TEXT",
 // "theme dark|light", "fit", "zoom F", "exec CODE", "open MODEL.onnx", "export FILE.svg|.png",
-// "map", "graph". Throws opscope::Error on a bad action.
+// "map", "graph", "measure" (max_frame_ms and max_frame_work_ms count from here). Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
 // The graph as the view draws it (layout, folding, lanes) to FILE.svg or FILE.png: a slide.

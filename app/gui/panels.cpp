@@ -426,11 +426,12 @@ bool run_busy(GuiState& s, const std::function<void()>& work) {
     push_output(s.console, ConsoleLine::error, "a statement is running: Interrupt (Esc) stops it first");
     return false;
   }
-  // Frames between steps cost a few ms each: at most one per 50 ms, and never more than a
-  // fifth of the time (a slow frame, a big graph's layout, spaces them out).
-  const double interval = std::max(0.05, 4.0 * s.frame_ms_avg / 1000.0);
+  // The hook is asked often; the idle frame itself decides when a frame is due (after 50 to 80
+  // ms of work, by how long frames take to draw here).
+  const double interval = 0.01;
   SigintInterrupts ctrl_c;  // Ctrl-C in the terminal that started the window: the same as Interrupt
   s.running = true;
+  s.statement_ran = true;
   interrupt::clear();  // a press from before belongs to nothing
   if (s.idle_frame) interrupt::set_idle_hook(s.idle_frame, interval);
   struct Done {

@@ -12,7 +12,7 @@
 namespace opscope::app {
 
 // Bumped whenever the table or GuiOptions changes.
-constexpr int kWindowModuleInterface = 1;
+constexpr int kWindowModuleInterface = 2;
 
 struct WindowModule : ModuleTableHead {
   // run_gui with the lesson player's panels plugged in for o.lesson (when it names one).

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "app/onnx/map_context.h"
+#include "core/interrupt.h"
 
 namespace opscope::interop {
 
@@ -177,7 +178,7 @@ struct Lowering {
     } else {
       WorkspaceScope here(ws);
       const std::string scope = scope_of(n.name);
-      if (!scope.empty()) ws.push_scope(scope);
+      if (!scope.empty()) ws.push_scope(scope, false);  // a name prefix: every node of it in one scope
       try {
         outs = map(ctx);
       } catch (...) {
@@ -223,6 +224,7 @@ struct Lowering {
     const auto& decl = model.inputs();
     for (size_t i = 0; i < decl.size(); ++i) values[decl[i].name] = Slot{inputs[i], false};
     for (const OnnxNode& n : model.model().nodes) {
+      interrupt::check();  // a big model: the window draws (and Interrupt answers) while it traces
       std::vector<Slot> outs;
       try {
         outs = run_node(n);

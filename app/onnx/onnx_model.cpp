@@ -89,14 +89,10 @@ OnnxModel read_onnx_file(const std::string& path, int64_t memory_cap) {
   if (std::filesystem::is_directory(path, ec)) throw Error(path + ": is a folder, not an .onnx file");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw Error("cannot open '" + path + "': " + ec.message());
-  if (static_cast<int64_t>(size) > memory_cap)
-    throw Error(path + ": " + bytes_str(static_cast<int64_t>(size)) + " is more than the memory cap (" + bytes_str(memory_cap) + ")",
-                "raise the cap with :mem cap BYTES, or open a smaller model");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error("cannot open '" + path + "'");
-  std::string bytes(static_cast<size_t>(size), '\0');
-  if (!f.read(bytes.data(), static_cast<std::streamsize>(size))) throw Error("cannot read '" + path + "'");
-  OnnxModel m = parse_onnx_bytes(bytes, path, memory_cap);
+  OnnxModel m = parse_onnx_stream(f, static_cast<int64_t>(size), path, memory_cap);
+  if (f.bad()) throw Error("cannot read '" + path + "'");
   m.file_bytes = static_cast<int64_t>(size);
   return m;
 }

@@ -4,6 +4,7 @@
 // ONNX headers. The file is untrusted: every size is checked before anything is allocated.
 #pragma once
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,9 @@ struct OnnxModel {
 OnnxModel read_onnx_file(const std::string& path, int64_t memory_cap);
 // The same from bytes in memory (`name` stands for the file in messages): fuzzing, tests.
 OnnxModel parse_onnx_bytes(const std::string& bytes, const std::string& name, int64_t memory_cap);
+// The same from a stream of `size` bytes, read as it is parsed: the weights are held once, never
+// the whole file beside them (read_onnx_file reads this way).
+OnnxModel parse_onnx_stream(std::istream& in, int64_t size, const std::string& name, int64_t memory_cap);
 
 // ONNX's element type numbers (TensorProto.DataType, fixed by the ONNX spec), so that code
 // outside the protobuf module can name them; onnx_tensor.cpp checks them against libonnx's.

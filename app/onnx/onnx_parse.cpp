@@ -1,13 +1,20 @@
 // The protobuf side of reading a model (in libopscope_onnx_proto.so): a ModelProto parsed and
 // validated into the plain OnnxModel of onnx_model.h.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <unordered_map>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include "app/onnx/onnx_model.h"
 #include "app/onnx/onnx_proto.h"
 #include "app/onnx/onnx_schema.h"
+#include "core/interrupt.h"
 #include "core/workspace.h"
 
 namespace opscope::interop {
@@ -153,7 +160,200 @@ std::string changed_since(const onnx::GraphProto& g, int64_t opset) {
   return s;
 }
 
-OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file) {
+// The graph's initializers, read one at a time as the stream reaches them: each is converted
+// to its tensor and its protobuf copy dropped, so reading a model holds its weights once (plus
+// the largest one in flight), not the file, the parsed protobuf and the tensors (3x the file).
+struct Initializers {
+  std::string file;
+  int64_t budget = 0;        // what the memory cap leaves
+  int64_t stored_bytes = 0;  // as opscope stores them (integers widen to int64)
+  std::vector<OnnxInitializer> values;
+  std::set<std::string> names;
+  bool over_budget = false;  // past the cap: nothing more is converted, the sizes still add up
+
+  void check_name(const onnx::TensorProto& t) {
+    interrupt::check();  // a big model: the window draws (and Interrupt answers) between tensors
+    if (t.name().empty()) throw Error(file + ": an initializer has no name", "the file is damaged");
+    if (!names.insert(t.name()).second) throw Error(file + ": initializer '" + t.name() + "' appears twice");
+  }
+
+  // An initializer read as a TensorProto: counted, and converted while under the cap.
+  void take(const onnx::TensorProto& t) {
+    check_name(t);
+    if (t.data_location() != onnx::TensorProto::EXTERNAL) {  // (tensor_from_proto explains those)
+      double n = 1;
+      for (int64_t d : t.dims()) n *= static_cast<double>(std::max<int64_t>(d, 0));
+      const double element = t.data_type() == onnx::TensorProto::FLOAT ? 4 : 8;
+      stored_bytes += static_cast<int64_t>(std::min(n * element, 9e18));
+      stored_bytes = std::min<int64_t>(stored_bytes, static_cast<int64_t>(9e18));
+    }
+    if (stored_bytes > budget && !over_budget) {
+      over_budget = true;
+      values.clear();  // given back now; the error comes once every size is known
+    }
+    if (over_budget) return;
+    OnnxInitializer init;
+    init.name = t.name();
+    init.onnx_type = onnx_type_name(t.data_type());
+    init.value = tensor_from_proto(t, file + ": initializer '" + t.name() + "'", MemCategory::parameter);
+    values.push_back(std::move(init));
+  }
+
+  // The tensor `size` bytes of raw data go straight into, when the fields before them (`head`:
+  // dims and type) say what they hold and opscope keeps that type as it is (float32, float64,
+  // int64); counted against the cap. Undefined: read them the general way, or `skip` them
+  // (past the cap: take() then counts the initializer and reports it).
+  Tensor direct_tensor(const onnx::TensorProto& head, int64_t size, bool* skip) {
+    *skip = over_budget;
+    const int32_t t = head.data_type();
+    if (over_budget || (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::DOUBLE && t != onnx::TensorProto::INT64) ||
+        head.dims_size() > 16)
+      return {};
+    const int64_t element = t == onnx::TensorProto::FLOAT ? 4 : 8;
+    int64_t n = 1;
+    for (int64_t d : head.dims()) {
+      if (d < 0 || (d > 0 && n > std::numeric_limits<int64_t>::max() / element / d)) return {};
+      n *= d;
+    }
+    if (n * element != size) return {};  // tensor_from_proto says what is wrong
+    if (stored_bytes + n * element > budget) {
+      *skip = true;
+      return {};
+    }
+    stored_bytes += n * element;
+    const DType dtype = t == onnx::TensorProto::FLOAT ? DType::f32 : t == onnx::TensorProto::DOUBLE ? DType::f64 : DType::i64;
+    return Tensor::empty(Shape(head.dims().begin(), head.dims().end()), dtype, MemCategory::parameter);
+  }
+
+  // An initializer whose data was read into `value` (direct_tensor): the rest of it checked.
+  void take_direct(const onnx::TensorProto& t, const onnx::TensorProto& head, Tensor value) {
+    check_name(t);
+    const std::string what = file + ": initializer '" + t.name() + "'";
+    if (t.data_type() != head.data_type() || t.dims_size() != head.dims_size() ||
+        !std::equal(t.dims().begin(), t.dims().end(), head.dims().begin()))
+      throw Error(what + " gives its dims or type again after its data", "the file is damaged");
+    if (t.data_location() == onnx::TensorProto::EXTERNAL || t.has_segment())
+      tensor_from_proto(t, what, MemCategory::parameter);  // says why opscope does not read it
+    values.push_back({t.name(), onnx_type_name(t.data_type()), std::move(value)});
+  }
+
+  void check_budget() const {
+    if (over_budget)
+      throw Error(file + ": its initializers need " + bytes_str(stored_bytes) + " as opscope stores them, more than the memory cap leaves (" +
+                      bytes_str(budget) + " of " + bytes_str(current_workspace().tracker().cap()) + ")",
+                  "raise the cap with :mem cap BYTES, or open a smaller model");
+  }
+};
+
+namespace pbio = google::protobuf::io;
+using google::protobuf::internal::WireFormatLite;
+
+bool length_delimited(uint32_t tag, int field) {
+  return WireFormatLite::GetTagFieldNumber(tag) == field &&
+         WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+}
+
+// An initializer from the stream. Its raw data goes straight into its tensor when the dims and
+// type before it say what it holds (as exporters write a TensorProto: dims, type, name, data), so
+// the weights are copied once, from the file's buffer; any other layout is read as a TensorProto
+// and converted. False: the bytes are not a protobuf.
+bool read_initializer(pbio::CodedInputStream& in, Initializers& inits) {
+  int length = 0;
+  if (!in.ReadVarintSizeAsInt(&length)) return false;
+  const auto limit = in.PushLimit(length);
+  std::string head, rest, raw;  // head: the dims and type fields; rest: every field but the data
+  onnx::TensorProto before;     // what head says once the data comes
+  Tensor direct;
+  bool has_raw = false;
+  while (const uint32_t tag = in.ReadTag()) {
+    if (length_delimited(tag, onnx::TensorProto::kRawDataFieldNumber)) {
+      int size = 0;
+      if (!in.ReadVarintSizeAsInt(&size) || !before.ParseFromString(head)) return false;
+      bool skip = false;
+      direct = inits.direct_tensor(before, size, &skip);
+      if (direct.defined()) {
+        // In pieces of 1 MiB, the window drawing between them (GPT-2's embedding is 147 MiB).
+        char* to = static_cast<char*>(direct.raw_data());
+        for (int done = 0; done < size;) {
+          const int piece = std::min(size - done, 1 << 20);
+          if (!in.ReadRaw(to + done, piece)) return false;
+          done += piece;
+          interrupt::check();
+        }
+      } else if (skip) {
+        if (!in.Skip(size)) return false;
+      } else {
+        if (!in.ReadString(&raw, size)) return false;
+        has_raw = true;
+      }
+      continue;
+    }
+    std::string field;
+    {
+      pbio::StringOutputStream sink(&field);
+      pbio::CodedOutputStream out(&sink);
+      if (!WireFormatLite::SkipField(&in, tag, &out)) return false;
+    }
+    const int number = WireFormatLite::GetTagFieldNumber(tag);
+    if (number == onnx::TensorProto::kDimsFieldNumber || number == onnx::TensorProto::kDataTypeFieldNumber) head += field;
+    rest += field;
+  }
+  if (!in.ConsumedEntireMessage()) return false;
+  in.PopLimit(limit);
+  onnx::TensorProto t;
+  if (!t.ParseFromString(rest)) return false;
+  if (direct.defined()) {
+    inits.take_direct(t, before, std::move(direct));
+  } else {
+    if (has_raw) t.set_raw_data(std::move(raw));
+    inits.take(t);
+  }
+  return true;
+}
+
+// A GraphProto's fields up to the stream's limit: initializers into `inits`, every other field
+// copied as it is to `rest`. False: the bytes are not a protobuf.
+bool read_graph(pbio::CodedInputStream& in, std::string& rest, Initializers& inits) {
+  pbio::StringOutputStream sink(&rest);
+  pbio::CodedOutputStream out(&sink);
+  while (const uint32_t tag = in.ReadTag()) {
+    if (length_delimited(tag, onnx::GraphProto::kInitializerFieldNumber)) {
+      if (!read_initializer(in, inits)) return false;
+    } else if (!WireFormatLite::SkipField(&in, tag, &out)) {
+      return false;
+    }
+  }
+  return in.ConsumedEntireMessage();
+}
+
+// A ModelProto from a stream: the model without its graph's initializers in `model`, those in
+// `inits`. False: the bytes are not a protobuf (or are cut short).
+bool read_model(pbio::ZeroCopyInputStream& stream, onnx::ModelProto& model, Initializers& inits) {
+  std::string rest, graph;
+  bool has_graph = false;
+  {
+    pbio::CodedInputStream in(&stream);
+    pbio::StringOutputStream sink(&rest);
+    pbio::CodedOutputStream out(&sink);
+    while (const uint32_t tag = in.ReadTag()) {
+      if (length_delimited(tag, onnx::ModelProto::kGraphFieldNumber)) {
+        int length = 0;
+        if (!in.ReadVarintSizeAsInt(&length)) return false;
+        const auto limit = in.PushLimit(length);
+        if (!read_graph(in, graph, inits)) return false;
+        in.PopLimit(limit);
+        has_graph = true;
+      } else if (!WireFormatLite::SkipField(&in, tag, &out)) {
+        return false;
+      }
+    }
+    if (!in.ConsumedEntireMessage()) return false;
+  }
+  if (!model.ParseFromString(rest)) return false;
+  return !has_graph || model.mutable_graph()->ParseFromString(graph);
+}
+
+OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file, Initializers inits) {
   OnnxModel out;
   out.path = file;
   if (!m.has_graph()) throw Error(file + ": not an ONNX model (no graph)", "is this an .onnx file?");
@@ -182,31 +382,10 @@ OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file) {
                           (changed.empty() ? ")" : "; older opsets only for operators unchanged since: here " + changed + " changed)"),
                       "convert it with onnx.version_converter.convert_version(model, 17)");
 
-  // Initializers: check every size first, so a model too large for the cap allocates nothing.
-  int64_t bytes = 0;
-  for (const auto& t : g.initializer()) {
-    if (t.data_location() == onnx::TensorProto::EXTERNAL) continue;  // tensor_from_proto explains
-    double n = 1;
-    for (int64_t d : t.dims()) n *= static_cast<double>(std::max<int64_t>(d, 0));
-    const double element = t.data_type() == onnx::TensorProto::FLOAT ? 4 : 8;  // integers widen to int64
-    bytes += static_cast<int64_t>(std::min(n * element, 9e18));
-  }
-  out.initializer_bytes = bytes;
-  MemoryTracker& tracker = current_workspace().tracker();
-  if (bytes > tracker.cap() - tracker.live_total())
-    throw Error(file + ": its initializers need " + bytes_str(bytes) + " as opscope stores them, more than the memory cap leaves (" +
-                    bytes_str(tracker.cap() - tracker.live_total()) + " of " + bytes_str(tracker.cap()) + ")",
-                "raise the cap with :mem cap BYTES, or open a smaller model");
-  std::set<std::string> provided;
-  for (const auto& t : g.initializer()) {
-    if (t.name().empty()) throw Error(file + ": an initializer has no name", "the file is damaged");
-    if (!provided.insert(t.name()).second) throw Error(file + ": initializer '" + t.name() + "' appears twice");
-    OnnxInitializer init;
-    init.name = t.name();
-    init.onnx_type = onnx_type_name(t.data_type());
-    init.value = tensor_from_proto(t, file + ": initializer '" + t.name() + "'", MemCategory::parameter);
-    out.initializers.push_back(std::move(init));
-  }
+  inits.check_budget();
+  out.initializer_bytes = inits.stored_bytes;
+  out.initializers = std::move(inits.values);
+  std::set<std::string> provided = std::move(inits.names);
   if (g.sparse_initializer_size() > 0) throw Unsupported(file + ": sparse initializers are not read by opscope");
   for (const auto& v : g.input()) {
     if (provided.count(v.name())) continue;  // an initializer also listed as an input (older exporters)
@@ -240,18 +419,38 @@ OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file) {
   return out;
 }
 
+void check_size(int64_t size, const std::string& name, int64_t memory_cap) {
+  if (size == 0) throw Error(name + ": the file is empty", "is this an .onnx file?");
+  if (size > memory_cap)
+    throw Error(name + ": " + bytes_str(size) + " is more than the memory cap (" + bytes_str(memory_cap) + ")",
+                "raise the cap with :mem cap BYTES, or open a smaller model");
+  if (size > INT32_MAX) throw Error(name + ": " + bytes_str(size) + " is more than an ONNX protobuf may hold (2 GiB)");
+}
+
+OnnxModel parse_stream(pbio::ZeroCopyInputStream& stream, const std::string& name) {
+  const MemoryTracker& tracker = current_workspace().tracker();
+  Initializers inits;
+  inits.file = name;
+  inits.budget = tracker.cap() - tracker.live_total();
+  onnx::ModelProto proto;
+  if (!read_model(stream, proto, inits))
+    throw Error(name + ": not an ONNX model, or a truncated one (its protobuf does not parse)",
+                "an .onnx file is a protobuf ModelProto, as torch.onnx.export or onnx.save writes it");
+  return from_proto(proto, name, std::move(inits));
+}
+
 }  // namespace
 
 OnnxModel parse_onnx_bytes(const std::string& bytes, const std::string& name, int64_t memory_cap) {
-  if (bytes.empty()) throw Error(name + ": the file is empty", "is this an .onnx file?");
-  if (static_cast<int64_t>(bytes.size()) > memory_cap)
-    throw Error(name + ": " + bytes_str(static_cast<int64_t>(bytes.size())) + " is more than the memory cap (" +
-                bytes_str(memory_cap) + ")", "raise the cap with :mem cap BYTES, or open a smaller model");
-  onnx::ModelProto proto;
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw Error(name + ": not an ONNX model, or a truncated one (its protobuf does not parse)",
-                "an .onnx file is a protobuf ModelProto, as torch.onnx.export or onnx.save writes it");
-  return from_proto(proto, name);
+  check_size(static_cast<int64_t>(bytes.size()), name, memory_cap);
+  pbio::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
+  return parse_stream(stream, name);
+}
+
+OnnxModel parse_onnx_stream(std::istream& in, int64_t size, const std::string& name, int64_t memory_cap) {
+  check_size(size, name, memory_cap);
+  pbio::IstreamInputStream stream(&in, 1 << 20);
+  return parse_stream(stream, name);
 }
 
 }  // namespace opscope::interop

@@ -118,6 +118,14 @@ Tensor tensor_from_proto(const TensorProto& p, const std::string& what, MemCateg
   } catch (const Error& e) {
     throw Error(what + " " + shape_str(shape) + ": " + e.what(), e.hint());
   }
+  // Raw data already in opscope's type (float32, float64, int64; little-endian, as ONNX writes
+  // it and as the element-wise path reads it): one copy, not a conversion per element.
+  const bool same_type = (t == TensorProto::FLOAT && dtype == DType::f32) || (t == TensorProto::DOUBLE && dtype == DType::f64) ||
+                         (t == TensorProto::INT64 && dtype == DType::i64);
+  if (raw && same_type) {
+    if (n > 0) std::memcpy(out.raw_data(), p.raw_data().data(), static_cast<size_t>(out.nbytes()));
+    return out;
+  }
   visit_dtype(dtype, [&](auto z) {
     using D = decltype(z);
     D* o = out.data<D>();

@@ -34,6 +34,10 @@ OnnxModel parse_onnx_bytes(const std::string& bytes, const std::string& name, in
   return onnx_proto_module().parse_onnx_bytes(bytes, name, memory_cap);
 }
 
+OnnxModel parse_onnx_stream(std::istream& in, int64_t size, const std::string& name, int64_t memory_cap) {
+  return onnx_proto_module().parse_onnx_stream(in, size, name, memory_cap);
+}
+
 ExportInfo save_onnx_values(Workspace& ws, const std::vector<int>& outputs, const std::string& path) {
   return onnx_proto_module().save_onnx_values(ws, outputs, path);
 }

@@ -24,10 +24,11 @@ namespace opscope::interop {
 
 // Bumped whenever the table, or a struct that crosses it (onnx_model.h, onnx_export.h,
 // conformance.h), changes.
-constexpr int kOnnxModuleInterface = 1;
+constexpr int kOnnxModuleInterface = 2;
 
 struct OnnxProtoModule : ModuleTableHead {
   OnnxModel (*parse_onnx_bytes)(const std::string& bytes, const std::string& name, int64_t memory_cap) = nullptr;
+  OnnxModel (*parse_onnx_stream)(std::istream& in, int64_t size, const std::string& name, int64_t memory_cap) = nullptr;
   ExportInfo (*save_onnx_values)(Workspace& ws, const std::vector<int>& outputs, const std::string& path) = nullptr;
   ConformanceReport (*run_conformance)(const std::vector<std::string>& dirs, const ConformanceOptions& options,
                                        std::ostream& log) = nullptr;

@@ -6,6 +6,7 @@ extern "C" __attribute__((visibility("default"))) const opscope::interop::OnnxPr
   using namespace opscope::interop;
   static const OnnxProtoModule table{{kOnnxModuleInterface, OPSCOPE_ABI_ID},
                                      &parse_onnx_bytes,
+                                     &parse_onnx_stream,
                                      &save_onnx_values,
                                      &run_conformance};
   return &table;

@@ -15,6 +15,7 @@ namespace {
 
 OnnxModel read_onnx_file(const std::string&, int64_t) { no_onnx(); }
 OnnxModel parse_onnx_bytes(const std::string&, const std::string&, int64_t) { no_onnx(); }
+OnnxModel parse_onnx_stream(std::istream&, int64_t, const std::string&, int64_t) { no_onnx(); }
 const char* onnx_type_name(int32_t) { return "?"; }
 const OnnxAttribute* OnnxNode::attribute(std::string_view) const { return nullptr; }
 std::string OnnxNode::label() const { return op_type; }
