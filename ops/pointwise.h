@@ -207,10 +207,15 @@ template <class T> OPSCOPE_HD T f_hardsigmoid(T a, T, const Params& p) {
   const T y = T(p.p0) * a + T(p.p1);
   return y < T(0) ? T(0) : y > T(1) ? T(1) : y;
 }
-// a = x, b = dy: alpha·dy inside the ramp (0 < alpha·x + beta < 1), 0 on the flat parts.
+// a = x, b = dy: alpha·dy inside the ramp (0 < alpha·x + beta < 1), 0 on the flat parts. The
+// ramp's ends are compared in x (−beta/alpha, (1 − beta)/alpha) rather than through alpha·x + beta,
+// which a fused multiply-add leaves a hair above 0 at x = −3 and so off PyTorch's kink.
 template <class T> OPSCOPE_HD T f_hardsigmoid_backward(T x, T dy, const Params& p) {
-  const T y = T(p.p0) * x + T(p.p1);
-  return y > T(0) && y < T(1) ? dy * T(p.p0) : T(0);
+  const T alpha = T(p.p0), beta = T(p.p1);
+  if (alpha == T(0)) return T(0);
+  const T end0 = -beta / alpha, end1 = (T(1) - beta) / alpha;
+  const T lo = end0 < end1 ? end0 : end1, hi = end0 < end1 ? end1 : end0;
+  return x > lo && x < hi ? dy * alpha : T(0);
 }
 // x·relu6(x + 3)/6: 0 below −3, x above 3, x·(x + 3)/6 between (MobileNetV3's activation).
 template <class T> OPSCOPE_HD T f_hardswish(T a, T, const Params&) {
