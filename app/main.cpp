@@ -469,6 +469,8 @@ Command add_gui_command(CLI::App& app) {
   sub->add_option("--actions", o->gui.actions, "UI actions, one per frame: \"step;step;select n3;toggle backward\"");
   sub->add_option("--size", o->size, "window size WxH (default 1600x1000)");
   sub->add_flag("--dark", o->gui.dark, "the dark theme");
+  sub->add_flag("--journal", o->gui.journal_on, "keep the console's statements for the next session, which offers to run them again (the default without --frames)");
+  sub->add_flag("--no-journal", o->gui.journal_off, "do not keep them (nor offer the last session's)");
   sub->add_option("--zoom", o->gui.zoom, "View ▸ Zoom: 1 to 2.5 (default: the one you left it at)")->check(CLI::Range(1.0, 2.5));
   sub->add_option("--layout", o->gui.layout_mode,
                   "where the graph's layouts are made: thread (default), slices (a few ms per frame) or sync (at once; the default with --frames)");

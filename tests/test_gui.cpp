@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -25,15 +26,17 @@ struct GuiRun {
 
 // `what` is what the window opens: "--script FILE" (default: the MLP) or "--lesson N".
 std::string script_arg(const std::string& name) { return std::string("--script '") + OPSCOPE_SOURCE_DIR + "/tests/gui/" + name + "'"; }
+// The folder a run keeps its settings, lesson progress and workspace journal in.
+std::string config_dir(const std::string& name) { return std::string(OPSCOPE_TEST_OUT) + "/gui-test-config-" + name; }
+// `config_of`: run in that earlier run's config folder (a next session); "": one of its own, emptied first.
 GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20, const std::string& what = script_arg("mlp.ops"),
-               const std::string& extra = "") {
+               const std::string& extra = "", const std::string& config_of = "") {
   const std::string dir = OPSCOPE_TEST_OUT;
   const std::string png = dir + "/" + name + ".png", json = dir + "/" + name + ".json";
   std::remove(png.c_str());
   std::remove(json.c_str());
-  // Lessons remember progress: a folder of this test's own, emptied first.
-  const std::string config = dir + "/gui-test-config-" + name;
-  std::system(("rm -rf '" + config + "'").c_str());
+  const std::string config = config_dir(config_of.empty() ? name : config_of);
+  if (config_of.empty()) std::system(("rm -rf '" + config + "'").c_str());
   const std::string cmd = "XDG_CONFIG_HOME='" + config + "' '" + std::string(OPSCOPE_BIN) + "' gui " + what + " --frames " +
                           std::to_string(frames) + " --screenshot '" + png + "' --state-json '" + json + "' --actions '" + actions + "' " + extra;
   GuiRun r;
@@ -576,4 +579,41 @@ TEST_CASE("gui: Fit mid-backward shows every box of the figure (folding more, no
     CHECK(inside_canvas(s, b));
     CHECK(x1(b) - x0(b) >= b["label_px"].get<float>());
   }
+}
+
+// The console's statements are kept for the next session (the browser's reload, a window
+// closed): it offers them, Restore runs them again; a statement that failed is not kept.
+TEST_CASE("gui: the next session restores the console's statements; a failed one is not kept", "[viz]") {
+  const GuiRun first = run_gui("journal_first", "exec kept = 6 * 7;exec bad = no_such_name + 1;exec twice = kept * 2", 8, "", "--journal");
+  CHECK(first.state["action_errors"].size() == 1);  // the failing statement, reported
+  CHECK(first.state["journal"]["kept"] == 2);
+  std::ifstream f(config_dir("journal_first") + "/opscope/workspace.json");
+  const nlohmann::json journal = nlohmann::json::parse(f);
+  CHECK(journal["statements"] == nlohmann::json::array({"kept = 6 * 7", "twice = kept * 2"}));
+
+  const GuiRun offered = run_gui("journal_offer", "", 4, "", "--journal", "journal_first");
+  CHECK(offered.rc == 0);
+  CHECK(offered.state["journal"]["offered"] == 2);
+  const GuiRun restored = run_gui("journal_restore", "workspace restore;exec print(twice)", 8, "", "--journal", "journal_first");
+  CHECK(restored.rc == 0);
+  CHECK(restored.state["journal"]["offered"] == 0);
+  CHECK(restored.state["journal"]["kept"] == 3);
+  CHECK(restored.state["console"].dump().find("\"84\"") != std::string::npos);
+  // Without --journal a headless run neither offers nor keeps.
+  const GuiRun headless = run_gui("journal_headless", "exec z = 1", 4, "", "", "journal_first");
+  CHECK(headless.state["journal"]["offered"] == 0);
+  CHECK(headless.state["journal"]["kept"] == 0);
+}
+
+TEST_CASE("gui: a workspace journal that is not one is moved aside, never overwritten", "[viz]") {
+  const std::string config = config_dir("journal_broken");
+  std::system(("rm -rf '" + config + "' && mkdir -p '" + config + "/opscope'").c_str());
+  std::ofstream(config + "/opscope/workspace.json") << "{\"statements\": [1, 2";
+  const GuiRun r = run_gui("journal_broken_run", "exec a = 1", 4, "", "--journal", "journal_broken");
+  CHECK(r.rc == 0);
+  CHECK(r.state["console"].dump().find("workspace.json.unreadable") != std::string::npos);
+  std::ifstream kept(config + "/opscope/workspace.json.unreadable");
+  std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  CHECK(text == "{\"statements\": [1, 2");
+  CHECK(r.state["journal"]["kept"] == 1);
 }

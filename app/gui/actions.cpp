@@ -116,6 +116,8 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "run") run(":run");
   else if (verb == "rewind") run(":rewind");
   else if (verb == "exec") run(arg);
+  else if (verb == "workspace" && arg == "restore") restore_workspace(s);  // the console's offer
+  else if (verb == "workspace" && arg == "fresh") forget_last_workspace(s);
   else if (verb == "open") {
     if (!open_onnx_model(s, arg)) s.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
   }
@@ -270,6 +272,7 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"ui_zoom", s.ui_zoom},
               {"ui_scale", s.scale},
               {"present", s.present},
+              {"journal", {{"kept", s.journal.statements().size()}, {"offered", s.journal_offered}}},
               {"graph_nodes", s.ws->graph().node_count()},
               {"graph_dropped_nodes", s.ws->graph().drops().nodes},
               {"loop", loop_json(s.session->interpreter().last_loop())},

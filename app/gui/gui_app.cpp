@@ -232,6 +232,11 @@ int run_gui(const GuiOptions& o) {
       if (headless) rc = 1;
     }
   }
+  if (!o.journal.empty()) {  // after the script: what it ran is not the console's
+    s.journal = WorkspaceJournal(o.journal);
+    s.journal_offered = s.journal.statements().size();
+    if (!s.journal.problem().empty()) s.console.lines.push_back({ConsoleLine::error, s.journal.problem()});
+  }
   if (!o.open.empty() && !open_onnx_model(s, o.open)) {
     std::fprintf(stderr, "error: cannot open '%s': %s\n", o.open.c_str(), s.console.lines.empty() ? "" : s.console.lines.back().text.c_str());
     if (headless) rc = 1;

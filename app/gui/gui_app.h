@@ -26,6 +26,10 @@ struct GuiOptions {
   // Where the graph's layouts are made: "thread", "slices" or "sync" (layout_driver.h); "": the
   // default ($OPSCOPE_LAYOUT, else thread, sync when headless).
   std::string layout_mode;
+  // Where the console's statements are kept for the next session (workspace_journal.h); "":
+  // nowhere. --journal / --no-journal; by default kept in a window a person uses (no --frames).
+  bool journal_on = false, journal_off = false;
+  std::string journal;
   // When the process started (open_ms in the state dump counts from it); unset: when run_gui began.
   std::chrono::steady_clock::time_point process_start{};
   // The lesson player's panel and its scripted actions ("lesson next", ...): app/lesson/ plugs

@@ -10,6 +10,7 @@
 #include "app/gui/layout_driver.h"
 #include "app/gui/open_model.h"
 #include "app/gui/recompute_compare.h"
+#include "app/gui/workspace_journal.h"
 #include "app/lang/session.h"
 #include "core/workspace.h"
 #include "viz/concept_map.h"
@@ -67,6 +68,10 @@ struct GuiState {
   double next_play_step = 0;
   // Static mode: the stepped program measured with recomputation off and on (memory overlay)
   RecomputeComparison recompute;
+  // The console's statements kept for the next session, and how many of the last session's
+  // the console offers to run again (Restore / Start fresh).
+  WorkspaceJournal journal;
+  size_t journal_offered = 0;
   // File ▸ Open
   OpenModelState open_model;
   // The lesson panel
@@ -132,6 +137,10 @@ void run_after_frame(GuiState& s, std::function<void()> work);
 // run_busy: call it outside a frame; from inside one, console_after_frame).
 bool run_in_console(GuiState& s, const std::string& source, bool echo = true);
 void console_after_frame(GuiState& s, const std::string& source, bool echo = true);
+// The last session's statements (s.journal_offered of them): run again through the console
+// (outside a frame, as run_in_console), or forgotten.
+void restore_workspace(GuiState& s);
+void forget_last_workspace(GuiState& s);
 // The node the next step of a pending stepped pass runs (-1: none).
 int next_step_node(GuiState& s);
 // What the graph view and inspector show: in static mode the compiled program (being stepped,

@@ -168,9 +168,20 @@ int console_callback(ImGuiInputTextCallbackData* data) {
   return 0;
 }
 
+// The last session's statements, offered until the student chooses.
+void draw_journal_offer(GuiState& s) {
+  const size_t n = s.journal_offered;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextDisabled("Your last session ran %zu statement%s here:", n, n == 1 ? "" : "s");
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Restore")) run_after_frame(s, [&s] { restore_workspace(s); });
+  ImGui::SameLine();
+  if (ImGui::SmallButton("Start fresh")) forget_last_workspace(s);
+}
+
 void draw_console(GuiState& s) {
   auto& c = s.console;
-  const float input_h = ImGui::GetFrameHeightWithSpacing() * (c.candidates.empty() ? 1.f : 2.f);
+  const float input_h = ImGui::GetFrameHeightWithSpacing() * (1.f + (c.candidates.empty() ? 0.f : 1.f) + (s.journal_offered > 0 ? 1.f : 0.f));
   ImGui::BeginChild("console_log", ImVec2(0, -input_h), false, ImGuiWindowFlags_HorizontalScrollbar);
   if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
   const auto& th = viz::theme(s.dark);
@@ -217,6 +228,7 @@ void draw_console(GuiState& s) {
     if (ImGui::SmallButton("Interrupt")) interrupt::request();
     return;
   }
+  if (s.journal_offered > 0) draw_journal_offer(s);
   const char* prompt = c.pending_block.empty() ? ">>>" : "...";
   ImGui::TextUnformatted(prompt);
   ImGui::SameLine();
@@ -458,8 +470,29 @@ bool run_in_console(GuiState& s, const std::string& source, bool echo) {
     push_output(s.console, ConsoleLine::error, err.str());
     after_run(s);
   });
+  if (ran && ok) s.journal.record(source);
   return ran && ok;
 }
+
+void restore_workspace(GuiState& s) {
+  const std::vector<std::string> statements = s.journal.take_front(s.journal_offered);
+  s.journal_offered = 0;
+  push_output(s.console, ConsoleLine::output, "# the last session's " + std::to_string(statements.size()) + " statements, run again");
+  for (size_t i = 0; i < statements.size(); ++i) {
+    if (run_in_console(s, statements[i])) continue;  // kept again as it runs
+    // An error or Interrupt: the rest are not run, and stay in the console to copy.
+    push_output(s.console, ConsoleLine::error,
+                "# stopped at statement " + std::to_string(i + 1) + " of " + std::to_string(statements.size()) + "; these were not run:");
+    for (size_t j = i; j < statements.size(); ++j) push_output(s.console, ConsoleLine::output, statements[j]);
+    break;
+  }
+}
+
+void forget_last_workspace(GuiState& s) {
+  s.journal.take_front(s.journal_offered);
+  s.journal_offered = 0;
+}
+
 
 void console_after_frame(GuiState& s, const std::string& source, bool echo) {
   run_after_frame(s, [&s, source, echo] { run_in_console(s, source, echo); });

@@ -17,6 +17,7 @@ int run_window(opscope::app::GuiOptions o) {
     p.zoom = zoom;
     lesson::save_progress(p, progress);
   };
+  if (!o.journal_off && (o.journal_on || o.frames == 0)) o.journal = opscope::app::default_journal_path();
   if (!o.lesson.empty()) {
     o.lesson_panel = lesson::make_gui_lesson_panel(o.lesson, o.lesson_lang);
     o.lesson_action = lesson::apply_lesson_action;

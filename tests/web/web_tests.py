@@ -147,9 +147,11 @@ def test_files(args, out):
 
 
 def test_reload_keeps_progress(args, out):
-    """Lesson progress is in IndexedDB: a reload of the page still has it."""
+    """Lesson progress and the console's statements are in IndexedDB: a reload still has them,
+    and the next session's Restore runs the statements again."""
     with web_driver.open_page(os.path.join(args.build_dir, "site")) as (browser, server):
-        argv = ["gui", "--lesson", "2", "--lang", "en", "--frames", "8", "--actions", "lesson next;lesson next;lesson next"]
+        argv = ["gui", "--lesson", "2", "--lang", "en", "--frames", "8", "--journal",
+                "--actions", "lesson next;lesson next;lesson next;exec kept = 6 * 7"]
         browser.navigate(server.url(web_driver.argv_query(argv)))
         browser.wait_for("opscope.exitCode !== null", 120, "the first visit")
         first = json.loads(browser.read_file("/home/web_user/.config/opscope/progress.json"))
@@ -160,6 +162,15 @@ def test_reload_keeps_progress(args, out):
         check(after.get("last") == first.get("last") == "02", f"the last lesson is remembered: {after.get('last')}")
         check(after["lessons"].get("02", {}).get("block", 0) > 0,
               f"lesson 2's position survived the reload: {after['lessons'].get('02')}")
+        journal = json.loads(browser.read_file("/home/web_user/.config/opscope/workspace.json"))
+        check("kept = 6 * 7" in journal.get("statements", []), f"the console's statement survived the reload: {journal}")
+        browser.wait_for("opscope.exitCode !== null", 120, "the page after the reload")
+        argv = ["gui", "--frames", "8", "--journal", "--state-json", "/out/state.json",
+                "--actions", "workspace restore;exec print(kept * 2)"]
+        browser.navigate(server.url(web_driver.argv_query(argv)))
+        browser.wait_for("opscope.exitCode !== null", 120, "the next session")
+        s = json.loads(browser.read_file("/out/state.json"))
+        check(s["journal"]["offered"] == 0 and "84" in s["console"], f"Restore ran the kept statements: {s['console'][-4:]}")
         check(not browser.console_errors(), f"no page errors {browser.console_errors()}")
 
 
