@@ -165,11 +165,11 @@ def test_reload_keeps_progress(args, out):
         journal = json.loads(browser.read_file("/home/web_user/.config/opscope/workspace.json"))
         check("kept = 6 * 7" in journal.get("statements", []), f"the console's statement survived the reload: {journal}")
         browser.wait_for("opscope.exitCode !== null", 120, "the page after the reload")
-        argv = ["gui", "--frames", "8", "--journal", "--state-json", "/out/state.json",
+        argv = ["gui", "--frames", "8", "--journal", "--state-json", "/home/web_user/state.json",
                 "--actions", "workspace restore;exec print(kept * 2)"]
         browser.navigate(server.url(web_driver.argv_query(argv)))
         browser.wait_for("opscope.exitCode !== null", 120, "the next session")
-        s = json.loads(browser.read_file("/out/state.json"))
+        s = json.loads(browser.read_file("/home/web_user/state.json"))
         check(s["journal"]["offered"] == 0 and "84" in s["console"], f"Restore ran the kept statements: {s['console'][-4:]}")
         check(not browser.console_errors(), f"no page errors {browser.console_errors()}")
 
