@@ -13,7 +13,7 @@ if(EMSCRIPTEN)
   # WebAssembly: one set of kernels (128-bit SIMD), nothing to choose at run time, so the
   # kernels are ordinary sources of the ops library.
   set_source_files_properties(${OPSCOPE_CPU_KERNEL_SOURCES} PROPERTIES COMPILE_DEFINITIONS OPSCOPE_CPU_NS=baseline)
-  target_sources(opscope_ops PRIVATE ${OPSCOPE_CPU_KERNEL_SOURCES} ops/cpu/dispatch.cpp ops/gemm.cpp)
+  target_sources(opscope_ops PRIVATE ${OPSCOPE_CPU_KERNEL_SOURCES} ops/cpu/dispatch.cpp ops/gemm.cpp ops/cpu/gemm_simd128.cpp)
   message(STATUS "opscope: CPU kernel set: wasm simd128")
   return()
 endif()

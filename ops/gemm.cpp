@@ -15,6 +15,9 @@
 #if OPSCOPE_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
+#if defined(__wasm_simd128__)
+#include "ops/cpu/gemm_simd128.h"
+#endif
 
 namespace opscope::cpu {
 
@@ -24,6 +27,13 @@ namespace {
 constexpr bool kHaveOpenBlas = true;
 #else
 constexpr bool kHaveOpenBlas = false;
+#endif
+// The browser has no OpenBLAS: there `blas` is opscope's own WebAssembly SIMD128 GEMM in
+// float32 (Eigen's runs scalar there), Eigen's in float64.
+#if defined(__wasm_simd128__)
+constexpr bool kHaveSimd128Gemm = true;
+#else
+constexpr bool kHaveSimd128Gemm = false;
 #endif
 
 // --- OpenBLAS, loaded on first use --------------------------------------------------------------
@@ -88,7 +98,8 @@ const OpenBlas& openblas() {
 #else
   static const OpenBlas b = [] {
     OpenBlas x;
-    x.description = "built without OpenBLAS (libopenblas-dev was not found): `blas` runs Eigen's GEMM";
+    x.description = kHaveSimd128Gemm ? "a browser has no OpenBLAS: `blas` runs opscope's WebAssembly SIMD128 GEMM in float32, Eigen's in float64"
+                                     : "built without OpenBLAS (libopenblas-dev was not found): `blas` runs Eigen's GEMM";
     return x;
   }();
 #endif
@@ -111,6 +122,9 @@ void blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T>
       b.dgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A.data, lda, B.data, ldb, beta, C, int(ldc));
     return;
   }
+#endif
+#if defined(__wasm_simd128__)
+  if constexpr (sizeof(T) == 4) return gemm_simd128(M, N, K, A, B, alpha, beta, C, ldc);
 #endif
   kern<T>().gemm(M, N, K, A, B, alpha, beta, C, ldc);
 }
@@ -190,12 +204,12 @@ GemmAlgo choose_default_gemm(CpuIsa kernels, const char* user_coretype, bool hav
 }
 
 GemmAlgo default_gemm() {
-  static const GemmAlgo chosen = choose_default_gemm(kernels().isa, user_openblas_coretype(), kHaveOpenBlas);
+  static const GemmAlgo chosen = choose_default_gemm(kernels().isa, user_openblas_coretype(), kHaveOpenBlas || kHaveSimd128Gemm);
   return chosen;
 }
 
 std::string default_gemm_description() {
-  if (default_gemm() == GemmAlgo::blas) return "blas (OpenBLAS)";
+  if (default_gemm() == GemmAlgo::blas) return kHaveSimd128Gemm ? "blas (opscope's SIMD128 GEMM)" : "blas (OpenBLAS)";
   const char* core = user_openblas_coretype();
   if (!kHaveOpenBlas || !core) return "eigen (this build has no OpenBLAS)";
   return std::string("eigen: OPENBLAS_CORETYPE=") + core + " gives OpenBLAS narrower kernels than opscope's " +
