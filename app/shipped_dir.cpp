@@ -23,4 +23,13 @@ std::string find_shipped_dir(const char* env_var, const char* built_in, const st
   return "";
 }
 
+std::string config_file(const std::string& name) {
+  namespace fs = std::filesystem;
+  fs::path base;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) base = x;
+  else if (const char* h = std::getenv("HOME"); h && *h) base = fs::path(h) / ".config";
+  else return {};
+  return (base / "opscope" / name).string();
+}
+
 }  // namespace opscope::app

@@ -14,4 +14,9 @@ namespace opscope::app {
 std::string find_shipped_dir(const char* env_var, const char* built_in, const std::string& beside_exe,
                              const std::string& installed, const std::function<bool(const std::filesystem::path&)>& holds);
 
+// Where a file of the student's own is kept between runs (lesson progress, the workspace's
+// journal): $XDG_CONFIG_HOME/opscope/NAME, else ~/.config/opscope/NAME; "" without either
+// variable. The browser's home is in IndexedDB (platform::persist_files).
+std::string config_file(const std::string& name);
+
 }  // namespace opscope::app

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the browser version into BUILD_DIR/site (default build-web/site): emcmake configures
 # the same CMakeLists.txt for Emscripten, whose libraries come from Debian's source packages
-# (tools/setup.sh downloads them). About 10 minutes on two cores the first time.
+# (tools/setup.sh downloads them). About 14 minutes on two cores the first time.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build-web}

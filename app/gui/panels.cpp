@@ -493,7 +493,6 @@ void forget_last_workspace(GuiState& s) {
   s.journal_offered = 0;
 }
 
-
 void console_after_frame(GuiState& s, const std::string& source, bool echo) {
   run_after_frame(s, [&s, source, echo] { run_in_console(s, source, echo); });
 }

@@ -1,25 +1,19 @@
 #include "app/gui/workspace_journal.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "app/shipped_dir.h"
 #include "platform/platform.h"
 
 namespace opscope::app {
 
 namespace fs = std::filesystem;
 
-std::string default_journal_path() {
-  fs::path base;
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) base = x;
-  else if (const char* h = std::getenv("HOME"); h && *h) base = fs::path(h) / ".config";
-  else return {};
-  return (base / "opscope" / "workspace.json").string();
-}
+std::string default_journal_path() { return config_file("workspace.json"); }
 
 namespace {
 

@@ -1,23 +1,17 @@
 #include "app/lesson/progress.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "app/shipped_dir.h"
 #include "platform/platform.h"
 
 namespace opscope::lesson {
 
 namespace fs = std::filesystem;
 
-std::string default_progress_path() {
-  fs::path base;
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x) base = x;
-  else if (const char* h = std::getenv("HOME"); h && *h) base = fs::path(h) / ".config";
-  else return {};
-  return (base / "opscope" / "progress.json").string();
-}
+std::string default_progress_path() { return app::config_file("progress.json"); }
 
 Progress load_progress(const std::string& path) {
   Progress p;

@@ -41,6 +41,7 @@ EM_ASYNC_JS(void, js_mount_persistent, (const char* home), {
     if (err) console.warn('opscope: could not read the saved progress:', err);
     resolve();
   }));
+  if (typeof opscope !== 'undefined') opscope.storageReady = true;  // files may be kept there now
 });
 
 EM_JS(void, js_persist, (), {

@@ -6,7 +6,11 @@
 
 (function () {
   const HOME = '/home/web_user';
-  const UPLOADS = HOME + '/uploads';
+  // Files the user opens: up to 64 MB they are kept across reloads (IndexedDB, like the
+  // progress), so the workspace's journal can open them again in the next session; a larger
+  // one (a full-size model) is kept for this visit only.
+  const KEPT_UPLOADS = HOME + '/.local/share/opscope/uploads', UPLOADS = HOME + '/uploads';
+  const KEEP_UPLOAD_BYTES = 64 << 20;
   const loading = document.getElementById('loading');
   const loadingText = document.getElementById('loading-text');
   const loadingBar = document.getElementById('loading-bar');
@@ -17,6 +21,7 @@
     downloads: [],        // {name, size} of every file offered
     errors: [],           // uncaught errors and aborts
     picked: [],           // paths of files chosen or dropped, not yet taken by the program
+    storageReady: false,  // IndexedDB's folders are mounted and read (platform_web.cpp)
   };
   window.opscope = opscope;
 
@@ -96,9 +101,12 @@
   // [SECTION] Files from the user's computer: File > Open's chooser, or dropped on the page
   opscope.openFile = function (name, bytes) {
     const safe = name.replace(/[\/\\\n\r]/g, '_').replace(/^\.+/, '_') || 'file';
-    try { FS.mkdir(UPLOADS); } catch (e) {}
-    const path = UPLOADS + '/' + safe;
+    // (A file dropped while the page loads, before IndexedDB is mounted, would be hidden by the mount.)
+    const kept = opscope.storageReady && bytes.length <= KEEP_UPLOAD_BYTES, dir = kept ? KEPT_UPLOADS : UPLOADS;
+    FS.mkdirTree(dir);
+    const path = dir + '/' + safe;
     FS.writeFile(path, bytes);
+    if (kept && opscope.persist) opscope.persist();
     opscope.picked.push(path);
     return path;
   };

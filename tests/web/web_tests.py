@@ -126,6 +126,27 @@ def test_op_gradcheck(args, out):
           "the @op's backward is one node of the graph")
 
 
+def test_opened_file_survives_reload(args, out):
+    """A file opened from the computer while the program runs is kept in IndexedDB, so the next
+    session's Restore opens it again."""
+    npy = os.path.join(out, "weights.npy")
+    subprocess.run([args.opscope, "-c", f'save("{npy}", arange(6, dtype="float32").reshape(2, 3))'], check=True)
+    data = list(open(npy, "rb").read())
+    with web_driver.open_page(os.path.join(args.build_dir, "site")) as (browser, server):
+        browser.navigate(server.url(web_driver.argv_query(["gui", "--frames", "40", "--journal"])))
+        browser.wait_for("opscope.firstFrameMs !== null", 120, "the first frame")
+        path = browser.evaluate(f"opscope.openFile('weights.npy', new Uint8Array({data}))")
+        check("/.local/" in path, f"the file is kept with the progress: {path}")
+        browser.wait_for("opscope.exitCode !== null", 120, "the first session")
+        argv = ["gui", "--frames", "8", "--journal", "--state-json", "/home/web_user/state.json",
+                "--actions", 'workspace restore;exec print("sum", weights.sum().item())']
+        browser.navigate(server.url(web_driver.argv_query(argv)))
+        browser.wait_for("opscope.exitCode !== null", 120, "the next session")
+        s = json.loads(browser.read_file("/home/web_user/state.json"))
+        check("sum 15.0" in s["console"], f"Restore opened the file again: {s['console'][-4:]}")
+        check(not browser.console_errors(), f"no page errors {browser.console_errors()}")
+
+
 def test_matmul_kernels(args, out):
     """The browser's own float32 GEMM (SIMD128, behind algo="blas") and Eigen's agree with float64."""
     text = open(os.path.join(ROOT, "tests", "web", "matmul_kernels.ops"), "rb").read()
