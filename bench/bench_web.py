@@ -59,14 +59,10 @@ def native_ms(opscope, script_path):
 
 
 def browser_ms(site, script_text, timeout):
-    with web_driver.open_page(site) as (browser, server):
-        browser.before_load(web_driver.preload_script({"/home/web_user/bench.ops": script_text.encode()}))
-        browser.navigate(server.url(web_driver.argv_query(["run", "/home/web_user/bench.ops"])))
-        code = browser.wait_for("opscope.exitCode !== null ? {c: opscope.exitCode} : null", timeout, "the workload")["c"]
-        browser.pump(0.3)
-        if code != 0:
-            raise web_driver.PageError("the workload failed in the browser: " + " | ".join(t for _, t in browser.console[-5:]))
-        return best_ms([t for kind, t in browser.console if kind == "log"])
+    code, console = web_driver.run_script(site, script_text, timeout, "the workload")
+    if code != 0:
+        raise web_driver.PageError("the workload failed in the browser: " + " | ".join(t for _, t in console[-5:]))
+    return best_ms([t for kind, t in console if kind == "log"])
 
 
 def site_download(site):

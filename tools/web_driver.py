@@ -226,3 +226,14 @@ def open_files_script(files):
 
 def argv_query(argv):
     return "argv=" + urllib.parse.quote(json.dumps(argv))
+
+
+def run_script(site_dir, text, timeout, what="the script"):
+    """`opscope run` of the script `text` in a fresh page of the site: (exit code, the page's
+    console as (kind, text) pairs)."""
+    with open_page(site_dir) as (browser, server):
+        browser.before_load(preload_script({"/home/web_user/script.ops": text.encode()}))
+        browser.navigate(server.url(argv_query(["run", "/home/web_user/script.ops"])))
+        code = browser.wait_for("opscope.exitCode !== null ? {c: opscope.exitCode} : null", timeout, what)["c"]
+        browser.pump(0.3)  # the last lines of output
+        return code, list(browser.console)

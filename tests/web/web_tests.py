@@ -149,14 +149,10 @@ def test_opened_file_survives_reload(args, out):
 
 def test_matmul_kernels(args, out):
     """The browser's own float32 GEMM (SIMD128, behind algo="blas") and Eigen's agree with float64."""
-    text = open(os.path.join(ROOT, "tests", "web", "matmul_kernels.ops"), "rb").read()
-    with web_driver.open_page(os.path.join(args.build_dir, "site")) as (browser, server):
-        browser.before_load(web_driver.preload_script({"/home/web_user/matmul_kernels.ops": text}))
-        browser.navigate(server.url(web_driver.argv_query(["run", "/home/web_user/matmul_kernels.ops"])))
-        code = browser.wait_for("opscope.exitCode !== null ? {c: opscope.exitCode} : null", 300, "the products")["c"]
-        browser.pump(0.3)
-        lines = [t for _, t in browser.console]
-        check(code == 0 and "matmul kernels: all agree" in lines, f"every product agrees: {lines[-3:]}")
+    text = open(os.path.join(ROOT, "tests", "web", "matmul_kernels.ops")).read()
+    code, console = web_driver.run_script(os.path.join(args.build_dir, "site"), text, 300, "the products")
+    lines = [t for _, t in console]
+    check(code == 0 and "matmul kernels: all agree" in lines, f"every product agrees: {lines[-3:]}")
 
 
 def test_files(args, out):
