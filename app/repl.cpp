@@ -13,11 +13,13 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/lang/source_scan.h"
 #include "app/progress_line.h"
 #include "app/sigint.h"
 
@@ -35,24 +37,13 @@ bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\f\v") ==
 // brackets continues the entry; a blank line after an indented block ends it (as in Python).
 int open_brackets(const std::string& text) {
   int depth = 0;
-  char quote = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote || c == '\n') quote = 0;
-      continue;
-    }
-    if (c == '#') {
-      while (i < text.size() && text[i] != '\n') ++i;
-    } else if (c == '"' || c == '\'') {
-      quote = c;
-    } else if (c == '(' || c == '[' || c == '{') {
-      ++depth;
-    } else if (c == ')' || c == ']' || c == '}') {
-      --depth;
-    }
-  }
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)  // a string or a comment ends with its line
+    lang::find_in_code(line, [&depth](size_t, char c, int) {
+      if (c == '#') return true;
+      depth += (c == '(' || c == '[' || c == '{') - (c == ')' || c == ']' || c == '}');
+      return false;
+    });
   return depth;
 }
 
