@@ -71,7 +71,7 @@ if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
   endif()
   target_link_libraries(opscope_platform_window PUBLIC opscope_platform PkgConfig::GLFW)
   # app: the window, main loop, console, step controls and headless driving.
-  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/layout_driver.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp app/gui/open_model.cpp app/gui/workspace_journal.cpp)
+  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/layout_driver.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp app/gui/open_model.cpp app/gui/workspace_journal.cpp app/gui/widget_rects.cpp app/gui/key_hold.cpp)
   target_link_libraries(opscope_gui PUBLIC opscope_viz_gui opscope_app opscope_platform_window PkgConfig::GLFW OpenGL::GL ${CMAKE_DL_LIBS})
   if(EMSCRIPTEN)  # GLFW's header includes WebGL2's GLES 3 headers
     target_compile_definitions(opscope_gui PRIVATE GLFW_INCLUDE_ES3)

@@ -179,3 +179,49 @@ TEST_CASE("export: SVG and PNG through Graphviz", "[viz]") {
   CHECK(png.substr(1, 3) == "PNG");
   CHECK_THROWS_AS(viz::render_dot(dot, "gif", dir + "/x.gif"), Error);
 }
+
+TEST_CASE("layout: a layout kept while the next is made drops what a :reset took away", "[viz]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  lang::Session session(ws);
+  std::ostringstream out, err;
+  REQUIRE(session.run(kMlp, "<test>", out, err));
+  viz::GraphLayout l = viz::layout_graph(ws.graph(), viz::LayoutOptions{});
+  const size_t boxes = l.boxes.size();
+  REQUIRE(boxes > 4);
+  CHECK(viz::drop_missing(l, ws.graph()) == 0);  // nothing went: nothing dropped
+  CHECK(l.boxes.size() == boxes);
+  REQUIRE(session.run(":reset", "<test>", out, err));
+  CHECK(viz::drop_missing(l, ws.graph()) == static_cast<int>(boxes));
+  CHECK(l.boxes.empty());
+  CHECK(l.edges.empty());
+  for (int box : l.node_box) CHECK(box == -1);
+}
+
+TEST_CASE("layout: a rolled-back statement's boxes are dropped; the rest keep their edges, renumbered", "[viz]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  lang::Session session(ws);
+  std::ostringstream out, err;
+  REQUIRE(session.run(kMlp, "<test>", out, err));
+  const viz::GraphLayout before = viz::layout_graph(ws.graph(), viz::LayoutOptions{});
+  const Graph::Mark mark = ws.graph().mark();
+  // The window lays out while a statement runs; then the statement fails and is rolled back.
+  REQUIRE(session.run("extra = relu(h) * 2.0", "<test>", out, err));
+  viz::GraphLayout l = viz::layout_graph(ws.graph(), viz::LayoutOptions{});
+  REQUIRE(l.boxes.size() > before.boxes.size());
+  ws.graph().rollback(mark);
+  const size_t with_extra = l.boxes.size();
+  const int dropped = viz::drop_missing(l, ws.graph());
+  CHECK(dropped == static_cast<int>(with_extra - l.boxes.size()));
+  CHECK(dropped >= 2);  // relu and mul (and the constant's box)
+  CHECK(l.boxes.size() == before.boxes.size());
+  for (const auto& b : l.boxes) CHECK(before.find(b.key) >= 0);
+  for (const auto& e : l.edges) {
+    REQUIRE(e.from >= 0);
+    REQUIRE(e.to >= 0);
+    CHECK(e.from < static_cast<int>(l.boxes.size()));
+    CHECK(e.to < static_cast<int>(l.boxes.size()));
+  }
+  CHECK(l.edges.size() == before.edges.size());
+}

@@ -70,6 +70,35 @@ int GraphLayout::find_node(int node_id) const {
   return node_box[static_cast<size_t>(node_id)];
 }
 
+int drop_missing(GraphLayout& l, const Graph& g) {
+  auto gone = [&g](const LayoutBox& b) {
+    if (b.node >= 0 && !g.has_node(b.node)) return true;
+    if (b.value >= 0 && !g.has_value(b.value)) return true;
+    return std::any_of(b.nodes.begin(), b.nodes.end(), [&g](int id) { return !g.has_node(id); });
+  };
+  std::vector<int> new_index(l.boxes.size(), -1);
+  std::vector<LayoutBox> kept;
+  for (size_t i = 0; i < l.boxes.size(); ++i)
+    if (!gone(l.boxes[i])) {
+      new_index[i] = static_cast<int>(kept.size());
+      kept.push_back(std::move(l.boxes[i]));
+    }
+  const int dropped = static_cast<int>(l.boxes.size() - kept.size());
+  if (dropped == 0) return 0;
+  l.boxes = std::move(kept);
+  std::vector<LayoutEdge> edges;
+  for (LayoutEdge& e : l.edges) {
+    if (e.from < 0 || e.to < 0 || new_index[static_cast<size_t>(e.from)] < 0 || new_index[static_cast<size_t>(e.to)] < 0) continue;
+    e.from = new_index[static_cast<size_t>(e.from)];
+    e.to = new_index[static_cast<size_t>(e.to)];
+    edges.push_back(std::move(e));
+  }
+  l.edges = std::move(edges);
+  std::erase_if(l.clusters, [&g](const LayoutCluster& c) { return c.node >= 0 && !g.has_node(c.node); });
+  for (int& box : l.node_box) box = box < 0 ? -1 : new_index[static_cast<size_t>(box)];
+  return dropped;
+}
+
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o) {
   return {&g, o.only_nodes, g.version(), g.num_nodes(), o.filter, o.folded, o.unfolded, o.expanded, o.lanes};
 }

@@ -114,6 +114,12 @@ struct GraphLayout {
   std::vector<int> node_box;               // node id -> box index (-1: hidden)
 };
 
+// Drops from `l` what the graph no longer has (nodes and values taken away by a :reset, a failed
+// statement's rollback, or tape dropped in a long loop), with the edges and frames that touch
+// it. A view keeps drawing its last layout while the next is made off the frame: after this it
+// never draws, hovers or inspects a node that is gone. Returns how many boxes it dropped.
+int drop_missing(GraphLayout& l, const Graph& g);
+
 // What identifies a layout: re-layout only when this changes.
 struct LayoutKey {
   const Graph* graph = nullptr;  // a compiled program's graph is another object than the workspace's

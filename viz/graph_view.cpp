@@ -832,6 +832,11 @@ void handle_selection(FrameCtx& c, const std::string& hovered) {
 
 void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const Graph& g = *f.graph;
+  // The layout shown was made for an older version of this graph: what went since is not drawn.
+  if (s.has_layout && s.key.graph == &g && s.key.graph_version != g.version()) {
+    drop_missing(s.layout, g);
+    std::erase_if(s.expanded, [&g](int id) { return !g.has_node(id); });
+  }
   ImFont* font = f.fonts && f.fonts->ui ? f.fonts->ui : ImGui::GetFont();
   const float zmin = readable_zoom(font, f.font_scale);
   const size_t boxes_before = s.layout.boxes.size();

@@ -254,6 +254,9 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
   int highlighted = -1;
   for (const auto& d : s.graph.drawn)
     if (d.current) highlighted = d.node;
+  json widgets = json::array();
+  for (const auto& w : s.widgets)
+    widgets.push_back({{"label", w.label}, {"rect", {w.x0, w.y0, w.x1, w.y1}}, {"enabled", w.enabled}});
   GuiState& ms = const_cast<GuiState&>(s);
   json state{{"platform", platform::name()},
               {"frame", s.frame},
@@ -311,7 +314,12 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"metrics_charts", s.metrics.charts_drawn},
               {"metrics_marker_x", s.metrics.marker_x},
               {"console", console},
-              {"action_errors", s.action_errors}};
+              {"action_errors", s.action_errors},
+              {"internal_errors", s.internal_errors},
+              {"widgets", widgets},
+              {"want_text_input", ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput},
+              {"console_input", s.console.input},
+              {"pending_block", s.console.pending_block}};
   if (s.lesson_state)
     if (const std::string lesson = ms.lesson_state(ms); !lesson.empty()) state["lesson"] = json::parse(lesson);
   return state.dump(2);

@@ -4,6 +4,7 @@
 #include <backends/imgui_impl_glfw.h>
 #include <backends/imgui_impl_opengl3.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,6 +15,7 @@
 
 #include "app/gui/frame_clock.h"
 #include "app/gui/gui_state.h"
+#include "app/gui/key_hold.h"
 #include "app/lang/interpreter.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -52,6 +54,50 @@ std::string read_file(const std::string& path) {
 }
 
 void glfw_error(int code, const char* text) { std::fprintf(stderr, "GLFW error %d: %s\n", code, text); }
+
+// An error that reached the window is a bug in opscope, never a reason to close it: the
+// student's workspace is still there. It is said in the console (and on stderr, for a report),
+// and the window goes on.
+void report_internal_error(GuiState& s, const std::string& what) {
+  std::fprintf(stderr, "opscope: internal error (the window goes on): %s\n", what.c_str());
+  s.internal_errors.push_back(what);
+  s.console.lines.push_back({ConsoleLine::error, "internal error: " + what});
+  s.console.lines.push_back({ConsoleLine::error, "  this is a bug in opscope; your workspace is kept. Please report it with what you did."});
+  s.console.scroll_to_bottom = true;
+}
+
+void ignore_imgui_log(void*, const char*, ...) {}
+
+// One frame's panels; an exception half-way closes the windows and groups ImGui has open, so the
+// frame still ends well.
+void draw_ui_or_report(GuiState& s) {
+  try {
+    draw_ui(s);
+  } catch (const std::exception& e) {
+    ImGui::ErrorCheckEndFrameRecover(ignore_imgui_log);
+    report_internal_error(s, e.what());
+  }
+}
+
+void run_or_report(GuiState& s, const std::function<void()>& work) {
+  try {
+    work();
+  } catch (const std::exception& e) {
+    report_internal_error(s, e.what());
+  }
+}
+
+// The state JSON for the human-input tests (platform::publish_live_state), ten times a second,
+// and at once when a statement has just ended (a test waits for that).
+void publish_live_state(GuiState& s, int fb_w, int fb_h) {
+  if (!platform::live_state_wanted()) return;
+  const auto now = std::chrono::steady_clock::now();
+  const bool ended = s.was_running && !s.running;
+  s.was_running = s.running;
+  if (!ended && now - s.live_state_at < std::chrono::milliseconds(100)) return;
+  s.live_state_at = now;
+  platform::publish_live_state(state_json(s, fb_w, fb_h));
+}
 
 }  // namespace
 
@@ -107,6 +153,8 @@ int run_gui(const GuiOptions& o) {
   s.graph.queue = s.layouts->queue();
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  KeyHold key_hold(window);
+  platform::install_input(window);  // the browser's wheel, clipboard and input methods (nothing on the desktop)
   ImGui_ImplOpenGL3_Init(gl.glsl_version);
 
   s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history. Esc or Ctrl-C stops a running statement."});
@@ -124,6 +172,7 @@ int run_gui(const GuiOptions& o) {
   // no action, so scripted runs stay deterministic).
   auto draw_frame = [&](bool idle) {
     clock.frame_begins(s, idle);
+    key_hold.release_held();
     glfwPollEvents();
     int want_w = 0, want_h = 0;  // the browser's page was resized
     if (platform_sizes && platform::preferred_window_size(want_w, want_h)) {
@@ -175,7 +224,7 @@ int run_gui(const GuiOptions& o) {
     s.layouts->drive();  // slices mode: layout steps for a few ms
     const auto t0 = std::chrono::steady_clock::now();  // the CPU time of building the UI
     ImGui::NewFrame();
-    draw_ui(s);
+    draw_ui_or_report(s);
     ImGui::Render();
     s.frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     s.frame_ms_avg = s.frame <= 1 ? s.frame_ms : s.frame_ms_avg * 0.9 + s.frame_ms * 0.1;
@@ -192,6 +241,7 @@ int run_gui(const GuiOptions& o) {
       rc = 1;
     }
     glfwSwapBuffers(window);
+    publish_live_state(s, fb_w, fb_h);
     clock.frame_ends(s);
     platform::end_frame();  // the browser shows the frame and handles its events
   };
@@ -248,7 +298,7 @@ int run_gui(const GuiOptions& o) {
     while (!s.queued.empty() && !glfwWindowShouldClose(window)) {
       auto work = std::move(s.queued.front());
       s.queued.erase(s.queued.begin());
-      work();
+      run_or_report(s, work);
     }
     if (session.quit_requested()) break;
   }

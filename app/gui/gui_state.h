@@ -2,6 +2,7 @@
 #pragma once
 #include <imgui.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -10,6 +11,7 @@
 #include "app/gui/layout_driver.h"
 #include "app/gui/open_model.h"
 #include "app/gui/recompute_compare.h"
+#include "app/gui/widget_rects.h"
 #include "app/gui/workspace_journal.h"
 #include "app/lang/session.h"
 #include "core/workspace.h"
@@ -117,6 +119,12 @@ struct GuiState {
     ImVec2 pos;
     int frames_left = 0;  // 3: move, 2: press, 1: release
   } click;
+  // What a person can act on, where the last frame drew it (the human-input tests click these),
+  // and the internal errors the window caught and showed instead of closing.
+  WidgetRects widgets;
+  std::vector<std::string> internal_errors;
+  std::chrono::steady_clock::time_point live_state_at;  // when the live state was last published
+  bool was_running = false;                             // ... and whether a statement ran then
 };
 
 // [panels.cpp] the whole window's UI for one frame.

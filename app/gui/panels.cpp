@@ -49,24 +49,35 @@ void after_run(GuiState& s) {
 // [SECTION] menu bar
 void draw_menu_bar(GuiState& s) {
   if (!ImGui::BeginMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open...", "Ctrl+O")) s.open_model.request = true;
+  WidgetRects& w = s.widgets;
+  const bool file_open = ImGui::BeginMenu("File");
+  note_widget(w, "File");
+  if (file_open) {
+    if (noted(w, ImGui::MenuItem("Open...", "Ctrl+O"), "Open...")) s.open_model.request = true;
     ImGui::Separator();
     const bool has_graph = s.ws->graph().node_count() > 0;
-    if (ImGui::MenuItem("Export figure as SVG", nullptr, false, has_graph)) run_after_frame(s, [&s] { save_figure(s, "svg"); });
-    if (ImGui::MenuItem("Export figure as PNG", nullptr, false, has_graph)) run_after_frame(s, [&s] { save_figure(s, "png"); });
+    if (noted(w, ImGui::MenuItem("Export figure as SVG", nullptr, false, has_graph), "Export figure as SVG"))
+      run_after_frame(s, [&s] { save_figure(s, "svg"); });
+    if (noted(w, ImGui::MenuItem("Export figure as PNG", nullptr, false, has_graph), "Export figure as PNG"))
+      run_after_frame(s, [&s] { save_figure(s, "png"); });
     const bool has_metrics = !s.session->interpreter().metrics().empty();
-    if (ImGui::MenuItem("Save metrics as CSV", nullptr, false, has_metrics)) run_after_frame(s, [&s] { save_metrics(s); });
+    if (noted(w, ImGui::MenuItem("Save metrics as CSV", nullptr, false, has_metrics), "Save metrics as CSV"))
+      run_after_frame(s, [&s] { save_metrics(s); });
     ImGui::Separator();
-    if (ImGui::MenuItem("Reset workspace", nullptr)) run_in_console(s, ":reset");
+    // After the frame, as every statement: a reset inside the frame would take away nodes that
+    // the rest of this frame's panels still draw.
+    if (noted(w, ImGui::MenuItem("Reset workspace", nullptr), "Reset workspace")) console_after_frame(s, ":reset");
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("View")) {  // for a room: bigger text, and only what the class should look at
-    if (ImGui::MenuItem("Zoom in", "Ctrl +", false, s.ui_zoom < kMaxUiZoom)) set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
-    if (ImGui::MenuItem("Zoom out", "Ctrl -", false, s.ui_zoom > kMinUiZoom)) set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
-    if (ImGui::MenuItem("Actual size", "Ctrl 0", false, s.ui_zoom != 1.f)) set_ui_zoom(s, 1.f);
+  const bool view_open = ImGui::BeginMenu("View");  // for a room: bigger text, and only what the class should look at
+  note_widget(w, "View");
+  if (view_open) {
+    if (noted(w, ImGui::MenuItem("Zoom in", "Ctrl +", false, s.ui_zoom < kMaxUiZoom), "Zoom in")) set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
+    if (noted(w, ImGui::MenuItem("Zoom out", "Ctrl -", false, s.ui_zoom > kMinUiZoom), "Zoom out")) set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
+    if (noted(w, ImGui::MenuItem("Actual size", "Ctrl 0", false, s.ui_zoom != 1.f), "Actual size")) set_ui_zoom(s, 1.f);
     ImGui::Separator();
     ImGui::MenuItem("Present", "F11", &s.present);
+    note_widget(w, "Present");
     ImGui::EndMenu();
   }
   ImGui::TextDisabled("%d %%", static_cast<int>(s.ui_zoom * 100.f + 0.5f));
@@ -81,6 +92,7 @@ void draw_toolbar(GuiState& s) {
   auto button = [&](const char* label, const char* tip, bool enabled) {
     if (!enabled) ImGui::BeginDisabled();
     bool pressed = ImGui::Button(label);
+    note_widget(s.widgets, label);
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tip);
     if (!enabled) ImGui::EndDisabled();
     ImGui::SameLine();
@@ -116,19 +128,21 @@ void draw_toolbar(GuiState& s) {
   int f = static_cast<int>(s.graph.filter);
   ImGui::TextUnformatted("show");
   ImGui::SameLine();
-  ImGui::RadioButton("forward", &f, static_cast<int>(viz::PhaseFilter::forward_only));
-  ImGui::SameLine();
-  ImGui::RadioButton("backward", &f, static_cast<int>(viz::PhaseFilter::backward_only));
-  ImGui::SameLine();
-  ImGui::RadioButton("both", &f, static_cast<int>(viz::PhaseFilter::both));
+  for (const auto& [label, filter] : {std::pair{"forward", viz::PhaseFilter::forward_only},
+                                      std::pair{"backward", viz::PhaseFilter::backward_only}, std::pair{"both", viz::PhaseFilter::both}}) {
+    ImGui::RadioButton(label, &f, static_cast<int>(filter));
+    note_widget(s.widgets, label);
+    if (filter != viz::PhaseFilter::both) ImGui::SameLine();
+  }
   s.graph.filter = static_cast<viz::PhaseFilter>(f);
   ImGui::SameLine(0, 16 * s.scale);
-  if (ImGui::Button("Fit")) s.graph.fit_all = true;
+  if (noted(s.widgets, ImGui::Button("Fit"), "Fit")) s.graph.fit_all = true;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(150 * s.scale);
   ImGui::InputTextWithHint("##search", "search name / op", s.graph.search, sizeof s.graph.search);
+  note_widget(s.widgets, "search");
   ImGui::SameLine();
-  if (ImGui::Button(s.dark ? "Light" : "Dark")) {
+  if (noted(s.widgets, ImGui::Button(s.dark ? "Light" : "Dark"), s.dark ? "Light" : "Dark")) {
     s.dark = !s.dark;
     viz::apply_style(s.dark, s.scale);
   }
@@ -174,9 +188,9 @@ void draw_journal_offer(GuiState& s) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextDisabled("Your last session ran %zu statement%s here:", n, n == 1 ? "" : "s");
   ImGui::SameLine();
-  if (ImGui::SmallButton("Restore")) run_after_frame(s, [&s] { restore_workspace(s); });
+  if (noted(s.widgets, ImGui::SmallButton("Restore"), "Restore")) run_after_frame(s, [&s] { restore_workspace(s); });
   ImGui::SameLine();
-  if (ImGui::SmallButton("Start fresh")) forget_last_workspace(s);
+  if (noted(s.widgets, ImGui::SmallButton("Start fresh"), "Start fresh")) forget_last_workspace(s);
 }
 
 void draw_console(GuiState& s) {
@@ -225,7 +239,7 @@ void draw_console(GuiState& s) {
   if (s.running) {  // no input while a statement runs: the way out is Interrupt
     ImGui::TextDisabled("running ... Esc, Ctrl-C or Interrupt stops it (and undoes it)");
     ImGui::SameLine();
-    if (ImGui::SmallButton("Interrupt")) interrupt::request();
+    if (noted(s.widgets, ImGui::SmallButton("Interrupt"), "Interrupt")) interrupt::request();
     return;
   }
   if (s.journal_offered > 0) draw_journal_offer(s);
@@ -240,7 +254,9 @@ void draw_console(GuiState& s) {
   const ImGuiInputTextFlags flags = ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CallbackHistory |
                                     ImGuiInputTextFlags_CallbackCompletion;
   if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
-  if (ImGui::InputText("##console_input", c.input, sizeof c.input, flags, console_callback, &s)) {
+  const bool entered = ImGui::InputText("##console_input", c.input, sizeof c.input, flags, console_callback, &s);
+  note_widget(s.widgets, "console input");
+  if (entered) {
     std::string line = c.input;
     c.input[0] = 0;
     c.history_pos = -1;
@@ -360,12 +376,16 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
   const bool show_graph = s.show_graph, show_map = s.show_map;
   s.show_map = s.show_graph = false;
   if (ImGui::BeginTabBar("graph_tabs")) {
-    if (ImGui::BeginTabItem("Graph", nullptr, show_graph ? ImGuiTabItemFlags_SetSelected : 0)) {
+    const bool graph_tab = ImGui::BeginTabItem("Graph", nullptr, show_graph ? ImGuiTabItemFlags_SetSelected : 0);
+    note_widget(s.widgets, "Graph");
+    if (graph_tab) {
       draw_graph_panel(s, th);
       ImGui::EndTabItem();
     }
     const std::string label = s.map_tab + "###knowledge_map";
-    if (ImGui::BeginTabItem(label.c_str(), nullptr, show_map ? ImGuiTabItemFlags_SetSelected : 0)) {
+    const bool map_tab = ImGui::BeginTabItem(label.c_str(), nullptr, show_map ? ImGuiTabItemFlags_SetSelected : 0);
+    note_widget(s.widgets, s.map_tab.c_str());
+    if (map_tab) {
       s.map_visible = true;
       s.map_panel(s);
       ImGui::EndTabItem();
@@ -383,11 +403,13 @@ void draw_presentation(GuiState& s, const viz::Theme& th) {
   ImGui::BeginChild("graph", ImVec2(graph_w, avail.y), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_graph_area(s, th);
   ImGui::EndChild();
+  note_widget(s.widgets, "graph panel");
   if (!s.lesson_panel) return;
   ImGui::SameLine();
   ImGui::BeginChild("lesson_present", ImVec2(lesson_w, avail.y), true);
   draw_lesson(s);
   ImGui::EndChild();
+  note_widget(s.widgets, "lesson panel");
 }
 
 }  // namespace
@@ -498,6 +520,7 @@ void console_after_frame(GuiState& s, const std::string& source, bool echo) {
 }
 
 void draw_ui(GuiState& s) {
+  s.widgets.clear();
   open_picked_files(s);
   shortcuts(s);
   play(s);
@@ -531,14 +554,19 @@ void draw_ui(GuiState& s) {
   ImGui::BeginChild("graph", ImVec2(0, graph_h), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_graph_area(s, th);
   ImGui::EndChild();
+  note_widget(s.widgets, "graph panel");
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("bottom_tabs")) {
-    if (ImGui::BeginTabItem("Console")) {
+    const bool console_tab = ImGui::BeginTabItem("Console");
+    note_widget(s.widgets, "Console");
+    if (console_tab) {
       draw_console(s);
       ImGui::EndTabItem();
     }
     // An open lesson shows its tab first.
-    if (ImGui::BeginTabItem("Lesson", nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0)) {
+    const bool lesson_tab = ImGui::BeginTabItem("Lesson", nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0);
+    note_widget(s.widgets, "Lesson");
+    if (lesson_tab) {
       draw_lesson(s);
       ImGui::EndTabItem();
     }
@@ -546,7 +574,9 @@ void draw_ui(GuiState& s) {
     const viz::MetricLog& metrics = s.session->interpreter().metrics();
     const bool bring = !metrics.empty() && !s.metrics_shown;
     s.metrics_shown = !metrics.empty();
-    if (ImGui::BeginTabItem("Metrics", nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0)) {
+    const bool metrics_tab = ImGui::BeginTabItem("Metrics", nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
+    note_widget(s.widgets, "Metrics");
+    if (metrics_tab) {
       viz::MetricsPanelFrame mf;
       mf.log = &metrics;
       mf.theme = &th;
@@ -559,6 +589,7 @@ void draw_ui(GuiState& s) {
     ImGui::EndTabBar();
   }
   ImGui::EndChild();
+  note_widget(s.widgets, "bottom panel");
   ImGui::EndChild();
   ImGui::SameLine();
 
@@ -577,6 +608,7 @@ void draw_ui(GuiState& s) {
   inf.fonts = &s.fonts;
   viz::draw_inspector(s.inspector, inf);
   ImGui::EndChild();
+  note_widget(s.widgets, "inspector panel");
   ImGui::BeginChild("memory", ImVec2(0, 0), true);
   ImGui::TextUnformatted("Memory after each step");
   viz::MemoryPanelFrame mf;
@@ -599,6 +631,7 @@ void draw_ui(GuiState& s) {
   mf.current_step = s.log->last() ? s.log->last()->step : -1;
   viz::draw_memory_panel(mf, ImVec2(0, 0));
   ImGui::EndChild();
+  note_widget(s.widgets, "memory panel");
   ImGui::EndChild();
 
   draw_status(s);

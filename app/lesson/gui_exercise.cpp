@@ -124,31 +124,33 @@ ExerciseClick draw_exercise(app::GuiState& s, LessonPlayerModel& m, size_t block
   const int lines = static_cast<int>(std::count(code.begin(), code.end(), '\n')) + 3;
   const ImVec2 size(-1, static_cast<float>(std::clamp(lines, 6, 40)) * ImGui::GetTextLineHeight() + 8.f * s.scale);
   ImGui::InputTextMultiline("##code", &code, size, ImGuiInputTextFlags_AllowTabInput);
+  app::WidgetRects& noted = s.widgets;
+  app::note_widget(noted, "exercise editor");
   if (ImGui::IsItemDeactivatedAfterEdit()) m.set_exercise_code(block, code);
   if (s.fonts.mono) ImGui::PopFont();
 
   // The buttons: check, a hint more, give up, the starter again, and on to the next block.
-  if (ImGui::Button(w.check)) click = ExerciseClick::check;
+  if (app::noted(noted, ImGui::Button(w.check), w.check)) click = ExerciseClick::check;
   ImGui::SameLine();
   const int shown = st.saved.hints, total = static_cast<int>(ex.hints.size());
   if (shown >= total) ImGui::BeginDisabled();
   const std::string hint_label = std::string(shown >= total ? w.hints_done : w.hint) + " (" + std::to_string(shown) + "/" +
                                  std::to_string(total) + ")###hint";
-  if (ImGui::Button(hint_label.c_str())) {
+  if (app::noted(noted, ImGui::Button(hint_label.c_str()), w.hint)) {
     m.reveal_hint(block);
     editors.scroll_to = block;
   }
   if (shown >= total) ImGui::EndDisabled();
   ImGui::SameLine();
-  if (!st.solution_visible() && ImGui::Button(w.give_up)) m.give_up(block);
+  if (!st.solution_visible() && app::noted(noted, ImGui::Button(w.give_up), w.give_up)) m.give_up(block);
   if (!st.solution_visible()) ImGui::SameLine();
-  if (ImGui::Button(w.starter)) {
+  if (app::noted(noted, ImGui::Button(w.starter), w.starter)) {
     m.reset_exercise(block);
     code = m.exercise(block).saved.code;
   }
   if (current) {
     ImGui::SameLine();
-    if (ImGui::Button(w.go_on)) click = ExerciseClick::go_on;
+    if (app::noted(noted, ImGui::Button(w.go_on), w.go_on)) click = ExerciseClick::go_on;
   }
   if (st.saved.attempts > 0) {
     ImGui::SameLine();

@@ -259,19 +259,20 @@ struct LessonPanel {
                           (m.paused() || m.current()->kind == Block::Kind::cell || m.current()->kind == Block::Kind::check ||
                            m.current()->kind == Block::Kind::exercise);
     if (!can_step) ImGui::BeginDisabled();
-    if (ImGui::Button(m.paused() ? w.go_on : w.run_next)) later(step);
+    app::WidgetRects& noted = s.widgets;
+    if (app::noted(noted, ImGui::Button(m.paused() ? w.go_on : w.run_next), m.paused() ? w.go_on : w.run_next)) later(step);
     ImGui::SameLine();
-    if (ImGui::Button(w.run_all)) later(run_all);
+    if (app::noted(noted, ImGui::Button(w.run_all), w.run_all)) later(run_all);
     if (!can_step) ImGui::EndDisabled();
     ImGui::SameLine();
     if (s.running) ImGui::BeginDisabled();
-    if (ImGui::Button(w.restart)) later(restart);
+    if (app::noted(noted, ImGui::Button(w.restart), w.restart)) later(restart);
     if (s.running) ImGui::EndDisabled();
     ImGui::SameLine();
     const bool zh = m.language() == "zh";
-    if (ImGui::RadioButton("EN", !zh) && zh) m.set_language("en");
+    if (app::noted(noted, ImGui::RadioButton("EN", !zh), "EN") && zh) m.set_language("en");
     ImGui::SameLine();
-    if (ImGui::RadioButton(s.fonts.cjk ? "中文" : "ZH", zh) && !zh) m.set_language("zh");
+    if (app::noted(noted, ImGui::RadioButton(s.fonts.cjk ? "中文" : "ZH", zh), "ZH") && !zh) m.set_language("zh");
     if (!m.panel().empty()) {
       ImGui::SameLine();
       ImGui::TextDisabled(w.look_at, m.panel().c_str());
@@ -289,7 +290,7 @@ struct LessonPanel {
         case Block::Kind::prose: draw_markdown(prose_of(p, i), s.fonts, s.scale); break;
         case Block::Kind::cell:
           draw_cell(b, m.result(i), i, s.fonts, s.scale);
-          if (current && !s.running && ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run")) later(step);
+          if (current && !s.running && app::noted(noted, ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run"), "Run cell")) later(step);
           ImGui::Spacing();
           break;
         case Block::Kind::check:
@@ -312,15 +313,16 @@ struct LessonPanel {
           } else if (current) {
             ImGui::SetNextItemWidth(220.f * s.scale);
             const bool enter = ImGui::InputText("##answer", p.answer, sizeof p.answer, ImGuiInputTextFlags_EnterReturnsTrue);
+            app::note_widget(noted, "quiz answer");
             ImGui::SameLine();
-            if ((ImGui::Button(w.answer) || enter) && !s.running) {
+            if ((app::noted(noted, ImGui::Button(w.answer), w.answer) || enter) && !s.running) {
               m.answer(p.answer);
               p.answer[0] = '\0';
               p.scroll_to_current = true;
               later(advance);
             }
             ImGui::SameLine();
-            if (ImGui::Button(w.skip) && !s.running) later(step);
+            if (app::noted(noted, ImGui::Button(w.skip), w.skip) && !s.running) later(step);
           }
           ImGui::Spacing();
           break;

@@ -2,7 +2,10 @@
 // process with a terminal, files, threads and dlopen, so almost everything here is "as is".
 #include "platform/platform.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "core/error.h"
 
@@ -37,6 +40,25 @@ void pick_file(const std::string&) {}
 std::vector<std::string> picked_files() { return {}; }
 
 void persist_files() {}
+
+bool live_state_wanted() {
+  const char* path = std::getenv("OPSCOPE_LIVE_STATE");
+  return path && *path;
+}
+
+void publish_live_state(const std::string& json) {
+  const char* path = std::getenv("OPSCOPE_LIVE_STATE");
+  if (!path || !*path) return;
+  // Written beside and renamed over: a test never reads half a state.
+  const std::string tmp = std::string(path) + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!(f << json)) return;
+  }
+  std::rename(tmp.c_str(), path);
+}
+
+double clock_resolution_ns() { return 1; }
 
 bool has(Feature) { return true; }
 void require(Feature, const std::string&) {}

@@ -1,0 +1,23 @@
+// Where the last frame drew what a person acts on, by the words on it, for the human-input tests
+// (tests/human/): a test finds a button as a person does, by its label, and clicks its middle with
+// a real mouse event (xdotool on the desktop, Chromium's Input events in the browser).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace opscope::app {
+
+struct WidgetRect {
+  std::string label;      // what it says (ImGui's "##id" part cut off), or a panel's name
+  float x0, y0, x1, y1;   // window pixels (ImGui's coordinates)
+  bool enabled;           // drawn greyed out (ImGui::BeginDisabled) or not
+};
+using WidgetRects = std::vector<WidgetRect>;
+
+// Notes the item ImGui drew last (a button, an input, a tab, a child window just ended) as
+// `label`; an empty label takes the item's own, less its "##" part.
+void note_widget(WidgetRects& into, const char* label);
+// The same, then returns `pressed`: `if (noted(w, ImGui::Button("Run"), "Run"))`.
+bool noted(WidgetRects& into, bool pressed, const char* label);
+
+}  // namespace opscope::app
