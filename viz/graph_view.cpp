@@ -884,7 +884,7 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   if (L.boxes.empty() || (making && s.key.graph != &g)) {
     draw_text_centered(c.dl, font, font->FontSize, ImVec2((c0.x + c1.x) * 0.5f, (c0.y + c1.y) * 0.5f), c.th.text_dim,
                        making ? progress_text(s) : !s.layout_error.empty() ? "The graph could not be laid out: " + s.layout_error
-                                                                            : std::string("The graph is empty: type  c = a + b  in the console"),
+                                                                            : "The graph is empty: type  " + std::string(kEmptyGraphStatement) + "  in the console",
                        size.x);
     if (making) draw_progress_bar(c, s);
     c.dl->PopClipRect();

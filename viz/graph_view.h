@@ -104,6 +104,9 @@ struct GraphViewFrame {
 
 // The smallest text the view draws, in screen pixels: below it boxes fold instead of shrinking.
 constexpr float kReadableTextPx = 11.f;
+// What the empty graph asks a student to type: a statement that runs as it is in a fresh
+// workspace (a human-input test types it).
+constexpr const char* kEmptyGraphStatement = "a = randn(3); b = randn(3); c = a + b";
 
 // Draws the view into the current ImGui window, filling `size` (0: the remaining space). It asks
 // the queue for a new layout when the graph or the folds changed and draws the last one (or a

@@ -154,10 +154,11 @@ int run_gui(const GuiOptions& o) {
   viz::apply_style(s.dark, s.scale);
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   KeyHold key_hold(window);
+  key_hold.text_field_coming = [&s] { return s.console.focus_input; };
   platform::install_input(window);  // the browser's wheel, clipboard and input methods (nothing on the desktop)
   ImGui_ImplOpenGL3_Init(gl.glsl_version);
 
-  s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  c = a + b  or :help. Tab completes, Up/Down browse history. Esc or Ctrl-C stops a running statement."});
+  s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  " + std::string(viz::kEmptyGraphStatement) + "  or :help. Tab completes, Up/Down browse history. Esc or Ctrl-C stops a running statement."});
   int rc = 0;
   const std::vector<std::string> actions = split_actions(o.actions);
   // Headless: one action per frame after the first, then frames for animations to settle.
@@ -172,7 +173,8 @@ int run_gui(const GuiOptions& o) {
   // no action, so scripted runs stay deterministic).
   auto draw_frame = [&](bool idle) {
     clock.frame_begins(s, idle);
-    key_hold.release_held();
+    key_hold.new_frame();
+    s.input_waiting = key_hold.waiting();
     glfwPollEvents();
     int want_w = 0, want_h = 0;  // the browser's page was resized
     if (platform_sizes && platform::preferred_window_size(want_w, want_h)) {
@@ -282,6 +284,9 @@ int run_gui(const GuiOptions& o) {
       if (headless) rc = 1;
     }
   }
+  // From here on statements are typed (the console, a lesson's cells): a bare expression shows
+  // its value, as in the terminal REPL. (The script above ran as `opscope run` runs it.)
+  session.set_echo_expressions(true);
   if (!o.journal.empty()) {  // after the script: what it ran is not the console's
     s.journal = WorkspaceJournal(o.journal);
     s.journal_offered = s.journal.statements().size();

@@ -36,7 +36,8 @@ struct ConsoleState {
   int history_pos = -1;              // -1: not browsing history
   std::vector<std::string> candidates;  // the last Tab completion's candidates
   bool scroll_to_bottom = true;
-  bool focus_input = false;
+  bool focus_input = false;          // the input line should take the keyboard back
+  int focus_asked_frame = -100;      // ... asked in this frame
   viz::GlyphSet* glyphs = nullptr;  // the atlas learns the characters of what is printed
 };
 
@@ -125,6 +126,7 @@ struct GuiState {
   std::vector<std::string> internal_errors;
   std::chrono::steady_clock::time_point live_state_at;  // when the live state was last published
   bool was_running = false;                             // ... and whether a statement ran then
+  bool input_waiting = false;  // typed keys the window has not given to the UI yet (KeyHold)
 };
 
 // [panels.cpp] the whole window's UI for one frame.

@@ -2,31 +2,74 @@
 
 #include <GLFW/glfw3.h>
 #include <backends/imgui_impl_glfw.h>
+#include <imgui.h>
 
 #include <algorithm>
 
 namespace opscope::app {
 
+namespace {
+// Keys a text field acts on by their state, not by a character (GLFW numbers them from 256).
+bool editing_key(int key) { return key >= GLFW_KEY_ESCAPE && key < GLFW_KEY_LEFT_SHIFT; }
+}  // namespace
+
 KeyHold::KeyHold(GLFWwindow* window) : window_(window) {
   glfwSetWindowUserPointer(window, this);
   glfwSetKeyCallback(window, &KeyHold::on_key);
+  glfwSetCharCallback(window, &KeyHold::on_char);
 }
 
 void KeyHold::on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
   auto* self = static_cast<KeyHold*>(glfwGetWindowUserPointer(window));
-  if (self && action == GLFW_PRESS) self->pressed_.push_back(key);
-  if (self && action == GLFW_RELEASE && std::find(self->pressed_.begin(), self->pressed_.end(), key) != self->pressed_.end()) {
-    self->held_.push_back({key, scancode, mods});
-    return;
-  }
-  ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
+  if (!self) return ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
+  self->queue_.push_back({false, 0, key, scancode, action, mods});
+  self->deliver();
 }
 
-void KeyHold::release_held() {
-  pressed_.clear();
-  const std::vector<Release> held = std::move(held_);
-  held_.clear();
-  for (const Release& r : held) ImGui_ImplGlfw_KeyCallback(window_, r.key, r.scancode, GLFW_RELEASE, r.mods);
+void KeyHold::on_char(GLFWwindow* window, unsigned codepoint) {
+  auto* self = static_cast<KeyHold*>(glfwGetWindowUserPointer(window));
+  if (!self) return ImGui_ImplGlfw_CharCallback(window, codepoint);
+  self->queue_.push_back({true, codepoint, 0, 0, 0, 0});
+  self->deliver();
+}
+
+void KeyHold::new_frame() {
+  changed_.clear();
+  edited_ = false;
+  // (Not ImGui's WantTextInput: it still says yes in the frame after a field let go.)
+  text_waited_ = text_field_coming && text_field_coming() ? text_waited_ + 1 : 0;
+  deliver();
+}
+
+// In order, up to the first event that would be a second change of a key this frame, or would
+// come after an editing key: that one waits for the next frame with the keys after it. Characters
+// behind a letter's waiting key event go on (a text field reads characters, not letter keys, so
+// typing never lags behind the frames), never past a waiting editing key.
+void KeyHold::deliver() {
+  const bool hold_text = edited_ || (text_waited_ > 0 && text_waited_ <= kTextWaitFrames);
+  bool blocked = false, editing_waits = false;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    const Event e = *it;
+    if (e.is_char) {
+      if (hold_text || editing_waits || edited_) return;
+      it = queue_.erase(it);
+      ImGui_ImplGlfw_CharCallback(window_, e.codepoint);
+      continue;
+    }
+    const bool change = e.action != GLFW_REPEAT;
+    const bool wait = blocked || (change && std::find(changed_.begin(), changed_.end(), e.key) != changed_.end()) ||
+                      (edited_ && editing_key(e.key));
+    if (wait) {
+      blocked = true;
+      editing_waits = editing_waits || editing_key(e.key);
+      ++it;
+      continue;
+    }
+    it = queue_.erase(it);
+    if (change) changed_.push_back(e.key);
+    if (editing_key(e.key) && e.action != GLFW_RELEASE) edited_ = true;
+    ImGui_ImplGlfw_KeyCallback(window_, e.key, e.scancode, e.action, e.mods);
+  }
 }
 
 }  // namespace opscope::app

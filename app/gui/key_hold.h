@@ -1,9 +1,13 @@
-// Every key press reaches the UI, however short. ImGui 1.86 reads each key once a frame as held
-// or not (its input queue came in 1.87), so a key pressed and released between two frames was
-// never seen: a quick Enter, or Ctrl+V, during a frame that took 80 ms to draw (Mesa's software
-// renderer, a busy browser tab). Here a release that follows its press within one frame is held
-// back to the next frame, so ImGui sees the key down for at least one frame.
+// Every key press reaches the UI in the order typed, however fast. ImGui 1.86 reads each key
+// once a frame as held or not (its input queue came in 1.87), so a key pressed and released
+// between two frames was never seen (a quick Enter or Ctrl+V during a frame that took 80 ms to
+// draw: Mesa's software renderer, a busy browser tab), and text typed after an Enter in the same
+// frame went into the line before it. Here the window's key and character events pass through a
+// queue: a key changes state at most once a frame, and after Enter, Tab, Backspace, an arrow or
+// another editing key, what follows waits for the next frame.
 #pragma once
+#include <deque>
+#include <functional>
 #include <vector>
 
 struct GLFWwindow;
@@ -12,19 +16,32 @@ namespace opscope::app {
 
 class KeyHold {
  public:
-  // Takes over the window's key callback (after ImGui_ImplGlfw_InitForOpenGL, which it chains to).
+  // Takes over the window's key and character callbacks (after ImGui_ImplGlfw_InitForOpenGL,
+  // whose callbacks it forwards to).
   explicit KeyHold(GLFWwindow* window);
-  // Once a frame, before the window's events are read: the releases held back reach ImGui.
-  void release_held();
+  // Once a frame, before the window's events are read: what waited is given to ImGui.
+  void new_frame();
+  bool waiting() const { return !queue_.empty(); }  // input is still to be given (draw again)
+  // While this says a text field is about to take the keyboard (the console's line, given back
+  // after Enter, becomes active a frame or two later), typed characters wait for it instead of
+  // falling on no field; at most kTextWaitFrames frames.
+  std::function<bool()> text_field_coming;
+  static constexpr int kTextWaitFrames = 8;
 
  private:
-  static void on_key(GLFWwindow* window, int key, int scancode, int action, int mods);
-  struct Release {
-    int key, scancode, mods;
+  struct Event {
+    bool is_char;
+    unsigned codepoint;  // characters
+    int key, scancode, action, mods;  // keys
   };
+  static void on_key(GLFWwindow* window, int key, int scancode, int action, int mods);
+  static void on_char(GLFWwindow* window, unsigned codepoint);
+  void deliver();
   GLFWwindow* window_;
-  std::vector<int> pressed_;        // keys pressed since the last frame began
-  std::vector<Release> held_;       // their releases, for the next frame
+  std::deque<Event> queue_;
+  std::vector<int> changed_;  // keys whose state ImGui was given this frame
+  bool edited_ = false;       // an editing key (Enter, Backspace, ...) was given this frame
+  int text_waited_ = 0;       // frames characters waited for a text field
 };
 
 }  // namespace opscope::app

@@ -247,10 +247,6 @@ void draw_console(GuiState& s) {
   ImGui::TextUnformatted(prompt);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(-1);
-  if (c.focus_input) {
-    ImGui::SetKeyboardFocusHere();
-    c.focus_input = false;
-  }
   const ImGuiInputTextFlags flags = ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_CallbackHistory |
                                     ImGuiInputTextFlags_CallbackCompletion;
   if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
@@ -271,6 +267,15 @@ void draw_console(GuiState& s) {
       if (!c.pending_block.empty() || buffer.find('\n') != std::string::npos) push_output(c, ConsoleLine::input, std::string(prompt) + " " + line);
       console_after_frame(s, buffer, buffer.find('\n') == std::string::npos);
     }
+  }
+  // The line (still the last item drawn) takes the keyboard back after Enter, which ImGui lets
+  // go of, or a click on a completion: asked now, given a frame later by ImGui's navigation, and
+  // asked again if a statement drew frames without the line meanwhile. Characters typed until
+  // then wait (KeyHold): ImGui drops those of the frame that activates a field.
+  if (ImGui::IsItemActive()) c.focus_input = false;
+  else if (c.focus_input && (entered || s.frame >= c.focus_asked_frame + 3)) {
+    ImGui::SetKeyboardFocusHere(-1);
+    c.focus_asked_frame = s.frame;
   }
   if (s.fonts.mono) ImGui::PopFont();
 }
@@ -326,7 +331,9 @@ void shortcuts(GuiState& s) {
     if (key(ImGuiKey_Escape) || (io.KeyCtrl && key('C'))) interrupt::request();
     return;
   }
-  if (io.WantTextInput) return;
+  // The console gives the keyboard back to its line after Enter (focus_input): a space typed
+  // right then is text of the next line, not the Space shortcut.
+  if (io.WantTextInput || s.console.focus_input) return;
   if (io.KeyCtrl && key('O')) {
     s.open_model.request = true;
     return;
@@ -562,6 +569,8 @@ void draw_ui(GuiState& s) {
     if (console_tab) {
       draw_console(s);
       ImGui::EndTabItem();
+    } else {
+      s.console.focus_input = false;  // another tab is in front: nothing is waiting for the keyboard
     }
     // An open lesson shows its tab first.
     const bool lesson_tab = ImGui::BeginTabItem("Lesson", nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0);

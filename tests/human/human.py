@@ -25,6 +25,7 @@ screenshots taken (a failure always takes one) in --out.
   expect_clipboard TEXT           the system clipboard holds TEXT
   wait_idle                       until no statement runs (and one more state is published)
   wait EXPR                       until EXPR is true (the expression of `expect`)
+  show EXPR                       prints EXPR's value (to read a run's log)
   expect EXPR                     a Python expression over the window's state: `state` (the
                                   state JSON), `console` (its last lines, one text), `widget(L)`,
                                   `lesson` (state["lesson"] or {}), `alive`, `frames_drawn(S)`
@@ -174,10 +175,16 @@ class Player:
             if got != unescape(arg):
                 raise StepFailed(f"the clipboard holds {got!r}, expected {unescape(arg)!r}")
         elif verb == "wait_idle":
-            self.wait_for(lambda s: not s["running"], "no statement running")
+            # Typed keys given to the UI, the work they asked for done, then one more frame.
+            self.fresh_state()
+            self.wait_for(lambda s: not s["running"] and not s.get("input_waiting") and not s.get("queued_work"),
+                          "no statement running and no input waiting")
             self.fresh_state()
         elif verb == "wait":
             self.wait_for(lambda s: self.evaluate(arg) is True, arg)
+        elif verb == "show":
+            self.fresh_state()
+            print(f"        = {self.evaluate(arg)!r}")
         elif verb == "expect":
             self.fresh_state()
             got = self.evaluate(arg)

@@ -1,0 +1,36 @@
+# The human-input scenarios (tests/human/scenarios/*.scn): real clicks, keys, wheel notches and
+# pastes, played on the desktop window under its own Xvfb (xdotool's XTEST events) and on the
+# site in headless Chromium (DevTools Input events), each on the platforms its `platforms:`
+# line names. A failing run keeps its screenshots in BUILD/human/PLATFORM-NAME/.
+if(NOT OPSCOPE_HAVE_GUI)
+  return()
+endif()
+find_program(OPSCOPE_XVFB Xvfb)
+find_program(OPSCOPE_XDOTOOL xdotool)
+find_program(OPSCOPE_XCLIP xclip)
+find_program(OPSCOPE_IMPORT import)  # ImageMagick: the screenshots
+file(GLOB _human_scenarios CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/tests/human/scenarios/*.scn)
+foreach(scenario ${_human_scenarios})
+  get_filename_component(name ${scenario} NAME_WE)
+  file(STRINGS ${scenario} platforms REGEX "^platforms:")
+  foreach(platform desktop web)
+    if(NOT platforms MATCHES " ${platform}")
+      continue()
+    endif()
+    if(platform STREQUAL "desktop" AND (NOT OPSCOPE_XVFB OR NOT OPSCOPE_XDOTOOL OR NOT OPSCOPE_XCLIP OR NOT OPSCOPE_IMPORT))
+      message(STATUS "opscope: human_desktop_${name} needs Xvfb, xdotool, xclip and ImageMagick: not registered")
+      continue()
+    endif()
+    if(platform STREQUAL "web" AND NOT TEST web_site_build)
+      continue()
+    endif()
+    add_test(NAME human_${platform}_${name}
+             COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tests/human/human.py ${scenario} --platform ${platform}
+                     --opscope $<TARGET_FILE:opscope> --site ${OPSCOPE_WEB_BUILD_DIR}/site
+                     --out ${CMAKE_CURRENT_BINARY_DIR}/human/${platform}-${name})
+    set_tests_properties(human_${platform}_${name} PROPERTIES TIMEOUT 300 LABELS "human;${platform}")
+    if(platform STREQUAL "web")
+      set_tests_properties(human_${platform}_${name} PROPERTIES FIXTURES_REQUIRED web_site)
+    endif()
+  endforeach()
+endforeach()
