@@ -129,9 +129,13 @@ void restart(app::GuiState& s, PanelState& st) {
   advance(s, st);
 }
 
+// Runs the cells up to the next question: a quiz or an exercise waits for the student (Run all
+// never answers or skips one for them, so a lesson is finished only by going through them).
 void run_all(app::GuiState& s, PanelState& st) {
   LessonPlayerModel& m = *st.model;
   while (!m.done()) {
+    const Block::Kind k = m.current()->kind;
+    if ((k == Block::Kind::quiz || k == Block::Kind::exercise) && !m.paused()) break;
     const size_t at = m.position();
     step(s, st);
     if (m.position() == at) break;  // a failure
@@ -184,12 +188,33 @@ struct Words {
   const char* look_at;
   const char* goals;
   const char* recap;
+  const char* try_again;
+  const char* next_lesson;
 };
 const Words kEn{"Run next", "Run all", "Restart", "engine check", "Answer", "Skip", "Right.", "Not quite: the answer is",
                 "Your turn: try things in the Console tab.", "Continue", "Lesson finished.", "Look at the %s panel.",
-                "You will be able to:", "Recap:"};
+                "You will be able to:", "Recap:", "Not quite. Think again: one more try before the answer.", "Next lesson"};
 const Words kZh{"运行下一步", "全部运行", "重新开始", "引擎核对", "回答", "跳过", "答对了。", "不对，答案是",
-                "轮到你了：在 Console 标签页里试一试。", "继续", "本课结束。", "看看 %s 面板。", "学完这一课，你将能够：", "回顾："};
+                "轮到你了：在 Console 标签页里试一试。", "继续", "本课结束。", "看看 %s 面板。", "学完这一课，你将能够：", "回顾：",
+                "不太对。再想想：还有一次机会，之后给出答案。", "下一课"};
+
+// Whether the progress file records this lesson as finished (what the knowledge map colours).
+bool recorded_finished(const LessonPlayerModel& m) {
+  const Progress p = load_progress(default_progress_path());
+  const auto it = p.lessons.find(m.lesson().slug.substr(0, m.lesson().slug.find('-')));
+  return it != p.lessons.end() && it->second.finished;
+}
+
+// The lesson after this one in the course (its number + 1), or "" after the last.
+std::string next_lesson_id(const LessonPlayerModel& m) {
+  const std::string next = std::to_string(m.lesson().number + 1);
+  try {
+    find_lesson_file(lessons_dir(), m.language(), next);
+    return next;
+  } catch (const Error&) {
+    return {};
+  }
+}
 
 struct LessonPanel {
   std::shared_ptr<PanelState> st;
@@ -224,6 +249,7 @@ struct LessonPanel {
       if (p.model && p.goto_block > 0) {  // a concept of the map: its section, the cells before it run
         p.model->fast_forward(p.goto_block);
         after_run(s);
+        advance(s, p);  // on to the first block that waits for the student: Run next works from here
         p.scroll_to_current = true;
       }
       p.goto_block = 0;
@@ -304,7 +330,13 @@ struct LessonPanel {
           ImGui::SameLine();
           draw_spans(parse_markdown(b.quiz.question).empty() ? MdSpans{} : parse_markdown(b.quiz.question)[0].spans, s.fonts);
           for (auto& c : b.quiz.choices) ImGui::BulletText("%s", c.c_str());
-          if (const auto& f = m.feedback(i)) {
+          const auto& f = m.feedback(i);
+          if (f && !f->final) {  // wrong, with another try
+            ImGui::PushStyleColor(ImGuiCol_Text, kRed);
+            ImGui::TextWrapped("%s", w.try_again);
+            ImGui::PopStyleColor();
+          }
+          if (f && f->final) {
             ImGui::PushStyleColor(ImGuiCol_Text, f->right ? kGreen : kRed);
             if (f->right) ImGui::TextUnformatted(w.right);
             else ImGui::Text("%s %s", w.wrong, f->expected.c_str());
@@ -362,6 +394,13 @@ struct LessonPanel {
       ImGui::PushStyleColor(ImGuiCol_Text, kGreen);
       ImGui::TextUnformatted(w.finished);
       ImGui::PopStyleColor();
+      if (const std::string next = next_lesson_id(m); !next.empty()) {  // the course goes on from here
+        const std::string label = std::string(w.next_lesson) + " (" + next + ") \u25b6";
+        if (app::noted(noted, ImGui::Button(label.c_str()), w.next_lesson) && !s.running) {
+          p.goto_lesson = next;
+          p.goto_block = 0;
+        }
+      }
       if (p.scroll_to_current) {
         ImGui::SetScrollHereY(1.f);
         p.scroll_to_current = false;
@@ -498,7 +537,10 @@ std::function<std::string(app::GuiState&)> make_gui_lesson_state(const app::Less
     }
     return nlohmann::json{{"id", m.lesson().number}, {"lang", m.language()}, {"position", m.position()},
                           {"blocks", m.lesson().blocks.size()}, {"done", m.done()}, {"cells_run", cells},
-                          {"checks_passed", passed}, {"checks_failed", failed}}
+                          {"checks_passed", passed}, {"checks_failed", failed},
+                          {"current", m.done() ? "" : kind_name(m.current()->kind)}, {"paused", m.paused()},
+                          {"quiz_tries", !m.done() && m.feedback(m.position()) ? m.feedback(m.position())->tries : 0},
+                          {"recorded_finished", recorded_finished(m)}}
         .dump();
   };
 }

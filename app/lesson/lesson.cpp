@@ -75,6 +75,7 @@ struct Special {
   int first_line = 0, last_line = 0;  // inclusive, fences included
   std::string info;                   // the fence's language
   bool expect_error = false;          // "ops fails"
+  bool desktop_only = false;          // "ops desktop", "check desktop"
   std::string content;
 };
 
@@ -128,6 +129,7 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
     w.cur = Special{kind, w.lines->line_of(w.offset(d->info.text)), 0, info, false, {}};
     const std::string full(d->info.text, d->info.size);
     w.cur.expect_error = kind == Block::Kind::cell && full.find(" fails") != std::string::npos;
+    w.cur.desktop_only = (kind == Block::Kind::cell || kind == Block::Kind::check) && full.find(" desktop") != std::string::npos;
   } else if (type == MD_BLOCK_HTML) {
     w.in_html = true;
     w.cur = Special{Block::Kind::directive, 0, 0, {}, false, {}};
@@ -335,6 +337,7 @@ Lesson parse_lesson(const std::string& text, const std::string& path) {
     blk.line = s.first_line;
     blk.text = s.content;
     blk.expect_error = s.expect_error;
+    blk.desktop_only = s.desktop_only;
     if (trim(s.content).empty()) fail_at(path, s.first_line, "this ```" + s.info + " block is empty");
     if (s.kind == Block::Kind::quiz) blk.quiz = parse_quiz(s.content, path, s.first_line);
     if (s.kind == Block::Kind::exercise) blk.exercise = parse_exercise(s.content, path, s.first_line + 1);
@@ -409,7 +412,7 @@ std::string compare_languages(const Lesson& a, const Lesson& b) {
         if (std::string d = compare_exercises(x.exercise, y.exercise); !d.empty()) return where + ": " + d;
         break;
       case Block::Kind::cell:
-      case Block::Kind::check: same = x.text == y.text && x.expect_error == y.expect_error; break;
+      case Block::Kind::check: same = x.text == y.text && x.expect_error == y.expect_error && x.desktop_only == y.desktop_only; break;
       case Block::Kind::quiz:
         same = normalize_answer(x.quiz.answer) == normalize_answer(y.quiz.answer) && x.quiz.verify == y.quiz.verify &&
                x.quiz.choices.size() == y.quiz.choices.size();

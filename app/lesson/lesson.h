@@ -36,6 +36,9 @@ struct Block {
   int line = 0;      // line in the lesson file where the block starts (a fenced block's fence)
   std::string text;  // prose, goals, recap: Markdown; cell and check: the code
   bool expect_error = false;  // ```ops fails: the cell shows an error on purpose (and must fail)
+  // ```ops desktop / ```check desktop: it needs what only the desktop app has (a C++ extension);
+  // elsewhere (the browser) it is passed over with a message saying so.
+  bool desktop_only = false;
   Quiz quiz;
   Directive directive;
   Exercise exercise;

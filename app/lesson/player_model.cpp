@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "platform/platform.h"
 
 namespace opscope::lesson {
 
@@ -40,6 +41,13 @@ BlockResult LessonPlayerModel::step() {
   switch (b.kind) {
     case Block::Kind::cell:
     case Block::Kind::check:
+      if (b.desktop_only && !platform::has(platform::Feature::cxx_extensions)) {  // said, and passed over
+        r.output = lang_ == "zh" ? "（这里跳过：这一格需要桌面版 opscope，它要编译 C++。本课其余部分不依赖它。）"
+                                 : "(Passed over here: this needs the desktop app, which compiles C++. The rest of the "
+                                   "lesson does not depend on it.)";
+        results_[pos_] = r;
+        break;
+      }
       r = runner_->run(lesson_, b);
       results_[pos_] = r;
       if (!r.ok) return r;  // stay on a failed block: the student can fix things at the prompt and retry
@@ -73,8 +81,17 @@ bool LessonPlayerModel::run_all() {
 QuizFeedback LessonPlayerModel::answer(const std::string& given) {
   if (done() || lesson_.blocks[pos_].kind != Block::Kind::quiz) throw Error("the current block is not a quiz");
   const Quiz& q = lesson_.blocks[pos_].quiz;
-  QuizFeedback f{quiz_answer_matches(q, given), q.answer, q.explain};
-  if (f.right) ++quizzes_right_;
+  const int tries = (feedback_[pos_] ? feedback_[pos_]->tries : 0) + 1;
+  QuizFeedback f{quiz_answer_matches(q, given), q.answer, q.explain, tries, true};
+  // A wrong answer gets another try before the answer is shown (an empty one gives up).
+  if (!f.right && !given.empty() && tries < kQuizTries) {
+    f.expected.clear();
+    f.explain.clear();
+    f.final = false;
+    feedback_[pos_] = f;
+    return f;
+  }
+  if (f.right && tries == 1) ++quizzes_right_;
   feedback_[pos_] = f;
   ++pos_;
   remember();

@@ -23,9 +23,12 @@ namespace opscope::lesson {
 
 struct QuizFeedback {
   bool right = false;
-  std::string expected;  // the answer, shown after a wrong one
+  std::string expected;  // the answer, shown once the quiz is over (empty while tries remain)
   std::string explain;
+  int tries = 0;         // answers given so far
+  bool final = true;     // the quiz is over: right, or wrong on the last try (else: try again)
 };
+constexpr int kQuizTries = 2;  // a wrong answer, then one more try, then the answer
 
 // An exercise as the student works on it: their code, the hints they revealed, their attempts
 // (the last one's feedback), and whether the solution may be shown (after a pass or giving up).
@@ -58,7 +61,8 @@ class LessonPlayerModel {
   BlockResult step();
   // Runs every block to the end, stopping after a failed cell or check; false on a failure.
   bool run_all();
-  // Answers the current quiz (the current block must be a quiz) and moves past it.
+  // Answers the current quiz (the current block must be a quiz). Right, or wrong for the last
+  // time (kQuizTries), it moves past it; a first wrong answer stays for another try.
   QuizFeedback answer(const std::string& given);
 
   // Exercises. `block` is an exercise's index; its state starts from the progress file (the

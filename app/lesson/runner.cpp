@@ -125,6 +125,12 @@ std::string check_lesson(const Lesson& lesson, std::ostream* log) {
       asked.push_back(&b);
       continue;
     }
+    // The browser passes over what it cannot run, if the lesson says which: a C++ extension.
+    if ((b.kind == Block::Kind::cell || b.kind == Block::Kind::check) && !b.desktop_only &&
+        b.text.find("load_extension(") != std::string::npos)
+      return lesson.path + ":" + std::to_string(b.line) + ": error: this " + kind_name(b.kind) +
+             " loads a C++ extension, which only the desktop app can: mark it ```" + (b.kind == Block::Kind::cell ? "ops" : "check") +
+             " desktop (the browser then passes over it with a message)";
     const BlockResult r = runner.run(lesson, b);
     if (!r.ran) continue;
     if (std::string e = failure(b, r); !e.empty()) return e;

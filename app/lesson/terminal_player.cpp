@@ -271,8 +271,18 @@ class Player {
       quit_ = true;
       return;
     }
-    const bool answered = !a.empty();
+    bool answered = !a.empty();
     QuizFeedback f = m.answer(a);
+    while (!f.final) {  // wrong, with a try left
+      out_ << paint("33", m.language() == "zh" ? "不太对，再想想。" : "Not quite. Think again.") << "\n";
+      const std::string again = ask(words_.your_answer);
+      if (quit_ || (o_.interactive && in_.eof())) {
+        quit_ = true;
+        return;
+      }
+      answered = !again.empty();
+      f = m.answer(again);
+    }
     if (f.right) out_ << paint("32", words_.right);
     else out_ << paint(answered ? "33" : "2", std::string(words_.wrong) + " " + f.expected);
     out_ << "\n";
