@@ -27,6 +27,7 @@ namespace opscope::viz {
 namespace {
 
 constexpr double kMoveSeconds = 0.35;  // re-layout animation: old positions glide to new ones
+constexpr double kFlowSeconds = 3.0;   // a step's data flows along its edges this long, then rests
 constexpr float kMaxZoom = 3.f;
 constexpr float kFitMargin = 24.f, kLegendHeight = 30.f;
 
@@ -196,6 +197,12 @@ bool update_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float 
 }
 
 bool layout_current(const GraphViewState& s) { return s.has_layout && !s.pending && !s.fitting.active; }
+
+bool view_animating(const GraphViewState& s, double time) {
+  return s.pending || s.fitting.active || s.fit_requested || s.fit_all ||
+         (s.relayout_time >= 0 && time - s.relayout_time < kMoveSeconds) ||
+         (s.flow_node >= 0 && time - s.flow_since < kFlowSeconds);
+}
 
 // [SECTION] semantic zoom
 
@@ -553,6 +560,11 @@ bool edge_shown(const FrameCtx& c, const LayoutEdge& e) {
 void draw_edges(FrameCtx& c) {
   const GraphLayout& L = c.s.layout;
   const double flow_phase = std::fmod(c.f.time * 0.8, 1.0);
+  if (c.f.current_node != c.s.flow_node) {
+    c.s.flow_node = c.f.current_node;
+    c.s.flow_since = c.f.time;
+  }
+  const bool flow_moves = c.f.time - c.s.flow_since < kFlowSeconds;
   c.s.drawn_edges.clear();
   for (const auto& e : L.edges) {
     if (e.spline.size() < 4 || !edge_shown(c, e)) continue;
@@ -588,7 +600,7 @@ void draw_edges(FrameCtx& c) {
       if (std::fabs(from.x - tip.x) + std::fabs(from.y - tip.y) < 1.f) from = pts[pts.size() - 4];
       draw_arrow_head(c.dl, from, tip, col, 9.f * std::max(0.6f, std::min(c.z, 1.5f)));
     }
-    if (flowing) {  // the current step's data moving along its edges
+    if (flowing && flow_moves) {  // the current step's data moving along its edges, for a while
       const size_t segs = (pts.size() - 1) / 3;
       for (int d = 0; d < 3; ++d) {
         const double t = std::fmod(flow_phase + d / 3.0, 1.0) * static_cast<double>(segs);

@@ -84,6 +84,8 @@ struct GraphViewState {
   std::map<std::string, Point> start_at;      // boxes a fold or unfold makes start here
   std::string anchor_hint;                    // the box that keeps its place at the next re-layout
   double relayout_time = -1;
+  int flow_node = -1;       // the step whose data is shown flowing along its edges ...
+  double flow_since = -1;   // ... since this time (a few seconds, then the view holds still)
   // --- what the last frame drew ---
   std::vector<DrawnBox> drawn;
   std::vector<DrawnEdge> drawn_edges;
@@ -91,6 +93,11 @@ struct GraphViewState {
   ImVec2 canvas_min, canvas_max;
   float text_px = 0;  // the boxes' text size on screen
 };
+
+// Whether the view still moves by itself at `time` (a layout being made, a fit, boxes gliding to
+// new places, the current step's data flowing): the window draws frames only while it does, on
+// input, or while a statement runs.
+bool view_animating(const GraphViewState& s, double time);
 
 struct GraphViewFrame {
   const Graph* graph = nullptr;

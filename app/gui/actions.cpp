@@ -282,6 +282,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"idle_frames", s.idle_frames},
               {"running", s.running},
               {"input_waiting", s.input_waiting},
+              {"idle", s.idle},
+              {"live_states", s.live_states},
               {"queued_work", s.queued.size()},
               {"mode", s.ws->static_mode() ? "static" : "dynamic"},
               {"program_nodes", &shown_graph(ms) != &s.ws->graph() ? static_cast<int64_t>(s.graph.only_nodes.size()) : -1},

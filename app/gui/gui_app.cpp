@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "app/gui/frame_clock.h"
@@ -87,6 +88,35 @@ void run_or_report(GuiState& s, const std::function<void()>& work) {
   }
 }
 
+// What the person can have changed while the window waited: where the pointer is, the buttons,
+// the window's size, the keys typed.
+struct InputSnapshot {
+  double x = 0, y = 0;
+  int w = 0, h = 0, buttons = 0;
+  long long keys = 0;
+  bool operator==(const InputSnapshot&) const = default;
+};
+InputSnapshot input_snapshot(GLFWwindow* window, const KeyHold& keys) {
+  InputSnapshot i;
+  glfwGetCursorPos(window, &i.x, &i.y);
+  glfwGetWindowSize(window, &i.w, &i.h);
+  for (int b = 0; b < 3; ++b) i.buttons |= glfwGetMouseButton(window, b) == GLFW_PRESS ? 1 << b : 0;
+  i.keys = keys.events();
+  return i;
+}
+
+// Waits for the person's next input. `idle_tick` (the human-input tests' live state) is called
+// four times a second meanwhile, without drawing: nothing changed.
+void wait_for_input(GLFWwindow* window, const KeyHold& keys, const std::function<void()>& idle_tick) {
+  if (!idle_tick) return platform::wait_for_input(-1);
+  for (;;) {
+    const InputSnapshot before = input_snapshot(window, keys);
+    platform::wait_for_input(0.25);
+    if (glfwWindowShouldClose(window) || !(input_snapshot(window, keys) == before)) return;
+    idle_tick();
+  }
+}
+
 // The state JSON for the human-input tests (platform::publish_live_state), ten times a second,
 // and at once when a statement has just ended (a test waits for that).
 void publish_live_state(GuiState& s, int fb_w, int fb_h) {
@@ -96,6 +126,15 @@ void publish_live_state(GuiState& s, int fb_w, int fb_h) {
   s.was_running = s.running;
   if (!ended && now - s.live_state_at < std::chrono::milliseconds(100)) return;
   s.live_state_at = now;
+  s.idle = false;
+  ++s.live_states;
+  platform::publish_live_state(state_json(s, fb_w, fb_h));
+}
+
+// While the window waits for input: the last frame's state again, saying so (idle: no frame drawn).
+void publish_idle_state(GuiState& s, int fb_w, int fb_h) {
+  s.idle = true;
+  ++s.live_states;
   platform::publish_live_state(state_json(s, fb_w, fb_h));
 }
 
@@ -127,6 +166,7 @@ int run_gui(const GuiOptions& o) {
   ImGuiIO& io = ImGui::GetIO();
   io.IniFilename = nullptr;  // the layout is computed each frame; no imgui.ini next to the user's files
   io.ConfigFlags |= ImGuiConfigFlags_NavEnableKeyboard;
+  io.ConfigInputTextCursorBlink = false;  // a blinking cursor would need frames while nothing changes
 
   Workspace& ws = current_workspace();
   lang::Session session(ws);
@@ -296,14 +336,28 @@ int run_gui(const GuiOptions& o) {
     std::fprintf(stderr, "error: cannot open '%s': %s\n", o.open.c_str(), s.console.lines.empty() ? "" : s.console.lines.back().text.c_str());
     if (headless) rc = 1;
   }
+  // A window with nothing changing draws nothing (a laptop's battery, a browser tab): after the
+  // person's input a few frames let ImGui settle (hover, a menu opening), then it waits for the
+  // next input, unless a statement, an animation or typed keys still need frames. (Tests reading
+  // the live state get a frame every quarter second.)
+  int settle_frames = 3;
+  const bool live = platform::live_state_wanted();
   for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
     if (headless && s.frame >= total_frames) break;
+    const bool busy = !s.queued.empty() || key_hold.waiting() || s.playing || s.console.focus_input ||
+                      viz::view_animating(s.graph, s.time) || session.quit_requested();
+    if (!headless && !busy && settle_frames <= 0) {
+      wait_for_input(window, key_hold, live ? [&] { publish_idle_state(s, fb_w, fb_h); } : std::function<void()>{});
+      settle_frames = 3;
+    }
+    --settle_frames;
     draw_frame(false);
     // What a click asked for runs now, between frames (it may run long: frames go on inside).
     while (!s.queued.empty() && !glfwWindowShouldClose(window)) {
       auto work = std::move(s.queued.front());
       s.queued.erase(s.queued.begin());
       run_or_report(s, work);
+      settle_frames = 3;  // what it changed is drawn
     }
     if (session.quit_requested()) break;
   }

@@ -127,6 +127,8 @@ struct GuiState {
   std::chrono::steady_clock::time_point live_state_at;  // when the live state was last published
   bool was_running = false;                             // ... and whether a statement ran then
   bool input_waiting = false;  // typed keys the window has not given to the UI yet (KeyHold)
+  bool idle = false;           // the window waits for input: no frame is being drawn
+  long long live_states = 0;   // live states published so far
 };
 
 // [panels.cpp] the whole window's UI for one frame.

@@ -17,12 +17,29 @@ KeyHold::KeyHold(GLFWwindow* window) : window_(window) {
   glfwSetWindowUserPointer(window, this);
   glfwSetKeyCallback(window, &KeyHold::on_key);
   glfwSetCharCallback(window, &KeyHold::on_char);
+  next_button_ = glfwSetMouseButtonCallback(window, &KeyHold::on_button);
+  next_scroll_ = glfwSetScrollCallback(window, &KeyHold::on_scroll);
+}
+
+void KeyHold::on_button(GLFWwindow* window, int button, int action, int mods) {
+  auto* self = static_cast<KeyHold*>(glfwGetWindowUserPointer(window));
+  if (!self) return;
+  ++self->events_;
+  if (self->next_button_) self->next_button_(window, button, action, mods);
+}
+
+void KeyHold::on_scroll(GLFWwindow* window, double dx, double dy) {
+  auto* self = static_cast<KeyHold*>(glfwGetWindowUserPointer(window));
+  if (!self) return;
+  ++self->events_;
+  if (self->next_scroll_) self->next_scroll_(window, dx, dy);
 }
 
 void KeyHold::on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
   auto* self = static_cast<KeyHold*>(glfwGetWindowUserPointer(window));
   if (!self) return ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
   self->queue_.push_back({false, 0, key, scancode, action, mods});
+  ++self->events_;
   self->deliver();
 }
 
@@ -30,6 +47,7 @@ void KeyHold::on_char(GLFWwindow* window, unsigned codepoint) {
   auto* self = static_cast<KeyHold*>(glfwGetWindowUserPointer(window));
   if (!self) return ImGui_ImplGlfw_CharCallback(window, codepoint);
   self->queue_.push_back({true, codepoint, 0, 0, 0, 0});
+  ++self->events_;
   self->deliver();
 }
 

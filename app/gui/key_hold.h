@@ -22,6 +22,7 @@ class KeyHold {
   // Once a frame, before the window's events are read: what waited is given to ImGui.
   void new_frame();
   bool waiting() const { return !queue_.empty(); }  // input is still to be given (draw again)
+  long long events() const { return events_; }  // key, character, button and wheel events so far
   // While this says a text field is about to take the keyboard (the console's line, given back
   // after Enter, becomes active a frame or two later), typed characters wait for it instead of
   // falling on no field; at most kTextWaitFrames frames.
@@ -36,12 +37,19 @@ class KeyHold {
   };
   static void on_key(GLFWwindow* window, int key, int scancode, int action, int mods);
   static void on_char(GLFWwindow* window, unsigned codepoint);
+  // Buttons and the wheel go straight on (ImGui 1.86 keeps a click shorter than a frame); they are
+  // counted, so that a wait for input sees them.
+  static void on_button(GLFWwindow* window, int button, int action, int mods);
+  static void on_scroll(GLFWwindow* window, double dx, double dy);
+  void (*next_button_)(GLFWwindow*, int, int, int) = nullptr;
+  void (*next_scroll_)(GLFWwindow*, double, double) = nullptr;
   void deliver();
   GLFWwindow* window_;
   std::deque<Event> queue_;
   std::vector<int> changed_;  // keys whose state ImGui was given this frame
   bool edited_ = false;       // an editing key (Enter, Backspace, ...) was given this frame
   int text_waited_ = 0;       // frames characters waited for a text field
+  long long events_ = 0;
 };
 
 }  // namespace opscope::app

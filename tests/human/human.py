@@ -98,9 +98,13 @@ class Player:
         seen = self.state()
         frame0 = seen["frame"] if seen else -1
         idle0 = seen["idle_frames"] if seen else -1
+        live0 = seen.get("live_states", 0) if seen else -1
         while time.time() - t0 < WAIT_S:
             s = self.state()
-            if s and (s["frame"] > frame0 + 1 or s["idle_frames"] > idle0 + 1):
+            # Two frames drawn since (one may have begun before the input), or the window waiting
+            # for input with nothing changed, said twice since.
+            if s and (s["frame"] > frame0 + 1 or s["idle_frames"] > idle0 + 1 or
+                      (s.get("idle") and s.get("live_states", 0) > live0 + 1)):
                 return s
             self.require_alive()
             time.sleep(0.05)
@@ -129,7 +133,14 @@ class Player:
         s = self.state() or {}
         console = "\n".join(s.get("console", []))
         return {"state": s, "console": console, "lesson": s.get("lesson") or {}, "alive": self.d.alive(),
-                "widget": lambda label: (self.widgets(label, s) or [None])[0], "json": json, "re": re}
+                "widget": lambda label: (self.widgets(label, s) or [None])[0], "json": json, "re": re,
+                "frames_drawn": self.frames_drawn}
+
+    def frames_drawn(self, seconds):
+        """How many frames the window drew in the next `seconds` with no input."""
+        before = self.state()["frame"]
+        time.sleep(seconds)
+        return self.state()["frame"] - before
 
     def evaluate(self, expr):
         try:
