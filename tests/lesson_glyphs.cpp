@@ -1,4 +1,4 @@
-// Every Chinese character of the Chinese lessons (and the knowledge map) is in the GUI's font
+// Every character beyond ASCII of the lessons in both languages, every Chinese character of the Chinese lessons (and the knowledge map) is in the GUI's font
 // atlas once the atlas is baked for their text (viz::GlyphSet, as the window seeds it), and the
 // CJK font really has a glyph for it, so no lesson shows "?" boxes. Also checks that a
 // character typed later is baked on the next rebuild. Usage: lesson_glyphs LESSON.md...
@@ -21,13 +21,14 @@ std::string read(const char* path) {
   return ss.str();
 }
 
-// The wide characters of `text` without a glyph of their own in `font`.
+// The characters beyond ASCII of `text` without a glyph of their own in `font` (CJK, and the
+// formulas' symbols: ⌊ ⌋ once showed as "?").
 int count_missing(const ImFont* font, const std::string& text, const char* where) {
   int missing = 0;
   for (size_t k = 0; k < text.size();) {
     const size_t at = k;
     const char32_t c = opscope::lesson::next_code_point(text, k);
-    if (opscope::viz::is_cjk_char(static_cast<ImWchar>(c)) && !font->FindGlyphNoFallback(static_cast<ImWchar>(c))) {
+    if (c >= 0x80 && c != 0xFE0F && !font->FindGlyphNoFallback(static_cast<ImWchar>(c))) {
       std::printf("%s: no glyph for '%s' (U+%04X)\n", where, text.substr(at, k - at).c_str(), static_cast<unsigned>(c));
       ++missing;
     }

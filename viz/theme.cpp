@@ -159,8 +159,10 @@ Fonts load_fonts(float scale, GlyphSet glyphs) {
                                "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
                                "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc"});
   const std::string mono_path = first_existing({"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf"});
-  // Latin, Greek (formulas: σ, Σ, ∂), the superscript T of Bᵀ, arrows and a few symbols.
-  static const ImWchar ui_ranges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x1D00, 0x1D7F, 0x2000, 0x22FF, 0x25A0, 0x25FF, 0};
+  // Latin, combining marks (x̂), Greek (formulas: σ, Σ, ∂), the superscript T of Bᵀ, arrows,
+  // mathematical and technical symbols (⌊ ⌋) and a few shapes. (tests/lesson_glyphs.cpp checks
+  // every character of the lessons has a glyph.)
+  static const ImWchar ui_ranges[] = {0x0020, 0x00FF, 0x0300, 0x03FF, 0x1D00, 0x1D7F, 0x2000, 0x23FF, 0x25A0, 0x25FF, 0};
   auto load = [&](const std::string& path, float px, const ImWchar* ranges) -> ImFont* {
     if (path.empty()) {
       ImFontConfig cfg;

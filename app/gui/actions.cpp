@@ -324,6 +324,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"widgets", widgets},
               {"want_text_input", ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput},
               {"console_input", s.console.input},
+              {"console_width_px", s.console.log_width_px},
+              {"console_widest_row_px", s.console.widest_row_px},
               {"pending_block", s.console.pending_block}};
   if (s.lesson_state)
     if (const std::string lesson = ms.lesson_state(ms); !lesson.empty()) state["lesson"] = json::parse(lesson);

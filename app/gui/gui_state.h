@@ -36,6 +36,7 @@ struct ConsoleState {
   int history_pos = -1;              // -1: not browsing history
   std::vector<std::string> candidates;  // the last Tab completion's candidates
   bool scroll_to_bottom = true;
+  float log_width_px = 0, widest_row_px = 0;  // the log's width and its widest row drawn (a test: nothing cut)
   bool focus_input = false;          // the input line should take the keyboard back
   int focus_asked_frame = -100;      // ... asked in this frame
   viz::GlyphSet* glyphs = nullptr;  // the atlas learns the characters of what is printed

@@ -193,21 +193,60 @@ void draw_journal_offer(GuiState& s) {
   if (noted(s.widgets, ImGui::SmallButton("Start fresh"), "Start fresh")) forget_last_workspace(s);
 }
 
+// One row of the console as drawn: bytes [begin, end) of line `line`.
+struct ConsoleRow {
+  size_t line, begin, end;
+};
+using ConsoleRows = std::vector<ConsoleRow>;
+
+// The console's lines cut into rows of at most `columns` columns (a CJK character takes two).
+ConsoleRows console_rows(const std::vector<ConsoleLine>& lines, size_t columns) {
+  ConsoleRows rows;
+  rows.reserve(lines.size());
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const std::string& t = lines[i].text;
+    size_t begin = 0, used = 0;
+    for (size_t k = 0; k < t.size();) {
+      const unsigned char b = static_cast<unsigned char>(t[k]);
+      const size_t len = b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+      const size_t width = (len == 3 && b >= 0xE3) || len == 4 ? 2 : 1;  // U+3000 and up (CJK) are wide
+      if (used + width > columns && k > begin) {
+        rows.push_back({i, begin, k});
+        begin = k;
+        used = 0;
+      }
+      used += width;
+      k = std::min(t.size(), k + len);
+    }
+    rows.push_back({i, begin, t.size()});
+  }
+  return rows;
+}
+
 void draw_console(GuiState& s) {
   auto& c = s.console;
   const float input_h = ImGui::GetFrameHeightWithSpacing() * (1.f + (c.candidates.empty() ? 0.f : 1.f) + (s.journal_offered > 0 ? 1.f : 0.f));
-  ImGui::BeginChild("console_log", ImVec2(0, -input_h), false, ImGuiWindowFlags_HorizontalScrollbar);
+  ImGui::BeginChild("console_log", ImVec2(0, -input_h), false);
   if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
   const auto& th = viz::theme(s.dark);
+  // Long lines wrap at the panel's width (an error's caret line wraps at the same column as its
+  // code line, both in the monospaced font), so nothing is cut off at the right.
+  const float column_px = std::max(1.f, ImGui::CalcTextSize("m").x);
+  const size_t columns = static_cast<size_t>(std::max(20.f, ImGui::GetContentRegionAvail().x / column_px));
+  const ConsoleRows rows = console_rows(c.lines, columns);
+  c.log_width_px = ImGui::GetContentRegionAvail().x;
+  c.widest_row_px = 0;
   ImGuiListClipper clip;
-  clip.Begin(static_cast<int>(c.lines.size()));
+  clip.Begin(static_cast<int>(rows.size()));
   while (clip.Step())
-    for (int i = clip.DisplayStart; i < clip.DisplayEnd; ++i) {
-      const auto& l = c.lines[static_cast<size_t>(i)];
+    for (int r = clip.DisplayStart; r < clip.DisplayEnd; ++r) {
+      const ConsoleRow& row = rows[static_cast<size_t>(r)];
+      const auto& l = c.lines[row.line];
       if (l.kind == ConsoleLine::error) ImGui::PushStyleColor(ImGuiCol_Text, th.edge_backward);
       else if (l.kind == ConsoleLine::input) ImGui::PushStyleColor(ImGuiCol_Text, th.selected);
       else ImGui::PushStyleColor(ImGuiCol_Text, th.text);
-      ImGui::TextUnformatted(l.text.c_str());
+      ImGui::TextUnformatted(l.text.data() + row.begin, l.text.data() + row.end);
+      c.widest_row_px = std::max(c.widest_row_px, ImGui::GetItemRectSize().x);
       ImGui::PopStyleColor();
     }
   if (s.fonts.mono) ImGui::PopFont();
