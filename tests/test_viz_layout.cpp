@@ -189,7 +189,14 @@ TEST_CASE("layout: a layout kept while the next is made drops what a :reset took
   viz::GraphLayout l = viz::layout_graph(ws.graph(), viz::LayoutOptions{});
   const size_t boxes = l.boxes.size();
   REQUIRE(boxes > 4);
-  CHECK(viz::drop_missing(l, ws.graph()) == 0);  // nothing went: nothing dropped
+  auto keys = [](const viz::GraphLayout& x) {
+    std::vector<std::string> k;
+    for (const auto& b : x.boxes) k.push_back(b.key + "|" + b.title + "|" + std::to_string(b.center.x));
+    return k;
+  };
+  const std::vector<std::string> before = keys(l);
+  CHECK(viz::drop_missing(l, ws.graph()) == 0);  // nothing went: the layout is untouched
+  CHECK(keys(l) == before);
   CHECK(l.boxes.size() == boxes);
   REQUIRE(session.run(":reset", "<test>", out, err));
   CHECK(viz::drop_missing(l, ws.graph()) == static_cast<int>(boxes));

@@ -77,15 +77,16 @@ int drop_missing(GraphLayout& l, const Graph& g) {
     return std::any_of(b.nodes.begin(), b.nodes.end(), [&g](int id) { return !g.has_node(id); });
   };
   std::vector<int> new_index(l.boxes.size(), -1);
-  std::vector<LayoutBox> kept;
+  int kept = 0;
   for (size_t i = 0; i < l.boxes.size(); ++i)
-    if (!gone(l.boxes[i])) {
-      new_index[i] = static_cast<int>(kept.size());
-      kept.push_back(std::move(l.boxes[i]));
-    }
-  const int dropped = static_cast<int>(l.boxes.size() - kept.size());
-  if (dropped == 0) return 0;
-  l.boxes = std::move(kept);
+    if (!gone(l.boxes[i])) new_index[i] = kept++;
+  const int dropped = static_cast<int>(l.boxes.size()) - kept;
+  if (dropped == 0) return 0;  // (the usual case: the graph only grew)
+  std::vector<LayoutBox> boxes;
+  boxes.reserve(static_cast<size_t>(kept));
+  for (size_t i = 0; i < l.boxes.size(); ++i)
+    if (new_index[i] >= 0) boxes.push_back(std::move(l.boxes[i]));
+  l.boxes = std::move(boxes);
   std::vector<LayoutEdge> edges;
   for (LayoutEdge& e : l.edges) {
     if (e.from < 0 || e.to < 0 || new_index[static_cast<size_t>(e.from)] < 0 || new_index[static_cast<size_t>(e.to)] < 0) continue;

@@ -214,8 +214,12 @@ int run_gui(const GuiOptions& o) {
   auto draw_frame = [&](bool idle) {
     clock.frame_begins(s, idle);
     key_hold.new_frame();
-    s.input_waiting = key_hold.waiting();
     glfwPollEvents();
+    s.input_waiting = key_hold.waiting();
+    if (key_hold.events() != s.input_events) {  // the person did something since the last frame
+      s.input_events = key_hold.events();
+      s.input_frame = s.frame;
+    }
     int want_w = 0, want_h = 0;  // the browser's page was resized
     if (platform_sizes && platform::preferred_window_size(want_w, want_h)) {
       int w = 0, h = 0;
@@ -344,7 +348,8 @@ int run_gui(const GuiOptions& o) {
   const bool live = platform::live_state_wanted();
   for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
     if (headless && s.frame >= total_frames) break;
-    const bool busy = !s.queued.empty() || key_hold.waiting() || s.playing || s.console.focus_input ||
+    // (ImGui takes a click in the second frame after its button event: three frames after input.)
+    const bool busy = s.frame - s.input_frame < 3 || !s.queued.empty() || key_hold.waiting() || s.playing || s.console.focus_input ||
                       viz::view_animating(s.graph, s.time) || session.quit_requested();
     if (!headless && !busy && settle_frames <= 0) {
       wait_for_input(window, key_hold, live ? [&] { publish_idle_state(s, fb_w, fb_h); } : std::function<void()>{});

@@ -129,6 +129,8 @@ struct GuiState {
   bool was_running = false;                             // ... and whether a statement ran then
   bool input_waiting = false;  // typed keys the window has not given to the UI yet (KeyHold)
   bool idle = false;           // the window waits for input: no frame is being drawn
+  long long input_events = 0;  // the person's key, button and wheel events so far ...
+  int input_frame = 0;         // ... and the frame that saw the last of them
   long long live_states = 0;   // live states published so far
 };
 

@@ -103,6 +103,15 @@ bool adopt_fashion_mnist_file(GuiState& s, const std::string& path) {
   return true;
 }
 
+// A file opened becomes a variable named after it, never silently in place of one the student
+// has: x.npy is x, or x_2 when x is taken (the console's echo of the statement says which).
+std::string fresh_variable(GuiState& s, const std::string& wanted) {
+  const auto& vars = s.session->interpreter().globals();
+  std::string name = wanted;
+  for (int n = 2; vars.count(name); ++n) name = wanted + "_" + std::to_string(n);
+  return name;
+}
+
 }  // namespace
 
 bool open_file(GuiState& s, const std::string& path) {
@@ -120,7 +129,7 @@ bool open_file(GuiState& s, const std::string& path) {
     s.console.lines.push_back({ConsoleLine::input, "# ran " + name});
     return run_in_console(s, text.str(), false);
   }
-  const std::string var = identifier(fs::path(path).stem().stem().string());
+  const std::string var = fresh_variable(s, identifier(fs::path(path).stem().stem().string()));
   if (ends_with(name, ".npy")) return run_in_console(s, var + " = load(" + quoted(path) + ")");
   if (is_fashion_mnist_file(name) && adopt_fashion_mnist_file(s, path)) return true;
   if (ends_with(name, "-ubyte") || ends_with(name, "-ubyte.gz") || ends_with(name, ".idx") || ends_with(name, ".idx.gz"))

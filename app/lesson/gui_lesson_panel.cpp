@@ -131,16 +131,18 @@ void restart(app::GuiState& s, PanelState& st) {
 
 // Runs the cells up to the next question: a quiz or an exercise waits for the student (Run all
 // never answers or skips one for them, so a lesson is finished only by going through them).
-void run_all(app::GuiState& s, PanelState& st) {
+// (`to_end`, the scripted "lesson all": past them too, unanswered, as a test runs a lesson through.)
+void run_blocks(app::GuiState& s, PanelState& st, bool to_end) {
   LessonPlayerModel& m = *st.model;
   while (!m.done()) {
     const Block::Kind k = m.current()->kind;
-    if ((k == Block::Kind::quiz || k == Block::Kind::exercise) && !m.paused()) break;
+    if ((k == Block::Kind::quiz || k == Block::Kind::exercise) && !m.paused() && !to_end) break;
     const size_t at = m.position();
     step(s, st);
     if (m.position() == at) break;  // a failure
   }
 }
+void run_all(app::GuiState& s, PanelState& st) { run_blocks(s, st, false); }
 
 void draw_cell(const Block& b, const std::optional<BlockResult>& r, size_t i, const viz::Fonts& fonts, float scale) {
   draw_code_box("cell" + std::to_string(i), b.text, fonts, scale);
@@ -602,7 +604,7 @@ bool apply_lesson_action(app::GuiState& s, const std::string& action) {
   if (arg == "next") {
     app::run_busy(s, [&] { step(s, p); });
   } else if (arg == "all") {
-    app::run_busy(s, [&] { run_all(s, p); });
+    app::run_busy(s, [&] { run_blocks(s, p, true); });
     if (!m.done()) throw Error("lesson " + std::to_string(m.lesson().number) + " stopped at block " + std::to_string(m.position()));
   } else if (arg.rfind("answer ", 0) == 0) {
     if (m.done() || m.current()->kind != Block::Kind::quiz) throw Error("the lesson is not at a quiz");

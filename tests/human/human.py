@@ -188,8 +188,10 @@ class Player:
         elif verb == "wait_idle":
             # Typed keys given to the UI, the work they asked for done, then one more frame.
             self.fresh_state()
-            self.wait_for(lambda s: not s["running"] and not s.get("input_waiting") and not s.get("queued_work"),
-                          "no statement running and no input waiting")
+            # (ImGui takes a click in the second frame after it: three frames after the last input
+            # event, what it asked for is queued or done.)
+            self.wait_for(lambda s: not s["running"] and not s.get("input_waiting") and not s.get("queued_work") and
+                          s.get("frames_since_input", 99) >= 3, "no statement running and no input waiting")
             self.fresh_state()
         elif verb == "wait":
             self.wait_for(lambda s: self.evaluate(arg) is True, arg)
