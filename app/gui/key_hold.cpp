@@ -11,6 +11,8 @@ namespace opscope::app {
 namespace {
 // Keys a text field acts on by their state, not by a character (GLFW numbers them from 256).
 bool editing_key(int key) { return key >= GLFW_KEY_ESCAPE && key < GLFW_KEY_LEFT_SHIFT; }
+// Keys that type a character (GLFW numbers them by their ASCII, up to the two "world" keys).
+bool plain_key(int key) { return key >= GLFW_KEY_SPACE && key <= GLFW_KEY_WORLD_2; }
 }  // namespace
 
 KeyHold::KeyHold(GLFWwindow* window) : window_(window) {
@@ -60,26 +62,31 @@ void KeyHold::new_frame() {
 }
 
 // In order, up to the first event that would be a second change of a key this frame, or would
-// come after an editing key: that one waits for the next frame with the keys after it. Characters
-// behind a letter's waiting key event go on (a text field reads characters, not letter keys, so
-// typing never lags behind the frames), never past a waiting editing key.
+// come after an editing key: that one waits for the next frame with the keys after it. While a
+// text field has the keyboard, plain typing (a letter, a digit, punctuation, without Ctrl, Alt
+// or Super) and characters go on past a waiting key, never past a waiting editing key or
+// modifier: the field reads characters, so typing never lags behind the frames, while Ctrl+V,
+// Enter and Backspace keep their order and are each seen for a frame.
 void KeyHold::deliver() {
   const bool hold_text = edited_ || (text_waited_ > 0 && text_waited_ <= kTextWaitFrames);
-  bool blocked = false, editing_waits = false;
+  const bool typing = ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput;
+  bool some_wait = false, order_waits = false;
   for (auto it = queue_.begin(); it != queue_.end();) {
     const Event e = *it;
     if (e.is_char) {
-      if (hold_text || editing_waits || edited_) return;
+      if (hold_text || order_waits) return;
       it = queue_.erase(it);
       ImGui_ImplGlfw_CharCallback(window_, e.codepoint);
       continue;
     }
     const bool change = e.action != GLFW_REPEAT;
-    const bool wait = blocked || (change && std::find(changed_.begin(), changed_.end(), e.key) != changed_.end()) ||
-                      (edited_ && editing_key(e.key));
+    const bool plain = typing && plain_key(e.key) && (e.mods & (GLFW_MOD_CONTROL | GLFW_MOD_ALT | GLFW_MOD_SUPER)) == 0;
+    const bool wait = plain ? order_waits
+                            : some_wait || (change && std::find(changed_.begin(), changed_.end(), e.key) != changed_.end()) ||
+                                  (edited_ && editing_key(e.key));
     if (wait) {
-      blocked = true;
-      editing_waits = editing_waits || editing_key(e.key);
+      some_wait = true;
+      order_waits = order_waits || !plain;
       ++it;
       continue;
     }

@@ -4,7 +4,8 @@
 // draw: Mesa's software renderer, a busy browser tab), and text typed after an Enter in the same
 // frame went into the line before it. Here the window's key and character events pass through a
 // queue: a key changes state at most once a frame, and after Enter, Tab, Backspace, an arrow or
-// another editing key, what follows waits for the next frame.
+// another editing key, what follows waits for the next frame. Plain typing into a text field
+// (characters, and letter keys without Ctrl) never waits behind the frames.
 #pragma once
 #include <deque>
 #include <functional>
