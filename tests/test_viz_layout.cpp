@@ -180,7 +180,7 @@ TEST_CASE("export: SVG and PNG through Graphviz", "[viz]") {
   CHECK_THROWS_AS(viz::render_dot(dot, "gif", dir + "/x.gif"), Error);
 }
 
-TEST_CASE("layout: a layout kept while the next is made drops what a :reset took away", "[viz]") {
+TEST_CASE("layout: a layout kept while the next is made forgets what a :reset took away", "[viz]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   lang::Session session(ws);
@@ -195,17 +195,22 @@ TEST_CASE("layout: a layout kept while the next is made drops what a :reset took
     return k;
   };
   const std::vector<std::string> before = keys(l);
-  CHECK(viz::drop_missing(l, ws.graph()) == 0);  // nothing went: the layout is untouched
+  CHECK(viz::forget_missing(l, ws.graph()) == 0);  // nothing went: the layout is untouched
   CHECK(keys(l) == before);
   CHECK(l.boxes.size() == boxes);
   REQUIRE(session.run(":reset", "<test>", out, err));
-  CHECK(viz::drop_missing(l, ws.graph()) == static_cast<int>(boxes));
-  CHECK(l.boxes.empty());
-  CHECK(l.edges.empty());
+  CHECK(viz::forget_missing(l, ws.graph()) == static_cast<int>(boxes));
+  CHECK(l.boxes.size() == boxes);  // still drawn, dimmed, until the next layout
+  for (const auto& b : l.boxes) {
+    CHECK(b.gone);
+    CHECK(b.node == -1);
+    CHECK(b.value == -1);
+    CHECK(b.nodes.empty());
+  }
   for (int box : l.node_box) CHECK(box == -1);
 }
 
-TEST_CASE("layout: a rolled-back statement's boxes are dropped; the rest keep their edges, renumbered", "[viz]") {
+TEST_CASE("layout: a rolled-back statement's boxes are forgotten; the rest keep their nodes", "[viz]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   lang::Session session(ws);
@@ -218,17 +223,17 @@ TEST_CASE("layout: a rolled-back statement's boxes are dropped; the rest keep th
   viz::GraphLayout l = viz::layout_graph(ws.graph(), viz::LayoutOptions{});
   REQUIRE(l.boxes.size() > before.boxes.size());
   ws.graph().rollback(mark);
-  const size_t with_extra = l.boxes.size();
-  const int dropped = viz::drop_missing(l, ws.graph());
-  CHECK(dropped == static_cast<int>(with_extra - l.boxes.size()));
-  CHECK(dropped >= 2);  // relu and mul (and the constant's box)
-  CHECK(l.boxes.size() == before.boxes.size());
-  for (const auto& b : l.boxes) CHECK(before.find(b.key) >= 0);
-  for (const auto& e : l.edges) {
-    REQUIRE(e.from >= 0);
-    REQUIRE(e.to >= 0);
-    CHECK(e.from < static_cast<int>(l.boxes.size()));
-    CHECK(e.to < static_cast<int>(l.boxes.size()));
+  const int forgotten = viz::forget_missing(l, ws.graph());
+  CHECK(forgotten >= 2);  // relu and mul (and the constant's box)
+  int gone = 0;
+  for (const auto& b : l.boxes) {
+    gone += b.gone;
+    if (b.gone) CHECK(before.find(b.key) < 0);  // only the rolled-back statement's boxes
+    else CHECK(before.find(b.key) >= 0);
+    if (b.node >= 0) CHECK(ws.graph().has_node(b.node));
+    if (b.value >= 0) CHECK(ws.graph().has_value(b.value));
   }
-  CHECK(l.edges.size() == before.edges.size());
+  CHECK(gone == forgotten);
+  for (int id = 0; id < static_cast<int>(l.node_box.size()); ++id)
+    if (l.node_box[static_cast<size_t>(id)] >= 0) CHECK(ws.graph().has_node(id));
 }

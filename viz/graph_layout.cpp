@@ -70,34 +70,25 @@ int GraphLayout::find_node(int node_id) const {
   return node_box[static_cast<size_t>(node_id)];
 }
 
-int drop_missing(GraphLayout& l, const Graph& g) {
-  auto gone = [&g](const LayoutBox& b) {
-    if (b.node >= 0 && !g.has_node(b.node)) return true;
-    if (b.value >= 0 && !g.has_value(b.value)) return true;
-    return std::any_of(b.nodes.begin(), b.nodes.end(), [&g](int id) { return !g.has_node(id); });
-  };
-  std::vector<int> new_index(l.boxes.size(), -1);
-  int kept = 0;
-  for (size_t i = 0; i < l.boxes.size(); ++i)
-    if (!gone(l.boxes[i])) new_index[i] = kept++;
-  const int dropped = static_cast<int>(l.boxes.size()) - kept;
-  if (dropped == 0) return 0;  // (the usual case: the graph only grew)
-  std::vector<LayoutBox> boxes;
-  boxes.reserve(static_cast<size_t>(kept));
-  for (size_t i = 0; i < l.boxes.size(); ++i)
-    if (new_index[i] >= 0) boxes.push_back(std::move(l.boxes[i]));
-  l.boxes = std::move(boxes);
-  std::vector<LayoutEdge> edges;
-  for (LayoutEdge& e : l.edges) {
-    if (e.from < 0 || e.to < 0 || new_index[static_cast<size_t>(e.from)] < 0 || new_index[static_cast<size_t>(e.to)] < 0) continue;
-    e.from = new_index[static_cast<size_t>(e.from)];
-    e.to = new_index[static_cast<size_t>(e.to)];
-    edges.push_back(std::move(e));
+int forget_missing(GraphLayout& l, const Graph& g) {
+  int forgotten = 0;
+  for (LayoutBox& b : l.boxes) {
+    const bool gone = (b.node >= 0 && !g.has_node(b.node)) || (b.value >= 0 && !g.has_value(b.value)) ||
+                      std::any_of(b.nodes.begin(), b.nodes.end(), [&g](int id) { return !g.has_node(id); });
+    if (!gone) continue;
+    b.node = b.value = b.body_node = -1;
+    b.nodes.clear();
+    b.gone = true;
+    ++forgotten;
   }
-  l.edges = std::move(edges);
-  std::erase_if(l.clusters, [&g](const LayoutCluster& c) { return c.node >= 0 && !g.has_node(c.node); });
-  for (int& box : l.node_box) box = box < 0 ? -1 : new_index[static_cast<size_t>(box)];
-  return dropped;
+  if (forgotten == 0) return 0;  // (the usual case: the graph only grew)
+  for (LayoutEdge& e : l.edges)
+    if (e.value >= 0 && !g.has_value(e.value)) e.value = -1;
+  for (LayoutCluster& c : l.clusters)
+    if (c.node >= 0 && !g.has_node(c.node)) c.node = -1;
+  for (size_t id = 0; id < l.node_box.size(); ++id)
+    if (!g.has_node(static_cast<int>(id))) l.node_box[id] = -1;
+  return forgotten;
 }
 
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o) {

@@ -46,6 +46,7 @@ struct LayoutBox {
   std::string anchor;        // backward lane: the forward box it is drawn under ("" if none)
   Point center;        // y grows downwards, units are pixels at zoom 1
   float width = 0, height = 0;
+  bool gone = false;   // its node or value left the graph since the layout was made (forget_missing)
 };
 
 enum class EdgeKind : uint8_t {
@@ -114,11 +115,13 @@ struct GraphLayout {
   std::vector<int> node_box;               // node id -> box index (-1: hidden)
 };
 
-// Drops from `l` what the graph no longer has (nodes and values taken away by a :reset, a failed
-// statement's rollback, or tape dropped in a long loop), with the edges and frames that touch
-// it. A view keeps drawing its last layout while the next is made off the frame: after this it
-// never draws, hovers or inspects a node that is gone. Returns how many boxes it dropped.
-int drop_missing(GraphLayout& l, const Graph& g);
+// Unlinks from `l` what the graph no longer has (nodes and values taken away by a :reset, a
+// failed statement's rollback, or tape dropped in a long loop): such a box keeps its place and
+// text, marked `gone`, and refers to no node or value any more. A view keeps drawing its last
+// layout while the next is made off the frame (a loop's last iteration, seen while it runs):
+// after this it never reads, hovers into or inspects a node that is gone. Returns how many boxes
+// it unlinked.
+int forget_missing(GraphLayout& l, const Graph& g);
 
 // What identifies a layout: re-layout only when this changes.
 struct LayoutKey {

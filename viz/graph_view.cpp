@@ -160,6 +160,12 @@ void open_one_level(GraphViewState& s, const Graph& g) {
   s.opened.clear();
 }
 
+// Two layout keys of the same graph object and phase filter: what differs is its nodes or its
+// folds (a loop's calls are new calls each iteration, so their folds change with the nodes).
+bool same_view(const LayoutKey& a, const LayoutKey& b) {
+  return a.graph == b.graph && a.filter == b.filter && a.lanes == b.lanes;
+}
+
 // Asks for the layout of the graph as it is now, unless it is shown or being made already.
 // Planning reads the Graph, so it happens here, on the thread that owns the graph; the rest is
 // the queue's.
@@ -168,6 +174,11 @@ void request_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float
   const LayoutOptions o = view_options(s, fonts, font_scale);
   LayoutKey key = layout_key(g, o);
   if (s.pending && key == s.pending_key) return;
+  // The same view of a graph that changed again while its layout is being made (a loop adds and
+  // drops nodes every step): that layout finishes and is shown first, then the next is asked for
+  // (a fold clicked meanwhile waits for it too). Superseding it each time would show "laying out"
+  // for as long as the loop runs.
+  if (s.pending && !s.pending->done && same_view(key, s.pending_key)) return;
   if (s.pending) s.pending->cancelled = true;  // superseded (what it laid out stays in the cache)
   s.pending.reset();
   if (s.has_layout && key == s.key) return;
@@ -732,7 +743,7 @@ std::string draw_boxes(FrameCtx& c) {
     }
     const bool is_hovered = c.canvas_hovered && ImGui::IsMouseHoveringRect(a, e);
     if (is_hovered) hovered = b.key;
-    float alpha = c.alphas[i];
+    float alpha = c.alphas[i] * (b.gone ? 0.45f : 1.f);  // gone: a loop's earlier iteration, until the next layout
     if (!c.hits.empty() && !d.matched) alpha *= 0.35f;
     float rounding;
     const ImU32 fill = box_fill(c.th, b, c.z, &rounding);
@@ -845,9 +856,10 @@ void handle_selection(FrameCtx& c, const std::string& hovered) {
 void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const Graph& g = *f.graph;
   // The layout shown was made for an older version of this graph: what went since is not drawn.
-  if (s.has_layout && s.key.graph == &g && s.key.graph_version != g.version()) {
-    drop_missing(s.layout, g);
+  if (s.has_layout && s.key.graph == &g && s.key.graph_version != g.version() && forget_missing(s.layout, g) > 0) {
     std::erase_if(s.expanded, [&g](int id) { return !g.has_node(id); });
+    for (std::string* key : {&s.selected, &s.hovered})  // the inspector and the tooltip read the graph
+      if (const int b = s.layout.find(*key); b >= 0 && s.layout.boxes[static_cast<size_t>(b)].gone) key->clear();
   }
   ImFont* font = f.fonts && f.fonts->ui ? f.fonts->ui : ImGui::GetFont();
   const float zmin = readable_zoom(font, f.font_scale);

@@ -77,9 +77,27 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   char first_step[32];
   std::snprintf(first_step, sizeof first_step, "step %lld", (long long)series.front().step);
   dl->AddText(ImVec2(x0, y1 + 1), th.text_dim, first_step);
+  // A long loop has more steps than the plot has pixels: each pixel column then shows the step
+  // of its range with the most memory (the envelope), and the backward bands are left out (they
+  // would be thinner than a pixel). Drawing every step would alias into stripes, and thousands
+  // of shapes a frame.
+  const size_t columns = static_cast<size_t>(std::max(2.f, x1 - x0));
+  const bool every_step = n <= columns;
+  std::vector<size_t> shown;
+  if (every_step) {
+    for (size_t i = 0; i < n; ++i) shown.push_back(i);
+  } else {
+    for (size_t c = 0; c < columns; ++c) {
+      const size_t from = c * n / columns, to = std::max(from + 1, (c + 1) * n / columns);
+      size_t best = from;
+      for (size_t i = from; i < to && i < n; ++i)
+        if (total_bytes(series[i].bytes) > total_bytes(series[best].bytes)) best = i;
+      shown.push_back(best);
+    }
+  }
   // The backward pass's steps on a tinted background: where saved tensors get freed. A training
   // loop has many: a band is labelled only where its label does not run into the one before.
-  {
+  if (every_step) {
     const std::vector<StepEvent>& ev = *f.events;
     const float label_w = ImGui::CalcTextSize("backward pass").x;
     float free_from = x0 + ImGui::CalcTextSize(first_step).x + 6;
@@ -100,12 +118,12 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
       i = j + 1;
     }
   }
-  // Stacked areas: each category a band of trapezoids between consecutive steps (convex).
-  for (size_t i = 0; i < n; ++i) {
+  // Stacked areas: each category a band of trapezoids between consecutive steps shown (convex).
+  for (size_t k = 0; k < shown.size(); ++k) {
     int64_t below_a = 0, below_b = 0;
-    const size_t j = std::min(i + 1, n - 1);
+    const size_t i = shown[k], j = shown[std::min(k + 1, shown.size() - 1)];
     const float xa = n == 1 ? X(0) - 3 : X(i), xb = n == 1 ? X(0) + 3 : X(j);
-    if (n > 1 && i + 1 == n) break;
+    if (shown.size() > 1 && k + 1 == shown.size()) break;
     for (int c = 0; c < kNumCategories; ++c) {
       const int64_t a = series[i].bytes[static_cast<size_t>(c)], b = series[j].bytes[static_cast<size_t>(c)];
       if (a == 0 && b == 0) continue;
