@@ -5,6 +5,8 @@ set -euo pipefail
 packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-dev libcli11-dev libedit-dev libmd4c-dev zlib1g-dev
   # GUI (optional in CMake, installed here): Dear ImGui, GLFW, Graphviz, stb, Mesa, Xvfb for tests, fonts
   libimgui-dev libglfw3-dev libgraphviz-dev libstb-dev libgl1-mesa-dri xvfb xauth fonts-dejavu-core fonts-wqy-microhei
+  # The human-input tests (tests/human/): real X events, the X clipboard, screenshots of the display
+  xdotool xclip imagemagick
   # ONNX import/export (protobuf classes) and its backend test suite; Fashion-MNIST; BLAS and oneDNN
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata dataset-fashion-mnist libopenblas-dev libopenblas0-pthread libdnnl-dev libmimalloc-dev
   # clang and its libFuzzer: ctest fuzzes the language for 45 s (tests/fuzz/run_fuzzer.sh);
