@@ -1,7 +1,7 @@
 # The Chinese the window's own code can show (string literals of the GUI, the lesson player,
 # the exercise feedback), gathered at build time into program_chinese.h, so the font atlas
 # bakes those characters before the first frame (viz::GlyphSet) whatever code adds them.
-file(GLOB _opscope_gui_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/app/gui/*.cpp
+file(GLOB _opscope_gui_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/app/gui/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/app/gui/*.h
      ${CMAKE_CURRENT_SOURCE_DIR}/app/lesson/*.cpp ${CMAKE_CURRENT_SOURCE_DIR}/viz/*.cpp)
 add_custom_command(
   OUTPUT ${OPSCOPE_GENERATED_DIR}/program_chinese.h

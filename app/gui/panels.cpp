@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/gui/gui_state.h"
+#include "app/gui/shell_words.h"
 #include "app/lang/interpreter.h"
 #include "app/sigint.h"
 #include "core/interrupt.h"
@@ -33,6 +34,11 @@ void push_output(ConsoleState& c, ConsoleLine::Kind kind, const std::string& tex
   c.scroll_to_bottom = true;
 }
 
+// The window's words in the lessons' language; `label###id` keeps ImGui's id (and the tests'
+// name for the widget) the English one.
+const ShellWords& words(const GuiState& s) { return s.chinese && s.fonts.cjk ? kShellZh : kShellEn; }
+std::string with_id(const char* shown, const char* id) { return std::string(shown) + "###" + id; }
+
 // A statement that failed or a :reset may have taken nodes back: forget their steps and a
 // selection that no longer exists.
 void after_run(GuiState& s) {
@@ -50,33 +56,34 @@ void after_run(GuiState& s) {
 void draw_menu_bar(GuiState& s) {
   if (!ImGui::BeginMenuBar()) return;
   WidgetRects& w = s.widgets;
-  const bool file_open = ImGui::BeginMenu("File");
+  const ShellWords& t = words(s);
+  const bool file_open = ImGui::BeginMenu(with_id(t.file, "File").c_str());
   note_widget(w, "File");
   if (file_open) {
-    if (noted(w, ImGui::MenuItem("Open...", "Ctrl+O"), "Open...")) s.open_model.request = true;
+    if (noted(w, ImGui::MenuItem(t.open, "Ctrl+O"), "Open...")) s.open_model.request = true;
     ImGui::Separator();
     const bool has_graph = s.ws->graph().node_count() > 0;
-    if (noted(w, ImGui::MenuItem("Export figure as SVG", nullptr, false, has_graph), "Export figure as SVG"))
+    if (noted(w, ImGui::MenuItem(t.export_svg, nullptr, false, has_graph), "Export figure as SVG"))
       run_after_frame(s, [&s] { save_figure(s, "svg"); });
-    if (noted(w, ImGui::MenuItem("Export figure as PNG", nullptr, false, has_graph), "Export figure as PNG"))
+    if (noted(w, ImGui::MenuItem(t.export_png, nullptr, false, has_graph), "Export figure as PNG"))
       run_after_frame(s, [&s] { save_figure(s, "png"); });
     const bool has_metrics = !s.session->interpreter().metrics().empty();
-    if (noted(w, ImGui::MenuItem("Save metrics as CSV", nullptr, false, has_metrics), "Save metrics as CSV"))
+    if (noted(w, ImGui::MenuItem(t.save_metrics, nullptr, false, has_metrics), "Save metrics as CSV"))
       run_after_frame(s, [&s] { save_metrics(s); });
     ImGui::Separator();
     // After the frame, as every statement: a reset inside the frame would take away nodes that
     // the rest of this frame's panels still draw.
-    if (noted(w, ImGui::MenuItem("Reset workspace", nullptr), "Reset workspace")) console_after_frame(s, ":reset");
+    if (noted(w, ImGui::MenuItem(t.reset, nullptr), "Reset workspace")) console_after_frame(s, ":reset");
     ImGui::EndMenu();
   }
-  const bool view_open = ImGui::BeginMenu("View");  // for a room: bigger text, and only what the class should look at
+  const bool view_open = ImGui::BeginMenu(with_id(t.view, "View").c_str());  // for a room: bigger text, and only what the class should look at
   note_widget(w, "View");
   if (view_open) {
-    if (noted(w, ImGui::MenuItem("Zoom in", "Ctrl +", false, s.ui_zoom < kMaxUiZoom), "Zoom in")) set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
-    if (noted(w, ImGui::MenuItem("Zoom out", "Ctrl -", false, s.ui_zoom > kMinUiZoom), "Zoom out")) set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
-    if (noted(w, ImGui::MenuItem("Actual size", "Ctrl 0", false, s.ui_zoom != 1.f), "Actual size")) set_ui_zoom(s, 1.f);
+    if (noted(w, ImGui::MenuItem(t.zoom_in, "Ctrl +", false, s.ui_zoom < kMaxUiZoom), "Zoom in")) set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
+    if (noted(w, ImGui::MenuItem(t.zoom_out, "Ctrl -", false, s.ui_zoom > kMinUiZoom), "Zoom out")) set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
+    if (noted(w, ImGui::MenuItem(t.actual_size, "Ctrl 0", false, s.ui_zoom != 1.f), "Actual size")) set_ui_zoom(s, 1.f);
     ImGui::Separator();
-    ImGui::MenuItem("Present", "F11", &s.present);
+    ImGui::MenuItem(t.present, "F11", &s.present);
     note_widget(w, "Present");
     ImGui::EndMenu();
   }
@@ -89,9 +96,16 @@ void draw_toolbar(GuiState& s) {
   // Always enabled: the commands themselves say when there is nothing to step (and modes that
   // step in other ways, like static runs, answer the same commands).
   const bool has_pending = next_step_node(s) >= 0, enabled = !s.running;
+  const ShellWords& t = words(s);
+  // `label`: the English name, the widget's id; shown in the window's language.
   auto button = [&](const char* label, const char* tip, bool enabled) {
     if (!enabled) ImGui::BeginDisabled();
-    bool pressed = ImGui::Button(label);
+    const char* shown = label;
+    for (const auto& [en, word] : {std::pair{"Interrupt", t.interrupt}, std::pair{"Step", t.step}, std::pair{"Step bwd", t.step_bwd},
+                                   std::pair{"Play", t.play}, std::pair{"Pause", t.pause}, std::pair{"Run", t.run},
+                                   std::pair{"Rewind", t.rewind}})
+      if (std::string(label) == en) shown = word;
+    bool pressed = ImGui::Button(with_id(shown, label).c_str());
     note_widget(s.widgets, label);
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tip);
     if (!enabled) ImGui::EndDisabled();
@@ -117,7 +131,7 @@ void draw_toolbar(GuiState& s) {
     ImGui::Text("step %lld · %s #%d %s", (long long)last->step, phase_name(last->phase),
                 last->node, last->op ? last->op->name.c_str() : "");
   } else {
-    ImGui::TextDisabled("no steps yet");
+    ImGui::TextDisabled("%s", t.no_steps);
   }
   if (has_pending) {
     ImGui::SameLine();
@@ -126,23 +140,24 @@ void draw_toolbar(GuiState& s) {
   // View switches on the right.
   ImGui::SameLine(0, 24 * s.scale);
   int f = static_cast<int>(s.graph.filter);
-  ImGui::TextUnformatted("show");
+  ImGui::TextUnformatted(t.show);
   ImGui::SameLine();
   for (const auto& [label, filter] : {std::pair{"forward", viz::PhaseFilter::forward_only},
                                       std::pair{"backward", viz::PhaseFilter::backward_only}, std::pair{"both", viz::PhaseFilter::both}}) {
-    ImGui::RadioButton(label, &f, static_cast<int>(filter));
+    const char* shown = filter == viz::PhaseFilter::forward_only ? t.forward : filter == viz::PhaseFilter::backward_only ? t.backward : t.both;
+    ImGui::RadioButton(with_id(shown, label).c_str(), &f, static_cast<int>(filter));
     note_widget(s.widgets, label);
     if (filter != viz::PhaseFilter::both) ImGui::SameLine();
   }
   s.graph.filter = static_cast<viz::PhaseFilter>(f);
   ImGui::SameLine(0, 16 * s.scale);
-  if (noted(s.widgets, ImGui::Button("Fit"), "Fit")) s.graph.fit_all = true;
+  if (noted(s.widgets, ImGui::Button(with_id(t.fit, "Fit").c_str()), "Fit")) s.graph.fit_all = true;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(150 * s.scale);
-  ImGui::InputTextWithHint("##search", "search name / op", s.graph.search, sizeof s.graph.search);
+  ImGui::InputTextWithHint("##search", t.search, s.graph.search, sizeof s.graph.search);
   note_widget(s.widgets, "search");
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::Button(s.dark ? "Light" : "Dark"), s.dark ? "Light" : "Dark")) {
+  if (noted(s.widgets, ImGui::Button(with_id(s.dark ? t.light : t.dark, s.dark ? "Light" : "Dark").c_str()), s.dark ? "Light" : "Dark")) {
     s.dark = !s.dark;
     viz::apply_style(s.dark, s.scale);
   }
@@ -188,9 +203,10 @@ void draw_journal_offer(GuiState& s) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextDisabled("Your last session ran %zu statement%s here:", n, n == 1 ? "" : "s");
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::SmallButton("Restore"), "Restore")) run_after_frame(s, [&s] { restore_workspace(s); });
+  const ShellWords& t = words(s);
+  if (noted(s.widgets, ImGui::SmallButton(with_id(t.restore, "Restore").c_str()), "Restore")) run_after_frame(s, [&s] { restore_workspace(s); });
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::SmallButton("Start fresh"), "Start fresh")) forget_last_workspace(s);
+  if (noted(s.widgets, ImGui::SmallButton(with_id(t.start_fresh, "Start fresh").c_str()), "Start fresh")) forget_last_workspace(s);
 }
 
 // One row of the console as drawn: bytes [begin, end) of line `line`.
@@ -276,9 +292,9 @@ void draw_console(GuiState& s) {
     }
   }
   if (s.running) {  // no input while a statement runs: the way out is Interrupt
-    ImGui::TextDisabled("running ... Esc, Ctrl-C or Interrupt stops it (and undoes it)");
+    ImGui::TextDisabled("%s", words(s).running);
     ImGui::SameLine();
-    if (noted(s.widgets, ImGui::SmallButton("Interrupt"), "Interrupt")) interrupt::request();
+    if (noted(s.widgets, ImGui::SmallButton(with_id(words(s).interrupt, "Interrupt").c_str()), "Interrupt")) interrupt::request();
     return;
   }
   if (s.journal_offered > 0) draw_journal_offer(s);
@@ -422,7 +438,7 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
   const bool show_graph = s.show_graph, show_map = s.show_map;
   s.show_map = s.show_graph = false;
   if (ImGui::BeginTabBar("graph_tabs")) {
-    const bool graph_tab = ImGui::BeginTabItem("Graph", nullptr, show_graph ? ImGuiTabItemFlags_SetSelected : 0);
+    const bool graph_tab = ImGui::BeginTabItem(with_id(words(s).graph, "Graph").c_str(), nullptr, show_graph ? ImGuiTabItemFlags_SetSelected : 0);
     note_widget(s.widgets, "Graph");
     if (graph_tab) {
       draw_graph_panel(s, th);
@@ -603,7 +619,8 @@ void draw_ui(GuiState& s) {
   note_widget(s.widgets, "graph panel");
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("bottom_tabs")) {
-    const bool console_tab = ImGui::BeginTabItem("Console");
+    const ShellWords& t = words(s);
+    const bool console_tab = ImGui::BeginTabItem(with_id(t.console, "Console").c_str());
     note_widget(s.widgets, "Console");
     if (console_tab) {
       draw_console(s);
@@ -612,7 +629,7 @@ void draw_ui(GuiState& s) {
       s.console.focus_input = false;  // another tab is in front: nothing is waiting for the keyboard
     }
     // An open lesson shows its tab first.
-    const bool lesson_tab = ImGui::BeginTabItem("Lesson", nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0);
+    const bool lesson_tab = ImGui::BeginTabItem(with_id(t.lesson, "Lesson").c_str(), nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0);
     note_widget(s.widgets, "Lesson");
     if (lesson_tab) {
       draw_lesson(s);
@@ -622,7 +639,7 @@ void draw_ui(GuiState& s) {
     const viz::MetricLog& metrics = s.session->interpreter().metrics();
     const bool bring = !metrics.empty() && !s.metrics_shown;
     s.metrics_shown = !metrics.empty();
-    const bool metrics_tab = ImGui::BeginTabItem("Metrics", nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
+    const bool metrics_tab = ImGui::BeginTabItem(with_id(t.metrics, "Metrics").c_str(), nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
     note_widget(s.widgets, "Metrics");
     if (metrics_tab) {
       viz::MetricsPanelFrame mf;

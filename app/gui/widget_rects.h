@@ -1,6 +1,7 @@
 // Where the last frame drew what a person acts on, by the words on it, for the human-input tests
 // (tests/human/): a test finds a button as a person does, by its label, and clicks its middle with
-// a real mouse event (xdotool on the desktop, Chromium's Input events in the browser).
+// a real mouse event (xdotool on the desktop, Chromium's Input events in the browser). The label
+// is the English word whatever language the window speaks, so a scenario runs in both.
 #pragma once
 #include <string>
 #include <vector>
@@ -8,7 +9,7 @@
 namespace opscope::app {
 
 struct WidgetRect {
-  std::string label;      // what it says (ImGui's "##id" part cut off), or a panel's name
+  std::string label;      // what it says in English (ImGui's "##id" part cut off), or a panel's name
   float x0, y0, x1, y1;   // window pixels (ImGui's coordinates)
   bool enabled;           // drawn greyed out (ImGui::BeginDisabled) or not
 };

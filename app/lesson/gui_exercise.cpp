@@ -130,27 +130,27 @@ ExerciseClick draw_exercise(app::GuiState& s, LessonPlayerModel& m, size_t block
   if (s.fonts.mono) ImGui::PopFont();
 
   // The buttons: check, a hint more, give up, the starter again, and on to the next block.
-  if (app::noted(noted, ImGui::Button(w.check), w.check)) click = ExerciseClick::check;
+  if (app::noted(noted, ImGui::Button(w.check), kEn.check)) click = ExerciseClick::check;
   ImGui::SameLine();
   const int shown = st.saved.hints, total = static_cast<int>(ex.hints.size());
   if (shown >= total) ImGui::BeginDisabled();
   const std::string hint_label = std::string(shown >= total ? w.hints_done : w.hint) + " (" + std::to_string(shown) + "/" +
                                  std::to_string(total) + ")###hint";
-  if (app::noted(noted, ImGui::Button(hint_label.c_str()), w.hint)) {
+  if (app::noted(noted, ImGui::Button(hint_label.c_str()), kEn.hint)) {
     m.reveal_hint(block);
     editors.scroll_to = block;
   }
   if (shown >= total) ImGui::EndDisabled();
   ImGui::SameLine();
-  if (!st.solution_visible() && app::noted(noted, ImGui::Button(w.give_up), w.give_up)) m.give_up(block);
+  if (!st.solution_visible() && app::noted(noted, ImGui::Button(w.give_up), kEn.give_up)) m.give_up(block);
   if (!st.solution_visible()) ImGui::SameLine();
-  if (app::noted(noted, ImGui::Button(w.starter), w.starter)) {
+  if (app::noted(noted, ImGui::Button(w.starter), kEn.starter)) {
     m.reset_exercise(block);
     code = m.exercise(block).saved.code;
   }
   if (current) {
     ImGui::SameLine();
-    if (app::noted(noted, ImGui::Button(w.go_on), w.go_on)) click = ExerciseClick::go_on;
+    if (app::noted(noted, ImGui::Button(w.go_on), kEn.go_on)) click = ExerciseClick::go_on;
   }
   if (st.saved.attempts > 0) {
     ImGui::SameLine();

@@ -265,6 +265,8 @@ struct LessonPanel {
     }
     LessonPlayerModel& m = *p.model;
     const Words& w = m.language() == "zh" ? kZh : kEn;
+    s.chinese = m.language() == "zh";  // the window speaks the lesson's language
+    s.map_tab = s.chinese && s.fonts.cjk ? "知识体系总览" : "Knowledge map";
     if (p.presenting != s.present || p.drawn_scale != s.scale) {
       p.presenting = s.present;
       p.drawn_scale = s.scale;
@@ -288,13 +290,13 @@ struct LessonPanel {
                            m.current()->kind == Block::Kind::exercise);
     if (!can_step) ImGui::BeginDisabled();
     app::WidgetRects& noted = s.widgets;
-    if (app::noted(noted, ImGui::Button(m.paused() ? w.go_on : w.run_next), m.paused() ? w.go_on : w.run_next)) later(step);
+    if (app::noted(noted, ImGui::Button(m.paused() ? w.go_on : w.run_next), m.paused() ? kEn.go_on : kEn.run_next)) later(step);
     ImGui::SameLine();
-    if (app::noted(noted, ImGui::Button(w.run_all), w.run_all)) later(run_all);
+    if (app::noted(noted, ImGui::Button(w.run_all), kEn.run_all)) later(run_all);
     if (!can_step) ImGui::EndDisabled();
     ImGui::SameLine();
     if (s.running) ImGui::BeginDisabled();
-    if (app::noted(noted, ImGui::Button(w.restart), w.restart)) later(restart);
+    if (app::noted(noted, ImGui::Button(w.restart), kEn.restart)) later(restart);
     if (s.running) ImGui::EndDisabled();
     ImGui::SameLine();
     const bool zh = m.language() == "zh";
@@ -349,14 +351,14 @@ struct LessonPanel {
             const bool enter = ImGui::InputText("##answer", p.answer, sizeof p.answer, ImGuiInputTextFlags_EnterReturnsTrue);
             app::note_widget(noted, "quiz answer");
             ImGui::SameLine();
-            if ((app::noted(noted, ImGui::Button(w.answer), w.answer) || enter) && !s.running) {
+            if ((app::noted(noted, ImGui::Button(w.answer), kEn.answer) || enter) && !s.running) {
               m.answer(p.answer);
               p.answer[0] = '\0';
               p.scroll_to_current = true;
               later(advance);
             }
             ImGui::SameLine();
-            if (app::noted(noted, ImGui::Button(w.skip), w.skip) && !s.running) later(step);
+            if (app::noted(noted, ImGui::Button(w.skip), kEn.skip) && !s.running) later(step);
           }
           ImGui::Spacing();
           break;
@@ -398,7 +400,7 @@ struct LessonPanel {
       ImGui::PopStyleColor();
       if (const std::string next = next_lesson_id(m); !next.empty()) {  // the course goes on from here
         const std::string label = std::string(w.next_lesson) + " (" + next + ") \u25b6";
-        if (app::noted(noted, ImGui::Button(label.c_str()), w.next_lesson) && !s.running) {
+        if (app::noted(noted, ImGui::Button(label.c_str()), kEn.next_lesson) && !s.running) {
           p.goto_lesson = next;
           p.goto_block = 0;
         }
