@@ -57,7 +57,9 @@ void KeyHold::new_frame() {
   changed_.clear();
   edited_ = false;
   // (Not ImGui's WantTextInput: it still says yes in the frame after a field let go.)
-  text_waited_ = text_field_coming && text_field_coming() ? text_waited_ + 1 : 0;
+  const bool coming = text_field_coming && text_field_coming();
+  if (coming && !text_waits_) text_wait_since_ = std::chrono::steady_clock::now();
+  text_waits_ = coming;
   deliver();
 }
 
@@ -68,7 +70,8 @@ void KeyHold::new_frame() {
 // modifier: the field reads characters, so typing never lags behind the frames, while Ctrl+V,
 // Enter and Backspace keep their order and are each seen for a frame.
 void KeyHold::deliver() {
-  const bool hold_text = edited_ || (text_waited_ > 0 && text_waited_ <= kTextWaitFrames);
+  const bool hold_text =
+      edited_ || (text_waits_ && std::chrono::duration<double>(std::chrono::steady_clock::now() - text_wait_since_).count() < kTextWaitSeconds);
   const bool typing = ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput;
   bool some_wait = false, order_waits = false;
   for (auto it = queue_.begin(); it != queue_.end();) {

@@ -7,6 +7,7 @@
 // another editing key, what follows waits for the next frame. Plain typing into a text field
 // (characters, and letter keys without Ctrl) never waits behind the frames.
 #pragma once
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <vector>
@@ -26,9 +27,9 @@ class KeyHold {
   long long events() const { return events_; }  // key, character, button and wheel events so far
   // While this says a text field is about to take the keyboard (the console's line, given back
   // after Enter, becomes active a frame or two later), typed characters wait for it instead of
-  // falling on no field; at most kTextWaitFrames frames.
+  // falling on no field; at most kTextWaitSeconds (a statement may run meanwhile).
   std::function<bool()> text_field_coming;
-  static constexpr int kTextWaitFrames = 8;
+  static constexpr double kTextWaitSeconds = 2.0;
 
  private:
   struct Event {
@@ -49,7 +50,8 @@ class KeyHold {
   std::deque<Event> queue_;
   std::vector<int> changed_;  // keys whose state ImGui was given this frame
   bool edited_ = false;       // an editing key (Enter, Backspace, ...) was given this frame
-  int text_waited_ = 0;       // frames characters waited for a text field
+  std::chrono::steady_clock::time_point text_wait_since_;  // characters wait for a text field since
+  bool text_waits_ = false;
   long long events_ = 0;
 };
 
