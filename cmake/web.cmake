@@ -13,6 +13,9 @@ target_sources(opscope PRIVATE app/gui/window_module.cpp app/gui/window_module_e
 set_source_files_properties(app/gui/window_module.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_WINDOW_BUILT_MODULE=\"\"")
 target_compile_definitions(opscope PRIVATE OPSCOPE_HAVE_GUI=1)
 target_link_libraries(opscope PRIVATE opscope_lesson_gui opscope_gui opscope_viz_gui opscope_platform_window opscope_graphviz)
+# The window's side of the seam hands the browser's clipboard, wheel and input methods to ImGui
+# (platform/web/window_web.cpp), as ImGui's own GLFW backend does on the desktop.
+target_link_libraries(opscope_platform_window PRIVATE PkgConfig::IMGUI)
 if(OPSCOPE_HAVE_ONNX)  # the ONNX module's protobuf side, linked in
   target_link_libraries(opscope PRIVATE opscope_onnx_proto)
 endif()
@@ -66,10 +69,31 @@ set(_site_sources index.html site.js site.css)
 foreach(f IN LISTS _site_sources)
   configure_file(${CMAKE_SOURCE_DIR}/platform/web/${f} ${OPSCOPE_SITE_DIR}/${f} COPYONLY)
 endforeach()
-# The service worker names its cache after what it caches, so a new build replaces the old.
-add_custom_command(TARGET opscope POST_BUILD
+# The service worker names its cache after what it caches, so a new build replaces the old:
+# written again when any of them changes (site.js alone too, which relinks nothing).
+list(TRANSFORM _site_sources PREPEND ${CMAKE_SOURCE_DIR}/platform/web/ OUTPUT_VARIABLE _site_source_paths)
+add_custom_command(OUTPUT ${OPSCOPE_SITE_DIR}/sw.js
   COMMAND ${CMAKE_COMMAND} -DSITE=${OPSCOPE_SITE_DIR} -DTEMPLATE=${CMAKE_SOURCE_DIR}/platform/web/sw.js
           -P ${CMAKE_SOURCE_DIR}/cmake/web_site.cmake
+  DEPENDS opscope ${_site_source_paths} ${CMAKE_SOURCE_DIR}/platform/web/sw.js ${CMAKE_SOURCE_DIR}/cmake/web_site.cmake
   COMMENT "The site's service worker, versioned by the files it caches"
+  VERBATIM)
+add_custom_target(web_service_worker ALL DEPENDS ${OPSCOPE_SITE_DIR}/sw.js)
+# The big files compressed beside themselves (opscope.wasm.gz, .br where Debian's brotli is
+# installed): a server that serves such copies (tools/serve_web.sh, nginx's gzip_static) sends
+# about half the bytes (the .data file holds fonts and already-compressed Fashion-MNIST).
+# brotli -q 9: a tenth of -q 11's minute for 15 % more bytes of WebAssembly.
+find_program(OPSCOPE_GZIP gzip REQUIRED)
+find_program(OPSCOPE_BROTLI brotli)
+set(_compressed opscope.wasm opscope.data opscope.js)
+set(_compress COMMAND ${OPSCOPE_GZIP} -9 -n -k -f ${_compressed})
+if(OPSCOPE_BROTLI)
+  list(APPEND _compress COMMAND ${OPSCOPE_BROTLI} -q 9 -k -f ${_compressed})
+else()
+  message(STATUS "opscope: no brotli (Debian's package): the site's files are compressed with gzip only")
+endif()
+add_custom_command(TARGET opscope POST_BUILD ${_compress}
+  WORKING_DIRECTORY ${OPSCOPE_SITE_DIR}
+  COMMENT "The site's big files, compressed beside themselves"
   VERBATIM)
 message(STATUS "opscope: the browser build's site: ${OPSCOPE_SITE_DIR}")

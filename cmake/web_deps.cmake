@@ -102,11 +102,26 @@ add_library(PkgConfig::IMGUI ALIAS web_imgui)
 add_library(PkgConfig::GLFW INTERFACE IMPORTED)  # Emscripten's own GLFW 3 (library_glfw.js)
 add_library(OpenGL::GL INTERFACE IMPORTED)       # WebGL2 through Emscripten's GLES 3
 
+# --- expat: Graphviz reads the figures' HTML-like labels with it ------------------------------
+# Without it Graphviz cannot read a label written as <...> (a box's "#33 mul" over its shapes)
+# and writes the node's name instead (n33): what File > Export figure wrote in the browser.
+# expat's own CMake build, cross-compiled.
+include(ExternalProject)
+opscope_debian_source(expat _expat)
+set(_expat_build ${_deps}/expat-build)
+ExternalProject_Add(web_expat_build
+  SOURCE_DIR ${_expat}/expat
+  BINARY_DIR ${_expat_build}
+  CMAKE_ARGS -DCMAKE_TOOLCHAIN_FILE=${CMAKE_TOOLCHAIN_FILE} -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_FLAGS=-w
+             -DEXPAT_BUILD_TOOLS=OFF -DEXPAT_BUILD_EXAMPLES=OFF -DEXPAT_BUILD_TESTS=OFF -DEXPAT_BUILD_DOCS=OFF
+             -DEXPAT_BUILD_FUZZERS=OFF -DEXPAT_SHARED_LIBS=OFF -DEXPAT_BUILD_PKGCONFIG=OFF -DEXPAT_ENABLE_INSTALL=OFF
+  INSTALL_COMMAND ""
+  BUILD_BYPRODUCTS ${_expat_build}/libexpat.a)
+
 # --- Graphviz 2.42: the dot layout, and the core plugin's SVG writer with nop2 for figures -----
 # Graphviz's own CMake build, cross-compiled with this toolchain; only the libraries opscope
 # links are built (about 1 minute on two cores). No plugin loading (ltdl), no zlib output.
 opscope_debian_source(graphviz _graphviz)
-include(ExternalProject)
 set(_gv_build ${_deps}/graphviz-build)
 set(_gv_libs
   lib/gvc/libgvc.a lib/common/libcommon.a lib/cgraph/libcgraph.a lib/cdt/libcdt.a lib/pathplan/libpathplan.a
@@ -120,8 +135,10 @@ ExternalProject_Add(web_graphviz_build
   SOURCE_DIR ${_graphviz}
   BINARY_DIR ${_gv_build}
   CMAKE_ARGS -DCMAKE_TOOLCHAIN_FILE=${CMAKE_TOOLCHAIN_FILE} -DCMAKE_BUILD_TYPE=Release
-             -DCMAKE_C_FLAGS=-w -Denable_ltdl=OFF -DLTDL_INCLUDE_DIR=${_deps} -DLTDL_LIBRARY=c -DZLIB_LIBRARY=c
+             "-DCMAKE_C_FLAGS=-w -I${_expat}/expat/lib" -Denable_ltdl=OFF -DLTDL_INCLUDE_DIR=${_deps} -DLTDL_LIBRARY=c -DZLIB_LIBRARY=c
              -Dwith_digcola=OFF -Dwith_ortho=OFF -Dwith_sfdp=OFF -Dwith_smyrna=OFF
+             -DEXPAT_INCLUDE_DIR=${_expat}/expat/lib -DEXPAT_LIBRARY=${_expat_build}/libexpat.a
+  DEPENDS web_expat_build
   BUILD_COMMAND ${CMAKE_COMMAND} --build ${_gv_build} --target gvc gvplugin_dot_layout gvplugin_neato_layout gvplugin_core
   INSTALL_COMMAND ""
   BUILD_BYPRODUCTS ${_gv_lib_paths})
@@ -141,7 +158,7 @@ endforeach()
 add_library(web_graphviz INTERFACE)
 add_dependencies(web_graphviz web_graphviz_build)
 target_include_directories(web_graphviz SYSTEM INTERFACE ${_gv_inc} ${_deps}/graphviz-include)
-target_link_libraries(web_graphviz INTERFACE -Wl,--start-group ${_gv_lib_paths} -Wl,--end-group)
+target_link_libraries(web_graphviz INTERFACE -Wl,--start-group ${_gv_lib_paths} -Wl,--end-group ${_expat_build}/libexpat.a)
 add_library(PkgConfig::GVC ALIAS web_graphviz)
 set(GV_DOT_LAYOUT "")
 set(GV_NEATO_LAYOUT "")

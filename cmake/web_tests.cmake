@@ -15,7 +15,7 @@ add_test(NAME web_site_build COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tools/web_build
 # around its single-threaded link instead of waiting for it at the end.
 set_tests_properties(web_site_build PROPERTIES FIXTURES_SETUP web_site TIMEOUT 3600 LABELS web COST 100000)
 foreach(t script_matches_desktop onnx_backward lesson_1_en lesson_5_zh interrupt op_gradcheck matmul_kernels files
-          reload_keeps_progress opened_file_survives_reload)
+          reload_keeps_progress opened_file_survives_reload export_keeps_labels)
   add_test(NAME web_${t} COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/web_tests.py ${t}
            --build-dir ${_web_build} --opscope $<TARGET_FILE:opscope>)
   set_tests_properties(web_${t} PROPERTIES FIXTURES_REQUIRED web_site TIMEOUT 600 LABELS web

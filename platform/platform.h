@@ -61,6 +61,23 @@ std::vector<std::string> picked_files();
 // user's XDG folders. Desktop: files, nothing to do. Browser: IndexedDB, written back here.
 void persist_files();
 
+// [SECTION] What a test driving the window with a person's input reads
+
+// The human-input tests (tests/human/) click what the window shows, so they read where it drew
+// it while it runs: the state JSON (with the widgets' rectangles), published a few times a
+// second. Desktop: written (atomically) to the file $OPSCOPE_LIVE_STATE names. Browser: kept in
+// the page as window.opscope.liveState when the address asks for it (?live_state=1).
+bool live_state_wanted();
+void publish_live_state(const std::string& json);
+
+// [SECTION] Time
+
+// The finest step of the clock the program times with (std::chrono::steady_clock), in
+// nanoseconds. Desktop: 1. Browser: performance.now(), which browsers coarsen against timing
+// attacks on a page its server does not isolate (Chrome: 100 µs, Firefox: 1 ms): a time measured
+// once is a multiple of it, and one shorter than it reads 0; say so where such a time is shown.
+double clock_resolution_ns();
+
 // [SECTION] What only the desktop has
 
 enum class Feature { terminal, cxx_extensions, threads };

@@ -23,10 +23,22 @@ bool preferred_window_size(int& width, int& height);
 // The window's pixels per point (a HiDPI screen: 2).
 float content_scale(GLFWwindow* window);
 
+// Called once, right after ImGui's GLFW backend installed its callbacks: the input a person
+// gives that GLFW alone does not carry to ImGui on this platform. Desktop: nothing (GLFW's wheel,
+// clipboard and input methods work). Browser: the wheel in notches with the desktop's sign, the
+// browser's clipboard (Clipboard API and paste events; Emscripten's GLFW has none), and text from
+// input methods (a hidden text field takes what a Chinese IME or an on-screen keyboard commits).
+void install_input(GLFWwindow* window);
+
 // Hands control to the host after a frame was drawn and swapped. Desktop: returns at once (the
 // swap waited for the display). Browser: returns at the next animation frame, after the
 // browser has shown this frame and handled its events, so the page never freezes, even while
 // a long statement draws frames between its steps (Asyncify suspends the whole call stack).
 void end_frame();
+
+// Waits until the person does something (an input event, a resize, a file dropped) or
+// `timeout_s` passes (negative: no limit), so that a window with nothing changing draws
+// nothing. Desktop: GLFW's wait for events. Browser: the page's next input event.
+void wait_for_input(double timeout_s);
 
 }  // namespace opscope::platform

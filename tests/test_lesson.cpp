@@ -240,6 +240,65 @@ TEST_CASE("a damaged progress file is a fresh start", "[lesson]") {
   CHECK(q.lessons["03"].finished);
 }
 
+TEST_CASE("two windows writing the progress file keep each other's work", "[lesson]") {
+  // Two browser tabs (or two desktop windows) read the file, then each saves what it did.
+  TempLessons t;
+  const std::string path = t.write("progress.json", "{}");
+  Progress base;
+  base.lessons["04"].block = 3;
+  base.lessons["04"].exercises["a"].code = "a v1";
+  base.lessons["04"].exercises["b"].code = "b v1";
+  REQUIRE(save_progress(base, path));
+  Progress tab1 = load_progress(path), tab2 = load_progress(path);
+
+  ExerciseProgress& a = tab1.lessons["04"].exercises["a"];  // tab 1 passes exercise a
+  a.code = "a solved";
+  a.attempts = 2;
+  a.passed = true;
+  REQUIRE(save_progress(tab1, path));
+  ExerciseProgress& b = tab2.lessons["04"].exercises["b"];  // tab 2, which read before, passes b
+  b.code = "b solved";
+  b.attempts = 1;
+  b.passed = true;
+  tab2.lessons["07"].block = 2;  // and opens another lesson
+  REQUIRE(save_progress(tab2, path));
+
+  Progress q = load_progress(path);
+  CHECK(q.lessons["04"].exercises["a"].passed);
+  CHECK(q.lessons["04"].exercises["a"].attempts == 2);
+  CHECK(q.lessons["04"].exercises["a"].code == "a solved");  // tab 2's older copy of a is not written back
+  CHECK(q.lessons["04"].exercises["b"].passed);
+  CHECK(q.lessons["04"].exercises["b"].code == "b solved");
+  CHECK(q.lessons["04"].block == 3);
+  CHECK(q.lessons["07"].block == 2);
+
+  // A passed exercise stays passed, attempts never go down; an edit made in the stale tab wins,
+  // being the newest; a restart (block 0) is kept.
+  tab1.lessons["04"].exercises["b"].code = "b edited in tab 1";
+  tab1.lessons["04"].exercises["b"].passed = false;
+  tab1.lessons["04"].block = 0;
+  REQUIRE(save_progress(tab1, path));
+  q = load_progress(path);
+  CHECK(q.lessons["04"].exercises["b"].passed);
+  CHECK(q.lessons["04"].exercises["b"].attempts == 1);
+  CHECK(q.lessons["04"].exercises["b"].code == "b edited in tab 1");
+  CHECK(q.lessons["04"].block == 0);
+  CHECK(q.lessons["07"].block == 2);
+
+  // A copy read before a newer write, unchanged, does not undo it.
+  Progress stale = q;
+  Progress fresh = load_progress(path);
+  fresh.lessons["07"].block = 5;
+  fresh.lessons["04"].exercises["a"].code = "a again";
+  REQUIRE(save_progress(fresh, path));
+  stale.lessons["09"].block = 1;
+  REQUIRE(save_progress(stale, path));
+  q = load_progress(path);
+  CHECK(q.lessons["07"].block == 5);
+  CHECK(q.lessons["04"].exercises["a"].code == "a again");
+  CHECK(q.lessons["09"].block == 1);
+}
+
 TEST_CASE("Markdown renders for a terminal: headings, lists, tables, CJK width", "[lesson]") {
   CHECK(display_width("abc") == 3);
   CHECK(display_width("计算图") == 6);

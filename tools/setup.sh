@@ -14,10 +14,10 @@ packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-d
   clang libclang-rt-dev valgrind
   # The browser build (tools/web_build.sh): Emscripten, Graphviz's build tools, and the headless
   # Chromium its tests run the site in (tools/web_run.sh)
-  emscripten bison flex gawk chromium)
+  emscripten bison flex gawk chromium brotli)
 # The browser build compiles with emcc the libraries the desktop takes from binary packages:
 # their Debian source packages (apt-get source), kept here. No code of theirs is in the tree.
-sources=(imgui md4c graphviz protobuf zlib)
+sources=(imgui md4c graphviz protobuf zlib expat)
 source_dir=/usr/local/src/opscope-debian
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,7 @@ process on a free 127.0.0.1 port, and Chromium is driven over the DevTools proto
 (--remote-debugging-pipe: JSON messages separated by NUL bytes on file descriptors 3 and 4).
 Debian's chromium draws WebGL2 on SwiftShader; no browser is ever downloaded."""
 import base64
+import collections
 import contextlib
 import functools
 import http.server
@@ -31,10 +32,33 @@ class PageError(Exception):
     pass
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files, and a file's compressed copy beside it (opscope.wasm.br, .gz: the build
+    writes them) where the browser accepts that encoding, as a web server configured for
+    precompressed files does (nginx's gzip_static, Apache's MultiViews)."""
     extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map,
                           **{".wasm": "application/wasm", ".js": "text/javascript", ".data": "application/octet-stream"})
+    ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
 
+    def send_head(self):
+        path = self.translate_path(self.path)
+        accepted = {t.split(";")[0].strip() for t in self.headers.get("Accept-Encoding", "").split(",")}
+        for encoding, suffix in self.ENCODINGS:
+            if encoding in accepted and os.path.isfile(path) and os.path.isfile(path + suffix):
+                f = open(path + suffix, "rb")
+                st = os.fstat(f.fileno())
+                self.send_response(200)
+                self.send_header("Content-Type", self.guess_type(path))
+                self.send_header("Content-Encoding", encoding)
+                self.send_header("Content-Length", str(st.st_size))
+                self.send_header("Vary", "Accept-Encoding")
+                self.send_header("Last-Modified", self.date_time_string(st.st_mtime))
+                self.end_headers()
+                return f
+        return super().send_head()
+
+
+class _QuietHandler(SiteHandler):
     def log_message(self, *args):
         pass
 
@@ -77,16 +101,32 @@ class Browser:
         self.inp = os.fdopen(r4, "rb", buffering=0)
         self.buf = b""
         self.next_id = 0
-        self.events = []
+        self.size = (width, height)
+        self.events = collections.deque(maxlen=1000)  # the latest events, for debugging
         self.console = []     # (type, text) of every console message
         self.exceptions = []  # uncaught exceptions' texts
         targets = self.call("Target.getTargets")["targetInfos"]
         page = next(t for t in targets if t["type"] == "page")
-        self.session = self.call("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+        self.session = self.attach(page["targetId"])
+
+    def attach(self, target_id):
+        """A DevTools session on the page `target_id` (flattened on this pipe), set up as every
+        page here is: a 1:1 viewport of the window's size, focused (the Clipboard API needs a
+        focused page; headless pages are not); returns the session's id."""
+        sid = self.call("Target.attachToTarget", targetId=target_id, flatten=True)["sessionId"]
         for domain in ("Page", "Runtime", "Log"):
-            self.call(f"{domain}.enable", session=True)
-        self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=height,
+            self.call(f"{domain}.enable", session=sid)
+        self.call("Emulation.setDeviceMetricsOverride", session=sid, width=self.size[0], height=self.size[1],
                   deviceScaleFactor=1, mobile=False)
+        self.call("Emulation.setFocusEmulationEnabled", session=sid, enabled=True)
+        return sid
+
+    def new_page(self, url="about:blank"):
+        """Another tab of this browser (the same profile: IndexedDB, clipboard); calls made with
+        session=True go to it from now on (set .session to go back). Returns its session's id."""
+        target = self.call("Target.createTarget", url=url)["targetId"]
+        self.session = self.attach(target)
+        return self.session
 
     # [SECTION] The protocol
     def _read_message(self, timeout):
@@ -118,8 +158,8 @@ class Browser:
     def call(self, method, session=False, timeout=60, **params):
         self.next_id += 1
         msg = {"id": self.next_id, "method": method, "params": params}
-        if session:
-            msg["sessionId"] = self.session
+        if session:  # True: the current page's; or a session's id
+            msg["sessionId"] = self.session if session is True else session
         self.out.write(json.dumps(msg).encode() + b"\0")
         while True:
             m = self._read_message(timeout)
@@ -237,3 +277,20 @@ def run_script(site_dir, text, timeout, what="the script"):
         code = browser.wait_for("opscope.exitCode !== null ? {c: opscope.exitCode} : null", timeout, what)["c"]
         browser.pump(0.3)  # the last lines of output
         return code, list(browser.console)
+
+
+def serve(site_dir, port):
+    """tools/serve_web.sh: the site on http://127.0.0.1:PORT/ until Ctrl-C."""
+    handler = functools.partial(SiteHandler, directory=site_dir)
+    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as httpd:
+        try:
+            httpd.serve_forever()
+        except KeyboardInterrupt:
+            pass
+
+
+if __name__ == "__main__":
+    import sys
+    if len(sys.argv) != 4 or sys.argv[1] != "serve":
+        sys.exit("usage: web_driver.py serve SITE_DIR PORT")
+    serve(sys.argv[2], int(sys.argv[3]))

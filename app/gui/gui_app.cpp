@@ -213,7 +213,6 @@ int run_gui(const GuiOptions& o) {
   // no action, so scripted runs stay deterministic).
   auto draw_frame = [&](bool idle) {
     clock.frame_begins(s, idle);
-    key_hold.new_frame();
     glfwPollEvents();
     s.input_waiting = key_hold.waiting();
     if (key_hold.events() != s.input_events) {  // the person did something since the last frame
@@ -289,6 +288,9 @@ int run_gui(const GuiOptions& o) {
     glfwSwapBuffers(window);
     publish_live_state(s, fb_w, fb_h);
     clock.frame_ends(s);
+    // The next frame's input begins now: the browser delivers events while end_frame waits (the
+    // desktop in the next glfwPollEvents), and a key held back must reach ImGui before NewFrame.
+    key_hold.new_frame();
     platform::end_frame();  // the browser shows the frame and handles its events
   };
   s.idle_frame = [&] {
@@ -350,6 +352,7 @@ int run_gui(const GuiOptions& o) {
     if (headless && s.frame >= total_frames) break;
     // (ImGui takes a click in the second frame after its button event: three frames after input.)
     const bool busy = s.frame - s.input_frame < 3 || !s.queued.empty() || key_hold.waiting() || s.playing || s.console.focus_input ||
+                      !ImGui::GetIO().InputQueueCharacters.empty() ||  // an input method's text came between frames
                       viz::view_animating(s.graph, s.time) || session.quit_requested();
     if (!headless && !busy && settle_frames <= 0) {
       wait_for_input(window, key_hold, live ? [&] { publish_idle_state(s, fb_w, fb_h); } : std::function<void()>{});

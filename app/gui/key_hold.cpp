@@ -89,7 +89,8 @@ void KeyHold::deliver() {
                                   (edited_ && editing_key(e.key));
     if (wait) {
       some_wait = true;
-      order_waits = order_waits || !plain;
+      // (A waiting Shift holds back no character: the character says it was shifted.)
+      order_waits = order_waits || (!plain && e.key != GLFW_KEY_LEFT_SHIFT && e.key != GLFW_KEY_RIGHT_SHIFT);
       ++it;
       continue;
     }

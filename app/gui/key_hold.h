@@ -21,7 +21,8 @@ class KeyHold {
   // Takes over the window's key and character callbacks (after ImGui_ImplGlfw_InitForOpenGL,
   // whose callbacks it forwards to).
   explicit KeyHold(GLFWwindow* window);
-  // Once a frame, before the window's events are read: what waited is given to ImGui.
+  // Once a frame, after it is drawn and before the next frame's events arrive: what waited is
+  // given to ImGui.
   void new_frame();
   bool waiting() const { return !queue_.empty(); }  // input is still to be given (draw again)
   long long events() const { return events_; }  // key, character, button and wheel events so far

@@ -26,6 +26,13 @@ float content_scale(GLFWwindow* window) {
   return std::max(1.f, sx);
 }
 
+void install_input(GLFWwindow*) {}
+
 void end_frame() {}
+
+void wait_for_input(double timeout_s) {
+  if (timeout_s < 0) glfwWaitEvents();
+  else glfwWaitEventsTimeout(timeout_s);
+}
 
 }  // namespace opscope::platform

@@ -7,6 +7,7 @@
 #include <emscripten.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -29,19 +30,10 @@ EM_JS(char*, js_command_line, (), {
   return stringToNewUTF8(text);
 });
 
-// The folders that survive a reload, backed by IndexedDB, read before main() goes on.
+// The folders that survive a reload, backed by IndexedDB, read before main() goes on
+// (site.js: opscope.mountStorage, which also keeps them in step with the site's other tabs).
 EM_ASYNC_JS(void, js_mount_persistent, (const char* home), {
-  const base = UTF8ToString(home);
-  for (const dir of ['.config', '.local']) {
-    const path = base + '/' + dir;
-    try { FS.mkdir(path); } catch (e) {}
-    FS.mount(IDBFS, {}, path);
-  }
-  await new Promise((resolve) => FS.syncfs(true, (err) => {
-    if (err) console.warn('opscope: could not read the saved progress:', err);
-    resolve();
-  }));
-  if (typeof opscope !== 'undefined') opscope.storageReady = true;  // files may be kept there now
+  await opscope.mountStorage(UTF8ToString(home));
 });
 
 EM_JS(void, js_persist, (), {
@@ -89,6 +81,28 @@ EM_JS(char*, js_take_picked_files, (), {
 
 EM_JS(void, js_finished, (int code), {
   if (typeof opscope !== 'undefined' && opscope.finished) opscope.finished(code);
+});
+
+EM_JS(int, js_live_state_wanted, (), {
+  return (typeof opscope !== 'undefined' && opscope.liveStateWanted && opscope.liveStateWanted()) ? 1 : 0;
+});
+
+EM_JS(void, js_publish_live_state, (const char* json), {
+  if (typeof opscope !== 'undefined') opscope.liveState = UTF8ToString(json);
+});
+
+// The smallest step performance.now() takes (ms), from a few of its ticks.
+EM_JS(double, js_clock_resolution_ms, (), {
+  let best = Infinity, t = performance.now();
+  for (let i = 0, ticks = 0; i < 1000000 && ticks < 3; ++i) {
+    const u = performance.now();
+    if (u !== t) {
+      best = Math.min(best, u - t);
+      t = u;
+      ++ticks;
+    }
+  }
+  return best === Infinity ? 1 : best;
 });
 
 std::vector<std::string> split_lines(char* text) {
@@ -142,6 +156,17 @@ void pick_file(const std::string& accept) { js_pick_file(accept.c_str()); }
 std::vector<std::string> picked_files() { return split_lines(js_take_picked_files()); }
 
 void persist_files() { js_persist(); }
+
+bool live_state_wanted() {
+  static const bool wanted = js_live_state_wanted() != 0;  // the address does not change
+  return wanted;
+}
+void publish_live_state(const std::string& json) { js_publish_live_state(json.c_str()); }
+
+double clock_resolution_ns() {
+  static const double ns = std::round(js_clock_resolution_ms() * 1e6);  // measured once
+  return ns;
+}
 
 bool has(Feature) { return false; }
 

@@ -48,31 +48,109 @@
     return JSON.stringify(args);
   };
 
+  // The human-input tests read what the window shows (platform.h: publish_live_state).
+  opscope.liveState = null;
+  opscope.liveStateWanted = function () { return new URLSearchParams(location.search).has('live_state'); };
+
   // [SECTION] Persistent storage: IndexedDB behind ~/.config and ~/.local
-  let syncing = null, again = false;
-  function syncfs() {
-    if (syncing) {
-      again = true;
-      return syncing;
-    }
-    syncing = new Promise((resolve) => {
-      FS.syncfs(false, (err) => {
-        if (err) console.warn('opscope: could not save to IndexedDB:', err);
-        resolve();
-      });
-    }).then(() => {
-      syncing = null;
-      if (again) {
-        again = false;
-        return syncfs();
-      }
-    });
-    return syncing;
+  // Each tab of the site holds its own copy of these folders in memory (Emscripten's IDBFS) and
+  // all share one IndexedDB. Emscripten's FS.syncfs(false) writes a tab's whole copy back, so the
+  // tab that wrote last undid every other tab's work; here a tab writes back only the files it
+  // changed since it last met IndexedDB, tells the other tabs (BroadcastChannel), and they read
+  // those files in, unless they changed them too (the progress file is also merged by the
+  // program when it writes it: app/lesson/progress.cpp).
+  const storage = { mounts: [], known: {} };  // known: path -> mtime (ms) when last met IndexedDB
+  const channel = typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel('opscope-storage') : null;
+  const settle = (f) => new Promise((resolve, reject) => f((err, v) => (err ? reject(err) : resolve(v))));
+  const times = (set) => Object.fromEntries(Object.entries(set.entries).map(([p, e]) => [p, e.timestamp.getTime()]));
+  let storageChain = Promise.resolve();
+  function serial(work) {  // one meeting with IndexedDB at a time
+    const run = storageChain.then(work).catch((e) => console.warn('opscope: IndexedDB:', e));
+    storageChain = run;
+    return run;
   }
-  opscope.persist = function () { syncfs(); };
-  opscope.persistNow = function () { return syncfs(); };
+  function transact(mount, write, each) {
+    return settle((cb) => IDBFS.getDB(mount.mountpoint, cb)).then((db) => new Promise((resolve, reject) => {
+      const t = db.transaction([IDBFS.DB_STORE_NAME], write ? 'readwrite' : 'readonly');
+      const store = t.objectStore(IDBFS.DB_STORE_NAME);
+      t.oncomplete = () => resolve();
+      t.onerror = (e) => { e.preventDefault(); reject(t.error); };
+      each(store, (err) => { if (err) { try { t.abort(); } catch (e) {} reject(err); } });
+    }));
+  }
+  // Writes back what this tab changed (and removes what it removed) since it last met IndexedDB.
+  function push() {
+    const changedAll = [], removedAll = [];
+    return Promise.all(storage.mounts.map((mount) => settle((cb) => IDBFS.getLocalSet(mount, cb)).then((set) => {
+      const local = times(set), root = mount.mountpoint + '/';
+      const changed = Object.keys(local).filter((p) => storage.known[p] !== local[p]).sort();
+      const removed = Object.keys(storage.known).filter((p) => p.startsWith(root) && !(p in local)).sort().reverse();
+      if (!changed.length && !removed.length) return;
+      return transact(mount, true, (store, fail) => {
+        for (const p of changed)
+          IDBFS.loadLocalEntry(p, (err, entry) => (err ? fail(err) : IDBFS.storeRemoteEntry(store, p, entry, (e) => e && fail(e))));
+        for (const p of removed) IDBFS.removeRemoteEntry(store, p, (e) => e && fail(e));
+      }).then(() => {
+        for (const p of changed) storage.known[p] = local[p];
+        for (const p of removed) delete storage.known[p];
+        changedAll.push(...changed);
+        removedAll.push(...removed);
+      });
+    }))).then(() => {
+      if (channel && (changedAll.length || removedAll.length)) channel.postMessage({ changed: changedAll, removed: removedAll });
+    });
+  }
+  // Reads in what other tabs wrote since this tab last met IndexedDB, where this tab did not change it too.
+  function pull() {
+    return Promise.all(storage.mounts.map((mount) => Promise.all([
+      settle((cb) => IDBFS.getLocalSet(mount, cb)), settle((cb) => IDBFS.getRemoteSet(mount, cb))]).then(([l, r]) => {
+      const local = times(l), remote = times(r), root = mount.mountpoint + '/', known = storage.known;
+      const mine = (p) => local[p] === known[p];  // unchanged here since last met
+      const load = Object.keys(remote).filter((p) => remote[p] !== known[p] && mine(p)).sort();
+      const drop = Object.keys(known).filter((p) => p.startsWith(root) && !(p in remote) && mine(p)).sort().reverse();
+      if (!load.length && !drop.length) return;
+      return transact(mount, false, (store, fail) => {
+        for (const p of load)
+          IDBFS.loadRemoteEntry(store, p, (err, entry) => {
+            if (err) return fail(err);
+            let now;  // the program may have written it since the local set was read
+            try { now = FS.stat(p).mtime.getTime(); } catch (e) { now = undefined; }
+            if (now !== local[p]) return;
+            IDBFS.storeLocalEntry(p, entry, (e) => (e ? fail(e) : (known[p] = remote[p])));
+          });
+      }).then(() => {
+        for (const p of drop) IDBFS.removeLocalEntry(p, (e) => { if (!e) delete known[p]; });
+      });
+    })));
+  }
+  // Called by the program before main() goes on (platform_web.cpp): the folders, read.
+  opscope.mountStorage = function (home) {
+    for (const dir of ['.config', '.local']) {
+      const path = home + '/' + dir;
+      try { FS.mkdir(path); } catch (e) {}
+      FS.mount(IDBFS, {}, path);
+      storage.mounts.push({ mountpoint: path });
+    }
+    return settle((cb) => FS.syncfs(true, cb))
+      .catch((err) => console.warn('opscope: could not read the saved progress:', err))
+      .then(() => Promise.all(storage.mounts.map((m) => settle((cb) => IDBFS.getLocalSet(m, cb)))))
+      .then((sets) => {
+        for (const set of sets) Object.assign(storage.known, times(set));
+        opscope.storageReady = true;  // files may be kept there now
+      });
+  };
+  let pushQueued = null;
+  opscope.persistNow = function () {
+    if (!opscope.storageReady) return Promise.resolve();
+    if (!pushQueued) pushQueued = serial(() => { pushQueued = null; return push(); });
+    return pushQueued;
+  };
+  opscope.persist = function () { opscope.persistNow(); };
+  opscope.refreshStorage = function () { return opscope.storageReady ? serial(pull) : Promise.resolve(); };
+  if (channel) channel.onmessage = () => opscope.refreshStorage();
   document.addEventListener('visibilitychange', () => {
-    if (document.hidden && typeof FS !== 'undefined') syncfs();
+    if (document.hidden) opscope.persistNow();
+    else opscope.refreshStorage();
   });
 
   // [SECTION] Downloads: a file the program wrote for the user
@@ -108,6 +186,7 @@
     FS.writeFile(path, bytes);
     if (kept && opscope.persist) opscope.persist();
     opscope.picked.push(path);
+    if (opscope.wake) opscope.wake();  // an idle window waits for input: this is some
     return path;
   };
   function readFiles(files) {
@@ -133,6 +212,119 @@
     e.preventDefault();
     if (e.dataTransfer && e.dataTransfer.files.length) readFiles(e.dataTransfer.files);
   });
+
+  // [SECTION] Input a person gives, beyond what Emscripten's GLFW carries (window_web.cpp)
+  const input = { wheel: { x: 0, y: 0 }, text: '', field: null, composing: false, typed: false };
+  opscope.input = input;
+  // The wheel in notches, down and right positive, whatever a notch scrolls where (Chrome: 100
+  // pixels on Windows, other numbers elsewhere; Firefox: 3 lines): the desktop's GLFW gives one
+  // unit a notch, and ImGui scrolls 5 lines or zooms one step a unit. A notched wheel says its
+  // notches in the legacy wheelDelta (120 each); a touchpad's small steps count 100 pixels a notch.
+  function notches(e) {
+    let dx = e.deltaX, dy = e.deltaY, wx = e.wheelDeltaX || 0, wy = e.wheelDeltaY || 0;
+    if (e.shiftKey && !dy && dx) [dx, dy, wx, wy] = [0, dx, 0, wx];  // sideways by the browser: ImGui does that itself
+    const axis = (d, wd) => {
+      if (!d) return 0;
+      if (e.deltaMode === 1) return d / 3;
+      if (e.deltaMode === 2) return d * 4;
+      if (Math.abs(d) >= 40 && wd && wd % 120 === 0) return -wd / 120;
+      return d / 100;
+    };
+    return { x: axis(dx, wx), y: axis(dy, wy) };
+  }
+  input.takeWheel = function () {
+    const w = input.wheel;
+    input.wheel = { x: 0, y: 0 };  // GLFW may pass one event on twice (wheel, mousewheel)
+    return w;
+  };
+  // A hidden text field has the focus while ImGui wants text: input methods (every Chinese one),
+  // on-screen keyboards and dictation commit their text there. Keys typed there reach GLFW as
+  // before (it listens on the window); only text that came without a keypress is passed on.
+  // Text to type in has arrived: the program takes it now (window_web.cpp), as GLFW's keypress does.
+  input.commit = function (text) {
+    input.text += text;
+    if (window.Module && Module._opscope_text_committed) Module._opscope_text_committed();
+    if (opscope.wake) opscope.wake();  // an idle window draws it (a clipboard read comes with no event)
+  };
+  input.textWanted = function (wanted) {
+    const f = input.field;
+    if (!f) return;
+    if (wanted && document.activeElement !== f) f.focus({ preventScroll: true });
+    else if (!wanted && document.activeElement === f) f.blur();
+  };
+  input.imeAt = function (x, y) {
+    if (!input.field) return;
+    input.field.style.left = x + 'px';
+    input.field.style.top = y + 'px';
+  };
+  input.install = function () {
+    const f = document.createElement('textarea');
+    f.id = 'text-input';
+    f.setAttribute('aria-label', 'opscope text input');
+    for (const [k, v] of [['autocomplete', 'off'], ['autocorrect', 'off'], ['autocapitalize', 'off'], ['spellcheck', 'false']])
+      f.setAttribute(k, v);
+    document.body.appendChild(f);
+    input.field = f;
+    window.addEventListener('wheel', (e) => { input.wheel = notches(e); }, true);
+    window.addEventListener('keydown', () => { input.typed = false; }, true);
+    window.addEventListener('keypress', (e) => {  // GLFW types this one itself
+      if (e.charCode >= 32 && !e.ctrlKey && !e.metaKey) input.typed = true;
+    }, true);
+    window.addEventListener('keyup', () => { input.typed = false; }, true);
+    f.addEventListener('compositionstart', () => { input.composing = true; });
+    f.addEventListener('compositionend', (e) => {
+      input.composing = false;
+      if (e.data) input.commit(e.data);
+      f.value = '';
+    });
+    f.addEventListener('input', (e) => {
+      if (e.isComposing || input.composing) return;
+      if (e.inputType === 'insertText' && e.data && !input.typed) input.commit(e.data);
+      input.typed = false;
+      f.value = '';
+    });
+    // A click on the window keeps the focus in the field (its blur would release held keys: Shift+click).
+    opscope.canvasElement().addEventListener('mousedown', (e) => {
+      if (document.activeElement === f) e.preventDefault();
+    }, true);
+  };
+  opscope.canvasElement = () => document.getElementById('canvas');
+
+  // [SECTION] The clipboard: the browser's (Emscripten's GLFW has none)
+  // Copy: navigator.clipboard.writeText, and a copy kept here. Paste (Ctrl+V): the paste event the
+  // browser fires with the key gives the text before ImGui asks for it in the next frame; where no
+  // paste event came, the Clipboard API is asked and its answer typed in when it comes.
+  const clipboard = { text: '', waiting: false, viaMeta: false };
+  opscope.clipboard = clipboard;
+  clipboard.write = function (text) {
+    clipboard.text = text;
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).catch(() => {});
+  };
+  clipboard.read = function () {
+    if (!clipboard.waiting) return clipboard.text;
+    clipboard.waiting = false;
+    if (!navigator.clipboard || !navigator.clipboard.readText) return clipboard.text;
+    navigator.clipboard.readText().then((t) => { clipboard.text = t; input.commit(t); }, () => input.commit(clipboard.text));
+    return '';
+  };
+  window.addEventListener('keydown', (e) => {
+    if (e.keyCode === 86 && (e.ctrlKey || e.metaKey)) {
+      clipboard.waiting = true;
+      clipboard.viaMeta = e.metaKey && !e.ctrlKey;
+    }
+  }, true);
+  window.addEventListener('paste', (e) => {
+    const t = e.clipboardData ? e.clipboardData.getData('text/plain') : null;
+    if (typeof t === 'string') {
+      // ImGui pastes on Ctrl+V itself; Cmd+V (a Mac) and a menu's Paste into the field are typed in.
+      const imgui = clipboard.waiting && !clipboard.viaMeta;
+      if (!imgui && (clipboard.viaMeta || e.target === input.field)) input.commit(t);
+      clipboard.text = t;
+      clipboard.waiting = false;
+    }
+    clipboard.viaMeta = false;
+    if (e.target === input.field) e.preventDefault();
+  }, true);
 
   // [SECTION] Start, frames, end
   function fail(text) {

@@ -196,10 +196,10 @@ class Player:
         elif verb == "wait":
             self.wait_for(lambda s: self.evaluate(arg) is True, arg)
         elif verb == "show":
-            self.fresh_state()
+            self.input_taken()
             print(f"        = {self.evaluate(arg)!r}")
         elif verb == "expect":
-            self.fresh_state()
+            self.input_taken()
             got = self.evaluate(arg)
             if got is not True:
                 raise StepFailed(f"expected {arg}; got {got!r}")
@@ -219,15 +219,24 @@ class Player:
             raise StepFailed(f"unknown step '{verb}'")
         time.sleep(0.05)
 
-    def wait_for(self, pick, what):
-        end = time.time() + WAIT_S
+    def input_taken(self):
+        """A state after the window gave every key typed so far to the UI (a statement may still run)."""
+        self.fresh_state()
+        try:
+            self.wait_for(lambda s: not s.get("input_waiting") and s.get("frames_since_input", 99) >= 2, "the input taken",
+                          timeout=10)
+        except StepFailed:
+            pass  # the expectation says what is wrong
+
+    def wait_for(self, pick, what, timeout=WAIT_S):
+        end = time.time() + timeout
         while time.time() < end:
             self.require_alive()
             s = self.fresh_state()
             v = pick(s)
             if v not in (None, False):
                 return v
-        raise StepFailed(f"timed out after {WAIT_S} s waiting for {what}")
+        raise StepFailed(f"timed out after {timeout} s waiting for {what}")
 
 
 def main():

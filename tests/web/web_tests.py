@@ -8,6 +8,7 @@ Each prints what it checked and exits 0, or prints what failed and exits 1."""
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -201,6 +202,29 @@ def test_reload_keeps_progress(args, out):
         s = json.loads(browser.read_file("/home/web_user/state.json"))
         check(s["journal"]["offered"] == 0 and "84" in s["console"], f"Restore ran the kept statements: {s['console'][-4:]}")
         check(not browser.console_errors(), f"no page errors {browser.console_errors()}")
+
+
+def test_export_keeps_labels(args, out):
+    """File > Export figure as SVG: the boxes say what they are (#2 mul and its shapes), the same
+    words as the desktop's figure (Graphviz reads the boxes' HTML-like labels with expat)."""
+    script = os.path.join(out, "small.ops")
+    with open(script, "w") as f:
+        f.write("a = param(tensor([1.0, 2.0]))\nb = a * 3\nloss = b.sum()\nbackward(loss)\n")
+    texts = lambda svg: sorted(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
+    env = dict(os.environ, LIBGL_ALWAYS_SOFTWARE="1", XDG_CONFIG_HOME=os.path.join(out, "desktop-config"))
+    desk_svg = os.path.join(out, "desktop.svg")
+    subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", args.opscope, "gui", "--script", script,
+                    "--frames", "6", "--actions", "export " + desk_svg], env=env, check=True)
+    desk = texts(open(desk_svg, encoding="utf-8").read())
+    with web_driver.open_page(os.path.join(args.build_dir, "site")) as (browser, server):
+        browser.before_load(web_driver.preload_script({"/home/web_user/small.ops": open(script, "rb").read()}))
+        argv = ["gui", "--script", "/home/web_user/small.ops", "--frames", "6", "--actions", "export /home/web_user/fig.svg"]
+        browser.navigate(server.url(web_driver.argv_query(argv)))
+        code = browser.wait_for("opscope.exitCode !== null ? {c: opscope.exitCode} : null", 120, "the program")["c"]
+        check(code == 0, "the program ended well")
+        web = texts(browser.read_file("/home/web_user/fig.svg").decode("utf-8"))
+    check(any(t.startswith("#") for t in desk), f"the desktop's figure names its boxes: {desk}")
+    check(web == desk, f"the browser's figure says the same words: {web} (desktop: {desk})")
 
 
 TESTS = {name[len("test_"):]: f for name, f in globals().items() if name.startswith("test_")}
