@@ -28,7 +28,8 @@ set_tests_properties(onnx_module_missing PROPERTIES PASS_REGULAR_EXPRESSION "ONN
 add_test(NAME onnx_export_cli COMMAND opscope export ${CMAKE_CURRENT_SOURCE_DIR}/tests/onnx/export_mlp.ops
          --onnx ${CMAKE_CURRENT_BINARY_DIR}/export_mlp.onnx)
 set_tests_properties(onnx_export_cli PROPERTIES PASS_REGULAR_EXPRESSION "wrote .*export_mlp.onnx: [0-9]+ ONNX nodes, 4 initializers, 1 inputs, opset 17")
-execute_process(COMMAND /usr/bin/python3 -c "import onnx" RESULT_VARIABLE PYTHON_ONNX_MISSING OUTPUT_QUIET ERROR_QUIET)
+# (onnx.checker, not onnx: libonnx-testdata leaves a bare dist-packages/onnx folder that imports as an empty namespace)
+execute_process(COMMAND /usr/bin/python3 -c "import onnx.checker" RESULT_VARIABLE PYTHON_ONNX_MISSING OUTPUT_QUIET ERROR_QUIET)
 if(PYTHON_ONNX_MISSING EQUAL 0)
   add_test(NAME onnx_export_python_checker COMMAND /usr/bin/python3 -c
            "import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True); print('checked')"

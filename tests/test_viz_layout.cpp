@@ -180,12 +180,26 @@ TEST_CASE("export: SVG and PNG through Graphviz", "[viz]") {
   CHECK_THROWS_AS(viz::render_dot(dot, "gif", dir + "/x.gif"), Error);
 }
 
-TEST_CASE("layout: a layout kept while the next is made forgets what a :reset took away", "[viz]") {
+namespace {
+// The MLP in a workspace whose session goes on running statements (a :reset, a rollback).
+struct LiveMlp {
   Workspace ws;
-  WorkspaceScope scope(ws);
-  lang::Session session(ws);
+  WorkspaceScope scope{ws};
+  lang::Session session{ws};
+  LiveMlp() {
+    std::ostringstream out, err;
+    const bool ok = session.run(kMlp, "<test>", out, err);
+    INFO(err.str());
+    REQUIRE(ok);
+  }
+};
+}  // namespace
+
+TEST_CASE("layout: a layout kept while the next is made forgets what a :reset took away", "[viz]") {
+  LiveMlp live;
+  Workspace& ws = live.ws;
+  lang::Session& session = live.session;
   std::ostringstream out, err;
-  REQUIRE(session.run(kMlp, "<test>", out, err));
   viz::GraphLayout l = viz::layout_graph(ws.graph(), viz::LayoutOptions{});
   const size_t boxes = l.boxes.size();
   REQUIRE(boxes > 4);
@@ -211,11 +225,10 @@ TEST_CASE("layout: a layout kept while the next is made forgets what a :reset to
 }
 
 TEST_CASE("layout: a rolled-back statement's boxes are forgotten; the rest keep their nodes", "[viz]") {
-  Workspace ws;
-  WorkspaceScope scope(ws);
-  lang::Session session(ws);
+  LiveMlp live;
+  Workspace& ws = live.ws;
+  lang::Session& session = live.session;
   std::ostringstream out, err;
-  REQUIRE(session.run(kMlp, "<test>", out, err));
   const viz::GraphLayout before = viz::layout_graph(ws.graph(), viz::LayoutOptions{});
   const Graph::Mark mark = ws.graph().mark();
   // The window lays out while a statement runs; then the statement fails and is rolled back.
