@@ -117,7 +117,15 @@ void wait_for_input(GLFWwindow* window, const KeyHold& keys, const std::function
   }
 }
 
-// The state JSON for the human-input tests (platform::publish_live_state), ten times a second,
+// The state JSON for the human-input tests; `idle`: said while the window waits for input (the
+// last frame's state again, no frame drawn).
+void publish_state_now(GuiState& s, int fb_w, int fb_h, bool idle) {
+  s.idle = idle;
+  ++s.live_states;
+  platform::publish_live_state(state_json(s, fb_w, fb_h));
+}
+
+// ... from the frames (platform::publish_live_state), ten times a second,
 // and at once when a statement has just ended (a test waits for that).
 void publish_live_state(GuiState& s, int fb_w, int fb_h) {
   if (!platform::live_state_wanted()) return;
@@ -126,16 +134,7 @@ void publish_live_state(GuiState& s, int fb_w, int fb_h) {
   s.was_running = s.running;
   if (!ended && now - s.live_state_at < std::chrono::milliseconds(100)) return;
   s.live_state_at = now;
-  s.idle = false;
-  ++s.live_states;
-  platform::publish_live_state(state_json(s, fb_w, fb_h));
-}
-
-// While the window waits for input: the last frame's state again, saying so (idle: no frame drawn).
-void publish_idle_state(GuiState& s, int fb_w, int fb_h) {
-  s.idle = true;
-  ++s.live_states;
-  platform::publish_live_state(state_json(s, fb_w, fb_h));
+  publish_state_now(s, fb_w, fb_h, false);
 }
 
 }  // namespace
@@ -355,7 +354,7 @@ int run_gui(const GuiOptions& o) {
                       !ImGui::GetIO().InputQueueCharacters.empty() ||  // an input method's text came between frames
                       viz::view_animating(s.graph, s.time) || session.quit_requested();
     if (!headless && !busy && settle_frames <= 0) {
-      wait_for_input(window, key_hold, live ? [&] { publish_idle_state(s, fb_w, fb_h); } : std::function<void()>{});
+      wait_for_input(window, key_hold, live ? [&] { publish_state_now(s, fb_w, fb_h, true); } : std::function<void()>{});
       settle_frames = 3;
     }
     --settle_frames;

@@ -85,7 +85,7 @@ class Player:
         self.last_state = None
 
     # [SECTION] What the window shows
-    def state(self, fresh_after=None):
+    def state(self):
         """The latest state JSON the window published (None before the first)."""
         s = self.d.state()
         if s is not None:
