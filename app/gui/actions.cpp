@@ -255,8 +255,10 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
   for (const auto& d : s.graph.drawn)
     if (d.current) highlighted = d.node;
   json widgets = json::array();
-  for (const auto& w : s.widgets)
+  for (const auto& w : s.widgets) {
     widgets.push_back({{"label", w.label}, {"rect", {w.x0, w.y0, w.x1, w.y1}}, {"enabled", w.enabled}});
+    if (w.scroll_y >= 0) widgets.back()["scroll"] = {w.scroll_y, w.scroll_max_y};
+  }
   GuiState& ms = const_cast<GuiState&>(s);
   json state{{"platform", platform::name()},
               {"frame", s.frame},

@@ -13,6 +13,7 @@ namespace {
 bool editing_key(int key) { return key >= GLFW_KEY_ESCAPE && key < GLFW_KEY_LEFT_SHIFT; }
 // Keys that type a character (GLFW numbers them by their ASCII, up to the two "world" keys).
 bool plain_key(int key) { return key >= GLFW_KEY_SPACE && key <= GLFW_KEY_WORLD_2; }
+bool modifier_key(int key) { return key >= GLFW_KEY_LEFT_SHIFT && key <= GLFW_KEY_RIGHT_SUPER; }
 }  // namespace
 
 KeyHold::KeyHold(GLFWwindow* window) : window_(window) {
@@ -84,9 +85,12 @@ void KeyHold::deliver() {
     }
     const bool change = e.action != GLFW_REPEAT;
     const bool plain = typing && plain_key(e.key) && (e.mods & (GLFW_MOD_CONTROL | GLFW_MOD_ALT | GLFW_MOD_SUPER)) == 0;
+    // A modifier let go in the frame a key was pressed would turn Ctrl+Z into Z: ImGui reads
+    // the modifiers as they are at the frame's start.
+    const bool key_changed = std::any_of(changed_.begin(), changed_.end(), [](int k) { return !modifier_key(k); });
     const bool wait = plain ? order_waits
                             : some_wait || (change && std::find(changed_.begin(), changed_.end(), e.key) != changed_.end()) ||
-                                  (edited_ && editing_key(e.key));
+                                  (change && modifier_key(e.key) && key_changed) || (edited_ && editing_key(e.key));
     if (wait) {
       some_wait = true;
       // (A waiting Shift holds back no character: the character says it was shifted.)

@@ -268,6 +268,7 @@ void draw_console(GuiState& s) {
   if (s.fonts.mono) ImGui::PopFont();
   if (c.scroll_to_bottom) ImGui::SetScrollHereY(1.f);
   c.scroll_to_bottom = false;
+  note_panel(s.widgets, "console log");
   ImGui::EndChild();
   // Tab's candidates as buttons: a click completes the word being typed.
   if (!c.candidates.empty()) {
@@ -470,8 +471,8 @@ void draw_presentation(GuiState& s, const viz::Theme& th) {
   ImGui::SameLine();
   ImGui::BeginChild("lesson_present", ImVec2(lesson_w, avail.y), true);
   draw_lesson(s);
+  note_panel(s.widgets, "lesson panel");
   ImGui::EndChild();
-  note_widget(s.widgets, "lesson panel");
 }
 
 }  // namespace
@@ -653,8 +654,8 @@ void draw_ui(GuiState& s) {
     }
     ImGui::EndTabBar();
   }
+  note_panel(s.widgets, "bottom panel");
   ImGui::EndChild();
-  note_widget(s.widgets, "bottom panel");
   ImGui::EndChild();
   ImGui::SameLine();
 
@@ -672,8 +673,8 @@ void draw_ui(GuiState& s) {
   inf.theme = &th;
   inf.fonts = &s.fonts;
   viz::draw_inspector(s.inspector, inf);
+  note_panel(s.widgets, "inspector panel");
   ImGui::EndChild();
-  note_widget(s.widgets, "inspector panel");
   ImGui::BeginChild("memory", ImVec2(0, 0), true);
   ImGui::TextUnformatted("Memory after each step");
   viz::MemoryPanelFrame mf;
@@ -695,8 +696,8 @@ void draw_ui(GuiState& s) {
   mf.theme = &th;
   mf.current_step = s.log->last() ? s.log->last()->step : -1;
   viz::draw_memory_panel(mf, ImVec2(0, 0));
+  note_panel(s.widgets, "memory panel");
   ImGui::EndChild();
-  note_widget(s.widgets, "memory panel");
   ImGui::EndChild();
 
   draw_status(s);

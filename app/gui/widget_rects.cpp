@@ -23,6 +23,16 @@ void note_widget(WidgetRects& into, const char* label) {
   into.push_back(std::move(w));
 }
 
+void note_panel(WidgetRects& into, const char* label) {
+  const ImGuiWindow& window = *ImGui::GetCurrentContext()->CurrentWindow;
+  const ImRect outer = window.Rect(), clip = window.ParentWindow ? window.ParentWindow->ClipRect : outer;
+  WidgetRect w{label, std::max(outer.Min.x, clip.Min.x), std::max(outer.Min.y, clip.Min.y),
+               std::min(outer.Max.x, clip.Max.x), std::min(outer.Max.y, clip.Max.y), true};
+  if (w.x1 <= w.x0 || w.y1 <= w.y0) return;
+  w.scroll_y = window.Scroll.y, w.scroll_max_y = window.ScrollMax.y;
+  into.push_back(std::move(w));
+}
+
 bool noted(WidgetRects& into, bool pressed, const char* label) {
   note_widget(into, label);
   return pressed;

@@ -539,13 +539,21 @@ std::function<std::string(app::GuiState&)> make_gui_lesson_state(const app::Less
       if (k == Block::Kind::cell) ++cells;
       if (k == Block::Kind::check) ++(r->ok ? passed : failed);
     }
-    return nlohmann::json{{"id", m.lesson().number}, {"lang", m.language()}, {"position", m.position()},
+    nlohmann::json state{{"id", m.lesson().number}, {"lang", m.language()}, {"position", m.position()},
                           {"blocks", m.lesson().blocks.size()}, {"done", m.done()}, {"cells_run", cells},
                           {"checks_passed", passed}, {"checks_failed", failed},
                           {"current", m.done() ? "" : kind_name(m.current()->kind)}, {"paused", m.paused()},
                           {"quiz_tries", !m.done() && m.feedback(m.position()) ? m.feedback(m.position())->tries : 0},
-                          {"recorded_finished", recorded_finished(m)}}
-        .dump();
+                          {"recorded_finished", recorded_finished(m)}};
+    if (!m.done() && m.current()->kind == Block::Kind::exercise) {
+      // What a person sees of the exercise: the editor's text (typed, not yet checked) and its result.
+      const auto edited = st->editors.text.find(m.position());
+      const ExerciseState& ex = st->model->exercise(m.position());  // (reads the progress file once)
+      state["exercise"] = {{"id", m.current()->exercise.id},
+                           {"code", edited != st->editors.text.end() ? edited->second : ex.saved.code},
+                           {"attempts", ex.saved.attempts}, {"passed", ex.saved.passed}};
+    }
+    return state.dump();
   };
 }
 

@@ -108,6 +108,8 @@ class Desktop:
     def key(self, combo):
         self._xdotool("key", "--delay", "60", KEY_ALIASES.get(combo, combo))
 
+    commits_per_character = True  # see ime_text
+
     def ime_text(self, text):
         # X has no input method under Xvfb; xdotool types each character through a keysym it
         # maps for the moment, which reaches the window as the same committed characters.

@@ -26,6 +26,7 @@ screenshots taken (a failure always takes one) in --out.
   wait_idle                       until no statement runs (and one more state is published)
   wait EXPR                       until EXPR is true (the expression of `expect`)
   show EXPR                       prints EXPR's value (to read a run's log)
+  remember NAME EXPR              EXPR's value now, as NAME in later expressions
   expect EXPR                     a Python expression over the window's state: `state` (the
                                   state JSON), `console` (its last lines, one text), `widget(L)`,
                                   `lesson` (state["lesson"] or {}), `alive`, `frames_drawn(S)`
@@ -83,6 +84,7 @@ class Player:
     def __init__(self, driver, out):
         self.d, self.out = driver, out
         self.last_state = None
+        self.remembered = {}  # the scenario's `remember` values
 
     # [SECTION] What the window shows
     def state(self):
@@ -134,7 +136,7 @@ class Player:
         console = "\n".join(s.get("console", []))
         return {"state": s, "console": console, "lesson": s.get("lesson") or {}, "alive": self.d.alive(),
                 "widget": lambda label: (self.widgets(label, s) or [None])[0], "json": json, "re": re,
-                "frames_drawn": self.frames_drawn}
+                "frames_drawn": self.frames_drawn, **self.remembered}
 
     def frames_drawn(self, seconds):
         """How many frames the window drew in the next `seconds` with no input."""
@@ -174,7 +176,15 @@ class Player:
         elif verb == "key":
             d.key(arg)
         elif verb == "ime":
-            d.ime_text(unescape(arg))
+            text = unescape(arg)
+            if getattr(d, "commits_per_character", False):
+                # (xdotool maps each character to a spare key for a moment: a window busy baking
+                # the new glyph of the last one would read the next key after it was unmapped)
+                for ch in text:
+                    d.ime_text(ch)
+                    self.input_taken()
+            else:
+                d.ime_text(text)
         elif verb == "wheel":
             label, notches = arg.rsplit(" ", 1)
             w = self.find_widget(label.strip().strip('"'), enabled=False)
@@ -195,6 +205,10 @@ class Player:
             self.fresh_state()
         elif verb == "wait":
             self.wait_for(lambda s: self.evaluate(arg) is True, arg)
+        elif verb == "remember":
+            name, expr = arg.split(" ", 1)
+            self.input_taken()
+            self.remembered[name] = self.evaluate(expr)
         elif verb == "show":
             self.input_taken()
             print(f"        = {self.evaluate(arg)!r}")
