@@ -11,6 +11,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/random.h"
+#include "core/timing.h"
 #include "core/workspace.h"
 
 namespace opscope::app {
@@ -113,12 +114,13 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
       // The naive reference can be slow: one run is its measurement when it takes over a second.
       std::vector<double> times;
       for (int r = 0; r < repeats; ++r) {
-        ws.reset_graph();
-        auto t0 = std::chrono::steady_clock::now();
-        ws.call_multi(op, inputs, attrs, algo);
+        auto reset = [&ws] { ws.reset_graph(); };
+        auto call = [&] { ws.call_multi(op, inputs, attrs, algo); };
         if (device == Device::cpu) {
-          times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+          times.push_back(seconds_per_run(reset, call));  // a coarse clock (the browser's): the average of a batch
         } else {  // the device's own time between CUDA events around the kernel (no launch latency)
+          reset();
+          call();
           times.push_back(static_cast<double>(ws.graph().node(ws.graph().num_nodes() - 1).stats.last_time_ns) * 1e-9);
         }
         if (times.back() > 1.0) break;

@@ -56,6 +56,10 @@ void svg_to_png(const std::string& svg_path, const std::string& png_path);
 bool has_file_chooser();
 void pick_file(const std::string& accept);  // e.g. ".ops,.npy,.onnx,.gz,.idx"
 std::vector<std::string> picked_files();
+// The folders where the platform keeps copies of files the user opened from their computer
+// (the browser: in IndexedDB, across visits; File > Open lists them, each with Delete). Empty
+// on the desktop: a file opened there stays where the user keeps it.
+std::vector<std::string> kept_file_dirs();
 
 // Persistent storage (lesson progress, the workspace's journal, settings) lives under the
 // user's XDG folders. Desktop: files, nothing to do. Browser: IndexedDB, written back here.

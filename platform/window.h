@@ -38,7 +38,10 @@ void end_frame();
 
 // Waits until the person does something (an input event, a resize, a file dropped) or
 // `timeout_s` passes (negative: no limit), so that a window with nothing changing draws
-// nothing. Desktop: GLFW's wait for events. Browser: the page's next input event.
-void wait_for_input(double timeout_s);
+// nothing. Desktop: GLFW's wait for events. Browser: the page's next input event, or
+// something that came by another way (a file the person picked, a clipboard read: site.js
+// calls opscope.wake()). True when the platform knows something came (the browser: an event or
+// a wake, not the timeout); false when it cannot tell (the desktop) or the time ran out.
+bool wait_for_input(double timeout_s);
 
 }  // namespace opscope::platform

@@ -19,8 +19,10 @@
 #include <cstdio>
 
 #include "core/body.h"
+#include "core/timing.h"
 #include "viz/layout_plan.h"
 #include "viz/graph_figure.h"
+#include "viz/words.h"
 
 namespace opscope::viz {
 
@@ -527,8 +529,8 @@ void draw_canvas(FrameCtx& c) {
   const float fy = c.v.to_screen({0, 0}).y - lp * 0.2f, by = c.v.to_screen({0, L.backward_lane_top}).y - lp * 1.6f;
   const float sep = c.v.to_screen({0, L.backward_lane_top - 40.f}).y;
   for (float x = c.c0.x; x < c.c1.x; x += 14.f) c.dl->AddLine(ImVec2(x, sep), ImVec2(std::min(x + 7.f, c.c1.x), sep), c.th.grid, 1.5f);
-  c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, std::max(c.c0.y + 4, fy)), c.th.text_dim, "forward pass  →");
-  c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, by), c.th.edge_backward, "←  backward pass");
+  c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, std::max(c.c0.y + 4, fy)), c.th.text_dim, tr("forward pass  →"));
+  c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, by), c.th.edge_backward, tr("←  backward pass"));
 }
 
 // Frames of unfolded calls (click the title to fold) and of loops (a badge with the count).
@@ -770,13 +772,13 @@ void draw_legend(FrameCtx& c) {
     const char* text;
     float rounding;
   };
-  const Item items[] = {{th.param_fill, th.box_border, "parameter", h * 0.5f},
-                        {th.input_fill, th.box_border, "input / constant", 2.f},
-                        {family_color(th, "elementwise", false), th.box_border, "forward op", 4.f},
-                        {family_color(th, "elementwise", true), th.edge_backward, "backward op", 4.f},
-                        {th.folded_fill, th.box_border, "folded call", 6.f},
-                        {th.canvas, th.highlight, "last step", 4.f},
-                        {th.badge_fill, th.badge_fill, "saved for backward", h * 0.5f}};
+  const Item items[] = {{th.param_fill, th.box_border, tr("parameter"), h * 0.5f},
+                        {th.input_fill, th.box_border, tr("input / constant"), 2.f},
+                        {family_color(th, "elementwise", false), th.box_border, tr("forward op"), 4.f},
+                        {family_color(th, "elementwise", true), th.edge_backward, tr("backward op"), 4.f},
+                        {th.folded_fill, th.box_border, tr("folded call"), 6.f},
+                        {th.canvas, th.highlight, tr("last step"), 4.f},
+                        {th.badge_fill, th.badge_fill, tr("saved for backward"), h * 0.5f}};
   ImVec2 p(c.c0.x + 10, c.c1.y - h - 8);
   c.dl->AddRectFilled(ImVec2(c.c0.x, p.y - 5), c.c1, with_alpha(th.canvas, 0.92f));
   for (const auto& it : items) {
@@ -785,16 +787,17 @@ void draw_legend(FrameCtx& c) {
     c.dl->AddText(c.font, lp, ImVec2(p.x + sw + 5, p.y + (h - lp) * 0.5f), th.text_dim, it.text);
     p.x += sw + 5 + c.font->CalcTextSizeA(lp, FLT_MAX, 0, it.text).x + 16;
   }
-  const char* help = "drag: pan · wheel: zoom (folds, unfolds) · F: fit · click: inspect, unfold";
+  const char* help = tr("drag: pan · wheel: zoom (folds, unfolds) · F: fit · click: inspect, unfold");
   const float hw = c.font->CalcTextSizeA(lp, FLT_MAX, 0, help).x;
   if (p.x + hw + 10 < c.c1.x) c.dl->AddText(c.font, lp, ImVec2(c.c1.x - hw - 10, p.y + (h - lp) * 0.5f), th.text_dim, help);
 }
 
 // "laying out the graph: 3 of 14 steps", while a layout is being made.
 std::string progress_text(const GraphViewState& s) {
-  if (!s.pending) return "laying out the graph ...";
-  return "laying out the graph: " + std::to_string(s.pending->steps_done.load()) + " of " + std::to_string(s.pending->steps_total.load()) +
-         " steps";
+  if (!s.pending) return tr("laying out the graph ...");
+  char text[160];
+  std::snprintf(text, sizeof text, tr("laying out the graph: %d of %d steps"), s.pending->steps_done.load(), s.pending->steps_total.load());
+  return text;
 }
 
 void draw_progress_bar(FrameCtx& c, const GraphViewState& s) {
@@ -818,15 +821,15 @@ void draw_tooltip(const FrameCtx& c, const LayoutBox& b) {
       ImGui::Text("out %s %s %s", vi.name.empty() ? ("%" + std::to_string(vid)).c_str() : vi.name.c_str(), shape_str(vi.meta.shape).c_str(),
                   dtype_name(vi.meta.dtype));
     }
-    if (n.stats.runs) ImGui::Text("last run %.1f µs", static_cast<double>(n.stats.last_time_ns) / 1e3);
+    if (n.stats.runs) ImGui::Text(tr("last run %s"), duration_text(static_cast<double>(n.stats.last_time_ns)).c_str());
     if (b.body_node >= 0) ImGui::TextDisabled("op %d of #%d's body; click [collapse] on the frame to fold it", b.body_node, b.node);
-    else if (node_body(c.g, n)) ImGui::TextDisabled("double-click to show the ops inside it");
+    else if (node_body(c.g, n)) ImGui::TextDisabled("%s", tr("double-click to show the ops inside it"));
   } else if (b.kind == BoxKind::folded_scope) {
     for (const auto& d : b.details) ImGui::TextDisabled("%s", d.c_str());
-    ImGui::TextDisabled("click (or zoom in) to unfold");
+    ImGui::TextDisabled("%s", tr("click (or zoom in) to unfold"));
   } else if (b.value >= 0 && !c.g.value(b.value).origin.empty()) {
     const ValueInfo& vi = c.g.value(b.value);
-    ImGui::TextDisabled("made by %s (line %d)", vi.origin.c_str(), vi.origin_line);
+    ImGui::TextDisabled(tr("made by %s (line %d)"), vi.origin.c_str(), vi.origin_line);
   }
   ImGui::EndTooltip();
 }

@@ -1,5 +1,6 @@
 #include "viz/inspector.h"
 
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -7,8 +8,10 @@
 #include <string>
 
 #include "core/body.h"
+#include "core/timing.h"
 #include "viz/graph_figure.h"
 #include "viz/graph_view.h"
+#include "viz/words.h"
 
 namespace opscope::viz {
 
@@ -73,9 +76,9 @@ void values_section(const Graph& g, int v, const Theme& th, const Fonts* fonts) 
   Tensor t = live_tensor(vi, v);
   ImGui::Separator();
   ImGui::Spacing();
-  ImGui::Text("Values of %s %s", value_label(g, v).c_str(), shape_str(vi.meta.shape).c_str());
+  ImGui::Text(tr("Values of %s %s"), value_label(g, v).c_str(), shape_str(vi.meta.shape).c_str());
   if (!t.defined()) {
-    ImGui::TextDisabled("not held any more (freed after its last use)");
+    ImGui::TextDisabled("%s", tr("not held any more (freed after its last use)"));
     return;
   }
   const float width = ImGui::GetContentRegionAvail().x;
@@ -99,11 +102,11 @@ void values_section(const Graph& g, int v, const Theme& th, const Fonts* fonts) 
     ImGui::EndTable();
   }
   if (fonts && fonts->mono) ImGui::PopFont();
-  if (rows > show_r || t.dim() > 2) ImGui::TextDisabled("showing the first %lld x %lld of the last two axes", (long long)show_r, (long long)show_c);
+  if (rows > show_r || t.dim() > 2) ImGui::TextDisabled(tr("showing the first %lld x %lld of the last two axes"), (long long)show_r, (long long)show_c);
   Tensor gr = t.grad();
   if (gr.defined()) {
     ImGui::Spacing();
-    ImGui::Text("Gradient d%s", value_label(g, v).c_str());
+    ImGui::Text(tr("Gradient d%s"), value_label(g, v).c_str());
     draw_heatmap(gr, th, std::min(width, 360.f));
   }
 }
@@ -164,7 +167,7 @@ void draw_heatmap(const Tensor& t, const Theme& th, float max_width) {
 void initialisation_section(const Graph& g, int v) {
   const ValueInfo& vi = g.value(v);
   if (vi.origin.empty() || vi.kind != ValueKind::parameter) return;
-  ImGui::Text("initialised by %s", vi.origin.c_str());
+  ImGui::Text(tr("initialised by %s"), vi.origin.c_str());
   if (vi.origin_line > 0) {
     ImGui::SameLine();
     ImGui::TextDisabled("(line %d)", vi.origin_line);
@@ -186,7 +189,7 @@ void folded_call_section(const Graph& g, const InspectorFrame& f, const Title& t
   const int bi = f.layout ? f.layout->find(f.selected) : -1;
   if (bi < 0) {
     title(f.selected.substr(2));
-    ImGui::TextDisabled("a folded call: click it in the graph to unfold");
+    ImGui::TextDisabled("%s", tr("a folded call: click it in the graph to unfold"));
     return;
   }
   const LayoutBox& b = f.layout->boxes[static_cast<size_t>(bi)];
@@ -195,7 +198,7 @@ void folded_call_section(const Graph& g, const InspectorFrame& f, const Title& t
   for (const auto& d : b.details) ImGui::TextUnformatted(d.c_str());
   const std::string saved = saved_badge(g, b.nodes);
   if (!saved.empty()) ImGui::Text("%s for backward", saved.c_str());
-  ImGui::TextDisabled("click it in the graph (or zoom into it) to unfold");
+  ImGui::TextDisabled("%s", tr("click it in the graph (or zoom into it) to unfold"));
   ImGui::Spacing();
   for (int id : b.nodes) ImGui::BulletText("#%d %s  %s", id, node_title(g, g.node(id)).c_str(), g.node_var_name(id).c_str());
 }
@@ -205,7 +208,7 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   const Graph& g = *f.graph;
   const Theme& th = *f.theme;
   if (f.selected.empty()) {
-    ImGui::TextDisabled("Click a node in the graph to inspect it.");
+    ImGui::TextDisabled("%s", tr("Click a node in the graph to inspect it."));
     return;
   }
   auto title = [&](const std::string& text) {
@@ -238,7 +241,7 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   ImGui::SameLine();
   ImGui::TextDisabled("%s · %s%s", n.op ? n.op->family.c_str() : "", phase_name(n.phase), n.scope.empty() ? "" : (" · in " + n.scope + "()").c_str());
   if (n.op) ImGui::TextWrapped("%s", n.op->doc.c_str());
-  if (n.forward_of >= 0) ImGui::Text("gradient of #%d %s", n.forward_of, g.node(n.forward_of).op->name.c_str());
+  if (n.forward_of >= 0) ImGui::Text(tr("gradient of #%d %s"), n.forward_of, g.node(n.forward_of).op->name.c_str());
   // A fused node unfolds into the ops it replaced: one pass over the data instead of several.
   if (!n.fused.empty()) {
     ImGui::Text("fuses %zu ops (the compiler's fuse_elementwise pass):", n.fused.size());
@@ -286,20 +289,21 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   // Saved tensors: what this op's backward formula needs, held until its backward runs.
   if (!n.saved.empty()) {
     ImGui::Spacing();
-    ImGui::Text("Saved for backward:");
+    ImGui::TextUnformatted(tr("Saved for backward:"));
     for (const auto& st : n.saved) {
       const ValueInfo& vi = g.value(st.value_id);
       const int64_t bytes = shape_numel(vi.meta.shape) * static_cast<int64_t>(dtype_size(vi.meta.dtype));
       ImGui::BulletText("%s %s  %s  %s", value_label(g, st.value_id).c_str(), shape_str(vi.meta.shape).c_str(),
-                        bytes_str(bytes).c_str(), st.tensor.defined() ? "held" : "freed by its backward");
+                        bytes_str(bytes).c_str(), st.tensor.defined() ? tr("held") : tr("freed by its backward"));
     }
   }
   const Cost c = node_cost(g, n);
   ImGui::Spacing();
-  ImGui::Text("Cost: %.3g FLOPs, reads %s, writes %s", c.flops, bytes_str(static_cast<int64_t>(c.bytes_read)).c_str(),
+  ImGui::Text(tr("Cost: %.3g FLOPs, reads %s, writes %s"), c.flops, bytes_str(static_cast<int64_t>(c.bytes_read)).c_str(),
               bytes_str(static_cast<int64_t>(c.bytes_written)).c_str());
-  if (n.stats.runs) ImGui::Text("Last run: %.1f µs (%lld runs)", static_cast<double>(n.stats.last_time_ns) / 1e3, (long long)n.stats.runs);
-  else ImGui::TextDisabled("not run yet");
+  if (n.stats.runs)
+    ImGui::TextWrapped(tr("Last run: %s (%lld runs)"), duration_text(static_cast<double>(n.stats.last_time_ns)).c_str(), (long long)n.stats.runs);
+  else ImGui::TextDisabled("%s", tr("not run yet"));
   if (s.shown_value >= 0) values_section(g, s.shown_value, th, f.fonts);
 }
 

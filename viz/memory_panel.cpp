@@ -1,4 +1,5 @@
 #include "viz/memory_panel.h"
+#include "viz/words.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,7 +25,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
     const auto cat = static_cast<MemCategory>(c);
     if (cat == MemCategory::temporary) continue;
     const int64_t now = f.live_now ? (*f.live_now)[static_cast<size_t>(c)] : 0;
-    const std::string name = cat == MemCategory::saved ? "saved for bwd" : category_name(cat);
+    const std::string name = tr(cat == MemCategory::saved ? "saved for bwd" : category_name(cat));
     const std::string text = name + " " + bytes_str(now);
     const float h = ImGui::GetTextLineHeight();
     const float item_w = h * 0.7f + 2 + ImGui::CalcTextSize(text.c_str()).x;
@@ -48,7 +49,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->AddRectFilled(p0, p1, th.canvas, 4.f);
   if (series.empty()) {
-    dl->AddText(ImVec2(p0.x + 10, p0.y + 10), th.text_dim, "No steps yet: memory after each step appears here.");
+    dl->AddText(ImVec2(p0.x + 10, p0.y + 10), th.text_dim, tr("No steps yet: memory after each step appears here."));
     return;
   }
   int64_t peak = 1;
@@ -75,7 +76,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   dl->AddText(ImVec2(p0.x + 4, y1 - 7), th.text_dim, "0 B");
   dl->AddLine(ImVec2(x0, y1), ImVec2(x1, y1), th.grid);
   char first_step[32];
-  std::snprintf(first_step, sizeof first_step, "step %lld", (long long)series.front().step);
+  std::snprintf(first_step, sizeof first_step, tr("step %lld"), (long long)series.front().step);
   dl->AddText(ImVec2(x0, y1 + 1), th.text_dim, first_step);
   // A long loop has more steps than the plot has pixels: each pixel column then shows the step
   // of its range with the most memory (the envelope), and the backward bands are left out (they
@@ -99,7 +100,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   // loop has many: a band is labelled only where its label does not run into the one before.
   if (every_step) {
     const std::vector<StepEvent>& ev = *f.events;
-    const float label_w = ImGui::CalcTextSize("backward pass").x;
+    const float label_w = ImGui::CalcTextSize(tr("backward pass")).x;
     float free_from = x0 + ImGui::CalcTextSize(first_step).x + 6;
     size_t i = 0;
     while (i < n) {
@@ -112,7 +113,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
       const float xa = i == 0 ? x0 : (X(i - 1) + X(i)) * 0.5f, xb = j + 1 >= n ? x1 : (X(j) + X(j + 1)) * 0.5f;
       dl->AddRectFilled(ImVec2(xa, y0), ImVec2(xb, y1), (th.backward_tint & ~IM_COL32_A_MASK) | IM_COL32(0, 0, 0, 90));
       if (xa + 3 >= free_from && xa + 3 + label_w <= x1) {
-        dl->AddText(ImVec2(xa + 3, y1 + 1), th.edge_backward, "backward pass");
+        dl->AddText(ImVec2(xa + 3, y1 + 1), th.edge_backward, tr("backward pass"));
         free_from = xa + 3 + label_w + 6;
       }
       i = j + 1;
@@ -155,14 +156,14 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   for (float x = x0; x < x1; x += 10) dl->AddLine(ImVec2(x, Y(peak)), ImVec2(std::min(x + 5, x1), Y(peak)), th.text_dim);
   dl->AddCircleFilled(ImVec2(X(peak_at), Y(peak)), 4.f, th.edge_backward);
   char label[96];
-  std::snprintf(label, sizeof label, "peak %s after step %lld", bytes_str(peak).c_str(), (long long)series[peak_at].step);
+  std::snprintf(label, sizeof label, tr("peak %s after step %lld"), bytes_str(peak).c_str(), (long long)series[peak_at].step);
   const float lw = ImGui::CalcTextSize(label).x;
   dl->AddText(ImVec2(std::clamp(X(peak_at) - lw * 0.5f, x0, x1 - lw), p0.y + 1), th.text, label);
   // The current step.
   for (size_t i = 0; i < n; ++i)
     if (series[i].step == f.current_step) {
       dl->AddLine(ImVec2(X(i), y0), ImVec2(X(i), y1), th.highlight, 2.f);
-      std::snprintf(label, sizeof label, "step %lld", (long long)f.current_step);
+      std::snprintf(label, sizeof label, tr("step %lld"), (long long)f.current_step);
       dl->AddText(ImVec2(std::min(X(i) + 4, x1 - ImGui::CalcTextSize(label).x), y1 + 1), th.highlight, label);
     }
   if (ImGui::IsItemHovered()) {
@@ -170,7 +171,7 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
     const size_t i = std::min(n - 1, span == 1 ? size_t{0} : static_cast<size_t>(std::clamp((mx - x0) / (x1 - x0), 0.f, 1.f) * static_cast<float>(span - 1) + 0.5f));
     dl->AddLine(ImVec2(X(i), y0), ImVec2(X(i), y1), th.text_dim);
     ImGui::BeginTooltip();
-    ImGui::Text("step %lld (node #%d): %s", (long long)series[i].step, series[i].node, bytes_str(total_bytes(series[i].bytes)).c_str());
+    ImGui::Text(tr("step %lld (node #%d): %s"), (long long)series[i].step, series[i].node, bytes_str(total_bytes(series[i].bytes)).c_str());
     for (int c = 0; c < kNumCategories; ++c)
       if (series[i].bytes[static_cast<size_t>(c)])
         ImGui::Text("  %s %s", category_name(static_cast<MemCategory>(c)), bytes_str(series[i].bytes[static_cast<size_t>(c)]).c_str());

@@ -1,4 +1,5 @@
 #include "viz/metrics_panel.h"
+#include "viz/words.h"
 
 #include <algorithm>
 #include <cmath>
@@ -107,8 +108,8 @@ void draw_metrics_panel(MetricsPanelState& state, const MetricsPanelFrame& f, Im
   if (size.y <= 0) size.y = avail.y;
   const auto& series = f.log->series();
   if (series.empty()) {
-    ImGui::TextWrapped("No metrics yet. In a training loop, log(\"loss\", loss) records one point per step; "
-                       "every series logged is plotted here while the loop runs.");
+    ImGui::TextWrapped("%s", tr("No metrics yet. In a training loop, log(\"loss\", loss) records one point per step; every series logged is "
+                             "plotted here while the loop runs."));
     return;
   }
   if (f.running) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(th.highlight), "running · step %lld", static_cast<long long>(f.log->current_step()));

@@ -108,11 +108,15 @@ InputSnapshot input_snapshot(GLFWwindow* window, const KeyHold& keys) {
 // Waits for the person's next input. `idle_tick` (the human-input tests' live state) is called
 // four times a second meanwhile, without drawing: nothing changed.
 void wait_for_input(GLFWwindow* window, const KeyHold& keys, const std::function<void()>& idle_tick) {
-  if (!idle_tick) return platform::wait_for_input(-1);
+  if (!idle_tick) {
+    platform::wait_for_input(-1);
+    return;
+  }
   for (;;) {
     const InputSnapshot before = input_snapshot(window, keys);
-    platform::wait_for_input(0.25);
-    if (glfwWindowShouldClose(window) || !(input_snapshot(window, keys) == before)) return;
+    // (A file picked in the browser's chooser moves no key or mouse: the platform says it came.)
+    const bool came = platform::wait_for_input(0.25);
+    if (came || glfwWindowShouldClose(window) || !(input_snapshot(window, keys) == before)) return;
     idle_tick();
   }
 }

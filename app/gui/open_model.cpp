@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "app/gui/gui_state.h"
+#include "app/gui/widget_rects.h"
+#include "core/shape.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/onnx_builtins.h"
 #include "app/onnx/onnx_import.h"
@@ -143,6 +145,55 @@ void open_picked_files(GuiState& s) {
   for (const std::string& path : platform::picked_files()) run_after_frame(s, [&s, path] { open_file(s, path); });
 }
 
+namespace {
+
+// Files the browser keeps from earlier visits (platform::kept_file_dirs), each with Open and
+// Delete: the student takes back what they opened, and the storage it holds. Empty on the desktop.
+std::vector<std::filesystem::path> kept_files() {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> kept;
+  std::error_code ec;
+  for (const std::string& dir : platform::kept_file_dirs())
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->is_regular_file(ec)) kept.push_back(it->path());
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
+void delete_kept_file(GuiState& s, const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::remove(path, ec) || ec) {
+    s.console.lines.push_back({ConsoleLine::error, "cannot delete '" + path.filename().string() + "': " + ec.message()});
+    return;
+  }
+  platform::persist_files();
+  s.console.lines.push_back({ConsoleLine::output, "# deleted " + path.filename().string() + " from this browser's storage"});
+}
+
+void draw_kept_files(GuiState& s) {
+  const auto kept = kept_files();
+  if (kept.empty()) return;
+  ImGui::Separator();
+  ImGui::TextDisabled("kept in this browser from earlier visits:");
+  for (const auto& path : kept) {
+    const std::string name = path.filename().string();
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    ImGui::PushID(path.c_str());
+    if (noted(s.widgets, ImGui::SmallButton("Open"), ("Open " + name).c_str())) {
+      run_after_frame(s, [&s, p = path.string()] { open_file(s, p); });
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (noted(s.widgets, ImGui::SmallButton("Delete"), ("Delete " + name).c_str())) delete_kept_file(s, path);
+    ImGui::SameLine();
+    ImGui::Text("%s  %s", name.c_str(), ec ? "" : bytes_str(static_cast<int64_t>(size)).c_str());
+    ImGui::PopID();
+  }
+}
+
+}  // namespace
+
 void draw_open_model_dialog(GuiState& s) {
   OpenModelState& o = s.open_model;
   if (o.request) {
@@ -157,7 +208,7 @@ void draw_open_model_dialog(GuiState& s) {
                      "graph shows it as the file describes it, with PyTorch's shape arithmetic folded away. A .ops "
                      "script runs in the console; a .npy array or an IDX file (MNIST's format) becomes a variable.");
   if (platform::has_file_chooser()) {
-    if (ImGui::Button("From this computer...")) {
+    if (noted(s.widgets, ImGui::Button("From this computer..."), "From this computer...")) {
       platform::pick_file(".onnx,.ops,.npy,.gz,.idx,.idx1-ubyte,.idx3-ubyte");
       ImGui::CloseCurrentPopup();
     }
@@ -171,14 +222,15 @@ void draw_open_model_dialog(GuiState& s) {
     for (const auto& f : o.offered)
       if (ImGui::Selectable(f.c_str(), f == o.path)) std::snprintf(o.path, sizeof o.path, "%s", f.c_str());
   }
-  if (ImGui::Button("Open") || enter) {
+  draw_kept_files(s);
+  if (noted(s.widgets, ImGui::Button("Open"), "Open") || enter) {
     // Between frames, as every console statement runs (a statement draws frames of its own);
     // an error is in the console, where the student reads it.
     run_after_frame(s, [&s, path = std::string(o.path)] { open_file(s, path); });
     ImGui::CloseCurrentPopup();
   }
   ImGui::SameLine();
-  if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+  if (noted(s.widgets, ImGui::Button("Cancel"), "Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
   ImGui::EndPopup();
 }
 

@@ -17,6 +17,7 @@
 #include "core/interrupt.h"
 #include "platform/platform.h"
 #include "viz/memory_panel.h"
+#include "viz/words.h"
 
 namespace opscope::app {
 
@@ -584,6 +585,7 @@ void console_after_frame(GuiState& s, const std::string& source, bool echo) {
 
 void draw_ui(GuiState& s) {
   s.widgets.clear();
+  viz::set_chinese(s.chinese && s.fonts.cjk);  // the panels speak the window's language
   open_picked_files(s);
   shortcuts(s);
   play(s);
@@ -676,7 +678,7 @@ void draw_ui(GuiState& s) {
   note_panel(s.widgets, "inspector panel");
   ImGui::EndChild();
   ImGui::BeginChild("memory", ImVec2(0, 0), true);
-  ImGui::TextUnformatted("Memory after each step");
+  ImGui::TextUnformatted(viz::tr("Memory after each step"));
   viz::MemoryPanelFrame mf;
   mf.events = &s.log->events();
   // A static program being stepped: its own steps, over lines measuring it with recompute off and on.

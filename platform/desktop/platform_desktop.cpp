@@ -38,6 +38,7 @@ void svg_to_png(const std::string&, const std::string&) {
 bool has_file_chooser() { return false; }
 void pick_file(const std::string&) {}
 std::vector<std::string> picked_files() { return {}; }
+std::vector<std::string> kept_file_dirs() { return {}; }
 
 void persist_files() {}
 

@@ -30,9 +30,10 @@ void install_input(GLFWwindow*) {}
 
 void end_frame() {}
 
-void wait_for_input(double timeout_s) {
+bool wait_for_input(double timeout_s) {
   if (timeout_s < 0) glfwWaitEvents();
   else glfwWaitEventsTimeout(timeout_s);
+  return false;  // GLFW does not say whether events came: the window's input state tells
 }
 
 }  // namespace opscope::platform

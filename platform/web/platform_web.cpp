@@ -154,6 +154,11 @@ void svg_to_png(const std::string& svg_path, const std::string& png_path) {
 bool has_file_chooser() { return true; }
 void pick_file(const std::string& accept) { js_pick_file(accept.c_str()); }
 std::vector<std::string> picked_files() { return split_lines(js_take_picked_files()); }
+// site.js's KEPT_UPLOADS (opened files) and its OPSCOPE_DATA's Fashion-MNIST (files opened as it).
+std::vector<std::string> kept_file_dirs() {
+  const std::string share = std::string(kHome) + "/.local/share/opscope";
+  return {share + "/uploads", share + "/data/fashion-mnist"};
+}
 
 void persist_files() { js_persist(); }
 

@@ -33,20 +33,20 @@ EM_ASYNC_JS(void, js_next_frame, (), {
 
 // Until the person does something on the page, or the time is up (negative: no limit); anything
 // that arrives by other ways (a file read, a clipboard read) calls opscope.wake().
-EM_ASYNC_JS(void, js_wait_for_input, (double timeout_s), {
-  await new Promise((resolve) => {
+EM_ASYNC_JS(int, js_wait_for_input, (double timeout_s), {
+  return await new Promise((resolve) => {
     const kinds = ['pointermove', 'pointerdown', 'pointerup', 'mousemove', 'mousedown', 'mouseup', 'wheel', 'keydown',
                    'keyup', 'keypress', 'resize', 'focus', 'blur', 'paste', 'input', 'compositionend', 'touchstart',
                    'touchmove', 'touchend', 'visibilitychange', 'drop'];
     let timer = null;
-    const done = () => {
+    const done = (came) => {
       for (const k of kinds) window.removeEventListener(k, done, true);
       if (timer !== null) clearTimeout(timer);
       if (typeof opscope !== 'undefined' && opscope.wake === done) opscope.wake = null;
-      resolve();
+      resolve(came === false ? 0 : 1);  // an event, or wake() (no argument): something came
     };
     for (const k of kinds) window.addEventListener(k, done, true);  // seen first; GLFW still gets it
-    if (timeout_s >= 0) timer = setTimeout(done, timeout_s * 1000);
+    if (timeout_s >= 0) timer = setTimeout(() => done(false), timeout_s * 1000);
     if (typeof opscope !== 'undefined') opscope.wake = done;
   });
 });
@@ -162,7 +162,7 @@ void end_frame() {
   deliver_text();  // what waited for Ctrl's release
 }
 
-void wait_for_input(double timeout_s) { js_wait_for_input(timeout_s); }
+bool wait_for_input(double timeout_s) { return js_wait_for_input(timeout_s) != 0; }
 
 }  // namespace opscope::platform
 

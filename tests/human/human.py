@@ -22,6 +22,7 @@ screenshots taken (a failure always takes one) in --out.
   ime TEXT                        text an input method commits (every Chinese IME does this)
   wheel LABEL NOTCHES             the mouse over LABEL's middle, the wheel NOTCHES down (negative: up)
   clipboard TEXT                  the system clipboard holds TEXT (copied in another program)
+  choose_file PATH...             (browser) picks PATH in the file chooser the page opened
   expect_clipboard TEXT           the system clipboard holds TEXT
   wait_idle                       until no statement runs (and one more state is published)
   wait EXPR                       until EXPR is true (the expression of `expect`)
@@ -189,6 +190,8 @@ class Player:
             label, notches = arg.rsplit(" ", 1)
             w = self.find_widget(label.strip().strip('"'), enabled=False)
             d.wheel(*self.middle(w), int(notches))
+        elif verb == "choose_file":
+            d.choose_file([unescape(a).replace("{root}", ROOT) for a in shlex.split(arg)])
         elif verb == "clipboard":
             d.set_clipboard(unescape(arg))
         elif verb == "expect_clipboard":

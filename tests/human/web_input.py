@@ -120,6 +120,8 @@ class Web:
         url = self.server.url(web_driver.argv_query(argv) + "&live_state=1")
         self.urls[self.current] = url
         self._eval("window.__humanOldPage = true")  # the page being left still answers for a moment
+        # A file chooser the page opens is answered by `choose_file`, as a person picks a file.
+        self._call("Page.setInterceptFileChooserDialog", enabled=True)
         self._call("Page.navigate", url=url)
         self._wait_loaded("opscope gui " + " ".join(args), old_marker=True)
 
@@ -136,6 +138,20 @@ class Web:
                 raise RuntimeError(f"the page failed while loading {what}: " + self.why_dead())
             time.sleep(0.2)
         raise RuntimeError(f"{what}: no state published {LOAD_S} s after loading the page")
+
+    def choose_file(self, paths):
+        """Picks `paths` in the file chooser the page opened (Page.fileChooserOpened), which
+        gives the page's <input type=file> those files and its change event, as a person's pick."""
+        end = time.time() + 20
+        while time.time() < end:
+            opened = [m for m in self.browser.events if m.get("method") == "Page.fileChooserOpened" and
+                      m.get("sessionId") == self.browser.session]
+            if opened:
+                self.browser.events.remove(opened[-1])
+                self._call("DOM.setFileInputFiles", files=paths, backendNodeId=opened[-1]["params"]["backendNodeId"])
+                return
+            self.browser.pump(0.1)
+        raise RuntimeError("the page opened no file chooser")
 
     def state(self):
         try:
