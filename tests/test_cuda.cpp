@@ -165,7 +165,19 @@ TEST_CASE("cuda: every op has a CUDA kernel or is on the known list", "[cuda]") 
     SUCCEED("CUDA not built");
     return;
   }
-  const std::vector<std::string> known_missing = {};  // none: the compiler's fused ops run on cuda too
+  // The 1-D and 3-D convolutions and pools (issue 44) run on the CPU only so far.
+  std::vector<std::string> known_missing;
+  for (const char* stem : {"conv", "conv_transpose", "max_pool", "avg_pool", "adaptive_avg_pool"})
+    for (const char* rank : {"1d", "3d"}) {
+      const std::string op = std::string(stem) + rank;
+      known_missing.push_back(op);
+      if (std::string(stem) == "conv") {
+        known_missing.push_back(op + "_backward_input");
+        known_missing.push_back(op + "_backward_weight");
+      } else if (std::string(stem) != "conv_transpose") {
+        known_missing.push_back(op + "_backward");
+      }
+    }
   for (const OpDef* op : OpRegistry::instance().all()) {
     bool any = false;
     for (auto& [key, _] : op->kernels) any = any || key.first == Device::cuda;
