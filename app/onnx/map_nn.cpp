@@ -1,9 +1,6 @@
-// ONNX Conv, pooling, normalizations, Softmax and Dropout as opscope ops. Asymmetric pads
-// become a pad op before the convolution or pool. 2-D: opscope's conv2d is given one stride and
-// dilation for both axes and the pools a square window, so different strides along H and W run
-// as a stride-1 op followed by strided slices (the same numbers: output o of stride s is output
-// o·s of stride 1), and 1-D convolutions run as 2-D ones of height 1. 3-D convolutions and 1-D
-// and 3-D pools run as conv3d, max_pool1d, ... with a stride, padding and window per axis.
+// ONNX Conv, pooling, normalizations, Softmax and Dropout as opscope ops. Convolutions and pools
+// over 1, 2 or 3 spatial axes run as the opscope op of that rank (conv1d, max_pool3d, ...), which
+// takes a window, stride, padding and dilation per axis; asymmetric pads become a pad op first.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -74,52 +71,10 @@ bool padded(const Window& w) {
 // The opscope op of a rank: "conv" + "3d".
 std::string ranked(const std::string& stem, int64_t spatial) { return stem + std::to_string(spatial) + "d"; }
 
-bool symmetric(const Window& w) {
-  return w.begin[0] == w.end[0] && w.begin[1] == w.end[1] && w.begin[0] == w.begin[1];
-}
-
-// Keeps every sh-th row and sw-th column of a stride-1 result (strides that differ per axis).
-Tensor strided_rows_cols(NodeCtx& c, Tensor y, int64_t sh, int64_t sw) {
-  if (sh == sw) return y;
-  y = c.call("slice", {y}, {{"axis", int64_t{2}}, {"step", sh}});
-  return c.call("slice", {y}, {{"axis", int64_t{3}}, {"step", sw}});
-}
-
-// 1-D as 2-D of height 1: x [N, C, L] -> [N, C, 1, L] and the window gets a leading axis.
-Tensor as_2d(NodeCtx& c, const Tensor& x) {
-  Shape s = x.shape();
-  s.insert(s.begin() + 2, 1);
-  return c.call("reshape", {x}, {{"shape", s}});
-}
-void window_as_2d(Window& w) {
-  w.kernel.insert(w.kernel.begin(), 1);
-  w.strides.insert(w.strides.begin(), 1);
-  w.dilations.insert(w.dilations.begin(), 1);
-  w.begin.insert(w.begin.begin(), 0);
-  w.end.insert(w.end.begin(), 0);
-}
-Tensor from_2d(NodeCtx& c, const Tensor& y) {
-  Shape s = y.shape();
-  s.erase(s.begin() + 2);
-  return c.call("reshape", {y}, {{"shape", s}});
-}
-
-// conv3d takes a stride, padding and dilation per axis; asymmetric pads run as a pad op first.
-Tensor conv3d(NodeCtx& c, Tensor x, const Tensor& w, const Window& win) {
-  std::vector<int64_t> padding = win.begin;
-  if (win.begin != win.end) {
-    x = c.call("pad", {x}, {{"pads", fpad(win)}});
-    padding.assign(padding.size(), 0);
-  }
-  std::vector<Tensor> ins = {x, w};
-  if (c.has(2)) ins.push_back(c.in(2));
-  return c.call("conv3d", ins,
-                {{"stride", win.strides}, {"padding", padding}, {"dilation", win.dilations}, {"groups", c.attr_int("group", 1)}});
-}
-
 std::vector<Slot> map_conv(NodeCtx& c) {
   c.allow_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
-  Tensor x = c.in(0), w = c.in(1);
+  Tensor x = c.in(0);
+  const Tensor& w = c.in(1);
   const int64_t spatial = x.dim() - 2;
   if (spatial < 1 || spatial > 3)
     c.unsupported(std::to_string(spatial) + "-D convolution (opscope convolves 1, 2 or 3 spatial axes)");
@@ -127,40 +82,25 @@ std::vector<Slot> map_conv(NodeCtx& c) {
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel)
     c.fail("kernel_shape " + list_str(c.attr_ints("kernel_shape")) + " does not match the weight " + shape_str(w.shape()));
-  Window win = window_attrs(c, x.shape(), kernel);
-  if (spatial == 3) return one(conv3d(c, x, w, win));
-  if (spatial == 1) {
-    x = as_2d(c, x);
-    w = as_2d(c, w);
-    window_as_2d(win);
-  }
-  if (win.dilations[0] != win.dilations[1])
-    c.unsupported("dilations " + list_str(win.dilations) + " differ along H and W (opscope's conv2d takes one dilation)");
-  int64_t padding = win.begin[0];
-  if (!symmetric(win)) {
+  const Window win = window_attrs(c, x.shape(), kernel);
+  // convNd pads both ends alike: asymmetric pads run as a pad op first.
+  std::vector<int64_t> padding = win.begin;
+  if (win.begin != win.end) {
     x = c.call("pad", {x}, {{"pads", fpad(win)}});
-    padding = 0;
+    padding.assign(padding.size(), 0);
   }
-  const int64_t sh = win.strides[0], sw = win.strides[1];
   std::vector<Tensor> ins = {x, w};
   if (c.has(2)) ins.push_back(c.in(2));
-  Tensor y = c.call("conv2d", ins,
-                    {{"stride", sh == sw ? sh : int64_t{1}}, {"padding", padding}, {"dilation", win.dilations[0]},
-                     {"groups", c.attr_int("group", 1)}});
-  y = strided_rows_cols(c, y, sh, sw);
-  return one(spatial == 1 ? from_2d(c, y) : y);
+  return one(c.call(ranked("conv", spatial), ins,
+                    {{"stride", win.strides}, {"padding", padding}, {"dilation", win.dilations}, {"groups", c.attr_int("group", 1)}}));
 }
 
-// The window of a pool: undilated over 1, 2 or 3 axes (square when 2-D); ceil_mode as extra
-// end pads.
+// The window of a pool: undilated over 1, 2 or 3 axes; ceil_mode as extra end pads.
 Window pool_window(NodeCtx& c, const Tensor& x, bool ceil_mode) {
   if (x.dim() < 3 || x.dim() > 5)
     c.unsupported(std::to_string(x.dim() - 2) + "-D pooling (opscope pools 1, 2 or 3 spatial axes)");
   if (!c.has_attr("kernel_shape")) c.fail("kernel_shape is required");
   Window w = window_attrs(c, x.shape(), c.attr_ints("kernel_shape"));
-  if (x.dim() == 4 && w.kernel[0] != w.kernel[1])
-    c.unsupported("a " + std::to_string(w.kernel[0]) + "×" + std::to_string(w.kernel[1]) +
-                  " window (opscope's pools take square windows)");
   if (std::any_of(w.dilations.begin(), w.dilations.end(), [](int64_t d) { return d != 1; }))
     c.unsupported("dilations " + list_str(w.dilations) + " (opscope's pools are undilated)");
   if (ceil_mode)
@@ -175,10 +115,9 @@ Window pool_window(NodeCtx& c, const Tensor& x, bool ceil_mode) {
   return w;
 }
 
-// Pools a 2-D input with `op`; `fill` pads where the op's own padding cannot (asymmetric pads,
-// ceil_mode's extra row, pads above half the window).
-// 1-D and 3-D: the pool of that rank with a window, stride and padding per axis.
-Tensor pool_nd(NodeCtx& c, const std::string& stem, const Tensor& x, const Window& w, double fill, bool op_may_pad) {
+// Pools x with the pool of its rank (a window, stride and padding per axis); `fill` pads where
+// the op's own padding cannot (asymmetric pads, ceil_mode's extra end, pads above half the window).
+Tensor pool(NodeCtx& c, const std::string& stem, const Tensor& x, const Window& w, double fill, bool op_may_pad) {
   Tensor in = x;
   std::vector<int64_t> padding(w.kernel.size(), 0);
   bool own_padding = op_may_pad && w.begin == w.end;
@@ -186,20 +125,6 @@ Tensor pool_nd(NodeCtx& c, const std::string& stem, const Tensor& x, const Windo
   if (own_padding) padding = w.begin;
   else if (padded(w)) in = c.call("pad", {x}, {{"pads", fpad(w)}, {"value", fill}});
   return c.call(ranked(stem, x.dim() - 2), {in}, {{"kernel_size", w.kernel}, {"stride", w.strides}, {"padding", padding}});
-}
-
-Tensor pool(NodeCtx& c, const std::string& stem, const Tensor& x, const Window& w, double fill, bool op_may_pad) {
-  if (x.dim() != 4) return pool_nd(c, stem, x, w, fill, op_may_pad);
-  const int64_t k = w.kernel[0], sh = w.strides[0], sw = w.strides[1];
-  Tensor in = x;
-  int64_t padding = 0;
-  if (op_may_pad && symmetric(w) && w.begin[0] <= k / 2) {
-    padding = w.begin[0];
-  } else if (w.begin[0] || w.begin[1] || w.end[0] || w.end[1]) {
-    in = c.call("pad", {x}, {{"pads", fpad(w)}, {"value", fill}});
-  }
-  Tensor y = c.call(ranked(stem, 2), {in}, {{"kernel_size", k}, {"stride", sh == sw ? sh : int64_t{1}}, {"padding", padding}});
-  return strided_rows_cols(c, y, sh, sw);
 }
 
 std::vector<Slot> map_max_pool(NodeCtx& c) {
