@@ -27,7 +27,7 @@ std::string ops_json() {
     j["num_outputs"] = op->num_outputs;
     nlohmann::json attrs = nlohmann::json::array();
     for (auto& a : op->attrs) {
-      nlohmann::json ja{{"name", a.name}, {"type", a.pair ? "int or (h, w)" : attr_type_name(a.type)}, {"doc", a.doc}, {"required", a.required}};
+      nlohmann::json ja{{"name", a.name}, {"type", a.spatial_axes ? axes_attr_type(a.spatial_axes) : attr_type_name(a.type)}, {"doc", a.doc}, {"required", a.required}};
       if (!a.required) ja["default"] = attr_json(a.default_value);
       if (a.min) ja["min"] = *a.min;
       if (a.max) ja["max"] = *a.max;

@@ -18,7 +18,7 @@ std::string describe_op(const OpDef& op) {
   if (!op.attrs.empty()) {
     s += "  attributes:\n";
     for (auto& a : op.attrs)
-      s += "    " + a.name + ": " + (a.pair ? "int or (h, w)" : attr_type_name(a.type)) +
+      s += "    " + a.name + ": " + (a.spatial_axes ? axes_attr_type(a.spatial_axes) : attr_type_name(a.type)) +
            (a.required ? " (required)" : " = " + attr_value_str(a.default_value)) + (a.doc.empty() ? "" : "  " + a.doc) +
            "\n";
   }

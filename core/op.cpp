@@ -9,6 +9,16 @@
 
 namespace opscope {
 
+std::string axes_attr_type(int axes) {
+  return axes == 1 ? "int or (l,)" : axes == 2 ? "int or (h, w)" : "int or (d, h, w)";
+}
+
+// The same, in a sentence: "an int or a pair (h, w)".
+std::string axes_attr_phrase(int axes) {
+  return axes == 1 ? "an int or a 1-tuple (l,)" : axes == 2 ? "an int or a pair (h, w)" : "an int or a triple (d, h, w)";
+}
+
+
 const char* attr_type_name(AttrType t) {
   switch (t) {
     case AttrType::integer: return "int";
@@ -47,9 +57,9 @@ std::string Attrs::str(bool all) const {
   for (size_t i = 0; i < values_.size(); ++i) {
     if (!all && !op_->attrs[i].required && values_[i] == op_->attrs[i].default_value) continue;
     if (!r.empty()) r += ", ";
-    const auto* pair = op_->attrs[i].pair ? std::get_if<std::vector<int64_t>>(&values_[i]) : nullptr;
-    r += op_->attrs[i].name + "=" +
-         (pair && pair->size() == 2 && (*pair)[0] == (*pair)[1] ? std::to_string((*pair)[0]) : attr_value_str(values_[i]));
+    const auto* axes = op_->attrs[i].spatial_axes ? std::get_if<std::vector<int64_t>>(&values_[i]) : nullptr;
+    const bool uniform = axes && !axes->empty() && std::all_of(axes->begin(), axes->end(), [&](int64_t v) { return v == (*axes)[0]; });
+    r += op_->attrs[i].name + "=" + (uniform ? std::to_string((*axes)[0]) : attr_value_str(values_[i]));
   }
   return r;
 }
@@ -221,13 +231,15 @@ AttrValue convert_attr(const OpDef& op, const AttrSpec& spec, const AttrValue& v
       if (auto p = std::get_if<std::string>(&v)) return *p;
       throw bad(got);
     case AttrType::int_list:
-      if (spec.pair) {  // n, [n] or (h, w): always stored as two sizes
-        if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*p, *p};
-        if (auto p = std::get_if<std::vector<int64_t>>(&v); p && (p->size() == 1 || p->size() == 2))
-          return p->size() == 1 ? std::vector<int64_t>{(*p)[0], (*p)[0]} : *p;
-        throw Error(op.name + ": attribute '" + spec.name + "' must be an int or a pair (h, w), got " +
+      if (const size_t n = static_cast<size_t>(spec.spatial_axes)) {  // n, [n] or one per axis: stored as n sizes
+        if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>(n, *p);
+        if (auto p = std::get_if<std::vector<int64_t>>(&v); p && (p->size() == 1 || p->size() == n))
+          return p->size() == 1 ? std::vector<int64_t>(n, (*p)[0]) : *p;
+        throw Error(op.name + ": attribute '" + spec.name + "' must be " + axes_attr_phrase(spec.spatial_axes) + ", got " +
                         (std::holds_alternative<std::vector<int64_t>>(v) ? attr_value_str(v) : std::string(got)),
-                    spec.name + "=2 means 2 along both H and W; " + spec.name + "=(2, 1) gives H and W their own");
+                    n == 1 ? spec.name + "=2 means 2 along L"
+                    : n == 2 ? spec.name + "=2 means 2 along both H and W; " + spec.name + "=(2, 1) gives H and W their own"
+                             : spec.name + "=2 means 2 along D, H and W; " + spec.name + "=(1, 2, 2) gives each its own");
       }
       if (auto p = std::get_if<std::vector<int64_t>>(&v)) return *p;
       if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*p};

@@ -35,9 +35,10 @@ struct AttrSpec {
   std::optional<double> min, max;
   std::vector<std::string> choices;
   bool required = false;  // no default: the caller must give it
-  // An int_list holding one size per spatial axis, (h, w) (conv and pooling, as PyTorch):
-  // an int n or [n] means (n, n); labels show n when both are equal.
-  bool pair = false;
+  // An int_list holding one size per spatial axis (conv and pooling, as PyTorch): 1 (L),
+  // 2 (h, w) or 3 (d, h, w); 0 for any other attribute. An int n or [n] means n along every
+  // axis; labels show n when all are equal.
+  int spatial_axes = 0;
 };
 
 // One way to declare an attribute: make_attr("axis", AttrType::integer, int64_t{-1}, "doc").
@@ -56,13 +57,21 @@ inline AttrSpec make_attr(std::string name, AttrType type, AttrValue default_val
   return a;
 }
 
-// An int-or-pair attribute: make_pair_attr("stride", 1, "doc", 1) accepts 2, (2, 1) or [2, 1].
-inline AttrSpec make_pair_attr(std::string name, int64_t default_value, std::string doc, std::optional<double> min = {}) {
-  AttrSpec a = make_attr(std::move(name), AttrType::int_list, std::vector<int64_t>{default_value, default_value},
+// An int-or-tuple attribute over `axes` spatial axes: make_axes_attr("stride", 1, "doc", 3, 1)
+// accepts 2, (2, 1, 1) or [2, 1, 1].
+inline AttrSpec make_axes_attr(std::string name, int64_t default_value, std::string doc, int axes,
+                               std::optional<double> min = {}) {
+  AttrSpec a = make_attr(std::move(name), AttrType::int_list, std::vector<int64_t>(static_cast<size_t>(axes), default_value),
                          std::move(doc), min);
-  a.pair = true;
+  a.spatial_axes = axes;
   return a;
 }
+// An int-or-pair attribute: make_pair_attr("stride", 1, "doc", 1) accepts 2, (2, 1) or [2, 1].
+inline AttrSpec make_pair_attr(std::string name, int64_t default_value, std::string doc, std::optional<double> min = {}) {
+  return make_axes_attr(std::move(name), default_value, std::move(doc), 2, min);
+}
+// How a per-axis attribute is written in a signature: "int or (h, w)".
+std::string axes_attr_type(int axes);
 
 // What a caller passes: name -> value (from keyword arguments).
 using AttrMap = std::vector<std::pair<std::string, AttrValue>>;

@@ -1,8 +1,11 @@
-// 2-D convolution in NCHW layout: conv2d with five algorithms side by side ("im2col", the
-// default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3); "fft";
-// "onednn", oneDNN's primitives in float32), its two dedicated backward ops
-// conv2d_backward_input (col2im) and conv2d_backward_weight, and conv_transpose2d, which is
-// conv2d_backward_input read as a layer of its own (U-Net's and GANs' upsampling).
+// Convolution over 1, 2 and 3 spatial axes (conv1d [N, C, L], conv2d [N, C, H, W], conv3d
+// [N, C, D, H, W]), one family declared once per rank. conv2d has five algorithms side by side
+// ("im2col", the default; "naive", the seven loops of the course; "winograd" F(2×2, 3×3);
+// "fft"; "onednn", oneDNN's primitives in float32), conv1d and conv3d the first two. Each rank
+// has two dedicated backward ops (convNd_backward_input, col2im, and convNd_backward_weight) and
+// conv_transposeNd, which is convNd_backward_input read as a layer of its own (U-Net's and GANs'
+// upsampling). conv1d is a 2-D problem of height 1 and runs the 2-D kernels unchanged; conv3d's
+// im2col gathers Q·R·S taps per channel (vol2col).
 //
 // Shape letters: N batch, C input channels, H×W input size, K output channels, R×S kernel
 // size, OH×OW output size, G groups (Cg = C/G input and Kg = K/G output channels per group).
@@ -10,7 +13,8 @@
 // sh, padding ph and dilation dh (likewise W with sw, pw, dw):
 //   OH = (H + 2ph − dh·(R − 1) − 1) / sh + 1
 //   y[n, k, oh, ow] = b[k] + Σ_{c<Cg, r<R, s<S} x[n, g·Cg + c, oh·sh − ph + r·dh, ow·sw − pw + s·dw] · w[k, c, r, s]
-// where g = k / Kg and x is zero outside [0, H) × [0, W).
+// where g = k / Kg and x is zero outside [0, H) × [0, W); conv3d adds the depth axis (D, Q, OD)
+// the same way.
 #include <Eigen/Dense>
 #include <unsupported/Eigen/FFT>
 #include <algorithm>
@@ -36,12 +40,40 @@ using V = std::vector<int64_t>;
 // ---------------------------------------------------------------------------------------------
 // Geometry: ConvGeom and conv_out_size (ops/geometry.h, shared with the CUDA kernels)
 
-std::vector<AttrSpec> conv_attrs() {
-  return {make_pair_attr("stride", 1, "step between output positions: n, or (along H, along W)", 1),
-          make_pair_attr("padding", 0, "zeros added on both sides of H and of W: n, or (H, W)", 0),
-          make_pair_attr("dilation", 1, "spacing between kernel taps (1 = dense kernel): n, or (H, W)", 1),
+std::vector<AttrSpec> conv_attrs(int axes) {
+  return {make_axes_attr("stride", 1, "step between output positions: n, or one per spatial axis", axes, 1),
+          make_axes_attr("padding", 0, "zeros added on both sides of each spatial axis: n, or one per axis", axes, 0),
+          make_axes_attr("dilation", 1, "spacing between kernel taps (1 = dense kernel): n, or one per axis", axes, 1),
           make_attr("groups", AttrType::integer, int64_t{1},
                     "channel groups: output group g sees only input group g (C and K must be multiples)", 1)};
+}
+
+// The spatial axes of a conv call: one per entry of its stride.
+size_t spatial_axes(const Attrs& a) { return a.ints("stride").size(); }
+
+// The op names of one rank: "conv" + "3d" and so on.
+std::string ranked(const std::string& stem, size_t axes) { return stem + std::to_string(axes) + "d"; }
+
+// "Q×R×S" of a shape's spatial axes (from index 2).
+std::string spatial_str(const Shape& s) {
+  std::string r;
+  for (size_t i = 2; i < s.size(); ++i) r += (i > 2 ? "×" : "") + std::to_string(s[i]);
+  return r;
+}
+
+// [N, K, OD, OH, OW] with only the spatial axes of the call's rank.
+Shape conv_out_shape(const ConvGeom& g) {
+  const Shape full = {g.OD, g.OH, g.OW};
+  Shape y = {g.N, g.K};
+  y.insert(y.end(), full.end() - g.spatial, full.end());
+  return y;
+}
+
+// The axes a bias gradient sums over: N and every spatial axis.
+V bias_sum_axes(size_t rank) {
+  V axes = {0};
+  for (size_t i = 2; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
+  return axes;
 }
 
 AttrMap conv_attr_map(const Attrs& a) {
@@ -52,14 +84,21 @@ AttrMap conv_attr_map(const Attrs& a) {
 // every conv op shares) and returns the geometry. `xname` names where x's shape came from.
 ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std::string& xname) {
   const Attrs& a = c.attrs;
-  if (x.size() != 4)
-    c.fail(xname + " must be 4-D [N, C, H, W], got " + shape_str(x) + " (rank " + std::to_string(x.size()) + ")",
-           x.size() == 3 ? "add a batch axis: reshape(x, [1, " + std::to_string(x[0]) + ", " + std::to_string(x[1]) +
-                               ", " + std::to_string(x[2]) + "])"
-                         : "conv2d works on NCHW images: batch, channels, height, width");
-  if (w.size() != 4)
-    c.fail("weight must be 4-D [K, C/groups, R, S], got " + shape_str(w) + " (rank " + std::to_string(w.size()) + ")",
-           "weight holds K filters of C/groups channels and R×S taps");
+  const size_t axes = spatial_axes(a), rank = axes + 2;
+  const std::string op = ranked("conv", axes);
+  if (x.size() != rank) {
+    std::string batched = "[1";
+    for (int64_t v : x) batched += ", " + std::to_string(v);
+    c.fail(xname + " must be " + std::to_string(rank) + "-D " + spatial_layout(axes) + ", got " + shape_str(x) + " (rank " +
+               std::to_string(x.size()) + ")",
+           (x.size() >= 3 && x.size() <= 5 ? "for a " + spatial_layout(x.size() - 2) + " input use " + ranked("conv", x.size() - 2)
+                                            : op + " works on " + spatial_layout(axes) + ": batch, channels, then the spatial axes") +
+               (x.size() + 1 == rank ? "; for one unbatched example add a batch axis: reshape(x, " + batched + "])" : ""));
+  }
+  if (w.size() != rank)
+    c.fail("weight must be " + std::to_string(rank) + "-D [K, C/groups, " + (axes == 1 ? "S" : axes == 2 ? "R, S" : "Q, R, S") +
+               "], got " + shape_str(w) + " (rank " + std::to_string(w.size()) + ")",
+           "weight holds K filters of C/groups channels and one tap per kernel position");
   const int64_t G = a.i("groups");
   if (x[1] % G != 0)
     c.fail(xname + " has " + std::to_string(x[1]) + " channels, which groups=" + std::to_string(G) +
@@ -72,18 +111,23 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
   if (w[1] != x[1] / G)
     c.fail(xname + " has " + std::to_string(x[1]) + " channels but weight expects " + std::to_string(w[1] * G) +
                " (weight " + shape_str(w) + ", groups=" + std::to_string(G) + ")",
-           "weight must be [K, C/groups, R, S] = [" + std::to_string(w[0]) + ", " + std::to_string(x[1] / G) + ", " +
-               std::to_string(w[2]) + ", " + std::to_string(w[3]) + "] for this input");
-  if (w[2] < 1 || w[3] < 1) c.fail("kernel must be at least 1×1, got weight " + shape_str(w));
+           "weight must be [K, C/groups, kernel...] = [" + std::to_string(w[0]) + ", " + std::to_string(x[1] / G) + ", " +
+               spatial_str(w) + "] for this input");
+  for (size_t i = 2; i < rank; ++i)
+    if (w[i] < 1) c.fail("kernel must be at least 1 along every axis, got weight " + shape_str(w));
   const ConvGeom g = conv_geom(x, w, a);
-  if (g.OH <= 0 || g.OW <= 0) {
-    const int64_t rd = g.dh * (g.R - 1) + 1, sd = g.dw * (g.S - 1) + 1;
+  if (g.OD <= 0 || g.OH <= 0 || g.OW <= 0) {
+    const auto &pad = a.ints("padding"), &dil = a.ints("dilation");
+    std::string padded, dilated;
+    for (size_t i = 0; i < axes; ++i) {
+      padded += (i ? "×" : "") + std::to_string(x[2 + i] + 2 * pad[i]);
+      dilated += (i ? "×" : "") + std::to_string(dil[i] * (w[2 + i] - 1) + 1);
+    }
     c.fail("output would be empty: " + xname + " " + shape_str(x) + " padded by " + attr_value_str(a.get("padding")) +
-               " is " + std::to_string(g.H + 2 * g.ph) + "×" + std::to_string(g.W + 2 * g.pw) +
-               ", smaller than the dilated kernel " + std::to_string(rd) + "×" + std::to_string(sd) + " (weight " +
-               shape_str(w) + ", dilation=" + attr_value_str(a.get("dilation")) + ")",
-           "OH = (H + 2·padding − dilation·(R − 1) − 1) / stride + 1 must be >= 1: add padding or use a smaller "
-           "kernel or dilation");
+               " is " + padded + ", smaller than the dilated kernel " + dilated + " (weight " + shape_str(w) +
+               ", dilation=" + attr_value_str(a.get("dilation")) + ")",
+           "OH = (H + 2·padding − dilation·(R − 1) − 1) / stride + 1 must be >= 1 along every axis: add padding or use a "
+           "smaller kernel or dilation");
   }
   return g;
 }
@@ -91,25 +135,36 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
 // ---------------------------------------------------------------------------------------------
 // Forward algorithms. Each gets contiguous x, w, optional bias b (nullptr) and the output y.
 
-// naive: the seven nested loops of the course (n, k, oh, ow, c, r, s), literally. Each output
-// reads Cg·R·S inputs scattered over Cg planes, with a bounds test per tap (the padding).
-template <class T>
-void conv_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
+// naive: the seven nested loops of the course (n, k, oh, ow, c, r, s), literally, with the
+// depth axis (od, q) around them for conv3d (a single pass when D = 1). Each output reads
+// Cg·Q·R·S inputs scattered over Cg volumes, with a bounds test per tap (the padding).
+//
+// Calls f(x index, w index, y index) for every tap that lands inside x.
+template <class F>
+void for_each_tap(const ConvGeom& g, F f) {
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t k = 0; k < g.K; ++k)
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t grp = k / g.Kg;
-          T acc = b ? b[k] : T(0);
-          for (int64_t c = 0; c < g.Cg; ++c)
-            for (int64_t r = 0; r < g.R; ++r)
-              for (int64_t s = 0; s < g.S; ++s) {
-                const int64_t ih = oh * g.sh - g.ph + r * g.dh, iw = ow * g.sw - g.pw + s * g.dw;
-                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                acc += x[((n * g.C + grp * g.Cg + c) * g.H + ih) * g.W + iw] * w[((k * g.Cg + c) * g.R + r) * g.S + s];
-              }
-          y[((n * g.K + k) * g.OH + oh) * g.OW + ow] = acc;
-        }
+      for (int64_t od = 0; od < g.OD; ++od)
+        for (int64_t oh = 0; oh < g.OH; ++oh)
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t grp = k / g.Kg, yi = (((n * g.K + k) * g.OD + od) * g.OH + oh) * g.OW + ow;
+            for (int64_t c = 0; c < g.Cg; ++c)
+              for (int64_t q = 0; q < g.Q; ++q)
+                for (int64_t r = 0; r < g.R; ++r)
+                  for (int64_t s = 0; s < g.S; ++s) {
+                    const int64_t id = od * g.sd - g.pd + q * g.dd, ih = oh * g.sh - g.ph + r * g.dh,
+                                  iw = ow * g.sw - g.pw + s * g.dw;
+                    if (id < 0 || id >= g.D || ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
+                    f((((n * g.C + grp * g.Cg + c) * g.D + id) * g.H + ih) * g.W + iw,
+                      (((k * g.Cg + c) * g.Q + q) * g.R + r) * g.S + s, yi);
+                  }
+          }
+}
+
+template <class T>
+void conv_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
+  for (int64_t i = 0; i < g.N * g.K; ++i) std::fill(y + i * g.out_volume(), y + (i + 1) * g.out_volume(), b ? b[i % g.K] : T(0));
+  for_each_tap(g, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += x[xi] * w[wi]; });
 }
 
 // im2col and col2im run the kernels of ops/cpu/im2col.cpp (built per instruction set) on the
@@ -118,23 +173,71 @@ cpu::ConvWindow window_of(const ConvGeom& g) {
   return {g.Cg, g.H, g.W, g.R, g.S, g.OH, g.OW, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw};
 }
 
-// col[(c·R + r)·S + s][oh·OW + ow] = x[c, oh·sh − ph + r·dh, ow·sw − pw + s·dw] (0 outside), for one
-// image and one group; xc points at channel g·Cg of image n.
+// vol2col: im2col over three spatial axes, rows [q0, q1) of
+// col[((c·Q + q)·R + r)·S + s][(od·OH + oh)·OW + ow] = x[c, od·sd − pd + q·dd, oh·sh − ph + r·dh, ow·sw − pw + s·dw].
+// (The 2-D kernels of ops/cpu serve every planar geometry, conv1d's included.)
 template <class T>
-void im2col(const ConvGeom& g, const T* xc, T* col) {
-  const cpu::ConvWindow w = window_of(g);
-  parallel_for(g.crs(), grain_for(static_cast<double>(g.ohw())), [&](int64_t q0, int64_t q1) {
-    cpu::kern<T>().im2col_rows(xc, col, q0, q1, w);
-  });
+void vol2col_rows(const ConvGeom& g, const T* xc, T* col, int64_t q0, int64_t q1) {
+  for (int64_t row = q0; row < q1; ++row) {
+    const int64_t s = row % g.S, r = (row / g.S) % g.R, q = (row / (g.S * g.R)) % g.Q, c = row / g.taps();
+    T* out = col + row * g.out_volume();
+    for (int64_t od = 0; od < g.OD; ++od)
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const int64_t id = od * g.sd - g.pd + q * g.dd, ih = oh * g.sh - g.ph + r * g.dh;
+        const bool inside = id >= 0 && id < g.D && ih >= 0 && ih < g.H;
+        const T* line = xc + ((c * g.D + id) * g.H + ih) * g.W;
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          const int64_t iw = ow * g.sw - g.pw + s * g.dw;
+          *out++ = inside && iw >= 0 && iw < g.W ? line[iw] : T(0);
+        }
+      }
+  }
+}
+
+// col2vol: the adjoint, channels [c0, c1) (each channel's rows write only its own volume).
+template <class T>
+void col2vol_channels(const ConvGeom& g, const T* col, T* dxc, int64_t c0, int64_t c1) {
+  for (int64_t row = c0 * g.taps(); row < c1 * g.taps(); ++row) {
+    const int64_t s = row % g.S, r = (row / g.S) % g.R, q = (row / (g.S * g.R)) % g.Q, c = row / g.taps();
+    const T* in = col + row * g.out_volume();
+    for (int64_t od = 0; od < g.OD; ++od)
+      for (int64_t oh = 0; oh < g.OH; ++oh, in += g.OW) {
+        const int64_t id = od * g.sd - g.pd + q * g.dd, ih = oh * g.sh - g.ph + r * g.dh;
+        if (id < 0 || id >= g.D || ih < 0 || ih >= g.H) continue;
+        T* line = dxc + ((c * g.D + id) * g.H + ih) * g.W;
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          const int64_t iw = ow * g.sw - g.pw + s * g.dw;
+          if (iw >= 0 && iw < g.W) line[iw] += in[ow];
+        }
+      }
+  }
+}
+
+// col[(c·R + r)·S + s][oh·OW + ow] = x[c, oh·sh − ph + r·dh, ow·sw − pw + s·dw] (0 outside), for one
+// image and one group; xc points at channel g·Cg of image n. Rows [q0, q1) only.
+template <class T>
+void im2col_rows(const ConvGeom& g, const T* xc, T* col, int64_t q0, int64_t q1) {
+  if (g.planar()) cpu::kern<T>().im2col_rows(xc, col, q0, q1, window_of(g));
+  else vol2col_rows(g, xc, col, q0, q1);
 }
 
 // col2im: the adjoint of im2col, dx[c, ih, iw] += col[row][oh·OW + ow] (overlapping windows add).
 template <class T>
+void col2im_channels(const ConvGeom& g, const T* col, T* dxc, int64_t c0, int64_t c1) {
+  if (g.planar()) cpu::kern<T>().col2im_channels(col, dxc, c0, c1, window_of(g));
+  else col2vol_channels(g, col, dxc, c0, c1);
+}
+
+template <class T>
+void im2col(const ConvGeom& g, const T* xc, T* col) {
+  parallel_for(g.col_rows(), grain_for(static_cast<double>(g.out_volume())),
+               [&](int64_t q0, int64_t q1) { im2col_rows(g, xc, col, q0, q1); });
+}
+
+template <class T>
 void col2im(const ConvGeom& g, const T* col, T* dxc) {
-  const cpu::ConvWindow w = window_of(g);
-  parallel_for(g.Cg, grain_for(static_cast<double>(g.R * g.S * g.ohw())), [&](int64_t c0, int64_t c1) {
-    cpu::kern<T>().col2im_channels(col, dxc, c0, c1, w);
-  });
+  parallel_for(g.Cg, grain_for(static_cast<double>(g.taps() * g.out_volume())),
+               [&](int64_t c0, int64_t c1) { col2im_channels(g, col, dxc, c0, c1); });
 }
 
 // How the im2col algorithms use the threads: with many images (and groups), each (image,
@@ -153,7 +256,7 @@ Im2colPlan im2col_plan(const ConvGeom& g) {
   p.items = g.N * g.G;
   p.per_item = p.items >= 2 * hardware_threads();
   if (p.per_item) {
-    p.grain = grain_for(2.0 * static_cast<double>(g.Kg) * static_cast<double>(g.crs()) * static_cast<double>(g.ohw()));
+    p.grain = grain_for(2.0 * static_cast<double>(g.Kg) * static_cast<double>(g.col_rows()) * static_cast<double>(g.out_volume()));
     p.workers = parallel_workers(p.items, p.grain);
   }
   return p;
@@ -164,21 +267,21 @@ Im2colPlan im2col_plan(const ConvGeom& g) {
 template <class T, class F>
 void for_each_item(const KernelCtx& k, const ConvGeom& g, F item) {
   const Im2colPlan plan = im2col_plan(g);
-  Tensor col_t = k.workspace({plan.workers, g.crs(), g.ohw()}, k.out().dtype());
+  Tensor col_t = k.workspace({plan.workers, g.col_rows(), g.out_volume()}, k.out().dtype());
   T* col = col_t.data<T>();
   if (!plan.per_item) {
     for (int64_t i = 0; i < plan.items; ++i) item(i, col, false);
     return;
   }
   parallel_for_indexed(plan.items, plan.grain, [&](int worker, int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) item(i, col + worker * g.crs() * g.ohw(), true);
+    for (int64_t i = i0; i < i1; ++i) item(i, col + worker * g.col_rows() * g.out_volume(), true);
   });
 }
 
 // im2col of one item: on this thread only, or spread over the threads.
 template <class T>
 void im2col_item(const ConvGeom& g, const T* xc, T* col, bool on_this_thread) {
-  if (on_this_thread) cpu::kern<T>().im2col_rows(xc, col, 0, g.crs(), window_of(g));
+  if (on_this_thread) im2col_rows(g, xc, col, 0, g.col_rows());
   else im2col(g, xc, col);
 }
 
@@ -190,18 +293,19 @@ void gemm_item(bool on_this_thread, bool ta, bool tb, int64_t M, int64_t N, int6
   else cpu::gemm<T>(cpu::default_gemm(), M, N, K, a, b, T(1), beta, C, ldc);
 }
 
-// im2col: per image and group, y[n, g] (Kg × OH·OW) = W_g (Kg × Cg·R·S) · col (Cg·R·S × OH·OW),
+// im2col: per image and group, y[n, g] (Kg × OH·OW) = W_g (Kg × Cg·R·S) · col (Cg·R·S × OH·OW)
+// (conv3d: Cg·Q·R·S rows and OD·OH·OW columns),
 // one GEMM through OpenBLAS (ops/gemm.h). The col buffers (Cg·R·S·OH·OW elements) are workspace.
 template <class T>
 void conv_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
   for_each_item<T>(k, g, [&](int64_t i, T* col, bool alone) {
     const int64_t n = i / g.G, grp = i % g.G;
-    im2col_item(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col, alone);
-    T* out = y + (n * g.K + grp * g.Kg) * g.ohw();
+    im2col_item(g, x + (n * g.C + grp * g.Cg) * g.in_volume(), col, alone);
+    T* out = y + (n * g.K + grp * g.Kg) * g.out_volume();
     if (b)  // y = b, then y += W·col
-      for (int64_t kk = 0; kk < g.Kg; ++kk) std::fill(out + kk * g.ohw(), out + (kk + 1) * g.ohw(), b[grp * g.Kg + kk]);
-    gemm_item<T>(alone, false, false, g.Kg, g.ohw(), g.crs(), w + grp * g.Kg * g.crs(), g.crs(), col, g.ohw(),
-                 b ? T(1) : T(0), out, g.ohw());
+      for (int64_t kk = 0; kk < g.Kg; ++kk) std::fill(out + kk * g.out_volume(), out + (kk + 1) * g.out_volume(), b[grp * g.Kg + kk]);
+    gemm_item<T>(alone, false, false, g.Kg, g.out_volume(), g.col_rows(), w + grp * g.Kg * g.col_rows(), g.col_rows(), col, g.out_volume(),
+                 b ? T(1) : T(0), out, g.out_volume());
   });
 }
 
@@ -425,34 +529,21 @@ void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, con
 
 template <class T>
 void backward_input_im2col(const KernelCtx& k, const ConvGeom& g, const T* dy, const T* w, T* dx) {
-  std::fill(dx, dx + g.N * g.C * g.H * g.W, T(0));
+  std::fill(dx, dx + g.N * g.C * g.in_volume(), T(0));
   for_each_item<T>(k, g, [&](int64_t i, T* col, bool alone) {
     const int64_t n = i / g.G, grp = i % g.G;
-    gemm_item<T>(alone, true, false, g.crs(), g.ohw(), g.Kg, w + grp * g.Kg * g.crs(), g.crs(),
-                 dy + (n * g.K + grp * g.Kg) * g.ohw(), g.ohw(), T(0), col, g.ohw());
-    T* dxc = dx + (n * g.C + grp * g.Cg) * g.H * g.W;
-    if (alone) cpu::kern<T>().col2im_channels(col, dxc, 0, g.Cg, window_of(g));
+    gemm_item<T>(alone, true, false, g.col_rows(), g.out_volume(), g.Kg, w + grp * g.Kg * g.col_rows(), g.col_rows(),
+                 dy + (n * g.K + grp * g.Kg) * g.out_volume(), g.out_volume(), T(0), col, g.out_volume());
+    T* dxc = dx + (n * g.C + grp * g.Cg) * g.in_volume();
+    if (alone) col2im_channels(g, col, dxc, 0, g.Cg);
     else col2im(g, col, dxc);
   });
 }
 
 template <class T>
 void backward_input_naive(const KernelCtx&, const ConvGeom& g, const T* dy, const T* w, T* dx) {
-  std::fill(dx, dx + g.N * g.C * g.H * g.W, T(0));
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t k = 0; k < g.K; ++k)
-      for (int64_t oh = 0; oh < g.OH; ++oh)
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t grp = k / g.Kg;
-          const T d = dy[((n * g.K + k) * g.OH + oh) * g.OW + ow];
-          for (int64_t c = 0; c < g.Cg; ++c)
-            for (int64_t r = 0; r < g.R; ++r)
-              for (int64_t s = 0; s < g.S; ++s) {
-                const int64_t ih = oh * g.sh - g.ph + r * g.dh, iw = ow * g.sw - g.pw + s * g.dw;
-                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                dx[((n * g.C + grp * g.Cg + c) * g.H + ih) * g.W + iw] += d * w[((k * g.Cg + c) * g.R + r) * g.S + s];
-              }
-        }
+  std::fill(dx, dx + g.N * g.C * g.in_volume(), T(0));
+  for_each_tap(g, [&](int64_t xi, int64_t wi, int64_t yi) { dx[xi] += dy[yi] * w[wi]; });
 }
 
 // dW sums over the images: with many images, fixed ranges of images (at most 16, fixed by the
@@ -461,37 +552,37 @@ constexpr int64_t kWeightRanges = 16;
 
 template <class T>
 void backward_weight_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* dy, T* dw) {
-  const int64_t wsize = g.K * g.crs();
+  const int64_t wsize = g.K * g.col_rows();
   std::fill(dw, dw + wsize, T(0));
   const Im2colPlan plan = im2col_plan(g);
   if (!plan.per_item) {
-    Tensor col_t = k.workspace({g.crs(), g.ohw()}, k.out().dtype());
+    Tensor col_t = k.workspace({g.col_rows(), g.out_volume()}, k.out().dtype());
     T* col = col_t.data<T>();
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
-        im2col(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col);
-        gemm_item<T>(false, false, true, g.Kg, g.crs(), g.ohw(), dy + (n * g.K + grp * g.Kg) * g.ohw(), g.ohw(), col,
-                     g.ohw(), T(1), dw + grp * g.Kg * g.crs(), g.crs());
+        im2col(g, x + (n * g.C + grp * g.Cg) * g.in_volume(), col);
+        gemm_item<T>(false, false, true, g.Kg, g.col_rows(), g.out_volume(), dy + (n * g.K + grp * g.Kg) * g.out_volume(), g.out_volume(), col,
+                     g.out_volume(), T(1), dw + grp * g.Kg * g.col_rows(), g.col_rows());
       }
     return;
   }
   const int64_t per_range = std::max<int64_t>(1, (g.N + kWeightRanges - 1) / kWeightRanges);
   const int64_t ranges = (g.N + per_range - 1) / per_range;
   const int workers = parallel_workers(ranges, 1);
-  Tensor col_t = k.workspace({workers, g.crs(), g.ohw()}, k.out().dtype());
+  Tensor col_t = k.workspace({workers, g.col_rows(), g.out_volume()}, k.out().dtype());
   Tensor part_t = k.workspace({ranges, wsize}, k.out().dtype());
   T* cols = col_t.data<T>();
   T* parts = part_t.data<T>();
   parallel_for_indexed(ranges, 1, [&](int worker, int64_t r0, int64_t r1) {
-    T* col = cols + worker * g.crs() * g.ohw();
+    T* col = cols + worker * g.col_rows() * g.out_volume();
     for (int64_t r = r0; r < r1; ++r) {
       T* part = parts + r * wsize;
       std::fill(part, part + wsize, T(0));
       for (int64_t n = r * per_range; n < std::min(g.N, (r + 1) * per_range); ++n)
         for (int64_t grp = 0; grp < g.G; ++grp) {
-          im2col_item(g, x + (n * g.C + grp * g.Cg) * g.H * g.W, col, true);
-          gemm_item<T>(true, false, true, g.Kg, g.crs(), g.ohw(), dy + (n * g.K + grp * g.Kg) * g.ohw(), g.ohw(), col,
-                       g.ohw(), T(1), part + grp * g.Kg * g.crs(), g.crs());
+          im2col_item(g, x + (n * g.C + grp * g.Cg) * g.in_volume(), col, true);
+          gemm_item<T>(true, false, true, g.Kg, g.col_rows(), g.out_volume(), dy + (n * g.K + grp * g.Kg) * g.out_volume(), g.out_volume(), col,
+                       g.out_volume(), T(1), part + grp * g.Kg * g.col_rows(), g.col_rows());
         }
     }
   });
@@ -501,21 +592,8 @@ void backward_weight_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, c
 
 template <class T>
 void backward_weight_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* dy, T* dw) {
-  for (int64_t k = 0; k < g.K; ++k)
-    for (int64_t c = 0; c < g.Cg; ++c)
-      for (int64_t r = 0; r < g.R; ++r)
-        for (int64_t s = 0; s < g.S; ++s) {
-          const int64_t grp = k / g.Kg;
-          T acc = 0;
-          for (int64_t n = 0; n < g.N; ++n)
-            for (int64_t oh = 0; oh < g.OH; ++oh)
-              for (int64_t ow = 0; ow < g.OW; ++ow) {
-                const int64_t ih = oh * g.sh - g.ph + r * g.dh, iw = ow * g.sw - g.pw + s * g.dw;
-                if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) continue;
-                acc += dy[((n * g.K + k) * g.OH + oh) * g.OW + ow] * x[((n * g.C + grp * g.Cg + c) * g.H + ih) * g.W + iw];
-              }
-          dw[((k * g.Cg + c) * g.R + r) * g.S + s] = acc;
-        }
+  std::fill(dw, dw + g.K * g.col_rows(), T(0));
+  for_each_tap(g, [&](int64_t xi, int64_t wi, int64_t yi) { dw[wi] += dy[yi] * x[xi]; });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -601,8 +679,8 @@ KernelFn transpose_kernel(BackwardFnT<float> f32, BackwardFnT<double> f64) {
       const T* pb = b.data<T>();
       for (int64_t n = 0; n < g.N; ++n)
         for (int64_t c = 0; c < g.C; ++c) {
-          T* plane = y + (n * g.C + c) * g.H * g.W;
-          for (int64_t i = 0; i < g.H * g.W; ++i) plane[i] += pb[c];
+          T* plane = y + (n * g.C + c) * g.in_volume();
+          for (int64_t i = 0; i < g.in_volume(); ++i) plane[i] += pb[c];
         }
     });
   };
@@ -617,7 +695,13 @@ KernelFn transpose_kernel(BackwardFnT<float> f32, BackwardFnT<double> f64) {
 //   G·(N·Cg + Kg·Cg) forward and N·K inverse FFTs, and N·K·Cg·PQ complex MACs (4 multiplications,
 //   8 flops each).
 double direct_macs(const ConvGeom& g) {
-  return static_cast<double>(g.N) * g.K * g.OH * g.OW * g.Cg * g.R * g.S;
+  return static_cast<double>(g.N) * g.K * g.out_volume() * g.Cg * g.taps();
+}
+
+// Whether x and w have the ranks of a convolution over their call's spatial axes (the cost
+// model runs on shapes inference may still reject).
+bool conv_ranks(const Shape& x, const Shape& w, const Attrs& a) {
+  return x.size() == spatial_axes(a) + 2 && w.size() == x.size();
 }
 
 Cost conv_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a,
@@ -625,7 +709,7 @@ Cost conv_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>&
   Cost c;
   for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
   c.bytes_written = cpu::meta_bytes(out[0]);
-  if (in.size() < 2 || in[0].shape.size() != 4 || in[1].shape.size() != 4) return c;
+  if (in.size() < 2 || !conv_ranks(in[0].shape, in[1].shape, a)) return c;
   const ConvGeom g = conv_geom(in[0].shape, in[1].shape, a);
   const double elem = static_cast<double>(dtype_size(out[0].dtype));
   const double macs = direct_macs(g);
@@ -648,9 +732,9 @@ Cost conv_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>&
     c.multiplications = macs;
     c.flops = 2 * macs;
     if (algo == "onednn") c.workspace_bytes = cpu::onednn_workspace_bytes(cpu::OnednnPass::forward, g, in.size() > 2);
-    else if (algo != "naive") c.workspace_bytes = im2col_plan(g).workers * static_cast<double>(g.crs()) * g.ohw() * elem;
+    else if (algo != "naive") c.workspace_bytes = im2col_plan(g).workers * static_cast<double>(g.col_rows()) * g.out_volume() * elem;
   }
-  if (in.size() > 2) c.flops += static_cast<double>(g.N) * g.K * g.ohw();  // bias adds
+  if (in.size() > 2) c.flops += static_cast<double>(g.N) * g.K * g.out_volume();  // bias adds
   return c;
 }
 
@@ -663,7 +747,7 @@ CostFn backward_cost(bool input_grad) {
     c.bytes_written = cpu::meta_bytes(out[0]);
     const Shape& xs = input_grad ? out[0].shape : in[0].shape;
     const Shape& ws = input_grad ? in[1].shape : out[0].shape;
-    if (xs.size() != 4 || ws.size() != 4) return c;
+    if (!conv_ranks(xs, ws, a)) return c;
     const ConvGeom g = conv_geom(xs, ws, a);
     c.multiplications = direct_macs(g);
     c.flops = 2 * c.multiplications;
@@ -678,9 +762,9 @@ CostFn backward_cost(bool input_grad) {
         const int64_t per_range = std::max<int64_t>(1, (g.N + kWeightRanges - 1) / kWeightRanges);
         const int64_t ranges = (g.N + per_range - 1) / per_range;
         workers = parallel_workers(ranges, 1);
-        partial = static_cast<double>(ranges) * static_cast<double>(g.K * g.crs());
+        partial = static_cast<double>(ranges) * static_cast<double>(g.K * g.col_rows());
       }
-      c.workspace_bytes = (workers * static_cast<double>(g.crs()) * g.ohw() + partial) * elem;
+      c.workspace_bytes = (workers * static_cast<double>(g.col_rows()) * g.out_volume() + partial) * elem;
     }
     return c;
   };
@@ -701,7 +785,7 @@ Cost transpose_cost(const std::vector<TensorMeta>& in, const std::vector<TensorM
 // ---------------------------------------------------------------------------------------------
 // Shape inference
 
-std::vector<TensorMeta> infer_conv2d(const InferCtx& c) {
+std::vector<TensorMeta> infer_conv(const InferCtx& c) {
   const Shape &x = c.inputs[0].shape, &w = c.inputs[1].shape;
   c.expect_float(0);
   c.expect_float(1);
@@ -717,18 +801,18 @@ std::vector<TensorMeta> infer_conv2d(const InferCtx& c) {
     dt = promote(dt, c.inputs[2].dtype);
   }
   TensorMeta m;
-  m.shape = {g.N, g.K, g.OH, g.OW};
+  m.shape = conv_out_shape(g);
   m.dtype = dt;
   m.device = c.inputs[0].device;
   return {m};
 }
 
-// dy must be exactly the conv2d output of (x_shape, w_shape).
-void check_dy(const InferCtx& c, const ConvGeom& g, const Shape& dy) {
-  const Shape expect = {g.N, g.K, g.OH, g.OW};
+// dy must be exactly the convolution's output of (x_shape, w_shape).
+void check_dy(const InferCtx& c, const ConvGeom& g, const Shape& x, const Shape& dy) {
+  const Shape expect = conv_out_shape(g);
   if (dy != expect)
-    c.fail("dy has shape " + shape_str(dy) + " but conv2d of x [" + std::to_string(g.N) + ", " + std::to_string(g.C) +
-               ", " + std::to_string(g.H) + ", " + std::to_string(g.W) + "] gives " + shape_str(expect),
+    c.fail("dy has shape " + shape_str(dy) + " but " + ranked("conv", x.size() - 2) + " of x " + shape_str(x) + " gives " +
+               shape_str(expect),
            "dy must have the shape of the forward output");
 }
 
@@ -737,7 +821,7 @@ std::vector<TensorMeta> infer_backward_input(const InferCtx& c) {
   c.expect_float(1);
   const Shape xs = c.attrs.ints("input_shape");
   const ConvGeom g = check_conv(c, xs, c.inputs[1].shape, "input_shape");
-  check_dy(c, g, c.inputs[0].shape);
+  check_dy(c, g, xs, c.inputs[0].shape);
   TensorMeta m;
   m.shape = xs;
   m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
@@ -750,7 +834,7 @@ std::vector<TensorMeta> infer_backward_weight(const InferCtx& c) {
   c.expect_float(1);
   const Shape ws = c.attrs.ints("weight_shape");
   const ConvGeom g = check_conv(c, c.inputs[0].shape, ws, "x");
-  check_dy(c, g, c.inputs[1].shape);
+  check_dy(c, g, c.inputs[0].shape, c.inputs[1].shape);
   TensorMeta m;
   m.shape = ws;
   m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
@@ -762,15 +846,18 @@ std::vector<TensorMeta> infer_backward_weight(const InferCtx& c) {
 // y [N, Cout, OH, OW] with OH = (H − 1)·stride − 2·padding + dilation·(R − 1) + output_padding + 1:
 // the input shape of the convolution (same stride, padding, dilation, groups) whose output is
 // x. output_padding (< stride) picks among the input sizes that convolution maps to H.
-std::vector<TensorMeta> infer_conv_transpose2d(const InferCtx& c) {
+std::vector<TensorMeta> infer_conv_transpose(const InferCtx& c) {
   const Shape &x = c.inputs[0].shape, &w = c.inputs[1].shape;
   c.expect_float(0);
   c.expect_float(1);
-  if (x.size() != 4)
-    c.fail("x must be 4-D [N, Cin, H, W], got " + shape_str(x), "conv_transpose2d works on NCHW images");
-  if (w.size() != 4)
-    c.fail("weight must be 4-D [Cin, Cout/groups, R, S], got " + shape_str(w),
-           "PyTorch's ConvTranspose2d layout: input channels first (conv2d's weight read the other way)");
+  const size_t axes = spatial_axes(c.attrs), rank = axes + 2;
+  if (x.size() != rank)
+    c.fail("x must be " + std::to_string(rank) + "-D " + spatial_layout(axes) + ", got " + shape_str(x),
+           ranked("conv_transpose", axes) + " works on " + spatial_layout(axes) +
+               (x.size() >= 3 && x.size() <= 5 ? "; for this input use " + ranked("conv_transpose", x.size() - 2) : ""));
+  if (w.size() != rank)
+    c.fail("weight must be " + std::to_string(rank) + "-D [Cin, Cout/groups, kernel...], got " + shape_str(w),
+           "PyTorch's ConvTranspose layout: input channels first (the convolution's weight read the other way)");
   const int64_t G = c.attrs.i("groups");
   if (w[0] != x[1])
     c.fail("x has " + std::to_string(x[1]) + " channels but weight " + shape_str(w) + " expects " + std::to_string(w[0]),
@@ -780,15 +867,18 @@ std::vector<TensorMeta> infer_conv_transpose2d(const InferCtx& c) {
            "input and output channels must both be multiples of groups");
   const auto &st = c.attrs.ints("stride"), &pad = c.attrs.ints("padding"), &dil = c.attrs.ints("dilation"),
              &op = c.attrs.ints("output_padding");
-  Shape y = {x[0], w[1] * G, 0, 0};
-  for (int a = 0; a < 2; ++a) {
+  Shape y = {x[0], w[1] * G};
+  y.resize(rank);
+  const char* axis_names[3] = {"D", "H", "W"};
+  for (size_t a = 0; a < axes; ++a) {
     if (op[a] >= st[a])
       c.fail("output_padding " + attr_value_str(op) + " must be smaller than the stride " + attr_value_str(st),
              "output_padding chooses among the stride's possible input sizes of the convolution it reverses");
     y[2 + a] = (x[2 + a] - 1) * st[a] - 2 * pad[a] + dil[a] * (w[2 + a] - 1) + op[a] + 1;
     if (y[2 + a] <= 0)
       c.fail("output would be empty: x " + shape_str(x) + " with weight " + shape_str(w) + ", stride " + attr_value_str(st) +
-                 " and padding " + attr_value_str(pad) + " gives " + std::to_string(y[2 + a]) + " along " + (a ? "W" : "H"),
+                 " and padding " + attr_value_str(pad) + " gives " + std::to_string(y[2 + a]) + " along " +
+                 axis_names[3 - axes + a],
              "OH = (H − 1)·stride − 2·padding + dilation·(R − 1) + output_padding + 1 must be >= 1: less padding");
   }
   check_conv(c, y, w, "the output");  // the convolution it reverses: x is that convolution's output
@@ -807,154 +897,262 @@ std::vector<TensorMeta> infer_conv_transpose2d(const InferCtx& c) {
   return {m};
 }
 
-OPSCOPE_REGISTER_OPS(register_conv_ops) {
-  {
-    OpDef d = OpDef::declare(
-        "conv2d", "conv",
-        "y[n, k, oh, ow] = b[k] + Σ_{c, r, s} x[n, g·C/G + c, oh·stride − pad + r·dil, ow·stride − pad + s·dil]·w[k, c, r, s] "
-        "(NCHW; x [N, C, H, W], w [K, C/groups, R, S], g = k / (K/groups))",
-        {"x", "weight", "bias?"});
-    d.attrs = conv_attrs();
-    d.infer = infer_conv2d;
-    d.kernel(Device::cpu, "im2col", forward_kernel(conv_im2col<float>, conv_im2col<double>));
-    d.default_algo = "im2col";
-    d.kernel(Device::cpu, "naive", forward_kernel(conv_naive<float>, conv_naive<double>));
+// ---------------------------------------------------------------------------------------------
+// The family of one rank: convNd, its two backward ops and conv_transposeNd. What differs per
+// rank is which algorithms run (conv2d's winograd, fft and onednn are 2-D), the gradcheck cases
+// and the kernel lab's sizes.
+
+struct ConvRank {
+  size_t axes;
+  std::vector<GradcheckCase> forward_cases, input_cases, weight_cases, transpose_cases;
+  LabSizes forward_lab, transpose_lab;
+};
+
+std::string input_axes_doc(size_t axes) {
+  return axes == 1 ? "x [N, C, L], w [K, C/groups, S]" : axes == 2 ? "x [N, C, H, W], w [K, C/groups, R, S]"
+                                                                   : "x [N, C, D, H, W], w [K, C/groups, Q, R, S]";
+}
+
+OpDef conv_op(const ConvRank& rank) {
+  const size_t axes = rank.axes;
+  const std::string name = ranked("conv", axes);
+  OpDef d = OpDef::declare(
+      name, "conv",
+      axes == 2 ? "y[n, k, oh, ow] = b[k] + Σ_{c, r, s} x[n, g·C/G + c, oh·stride − pad + r·dil, ow·stride − pad + s·dil]·w[k, c, r, s] "
+                  "(NCHW; x [N, C, H, W], w [K, C/groups, R, S], g = k / (K/groups))"
+                : "y[n, k, o] = b[k] + Σ_{c, t} x[n, g·C/G + c, o·stride − pad + t·dil]·w[k, c, t] along each spatial axis (" +
+                      input_axes_doc(axes) + ", g = k / (K/groups))",
+      {"x", "weight", "bias?"});
+  d.attrs = conv_attrs(static_cast<int>(axes));
+  d.infer = infer_conv;
+  d.kernel(Device::cpu, "im2col", forward_kernel(conv_im2col<float>, conv_im2col<double>));
+  d.default_algo = "im2col";
+  d.kernel(Device::cpu, "naive", forward_kernel(conv_naive<float>, conv_naive<double>));
+  if (axes == 2) {
     d.kernel(Device::cpu, "winograd", forward_kernel(conv_winograd<float>, conv_winograd<double>));
     d.kernel(Device::cpu, "fft", forward_kernel(conv_fft<float>, conv_fft<double>));
     d.kernel(Device::cpu, "onednn", forward_kernel(conv_onednn, conv_onednn_f64));
     d.float32_only = {"onednn"};
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dy = g.grad_output(0), dx, dw, db;
-      const AttrMap a = conv_attr_map(g.attrs());
-      if (g.needs_grad(0)) {
-        AttrMap ai = a;
-        ai.emplace_back("input_shape", V(g.input_meta(0).shape));
-        dx = g.call("conv2d_backward_input", {dy, g.input(1)}, ai);
-      }
-      if (g.needs_grad(1)) {
-        AttrMap aw = a;
-        aw.emplace_back("weight_shape", V(g.input_meta(1).shape));
-        dw = g.call("conv2d_backward_weight", {g.input(0), dy}, aw);
-      }
-      if (g.num_inputs() == 3 && g.needs_grad(2)) db = g.call("sum", {dy}, {{"axes", V{0, 2, 3}}});
-      if (g.num_inputs() == 3) return {dx, dw, db};
-      return {dx, dw};
-    };
-    d.backward_note = "dx = conv2d_backward_input(dy, w), dw = conv2d_backward_weight(x, dy), db = Σ dy over N, H, W";
-    d.cost = conv_cost;
-    // Only cases every algorithm runs (winograd: 3×3, stride 1, dilation 1). Stride, dilation,
-    // other kernel sizes are gradchecked for naive, im2col and fft in tests/test_ops_conv.cpp.
-    const InputSpec x1{{1, 2, 5, 5}}, w1{{3, 2, 3, 3}}, b1{{3}};
-    const InputSpec x2{{2, 4, 4, 5}}, w2{{4, 2, 3, 3}}, b2{{4}};
-    d.gradcheck = {gc({x1, w1, b1}, {}, "3×3, bias, odd 3×3 output (partial winograd tiles)"),
-                   gc({x1, w1}, {{"padding", int64_t{1}}}, "padding 1, no bias"),
-                   gc({x1, w1, b1}, {{"padding", int64_t{1}}}, "padding 1, bias"),
-                   gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", int64_t{1}}}, "groups 2, batch 2, bias"),
-                   gc({x2, w2}, {{"groups", int64_t{2}}}, "groups 2, no bias"),
-                   gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}}, "padding (1, 0): H padded, W not")};
-    d.lab = {"N C H W K R: x N×C×H×W, weight K×C×R×R, padding R/2", {8, 64, 56, 56, 64, 3}, 6,
-             [](const std::vector<int64_t>& s) {
-               return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[4], s[1], s[5], s[5]}}, {{"padding", s[5] / 2}});
-             }, {}};
-    registry.add(std::move(d));
   }
-  {
-    OpDef d = OpDef::declare("conv2d_backward_input", "conv",
-                             "dx[n, g·C/G + c, oh·stride − pad + r·dil, ow·stride − pad + s·dil] += dy[n, k, oh, ow]·w[k, c, r, s] "
-                             "(col2im(Wᵀ·dy))",
-                             {"dy", "weight"});
-    d.attrs = conv_attrs();
-    d.attrs.push_back(make_attr("input_shape", AttrType::int_list, V{}, "shape of the forward input x [N, C, H, W]", {},
-                                {}, {}, true));
-    d.infer = infer_backward_input;
-    d.kernel(Device::cpu, "im2col", backward_kernel(true, backward_input_im2col<float>, backward_input_im2col<double>));
-    d.default_algo = "im2col";
-    d.kernel(Device::cpu, "naive", backward_kernel(true, backward_input_naive<float>, backward_input_naive<double>));
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [name](GradCtx& g) -> std::vector<Val> {
+    Val dy = g.grad_output(0), dx, dw, db;
+    const AttrMap a = conv_attr_map(g.attrs());
+    if (g.needs_grad(0)) {
+      AttrMap ai = a;
+      ai.emplace_back("input_shape", V(g.input_meta(0).shape));
+      dx = g.call(name + "_backward_input", {dy, g.input(1)}, ai);
+    }
+    if (g.needs_grad(1)) {
+      AttrMap aw = a;
+      aw.emplace_back("weight_shape", V(g.input_meta(1).shape));
+      dw = g.call(name + "_backward_weight", {g.input(0), dy}, aw);
+    }
+    if (g.num_inputs() == 3 && g.needs_grad(2)) db = g.call("sum", {dy}, {{"axes", bias_sum_axes(g.input_meta(0).shape.size())}});
+    if (g.num_inputs() == 3) return {dx, dw, db};
+    return {dx, dw};
+  };
+  d.backward_note = "dx = " + name + "_backward_input(dy, w), dw = " + name + "_backward_weight(x, dy), db = Σ dy over N and " +
+                    (axes == 1 ? "L" : axes == 2 ? "H, W" : "D, H, W");
+  d.cost = conv_cost;
+  d.gradcheck = rank.forward_cases;
+  d.lab = rank.forward_lab;
+  return d;
+}
+
+OpDef backward_input_op(const ConvRank& rank) {
+  const std::string conv = ranked("conv", rank.axes);
+  OpDef d = OpDef::declare(conv + "_backward_input", "conv",
+                           "dx[n, g·C/G + c, o·stride − pad + t·dil] += dy[n, k, o]·w[k, c, t] along each spatial axis "
+                           "(col2im(Wᵀ·dy))",
+                           {"dy", "weight"});
+  d.attrs = conv_attrs(static_cast<int>(rank.axes));
+  d.attrs.push_back(make_attr("input_shape", AttrType::int_list, V{}, "shape of the forward input x " + spatial_layout(rank.axes),
+                              {}, {}, {}, true));
+  d.infer = infer_backward_input;
+  d.kernel(Device::cpu, "im2col", backward_kernel(true, backward_input_im2col<float>, backward_input_im2col<double>));
+  d.default_algo = "im2col";
+  d.kernel(Device::cpu, "naive", backward_kernel(true, backward_input_naive<float>, backward_input_naive<double>));
+  if (rank.axes == 2) {
     d.kernel(Device::cpu, "onednn", backward_kernel(true, backward_input_onednn, backward_onednn_f64));
     d.float32_only = {"onednn"};
-    d.differentiable = false;
-    d.checked_via = "conv2d";
-    // Cases for the CUDA tests (gradchecked through conv2d): dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3].
-    d.gradcheck = {gc({{{1, 3, 3, 3}}, {{3, 2, 3, 3}}}, {{"input_shape", std::vector<int64_t>{1, 2, 5, 5}}}),
-                   gc({{{2, 6, 3, 3}}, {{6, 2, 3, 2}}},
-                      {{"input_shape", std::vector<int64_t>{2, 4, 7, 6}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2")};
-    d.cost = backward_cost(true);
-    registry.add(std::move(d));
   }
-  {
-    OpDef d = OpDef::declare("conv2d_backward_weight", "conv",
-                             "dw[k, c, r, s] = Σ_{n, oh, ow} dy[n, k, oh, ow]·x[n, g·C/G + c, oh·stride − pad + r·dil, "
-                             "ow·stride − pad + s·dil] (dy·im2col(x)ᵀ)",
-                             {"x", "dy"});
-    d.attrs = conv_attrs();
-    d.attrs.push_back(make_attr("weight_shape", AttrType::int_list, V{}, "shape of the forward weight [K, C/groups, R, S]",
-                                {}, {}, {}, true));
-    d.infer = infer_backward_weight;
-    d.kernel(Device::cpu, "im2col", backward_kernel(false, backward_weight_im2col<float>, backward_weight_im2col<double>));
-    d.default_algo = "im2col";
-    d.kernel(Device::cpu, "naive", backward_kernel(false, backward_weight_naive<float>, backward_weight_naive<double>));
+  d.differentiable = false;
+  d.checked_via = conv;
+  d.gradcheck = rank.input_cases;  // for the CUDA tests (gradchecked through the convolution)
+  d.cost = backward_cost(true);
+  return d;
+}
+
+OpDef backward_weight_op(const ConvRank& rank) {
+  const std::string conv = ranked("conv", rank.axes);
+  OpDef d = OpDef::declare(conv + "_backward_weight", "conv",
+                           "dw[k, c, t] = Σ_{n, o} dy[n, k, o]·x[n, g·C/G + c, o·stride − pad + t·dil] over the output "
+                           "positions o (dy·im2col(x)ᵀ)",
+                           {"x", "dy"});
+  d.attrs = conv_attrs(static_cast<int>(rank.axes));
+  d.attrs.push_back(make_attr("weight_shape", AttrType::int_list, V{}, "shape of the forward weight [K, C/groups, kernel...]",
+                              {}, {}, {}, true));
+  d.infer = infer_backward_weight;
+  d.kernel(Device::cpu, "im2col", backward_kernel(false, backward_weight_im2col<float>, backward_weight_im2col<double>));
+  d.default_algo = "im2col";
+  d.kernel(Device::cpu, "naive", backward_kernel(false, backward_weight_naive<float>, backward_weight_naive<double>));
+  if (rank.axes == 2) {
     d.kernel(Device::cpu, "onednn", backward_kernel(false, backward_weight_onednn, backward_onednn_f64));
     d.float32_only = {"onednn"};
-    d.differentiable = false;
-    d.checked_via = "conv2d";
-    // Cases for the CUDA tests (gradchecked through conv2d): dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3].
-    d.gradcheck = {gc({{{1, 2, 5, 5}}, {{1, 3, 3, 3}}}, {{"weight_shape", std::vector<int64_t>{3, 2, 3, 3}}}),
-                   gc({{{2, 4, 7, 6}}, {{2, 6, 3, 3}}},
-                      {{"weight_shape", std::vector<int64_t>{6, 2, 3, 2}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2")};
-    d.cost = backward_cost(false);
-    registry.add(std::move(d));
   }
-  {
-    OpDef d = OpDef::declare(
-        "conv_transpose2d", "conv",
-        "y = conv2d_backward_input(x, w) + b: each x[n, c, h, w] adds x·w[c, :, :, :] into the window of y that the "
-        "convolution would have read (x [N, Cin, H, W], w [Cin, Cout/groups, R, S])",
-        {"x", "weight", "bias?"});
-    d.attrs = {make_pair_attr("stride", 1, "the step of the convolution it reverses: y grows by stride per x element", 1),
-               make_pair_attr("padding", 0, "the padding of the convolution it reverses: cropped from y's borders", 0),
-               make_pair_attr("output_padding", 0, "extra rows/columns at y's end (< stride): which input size of the convolution", 0),
-               make_attr("groups", AttrType::integer, int64_t{1}, "channel groups (Cin and Cout multiples of it)", 1),
-               make_pair_attr("dilation", 1, "spacing between kernel taps", 1)};
-    d.infer = infer_conv_transpose2d;
-    d.kernel(Device::cpu, "im2col", transpose_kernel(backward_input_im2col<float>, backward_input_im2col<double>));
-    d.default_algo = "im2col";
-    d.kernel(Device::cpu, "naive", transpose_kernel(backward_input_naive<float>, backward_input_naive<double>));
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dy = g.grad_output(0), dx, dw, db;
-      const AttrMap a = conv_attr_map(g.attrs());
-      if (g.needs_grad(0)) dx = g.call("conv2d", {dy, g.input(1)}, a);
-      if (g.needs_grad(1)) {
-        AttrMap aw = a;
-        aw.emplace_back("weight_shape", V(g.input_meta(1).shape));
-        dw = g.call("conv2d_backward_weight", {dy, g.input(0)}, aw);
-      }
-      if (g.num_inputs() == 3 && g.needs_grad(2)) db = g.call("sum", {dy}, {{"axes", V{0, 2, 3}}});
-      if (g.num_inputs() == 3) return {dx, dw, db};
-      return {dx, dw};
-    };
-    d.backward_note = "conv_transpose2d is conv2d's input gradient, so its own gradients are convolutions: dx = conv2d(dy, w), "
-                      "dw = conv2d_backward_weight(dy, x) (dy as the convolution's input, x as its output gradient), db = Σ dy "
-                      "over N, H, W";
-    d.cost = transpose_cost;
-    const InputSpec x1{{1, 3, 3, 3}}, w1{{3, 2, 3, 3}}, b1{{2}};
-    const InputSpec x2{{2, 4, 3, 2}}, w2{{4, 3, 2, 3}}, b2{{6}};
-    d.gradcheck = {gc({x1, w1, b1}, {}, "3×3, bias: 3×3 → 5×5"),
-                   gc({x1, w1}, {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}},
-                      "stride 2, padding 1, output_padding 1: 3×3 → 6×6 (the U-Net doubling)"),
-                   gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"stride", V{2, 1}}, {"dilation", V{1, 2}}},
-                      "groups 2, stride (2, 1), dilation (1, 2), batch 2"),
-                   gc({x2, w2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}, {"stride", int64_t{3}}, {"output_padding", V{2, 0}}},
-                      "stride 3, output_padding (2, 0), padding (1, 0)")};
-    d.lab = {"N C H W K R: x N×C×H×W, weight C×K×R×R, stride 2, padding R/2, output_padding 1 (H doubles)",
-             {8, 64, 28, 28, 32, 3}, 6,
-             [](const std::vector<int64_t>& s) {
-               return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[1], s[4], s[5], s[5]}},
-                                    {{"stride", int64_t{2}}, {"padding", s[5] / 2}, {"output_padding", int64_t{1}}});
-             }, {}};
-    registry.add(std::move(d));
-  }
+  d.differentiable = false;
+  d.checked_via = conv;
+  d.gradcheck = rank.weight_cases;  // for the CUDA tests (gradchecked through the convolution)
+  d.cost = backward_cost(false);
+  return d;
+}
+
+OpDef conv_transpose_op(const ConvRank& rank) {
+  const size_t axes = rank.axes;
+  const std::string conv = ranked("conv", axes);
+  OpDef d = OpDef::declare(
+      ranked("conv_transpose", axes), "conv",
+      "y = " + conv + "_backward_input(x, w) + b: each x element adds x·w[c, ...] into the window of y that the "
+      "convolution would have read (x [N, Cin, spatial...], w [Cin, Cout/groups, kernel...])",
+      {"x", "weight", "bias?"});
+  const int n = static_cast<int>(axes);
+  d.attrs = {make_axes_attr("stride", 1, "the step of the convolution it reverses: y grows by stride per x element", n, 1),
+             make_axes_attr("padding", 0, "the padding of the convolution it reverses: cropped from y's borders", n, 0),
+             make_axes_attr("output_padding", 0, "extra positions at y's end (< stride): which input size of the convolution", n, 0),
+             make_attr("groups", AttrType::integer, int64_t{1}, "channel groups (Cin and Cout multiples of it)", 1),
+             make_axes_attr("dilation", 1, "spacing between kernel taps", n, 1)};
+  d.infer = infer_conv_transpose;
+  d.kernel(Device::cpu, "im2col", transpose_kernel(backward_input_im2col<float>, backward_input_im2col<double>));
+  d.default_algo = "im2col";
+  d.kernel(Device::cpu, "naive", transpose_kernel(backward_input_naive<float>, backward_input_naive<double>));
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [conv](GradCtx& g) -> std::vector<Val> {
+    Val dy = g.grad_output(0), dx, dw, db;
+    const AttrMap a = conv_attr_map(g.attrs());
+    if (g.needs_grad(0)) dx = g.call(conv, {dy, g.input(1)}, a);
+    if (g.needs_grad(1)) {
+      AttrMap aw = a;
+      aw.emplace_back("weight_shape", V(g.input_meta(1).shape));
+      dw = g.call(conv + "_backward_weight", {dy, g.input(0)}, aw);
+    }
+    if (g.num_inputs() == 3 && g.needs_grad(2)) db = g.call("sum", {dy}, {{"axes", bias_sum_axes(g.input_meta(0).shape.size())}});
+    if (g.num_inputs() == 3) return {dx, dw, db};
+    return {dx, dw};
+  };
+  d.backward_note = d.name + " is " + conv + "'s input gradient, so its own gradients are convolutions: dx = " + conv +
+                    "(dy, w), dw = " + conv + "_backward_weight(dy, x) (dy as the convolution's input, x as its output "
+                    "gradient), db = Σ dy over N and the spatial axes";
+  d.cost = transpose_cost;
+  d.gradcheck = rank.transpose_cases;
+  d.lab = rank.transpose_lab;
+  return d;
+}
+
+void register_conv_rank(OpRegistry& registry, const ConvRank& rank) {
+  registry.add(conv_op(rank));
+  registry.add(backward_input_op(rank));
+  registry.add(backward_weight_op(rank));
+  registry.add(conv_transpose_op(rank));
+}
+
+// conv2d: only cases every algorithm runs (winograd: 3×3, stride 1, dilation 1). Stride,
+// dilation, other kernel sizes are gradchecked for naive, im2col and fft in tests/test_ops_conv.cpp.
+ConvRank conv2d_rank() {
+  ConvRank r{2, {}, {}, {}, {}, {}, {}};
+  const InputSpec x1{{1, 2, 5, 5}}, w1{{3, 2, 3, 3}}, b1{{3}};
+  const InputSpec x2{{2, 4, 4, 5}}, w2{{4, 2, 3, 3}}, b2{{4}};
+  r.forward_cases = {gc({x1, w1, b1}, {}, "3×3, bias, odd 3×3 output (partial winograd tiles)"),
+                     gc({x1, w1}, {{"padding", int64_t{1}}}, "padding 1, no bias"),
+                     gc({x1, w1, b1}, {{"padding", int64_t{1}}}, "padding 1, bias"),
+                     gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", int64_t{1}}}, "groups 2, batch 2, bias"),
+                     gc({x2, w2}, {{"groups", int64_t{2}}}, "groups 2, no bias"),
+                     gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}}, "padding (1, 0): H padded, W not")};
+  // dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3], and a strided grouped one.
+  r.input_cases = {gc({{{1, 3, 3, 3}}, {{3, 2, 3, 3}}}, {{"input_shape", V{1, 2, 5, 5}}}),
+                   gc({{{2, 6, 3, 3}}, {{6, 2, 3, 2}}}, {{"input_shape", V{2, 4, 7, 6}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}},
+                      "stride 2, groups 2")};
+  r.weight_cases = {gc({{{1, 2, 5, 5}}, {{1, 3, 3, 3}}}, {{"weight_shape", V{3, 2, 3, 3}}}),
+                    gc({{{2, 4, 7, 6}}, {{2, 6, 3, 3}}}, {{"weight_shape", V{6, 2, 3, 2}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}},
+                       "stride 2, groups 2")};
+  const InputSpec tx1{{1, 3, 3, 3}}, tw1{{3, 2, 3, 3}}, tb1{{2}};
+  const InputSpec tx2{{2, 4, 3, 2}}, tw2{{4, 3, 2, 3}}, tb2{{6}};
+  r.transpose_cases = {gc({tx1, tw1, tb1}, {}, "3×3, bias: 3×3 → 5×5"),
+                       gc({tx1, tw1}, {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}},
+                          "stride 2, padding 1, output_padding 1: 3×3 → 6×6 (the U-Net doubling)"),
+                       gc({tx2, tw2, tb2}, {{"groups", int64_t{2}}, {"stride", V{2, 1}}, {"dilation", V{1, 2}}},
+                          "groups 2, stride (2, 1), dilation (1, 2), batch 2"),
+                       gc({tx2, tw2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}, {"stride", int64_t{3}}, {"output_padding", V{2, 0}}},
+                          "stride 3, output_padding (2, 0), padding (1, 0)")};
+  r.forward_lab = {"N C H W K R: x N×C×H×W, weight K×C×R×R, padding R/2", {8, 64, 56, 56, 64, 3}, 6,
+                   [](const std::vector<int64_t>& s) {
+                     return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[4], s[1], s[5], s[5]}}, {{"padding", s[5] / 2}});
+                   }, {}};
+  r.transpose_lab = {"N C H W K R: x N×C×H×W, weight C×K×R×R, stride 2, padding R/2, output_padding 1 (H doubles)",
+                     {8, 64, 28, 28, 32, 3}, 6,
+                     [](const std::vector<int64_t>& s) {
+                       return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[1], s[4], s[5], s[5]}},
+                                            {{"stride", int64_t{2}}, {"padding", s[5] / 2}, {"output_padding", int64_t{1}}});
+                     }, {}};
+  return r;
+}
+
+// conv1d: what audio and text CNNs use (a strided, dilated, grouped, padded 1-D kernel).
+ConvRank conv1d_rank() {
+  ConvRank r{1, {}, {}, {}, {}, {}, {}};
+  const InputSpec x1{{2, 4, 9}}, w1{{6, 2, 3}}, b1{{6}};
+  r.forward_cases = {gc({x1, w1, b1}, {{"groups", int64_t{2}}, {"padding", int64_t{1}}}, "groups 2, padding 1, bias"),
+                     gc({x1, w1}, {{"groups", int64_t{2}}, {"stride", int64_t{2}}, {"dilation", int64_t{2}}},
+                        "stride 2, dilation 2"),
+                     gc({{{1, 3, 7}}, {{2, 3, 4}}, {{2}}}, {{"padding", int64_t{2}}, {"stride", int64_t{3}}}, "even kernel, stride 3")};
+  r.input_cases = {gc({{{2, 6, 4}}, {{6, 2, 3}}}, {{"input_shape", V{2, 4, 9}}, {"groups", int64_t{2}}, {"stride", int64_t{2}}},
+                      "stride 2, groups 2")};
+  r.weight_cases = {gc({{{2, 4, 9}}, {{2, 6, 4}}}, {{"weight_shape", V{6, 2, 3}}, {"groups", int64_t{2}}, {"stride", int64_t{2}}},
+                       "stride 2, groups 2")};
+  r.transpose_cases = {gc({{{2, 4, 5}}, {{4, 3, 3}}, {{6}}},
+                          {{"groups", int64_t{2}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}},
+                          "groups 2, stride 2, padding 1, output_padding 1: L 5 → 10"),
+                       gc({{{1, 2, 4}}, {{2, 3, 2}}}, {{"dilation", int64_t{3}}}, "dilation 3")};
+  r.forward_lab = {"N C L K S: x N×C×L, weight K×C×S, padding S/2", {8, 64, 4096, 64, 9}, 5,
+                   [](const std::vector<int64_t>& s) {
+                     return cpu::lab_case({{s[0], s[1], s[2]}, {s[3], s[1], s[4]}}, {{"padding", s[4] / 2}});
+                   }, {}};
+  r.transpose_lab = {"N C L K S: x N×C×L, weight C×K×S, stride 2, padding S/2, output_padding 1 (L doubles)",
+                     {8, 64, 2048, 32, 3}, 5,
+                     [](const std::vector<int64_t>& s) {
+                       return cpu::lab_case({{s[0], s[1], s[2]}, {s[1], s[3], s[4]}},
+                                            {{"stride", int64_t{2}}, {"padding", s[4] / 2}, {"output_padding", int64_t{1}}});
+                     }, {}};
+  return r;
+}
+
+// conv3d: video and medical volumes (each axis its own stride, padding and dilation).
+ConvRank conv3d_rank() {
+  ConvRank r{3, {}, {}, {}, {}, {}, {}};
+  const InputSpec x1{{1, 2, 4, 4, 5}}, w1{{4, 1, 2, 3, 3}}, b1{{4}};
+  r.forward_cases = {gc({x1, w1, b1}, {{"groups", int64_t{2}}, {"padding", V{0, 1, 1}}}, "groups 2, padding (0, 1, 1), bias"),
+                     gc({{{2, 2, 5, 4, 4}}, {{2, 2, 3, 2, 2}}}, {{"stride", V{2, 1, 2}}, {"dilation", V{1, 2, 1}}, {"padding", int64_t{1}}},
+                        "stride (2, 1, 2), dilation (1, 2, 1), padding 1")};
+  r.input_cases = {gc({{{1, 4, 3, 2, 3}}, {{4, 1, 2, 3, 3}}}, {{"input_shape", V{1, 2, 4, 4, 5}}, {"groups", int64_t{2}}}, "groups 2")};
+  r.weight_cases = {gc({{{1, 2, 4, 4, 5}}, {{1, 4, 3, 2, 3}}}, {{"weight_shape", V{4, 1, 2, 3, 3}}, {"groups", int64_t{2}}}, "groups 2")};
+  r.transpose_cases = {gc({{{1, 2, 2, 3, 2}}, {{2, 2, 2, 2, 3}}, {{4}}},
+                          {{"groups", int64_t{2}}, {"stride", V{2, 1, 2}}, {"padding", V{0, 1, 1}}, {"output_padding", V{1, 0, 1}}},
+                          "groups 2, stride (2, 1, 2), padding (0, 1, 1), output_padding (1, 0, 1)")};
+  r.forward_lab = {"N C D H W K R: x N×C×D×H×W, weight K×C×R×R×R, padding R/2", {2, 16, 8, 28, 28, 16, 3}, 7,
+                   [](const std::vector<int64_t>& s) {
+                     return cpu::lab_case({{s[0], s[1], s[2], s[3], s[4]}, {s[5], s[1], s[6], s[6], s[6]}}, {{"padding", s[6] / 2}});
+                   }, {}};
+  r.transpose_lab = {"N C D H W K R: x N×C×D×H×W, weight C×K×R×R×R, stride 2, padding R/2, output_padding 1",
+                     {2, 16, 8, 14, 14, 8, 3}, 7,
+                     [](const std::vector<int64_t>& s) {
+                       return cpu::lab_case({{s[0], s[1], s[2], s[3], s[4]}, {s[1], s[5], s[6], s[6], s[6]}},
+                                            {{"stride", int64_t{2}}, {"padding", s[6] / 2}, {"output_padding", int64_t{1}}});
+                     }, {}};
+  return r;
+}
+
+OPSCOPE_REGISTER_OPS(register_conv_ops) {
+  for (const ConvRank& rank : {conv1d_rank(), conv2d_rank(), conv3d_rank()}) register_conv_rank(registry, rank);
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 // view of x around its axis, the norms' splits of a tensor. No Eigen: ops/*.cpp and ops/cuda/*.cu include it; the index arithmetic
 // is OPSCOPE_HD, the constructors from shapes and attributes run on the host.
 //
-// Shape letters: N batch, C input channels, H×W input, K output channels, R×S kernel, OH×OW
-// output, G groups (Cg = C/G, Kg = K/G).
+// Shape letters: N batch, C input channels, D×H×W input, K output channels, Q×R×S kernel,
+// OD×OH×OW output, G groups (Cg = C/G, Kg = K/G). One geometry serves 1, 2 and 3 spatial axes:
+// the axes are right-aligned, so a 2-D problem has D = Q = OD = 1 and a 1-D one also H = R = OH
+// = 1 (L is W). The 2-D kernels (and their fast paths) read only the H and W fields; kernels
+// of any rank read the volumes.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,6 +16,11 @@
 #include "ops/hd.h"
 
 namespace opscope {
+
+// The letters of x's layout for 1, 2 or 3 spatial axes: "[N, C, L]", "[N, C, H, W]", "[N, C, D, H, W]".
+inline std::string spatial_layout(size_t axes) {
+  return axes == 1 ? "[N, C, L]" : axes == 2 ? "[N, C, H, W]" : "[N, C, D, H, W]";
+}
 
 // --- convolution ---------------------------------------------------------------------------
 // Output size along one axis: OH = (H + 2p − d·(R − 1) − 1) / st + 1; 0 when the dilated
@@ -23,47 +31,77 @@ OPSCOPE_HD int64_t conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t 
 }
 
 struct ConvGeom {
-  int64_t N = 0, C = 0, H = 0, W = 0;  // input
-  int64_t K = 0, R = 0, S = 0;         // weight [K, Cg, R, S]
-  int64_t OH = 0, OW = 0;              // output
-  int64_t sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1;  // stride, padding, dilation along H and W
+  int64_t N = 0, C = 0, D = 1, H = 0, W = 0;  // input
+  int64_t K = 0, Q = 1, R = 0, S = 0;         // weight [K, Cg, Q, R, S]
+  int64_t OD = 1, OH = 0, OW = 0;             // output
+  int64_t sd = 1, sh = 1, sw = 1, pd = 0, ph = 0, pw = 0, dd = 1, dh = 1, dw = 1;  // stride, padding, dilation per axis
   int64_t G = 1, Cg = 0, Kg = 0;
+  int spatial = 2;  // spatial axes of x: 1, 2 or 3
   OPSCOPE_HD int64_t ohw() const { return OH * OW; }
-  OPSCOPE_HD int64_t crs() const { return Cg * R * S; }  // rows of the im2col buffer (one group)
+  OPSCOPE_HD int64_t crs() const { return Cg * R * S; }  // rows of the 2-D im2col buffer (one group)
+  // The same counts over every spatial axis (equal to the 2-D ones when D = Q = OD = 1).
+  OPSCOPE_HD int64_t in_volume() const { return D * H * W; }
+  OPSCOPE_HD int64_t out_volume() const { return OD * OH * OW; }
+  OPSCOPE_HD int64_t taps() const { return Q * R * S; }
+  OPSCOPE_HD int64_t col_rows() const { return Cg * Q * R * S; }  // rows of the im2col buffer of any rank
+  OPSCOPE_HD bool planar() const { return D == 1 && Q == 1 && OD == 1 && pd == 0; }  // the 2-D kernels apply
 };
 
-// x [N, C, H, W] (or the input_shape of a backward op), w [K, Cg, R, S], the conv attributes
-// (stride, padding and dilation are pairs (along H, along W)).
+// The three (depth, height, width) values of a per-axis attribute of `axes` entries, the
+// missing leading axes filled with `fill` (1 for sizes, strides, dilations; 0 for padding).
+inline void right_aligned(const std::vector<int64_t>& v, int64_t fill, int64_t& d, int64_t& h, int64_t& w) {
+  const size_t n = v.size();
+  d = n >= 3 ? v[n - 3] : fill;
+  h = n >= 2 ? v[n - 2] : fill;
+  w = v[n - 1];
+}
+
+// x [N, C, (D,) (H,) W] (or the input_shape of a backward op), w [K, Cg, (Q,) (R,) S], the conv
+// attributes (stride, padding and dilation hold one value per spatial axis).
 inline ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& a) {
   ConvGeom g;
-  g.N = x[0], g.C = x[1], g.H = x[2], g.W = x[3];
-  g.K = w[0], g.R = w[2], g.S = w[3];
-  const auto &st = a.ints("stride"), &pad = a.ints("padding"), &dil = a.ints("dilation");
-  g.sh = st[0], g.sw = st[1], g.ph = pad[0], g.pw = pad[1], g.dh = dil[0], g.dw = dil[1];
+  const std::vector<int64_t> xs(x.begin() + 2, x.end()), ks(w.begin() + 2, w.end());
+  g.spatial = static_cast<int>(xs.size());
+  g.N = x[0], g.C = x[1];
+  g.K = w[0];
+  right_aligned(xs, 1, g.D, g.H, g.W);
+  right_aligned(ks, 1, g.Q, g.R, g.S);
+  right_aligned(a.ints("stride"), 1, g.sd, g.sh, g.sw);
+  right_aligned(a.ints("padding"), 0, g.pd, g.ph, g.pw);
+  right_aligned(a.ints("dilation"), 1, g.dd, g.dh, g.dw);
   g.G = a.i("groups");
   g.Cg = g.C / g.G, g.Kg = g.K / g.G;
+  g.OD = conv_out_size(g.D, g.Q, g.sd, g.pd, g.dd);
   g.OH = conv_out_size(g.H, g.R, g.sh, g.ph, g.dh);
   g.OW = conv_out_size(g.W, g.S, g.sw, g.pw, g.dw);
   return g;
 }
 
 // --- pooling windows -------------------------------------------------------------------------
-// KH×KW windows every (SH, SW) elements over x [N, C, H, W] padded by (PH, PW):
-// OH = (H + 2·PH − KH) / SH + 1, likewise OW. kernel_size, stride and padding are pairs
-// (along H, along W); a stride of 0 means the kernel size.
+// KD×KH×KW windows every (SD, SH, SW) elements over x [N, C, (D,) (H,) W] padded by (PD, PH, PW):
+// OH = (H + 2·PH − KH) / SH + 1, likewise OD and OW. kernel_size, stride and padding hold one
+// value per spatial axis (right-aligned as for the convolution: a 2-D pool has KD = D = OD = 1);
+// a stride of 0 means the kernel size.
 struct PoolWindow {
   int64_t KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
   int64_t N = 1, C = 1, H = 1, W = 1, OH = 1, OW = 1;
+  int64_t KD = 1, SD = 1, PD = 0, D = 1, OD = 1;
+  OPSCOPE_HD int64_t in_volume() const { return D * H * W; }
+  OPSCOPE_HD int64_t out_volume() const { return OD * OH * OW; }
+  OPSCOPE_HD int64_t window() const { return KD * KH * KW; }
 };
 
 inline PoolWindow pool_window(const Shape& x, const Attrs& a) {
   PoolWindow w;
-  const auto &k = a.ints("kernel_size"), &st = a.ints("stride"), &pad = a.ints("padding");
-  w.KH = k[0], w.KW = k[1];
-  w.SH = st[0] == 0 ? w.KH : st[0];
-  w.SW = st[1] == 0 ? w.KW : st[1];
-  w.PH = pad[0], w.PW = pad[1];
-  w.N = x[0], w.C = x[1], w.H = x[2], w.W = x[3];
+  right_aligned(a.ints("kernel_size"), 1, w.KD, w.KH, w.KW);
+  right_aligned(a.ints("stride"), 1, w.SD, w.SH, w.SW);
+  right_aligned(a.ints("padding"), 0, w.PD, w.PH, w.PW);
+  if (w.SD == 0) w.SD = w.KD;
+  if (w.SH == 0) w.SH = w.KH;
+  if (w.SW == 0) w.SW = w.KW;
+  w.N = x[0], w.C = x[1];
+  right_aligned(std::vector<int64_t>(x.begin() + 2, x.end()), 1, w.D, w.H, w.W);
+  w.OD = (w.D + 2 * w.PD - w.KD) / w.SD + 1;
   w.OH = (w.H + 2 * w.PH - w.KH) / w.SH + 1;
   w.OW = (w.W + 2 * w.PW - w.KW) / w.SW + 1;
   return w;
@@ -75,6 +113,9 @@ OPSCOPE_HD void window_span(int64_t o, int64_t s, int64_t p, int64_t k, int64_t 
   const int64_t start = o * s - p;
   lo = start < 0 ? 0 : start;
   hi = start + k < n ? start + k : n;
+}
+OPSCOPE_HD void window_depths(const PoolWindow& w, int64_t od, int64_t& lo, int64_t& hi) {
+  window_span(od, w.SD, w.PD, w.KD, w.D, lo, hi);
 }
 OPSCOPE_HD void window_rows(const PoolWindow& w, int64_t oh, int64_t& lo, int64_t& hi) {
   window_span(oh, w.SH, w.PH, w.KH, w.H, lo, hi);
@@ -91,23 +132,31 @@ OPSCOPE_HD void windows_containing(int64_t i, int64_t s, int64_t p, int64_t k, i
   hi = t / s < out - 1 ? t / s : out - 1;
 }
 
-// Flat index in the plane of the max of output (oh, ow)'s window; ties go to the first, and a
-// NaN wins (it propagates, as in PyTorch).
+// Flat index in the volume (D×H×W) of the max of output (od, oh, ow)'s window; ties go to the
+// first, and a NaN wins (it propagates, as in PyTorch).
 template <class T>
-OPSCOPE_HD int64_t window_argmax(const T* plane, const PoolWindow& w, int64_t oh, int64_t ow) {
-  int64_t h0, h1, w0, w1;
+OPSCOPE_HD int64_t window_argmax(const T* volume, const PoolWindow& w, int64_t od, int64_t oh, int64_t ow) {
+  int64_t d0, d1, h0, h1, w0, w1;
+  window_depths(w, od, d0, d1);
   window_rows(w, oh, h0, h1);
   window_cols(w, ow, w0, w1);
-  int64_t best = h0 * w.W + w0;
-  for (int64_t h = h0; h < h1; ++h)
-    for (int64_t x = w0; x < w1; ++x) {
-      const T v = plane[h * w.W + x];
-      if (v > plane[best] || v != v) {
-        best = h * w.W + x;
-        if (v != v) return best;
+  int64_t best = (d0 * w.H + h0) * w.W + w0;
+  for (int64_t d = d0; d < d1; ++d)
+    for (int64_t h = h0; h < h1; ++h)
+      for (int64_t x = w0; x < w1; ++x) {
+        const int64_t at = (d * w.H + h) * w.W + x;
+        const T v = volume[at];
+        if (v > volume[best] || v != v) {
+          best = at;
+          if (v != v) return best;
+        }
       }
-    }
   return best;
+}
+// The 2-D form (D = 1): the flat index in the H×W plane.
+template <class T>
+OPSCOPE_HD int64_t window_argmax(const T* plane, const PoolWindow& w, int64_t oh, int64_t ow) {
+  return window_argmax(plane, w, 0, oh, ow);
 }
 
 // --- padding ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include "app/lang/npy.h"
 #include "app/onnx/conformance.h"
 #include "app/onnx/onnx_import.h"
+#include "tests/helpers.h"
 #include "tests/lab.h"
 #include "tests/onnx_builder.h"
 
@@ -291,7 +292,8 @@ TEST_CASE("onnx: damaged and hostile files are clear errors that leave nothing b
   pads.input("x", {1, 1, 4, 4}).output("y");
   auto& pool = pads.node("MaxPool", {"x"}, {"y"}, "pool");
   ModelBuilder::attr(pool, "kernel_shape", std::vector<int64_t>{2, 3});
-  refused(lab, pads.save(dir, "rect_pool.onnx"), "node MaxPool 'pool': a 2×3 window");
+  ModelBuilder::attr(pool, "dilations", std::vector<int64_t>{2, 1});
+  refused(lab, pads.save(dir, "dilated_pool.onnx"), "node MaxPool 'pool': dilations [2, 1] (opscope's pools are undilated)");
 
   // After all that the session still works and the relu model loads.
   lab.ok("good = load_onnx(\"" + relu_model().save(dir, "relu.onnx") + "\")");
@@ -344,6 +346,36 @@ TEST_CASE("onnx: an older opset reads when its operators are unchanged since ops
   CHECK(outs[0].get(1) == Approx(0).margin(1e-6));
 }
 
+TEST_CASE("onnx: GlobalAveragePool and GlobalMaxPool over 1 and 3 spatial axes (issue 44)", "[onnx]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  ModelBuilder b;
+  b.input("s", {2, 3, 5}).input("v", {1, 2, 2, 3, 2});
+  for (const char* x : {"s", "v"}) {
+    b.output(std::string("avg_") + x).output(std::string("max_") + x);
+    b.node("GlobalAveragePool", {x}, {std::string("avg_") + x});
+    b.node("GlobalMaxPool", {x}, {std::string("max_") + x});
+  }
+  auto m = ImportedModel::from_model(interop::parse_onnx_bytes(b.bytes(), "global.onnx", int64_t(1) << 30));
+  const Tensor s = test::randn({2, 3, 5}, 7, DType::f32), v = test::randn({1, 2, 2, 3, 2}, 8, DType::f32);
+  auto outs = m->apply(ws, {s, v});
+  REQUIRE(outs.size() == 4);
+  CHECK(outs[0].shape() == Shape{2, 3, 1});
+  CHECK(outs[3].shape() == Shape{1, 2, 1, 1, 1});
+  for (int64_t c = 0; c < 2; ++c) {  // channel c of v: 12 elements, one after another
+    double sum = 0, max = -1e30;
+    for (int64_t i = 0; i < 12; ++i) sum += v.get(c * 12 + i), max = std::max(max, v.get(c * 12 + i));
+    CHECK(outs[2].get(c) == Approx(sum / 12).margin(1e-6));
+    CHECK(outs[3].get(c) == max);
+  }
+  for (int64_t r = 0; r < 6; ++r) {  // row r of s: 5 elements
+    double sum = 0, max = -1e30;
+    for (int64_t i = 0; i < 5; ++i) sum += s.get(r * 5 + i), max = std::max(max, s.get(r * 5 + i));
+    CHECK(outs[0].get(r) == Approx(sum / 5).margin(1e-6));
+    CHECK(outs[1].get(r) == max);
+  }
+}
+
 TEST_CASE("onnx: --shape sizes a symbolic input, and is checked", "[onnx]") {
   Workspace ws;
   WorkspaceScope scope(ws);
@@ -391,8 +423,10 @@ TEST_CASE("onnx: the conformance runner passes, fails with the first difference,
   write_node_test(dir, "test_relu_wrong", relu, {x}, {Tensor::from_vector<double>({0, 2.01, 0}, {3}, DType::f32)});
   ModelBuilder pool;
   pool.input("x", {1, 1, 4, 4}).output("y");
-  ModelBuilder::attr(pool.node("MaxPool", {"x"}, {"y"}, "p"), "kernel_shape", std::vector<int64_t>{1, 2});
-  write_node_test(dir, "test_maxpool_rect", pool, {Tensor::zeros({1, 1, 4, 4})}, {Tensor::zeros({1, 1, 4, 3})});
+  auto& dilated = pool.node("MaxPool", {"x"}, {"y"}, "p");
+  ModelBuilder::attr(dilated, "kernel_shape", std::vector<int64_t>{1, 2});
+  ModelBuilder::attr(dilated, "dilations", std::vector<int64_t>{1, 2});
+  write_node_test(dir, "test_maxpool_dilated", pool, {Tensor::zeros({1, 1, 4, 4})}, {Tensor::zeros({1, 1, 4, 2})});
   std::ostringstream log;
   const auto report = interop::run_conformance({dir.path.string()}, {}, log);
   REQUIRE(report.tests.size() == 3);
@@ -402,6 +436,6 @@ TEST_CASE("onnx: the conformance runner passes, fails with the first difference,
   CHECK(log.str().find("FAILED test_relu_wrong [Relu]: test_data_set_0 output 0: first difference at [1]: 2, expected 2.00999999") != std::string::npos);
   CHECK(log.str().find("nodes: Relu 'r'") != std::string::npos);
   const std::string table = interop::conformance_table(report, true);
-  CHECK(table.find("| MaxPool | 0 | 0 | 1 | a 1×2 window (opscope's pools take square windows) |") != std::string::npos);
+  CHECK(table.find("| MaxPool | 0 | 0 | 1 | dilations [1, 2] (opscope's pools are undilated) |") != std::string::npos);
   CHECK(table.find("| Relu | 1 | 1 | 0 |") != std::string::npos);
 }

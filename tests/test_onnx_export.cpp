@@ -1,6 +1,7 @@
 // ONNX export: graphs written by save_onnx pass ONNX's checker (run by the exporter) and,
 // imported again, give the same outputs; ops without an ONNX form are one error naming them.
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "app/onnx/onnx_import.h"
 #include "tests/lab.h"
@@ -131,6 +132,36 @@ TEST_CASE("onnx export: the activations, layers and indexing ops of issue 32 rou
   }
   CHECK(group_norms == 2);
   CHECK(instance_norms == 1);
+}
+
+TEST_CASE("onnx export: convolutions and pools over 1 and 3 axes round-trip (issue 44)", "[onnx]") {
+  Lab lab;
+  OnnxTempDir dir;
+  const std::string path = dir.file("nd.onnx");
+  lab.ok("seed(6)\ns = randn(2, 4, 12)\nv = randn(1, 2, 4, 6, 6)\n"
+         "a = conv1d(s, param(randn(6, 2, 3) * 0.3), stride=2, padding=2, dilation=2, groups=2)\n"
+         "b = max_pool1d(a, kernel_size=2) + avg_pool1d(a, kernel_size=3, stride=2, padding=1)\n"
+         "c = conv_transpose1d(b, param(randn(6, 3, 4) * 0.3), stride=2, padding=1, output_padding=1)\n"
+         "d = adaptive_avg_pool1d(c, [1]).reshape(2, 3) + adaptive_avg_pool1d(a, [3]).sum(axis=2)[:, 0:3]\n"
+         "p = conv3d(v, param(randn(4, 2, 3, 3, 3) * 0.3), stride=(1, 2, 2), padding=1)\n"
+         "q = max_pool3d(p, kernel_size=(2, 1, 1)) + avg_pool3d(p, kernel_size=(2, 3, 3), stride=(2, 1, 1), padding=(0, 1, 1))\n"
+         "r = conv_transpose3d(q, param(randn(4, 2, 2, 2, 2) * 0.3), stride=2)\n"
+         "t = adaptive_avg_pool3d(r, [2, 3, 3]) - adaptive_avg_pool3d(q, [1, 1, 1]).mean()\n"
+         "save_onnx([c, d, r, t], \"" + path + "\")");
+  round_trips(path, {test::var(lab, "s"), test::var(lab, "v")},
+              {test::var(lab, "c"), test::var(lab, "d"), test::var(lab, "r"), test::var(lab, "t")});
+  // Each op went out as the ONNX operator of its rank, and came back as itself.
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  auto m = ImportedModel::load(path);
+  m->trace(ws);
+  std::set<std::string> ops;
+  for (const Node& n : ws.graph().nodes()) ops.insert(n.op->name);
+  for (const char* op : {"conv1d", "max_pool1d", "avg_pool1d", "conv_transpose1d", "conv3d", "max_pool3d", "avg_pool3d",
+                         "conv_transpose3d"}) {
+    INFO(op);
+    CHECK(ops.count(op) == 1);
+  }
 }
 
 TEST_CASE("onnx export: ops without an ONNX form are one error naming them", "[onnx]") {

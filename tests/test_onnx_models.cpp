@@ -4,7 +4,9 @@
 // ScatterND in its mask arithmetic), a U-Net (ConvTranspose, GroupNorm's pattern folded,
 // InstanceNormalization, bilinear Resize), an LSTM language model and a bidirectional GRU
 // tagger. Each imports, runs and differentiates: its output, dL/dx and dL/d(every parameter)
-// against PyTorch's, computed in float64, within 1e-4 of each tensor's largest entry.
+// against PyTorch's, computed in float64, within 1e-4 of each tensor's largest entry. A keyword
+// spotter (Conv1d, BatchNorm1d, MaxPool1d, a grouped Conv1d, AdaptiveAvgPool1d) and a video CNN
+// (Conv3d, BatchNorm3d, AvgPool3d) are exported in float64 and held to 1e-6.
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
@@ -42,19 +44,20 @@ double relative_error(const Tensor& a, const Tensor& e, double floor = 1e-12) {
 }
 
 // Runs `name` on its x, checks y, then L = sum(y·r)'s gradients: x's (float inputs) and every
-// parameter's. Returns the model for more checks.
-std::shared_ptr<ImportedModel> check_against_pytorch(Workspace& ws, const std::string& name, const ImportOptions& opt = {}) {
+// parameter's, each within `tolerance` of its largest entry. Returns the model for more checks.
+std::shared_ptr<ImportedModel> check_against_pytorch(Workspace& ws, const std::string& name, const ImportOptions& opt = {},
+                                                     double tolerance = 1e-4) {
   INFO(name);
   auto m = ImportedModel::load(kDir + name + ".onnx", opt);
   Tensor x = ref(name, "x.npy");
   const bool float_input = is_floating(x.dtype());
   if (float_input) x.set_requires_grad(true);
   const Tensor y = m->apply(ws, {x}).at(0);
-  CHECK(relative_error(y, ref(name, "y.npy")) <= 1e-4);
+  CHECK(relative_error(y, ref(name, "y.npy")) <= tolerance);
   ws.backward(ws.call("sum", {ws.call("mul", {y, ref(name, "r.npy")})}));
   if (float_input) {
     REQUIRE(x.grad().defined());
-    CHECK(relative_error(x.grad(), ref(name, "grad.x.npy")) <= 1e-4);
+    CHECK(relative_error(x.grad(), ref(name, "grad.x.npy")) <= tolerance);
   }
   REQUIRE(!m->parameters().empty());
   double largest = 0;
@@ -62,7 +65,7 @@ std::shared_ptr<ImportedModel> check_against_pytorch(Workspace& ws, const std::s
   for (auto& p : m->parameters()) {
     INFO(p.name);
     REQUIRE(p.tensor.grad().defined());
-    CHECK(relative_error(p.tensor.grad(), ref(name, "grad." + p.name + ".npy"), 1e-2 * largest) <= 1e-4);
+    CHECK(relative_error(p.tensor.grad(), ref(name, "grad." + p.name + ".npy"), 1e-2 * largest) <= tolerance);
   }
   return m;
 }
@@ -158,4 +161,27 @@ TEST_CASE("onnx models: tied initializers are named on load, and untie=True give
   CHECK(lab.ok("m = load_onnx(\"" + kDir + "tied_encoder.onnx\")").find("note: tied parameters:") != std::string::npos);
   CHECK(lab.ok("u = load_onnx(\"" + kDir + "tied_encoder.onnx\", untie=True)").find("note: untied:") != std::string::npos);
   CHECK(lab.echo("len(u.parameters())") == "12");
+}
+
+TEST_CASE("onnx models: a 1-D keyword spotter and a 3-D video CNN agree with PyTorch in float64 (issue 44)", "[onnx][grad]") {
+  const double float64_tolerance = 1e-6;
+  {
+    Workspace ws;
+    WorkspaceScope scope(ws);
+    auto m = check_against_pytorch(ws, "keyword_spotter", {}, float64_tolerance);
+    CHECK(m->parameters().front().tensor.dtype() == DType::f64);
+    const auto ops = op_names(ws);
+    CHECK(ops.count("conv1d") == 3);  // the front end, the grouped and the dilated convolution
+    CHECK(ops.count("batch_norm") == 2);
+    CHECK(ops.count("max_pool1d") == 1);
+    CHECK(ops.count("avg_pool1d") == 1);  // AdaptiveAvgPool1d(4) over 16 positions, exported as AveragePool
+  }
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  check_against_pytorch(ws, "video_cnn", {}, float64_tolerance);
+  const auto ops = op_names(ws);
+  CHECK(ops.count("conv3d") == 2);
+  CHECK(ops.count("batch_norm") == 2);
+  CHECK(ops.count("avg_pool3d") == 2);
+  CHECK(ops.count("mean") == 1);  // AdaptiveAvgPool3d(1), exported as GlobalAveragePool
 }

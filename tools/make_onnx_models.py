@@ -6,6 +6,7 @@ Run with Debian's python3-torch and torchvision (random weights, nothing downloa
 
     /usr/bin/python3 tools/make_onnx_models.py [OUT_DIR]            # default: assets/models
     /usr/bin/python3 tools/make_onnx_models.py --tests [OUT_DIR]    # default: tests/onnx/models
+    /usr/bin/python3 tools/make_onnx_models.py --nd-tests [OUT_DIR] # only the 1-D/3-D CNNs (no torchvision)
     /usr/bin/python3 tools/make_onnx_models.py --zoo OUT_DIR [--tiny]
 
 For each model NAME it writes NAME.onnx (opset 17, the batch dimension symbolic) and, in
@@ -139,7 +140,9 @@ def make(name, model, x, out_dir, gen):
 # files stay small). Beside each, NAME.ref/ holds PyTorch's numbers computed in float64 from the
 # same float32 weights: y.npy for x.npy, r.npy the weights of L = sum(y * r), grad.x.npy = dL/dx
 # (for float inputs) and grad.<init>.npy = dL/d(initializer), stored rounded to float32 (a
-# relative 6e-8, far below the tests' 1e-4, at half the bytes).
+# relative 6e-8, far below the tests' 1e-4, at half the bytes). keyword_spotter and video_cnn (the
+# 1-D and 3-D convolutions and pools of issue 44) are exported in float64 and their references
+# stored unrounded: the test holds them to 1e-6.
 
 
 def small_mobilenet_v3():
@@ -206,6 +209,37 @@ class UNet(nn.Module):
         return self.out(torch.cat([c, a], dim=1))
 
 
+class KeywordSpotter(nn.Module):
+    """A keyword-spotting CNN over a waveform [N, 1, L]: a strided Conv1d front end with
+    BatchNorm1d and MaxPool1d, a grouped and a dilated Conv1d, AdaptiveAvgPool1d, a Linear head."""
+
+    def __init__(self, keywords=5):
+        super().__init__()
+        self.front = nn.Sequential(nn.Conv1d(1, 8, 9, stride=2, padding=4), nn.BatchNorm1d(8), nn.ReLU(),
+                                   nn.MaxPool1d(3, stride=2, padding=1))
+        self.grouped = nn.Sequential(nn.Conv1d(8, 8, 5, padding=2, groups=4), nn.BatchNorm1d(8), nn.ReLU())
+        self.dilated = nn.Sequential(nn.Conv1d(8, 12, 3, padding=2, dilation=2), nn.ReLU(), nn.AdaptiveAvgPool1d(4))
+        self.head = nn.Linear(12 * 4, keywords)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.dilated(self.grouped(self.front(x))), 1))
+
+
+class VideoCNN(nn.Module):
+    """A small video classifier over clips [N, 3, T, H, W]: Conv3d with BatchNorm3d, AvgPool3d
+    over space, a strided Conv3d, a global average and a Linear head."""
+
+    def __init__(self, classes=4):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv3d(3, 6, 3, padding=1), nn.BatchNorm3d(6), nn.ReLU(), nn.AvgPool3d((1, 2, 2)))
+        self.block = nn.Sequential(nn.Conv3d(6, 8, 3, stride=(1, 2, 2), padding=1), nn.BatchNorm3d(8), nn.ReLU(),
+                                   nn.AvgPool3d(2), nn.AdaptiveAvgPool3d(1))
+        self.head = nn.Linear(8, classes)
+
+    def forward(self, x):
+        return self.head(torch.flatten(self.block(self.stem(x)), 1))
+
+
 class LSTMLanguageModel(nn.Module):
     """Embedding -> a 2-layer LSTM -> Linear: next-token logits for [T, B] token ids."""
 
@@ -263,10 +297,15 @@ def shorten_names(m):
                 n.input[i] = names[v]
 
 
-def make_test_model(name, model, x, out_dir, gen, randomized=True):
+def make_test_model(name, model, x, out_dir, gen, randomized=True, float64=False):
+    """float64=True exports the model in float64 and stores the references unrounded, for tests
+    that hold opscope to PyTorch within 1e-6 in float64."""
     if randomized:
         randomize(model, gen)
     model.eval()
+    if float64:
+        model, x = model.double(), x.double()
+    stored = (lambda t: t.detach().numpy()) if float64 else (lambda t: t.detach().float().numpy())
     path = os.path.join(out_dir, name + ".onnx")
     torch.onnx.export(model, (x,), path, opset_version=14, do_constant_folding=False,
                       training=torch.onnx.TrainingMode.PRESERVE, input_names=["x"], output_names=["y"])
@@ -284,20 +323,20 @@ def make_test_model(name, model, x, out_dir, gen, randomized=True):
     y = model(xd)
     r = torch.randn(y.shape, generator=gen).double()  # float32 values: stored as float32, exactly
     (y * r).sum().backward()
-    np.save(os.path.join(ref, "x.npy"), x.numpy())
-    np.save(os.path.join(ref, "y.npy"), y.detach().float().numpy())
-    np.save(os.path.join(ref, "r.npy"), r.float().numpy())
+    np.save(os.path.join(ref, "x.npy"), x.detach().numpy())  # (in float64, x is xd)
+    np.save(os.path.join(ref, "y.npy"), stored(y))
+    np.save(os.path.join(ref, "r.npy"), stored(r))
     if x.is_floating_point():
-        np.save(os.path.join(ref, "grad.x.npy"), xd.grad.float().numpy())
+        np.save(os.path.join(ref, "grad.x.npy"), stored(xd.grad))
     params = dict(model.named_parameters())
     saved = 0
     for init in m.graph.initializer:
         if init.name in params:
-            np.save(os.path.join(ref, "grad." + init.name + ".npy"), params[init.name].grad.float().numpy())
+            np.save(os.path.join(ref, "grad." + init.name + ".npy"), stored(params[init.name].grad))
             saved += 1
     for node in m.graph.node:  # a merged initializer's other names (Identity nodes): their own gradients
         if node.op_type == "Identity" and node.output[0] in params and node.input[0] in params:
-            np.save(os.path.join(ref, "grad." + node.output[0] + ".npy"), params[node.output[0]].grad.float().numpy())
+            np.save(os.path.join(ref, "grad." + node.output[0] + ".npy"), stored(params[node.output[0]].grad))
             saved += 1
     if saved != len(params):
         raise SystemExit(f"{name}: {len(params)} parameters but {saved} gradients saved")
@@ -316,6 +355,16 @@ def make_test_models(out_dir):
     make_test_model("lstm_lm", LSTMLanguageModel(), torch.randint(0, 20, (7, 2), generator=gen), out_dir, gen)
     make_test_model("gru_tagger", GRUTagger(), torch.randint(0, 15, (2, 6), generator=gen), out_dir, gen)
     make_test_model("tied_encoder", TiedEncoder(), torch.randn(2, 5, 8, generator=gen), out_dir, gen, randomized=False)
+    make_nd_test_models(out_dir)
+
+
+def make_nd_test_models(out_dir):
+    """The 1-D and 3-D CNNs of issue 44, from a generator of their own (so they are made alike with
+    or without the others, which need torchvision)."""
+    os.makedirs(out_dir, exist_ok=True)
+    gen = torch.Generator().manual_seed(44)
+    make_test_model("keyword_spotter", KeywordSpotter(), torch.randn(2, 1, 64, generator=gen), out_dir, gen, float64=True)
+    make_test_model("video_cnn", VideoCNN(), torch.randn(1, 3, 4, 8, 8, generator=gen), out_dir, gen, float64=True)
 
 
 
@@ -396,8 +445,9 @@ def zoo(out_dir, tiny, gen):
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--tests":
-        make_test_models(sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", "tests", "onnx", "models"))
+    if len(sys.argv) > 1 and sys.argv[1] in ("--tests", "--nd-tests"):
+        make = make_test_models if sys.argv[1] == "--tests" else make_nd_test_models
+        make(sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file__), "..", "tests", "onnx", "models"))
         return
     if len(sys.argv) > 1 and sys.argv[1] == "--zoo":
         if len(sys.argv) < 3:

@@ -1,5 +1,5 @@
 // How the layers of segmentation, generative and sequence models become ONNX nodes (opset 17):
-// conv_transpose2d, group_norm (spelt out as PyTorch's exporter does before GroupNormalization
+// conv_transpose1d/2d/3d, group_norm (spelt out as PyTorch's exporter does before GroupNormalization
 // existed, the pattern the importer folds back), instance_norm, interpolate and
 // upsample_nearest2d (Resize), and the indexing and scan ops.
 #include "app/onnx/exporter.h"
@@ -10,13 +10,12 @@ namespace {
 
 using In = const std::vector<std::string>&;
 
+// conv_transpose1d/2d/3d: every attribute already holds one value per spatial axis.
 void export_conv_transpose(Exporter& e, const Node& n, In in, In out) {
-  const Shape& ws = e.meta(n.inputs[1]).shape;
-  const Ints& p = n.attrs.ints("padding");
   auto& c = e.node("ConvTranspose", in, out);
-  Exporter::attr(c, "kernel_shape", Ints{ws[2], ws[3]});
+  Exporter::attr(c, "kernel_shape", spatial_dims(e.meta(n.inputs[1]).shape));
   Exporter::attr(c, "strides", n.attrs.ints("stride"));
-  Exporter::attr(c, "pads", Ints{p[0], p[1], p[0], p[1]});
+  Exporter::attr(c, "pads", both_ends(n.attrs.ints("padding")));
   Exporter::attr(c, "output_padding", n.attrs.ints("output_padding"));
   Exporter::attr(c, "dilations", n.attrs.ints("dilation"));
   Exporter::attr(c, "group", n.attrs.i("groups"));
@@ -102,7 +101,7 @@ int64_t axis_of(Exporter& e, const Node& n, int input, const char* attr, const c
 }  // namespace
 
 void add_layer_exports(std::map<std::string, ExportFn>& t) {
-  t["conv_transpose2d"] = export_conv_transpose;
+  for (const char* rank : {"1d", "2d", "3d"}) t[std::string("conv_transpose") + rank] = export_conv_transpose;
   t["instance_norm"] = export_instance_norm;
   t["group_norm"] = export_group_norm;
   t["interpolate"] = export_interpolate;

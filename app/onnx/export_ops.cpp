@@ -1,6 +1,7 @@
 // How each opscope op becomes ONNX nodes (opset 17): one function per op, in one table. Where
 // ONNX wants one dtype and opscope promotes, inputs are cast; where opscope has no single ONNX
 // operator (gelu at opset 17, var, attention), the formula is spelt out in ONNX's.
+#include <algorithm>
 #include <cmath>
 
 #include "app/onnx/exporter.h"
@@ -196,48 +197,50 @@ ExportFn softmax(const char* op) {
   };
 }
 
+// convNd, the pools and the adaptive pool of 1, 2 or 3 spatial axes: their attributes hold one
+// value per axis once the op resolved them, as ONNX's do.
 void export_conv(Exporter& e, const Node& n, In in, In out) {
-  const Shape& ws = e.meta(n.inputs[1]).shape;
-  // stride, padding and dilation are pairs (along H, along W) once the op resolved them.
-  const Ints& s = n.attrs.ints("stride");
-  const Ints& p = n.attrs.ints("padding");
   auto& c = e.node("Conv", in, out);
-  Exporter::attr(c, "kernel_shape", Ints{ws[2], ws[3]});
-  Exporter::attr(c, "strides", s);
-  Exporter::attr(c, "pads", Ints{p[0], p[1], p[0], p[1]});
+  Exporter::attr(c, "kernel_shape", spatial_dims(e.meta(n.inputs[1]).shape));
+  Exporter::attr(c, "strides", n.attrs.ints("stride"));
+  Exporter::attr(c, "pads", both_ends(n.attrs.ints("padding")));
   Exporter::attr(c, "dilations", n.attrs.ints("dilation"));
   Exporter::attr(c, "group", n.attrs.i("groups"));
 }
 
 ExportFn pool(const char* op) {
   return [op](Exporter& e, const Node& n, In in, In out) {
-    // Pairs (along H, along W); a stride of 0 along an axis means the window's size there.
     const Ints& k = n.attrs.ints("kernel_size");
-    const Ints& st = n.attrs.ints("stride");
-    const Ints& p = n.attrs.ints("padding");
+    Ints strides = n.attrs.ints("stride");
+    for (size_t i = 0; i < strides.size(); ++i)
+      if (strides[i] == 0) strides[i] = k[i];  // a stride of 0 along an axis means the window's size there
     auto& node = e.node(op, in, out);
     Exporter::attr(node, "kernel_shape", k);
-    Exporter::attr(node, "strides", Ints{st[0] == 0 ? k[0] : st[0], st[1] == 0 ? k[1] : st[1]});
-    Exporter::attr(node, "pads", Ints{p[0], p[1], p[0], p[1]});
+    Exporter::attr(node, "strides", strides);
+    Exporter::attr(node, "pads", both_ends(n.attrs.ints("padding")));
     if (std::string(op) == "AveragePool") Exporter::attr(node, "count_include_pad", int64_t{1});  // opscope counts the zeros
   };
 }
 
+// An adaptive average pool is an AveragePool when every axis splits into equal windows
+// (GlobalAveragePool when the output is 1 along every axis); uneven windows have no ONNX form.
 void export_adaptive_avg(Exporter& e, const Node& n, In in, In out) {
-  const Shape& xs = e.meta(n.inputs[0]).shape;
-  const Ints& o = n.attrs.ints("output_size");
-  if (o == Ints{1, 1}) {
+  const Ints size = spatial_dims(e.meta(n.inputs[0]).shape), o = n.attrs.ints("output_size");
+  if (std::all_of(o.begin(), o.end(), [](int64_t v) { return v == 1; })) {
     e.node("GlobalAveragePool", in, out);
     return;
   }
-  if (xs[2] % o[0] != 0 || xs[3] % o[1] != 0 || xs[2] / o[0] != xs[3] / o[1]) {
-    e.refuse(n, ": uneven windows");
-    return;
+  Ints k(o.size());
+  for (size_t i = 0; i < o.size(); ++i) {
+    if (size[i] % o[i] != 0) {
+      e.refuse(n, ": uneven windows");
+      return;
+    }
+    k[i] = size[i] / o[i];
   }
-  const int64_t k = xs[2] / o[0];
   auto& node = e.node("AveragePool", in, out);
-  Exporter::attr(node, "kernel_shape", Ints{k, k});
-  Exporter::attr(node, "strides", Ints{k, k});
+  Exporter::attr(node, "kernel_shape", k);
+  Exporter::attr(node, "strides", k);
 }
 
 void export_batch_norm(Exporter& e, const Node& n, In in, In out) {
@@ -373,13 +376,17 @@ const std::map<std::string, ExportFn>& export_table() {
       {"reshape", export_reshape}, {"flatten", export_reshape}, {"expand", export_expand}, {"slice", export_slice},
       {"concat", export_concat}, {"stack", export_stack},
       {"softmax", softmax("Softmax")}, {"log_softmax", softmax("LogSoftmax")},
-      {"conv2d", export_conv}, {"max_pool2d", pool("MaxPool")}, {"avg_pool2d", pool("AveragePool")},
-      {"adaptive_avg_pool2d", export_adaptive_avg},
       {"batch_norm", export_batch_norm}, {"layer_norm", export_layer_norm},
       {"embedding", export_embedding}, {"gather", export_gather}, {"dropout", export_dropout}, {"pad", export_pad},
       {"mse_loss", export_mse}, {"cross_entropy", export_cross_entropy},
       {"scaled_dot_product_attention", export_attention},
     };
+    for (const std::string rank : {"1d", "2d", "3d"}) {
+      m["conv" + rank] = export_conv;
+      m["max_pool" + rank] = pool("MaxPool");
+      m["avg_pool" + rank] = pool("AveragePool");
+      m["adaptive_avg_pool" + rank] = export_adaptive_avg;
+    }
     add_layer_exports(m);
     return m;
   }();

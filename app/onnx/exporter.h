@@ -16,11 +16,20 @@ namespace opscope::interop {
 
 using Ints = std::vector<int64_t>;
 
+// The spatial sizes of a shape [N, C, ...] or weight [Cout, Cin/G, K...]: what follows its first two axes.
+inline Ints spatial_dims(const Shape& s) { return Ints(s.begin() + 2, s.end()); }
+// ONNX's pads [begin..., end...] of a padding that opscope applies at both ends of each axis.
+inline Ints both_ends(const Ints& padding) {
+  Ints pads = padding;
+  pads.insert(pads.end(), padding.begin(), padding.end());
+  return pads;
+}
+
 class Exporter;
 // One opscope op as ONNX nodes: reads the node's inputs by name, writes its outputs' names.
 using ExportFn = std::function<void(Exporter&, const Node&, const std::vector<std::string>& in, const std::vector<std::string>& out)>;
 const std::map<std::string, ExportFn>& export_table();
-// The layers' entries of the table (export_layers.cpp): conv_transpose2d, the norms, interpolate, indexing.
+// The layers' entries of the table (export_layers.cpp): conv_transpose1d/2d/3d, the norms, interpolate, indexing.
 void add_layer_exports(std::map<std::string, ExportFn>& table);
 
 class Exporter {

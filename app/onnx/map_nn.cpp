@@ -1,8 +1,7 @@
-// ONNX Conv, pooling, normalizations, Softmax and Dropout as opscope ops. opscope's conv2d and
-// pools take one stride, padding and dilation for both axes (and pools a square window), so:
-// asymmetric pads become a pad op before them, different strides along H and W a stride-1
-// op followed by strided slices (the same numbers: output o of stride s is output o·s of
-// stride 1), and 1-D convolutions run as 2-D ones of height 1.
+// ONNX Conv, pooling, normalizations, Softmax and Dropout as opscope ops. Convolutions and pools
+// over 1, 2 or 3 spatial axes run as the opscope op of that rank (conv1d, max_pool3d, ...), which
+// takes a window, stride, padding and dilation per axis; asymmetric pads become a pad op first.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -54,84 +53,58 @@ Window window_attrs(const NodeCtx& c, const Shape& x, std::vector<int64_t> kerne
   return w;
 }
 
-// F.pad's list for the last two axes: [left, right, top, bottom].
-std::vector<int64_t> fpad_2d(const Window& w) { return {w.begin[1], w.end[1], w.begin[0], w.end[0]}; }
-
-bool symmetric(const Window& w) {
-  return w.begin[0] == w.end[0] && w.begin[1] == w.end[1] && w.begin[0] == w.begin[1];
+// F.pad's list for the spatial axes, last axis first: [left, right, top, bottom, front, back].
+std::vector<int64_t> fpad(const Window& w) {
+  std::vector<int64_t> pads;
+  for (size_t i = w.begin.size(); i-- > 0;) {
+    pads.push_back(w.begin[i]);
+    pads.push_back(w.end[i]);
+  }
+  return pads;
 }
 
-// Keeps every sh-th row and sw-th column of a stride-1 result (strides that differ per axis).
-Tensor strided_rows_cols(NodeCtx& c, Tensor y, int64_t sh, int64_t sw) {
-  if (sh == sw) return y;
-  y = c.call("slice", {y}, {{"axis", int64_t{2}}, {"step", sh}});
-  return c.call("slice", {y}, {{"axis", int64_t{3}}, {"step", sw}});
+bool padded(const Window& w) {
+  auto positive = [](const std::vector<int64_t>& v) { return std::any_of(v.begin(), v.end(), [](int64_t p) { return p > 0; }); };
+  return positive(w.begin) || positive(w.end);
 }
 
-// 1-D as 2-D of height 1: x [N, C, L] -> [N, C, 1, L] and the window gets a leading axis.
-Tensor as_2d(NodeCtx& c, const Tensor& x) {
-  Shape s = x.shape();
-  s.insert(s.begin() + 2, 1);
-  return c.call("reshape", {x}, {{"shape", s}});
-}
-void window_as_2d(Window& w) {
-  w.kernel.insert(w.kernel.begin(), 1);
-  w.strides.insert(w.strides.begin(), 1);
-  w.dilations.insert(w.dilations.begin(), 1);
-  w.begin.insert(w.begin.begin(), 0);
-  w.end.insert(w.end.begin(), 0);
-}
-Tensor from_2d(NodeCtx& c, const Tensor& y) {
-  Shape s = y.shape();
-  s.erase(s.begin() + 2);
-  return c.call("reshape", {y}, {{"shape", s}});
-}
+// The opscope op of a rank: "conv" + "3d".
+std::string ranked(const std::string& stem, int64_t spatial) { return stem + std::to_string(spatial) + "d"; }
 
 std::vector<Slot> map_conv(NodeCtx& c) {
   c.allow_attrs({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
-  Tensor x = c.in(0), w = c.in(1);
+  Tensor x = c.in(0);
+  const Tensor& w = c.in(1);
   const int64_t spatial = x.dim() - 2;
-  if (spatial != 1 && spatial != 2)
-    c.unsupported(std::to_string(spatial) + "-D convolution (opscope's conv2d is 2-D; 1-D runs as 2-D of height 1)");
+  if (spatial < 1 || spatial > 3)
+    c.unsupported(std::to_string(spatial) + "-D convolution (opscope convolves 1, 2 or 3 spatial axes)");
   if (w.dim() != x.dim()) c.fail("weight " + shape_str(w.shape()) + " and input " + shape_str(x.shape()) + " need the same rank");
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel)
     c.fail("kernel_shape " + list_str(c.attr_ints("kernel_shape")) + " does not match the weight " + shape_str(w.shape()));
-  Window win = window_attrs(c, x.shape(), kernel);
-  if (spatial == 1) {
-    x = as_2d(c, x);
-    w = as_2d(c, w);
-    window_as_2d(win);
+  const Window win = window_attrs(c, x.shape(), kernel);
+  // convNd pads both ends alike: asymmetric pads run as a pad op first.
+  std::vector<int64_t> padding = win.begin;
+  if (win.begin != win.end) {
+    x = c.call("pad", {x}, {{"pads", fpad(win)}});
+    padding.assign(padding.size(), 0);
   }
-  if (win.dilations[0] != win.dilations[1])
-    c.unsupported("dilations " + list_str(win.dilations) + " differ along H and W (opscope's conv2d takes one dilation)");
-  int64_t padding = win.begin[0];
-  if (!symmetric(win)) {
-    x = c.call("pad", {x}, {{"pads", fpad_2d(win)}});
-    padding = 0;
-  }
-  const int64_t sh = win.strides[0], sw = win.strides[1];
   std::vector<Tensor> ins = {x, w};
   if (c.has(2)) ins.push_back(c.in(2));
-  Tensor y = c.call("conv2d", ins,
-                    {{"stride", sh == sw ? sh : int64_t{1}}, {"padding", padding}, {"dilation", win.dilations[0]},
-                     {"groups", c.attr_int("group", 1)}});
-  y = strided_rows_cols(c, y, sh, sw);
-  return one(spatial == 1 ? from_2d(c, y) : y);
+  return one(c.call(ranked("conv", spatial), ins,
+                    {{"stride", win.strides}, {"padding", padding}, {"dilation", win.dilations}, {"groups", c.attr_int("group", 1)}}));
 }
 
-// The window of a pool: square, undilated, 2-D; ceil_mode as extra end pads.
+// The window of a pool: undilated over 1, 2 or 3 axes; ceil_mode as extra end pads.
 Window pool_window(NodeCtx& c, const Tensor& x, bool ceil_mode) {
-  if (x.dim() != 4)
-    c.unsupported(std::to_string(x.dim() - 2) + "-D pooling (opscope's pools are 2-D with square windows)");
+  if (x.dim() < 3 || x.dim() > 5)
+    c.unsupported(std::to_string(x.dim() - 2) + "-D pooling (opscope pools 1, 2 or 3 spatial axes)");
   if (!c.has_attr("kernel_shape")) c.fail("kernel_shape is required");
   Window w = window_attrs(c, x.shape(), c.attr_ints("kernel_shape"));
-  if (w.kernel[0] != w.kernel[1])
-    c.unsupported("a " + std::to_string(w.kernel[0]) + "×" + std::to_string(w.kernel[1]) +
-                  " window (opscope's pools take square windows)");
-  if (w.dilations[0] != 1 || w.dilations[1] != 1) c.unsupported("dilations " + list_str(w.dilations) + " (opscope's pools are undilated)");
+  if (std::any_of(w.dilations.begin(), w.dilations.end(), [](int64_t d) { return d != 1; }))
+    c.unsupported("dilations " + list_str(w.dilations) + " (opscope's pools are undilated)");
   if (ceil_mode)
-    for (size_t i = 0; i < 2; ++i) {
+    for (size_t i = 0; i < w.kernel.size(); ++i) {
       // ceil((in + pads - k) / s) + 1 windows, the last starting inside the input or its begin pad.
       const int64_t in = x.shape()[2 + i], span = in + w.begin[i] + w.end[i];
       if (span < w.kernel[i]) continue;
@@ -142,19 +115,16 @@ Window pool_window(NodeCtx& c, const Tensor& x, bool ceil_mode) {
   return w;
 }
 
-// Pools a 2-D input with `op`; `fill` pads where the op's own padding cannot (asymmetric pads,
-// ceil_mode's extra row, pads above half the window).
-Tensor pool(NodeCtx& c, const char* op, const Tensor& x, const Window& w, double fill, bool op_may_pad) {
-  const int64_t k = w.kernel[0], sh = w.strides[0], sw = w.strides[1];
+// Pools x with the pool of its rank (a window, stride and padding per axis); `fill` pads where
+// the op's own padding cannot (asymmetric pads, ceil_mode's extra end, pads above half the window).
+Tensor pool(NodeCtx& c, const std::string& stem, const Tensor& x, const Window& w, double fill, bool op_may_pad) {
   Tensor in = x;
-  int64_t padding = 0;
-  if (op_may_pad && symmetric(w) && w.begin[0] <= k / 2) {
-    padding = w.begin[0];
-  } else if (w.begin[0] || w.begin[1] || w.end[0] || w.end[1]) {
-    in = c.call("pad", {x}, {{"pads", fpad_2d(w)}, {"value", fill}});
-  }
-  Tensor y = c.call(op, {in}, {{"kernel_size", k}, {"stride", sh == sw ? sh : int64_t{1}}, {"padding", padding}});
-  return strided_rows_cols(c, y, sh, sw);
+  std::vector<int64_t> padding(w.kernel.size(), 0);
+  bool own_padding = op_may_pad && w.begin == w.end;
+  for (size_t i = 0; i < w.kernel.size(); ++i) own_padding = own_padding && 2 * w.begin[i] <= w.kernel[i];
+  if (own_padding) padding = w.begin;
+  else if (padded(w)) in = c.call("pad", {x}, {{"pads", fpad(w)}, {"value", fill}});
+  return c.call(ranked(stem, x.dim() - 2), {in}, {{"kernel_size", w.kernel}, {"stride", w.strides}, {"padding", padding}});
 }
 
 std::vector<Slot> map_max_pool(NodeCtx& c) {
@@ -162,25 +132,32 @@ std::vector<Slot> map_max_pool(NodeCtx& c) {
   if (c.output_used(1)) c.unsupported("the Indices output (opscope's max_pool2d gives the values)");
   const Tensor& x = c.in(0);
   const Window w = pool_window(c, x, c.attr_int("ceil_mode", 0) != 0);
-  return one(pool(c, "max_pool2d", x, w, -std::numeric_limits<double>::infinity(), true));
+  return one(pool(c, "max_pool", x, w, -std::numeric_limits<double>::infinity(), true));
 }
 
-// How many elements each window averages over, divided by K² (a known constant [1, 1, OH, OW]):
-// the input's own elements, plus the explicit pads when count_include_pad (never ceil_mode's).
+// How many elements each window averages over, divided by the window's size (a known constant
+// [1, 1, O...]): the input's own elements, plus the explicit pads when count_include_pad (never
+// ceil_mode's).
 Tensor window_fraction(const Shape& x, const Window& w, const std::vector<int64_t>& explicit_end, bool include_pad,
-                       int64_t OH, int64_t OW) {
-  const int64_t K = w.kernel[0];
-  Tensor f = Tensor::empty({1, 1, OH, OW}, DType::f64, MemCategory::input);
-  for (int64_t i = 0; i < OH; ++i)
-    for (int64_t j = 0; j < OW; ++j) {
-      auto count = [&](int64_t start, int64_t axis) {
-        const int64_t lo = include_pad ? -w.begin[axis] : 0;
-        const int64_t hi = x[2 + axis] + (include_pad ? explicit_end[axis] : 0);
-        return std::max<int64_t>(0, std::min(start + K, hi) - std::max(start, lo));
-      };
-      const int64_t ch = count(i * w.strides[0] - w.begin[0], 0), cw = count(j * w.strides[1] - w.begin[1], 1);
-      f.data<double>()[i * OW + j] = static_cast<double>(ch * cw) / static_cast<double>(K * K);
+                       const Shape& y) {
+  const size_t n = w.kernel.size();
+  std::vector<std::vector<double>> per_axis(n);  // the counted fraction of each window, per axis
+  for (size_t a = 0; a < n; ++a)
+    for (int64_t o = 0; o < y[2 + a]; ++o) {
+      const int64_t start = o * w.strides[a] - w.begin[a], k = w.kernel[a];
+      const int64_t lo = include_pad ? -w.begin[a] : 0, hi = x[2 + a] + (include_pad ? explicit_end[a] : 0);
+      per_axis[a].push_back(static_cast<double>(std::max<int64_t>(0, std::min(start + k, hi) - std::max(start, lo))) /
+                            static_cast<double>(k));
     }
+  Shape fs = {1, 1};
+  fs.insert(fs.end(), y.begin() + 2, y.end());
+  Tensor f = Tensor::empty(fs, DType::f64, MemCategory::input);
+  for (int64_t i = 0; i < f.numel(); ++i) {  // the product of the axes' fractions, last axis fastest
+    double v = 1;
+    for (int64_t a = static_cast<int64_t>(n) - 1, rest = i; a >= 0; rest /= y[2 + a], --a)
+      v *= per_axis[static_cast<size_t>(a)][static_cast<size_t>(rest % y[2 + a])];
+    f.data<double>()[i] = v;
+  }
   return f;
 }
 
@@ -190,14 +167,12 @@ std::vector<Slot> map_average_pool(NodeCtx& c) {
   const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
   const Window explicit_w = pool_window(c, x, false);
   const Window w = pool_window(c, x, c.attr_int("ceil_mode", 0) != 0);
-  // avg_pool2d divides by K²: exact when every window lies in what is counted; else the sum
-  // (avg·K²) is divided by the count, computed here once from the geometry.
-  Tensor y = pool(c, "avg_pool2d", x, w, 0.0, include_pad);
+  // avg_pool divides by the window size: exact when every window lies in what is counted; else the
+  // average is scaled by the counted fraction, computed here once from the geometry.
+  Tensor y = pool(c, "avg_pool", x, w, 0.0, include_pad);
   const bool extra = w.end != explicit_w.end;
-  const bool padded = std::any_of(w.begin.begin(), w.begin.end(), [](int64_t p) { return p > 0; }) ||
-                      std::any_of(explicit_w.end.begin(), explicit_w.end.end(), [](int64_t p) { return p > 0; });
-  if (extra || (padded && !include_pad)) {
-    Tensor f = window_fraction(x.shape(), w, explicit_w.end, include_pad, y.shape()[2], y.shape()[3]);
+  if (extra || (padded(explicit_w) && !include_pad)) {
+    Tensor f = window_fraction(x.shape(), w, explicit_w.end, include_pad, y.shape());
     y = c.call("div", {y, f.dtype() == y.dtype() ? f : f.cast(y.dtype(), MemCategory::input)});
   }
   return one(y);

@@ -1,7 +1,8 @@
 // ONNX operators of segmentation and generative models as opscope ops: ConvTranspose
-// (conv_transpose2d), InstanceNormalization, PyTorch's GroupNorm pattern once folded
+// (conv_transpose1d/2d/3d), InstanceNormalization, PyTorch's GroupNorm pattern once folded
 // (onnx_fold.cpp: group_norm), Resize and Upsample (interpolate, in the coordinate modes PyTorch
 // exports), DepthToSpace and SpaceToDepth (reshape, permute, reshape).
+#include <algorithm>
 #include <cmath>
 
 #include "app/onnx/map_context.h"
@@ -13,20 +14,17 @@ using Ints = std::vector<int64_t>;
 
 std::string list_str(const Ints& v) { return attr_value_str(v); }
 
-Tensor reshape_to(NodeCtx& c, const Tensor& x, const Ints& s) {
-  return Shape(s.begin(), s.end()) == x.shape() ? x : c.call("reshape", {x}, {{"shape", s}});
-}
-
 // ConvTranspose: y is the transposed convolution with no padding (its "full" size
 // (in − 1)·stride + (k − 1)·dilation + 1 along each axis), cropped by the pads at both ends and
-// extended by output_padding at the end. Symmetric pads run as conv_transpose2d's own padding;
-// others (auto_pad, output_shape, asymmetric pads) crop a full one with slices.
+// extended by output_padding at the end. It runs as conv_transposeNd of the input's rank;
+// symmetric pads as its own padding, others (auto_pad, output_shape, asymmetric pads) crop a full
+// one with slices.
 std::vector<Slot> map_conv_transpose(NodeCtx& c) {
   c.allow_attrs({"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"});
-  Tensor x = c.in(0), w = c.in(1);
+  const Tensor &x = c.in(0), &w = c.in(1);
   const int64_t spatial = x.dim() - 2;
-  if (spatial != 1 && spatial != 2)
-    c.unsupported(std::to_string(spatial) + "-D transposed convolution (opscope's conv_transpose2d is 2-D; 1-D runs as 2-D of height 1)");
+  if (spatial < 1 || spatial > 3)
+    c.unsupported(std::to_string(spatial) + "-D transposed convolution (opscope's conv_transpose1d/2d/3d take 1, 2 or 3 spatial axes)");
   if (w.dim() != x.dim()) c.fail("weight " + shape_str(w.shape()) + " and input " + shape_str(x.shape()) + " need the same rank");
   const size_t n = static_cast<size_t>(spatial);
   Ints kernel(w.shape().begin() + 2, w.shape().end());
@@ -54,32 +52,27 @@ std::vector<Slot> map_conv_transpose(NodeCtx& c) {
     }
     if (begin[i] < 0) c.unsupported("output_shape " + list_str(c.attr_ints("output_shape")) + " larger than the transposed convolution at its start");
   }
-  if (spatial == 1) {
-    x = reshape_to(c, x, {x.shape()[0], x.shape()[1], 1, x.shape()[2]});
-    w = reshape_to(c, w, {w.shape()[0], w.shape()[1], 1, w.shape()[2]});
-    for (Ints* v : {&kernel, &strides, &dil, &out}) v->insert(v->begin(), 1);  // a height of 1
-    for (Ints* v : {&outpad, &begin, &end}) v->insert(v->begin(), 0);
-  }
-  const bool symmetric = begin == end && end[0] >= 0 && end[1] >= 0;
-  // The output padding conv_transpose2d adds: what the requested size needs past the crop.
-  Ints op(2, 0);
-  for (size_t i = 0; i < 2; ++i) {
+  const bool symmetric = begin == end && std::all_of(end.begin(), end.end(), [](int64_t p) { return p >= 0; });
+  // The output padding conv_transposeNd adds: what the requested size needs past the crop.
+  Ints op(n, 0);
+  for (size_t i = 0; i < n; ++i) {
     const int64_t in = x.shape()[2 + i], full = (in - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1;
     op[i] = symmetric ? outpad[i] : std::max<int64_t>(0, begin[i] + out[i] - full);
     if (op[i] >= strides[i])
       c.unsupported("output_padding " + list_str(op) + " not smaller than the strides " + list_str(strides) +
-                    " (opscope's conv_transpose2d needs output_padding < stride)");
+                    " (opscope's conv_transpose needs output_padding < stride)");
   }
   std::vector<Tensor> ins = {x, w};
   if (c.has(2)) ins.push_back(c.in(2));
-  Tensor y = c.call("conv_transpose2d", ins,
-                    {{"stride", strides}, {"padding", symmetric ? begin : Ints{0, 0}}, {"output_padding", op},
+  Tensor y = c.call("conv_transpose" + std::to_string(spatial) + "d", ins,
+                    {{"stride", strides}, {"padding", symmetric ? begin : Ints(n, 0)}, {"output_padding", op},
                      {"dilation", dil}, {"groups", c.attr_int("group", 1)}});
   if (!symmetric)
-    for (int64_t a = 0; a < 2; ++a)
-      if (begin[a] != 0 || out[a] != y.shape()[2 + a])
-        y = c.call("slice", {y}, {{"axis", a + 2}, {"start", begin[a]}, {"stop", begin[a] + out[a]}});
-  if (spatial == 1) y = reshape_to(c, y, {y.shape()[0], y.shape()[1], y.shape()[3]});
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t a = static_cast<int64_t>(i) + 2;
+      if (begin[i] != 0 || out[i] != y.shape()[a])
+        y = c.call("slice", {y}, {{"axis", a}, {"start", begin[i]}, {"stop", begin[i] + out[i]}});
+    }
   return one(y);
 }
 

@@ -1,4 +1,4 @@
-// CUDA conv2d ("naive" and "im2col") and both backward ops, NCHW, with stride, padding and
+// CUDA conv2d and conv1d ("naive" and "im2col") and both backward ops, NCHW, with stride, padding and
 // dilation (each (along H, along W)) and groups. Shape letters: N batch, C/K input/output channels, H×W input, R×S kernel,
 // OH×OW output, G groups (Cg = C/G, Kg = K/G).
 //
@@ -219,7 +219,7 @@ void backward_weight(KernelCtx& k, bool im2col_algo) {
   });
 }
 
-// conv_transpose2d: inputs (x, w, bias?), y = conv2d_backward_input(x, w) (+ b per channel).
+// conv_transpose1d/2d: inputs (x, w, bias?), y = conv2d_backward_input(x, w) (+ b per channel).
 void transpose(KernelCtx& k, bool im2col_algo) {
   backward_input(k, im2col_algo);
   const Tensor& y = k.out();
@@ -227,21 +227,24 @@ void transpose(KernelCtx& k, bool im2col_algo) {
   const Tensor b = as(k.in(2), y.dtype());
   visit_float(y.dtype(), k.op.name, [&](auto z) {
     using T = decltype(z);
-    add_bias<T><<<grid_for(y.numel()), kThreads, 0, stream()>>>(b.data<T>(), y.data<T>(), y.shape()[0], y.shape()[1],
-                                                                 y.shape()[2] * y.shape()[3]);
+    const int64_t N = y.shape()[0], K = y.shape()[1];
+    add_bias<T><<<grid_for(y.numel()), kThreads, 0, stream()>>>(b.data<T>(), y.data<T>(), N, K, y.numel() / (N * K));
     OPSCOPE_CUDA_LAUNCHED("add_bias");
   });
 }
 
+// 1-D runs the 2-D kernels at height 1 (conv_geom right-aligns: H = R = OH = 1), as on the CPU;
+// conv3d has no CUDA kernels yet (it needs vol2col).
 OPSCOPE_CUDA_REGISTER(register_conv_kernels) {
-  add_kernel("conv_transpose2d", "im2col", [](KernelCtx& k) { transpose(k, true); });
-  add_kernel("conv_transpose2d", "naive", [](KernelCtx& k) { transpose(k, false); });
-  add_kernel("conv2d", "im2col", [](KernelCtx& k) { forward(k, true); });
-  add_kernel("conv2d", "naive", [](KernelCtx& k) { forward(k, false); });
-  add_kernel("conv2d_backward_input", "im2col", [](KernelCtx& k) { backward_input(k, true); });
-  add_kernel("conv2d_backward_input", "naive", [](KernelCtx& k) { backward_input(k, false); });
-  add_kernel("conv2d_backward_weight", "im2col", [](KernelCtx& k) { backward_weight(k, true); });
-  add_kernel("conv2d_backward_weight", "naive", [](KernelCtx& k) { backward_weight(k, false); });
+  for (const std::string rank : {"1d", "2d"}) {
+    for (const char* algo : {"im2col", "naive"}) {
+      const bool im2col_algo = std::string(algo) == "im2col";
+      add_kernel("conv_transpose" + rank, algo, [im2col_algo](KernelCtx& k) { transpose(k, im2col_algo); });
+      add_kernel("conv" + rank, algo, [im2col_algo](KernelCtx& k) { forward(k, im2col_algo); });
+      add_kernel("conv" + rank + "_backward_input", algo, [im2col_algo](KernelCtx& k) { backward_input(k, im2col_algo); });
+      add_kernel("conv" + rank + "_backward_weight", algo, [im2col_algo](KernelCtx& k) { backward_weight(k, im2col_algo); });
+    }
+  }
 }
 
 }  // namespace

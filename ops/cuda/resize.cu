@@ -1,6 +1,6 @@
 // CUDA pad ("constant", "reflect", "replicate"), pad_backward (reflect, replicate), upsample_nearest2d,
 // interpolate with its backward (sources and weights from ops/geometry.h, as on the CPU), and
-// adaptive_avg_pool2d with its backward. One thread per output element; the two backward ops
+// adaptive_avg_pool1d/2d/3d with their backward ops. One thread per output element; the two backward ops
 // scatter into dx with atomicAdd (an input element feeds several outputs; the float add order
 // varies, so the last bits may differ run to run).
 #include "ops/cuda/cuda_util.cuh"
@@ -67,29 +67,50 @@ __device__ __forceinline__ int64_t adaptive_end(int64_t i, int64_t in, int64_t o
   return ((i + 1) * in + out - 1) / out;
 }
 
+// x [N, C, (D,) (H,) W] → y [N, C, (OD,) (OH,) OW] as volumes, sizes right-aligned (1 on the axes
+// the rank lacks), as the CPU's adaptive geometry.
+struct AdaptiveDims {
+  int64_t planes = 1, D = 1, H = 1, W = 1, OD = 1, OH = 1, OW = 1;
+};
+AdaptiveDims adaptive_dims(const Shape& x, const Shape& y) {
+  AdaptiveDims a;
+  a.planes = x[0] * x[1];
+  right_aligned(std::vector<int64_t>(x.begin() + 2, x.end()), 1, a.D, a.H, a.W);
+  right_aligned(std::vector<int64_t>(y.begin() + 2, y.end()), 1, a.OD, a.OH, a.OW);
+  return a;
+}
+
+// Output e's window [d0, d1) × [h0, h1) × [w0, w1) in the volume of plane p.
+struct AdaptiveWindow {
+  int64_t p, d0, d1, h0, h1, w0, w1;
+  __device__ int64_t size() const { return (d1 - d0) * (h1 - h0) * (w1 - w0); }
+};
+__device__ AdaptiveWindow adaptive_window(const AdaptiveDims& a, int64_t e) {
+  const int64_t j = e % a.OW, i = (e / a.OW) % a.OH, l = (e / (a.OW * a.OH)) % a.OD, p = e / (a.OW * a.OH * a.OD);
+  return {p, adaptive_start(l, a.D, a.OD), adaptive_end(l, a.D, a.OD), adaptive_start(i, a.H, a.OH),
+          adaptive_end(i, a.H, a.OH), adaptive_start(j, a.W, a.OW), adaptive_end(j, a.W, a.OW)};
+}
+
 template <class T>
-__global__ void adaptive_avg_kernel(const T* x, T* y, int64_t planes, int64_t H, int64_t W, int64_t OH, int64_t OW) {
-  GRID_STRIDE(e, planes * OH * OW) {
-    const int64_t j = e % OW, i = (e / OW) % OH, p = e / (OW * OH);
-    const int64_t h0 = adaptive_start(i, H, OH), h1 = adaptive_end(i, H, OH);
-    const int64_t w0 = adaptive_start(j, W, OW), w1 = adaptive_end(j, W, OW);
+__global__ void adaptive_avg_kernel(const T* x, T* y, AdaptiveDims a) {
+  GRID_STRIDE(e, a.planes * a.OD * a.OH * a.OW) {
+    const AdaptiveWindow win = adaptive_window(a, e);
     T s = 0;
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t w = w0; w < w1; ++w) s += x[(p * H + h) * W + w];
-    y[e] = s / T((h1 - h0) * (w1 - w0));
+    for (int64_t d = win.d0; d < win.d1; ++d)
+      for (int64_t h = win.h0; h < win.h1; ++h)
+        for (int64_t w = win.w0; w < win.w1; ++w) s += x[((win.p * a.D + d) * a.H + h) * a.W + w];
+    y[e] = s / T(win.size());
   }
 }
 
 template <class T>
-__global__ void adaptive_avg_backward_kernel(const T* dy, T* dx, int64_t planes, int64_t H, int64_t W, int64_t OH,
-                                             int64_t OW) {
-  GRID_STRIDE(e, planes * OH * OW) {
-    const int64_t j = e % OW, i = (e / OW) % OH, p = e / (OW * OH);
-    const int64_t h0 = adaptive_start(i, H, OH), h1 = adaptive_end(i, H, OH);
-    const int64_t w0 = adaptive_start(j, W, OW), w1 = adaptive_end(j, W, OW);
-    const T v = dy[e] / T((h1 - h0) * (w1 - w0));
-    for (int64_t h = h0; h < h1; ++h)
-      for (int64_t w = w0; w < w1; ++w) atomicAdd(&dx[(p * H + h) * W + w], v);
+__global__ void adaptive_avg_backward_kernel(const T* dy, T* dx, AdaptiveDims a) {
+  GRID_STRIDE(e, a.planes * a.OD * a.OH * a.OW) {
+    const AdaptiveWindow win = adaptive_window(a, e);
+    const T v = dy[e] / T(win.size());
+    for (int64_t d = win.d0; d < win.d1; ++d)
+      for (int64_t h = win.h0; h < win.h1; ++h)
+        for (int64_t w = win.w0; w < win.w1; ++w) atomicAdd(&dx[((win.p * a.D + d) * a.H + h) * a.W + w], v);
   }
 }
 
@@ -199,30 +220,28 @@ OPSCOPE_CUDA_REGISTER(register_resize_kernels) {
       OPSCOPE_CUDA_LAUNCHED("upsample_kernel");
     });
   });
-  add_kernel("adaptive_avg_pool2d", "direct", [](KernelCtx& k) {
-    const Shape& xs = k.in(0).shape();
-    const int64_t OH = k.out().shape()[2], OW = k.out().shape()[3];
-    if (k.out().numel() == 0) return;
-    visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-      using T = decltype(z);
-      adaptive_avg_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
-          k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
-      OPSCOPE_CUDA_LAUNCHED("adaptive_avg_kernel");
+  for (const std::string rank : {"1d", "2d", "3d"}) {
+    add_kernel("adaptive_avg_pool" + rank, "direct", [](KernelCtx& k) {
+      if (k.out().numel() == 0) return;
+      const AdaptiveDims a = adaptive_dims(k.in(0).shape(), k.out().shape());
+      visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        adaptive_avg_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(k.in(0).data<T>(), k.out().data<T>(), a);
+        OPSCOPE_CUDA_LAUNCHED("adaptive_avg_kernel");
+      });
     });
-  });
-  add_kernel("adaptive_avg_pool2d_backward", "direct", [](KernelCtx& k) {
-    const Shape& xs = k.out().shape();
-    const int64_t OH = k.in(0).shape()[2], OW = k.in(0).shape()[3];
-    k.out().fill(0);
-    if (k.in(0).numel() == 0 || k.out().numel() == 0) return;
-    visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-      using T = decltype(z);
-      Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
-      adaptive_avg_backward_kernel<T><<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(
-          dy.data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], OH, OW);
-      OPSCOPE_CUDA_LAUNCHED("adaptive_avg_backward_kernel");
+    add_kernel("adaptive_avg_pool" + rank + "_backward", "direct", [](KernelCtx& k) {
+      k.out().fill(0);
+      if (k.in(0).numel() == 0 || k.out().numel() == 0) return;
+      const AdaptiveDims a = adaptive_dims(k.out().shape(), k.in(0).shape());
+      visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+        using T = decltype(z);
+        Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
+        adaptive_avg_backward_kernel<T><<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(dy.data<T>(), k.out().data<T>(), a);
+        OPSCOPE_CUDA_LAUNCHED("adaptive_avg_backward_kernel");
+      });
     });
-  });
+  }
 }
 
 }  // namespace
