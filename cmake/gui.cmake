@@ -61,7 +61,7 @@ if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
   set(OPSCOPE_HAVE_GUI ON)
   # viz: the panels (ImGui draw lists); they read the graph and step events, never app/.
   add_library(opscope_viz_gui STATIC viz/theme.cpp viz/graph_view.cpp viz/inspector.cpp viz/memory_panel.cpp viz/step_log.cpp
-    viz/metrics_panel.cpp viz/concept_map.cpp)
+    viz/metrics_panel.cpp viz/concept_map.cpp viz/words.cpp)
   target_link_libraries(opscope_viz_gui PUBLIC opscope_graphviz opscope_viz opscope_core PkgConfig::IMGUI)
   # platform: the window's side of the seam (platform/window.h).
   if(EMSCRIPTEN)

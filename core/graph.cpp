@@ -83,7 +83,10 @@ void Graph::missing(const char* what, int id) {
 }
 
 void Graph::name_value(int id, const std::string& name) {
-  if (ValueInfo* v = values_.find(id)) v->name = name;
+  ValueInfo* v = values_.find(id);
+  if (!v || v->name == name) return;
+  v->name = name;
+  ++version_;  // the figure shows names (a box's subtitle): a view laid out before `y = ...` named it lays out again
 }
 
 std::string Graph::node_var_name(int id) const {

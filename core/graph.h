@@ -160,7 +160,7 @@ class Graph {
                              const std::vector<int>& pinned_values = {});
   const TapeDrops& drops() const { return drops_; }
 
-  // Bumped whenever nodes or edges change, so views can re-layout only then.
+  // Bumped whenever nodes, edges or value names change, so views can re-layout only then.
   uint64_t version() const { return version_; }
 
  private:

@@ -133,7 +133,11 @@ void install_layout(GraphViewState& s, LayoutKey key, GraphLayout layout, double
   // differently keeps its place on screen.
   const bool same_view = s.has_layout && key.graph == s.key.graph && key.filter == s.key.filter;
   s.layout = std::move(layout);
-  s.relayout_time = s.has_layout ? time : -1;
+  // Layouts coming faster than boxes move (a running loop's, one a frame) are shown as they are:
+  // each one's boxes fading in from nothing would leave the graph blank while the loop runs.
+  const bool streaming = same_view && s.installed_time >= 0 && time - s.installed_time < kMoveSeconds;
+  s.relayout_time = s.has_layout && !streaming ? time : -1;
+  s.installed_time = time;
   if (!same_view && !s.fitting.active) s.fit_requested = true;
   s.key = std::move(key);
   s.has_layout = true;
@@ -176,6 +180,9 @@ void request_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float
   const LayoutOptions o = view_options(s, fonts, font_scale);
   LayoutKey key = layout_key(g, o);
   if (s.pending && key == s.pending_key) return;
+  // A layout made is shown (poll_layout) before the next is asked for: dropped here, a graph that
+  // changes every frame (a loop, where layouts run in slices between frames) never showed one.
+  if (s.pending && s.pending->done) return;
   // The same view of a graph that changed again while its layout is being made (a loop adds and
   // drops nodes every step): that layout finishes and is shown first, then the next is asked for
   // (a fold clicked meanwhile waits for it too). Superseding it each time would show "laying out"
@@ -413,6 +420,15 @@ void scroll_to_news(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   }
 }
 
+// The layout shown was made for an older version of this graph: what went since is not drawn.
+void forget_gone_boxes(GraphViewState& s, const Graph& g) {
+  if (s.has_layout && s.key.graph == &g && s.key.graph_version != g.version() && forget_missing(s.layout, g) > 0) {
+    std::erase_if(s.expanded, [&g](int id) { return !g.has_node(id); });
+    for (std::string* key : {&s.selected, &s.hovered})  // the inspector and the tooltip read the graph
+      if (const int b = s.layout.find(*key); b >= 0 && s.layout.boxes[static_cast<size_t>(b)].gone) key->clear();
+  }
+}
+
 // The layouts asked for and made: each made one installed; while fitting, each may ask for more
 // folds (in sync mode every round is made here, in this frame). True if one was installed.
 bool update_view_layout(GraphViewState& s, const Graph& g, const GraphViewFrame& f, ImVec2 size, float zmin) {
@@ -421,6 +437,7 @@ bool update_view_layout(GraphViewState& s, const Graph& g, const GraphViewFrame&
     request_layout(s, g, f.fonts, f.font_scale);
     if (s.pending) {
       if (!poll_layout(s, f.time)) break;
+      forget_gone_boxes(s, g);  // (made while a loop went on: some of its nodes may be gone)
       relaid = true;
       continue;
     }
@@ -858,12 +875,7 @@ void handle_selection(FrameCtx& c, const std::string& hovered) {
 
 void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const Graph& g = *f.graph;
-  // The layout shown was made for an older version of this graph: what went since is not drawn.
-  if (s.has_layout && s.key.graph == &g && s.key.graph_version != g.version() && forget_missing(s.layout, g) > 0) {
-    std::erase_if(s.expanded, [&g](int id) { return !g.has_node(id); });
-    for (std::string* key : {&s.selected, &s.hovered})  // the inspector and the tooltip read the graph
-      if (const int b = s.layout.find(*key); b >= 0 && s.layout.boxes[static_cast<size_t>(b)].gone) key->clear();
-  }
+  forget_gone_boxes(s, g);
   ImFont* font = f.fonts && f.fonts->ui ? f.fonts->ui : ImGui::GetFont();
   const float zmin = readable_zoom(font, f.font_scale);
   const size_t boxes_before = s.layout.boxes.size();

@@ -84,6 +84,7 @@ struct GraphViewState {
   std::map<std::string, Point> start_at;      // boxes a fold or unfold makes start here
   std::string anchor_hint;                    // the box that keeps its place at the next re-layout
   double relayout_time = -1;
+  double installed_time = -1;  // when the layout shown was installed (a loop installs one a frame)
   int flow_node = -1;       // the step whose data is shown flowing along its edges ...
   double flow_since = -1;   // ... since this time (a few seconds, then the view holds still)
   // --- what the last frame drew ---
