@@ -40,8 +40,8 @@ void end_frame();
 // `timeout_s` passes (negative: no limit), so that a window with nothing changing draws
 // nothing. Desktop: GLFW's wait for events. Browser: the page's next input event, or
 // something that came by another way (a file the person picked, a clipboard read: site.js
-// calls opscope.wake()). True when the platform knows something came (the browser: an event or
-// a wake, not the timeout); false when it cannot tell (the desktop) or the time ran out.
+// calls opscope.wake()). True when something came that the window's input state does not show
+// (the browser's wake); false after an input event, the timeout, or on the desktop.
 bool wait_for_input(double timeout_s);
 
 }  // namespace opscope::platform

@@ -43,7 +43,9 @@ EM_ASYNC_JS(int, js_wait_for_input, (double timeout_s), {
       for (const k of kinds) window.removeEventListener(k, done, true);
       if (timer !== null) clearTimeout(timer);
       if (typeof opscope !== 'undefined' && opscope.wake === done) opscope.wake = null;
-      resolve(came === false ? 0 : 1);  // an event, or wake() (no argument): something came
+      // wake() (no argument): something came that no input event shows (a picked file, a
+      // clipboard read). An event or the timeout: 0, the caller compares the input it sees.
+      resolve(came === undefined ? 1 : 0);
     };
     for (const k of kinds) window.addEventListener(k, done, true);  // seen first; GLFW still gets it
     if (timeout_s >= 0) timer = setTimeout(() => done(false), timeout_s * 1000);

@@ -199,13 +199,7 @@ class Player:
             if got != unescape(arg):
                 raise StepFailed(f"the clipboard holds {got!r}, expected {unescape(arg)!r}")
         elif verb == "wait_idle":
-            # Typed keys given to the UI, the work they asked for done, then one more frame.
-            self.fresh_state()
-            # (ImGui takes a click in the second frame after it: three frames after the last input
-            # event, what it asked for is queued or done.)
-            self.wait_for(lambda s: not s["running"] and not s.get("input_waiting") and not s.get("queued_work") and
-                          s.get("frames_since_input", 99) >= 3, "no statement running and no input waiting")
-            self.fresh_state()
+            self.settle()
         elif verb == "wait":
             self.wait_for(lambda s: self.evaluate(arg) is True, arg)
         elif verb == "remember":
@@ -235,6 +229,15 @@ class Player:
         else:
             raise StepFailed(f"unknown step '{verb}'")
         time.sleep(0.05)
+
+    def settle(self):
+        """Typed keys given to the UI, the work they asked for done, then one more frame."""
+        self.fresh_state()
+        # (ImGui takes a click in the second frame after it: three frames after the last input
+        # event, what it asked for is queued or done.)
+        self.wait_for(lambda s: not s["running"] and not s.get("input_waiting") and not s.get("queued_work") and
+                      s.get("frames_since_input", 99) >= 3, "no statement running and no input waiting")
+        self.fresh_state()
 
     def input_taken(self):
         """A state after the window gave every key typed so far to the UI (a statement may still run)."""
