@@ -11,10 +11,10 @@
 
 #include "app/gui/gui_state.h"
 #include "app/gui/widget_rects.h"
-#include "core/shape.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/onnx_builtins.h"
 #include "app/onnx/onnx_import.h"
+#include "core/shape.h"
 #include "platform/platform.h"
 
 namespace opscope::app {
