@@ -8,29 +8,31 @@
 
 namespace opscope::app {
 
+namespace {
+// `label` at the rectangle a..b as far as `clip` shows it; nothing when none of it shows (a
+// button scrolled out of its panel cannot be clicked).
+WidgetRect* note_visible(WidgetRects& into, const char* label, ImVec2 a, ImVec2 b, const ImRect& clip, bool enabled) {
+  const char* hashes = std::strstr(label, "##");
+  WidgetRect w{hashes ? std::string(label, hashes) : std::string(label), std::max(a.x, clip.Min.x), std::max(a.y, clip.Min.y),
+               std::min(b.x, clip.Max.x), std::min(b.y, clip.Max.y), enabled};
+  if (w.x1 <= w.x0 || w.y1 <= w.y0) return nullptr;
+  into.push_back(std::move(w));
+  return &into.back();
+}
+}  // namespace
+
 void note_widget(WidgetRects& into, const char* label) {
   const ImGuiContext& g = *ImGui::GetCurrentContext();
   const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  // Clipped to what is visible: a button scrolled out of its panel cannot be clicked.
-  const ImRect clip = g.CurrentWindow ? g.CurrentWindow->ClipRect : ImRect(a, b);
-  WidgetRect w;
-  const char* hashes = std::strstr(label, "##");
-  w.label = hashes ? std::string(label, hashes) : std::string(label);
-  w.x0 = std::max(a.x, clip.Min.x), w.y0 = std::max(a.y, clip.Min.y);
-  w.x1 = std::min(b.x, clip.Max.x), w.y1 = std::min(b.y, clip.Max.y);
-  if (w.x1 <= w.x0 || w.y1 <= w.y0) return;
-  w.enabled = (g.LastItemData.InFlags & ImGuiItemFlags_Disabled) == 0;
-  into.push_back(std::move(w));
+  note_visible(into, label, a, b, g.CurrentWindow ? g.CurrentWindow->ClipRect : ImRect(a, b),
+               (g.LastItemData.InFlags & ImGuiItemFlags_Disabled) == 0);
 }
 
 void note_panel(WidgetRects& into, const char* label) {
   const ImGuiWindow& window = *ImGui::GetCurrentContext()->CurrentWindow;
-  const ImRect outer = window.Rect(), clip = window.ParentWindow ? window.ParentWindow->ClipRect : outer;
-  WidgetRect w{label, std::max(outer.Min.x, clip.Min.x), std::max(outer.Min.y, clip.Min.y),
-               std::min(outer.Max.x, clip.Max.x), std::min(outer.Max.y, clip.Max.y), true};
-  if (w.x1 <= w.x0 || w.y1 <= w.y0) return;
-  w.scroll_y = window.Scroll.y, w.scroll_max_y = window.ScrollMax.y;
-  into.push_back(std::move(w));
+  const ImRect outer = window.Rect();
+  if (WidgetRect* w = note_visible(into, label, outer.Min, outer.Max, window.ParentWindow ? window.ParentWindow->ClipRect : outer, true))
+    w->scroll_y = window.Scroll.y, w->scroll_max_y = window.ScrollMax.y;
 }
 
 bool noted(WidgetRects& into, bool pressed, const char* label) {
