@@ -14,7 +14,9 @@ packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-d
   clang libclang-rt-dev valgrind
   # The browser build (tools/web_build.sh): Emscripten, Graphviz's build tools, and the headless
   # Chromium its tests run the site in (tools/web_run.sh)
-  emscripten bison flex gawk chromium brotli)
+  emscripten bison flex gawk chromium brotli
+  # The simulated CUDA device (gpusim/): lanes as fibers; the class server (app/class/): HTTP and SQLite
+  libboost-context-dev libcpp-httplib-dev libsqlite3-dev)
 # The browser build compiles with emcc the libraries the desktop takes from binary packages:
 # their Debian source packages (apt-get source), kept here. No code of theirs is in the tree.
 sources=(imgui md4c graphviz protobuf zlib expat)
