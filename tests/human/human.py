@@ -283,9 +283,11 @@ def main():
         driver = web_input.Web(a.site, out)
     player = Player(driver, out)
     failed = None
+    began = time.time()
     try:
         for n, verb, arg in steps:
-            print(f"  {n:3d} {verb} {arg}", flush=True)
+            # (the clock at each step's start shows where a slow run spends its time)
+            print(f"  {n:3d} {time.time() - began:6.1f}s {verb} {arg}", flush=True)
             player.play(verb, arg)
     except StepFailed as e:
         failed = f"line {n}: {verb} {arg}: {e}"
