@@ -79,19 +79,34 @@ inline ConvGeom conv_geom(const Shape& x, const Shape& w, const Attrs& a) {
 
 // --- pooling windows -------------------------------------------------------------------------
 // KD×KH×KW windows every (SD, SH, SW) elements over x [N, C, (D,) (H,) W] padded by (PD, PH, PW):
-// OH = (H + 2·PH − KH) / SH + 1, likewise OD and OW. kernel_size, stride and padding hold one
-// value per spatial axis (right-aligned as for the convolution: a 2-D pool has KD = D = OD = 1);
-// a stride of 0 means the kernel size.
+// OH = floor((H + 2·PH − KH) / SH) + 1, likewise OD and OW, or with ceil_mode the ceiling, minus
+// the last window when it would start past the input and its begin padding (PyTorch's rule: the
+// last window must start in the input or the left padding). kernel_size, stride and padding hold
+// one value per spatial axis (right-aligned as for the convolution: a 2-D pool has KD = D = OD =
+// 1); a stride of 0 means the kernel size. An average divides by the window clipped to the padded
+// input (count_include_pad, PyTorch's default) or by the input elements it covers only.
 struct PoolWindow {
   int64_t KH = 1, KW = 1, SH = 1, SW = 1, PH = 0, PW = 0;
   int64_t N = 1, C = 1, H = 1, W = 1, OH = 1, OW = 1;
   int64_t KD = 1, SD = 1, PD = 0, D = 1, OD = 1;
+  bool ceil_mode = false, count_include_pad = true;
   OPSCOPE_HD int64_t in_volume() const { return D * H * W; }
   OPSCOPE_HD int64_t out_volume() const { return OD * OH * OW; }
   OPSCOPE_HD int64_t window() const { return KD * KH * KW; }
+  // Every window lies inside the padded input and divides by its full size: the fast kernels' case.
+  OPSCOPE_HD bool plain() const { return !ceil_mode && (count_include_pad || (PD == 0 && PH == 0 && PW == 0)); }
 };
 
-inline PoolWindow pool_window(const Shape& x, const Attrs& a) {
+// Windows along one axis of n positions (kernel k, stride s, padding p).
+OPSCOPE_HD int64_t pool_out_size(int64_t n, int64_t k, int64_t s, int64_t p, bool ceil_mode) {
+  const int64_t span = n + 2 * p - k;
+  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (ceil_mode && (out - 1) * s >= n + p) --out;
+  return out;
+}
+
+// `average`: an avg_pool's window (it has count_include_pad; a max pool's padding is never counted).
+inline PoolWindow pool_window(const Shape& x, const Attrs& a, bool average) {
   PoolWindow w;
   right_aligned(a.ints("kernel_size"), 1, w.KD, w.KH, w.KW);
   right_aligned(a.ints("stride"), 1, w.SD, w.SH, w.SW);
@@ -99,11 +114,13 @@ inline PoolWindow pool_window(const Shape& x, const Attrs& a) {
   if (w.SD == 0) w.SD = w.KD;
   if (w.SH == 0) w.SH = w.KH;
   if (w.SW == 0) w.SW = w.KW;
+  w.ceil_mode = a.b("ceil_mode");
+  w.count_include_pad = !average || a.b("count_include_pad");
   w.N = x[0], w.C = x[1];
   right_aligned(std::vector<int64_t>(x.begin() + 2, x.end()), 1, w.D, w.H, w.W);
-  w.OD = (w.D + 2 * w.PD - w.KD) / w.SD + 1;
-  w.OH = (w.H + 2 * w.PH - w.KH) / w.SH + 1;
-  w.OW = (w.W + 2 * w.PW - w.KW) / w.SW + 1;
+  w.OD = pool_out_size(w.D, w.KD, w.SD, w.PD, w.ceil_mode);
+  w.OH = pool_out_size(w.H, w.KH, w.SH, w.PH, w.ceil_mode);
+  w.OW = pool_out_size(w.W, w.KW, w.SW, w.PW, w.ceil_mode);
   return w;
 }
 
@@ -122,6 +139,21 @@ OPSCOPE_HD void window_rows(const PoolWindow& w, int64_t oh, int64_t& lo, int64_
 }
 OPSCOPE_HD void window_cols(const PoolWindow& w, int64_t ow, int64_t& lo, int64_t& hi) {
   window_span(ow, w.SW, w.PW, w.KW, w.W, lo, hi);
+}
+
+// Along one axis: how many positions window o averages over: the window clipped to the padded
+// input [−p, n + p) with count_include_pad, else to the input [0, n).
+OPSCOPE_HD int64_t window_count(int64_t o, int64_t s, int64_t p, int64_t k, int64_t n, bool include_pad) {
+  const int64_t start = o * s - p;
+  const int64_t lo = include_pad ? start : (start < 0 ? 0 : start);
+  const int64_t end = start + k, limit = include_pad ? n + p : n;
+  return (end < limit ? end : limit) - lo;
+}
+// What the average of output (od, oh, ow) divides by.
+OPSCOPE_HD int64_t window_divisor(const PoolWindow& w, int64_t od, int64_t oh, int64_t ow) {
+  return window_count(od, w.SD, w.PD, w.KD, w.D, w.count_include_pad) *
+         window_count(oh, w.SH, w.PH, w.KH, w.H, w.count_include_pad) *
+         window_count(ow, w.SW, w.PW, w.KW, w.W, w.count_include_pad);
 }
 
 // Along one axis: the windows [lo, hi] (of `out` windows) that contain input position i:

@@ -3,14 +3,17 @@
 // (max_poolNd_backward recomputes the argmax from x instead of saving an index tensor; the
 // average pools spread dy evenly). One family, declared once per rank.
 //
-// Output size of the fixed-window pools: OH = (H + 2·PH - KH) / SH + 1 (floor), likewise D and
-// W; kernel_size, stride and padding are an int or one value per spatial axis, as in PyTorch.
-// Each N·C volume is pooled independently.
+// Output size of the fixed-window pools: OH = (H + 2·PH - KH) / SH + 1 (floor; with ceil_mode the
+// ceiling, a last partial window kept while it starts in the input or its left padding), likewise
+// D and W; kernel_size, stride and padding are an int or one value per spatial axis, and
+// ceil_mode and (for the average) count_include_pad mean what they mean in PyTorch. Each N·C
+// volume is pooled independently.
 //
 // Two algorithms each: "vectorized" (the default for 1-D and 2-D: ops/cpu/pool.cpp, built per
 // instruction set, SIMD over a row of windows for the common 2×2 stride-2 window, planes spread
 // over threads; a 1-D pool is a 2-D one of height 1) and "direct" (the loop over each window,
-// any rank, the reference the other is checked against).
+// any rank, the reference the other is checked against; the vectorized kernels take the plain
+// windows only: ceil_mode's partial windows and averages that skip the padding run it too).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -25,10 +28,18 @@ namespace {
 
 using cpu::gc;
 
-std::vector<AttrSpec> window_attrs(int axes) {
-  return {make_axes_attr("kernel_size", 2, "window size: K along every axis, or one per spatial axis", axes, 1.0),
-          make_axes_attr("stride", 0, "step between windows: n or one per spatial axis; 0 means = kernel_size", axes, 0.0),
-          make_axes_attr("padding", 0, "implicit border on each side: n or one per spatial axis", axes, 0.0)};
+// `average`: avg_pool's attributes (count_include_pad too).
+std::vector<AttrSpec> window_attrs(int axes, bool average) {
+  std::vector<AttrSpec> a = {
+      make_axes_attr("kernel_size", 2, "window size: K along every axis, or one per spatial axis", axes, 1.0),
+      make_axes_attr("stride", 0, "step between windows: n or one per spatial axis; 0 means = kernel_size", axes, 0.0),
+      make_axes_attr("padding", 0, "implicit border on each side: n or one per spatial axis", axes, 0.0),
+      make_attr("ceil_mode", AttrType::boolean, false,
+                "True: round the number of windows up (a last partial window, if it starts inside x or its left padding)")};
+  if (average)
+    a.push_back(make_attr("count_include_pad", AttrType::boolean, true,
+                          "True: divide by the window's size in the padded input; False: by the elements of x it covers"));
+  return a;
 }
 
 // The spatial axes of a pool call (one per entry of kernel_size) and its op names.
@@ -43,9 +54,14 @@ Shape pooled_shape(const PoolWindow& w, size_t axes) {
   return y;
 }
 
-// The window (ops/geometry.h, shared with the CUDA kernels).
+// The window (ops/geometry.h, shared with the CUDA kernels); `average`: an avg_pool's.
 using Window = PoolWindow;
-Window window_of(const Shape& x, const Attrs& a) { return pool_window(x, a); }
+Window window_of(const Shape& x, const Attrs& a, bool average) { return pool_window(x, a, average); }
+
+// What the average of flat output position o of a volume divides by.
+int64_t divisor_at(const Window& w, int64_t o) {
+  return window_divisor(w, o / (w.OH * w.OW), (o / w.OW) % w.OH, o % w.OW);
+}
 
 cpu::PoolGeom geom_of(const Window& w) { return {w.KH, w.KW, w.SH, w.SW, w.PH, w.PW, w.H, w.W, w.OH, w.OW}; }
 
@@ -55,10 +71,12 @@ void over_planes(const Window& w, double ops_per_plane, F planes) {  // (the vec
   parallel_for(w.N * w.C, grain_for(ops_per_plane), planes);
 }
 
-// The vectorized kernels: forward (x -> y) and backward (x, dy -> dx; avg needs no x).
-KernelFn vectorized_pool(bool max) {
-  return [max](KernelCtx& k) {
-    const Window w = window_of(k.in(0).shape(), k.attrs);
+// The vectorized kernels: forward (x -> y) and backward (x, dy -> dx; avg needs no x). Windows
+// that are not plain (ceil_mode, count_include_pad=False with padding) run `direct`.
+KernelFn vectorized_pool(bool max, KernelFn direct) {
+  return [max, direct](KernelCtx& k) {
+    const Window w = window_of(k.in(0).shape(), k.attrs, !max);
+    if (!w.plain()) return direct(k);
     if (k.out().numel() == 0) return;
     cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
@@ -70,9 +88,10 @@ KernelFn vectorized_pool(bool max) {
   };
 }
 
-KernelFn vectorized_max_pool_backward() {
-  return [](KernelCtx& k) {
-    const Window w = window_of(k.in(0).shape(), k.attrs);
+KernelFn vectorized_max_pool_backward(KernelFn direct) {
+  return [direct](KernelCtx& k) {
+    const Window w = window_of(k.in(0).shape(), k.attrs, false);
+    if (!w.plain()) return direct(k);
     const DType dt = k.out().dtype();
     Tensor x = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
     if (k.out().numel() == 0) return;
@@ -87,9 +106,10 @@ KernelFn vectorized_max_pool_backward() {
   };
 }
 
-KernelFn vectorized_avg_pool_backward() {
-  return [](KernelCtx& k) {
-    const Window w = window_of(k.attrs.ints("shape"), k.attrs);
+KernelFn vectorized_avg_pool_backward(KernelFn direct) {
+  return [direct](KernelCtx& k) {
+    const Window w = window_of(k.attrs.ints("shape"), k.attrs, true);
+    if (!w.plain()) return direct(k);
     if (k.out().numel() == 0) return;
     cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
@@ -129,7 +149,7 @@ std::string window_str(const std::vector<int64_t>& k) {
 // Shape checks shared by the pools and their backward ops (x is the forward input's shape).
 Window check_window(const InferCtx& c, const Shape& x, const std::string& stem) {
   check_rank(c, x, stem, pool_axes(c.attrs));
-  const Window w = window_of(x, c.attrs);
+  const Window w = window_of(x, c.attrs, stem == "avg_pool");
   const auto &k = c.attrs.ints("kernel_size"), &pad = c.attrs.ints("padding");
   const bool empty = std::any_of(x.begin() + 2, x.end(), [](int64_t v) { return v == 0; });
   if (empty && x[0] * x[1] > 0)
@@ -243,9 +263,10 @@ struct PoolRank {
   bool vectorized() const { return axes <= 2; }  // ops/cpu/pool.cpp pools planes
 };
 
-// The default algorithm: vectorized where it runs, else direct.
-void set_algorithms(OpDef& d, const PoolRank& rank, KernelFn vectorized, KernelFn direct) {
-  if (rank.vectorized()) d.kernel(Device::cpu, "vectorized", std::move(vectorized));
+// The default algorithm: vectorized where it runs, else direct. `vectorized(direct)` makes the
+// vectorized kernel, which hands the windows it does not take to `direct`.
+void set_algorithms(OpDef& d, const PoolRank& rank, KernelFn (*vectorized)(KernelFn), KernelFn direct) {
+  if (rank.vectorized()) d.kernel(Device::cpu, "vectorized", vectorized(direct));
   d.kernel(Device::cpu, "direct", std::move(direct));
   d.default_algo = rank.vectorized() ? "vectorized" : "direct";
 }
@@ -258,10 +279,10 @@ OpDef max_pool_op(const PoolRank& rank) {
                                           : "y[n, c, o] = max over the window at o·stride − padding of x, along each of the " +
                                                 std::to_string(rank.axes) + " spatial axes (padding counts as -inf)",
                            {"x"});
-  d.attrs = window_attrs(static_cast<int>(rank.axes));
+  d.attrs = window_attrs(static_cast<int>(rank.axes), false);
   d.infer = infer_pool("max_pool");
-  set_algorithms(d, rank, vectorized_pool(true), [](KernelCtx& k) {
-    const Window w = window_of(k.in(0).shape(), k.attrs);
+  set_algorithms(d, rank, [](KernelFn direct) { return vectorized_pool(true, std::move(direct)); }, [](KernelCtx& k) {
+    const Window w = window_of(k.in(0).shape(), k.attrs, false);
     if (k.out().numel() == 0) return;
     cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
@@ -288,7 +309,7 @@ OpDef max_pool_op(const PoolRank& rank) {
 OpDef max_pool_backward_op(const PoolRank& rank) {
   const std::string forward = ranked("max_pool", rank.axes);
   OpDef d = OpDef::declare(forward + "_backward", "pool", "dx[argmax of each window of x] += dy", {"x", "dy"});
-  d.attrs = window_attrs(static_cast<int>(rank.axes));
+  d.attrs = window_attrs(static_cast<int>(rank.axes), false);
   d.infer = [forward](const InferCtx& c) {
     c.expect_float(0);
     c.expect_float(1);
@@ -301,8 +322,8 @@ OpDef max_pool_backward_op(const PoolRank& rank) {
     m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
     return std::vector<TensorMeta>{m};
   };
-  set_algorithms(d, rank, vectorized_max_pool_backward(), [](KernelCtx& k) {
-    const Window w = window_of(k.in(0).shape(), k.attrs);
+  set_algorithms(d, rank, vectorized_max_pool_backward, [](KernelCtx& k) {
+    const Window w = window_of(k.in(0).shape(), k.attrs, false);
     const DType dt = k.out().dtype();
     Tensor x = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
     k.out().fill(0);
@@ -329,24 +350,24 @@ OpDef avg_pool_op(const PoolRank& rank) {
   const std::string name = ranked("avg_pool", rank.axes);
   OpDef d = OpDef::declare(name, "pool",
                            rank.axes == 2 ? "y[n, c, i, j] = (1/(KH·KW))·Σ over the KH×KW window of x (padding counts as "
-                                            "zeros: count_include_pad)"
+                                            "zeros unless count_include_pad=False)"
                                           : "y[n, c, o] = (1/window size)·Σ over the window at o·stride − padding of x, along "
                                             "each of the " + std::to_string(rank.axes) +
-                                                " spatial axes (padding counts as zeros: count_include_pad)",
+                                                " spatial axes (padding counts as zeros unless count_include_pad=False)",
                            {"x"});
-  d.attrs = window_attrs(static_cast<int>(rank.axes));
+  d.attrs = window_attrs(static_cast<int>(rank.axes), true);
   d.infer = infer_pool("avg_pool");
-  set_algorithms(d, rank, vectorized_pool(false), [](KernelCtx& k) {
-    const Window w = window_of(k.in(0).shape(), k.attrs);
+  set_algorithms(d, rank, [](KernelFn direct) { return vectorized_pool(false, std::move(direct)); }, [](KernelCtx& k) {
+    const Window w = window_of(k.in(0).shape(), k.attrs, true);
     if (k.out().numel() == 0) return;
     cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      const T inv = static_cast<T>(1) / static_cast<T>(w.window());
       for (int64_t p = 0; p < w.N * w.C; ++p) {
         const T* volume = k.in(0).data<T>() + p * w.in_volume();
         T* o = k.out().data<T>() + p * w.out_volume();
         for_each_window(w, [&](int64_t at) { o[at] = 0; }, [&](int64_t at, int64_t i) { o[at] += volume[i]; });
-        for (int64_t i = 0; i < w.out_volume(); ++i) o[i] *= inv;
+        // (× 1/divisor, not ÷: bit for bit what the vectorized kernels give for the plain windows)
+        for (int64_t i = 0; i < w.out_volume(); ++i) o[i] *= static_cast<T>(1) / static_cast<T>(divisor_at(w, i));
       }
     });
   });
@@ -355,7 +376,7 @@ OpDef avg_pool_op(const PoolRank& rank) {
     a.push_back({"shape", g.input_meta(0).shape});
     return {g.call(name + "_backward", {g.grad_output(0)}, a)};
   };
-  d.backward_note = "dx[each element of a window] += dy / (window size) (" + name + "_backward)";
+  d.backward_note = "dx[each element of a window] += dy / (what the window divides by) (" + name + "_backward)";
   d.cost = pool_cost(false, false);
   d.gradcheck = rank.avg_cases;
   return d;
@@ -363,8 +384,9 @@ OpDef avg_pool_op(const PoolRank& rank) {
 
 OpDef avg_pool_backward_op(const PoolRank& rank) {
   const std::string forward = ranked("avg_pool", rank.axes);
-  OpDef d = OpDef::declare(forward + "_backward", "pool", "dx[each element of each window] += dy / (window size)", {"dy"});
-  d.attrs = window_attrs(static_cast<int>(rank.axes));
+  OpDef d = OpDef::declare(forward + "_backward", "pool", "dx[each element of each window] += dy / (what it divides by)",
+                           {"dy"});
+  d.attrs = window_attrs(static_cast<int>(rank.axes), true);
   d.attrs.push_back(make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x",
                               {}, {}, {}, true));
   d.infer = [forward](const InferCtx& c) {
@@ -379,17 +401,17 @@ OpDef avg_pool_backward_op(const PoolRank& rank) {
     m.shape = xs;
     return std::vector<TensorMeta>{m};
   };
-  set_algorithms(d, rank, vectorized_avg_pool_backward(), [](KernelCtx& k) {
-    const Window w = window_of(k.attrs.ints("shape"), k.attrs);
+  set_algorithms(d, rank, vectorized_avg_pool_backward, [](KernelCtx& k) {
+    const Window w = window_of(k.attrs.ints("shape"), k.attrs, true);
     k.out().fill(0);
     cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      const T inv = static_cast<T>(1) / static_cast<T>(w.window());
       for (int64_t p = 0; p < w.N * w.C; ++p) {
         const T* g = k.in(0).data<T>() + p * w.out_volume();
         T* dx = k.out().data<T>() + p * w.in_volume();
         T v = 0;
-        for_each_window(w, [&](int64_t at) { v = g[at] * inv; }, [&](int64_t, int64_t i) { dx[i] += v; });
+        for_each_window(w, [&](int64_t at) { v = g[at] * (static_cast<T>(1) / static_cast<T>(divisor_at(w, at))); },
+                        [&](int64_t, int64_t i) { dx[i] += v; });
       }
     });
   });
@@ -495,7 +517,8 @@ PoolRank pool2d_rank() {
                  gc({x5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, "3×3, stride 2, padding 1"),
                  gc({x6}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}, "overlapping windows"),
                  gc({x6}, {{"kernel_size", V{3, 2}}, {"stride", V{1, 2}}, {"padding", V{1, 0}}},
-                    "non-square: 3×2 window, stride (1, 2), padding (1, 0)")};
+                    "non-square: 3×2 window, stride (1, 2), padding (1, 0)"),
+                 gc({x5}, {{"kernel_size", int64_t{2}}, {"ceil_mode", true}}, "ceil_mode: a last partial window")};
   // Distinct x, one argmax per window.
   r.max_backward_cases = {gc({{{2, 3, 6, 6}, Domain::distinct}, {{2, 3, 3, 3}}}, {{"kernel_size", int64_t{2}}}),
                           gc({{{1, 2, 5, 5}, Domain::distinct}, {{1, 2, 4, 4}}}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}},
@@ -505,10 +528,17 @@ PoolRank pool2d_rank() {
                  gc({a5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, "3×3, stride 2, padding 1"),
                  gc({a6}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{1}}}, "overlapping windows"),
                  gc({a6}, {{"kernel_size", V{2, 3}}, {"stride", V{2, 1}}, {"padding", V{0, 1}}},
-                    "non-square: 2×3 window, stride (2, 1), padding (0, 1)")};
+                    "non-square: 2×3 window, stride (2, 1), padding (0, 1)"),
+                 gc({a5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"count_include_pad", false}},
+                    "count_include_pad=False: the padding is not counted"),
+                 gc({a6}, {{"kernel_size", int64_t{2}}, {"ceil_mode", true}}, "ceil_mode: partial windows divide by what they cover")};
   r.avg_backward_cases = {gc({{{2, 3, 3, 3}}}, {{"kernel_size", int64_t{2}}, {"shape", V{2, 3, 6, 6}}}),
                           gc({{{1, 2, 3, 3}}}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"shape", V{1, 2, 5, 5}}},
-                             "padding")};
+                             "padding"),
+                          gc({{{1, 2, 3, 4}}},
+                             {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"ceil_mode", true},
+                              {"count_include_pad", false}, {"shape", V{1, 2, 5, 6}}},
+                             "ceil_mode, padding not counted")};
   r.adaptive_cases = {gc({InputSpec{{1, 2, 5, 7}}}, {{"output_size", V{3, 4}}}, "overlapping windows"),
                       gc({InputSpec{{2, 1, 4, 4}}}, {{"output_size", V{2, 2}}}, "even split"),
                       gc({InputSpec{{1, 1, 3, 3}}}, {{"output_size", V{5, 4}}}, "output larger than input")};
@@ -525,7 +555,9 @@ PoolRank pool1d_rank() {
   r.max_backward_cases = {gc({{{2, 3, 9}, Domain::distinct}, {{2, 3, 8}}}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}},
                              "overlapping windows add")};
   r.avg_cases = {gc({InputSpec{{2, 3, 9}}}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
-                    "3, stride 2, padding 1")};
+                    "3, stride 2, padding 1"),
+                 gc({InputSpec{{2, 3, 10}}}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"ceil_mode", true},
+                    {"count_include_pad", false}}, "ceil_mode, padding not counted")};
   r.avg_backward_cases = {gc({{{2, 3, 5}}}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"shape", V{2, 3, 9}}},
                              "padding")};
   r.adaptive_cases = {gc({InputSpec{{2, 3, 7}}}, {{"output_size", V{3}}}, "overlapping windows"),
@@ -544,7 +576,9 @@ PoolRank pool3d_rank() {
   r.max_backward_cases = {gc({{{1, 2, 4, 5, 5}, Domain::distinct}, {{1, 2, 3, 4, 4}}}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}},
                              "overlapping windows add")};
   r.avg_cases = {gc({InputSpec{{1, 2, 4, 5, 5}}}, {{"kernel_size", V{2, 3, 3}}, {"stride", V{2, 2, 1}}, {"padding", V{1, 1, 0}}},
-                    "2×3×3, stride (2, 2, 1), padding (1, 1, 0)")};
+                    "2×3×3, stride (2, 2, 1), padding (1, 1, 0)"),
+                 gc({InputSpec{{1, 2, 5, 5, 4}}}, {{"kernel_size", int64_t{2}}, {"ceil_mode", true}, {"count_include_pad", false}},
+                    "ceil_mode along the odd axes")};
   r.avg_backward_cases = {gc({{{1, 2, 2, 2, 2}}}, {{"kernel_size", int64_t{2}}, {"shape", V{1, 2, 4, 5, 5}}})};
   r.adaptive_cases = {gc({InputSpec{{1, 2, 3, 5, 4}}}, {{"output_size", V{2, 3, 1}}}, "overlapping windows, one global axis")};
   r.adaptive_backward_cases = {gc({{{1, 2, 2, 3, 1}}}, {{"shape", V{1, 2, 3, 5, 4}}})};

@@ -76,6 +76,26 @@ TEST_CASE("1-D and 3-D pools agree with PyTorch", "[op][grad]") {
   check_against_pytorch("adaptive_avg_pool3d", "adaptive_avg_pool3d", {{"output_size", V{2, 3, 4}}}, 1);
 }
 
+// PyTorch's ceil_mode (a last partial window) and count_include_pad=False (the padding not
+// counted in the average) at every rank, in every algorithm (the vectorized 1-D and 2-D kernels
+// hand these windows to the direct loop).
+TEST_CASE("the pools' ceil_mode and count_include_pad agree with PyTorch", "[op][grad]") {
+  const AttrMap k3s2p1 = {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"ceil_mode", true}};
+  check_against_pytorch("max_pool2d_ceil", "max_pool2d", k3s2p1, 1);
+  AttrMap exclude = k3s2p1;
+  exclude.push_back({"count_include_pad", false});
+  check_against_pytorch("avg_pool2d_ceil_exclude", "avg_pool2d", exclude, 1);
+  check_against_pytorch("avg_pool2d_ceil_include", "avg_pool2d",
+                        {{"kernel_size", V{3, 2}}, {"stride", int64_t{2}}, {"padding", V{1, 0}}, {"ceil_mode", true}}, 1);
+  check_against_pytorch("avg_pool1d_exclude", "avg_pool1d",
+                        {{"kernel_size", int64_t{4}}, {"stride", int64_t{3}}, {"padding", int64_t{2}}, {"count_include_pad", false}}, 1);
+  check_against_pytorch("max_pool3d_ceil", "max_pool3d", {{"kernel_size", int64_t{2}}, {"ceil_mode", true}}, 1);
+  check_against_pytorch("avg_pool3d_ceil_exclude", "avg_pool3d",
+                        {{"kernel_size", V{2, 3, 3}}, {"stride", int64_t{2}}, {"padding", V{1, 1, 0}}, {"ceil_mode", true},
+                         {"count_include_pad", false}},
+                        1);
+}
+
 TEST_CASE("batch_norm and instance_norm over 1 and 3 spatial axes agree with PyTorch", "[op][grad]") {
   check_against_pytorch("batch_norm1d", "batch_norm", {}, 3, {filled({3}, 0), filled({3}, 1)});
   check_against_pytorch("batch_norm3d", "batch_norm", {}, 3, {filled({3}, 0), filled({3}, 1)});
@@ -83,8 +103,8 @@ TEST_CASE("batch_norm and instance_norm over 1 and 3 spatial axes agree with PyT
 }
 
 TEST_CASE("the 1-D and 3-D ops pass their gradchecks in every algorithm", "[op][grad]") {
-  for (const char* op : {"conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d", "max_pool1d", "max_pool3d", "avg_pool1d",
-                         "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d"})
+  for (const char* op : {"conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
+                         "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d"})
     test::require_gradcheck(op);
 }
 

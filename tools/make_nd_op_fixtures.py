@@ -50,6 +50,26 @@ CASES = {
     "instance_norm3d": (lambda x, w, b: F.instance_norm(x, weight=w, bias=b), [randn(2, 3, 3, 4, 5), randn(3), randn(3)]),
 }
 
+# ceil_mode and count_include_pad, from a generator of their own (the cases above keep their numbers).
+modes_gen = torch.Generator().manual_seed(45)
+
+
+def modes_randn(*shape):
+    return torch.randn(*shape, generator=modes_gen, dtype=torch.float64)
+
+
+MODE_CASES = {
+    "max_pool2d_ceil": (lambda x: F.max_pool2d(x, 3, stride=2, padding=1, ceil_mode=True), [modes_randn(2, 3, 8, 7)]),
+    "avg_pool2d_ceil_exclude": (lambda x: F.avg_pool2d(x, 3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+                                [modes_randn(2, 3, 8, 7)]),
+    "avg_pool2d_ceil_include": (lambda x: F.avg_pool2d(x, (3, 2), stride=2, padding=(1, 0), ceil_mode=True),
+                                [modes_randn(1, 2, 6, 7)]),
+    "avg_pool1d_exclude": (lambda x: F.avg_pool1d(x, 4, stride=3, padding=2, count_include_pad=False), [modes_randn(2, 3, 11)]),
+    "max_pool3d_ceil": (lambda x: F.max_pool3d(x, 2, stride=2, ceil_mode=True), [modes_randn(1, 2, 3, 5, 4)]),
+    "avg_pool3d_ceil_exclude": (lambda x: F.avg_pool3d(x, (2, 3, 3), stride=2, padding=(1, 1, 0), ceil_mode=True,
+                                                       count_include_pad=False), [modes_randn(1, 2, 4, 6, 5)]),
+}
+
 
 def save_npy(path, t):
     np.save(path, t.detach().double().numpy())
@@ -57,12 +77,13 @@ def save_npy(path, t):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "tests", "ops_nd")
-    for name, (fn, inputs) in CASES.items():
+    for name, (fn, inputs), draw in [*((n, c, randn) for n, c in CASES.items()),
+                                     *((n, c, modes_randn) for n, c in MODE_CASES.items())]:
         folder = os.path.join(out, name)
         os.makedirs(folder, exist_ok=True)
         inputs = [t.requires_grad_() for t in inputs]
         y = fn(*inputs)
-        r = randn(*y.shape)
+        r = draw(*y.shape)
         (y * r).sum().backward()
         for i, t in enumerate(inputs):
             save_npy(os.path.join(folder, f"in{i}.npy"), t)

@@ -218,7 +218,8 @@ ExportFn pool(const char* op) {
     Exporter::attr(node, "kernel_shape", k);
     Exporter::attr(node, "strides", strides);
     Exporter::attr(node, "pads", both_ends(n.attrs.ints("padding")));
-    if (std::string(op) == "AveragePool") Exporter::attr(node, "count_include_pad", int64_t{1});  // opscope counts the zeros
+    Exporter::attr(node, "ceil_mode", int64_t{n.attrs.b("ceil_mode")});
+    if (std::string(op) == "AveragePool") Exporter::attr(node, "count_include_pad", int64_t{n.attrs.b("count_include_pad")});
   };
 }
 

@@ -115,24 +115,35 @@ Window pool_window(NodeCtx& c, const Tensor& x, bool ceil_mode) {
   return w;
 }
 
-// Pools x with the pool of its rank (a window, stride and padding per axis); `fill` pads where
-// the op's own padding cannot (asymmetric pads, ceil_mode's extra end, pads above half the window).
-Tensor pool(NodeCtx& c, const std::string& stem, const Tensor& x, const Window& w, double fill, bool op_may_pad) {
-  Tensor in = x;
-  std::vector<int64_t> padding(w.kernel.size(), 0);
-  bool own_padding = op_may_pad && w.begin == w.end;
-  for (size_t i = 0; i < w.kernel.size(); ++i) own_padding = own_padding && 2 * w.begin[i] <= w.kernel[i];
-  if (own_padding) padding = w.begin;
-  else if (padded(w)) in = c.call("pad", {x}, {{"pads", fpad(w)}, {"value", fill}});
-  return c.call(ranked(stem, x.dim() - 2), {in}, {{"kernel_size", w.kernel}, {"stride", w.strides}, {"padding", padding}});
+// Pools x with the pool of its rank after an explicit pad with `fill`, for the pads the op's own
+// padding cannot say (asymmetric, above half the window; ceil_mode's extra end included in w).
+Tensor pool(NodeCtx& c, const std::string& stem, const Tensor& x, const Window& w, double fill) {
+  const Tensor in = padded(w) ? c.call("pad", {x}, {{"pads", fpad(w)}, {"value", fill}}) : x;
+  const std::vector<int64_t> no_padding(w.kernel.size(), 0);
+  return c.call(ranked(stem, x.dim() - 2), {in}, {{"kernel_size", w.kernel}, {"stride", w.strides}, {"padding", no_padding}});
+}
+
+// The op's own padding, ceil_mode and count_include_pad say the node exactly when its pads are
+// the same at both ends and at most half the window (PyTorch's pools, and what they export).
+bool op_pads_fit(const Window& w) {
+  bool fit = w.begin == w.end;
+  for (size_t i = 0; i < w.kernel.size(); ++i) fit = fit && 2 * w.begin[i] <= w.kernel[i];
+  return fit;
+}
+
+AttrMap op_window_attrs(const Window& w, bool ceil_mode) {
+  return {{"kernel_size", w.kernel}, {"stride", w.strides}, {"padding", w.begin}, {"ceil_mode", ceil_mode}};
 }
 
 std::vector<Slot> map_max_pool(NodeCtx& c) {
   c.allow_attrs({"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"});
   if (c.output_used(1)) c.unsupported("the Indices output (opscope's max_pool2d gives the values)");
   const Tensor& x = c.in(0);
-  const Window w = pool_window(c, x, c.attr_int("ceil_mode", 0) != 0);
-  return one(pool(c, "max_pool", x, w, -std::numeric_limits<double>::infinity(), true));
+  const bool ceil_mode = c.attr_int("ceil_mode", 0) != 0;
+  const Window plain = pool_window(c, x, false);
+  if (op_pads_fit(plain)) return one(c.call(ranked("max_pool", x.dim() - 2), {x}, op_window_attrs(plain, ceil_mode)));
+  const Window w = pool_window(c, x, ceil_mode);
+  return one(pool(c, "max_pool", x, w, -std::numeric_limits<double>::infinity()));
 }
 
 // How many elements each window averages over, divided by the window's size (a known constant
@@ -164,12 +175,18 @@ Tensor window_fraction(const Shape& x, const Window& w, const std::vector<int64_
 std::vector<Slot> map_average_pool(NodeCtx& c) {
   c.allow_attrs({"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"});
   const Tensor& x = c.in(0);
-  const bool include_pad = c.attr_int("count_include_pad", 0) != 0;
+  const bool include_pad = c.attr_int("count_include_pad", 0) != 0, ceil_mode = c.attr_int("ceil_mode", 0) != 0;
   const Window explicit_w = pool_window(c, x, false);
-  const Window w = pool_window(c, x, c.attr_int("ceil_mode", 0) != 0);
+  if (op_pads_fit(explicit_w)) {
+    AttrMap a = op_window_attrs(explicit_w, ceil_mode);
+    a.push_back({"count_include_pad", include_pad});
+    return one(c.call(ranked("avg_pool", x.dim() - 2), {x}, a));
+  }
+  // Asymmetric or wide pads: an explicit pad, and the average rescaled where it counted wrongly.
+  const Window w = pool_window(c, x, ceil_mode);
   // avg_pool divides by the window size: exact when every window lies in what is counted; else the
   // average is scaled by the counted fraction, computed here once from the geometry.
-  Tensor y = pool(c, "avg_pool", x, w, 0.0, include_pad);
+  Tensor y = pool(c, "avg_pool", x, w, 0.0);
   const bool extra = w.end != explicit_w.end;
   if (extra || (padded(explicit_w) && !include_pad)) {
     Tensor f = window_fraction(x.shape(), w, explicit_w.end, include_pad, y.shape());

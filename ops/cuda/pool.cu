@@ -1,7 +1,7 @@
 // CUDA max_poolNd and avg_poolNd (N = 1, 2, 3) with their backward ops, x [N, C, L], [N, C, H, W]
 // or [N, C, D, H, W] read as volumes D×H×W (ops/geometry.h's PoolWindow, right-aligned: a 2-D
-// pool has D = 1), windows, stride and padding per axis (the average divides by the window's
-// size, padding counted, as on the CPU). Forward: one thread per output. Backward: one thread per
+// pool has D = 1), windows, stride and padding per axis, ceil_mode and count_include_pad (the
+// average divides by window_divisor, as on the CPU). Forward: one thread per output. Backward: one thread per
 // input element gathering from the windows that contain it (no atomics, so the sums are
 // deterministic); max_poolNd_backward recomputes each window's argmax from x (ties to the first,
 // NaN wins), as the CPU does, instead of saving indices.
@@ -46,7 +46,7 @@ __global__ void avg_pool_forward(Window w, const T* x, T* y) {
     for (int64_t d = d0; d < d1; ++d)
       for (int64_t h = h0; h < h1; ++h)
         for (int64_t c = w0; c < w1; ++c) s += volume[(d * w.H + h) * w.W + c];
-    y[e] = s / T(w.window());
+    y[e] = s / T(window_divisor(w, o.od, o.oh, o.ow));
   }
 }
 
@@ -68,17 +68,17 @@ __global__ void pool_backward(Window w, const T* x, const T* dy, T* dx) {
           if constexpr (Max) {
             if (window_argmax(x + p * w.in_volume(), w, od, oh, ow) == at) acc += gy;
           } else {
-            acc += gy;
+            acc += gy / T(window_divisor(w, od, oh, ow));
           }
         }
-    dx[e] = Max ? acc : acc / T(w.window());
+    dx[e] = acc;
   }
 }
 
 Tensor as(const Tensor& t, DType dt) { return dense(t.dtype() == dt ? t : t.cast(dt)); }
 
 void max_pool(KernelCtx& k) {
-  const Window w = pool_window(k.in(0).shape(), k.attrs);
+  const Window w = pool_window(k.in(0).shape(), k.attrs, false);
   if (k.out().numel() == 0) return;
   visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
     using T = decltype(z);
@@ -88,7 +88,7 @@ void max_pool(KernelCtx& k) {
 }
 
 void avg_pool(KernelCtx& k) {
-  const Window w = pool_window(k.in(0).shape(), k.attrs);
+  const Window w = pool_window(k.in(0).shape(), k.attrs, true);
   if (k.out().numel() == 0) return;
   visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
     using T = decltype(z);
@@ -98,7 +98,7 @@ void avg_pool(KernelCtx& k) {
 }
 
 void max_pool_backward(KernelCtx& k) {
-  const Window w = pool_window(k.in(0).shape(), k.attrs);
+  const Window w = pool_window(k.in(0).shape(), k.attrs, false);
   if (k.out().numel() == 0) return;
   const DType dt = k.out().dtype();
   Tensor x = as(k.in(0), dt), dy = as(k.in(1), dt);
@@ -111,7 +111,7 @@ void max_pool_backward(KernelCtx& k) {
 }
 
 void avg_pool_backward(KernelCtx& k) {
-  const Window w = pool_window(k.attrs.ints("shape"), k.attrs);
+  const Window w = pool_window(k.attrs.ints("shape"), k.attrs, true);
   if (k.out().numel() == 0) return;
   const DType dt = k.out().dtype();
   Tensor dy = as(k.in(0), dt);
