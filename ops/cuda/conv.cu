@@ -1,15 +1,15 @@
-// CUDA conv2d and conv1d ("naive" and "im2col") and both backward ops, NCHW, with stride, padding and
-// dilation (each (along H, along W)) and groups. Shape letters: N batch, C/K input/output channels, H×W input, R×S kernel,
-// OH×OW output, G groups (Cg = C/G, Kg = K/G).
+// CUDA conv1d, conv2d and conv3d ("naive" and "im2col") and both backward ops, NC(D)(H)W, with stride,
+// padding and dilation per axis and groups. Shape letters: N batch, C/K input/output channels, D×H×W input,
+// Q×R×S kernel, OD×OH×OW output, G groups (Cg = C/G, Kg = K/G); a 2-D conv has D = Q = OD = 1.
 //
-//  naive   one thread per output element: the direct seven-loop sum, Cg·R·S multiply-adds each.
-//  im2col  per image and group: unfold the input into a [Cg·R·S, OH·OW] matrix (workspace, the
+//  naive   one thread per output element: the direct sum (seven loops in 2-D), Cg·Q·R·S multiply-adds each.
+//  im2col  per image and group: unfold the input into a [Cg·Q·R·S, OD·OH·OW] matrix (workspace, the
 //          memory the tracker shows), then one GEMM: y = W_g [Kg, Cg·R·S] · col (cuBLAS).
 //  backward_input   naive: one thread per input element gathers from every output it touched
 //                   (no atomics); im2col: col = W_gᵀ·dy_g, then col2im (gather per input element).
 //  backward_weight  naive: one thread per weight element sums over N·OH·OW; im2col:
 //                   dW_g += dy_g · col_nᵀ for each image (GEMM with accumulation).
-//  conv_transpose2d the backward_input kernels on (x, w), then the bias.
+//  conv_transposeNd the backward_input kernels on (x, w), then the bias.
 #include "ops/cuda/cuda_util.cuh"
 #include "ops/geometry.h"
 
@@ -19,21 +19,28 @@ namespace {
 #define GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
+// Every rank runs these kernels: x and y are volumes D×H×W (OD×OH×OW), the filter Q×R×S; a 2-D
+// convolution has D = Q = OD = 1 and a 1-D one H = R = OH = 1 too (conv_geom right-aligns).
 template <class T>
 __global__ void conv_naive(ConvGeom g, const T* x, const T* w, const T* b, T* y) {
-  GRID_STRIDE(e, g.N * g.K * g.OH * g.OW) {
-    const int64_t ow = e % g.OW, oh = (e / g.OW) % g.OH, k = (e / (g.OW * g.OH)) % g.K, n = e / (g.OW * g.OH * g.K);
+  GRID_STRIDE(e, g.N * g.K * g.out_volume()) {
+    const int64_t ow = e % g.OW, oh = (e / g.OW) % g.OH, od = (e / g.ohw()) % g.OD;
+    const int64_t k = (e / g.out_volume()) % g.K, n = e / (g.out_volume() * g.K);
     const int64_t grp = k / g.Kg;
     T acc = b ? b[k] : T(0);
     for (int64_t c = 0; c < g.Cg; ++c) {
-      const T* xp = x + (n * g.C + grp * g.Cg + c) * g.H * g.W;
-      const T* wp = w + (k * g.Cg + c) * g.R * g.S;
-      for (int64_t r = 0; r < g.R; ++r) {
-        const int64_t h = oh * g.sh - g.ph + r * g.dh;
-        if (h < 0 || h >= g.H) continue;
-        for (int64_t s = 0; s < g.S; ++s) {
-          const int64_t ww = ow * g.sw - g.pw + s * g.dw;
-          if (ww >= 0 && ww < g.W) acc += xp[h * g.W + ww] * wp[r * g.S + s];
+      const T* xp = x + (n * g.C + grp * g.Cg + c) * g.in_volume();
+      const T* wp = w + (k * g.Cg + c) * g.taps();
+      for (int64_t q = 0; q < g.Q; ++q) {
+        const int64_t d = od * g.sd - g.pd + q * g.dd;
+        if (d < 0 || d >= g.D) continue;
+        for (int64_t r = 0; r < g.R; ++r) {
+          const int64_t h = oh * g.sh - g.ph + r * g.dh;
+          if (h < 0 || h >= g.H) continue;
+          for (int64_t s = 0; s < g.S; ++s) {
+            const int64_t ww = ow * g.sw - g.pw + s * g.dw;
+            if (ww >= 0 && ww < g.W) acc += xp[(d * g.H + h) * g.W + ww] * wp[(q * g.R + r) * g.S + s];
+          }
         }
       }
     }
@@ -41,39 +48,48 @@ __global__ void conv_naive(ConvGeom g, const T* x, const T* w, const T* b, T* y)
   }
 }
 
-// col[(c·R + r)·S + s, oh·OW + ow] = x[n, grp·Cg + c, oh·stride − pad + r·dil, ow·stride − pad + s·dil]
+// col[((c·Q + q)·R + r)·S + s, (od·OH + oh)·OW + ow] = x[n, grp·Cg + c, od·sd − pd + q·dd,
+// oh·sh − ph + r·dh, ow·sw − pw + s·dw] (vol2col; im2col when D = 1).
 template <class T>
 __global__ void im2col(ConvGeom g, const T* x, int64_t n, int64_t grp, T* col) {
-  const int64_t cols = g.OH * g.OW;
-  GRID_STRIDE(e, g.Cg * g.R * g.S * cols) {
+  const int64_t cols = g.out_volume();
+  GRID_STRIDE(e, g.col_rows() * cols) {
     const int64_t p = e % cols, row = e / cols;
-    const int64_t s = row % g.S, r = (row / g.S) % g.R, c = row / (g.S * g.R);
-    const int64_t oh = p / g.OW, ow = p % g.OW;
-    const int64_t h = oh * g.sh - g.ph + r * g.dh, w = ow * g.sw - g.pw + s * g.dw;
-    col[e] = h >= 0 && h < g.H && w >= 0 && w < g.W ? x[((n * g.C + grp * g.Cg + c) * g.H + h) * g.W + w] : T(0);
+    const int64_t s = row % g.S, r = (row / g.S) % g.R, q = (row / (g.S * g.R)) % g.Q, c = row / g.taps();
+    const int64_t ow = p % g.OW, oh = (p / g.OW) % g.OH, od = p / g.ohw();
+    const int64_t d = od * g.sd - g.pd + q * g.dd, h = oh * g.sh - g.ph + r * g.dh, w = ow * g.sw - g.pw + s * g.dw;
+    const bool inside = d >= 0 && d < g.D && h >= 0 && h < g.H && w >= 0 && w < g.W;
+    col[e] = inside ? x[(((n * g.C + grp * g.Cg + c) * g.D + d) * g.H + h) * g.W + w] : T(0);
   }
+}
+
+// Along one axis: the output position whose window reads input position i at tap t, or -1.
+__device__ int64_t output_reading(int64_t i, int64_t t, int64_t stride, int64_t pad, int64_t dil, int64_t out) {
+  const int64_t u = i + pad - t * dil;
+  if (u < 0 || u % stride) return -1;
+  return u / stride < out ? u / stride : -1;
 }
 
 // The inverse: each input element of (n, group) sums the col entries that read it.
 template <class T>
 __global__ void col2im(ConvGeom g, const T* col, int64_t n, int64_t grp, T* dx) {
-  const int64_t cols = g.OH * g.OW;
-  GRID_STRIDE(e, g.Cg * g.H * g.W) {
-    const int64_t w = e % g.W, h = (e / g.W) % g.H, c = e / (g.W * g.H);
+  const int64_t cols = g.out_volume();
+  GRID_STRIDE(e, g.Cg * g.in_volume()) {
+    const int64_t w = e % g.W, h = (e / g.W) % g.H, d = (e / (g.W * g.H)) % g.D, c = e / g.in_volume();
     T acc = 0;
-    for (int64_t r = 0; r < g.R; ++r) {
-      const int64_t t = h + g.ph - r * g.dh;
-      if (t < 0 || t % g.sh) continue;
-      const int64_t oh = t / g.sh;
-      if (oh >= g.OH) continue;
-      for (int64_t s = 0; s < g.S; ++s) {
-        const int64_t u = w + g.pw - s * g.dw;
-        if (u < 0 || u % g.sw) continue;
-        const int64_t ow = u / g.sw;
-        if (ow < g.OW) acc += col[((c * g.R + r) * g.S + s) * cols + oh * g.OW + ow];
+    for (int64_t q = 0; q < g.Q; ++q) {
+      const int64_t od = output_reading(d, q, g.sd, g.pd, g.dd, g.OD);
+      if (od < 0) continue;
+      for (int64_t r = 0; r < g.R; ++r) {
+        const int64_t oh = output_reading(h, r, g.sh, g.ph, g.dh, g.OH);
+        if (oh < 0) continue;
+        for (int64_t s = 0; s < g.S; ++s) {
+          const int64_t ow = output_reading(w, s, g.sw, g.pw, g.dw, g.OW);
+          if (ow >= 0) acc += col[(((c * g.Q + q) * g.R + r) * g.S + s) * cols + (od * g.OH + oh) * g.OW + ow];
+        }
       }
     }
-    dx[((n * g.C + grp * g.Cg + c) * g.H + h) * g.W + w] = acc;
+    dx[(n * g.C + grp * g.Cg + c) * g.in_volume() + e % g.in_volume()] = acc;
   }
 }
 
@@ -84,19 +100,25 @@ __global__ void add_bias(const T* b, T* y, int64_t N, int64_t K, int64_t plane) 
 
 template <class T>
 __global__ void backward_input_naive(ConvGeom g, const T* dy, const T* w, T* dx) {
-  GRID_STRIDE(e, g.N * g.C * g.H * g.W) {
-    const int64_t wi = e % g.W, h = (e / g.W) % g.H, c = (e / (g.W * g.H)) % g.C, n = e / (g.W * g.H * g.C);
+  GRID_STRIDE(e, g.N * g.C * g.in_volume()) {
+    const int64_t wi = e % g.W, h = (e / g.W) % g.H, d = (e / (g.W * g.H)) % g.D;
+    const int64_t c = (e / g.in_volume()) % g.C, n = e / (g.in_volume() * g.C);
     const int64_t grp = c / g.Cg, cg = c % g.Cg;
     T acc = 0;
     for (int64_t kk = 0; kk < g.Kg; ++kk) {
       const int64_t k = grp * g.Kg + kk;
-      for (int64_t r = 0; r < g.R; ++r) {
-        const int64_t t = h + g.ph - r * g.dh;
-        if (t < 0 || t % g.sh || t / g.sh >= g.OH) continue;
-        for (int64_t s = 0; s < g.S; ++s) {
-          const int64_t u = wi + g.pw - s * g.dw;
-          if (u < 0 || u % g.sw || u / g.sw >= g.OW) continue;
-          acc += dy[((n * g.K + k) * g.OH + t / g.sh) * g.OW + u / g.sw] * w[((k * g.Cg + cg) * g.R + r) * g.S + s];
+      for (int64_t q = 0; q < g.Q; ++q) {
+        const int64_t od = output_reading(d, q, g.sd, g.pd, g.dd, g.OD);
+        if (od < 0) continue;
+        for (int64_t r = 0; r < g.R; ++r) {
+          const int64_t oh = output_reading(h, r, g.sh, g.ph, g.dh, g.OH);
+          if (oh < 0) continue;
+          for (int64_t s = 0; s < g.S; ++s) {
+            const int64_t ow = output_reading(wi, s, g.sw, g.pw, g.dw, g.OW);
+            if (ow < 0) continue;
+            acc += dy[(((n * g.K + k) * g.OD + od) * g.OH + oh) * g.OW + ow] *
+                   w[(((k * g.Cg + cg) * g.Q + q) * g.R + r) * g.S + s];
+          }
         }
       }
     }
@@ -106,20 +128,27 @@ __global__ void backward_input_naive(ConvGeom g, const T* dy, const T* w, T* dx)
 
 template <class T>
 __global__ void backward_weight_naive(ConvGeom g, const T* x, const T* dy, T* dw) {
-  GRID_STRIDE(e, g.K * g.Cg * g.R * g.S) {
-    const int64_t s = e % g.S, r = (e / g.S) % g.R, c = (e / (g.S * g.R)) % g.Cg, k = e / (g.S * g.R * g.Cg);
+  GRID_STRIDE(e, g.K * g.Cg * g.taps()) {
+    const int64_t s = e % g.S, r = (e / g.S) % g.R, q = (e / (g.S * g.R)) % g.Q;
+    const int64_t c = (e / g.taps()) % g.Cg, k = e / (g.taps() * g.Cg);
     const int64_t grp = k / g.Kg;
     T acc = 0;
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t oh = 0; oh < g.OH; ++oh) {
-        const int64_t h = oh * g.sh - g.ph + r * g.dh;
-        if (h < 0 || h >= g.H) continue;
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          const int64_t w = ow * g.sw - g.pw + s * g.dw;
-          if (w >= 0 && w < g.W)
-            acc += x[((n * g.C + grp * g.Cg + c) * g.H + h) * g.W + w] * dy[((n * g.K + k) * g.OH + oh) * g.OW + ow];
+    for (int64_t n = 0; n < g.N; ++n) {
+      const T* xp = x + (n * g.C + grp * g.Cg + c) * g.in_volume();
+      const T* gp = dy + (n * g.K + k) * g.out_volume();
+      for (int64_t od = 0; od < g.OD; ++od) {
+        const int64_t d = od * g.sd - g.pd + q * g.dd;
+        if (d < 0 || d >= g.D) continue;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t h = oh * g.sh - g.ph + r * g.dh;
+          if (h < 0 || h >= g.H) continue;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t w = ow * g.sw - g.pw + s * g.dw;
+            if (w >= 0 && w < g.W) acc += xp[(d * g.H + h) * g.W + w] * gp[(od * g.OH + oh) * g.OW + ow];
+          }
         }
       }
+    }
     dw[e] = acc;
   }
 }
@@ -127,8 +156,8 @@ __global__ void backward_weight_naive(ConvGeom g, const T* x, const T* dy, T* dw
 Tensor as(const Tensor& t, DType dt) { return dense(t.dtype() == dt ? t : t.cast(dt)); }
 
 void check_int(const ConvGeom& g) {
-  if (g.Kg > INT32_MAX || g.OH * g.OW > INT32_MAX || g.Cg * g.R * g.S > INT32_MAX)
-    throw Error("conv2d: the CUDA im2col kernel takes GEMM sizes below 2^31");
+  if (g.Kg > INT32_MAX || g.out_volume() > INT32_MAX || g.col_rows() > INT32_MAX)
+    throw Error("conv: the CUDA im2col kernel takes GEMM sizes below 2^31");
 }
 
 void forward(KernelCtx& k, bool im2col_algo) {
@@ -147,7 +176,7 @@ void forward(KernelCtx& k, bool im2col_algo) {
       return;
     }
     check_int(g);
-    const int64_t crs = g.Cg * g.R * g.S, cols = g.OH * g.OW;
+    const int64_t crs = g.col_rows(), cols = g.out_volume();
     Tensor col = k.workspace({crs, cols}, dt);
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
@@ -178,14 +207,14 @@ void backward_input(KernelCtx& k, bool im2col_algo) {
       return;
     }
     check_int(g);
-    const int64_t crs = g.Cg * g.R * g.S, cols = g.OH * g.OW;
+    const int64_t crs = g.col_rows(), cols = g.out_volume();
     Tensor col = k.workspace({crs, cols}, dt);
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
         // col [crs, cols] = W_gᵀ [crs, Kg] · dy_g [Kg, cols]
         gemm<T>(true, false, int(crs), int(cols), int(g.Kg), w.data<T>() + grp * g.Kg * crs,
                 dy.data<T>() + (n * g.K + grp * g.Kg) * cols, col.data<T>(), false);
-        col2im<T><<<grid_for(g.Cg * g.H * g.W), kThreads, 0, stream()>>>(g, col.data<T>(), n, grp, dx.data<T>());
+        col2im<T><<<grid_for(g.Cg * g.in_volume()), kThreads, 0, stream()>>>(g, col.data<T>(), n, grp, dx.data<T>());
         OPSCOPE_CUDA_LAUNCHED("col2im");
       }
   });
@@ -206,7 +235,7 @@ void backward_weight(KernelCtx& k, bool im2col_algo) {
       return;
     }
     check_int(g);
-    const int64_t crs = g.Cg * g.R * g.S, cols = g.OH * g.OW;
+    const int64_t crs = g.col_rows(), cols = g.out_volume();
     Tensor col = k.workspace({crs, cols}, dt);
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
@@ -219,7 +248,7 @@ void backward_weight(KernelCtx& k, bool im2col_algo) {
   });
 }
 
-// conv_transpose1d/2d: inputs (x, w, bias?), y = conv2d_backward_input(x, w) (+ b per channel).
+// conv_transposeNd: inputs (x, w, bias?), y = convNd_backward_input(x, w) (+ b per channel).
 void transpose(KernelCtx& k, bool im2col_algo) {
   backward_input(k, im2col_algo);
   const Tensor& y = k.out();
@@ -233,10 +262,10 @@ void transpose(KernelCtx& k, bool im2col_algo) {
   });
 }
 
-// 1-D runs the 2-D kernels at height 1 (conv_geom right-aligns: H = R = OH = 1), as on the CPU;
-// conv3d has no CUDA kernels yet (it needs vol2col).
+// One set of kernels for every rank (conv_geom right-aligns: 2-D has D = Q = OD = 1, 1-D also
+// H = R = OH = 1), as the CPU's vol2col serves 3-D.
 OPSCOPE_CUDA_REGISTER(register_conv_kernels) {
-  for (const std::string rank : {"1d", "2d"}) {
+  for (const std::string rank : {"1d", "2d", "3d"}) {
     for (const char* algo : {"im2col", "naive"}) {
       const bool im2col_algo = std::string(algo) == "im2col";
       add_kernel("conv_transpose" + rank, algo, [im2col_algo](KernelCtx& k) { transpose(k, im2col_algo); });
