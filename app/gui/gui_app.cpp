@@ -106,7 +106,8 @@ InputSnapshot input_snapshot(GLFWwindow* window, const KeyHold& keys) {
 }
 
 // Waits for the person's next input. `idle_tick` (the human-input tests' live state) is called
-// four times a second meanwhile, without drawing: nothing changed.
+// ten times a second meanwhile, without drawing: nothing changed (a test waiting for two idle
+// states after its input waits 0.2 s, not the half second of a slower tick).
 void wait_for_input(GLFWwindow* window, const KeyHold& keys, const std::function<void()>& idle_tick) {
   if (!idle_tick) {
     platform::wait_for_input(-1);
@@ -115,11 +116,16 @@ void wait_for_input(GLFWwindow* window, const KeyHold& keys, const std::function
   for (;;) {
     const InputSnapshot before = input_snapshot(window, keys);
     // (A file picked in the browser's chooser moves no key or mouse: the platform says it came.)
-    const bool came = platform::wait_for_input(0.25);
+    const bool came = platform::wait_for_input(0.1);
     if (came || glfwWindowShouldClose(window) || !(input_snapshot(window, keys) == before)) return;
     idle_tick();
   }
 }
+
+// The graph view needs frames while its layout is being made or it moves; not while the knowledge
+// map's tab hides it (the layout is polled when the graph is drawn again: a layout asked for
+// before the map was shown kept a lesson's window drawing ten frames a second for ever).
+bool graph_animating(const GuiState& s) { return !s.map_visible && viz::view_animating(s.graph, s.time); }
 
 // The state JSON for the human-input tests; `idle`: said while the window waits for input (the
 // last frame's state again, no frame drawn).
@@ -348,7 +354,7 @@ int run_gui(const GuiOptions& o) {
   // A window with nothing changing draws nothing (a laptop's battery, a browser tab): after the
   // person's input a few frames let ImGui settle (hover, a menu opening), then it waits for the
   // next input, unless a statement, an animation or typed keys still need frames. (Tests reading
-  // the live state get a frame every quarter second.)
+  // the live state get a state ten times a second, drawn or not.)
   int settle_frames = 3;
   const bool live = platform::live_state_wanted();
   for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
@@ -356,7 +362,7 @@ int run_gui(const GuiOptions& o) {
     // (ImGui takes a click in the second frame after its button event: three frames after input.)
     const bool busy = s.frame - s.input_frame < 3 || !s.queued.empty() || key_hold.waiting() || s.playing || s.console.focus_input ||
                       !ImGui::GetIO().InputQueueCharacters.empty() ||  // an input method's text came between frames
-                      viz::view_animating(s.graph, s.time) || session.quit_requested();
+                      graph_animating(s) || session.quit_requested();
     if (!headless && !busy && settle_frames <= 0) {
       wait_for_input(window, key_hold, live ? [&] { publish_state_now(s, fb_w, fb_h, true); } : std::function<void()>{});
       settle_frames = 3;
