@@ -810,6 +810,13 @@ void draw_legend(FrameCtx& c) {
 }
 
 // "laying out the graph: 3 of 14 steps", while a layout is being made.
+// What an empty graph says: the statement to type (the same in every language).
+std::string empty_graph_text() {
+  char text[200];
+  std::snprintf(text, sizeof text, tr("The graph is empty: type  %s  in the console"), kEmptyGraphStatement);
+  return text;
+}
+
 std::string progress_text(const GraphViewState& s) {
   if (!s.pending) return tr("laying out the graph ...");
   char text[160];
@@ -922,8 +929,8 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const bool making = s.pending || s.fitting.active;
   if (L.boxes.empty() || (making && s.key.graph != &g)) {
     draw_text_centered(c.dl, font, font->FontSize, ImVec2((c0.x + c1.x) * 0.5f, (c0.y + c1.y) * 0.5f), c.th.text_dim,
-                       making ? progress_text(s) : !s.layout_error.empty() ? "The graph could not be laid out: " + s.layout_error
-                                                                            : "The graph is empty: type  " + std::string(kEmptyGraphStatement) + "  in the console",
+                       making ? progress_text(s) : !s.layout_error.empty() ? tr("The graph could not be laid out: ") + s.layout_error
+                                                                            : empty_graph_text(),
                        size.x);
     if (making) draw_progress_bar(c, s);
     c.dl->PopClipRect();

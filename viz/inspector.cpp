@@ -280,7 +280,7 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
     s.shown_value = n.outputs.empty() ? -1 : n.outputs[0];
   ImGui::Spacing();
   if (ImGui::BeginTable("io", 7, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerH)) {
-    for (const char* h : {"", "name", "shape", "strides", "dtype", "device", "bytes"}) ImGui::TableSetupColumn(h);
+    for (const char* h : {"", tr("name"), tr("shape"), tr("strides"), tr("dtype"), tr("device"), tr("bytes")}) ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < n.inputs.size(); ++i) value_row(g, n.inputs[i], ("in " + std::to_string(i)).c_str(), s);
     for (size_t i = 0; i < n.outputs.size(); ++i) value_row(g, n.outputs[i], ("out " + std::to_string(i)).c_str(), s);

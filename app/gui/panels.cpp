@@ -124,19 +124,19 @@ void draw_toolbar(GuiState& s) {
   if (button("Run", "finish the stepped pass (:run)   [R]", enabled)) console_after_frame(s, ":run");
   if (button("Rewind", "go back to the first step (:rewind)", enabled)) console_after_frame(s, ":rewind");
   ImGui::SetNextItemWidth(120 * s.scale);
-  ImGui::SliderFloat("##speed", &s.steps_per_second, 0.5f, 30.f, "%.1f steps/s", ImGuiSliderFlags_Logarithmic);
+  ImGui::SliderFloat("##speed", &s.steps_per_second, 0.5f, 30.f, viz::tr("%.1f steps/s"), ImGuiSliderFlags_Logarithmic);
   ImGui::SameLine(0, 24 * s.scale);
   // The phase and step number, from the last StepEvent.
   const StepEvent* last = s.log->last();
   if (last) {
-    ImGui::Text("step %lld · %s #%d %s", (long long)last->step, phase_name(last->phase),
-                last->node, last->op ? last->op->name.c_str() : "");
+    ImGui::Text(viz::tr("step %lld · %s #%d %s"), (long long)last->step, viz::tr(phase_name(last->phase)), last->node,
+                last->op ? last->op->name.c_str() : "");
   } else {
     ImGui::TextDisabled("%s", t.no_steps);
   }
   if (has_pending) {
     ImGui::SameLine();
-    ImGui::TextDisabled("· %lld left, next #%d", (long long)steps_left(s), next_step_node(s));
+    ImGui::TextDisabled(viz::tr("· %lld left, next #%d"), (long long)steps_left(s), next_step_node(s));
   }
   // View switches on the right.
   ImGui::SameLine(0, 24 * s.scale);
@@ -353,8 +353,8 @@ void draw_lesson(GuiState& s) {
 void draw_status(GuiState& s) {
   const auto& tr = s.ws->tracker();
   const bool program = &shown_graph(s) != &s.ws->graph();
-  ImGui::Text("mode: %s   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS",
-              s.ws->static_mode() ? (program ? "static (compiled program)" : "static (tracing)") : "dynamic",
+  ImGui::Text(viz::tr("mode: %s   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS"),
+              s.ws->static_mode() ? (program ? viz::tr("static (compiled program)") : viz::tr("static (tracing)")) : viz::tr("dynamic"),
               bytes_str(tr.live_total()).c_str(), bytes_str(tr.peak_total()).c_str(),
               program ? s.graph.only_nodes.size() : s.ws->graph().node_count(),
               s.graph.layout.layout_ms, s.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));

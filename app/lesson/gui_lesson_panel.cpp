@@ -197,8 +197,19 @@ const Words kEn{"Run next", "Run all", "Restart", "engine check", "Answer", "Ski
                 "Your turn: try things in the Console tab.", "Continue", "Lesson finished.", "Look at the %s panel.",
                 "You will be able to:", "Recap:", "Not quite. Think again: one more try before the answer.", "Next lesson"};
 const Words kZh{"运行下一步", "全部运行", "重新开始", "引擎核对", "回答", "跳过", "答对了。", "不对，答案是",
-                "轮到你了：在 Console 标签页里试一试。", "继续", "本课结束。", "看看 %s 面板。", "学完这一课，你将能够：", "回顾：",
+                "轮到你了：在“控制台”标签页里试一试。", "继续", "本课结束。", "看看 %s 面板。", "学完这一课，你将能够：", "回顾：",
                 "不太对。再想想：还有一次机会，之后给出答案。", "下一课"};
+
+// A `show:` directive's panel as the window names it (its tab or its title), in the lesson's language.
+std::string panel_title(const std::string& panel, bool zh) {
+  static const std::pair<const char*, std::pair<const char*, const char*>> kTitles[] = {
+      {"graph", {"Graph", "计算图"}},      {"map", {"knowledge map", "知识体系总览"}}, {"inspector", {"inspector", "检查器"}},
+      {"memory", {"memory", "内存"}},      {"metrics", {"Metrics", "指标"}},         {"console", {"Console", "控制台"}},
+      {"kernel_lab", {"Kernel Lab", "Kernel Lab"}}};
+  for (const auto& [id, title] : kTitles)
+    if (panel == id) return zh ? title.second : title.first;
+  return panel;
+}
 
 // Whether the progress file records this lesson as finished (what the knowledge map colours).
 bool recorded_finished(const LessonPlayerModel& m) {
@@ -305,7 +316,7 @@ struct LessonPanel {
     if (app::noted(noted, ImGui::RadioButton(s.fonts.cjk ? "中文" : "ZH", zh), "ZH") && !zh) m.set_language("zh");
     if (!m.panel().empty()) {
       ImGui::SameLine();
-      ImGui::TextDisabled(w.look_at, m.panel().c_str());
+      ImGui::TextDisabled(w.look_at, panel_title(m.panel(), zh).c_str());
     }
     ImGui::Separator();
 
