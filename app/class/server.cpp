@@ -264,7 +264,7 @@ void add_routes(httplib::Server& svr, Class& c) {
   svr.Get("/api/teacher/summary", [&c](const auto& req, auto& res) {
     if (!teacher_allowed(c, req, res)) return;
     res.set_header("Cache-Control", "no-store");
-    res.set_content(summary_json(c.store.students(), c.store.attempts(std::nullopt), c.course), "application/json");
+    res.set_content(summary_json(c.info.name, c.store.students(), c.store.attempts(std::nullopt), c.course), "application/json");
   });
   svr.Get(R"(/api/teacher/attempts/(\d+))", [&c](const auto& req, auto& res) { get_teacher_attempt(c, req, res); });
   svr.Get("/api/teacher/grades.csv", [&c](const auto& req, auto& res) {

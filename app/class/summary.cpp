@@ -112,7 +112,7 @@ json exercise_json(const std::string& id, const std::vector<Student>& students, 
 
 }  // namespace
 
-std::string summary_json(const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,
+std::string summary_json(const std::string& class_name, const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,
                          const std::vector<CourseExercise>& course) {
   const Table table = tabulate(attempts);
   const std::vector<std::string> order = exercise_order(attempts, course);
@@ -137,7 +137,7 @@ std::string summary_json(const std::vector<Student>& students, const std::vector
   }
   size_t pending = 0;
   for (const AttemptRow& a : attempts) pending += !a.graded;
-  return json{{"students", js}, {"exercises", ex}, {"attempts", attempts.size()}, {"pending", pending}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json{{"class", class_name}, {"students", js}, {"exercises", ex}, {"attempts", attempts.size()}, {"pending", pending}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string grades_csv(const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,

@@ -18,7 +18,7 @@ struct CourseExercise {
 constexpr int kStuckAfter = 3;
 
 // GET /api/teacher/summary's JSON text. Exercises in the course's order, then any others.
-std::string summary_json(const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,
+std::string summary_json(const std::string& class_name, const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,
                          const std::vector<CourseExercise>& course);
 
 // The grades as `exercise grade --csv` writes them: student, one column per exercise ("pass",

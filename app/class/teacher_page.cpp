@@ -8,6 +8,7 @@ const char* teacher_html() {
 <title>opscope class</title><link rel="stylesheet" href="/teacher.css"></head>
 <body>
 <header><h1 data-t="title">Class</h1>
+<span id="class-name"></span>
 <span id="status"></span>
 <button id="csv" data-t="csv">Export CSV</button>
 <button id="lang">中文</button></header>
@@ -30,12 +31,14 @@ const T = {
        close: 'Close', student: 'Student', passRate: 'pass rate', tries: 'tries', hints: 'hints', pending: 'pending',
        students: 'students', none: 'nobody', noFailures: 'no failing checks', updated: 'updated', attempts: 'attempts',
        offline: 'cannot reach the server', mismatch: 'the client claimed another result', code: 'code of',
-       stuckOn: 'stuck on', failedTimes: 'failed attempts', other: 'English'},
+       stuckOn: 'stuck on', last: 'last',
+       status: {fail: 'fail', error: 'error', timeout: 'timeout', 'out of memory': 'out of memory'}},
   zh: {title: '班级', grid: '学生 × 练习', stuck: '现在卡住的学生', exercises: '练习', csv: '导出 CSV',
        close: '关闭', student: '学生', passRate: '通过率', tries: '次尝试', hints: '次提示', pending: '待评分',
        students: '名学生', none: '无', noFailures: '没有未通过的检查', updated: '更新于', attempts: '次提交',
        offline: '无法连接服务器', mismatch: '客户端声称的结果不同', code: '代码：',
-       stuckOn: '卡在', failedTimes: '次未通过', other: '中文'},
+       stuckOn: '卡在', last: '最近',
+       status: {fail: '未通过', error: '出错', timeout: '超时', 'out of memory': '内存不足'}},
 };
 const params = new URLSearchParams(location.search);
 const key = params.get('key') || sessionStorage.getItem('opscope-teacher-key') || '';
@@ -78,11 +81,15 @@ function cell(r, name, exercise) {
   }
   td.classList.add(r.passed ? 'pass' : r.grade === '-' ? 'waiting' : 'fail');
   if (r.stuck) td.classList.add('stuck');
-  const b = el('button', 'grade', r.passed ? '✓' : r.grade === '-' ? '…' : r.grade);
+  // The grade's first word is translated; "fail 2/3" keeps its counts.
+  const word = r.grade.replace(/ \d+\/\d+$/, '');
+  const shown = (T[lang].status[word] || word) + r.grade.slice(word.length);
+  const b = el('button', 'grade', r.passed ? '✓' : r.grade === '-' ? '…' : shown);
   b.addEventListener('click', () => openCode(r.latest_attempt_id, name, exercise));
   td.append(b);
   td.append(el('div', 'meta', r.attempts + ' ' + t('tries') + ' · ' + r.hints + ' ' + t('hints') +
                 (r.pending ? ' · ' + r.pending + ' ' + t('pending') : '')));
+  if (r.last_at) td.append(el('div', 'meta', t('last') + ' ' + new Date(r.last_at).toLocaleTimeString()));
   if (r.mismatches) td.append(el('div', 'mismatch', '⚠ ' + t('mismatch')));
   td.title = r.last_at || '';
   return td;
@@ -138,6 +145,7 @@ function drawExercises(s) {
     for (const f of e.common_failures) {
       const li = el('li');
       const d = el('details');
+      d.dataset.key = e.id + '\n' + f.check;
       d.append(el('summary', '', f.check + ': ' + f.count + ' ' + t('students')));
       if (f.message) d.append(el('div', 'message', f.message));
       f.students.forEach((name, i) => {
@@ -158,11 +166,12 @@ function draw() {
   applyLabels();
   if (!last) return;
   // An open cluster stays open across a redraw.
-  const open = new Set([...document.querySelectorAll('details[open] summary')].map((x) => x.textContent));
+  const open = new Set([...document.querySelectorAll('details[open]')].map((x) => x.dataset.key));
+  document.getElementById('class-name').textContent = last.class || '';
   drawGrid(last);
   drawStuck(last);
   drawExercises(last);
-  for (const sm of document.querySelectorAll('details summary')) if (open.has(sm.textContent)) sm.parentElement.open = true;
+  for (const d of document.querySelectorAll('details')) if (open.has(d.dataset.key)) d.open = true;
 }
 
 async function poll() {
@@ -207,6 +216,7 @@ const char* teacher_css() {
   return R"(body { font: 14px system-ui, "Noto Sans CJK SC", sans-serif; margin: 0; color: #222; background: #fafafa; }
 header { display: flex; gap: 1em; align-items: center; padding: .5em 1em; background: #263238; color: #fff; }
 header h1 { font-size: 1.2em; margin: 0; }
+#class-name { font-weight: bold; }
 #status { flex: 1; opacity: .8; }
 main { padding: 0 1em 2em; }
 #grid-wrap { overflow-x: auto; }

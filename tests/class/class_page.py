@@ -46,7 +46,7 @@ with tempfile.TemporaryDirectory() as folder:
         attempt(students["ben"], "ben", 9, "softmax-backward", SOFT_WRONG, False, 2)
         attempt(students["李雷"], "lilei", 1, "matmul-backward", RIGHT, True)
         attempt(students[SCRIPT_NAME], "scr", 1, "matmul-backward", WRONG, True)  # claims a pass
-        attempt(students[IMG_NAME], "img", 1, "softmax-backward", SOFT_WRONG, False)
+        attempt(students[IMG_NAME], "img", 1, "softmax-backward", SOFT_WRONG + "\n# </pre><img src=x onerror=alert(2)>\n", False)
         wait_graded(port, key, sent, 60)
 
         browser = Browser(1280, 860)
@@ -76,8 +76,19 @@ with tempfile.TemporaryDirectory() as folder:
         browser.evaluate("document.getElementById('code-close').click()")
         with open(os.path.join(out, "teacher_en.png"), "wb") as f:
             f.write(browser.screenshot())
+        # The img student's code, markup in a comment, shown as text.
+        browser.evaluate("""(() => { const d = [...document.querySelectorAll('.clusters details')]
+            .find((x) => [...x.querySelectorAll('button.link')].some((b) => b.textContent.includes('onerror')));
+            d.open = true; [...d.querySelectorAll('button.link')].find((b) => b.textContent.includes('onerror')).click(); })()""")
+        browser.wait_for("document.getElementById('code-text').textContent.includes('</pre><img')", 10, "the img student's code")
+        assert browser.evaluate("document.querySelectorAll('img').length") == 0, "the code's markup made an element"
+        browser.evaluate("document.getElementById('code-close').click()")
         browser.evaluate("document.getElementById('lang').click()")
         assert browser.evaluate("document.querySelector('h1').textContent") == "班级", "no Chinese labels"
+        assert "未通过 2/3" in browser.evaluate("document.getElementById('grid').textContent"), "grades not in Chinese"
+        assert browser.evaluate("document.querySelectorAll('details[open]').length") == 2, "the open clusters closed on a redraw"
+        browser.pump(2)  # a poll or two later, still open
+        assert browser.evaluate("document.querySelectorAll('details[open]').length") == 2, "the open clusters closed on a poll"
         with open(os.path.join(out, "teacher_zh.png"), "wb") as f:
             f.write(browser.screenshot())
         errors = browser.console_errors()
