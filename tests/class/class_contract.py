@@ -27,7 +27,9 @@ def attempt(port, token, key, code, claimed, exercise="matmul-backward", hints=0
 
 with tempfile.TemporaryDirectory() as folder:
     key, code = init_class(opscope, folder + "/c", "Week 3")
-    server = Server(opscope, folder + "/c", ["--workers", "2", "--burst", "40", "--rate", "1"]).start()
+    # A 3 s wall-clock kill and 512 MiB: a right answer needs 12 ms and far less.
+    server = Server(opscope, folder + "/c", ["--workers", "2", "--burst", "40", "--rate", "1", "--grade-seconds", "3",
+                                             "--grade-memory-mb", "512"]).start()
     port = server.port
     try:
         # Keys: missing 401, wrong 403, on the API and the page.
@@ -55,6 +57,12 @@ with tempfile.TemporaryDirectory() as folder:
         expect(sh == 202, "hostile attempt: %s" % ah)
         expect(attempt(port, img, "i-1", RIGHT, True)[0] == 202, "img attempt refused")
 
+        # Hostile answers: one long kernel (about 20 s alone) is killed at 3 s; 1.5 GiB is refused.
+        slow_code = 'a = randn(1500, 1500)\nb = matmul(a, a, algo="naive")\n'
+        s_slow, a_slow, _ = attempt(port, img, "slow", slow_code, True, exercise="softmax-backward")
+        s_oom, a_oom, _ = attempt(port, img, "oom", "x = zeros(20000, 20000)\n", True, exercise="softmax-backward")
+        expect(s_slow == 202 and s_oom == 202, "the hostile attempts were refused")
+
         # Caps: code over 64 KiB and a body over the server's cap are 413; bad input is 400.
         expect(attempt(port, ada, "big", "#" * (64 * 1024 + 1), False)[0] == 413, "64 KiB + 1 of code is not 413")
         expect(attempt(port, ada, "fits", "#" * (64 * 1024 - 1) + "\n", False)[0] == 202, "64 KiB of code was refused")
@@ -71,7 +79,11 @@ with tempfile.TemporaryDirectory() as folder:
         st, mine, _ = request(port, "GET", "/api/attempts", token=hostile)
         expect(st == 200 and [a["attempt_id"] for a in mine["attempts"]] == [ah["attempt_id"]], "the own list has others' attempts")
 
-        summary = wait_graded(port, key, 5, 60)
+        summary = wait_graded(port, key, 7, 60)
+        st, mine, _ = request(port, "GET", "/api/attempts", token=img)
+        status_of = {a["attempt_id"]: a["status"] for a in mine["attempts"]}
+        expect(status_of[a_slow["attempt_id"]] == "timeout", "the long kernel: %s" % status_of)
+        expect(status_of[a_oom["attempt_id"]] == "out of memory", "the 1.5 GiB answer: %s" % status_of)
         by_name = {s["name"]: s["results"] for s in summary["students"]}
         ada_mb = by_name["ada"]["matmul-backward"]
         expect(ada_mb["passed"] and ada_mb["attempts"] == 3 and ada_mb["pending"] == 0 and ada_mb["hints"] == 2,
@@ -80,6 +92,8 @@ with tempfile.TemporaryDirectory() as folder:
         expect(not h_mb["passed"] and h_mb["attempts"] == 1 and h_mb["mismatches"] == 1 and h_mb["grade"] == "fail 2/3",
                "the hostile student's cell: %s" % h_mb)
         expect(by_name[IMG_NAME]["matmul-backward"]["passed"], "the img student did not pass")
+        img_sb = by_name[IMG_NAME]["softmax-backward"]
+        expect(img_sb["attempts"] == 2 and not img_sb["passed"] and img_sb["mismatches"] == 2, "img's softmax cell: %s" % img_sb)
         ex = {e["id"]: e for e in summary["exercises"]}["matmul-backward"]
         expect(abs(ex["pass_rate"] - 2 / 3) < 1e-9, "pass rate %s" % ex["pass_rate"])
         grad = [c for c in ex["common_failures"] if c["check"] == "gradcheck on non-square shapes"]
@@ -89,8 +103,9 @@ with tempfile.TemporaryDirectory() as folder:
         expect(st == 200 and one["code"] == WRONG and one["student"] == SCRIPT_NAME, "the cluster does not open the code")
 
         st, csv, headers = request(port, "GET", "/api/teacher/grades.csv", token=key)
-        expect(st == 200 and csv.splitlines() == ["student,matmul-backward,passed", "ada,pass,1",
-                                                 "<script>alert(1)</script>,fail 2/3,0", '"""><img src=x onerror=alert(1)>",pass,1'],
+        expect(st == 200 and csv.splitlines() == [
+            "student,matmul-backward,softmax-backward,passed", "ada,pass,-,1", "<script>alert(1)</script>,fail 2/3,-,0",
+            '"""><img src=x onerror=alert(1)>",pass,out of memory,1'],
                "the CSV:\n" + csv)
 
         # The page: a shell with no data in it, its script from a file, inline scripts forbidden.
