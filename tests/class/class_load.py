@@ -6,6 +6,7 @@ Usage: class_load.py OPSCOPE FIXTURES STUDENTS ATTEMPTS SPREAD_SECONDS [--kill] 
 import argparse
 import concurrent.futures
 import random
+import re
 import sys
 import tempfile
 import threading
@@ -74,7 +75,8 @@ def student(port, token, name, deadline, server):
 killed_at = []
 with tempfile.TemporaryDirectory() as folder:
     key, code = init_class(args.opscope, folder + "/c", "load")
-    server = Server(args.opscope, folder + "/c", ["--rate", "5", "--burst", "20"]).start()
+    # One grading process: the queue is long when the server is killed, so the restart must resume it.
+    server = Server(args.opscope, folder + "/c", ["--rate", "5", "--burst", "20"] + (["--workers", "1"] if args.kill else [])).start()
     try:
         tokens = {("s%03d" % i): join(server.port, code, "s%03d" % i) for i in range(args.students)}
         t0 = time.time()
@@ -84,8 +86,12 @@ with tempfile.TemporaryDirectory() as folder:
             for f in futures:
                 f.result()
         sent_s = time.time() - t0
+        resumed = None
         if args.kill:
             assert restarted.wait(30), "the server did not restart"
+            found = [int(m.group(1)) for m in re.finditer(r"grading processes, (\d+) attempts to grade", "".join(server.log))]
+            resumed = found[-1]
+            assert resumed > 0, "the restart found nothing to grade: this run did not test resuming"
         # Every acknowledged attempt again (as a queue that lost the reply would): the same ids.
         for (name, k), attempt_id in list(acked.items())[:: max(1, total // 50)]:
             i = int(k.rsplit("-", 1)[1])
@@ -114,9 +120,9 @@ with tempfile.TemporaryDirectory() as folder:
 
 latencies.sort()
 pct = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
-print("| students | attempts each | acknowledged | p50 ack ms | p95 ack ms | max ack ms | sent in s | all graded in s | killed after |")
-print("|---|---|---|---|---|---|---|---|---|")
-print("| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %s |" % (
+print("| students | attempts each | acknowledged | p50 ack ms | p95 ack ms | max ack ms | sent in s | all graded in s | killed after | resumed |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+print("| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (
     args.students, args.attempts, len(acked), pct(0.5), pct(0.95), latencies[-1] * 1000, sent_s, graded_s,
-    ("%d acks (SIGKILL, restart)" % killed_at[0]) if killed_at else "-"))
+    ("%d acks (SIGKILL, restart)" % killed_at[0]) if killed_at else "-", "-" if resumed is None else "%d ungraded" % resumed))
 print("class load: ok, %d acknowledged, none lost, none twice, all graded" % len(acked))
