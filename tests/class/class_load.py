@@ -59,9 +59,11 @@ def send_until_acked(port, token, name, i, deadline):
     raise AssertionError("%s never acknowledged" % key)
 
 
-def student(port, token, name, deadline, server):
+def student(port, token, name, t0, deadline, server):
+    # Each attempt at a random moment of the spread, in order: a room within SPREAD seconds.
+    moments = sorted(random.uniform(0, args.spread) for _ in range(args.attempts))
     for i in range(args.attempts):
-        time.sleep(random.uniform(0, 2 * args.spread / max(1, args.attempts)))
+        time.sleep(max(0.0, t0 + moments[i] - time.time()))
         count = send_until_acked(port, token, name, i, deadline)
         if kill_after is not None and count >= kill_after and not killed.is_set():
             with lock:
@@ -82,7 +84,7 @@ with tempfile.TemporaryDirectory() as folder:
         t0 = time.time()
         deadline = t0 + args.spread + 120
         with concurrent.futures.ThreadPoolExecutor(max_workers=args.students) as pool:
-            futures = [pool.submit(student, server.port, tok, name, deadline, server) for name, tok in tokens.items()]
+            futures = [pool.submit(student, server.port, tok, name, t0, deadline, server) for name, tok in tokens.items()]
             for f in futures:
                 f.result()
         sent_s = time.time() - t0
@@ -102,6 +104,9 @@ with tempfile.TemporaryDirectory() as folder:
             assert status == 429 or reply["attempt_id"] == attempt_id, "%s: %s then %s" % (k, attempt_id, reply)
         summary = wait_graded(server.port, key, total, args.grade_timeout)
         graded_s = time.time() - t0
+        t_summary = time.time()  # what the teacher's page asks for every 1.5 s
+        request(server.port, "GET", "/api/teacher/summary", token=key)
+        summary_ms = (time.time() - t_summary) * 1000
         assert summary["attempts"] == total, "stored %d attempts, sent %d" % (summary["attempts"], total)
         assert len(acked) == total and len(set(acked.values())) == total, "duplicate or missing ids"
         for s in summary["students"]:
@@ -120,9 +125,9 @@ with tempfile.TemporaryDirectory() as folder:
 
 latencies.sort()
 pct = lambda q: latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
-print("| students | attempts each | acknowledged | p50 ack ms | p95 ack ms | max ack ms | sent in s | all graded in s | killed after | resumed |")
-print("|---|---|---|---|---|---|---|---|---|---|")
-print("| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |" % (
+print("| students | attempts each | acknowledged | p50 ack ms | p95 ack ms | max ack ms | sent in s | all graded in s | killed after | resumed | summary ms |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s | %.1f |" % (
     args.students, args.attempts, len(acked), pct(0.5), pct(0.95), latencies[-1] * 1000, sent_s, graded_s,
-    ("%d acks (SIGKILL, restart)" % killed_at[0]) if killed_at else "-", "-" if resumed is None else "%d ungraded" % resumed))
+    ("%d acks (SIGKILL, restart)" % killed_at[0]) if killed_at else "-", "-" if resumed is None else "%d ungraded" % resumed, summary_ms))
 print("class load: ok, %d acknowledged, none lost, none twice, all graded" % len(acked))
