@@ -44,3 +44,13 @@ if(OPSCOPE_HAVE_CLASS AND OPSCOPE_TESTS)
                          TIMEOUT 240 PASS_REGULAR_EXPRESSION "class page: ok")
   endif()
 endif()
+
+if(OPSCOPE_HAVE_CLASS AND OPSCOPE_TESTS)
+  # The server's parts without the server (tests/test_class.cpp): a small executable of its own,
+  # so that opscope_tests links no SQLite (about 1 s).
+  add_executable(opscope_class_tests tests/test_class.cpp tests/main.cpp app/class/grader_child.cpp app/class/store.cpp
+                 app/class/summary.cpp)
+  target_include_directories(opscope_class_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(opscope_class_tests PRIVATE PkgConfig::SQLITE3 nlohmann_json::nlohmann_json Catch2::Catch2 Threads::Threads)
+  add_test(NAME class_unit COMMAND opscope_class_tests "[class]")
+endif()
