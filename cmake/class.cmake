@@ -35,6 +35,10 @@ if(OPSCOPE_HAVE_CLASS AND OPSCOPE_TESTS)
            $<TARGET_FILE:opscope> ${CMAKE_CURRENT_SOURCE_DIR}/tests/exercises 50 4 2 --kill --grade-timeout 120)
   set_tests_properties(class_contract class_kill PROPERTIES ENVIRONMENT "${_opscope_class_env}" TIMEOUT 240)
   set_tests_properties(class_contract PROPERTIES PASS_REGULAR_EXPRESSION "class contract: ok")
+  # Without the module, `opscope class` says which file is missing and how to get it.
+  add_test(NAME cli_class_module_missing COMMAND sh -c "OPSCOPE_CLASS_MODULE=/nonexistent/libopscope_class.so $<TARGET_FILE:opscope> class init ${CMAKE_CURRENT_BINARY_DIR}/no-class --name x 2>&1")
+  set_tests_properties(cli_class_module_missing PROPERTIES
+    PASS_REGULAR_EXPRESSION "cannot start the class server: libopscope_class.so not found.*hint: rebuild opscope")
   set_tests_properties(class_kill PROPERTIES PASS_REGULAR_EXPRESSION "class load: ok")
   find_program(OPSCOPE_CHROMIUM_FOR_CLASS NAMES chromium chromium-browser)
   if(OPSCOPE_CHROMIUM_FOR_CLASS)  # the teacher's page in headless Chromium, screenshots in the build tree

@@ -100,9 +100,11 @@ TEST_CASE("the store keeps one attempt per idempotency key, across a reopening",
     Store s(dir + "/class.db");
     s.create_class({"c", "key", "CODE"});
     std::string why;
-    const auto ada = s.join("ada", "tok-ada", why);
+    bool taken = false;
+    const auto ada = s.join("ada", "tok-ada", why, taken);
     REQUIRE(ada);
-    CHECK_FALSE(s.join("ada", "tok-2", why));  // a name joins once
+    CHECK_FALSE(s.join("ada", "tok-2", why, taken));  // a name joins once
+    CHECK(taken);
     const auto [id, fresh] = s.add_attempt(ada->id, {"matmul-backward", "code", "k1", "true", 0});
     CHECK(fresh);
     first = id;
@@ -126,11 +128,14 @@ TEST_CASE("with a roster only its names join, each once", "[class]") {
   const std::string dir = temp_dir();
   Store s(dir + "/class.db");
   s.create_class({"c", "key", "CODE"});
-  s.add_roster_name("Ada Lovelace", "r1");
+  s.add_roster_name("Ada Lovelace");
   std::string why;
-  CHECK(s.join("Ada Lovelace", "t1", why));
-  CHECK_FALSE(s.join("Ada Lovelace", "t2", why));
-  CHECK_FALSE(s.join("Mallory", "t3", why));
+  bool taken = false;
+  CHECK(s.join("Ada Lovelace", "t1", why, taken));
+  CHECK_FALSE(s.join("Ada Lovelace", "t2", why, taken));
+  CHECK(taken);
+  CHECK_FALSE(s.join("Mallory", "t3", why, taken));
+  CHECK_FALSE(taken);
   CHECK(why.find("not on the class's roster") != std::string::npos);
   fs::remove_all(dir);
 }

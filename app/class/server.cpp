@@ -78,6 +78,18 @@ void reply(httplib::Response& res, int status, const json& body) {
 
 void refuse(httplib::Response& res, int status, const std::string& why) { reply(res, status, {{"error", why}}); }
 
+// A CSV line's first field: "Hopper, Grace" quoted with its comma, "" a quote inside quotes.
+std::string first_csv_field(const std::string& line) {
+  if (line.empty() || line[0] != '"') return line.substr(0, line.find(','));
+  std::string field;
+  for (size_t i = 1; i < line.size(); ++i) {
+    if (line[i] != '"') field += line[i];
+    else if (i + 1 < line.size() && line[i + 1] == '"') field += line[++i];
+    else break;
+  }
+  return field;
+}
+
 // "name,..." per line; a first line "name" or "student" is a header.
 std::vector<std::string> read_roster(const std::string& path) {
   std::ifstream f(path);
@@ -86,8 +98,7 @@ std::vector<std::string> read_roster(const std::string& path) {
   std::string line;
   for (int n = 1; std::getline(f, line); ++n) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::string name = line.substr(0, line.find(','));
-    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+    const std::string name = first_csv_field(line);
     if (name.empty() || (n == 1 && (name == "name" || name == "student"))) continue;
     if (name.size() > kNameCap) throw Error(path + ":" + std::to_string(n) + ": a name longer than 80 bytes");
     names.push_back(name);
@@ -188,8 +199,9 @@ void post_join(Class& c, const httplib::Request& req, httplib::Response& res) {
   if (!same_secret(code, c.info.class_code)) return refuse(res, 403, "wrong class code");
   if (!valid_name(name)) return refuse(res, 400, "a name is 1 to 80 bytes without control characters");
   std::string why;
-  auto s = c.store.join(name, random_hex(32), why);
-  if (!s) return refuse(res, 409, why);
+  bool taken = false;
+  auto s = c.store.join(name, random_hex(32), why, taken);
+  if (!s) return refuse(res, taken ? 409 : 403, why);
   reply(res, 200, {{"student_token", s->token}, {"name", s->name}, {"class", c.info.name}});
 }
 
@@ -309,7 +321,7 @@ int init_class(const InitArgs& a) {
   Store store(db_path(a.dir));
   const ClassInfo info{a.name, random_hex(24), new_class_code()};
   store.create_class(info);
-  for (const std::string& n : roster) store.add_roster_name(n, random_hex(16));
+  for (const std::string& n : roster) store.add_roster_name(n);
   std::cout << "class: " << a.name << " in " << a.dir << "\n";
   std::cout << "teacher key: " << info.teacher_key << "\n";
   std::cout << "class code: " << info.class_code << "\n";
@@ -347,7 +359,9 @@ int serve_class(const ServeArgs& a) {
   Class c{store, pool, limit, store.class_info(), std::move(course)};
 
   httplib::Server svr;
-  svr.new_task_queue = [] { return new httplib::ThreadPool(64); };  // a room's connections at once
+  // A room's connections at once (each a thread while open); an idle one closes after 2 s.
+  svr.new_task_queue = [] { return new httplib::ThreadPool(256); };
+  svr.set_keep_alive_timeout(2);
   svr.set_payload_max_length(kBodyCap);
   svr.set_read_timeout(10, 0);
   add_routes(svr, c);

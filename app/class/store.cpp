@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS class(
   id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, teacher_key TEXT NOT NULL,
   class_code TEXT NOT NULL, created_at TEXT NOT NULL DEFAULT (datetime('now')));
 CREATE TABLE IF NOT EXISTS students(
-  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, token TEXT UNIQUE, roster_token TEXT UNIQUE,
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, token TEXT UNIQUE, on_roster INTEGER NOT NULL DEFAULT 0,
   joined_at TEXT);
 CREATE TABLE IF NOT EXISTS attempts(
   id INTEGER PRIMARY KEY, student_id INTEGER NOT NULL REFERENCES students(id),
@@ -113,22 +113,28 @@ ClassInfo Store::class_info() {
   return {s.text(0), s.text(1), s.text(2)};
 }
 
-void Store::add_roster_name(const std::string& name, const std::string& token) {
+void Store::add_roster_name(const std::string& name) {
   std::lock_guard lock(mutex_);
-  Statement s(db_, "INSERT INTO students(name, roster_token) VALUES (?, ?)");
-  s.bind(1, name).bind(2, token).step();
+  Statement s(db_, "INSERT OR IGNORE INTO students(name, on_roster) VALUES (?, 1)");
+  s.bind(1, name).step();
 }
 
-std::optional<Student> Store::join(const std::string& name, const std::string& new_token, std::string& why) {
+std::optional<Student> Store::join(const std::string& name, const std::string& new_token, std::string& why, bool& taken) {
   std::lock_guard lock(mutex_);
-  Statement roster(db_, "SELECT count(*) FROM students WHERE roster_token IS NOT NULL");
+  taken = false;
+  Statement roster(db_, "SELECT count(*), coalesce(sum(on_roster), 0) FROM students");
   roster.step();
-  const bool has_roster = roster.integer(0) > 0;
+  const bool has_roster = roster.integer(1) > 0;
+  if (roster.integer(0) >= kMaxStudents) {
+    why = "the class is full (" + std::to_string(kMaxStudents) + " students)";
+    return std::nullopt;
+  }
   Statement find(db_, "SELECT id, token FROM students WHERE name = ?");
   find.bind(1, name);
   if (find.step()) {
     if (!find.text(1).empty()) {
       why = "the name '" + name + "' has joined already: ask the teacher if that was not you";
+      taken = true;
       return std::nullopt;
     }
     const long long id = find.integer(0);

@@ -12,6 +12,9 @@ struct sqlite3_stmt;
 
 namespace opscope::classroom {
 
+// Joining is open to anyone with the class code: a cap keeps a script from filling the database.
+constexpr long long kMaxStudents = 5000;
+
 struct ClassInfo {
   std::string name, teacher_key, class_code;
 };
@@ -83,10 +86,10 @@ class Store {
   ClassInfo class_info();
 
   // A roster's name waits for its student to join with it.
-  void add_roster_name(const std::string& name, const std::string& token);
+  void add_roster_name(const std::string& name);
   // Joins `name`: a roster name not joined yet, or (without a roster) a new name. Null: refused,
-  // `why` says why.
-  std::optional<Student> join(const std::string& name, const std::string& new_token, std::string& why);
+  // `why` says why and `taken` whether the name had joined already (else: not allowed at all).
+  std::optional<Student> join(const std::string& name, const std::string& new_token, std::string& why, bool& taken);
   std::optional<Student> student_by_token(const std::string& token);
 
   // Stores the attempt once per (student, idempotency key), committed before it returns; the

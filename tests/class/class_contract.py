@@ -123,4 +123,19 @@ with tempfile.TemporaryDirectory() as folder:
         print("".join(server.log))
         raise
     server.stop()
+
+    # A class with a roster: its names join (once), no other name does.
+    with open(folder + "/roster.csv", "w") as f:
+        f.write("name,email\nAda Lovelace,ada@example.org\n\"Hopper, Grace\",grace@example.org\n")
+    key, code = init_class(opscope, folder + "/r", "Roster", roster=folder + "/roster.csv")
+    server = Server(opscope, folder + "/r", ["--workers", "1"]).start()
+    try:
+        join(server.port, code, "Ada Lovelace")
+        join(server.port, code, "Hopper, Grace")
+        expect(request(server.port, "POST", "/api/join", {"class_code": code, "name": "Ada Lovelace"})[0] == 409, "a roster name joined twice")
+        expect(request(server.port, "POST", "/api/join", {"class_code": code, "name": "Mallory"})[0] == 403, "a name off the roster joined")
+        st, summary, _ = request(server.port, "GET", "/api/teacher/summary", token=key)
+        expect([s["name"] for s in summary["students"]] == ["Ada Lovelace", "Hopper, Grace"], "the roster class's students: %s" % summary)
+    finally:
+        server.stop()
 print("class contract: ok")
