@@ -44,6 +44,7 @@ std::pair<CLI::App*, std::function<int()>> add_class_command(CLI::App& app) {
   s->add_option("--rate", serve->rate_per_second, "a student's requests per second, sustained (default 2)");
   s->add_option("--burst", serve->rate_burst, "a student's requests at once above that (default 30)");
   s->add_option("--grader", serve->grader, "the grader program (default: this opscope)");
+  s->add_option("--site", serve->site, "serve the browser site from this folder at / (build-web/site)")->check(CLI::ExistingDirectory);
   s->add_option("--lang", serve->lang, "the feedback's language: en or zh")->check(CLI::IsMember({"en", "zh"}));
   return {sub, [init, serve, i, s]() -> int {
             const ClassModule& m = class_module();

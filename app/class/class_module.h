@@ -26,6 +26,7 @@ struct ServeArgs {
   int rate_burst = 30;         // ... and the burst allowed above it
   std::string grader;          // the program run as `GRADER exercise check ID FILE --json`
   std::string lang = "en";     // the feedback's language
+  std::string site;            // the browser site's folder, served at / (empty: none)
 };
 
 struct ClassModule : ModuleTableHead {

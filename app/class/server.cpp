@@ -365,6 +365,11 @@ int serve_class(const ServeArgs& a) {
   svr.set_payload_max_length(kBodyCap);
   svr.set_read_timeout(10, 0);
   add_routes(svr, c);
+  if (!a.site.empty()) {  // the students' site, from the class's own address (same origin as the API)
+    svr.set_file_extension_and_mimetype_mapping("wasm", "application/wasm");
+    svr.set_file_extension_and_mimetype_mapping("data", "application/octet-stream");
+    if (!svr.set_mount_point("/", a.site)) throw Error("cannot serve the site from " + a.site, "--site names the browser build's site folder");
+  }
   if (!svr.bind_to_port(a.host, a.port))
     throw Error("cannot listen on " + a.host + ":" + std::to_string(a.port), "is the port in use? choose another with --port");
   std::thread signals = stop_on_signals(svr, set);

@@ -128,7 +128,11 @@ with tempfile.TemporaryDirectory() as folder:
     with open(folder + "/roster.csv", "w") as f:
         f.write("name,email\nAda Lovelace,ada@example.org\n\"Hopper, Grace\",grace@example.org\n")
     key, code = init_class(opscope, folder + "/r", "Roster", roster=folder + "/roster.csv")
-    server = Server(opscope, folder + "/r", ["--workers", "1"]).start()
+    import os
+    os.makedirs(folder + "/site")
+    with open(folder + "/site/index.html", "w") as f:
+        f.write("<p>the site</p>")
+    server = Server(opscope, folder + "/r", ["--workers", "1", "--site", folder + "/site"]).start()
     try:
         join(server.port, code, "Ada Lovelace")
         join(server.port, code, "Hopper, Grace")
@@ -136,6 +140,9 @@ with tempfile.TemporaryDirectory() as folder:
         expect(request(server.port, "POST", "/api/join", {"class_code": code, "name": "Mallory"})[0] == 403, "a name off the roster joined")
         st, summary, _ = request(server.port, "GET", "/api/teacher/summary", token=key)
         expect([s["name"] for s in summary["students"]] == ["Ada Lovelace", "Hopper, Grace"], "the roster class's students: %s" % summary)
+        st, page, _ = request(server.port, "GET", "/index.html")
+        expect(st == 200 and page == "<p>the site</p>", "--site is not served: %s %s" % (st, page))
+        expect(request(server.port, "GET", "/teacher")[0] == 401, "the site's mount shadows /teacher")
     finally:
         server.stop()
 print("class contract: ok")
