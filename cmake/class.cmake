@@ -6,7 +6,8 @@ if(NOT EMSCRIPTEN)
   pkg_check_modules(SQLITE3 IMPORTED_TARGET sqlite3)
   if(HTTPLIB_FOUND AND SQLITE3_FOUND)
     set(OPSCOPE_HAVE_CLASS ON)
-    add_library(opscope_class MODULE app/class/class_module_entry.cpp app/class/server.cpp app/class/store.cpp
+    add_library(opscope_class MODULE app/class/class_module_entry.cpp app/class/server.cpp app/class/class_init.cpp
+                app/class/secrets.cpp app/class/store.cpp
                 app/class/grader_child.cpp app/class/grading_pool.cpp app/class/summary.cpp app/class/teacher_page.cpp)
     target_include_directories(opscope_class PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${OPSCOPE_GENERATED_DIR})
     target_link_libraries(opscope_class PRIVATE PkgConfig::HTTPLIB PkgConfig::SQLITE3 nlohmann_json::nlohmann_json Threads::Threads)

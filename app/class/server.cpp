@@ -2,19 +2,17 @@
 
 #include <httplib.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "app/class/grading_pool.h"
 #include "app/class/rate_limit.h"
+#include "app/class/secrets.h"
 #include "app/class/store.h"
 #include "app/class/summary.h"
 #include "app/class/teacher_page.h"
@@ -31,39 +29,6 @@ constexpr size_t kCodeCap = 64 * 1024;    // a student's answer, bytes
 constexpr size_t kBodyCap = 512 * 1024;   // a request (64 KiB of code escaped in JSON fits)
 constexpr size_t kSmallBodyCap = 4096;    // join
 constexpr size_t kClientResultCap = 4096; // the client's claimed result, as JSON text
-constexpr size_t kNameCap = 80;
-
-std::string random_hex(size_t bytes) {
-  std::ifstream f("/dev/urandom", std::ios::binary);
-  std::string raw(bytes, '\0');
-  if (!f.read(raw.data(), static_cast<std::streamsize>(bytes))) throw Error("cannot read /dev/urandom");
-  static const char* digits = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char c : raw) {
-    hex += digits[c >> 4];
-    hex += digits[c & 15];
-  }
-  return hex;
-}
-
-// Six letters and digits a student can read off a projector: no 0/O, 1/I/L.
-std::string new_class_code() {
-  static const std::string alphabet = "ABCDEFGHJKMNPQRSTUVWXYZ23456789";
-  const std::string r = random_hex(6);
-  std::string code;
-  for (size_t i = 0; i < 6; ++i) code += alphabet[std::stoul(r.substr(2 * i, 2), nullptr, 16) % alphabet.size()];
-  return code;
-}
-
-std::string db_path(const std::string& dir) { return dir + "/class.db"; }
-
-// Constant-time comparison: a key is not guessed a byte at a time from response times.
-bool same_secret(const std::string& a, const std::string& b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
 
 std::string bearer(const httplib::Request& req) {
   const std::string h = req.get_header_value("Authorization");
@@ -77,34 +42,6 @@ void reply(httplib::Response& res, int status, const json& body) {
 }
 
 void refuse(httplib::Response& res, int status, const std::string& why) { reply(res, status, {{"error", why}}); }
-
-// A CSV line's first field: "Hopper, Grace" quoted with its comma, "" a quote inside quotes.
-std::string first_csv_field(const std::string& line) {
-  if (line.empty() || line[0] != '"') return line.substr(0, line.find(','));
-  std::string field;
-  for (size_t i = 1; i < line.size(); ++i) {
-    if (line[i] != '"') field += line[i];
-    else if (i + 1 < line.size() && line[i + 1] == '"') field += line[++i];
-    else break;
-  }
-  return field;
-}
-
-// "name,..." per line; a first line "name" or "student" is a header.
-std::vector<std::string> read_roster(const std::string& path) {
-  std::ifstream f(path);
-  if (!f) throw Error("cannot read the roster " + path, "a CSV file with one student's name per line");
-  std::vector<std::string> names;
-  std::string line;
-  for (int n = 1; std::getline(f, line); ++n) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const std::string name = first_csv_field(line);
-    if (name.empty() || (n == 1 && (name == "name" || name == "student"))) continue;
-    if (name.size() > kNameCap) throw Error(path + ":" + std::to_string(n) + ": a name longer than 80 bytes");
-    names.push_back(name);
-  }
-  return names;
-}
 
 bool valid_id(const std::string& s, size_t cap) {
   if (s.empty() || s.size() > cap) return false;
@@ -310,28 +247,8 @@ std::thread stop_on_signals(httplib::Server& svr, sigset_t set) {
 
 }  // namespace
 
-int init_class(const InitArgs& a) {
-  if (a.name.empty()) throw Error("a class needs a name", "opscope class init DIR --name \"Deep learning, week 3\"");
-  std::error_code ec;
-  fs::create_directories(a.dir, ec);
-  if (ec) throw Error("cannot make the folder " + a.dir + ": " + ec.message());
-  fs::permissions(a.dir, fs::perms::owner_all, fs::perm_options::replace, ec);  // it holds the keys
-  if (fs::exists(db_path(a.dir))) throw Error(a.dir + " holds a class already", "serve it with `opscope class serve " + a.dir + "`, or choose another folder");
-  const std::vector<std::string> roster = a.roster.empty() ? std::vector<std::string>{} : read_roster(a.roster);
-  Store store(db_path(a.dir));
-  const ClassInfo info{a.name, random_hex(24), new_class_code()};
-  store.create_class(info);
-  for (const std::string& n : roster) store.add_roster_name(n);
-  std::cout << "class: " << a.name << " in " << a.dir << "\n";
-  std::cout << "teacher key: " << info.teacher_key << "\n";
-  std::cout << "class code: " << info.class_code << "\n";
-  if (!roster.empty()) std::cout << "roster: " << roster.size() << " students, who join with the class code and their name as written in the roster\n";
-  std::cout << "next: opscope class serve " << a.dir << " --port 8000, then open http://127.0.0.1:8000/teacher?key=KEY\n";
-  return 0;
-}
-
 int serve_class(const ServeArgs& a) {
-  if (!fs::exists(db_path(a.dir))) throw Error(a.dir + " holds no class", "make one with `opscope class init " + a.dir + " --name NAME`");
+  if (!fs::exists(class_db_path(a.dir))) throw Error(a.dir + " holds no class", "make one with `opscope class init " + a.dir + " --name NAME`");
   // Signals are waited for by one thread; every thread made after this inherits the mask.
   sigset_t set;
   sigemptyset(&set);
@@ -341,7 +258,7 @@ int serve_class(const ServeArgs& a) {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
-  Store store(db_path(a.dir));
+  Store store(class_db_path(a.dir));
   const std::string grader = a.grader.empty() ? self_executable() : a.grader;
   const std::string scratch = a.dir + "/scratch";
   fs::create_directories(scratch);

@@ -14,6 +14,7 @@ namespace opscope::classroom {
 
 // Joining is open to anyone with the class code: a cap keeps a script from filling the database.
 constexpr long long kMaxStudents = 5000;
+constexpr size_t kNameCap = 80;  // bytes of a student's name
 
 struct ClassInfo {
   std::string name, teacher_key, class_code;
