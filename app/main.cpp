@@ -52,6 +52,9 @@
 #ifdef OPSCOPE_HAVE_GUI
 #include "app/gui/window_module.h"
 #endif
+#ifdef OPSCOPE_HAVE_CLASS
+#include "app/class/class_command.h"  // the server is a module (app/class/class_module.h)
+#endif
 
 namespace {
 
@@ -557,6 +560,12 @@ static int run_command_line(int argc, char** argv) {
       add_lesson_command(app),
       add_exercise_command(app),
       add_gui_command(app),
+#ifdef OPSCOPE_HAVE_CLASS
+      [&app] {
+        auto [sub, run] = classroom::add_class_command(app);
+        return Command{sub, run};
+      }(),
+#endif
   };
 
   CLI11_PARSE(app, argc, argv);
