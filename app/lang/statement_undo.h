@@ -55,7 +55,7 @@ class StatementUndo final : public ChangeJournal {
   size_t peak_entries() const { return peak_; }
 
   // Field numbers of the changes the language itself makes.
-  enum Field : int { grad = 1, data, saved, requires_grad, list_items, pending_pass, static_state, checkpoint_mark };
+  enum Field : int { grad = 1, data, saved, requires_grad, list_items, pending_pass, static_state, checkpoint_mark, check_name };
 
  private:
   struct Entry {
