@@ -165,7 +165,9 @@ TEST_CASE("an attempt: a pass, and a fail naming the element, both values and th
   CHECK_THAT(bad.checks[1].message, Catch::Contains("central differences give"));
   CHECK(bad.checks[1].where == "lessons/en/04-fb.md:28");
   CHECK(bad.checks[1].your_lines == std::vector<std::string>{"ben/scale-backward.ops:3: def scale3(x):",
-                                                              "ben/scale-backward.ops:7: def scale3_backward(dy):"});
+                                                              "ben/scale-backward.ops:4: return x * 3.0",
+                                                              "ben/scale-backward.ops:7: def scale3_backward(dy):",
+                                                              "ben/scale-backward.ops:8: return dy * 2.0"});
   const std::string text = feedback_text(ex, bad);
   CHECK_THAT(text, Catch::Contains("Not yet: 1/2 checks pass."));
   CHECK_THAT(text, Catch::Contains("✗ gradcheck"));

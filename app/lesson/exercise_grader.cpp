@@ -193,7 +193,12 @@ std::vector<std::string> lines_defining(const std::string& code, const std::stri
       for (const std::string& n : identifiers(l.substr(0, eq)))  // a, b = ... defines both
         if (names.count(n)) take(i);
     }
-    if ((!name.empty() && names.count(name)) || (!backward_of.empty() && names.count(backward_of))) take(i);
+    if ((!name.empty() && names.count(name)) || (!backward_of.empty() && names.count(backward_of))) {
+      take(i);
+      // What the function returns is where a wrong value comes from: quote those lines too.
+      for (size_t j = i + 1; j < lines.size() && (lines[j].empty() || lines[j][0] == ' ' || lines[j][0] == '\t'); ++j)
+        if (trim(lines[j]).rfind("return ", 0) == 0) take(j);
+    }
     backward_of.clear();
   }
   std::vector<std::string> out;

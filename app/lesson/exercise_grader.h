@@ -56,7 +56,8 @@ std::string check_exercise(const Lesson& lesson, const Exercise& ex);
 std::string feedback_text(const Exercise& ex, const Attempt& a, bool zh = false);
 
 // Lines of `code` where it defines names at its top level (`def f`, `class C`, `x = ...`, and the
-// backward `@f.backward` gives `f`), as "FILE:LINE: text", for the names in `mentioned`.
+// backward `@f.backward` gives `f`), and the `return` lines of such functions, as
+// "FILE:LINE: text", for the names in `mentioned`.
 std::vector<std::string> lines_defining(const std::string& code, const std::string& filename, int line_offset,
                                         const std::string& mentioned);
 

@@ -5,6 +5,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +21,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 
 namespace opscope::platform {
 
@@ -102,6 +106,9 @@ ChildRun run_self_limited(const std::vector<std::string>& args, double seconds, 
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
     setpgid(0, 0);  // its own group: the kill reaches whatever it starts
+#ifdef __linux__
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a grader killed itself takes its attempt with it
+#endif
     setrlimit(RLIMIT_AS, &as);
     const rlimit no_core{0, 0};
     setrlimit(RLIMIT_CORE, &no_core);
@@ -118,13 +125,13 @@ ChildRun run_self_limited(const std::vector<std::string>& args, double seconds, 
   const auto deadline = t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   while (open_fds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
+    if (left <= 0 || interrupt::requested()) {  // Ctrl-C stops the child as its limit would
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
       killed = true;
       break;
     }
-    if (poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000))) < 0) continue;
+    if (poll(fds, 2, static_cast<int>(std::min<long long>(left, 100))) < 0) continue;
     for (pollfd& f : fds) {
       if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[65536];

@@ -7,10 +7,10 @@ declares in its first lines:
     # expect: pass | fail: TEXT | error: TEXT | timeout | out of memory
 
 TEXT must appear in the failing checks' messages (fail) or in the error (error). Folders under
-ROOT: corpus/ (graded with each exercise's own limits), hostile/ (one run with a short time
-limit and a memory cap: huge allocations, endless loops, one long kernel), heavy/ (a full
-training epoch: only with --heavy). Prints one line per mismatch and the counts per kind.
-Usage: grade_corpus.py OPSCOPE ROOT [--heavy]
+ROOT: corpus/ (graded with each exercise's own limits, a training epoch included) and hostile/
+(one run with a short time limit and a memory cap: huge allocations, endless loops, one long
+kernel). Prints one line per mismatch and the counts per kind.
+Usage: grade_corpus.py OPSCOPE ROOT
 """
 import json, os, subprocess, sys, time
 
@@ -41,7 +41,6 @@ def verdict_of(result):
 def main():
     opscope, root = sys.argv[1], sys.argv[2]
     runs = [('corpus', []), ('hostile', ['--seconds', '3', '--memory-mib', '2048'])]
-    if '--heavy' in sys.argv: runs.append(('heavy', []))
     counts, wrong = {}, 0
     for folder, extra in runs:
         t0 = time.time()
