@@ -2,9 +2,13 @@
 // graded (pass, fail with the failing element and the student's lines, error, time limit), the
 // exercise proved both ways, and a class's folder graded into one table.
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "app/lesson/exercise_class.h"
 #include "app/lesson/exercise_grader.h"
@@ -16,6 +20,7 @@
 #include "app/lesson/runner.h"
 #include "app/lesson/terminal_player.h"
 #include "core/error.h"
+#include "platform/platform.h"
 
 using namespace opscope;
 using namespace opscope::lesson;
@@ -424,4 +429,28 @@ TEST_CASE("an attempt's JSON reads back into the same attempt (what a graded chi
   CHECK(b.checks[0].message == a.checks[0].message);
   CHECK(b.checks[0].your_lines == a.checks[0].your_lines);
   CHECK_THROWS_WITH(attempt_from_json("not json"), Catch::Contains("not an attempt's JSON"));
+}
+
+// What the test below runs in a child process of this test program (hidden tags: not run alone).
+TEST_CASE("(a graded child) sleeps ten seconds", "[.sandbox_child_sleeps]") { std::this_thread::sleep_for(std::chrono::seconds(10)); }
+TEST_CASE("(a graded child) asks for 3 GiB", "[.sandbox_child_allocates]") {
+  std::vector<char> hog(size_t(3) << 30, 1);
+  std::printf("allocated %d\n", hog[size_t(1) << 29]);
+}
+TEST_CASE("(a graded child) prints", "[.sandbox_child_prints]") { std::printf("hello from the child\n"); }
+
+TEST_CASE("a graded child process is killed at its wall-clock limit, capped in memory, and its output read", "[exercise][sandbox]") {
+  const platform::ChildRun slow = platform::run_self_limited({"[.sandbox_child_sleeps]"}, 0.5, size_t(4) << 30);
+  CHECK(slow.end == platform::ChildRun::End::killed_at_limit);
+  CHECK(slow.seconds < 3);
+  const platform::ChildRun hog = platform::run_self_limited({"[.sandbox_child_allocates]"}, 30, size_t(2) << 30);
+  // The allocation is refused: the child ends by std::bad_alloc (an abort, or Catch's report).
+  CHECK(hog.end != platform::ChildRun::End::killed_at_limit);
+  CHECK((hog.end == platform::ChildRun::End::signal || hog.code != 0));
+  CHECK_THAT(hog.output, !Catch::Contains("allocated"));
+  CHECK_THAT(hog.output, Catch::Contains("asks for 3 GiB"));  // it did start
+  const platform::ChildRun fine = platform::run_self_limited({"[.sandbox_child_prints]"}, 30, size_t(4) << 30);
+  CHECK(fine.end == platform::ChildRun::End::exited);
+  CHECK(fine.code == 0);
+  CHECK_THAT(fine.output, Catch::Contains("hello from the child"));
 }
