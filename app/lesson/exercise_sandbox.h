@@ -14,7 +14,7 @@ namespace opscope::lesson {
 struct SandboxLimits {
   // The child is killed this long after the exercise's own time limit (its start-up, and the
   // in-process limit's chance to say where it stopped).
-  double grace_seconds = 5;
+  double grace_seconds = 3;
   size_t memory_bytes = size_t(4) << 30;  // RLIMIT_AS: address space, not resident memory
   double seconds = 0;                      // the attempt's time limit; 0: the exercise's own
 };

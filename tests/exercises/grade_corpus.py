@@ -40,7 +40,7 @@ def verdict_of(result):
 
 def main():
     opscope, root = sys.argv[1], sys.argv[2]
-    runs = [('corpus', []), ('hostile', ['--seconds', '3', '--memory-mib', '2048'])]
+    runs = [('corpus', []), ('hostile', ['--seconds', '2', '--memory-mib', '2048'])]
     counts, wrong = {}, 0
     for folder, extra in runs:
         t0 = time.time()
