@@ -358,6 +358,11 @@ TEST_CASE("the checks run in a scope of their own: the student's code cannot rea
   const Attempt peek = attempt_at(L, "def f(x):\n    return secret * 2.0\n");
   CHECK(peek.status == AttemptStatus::failed);
   CHECK_THAT(peek.checks[0].message, Catch::Contains("ana/guarded.ops:2:12: error: unknown name 'secret'"));
+  // Nor can it change a check's tensor in place: zeroing `secret` by an optimizer step would make
+  // 2·secret agree with anything zero.
+  const Attempt zeroed = attempt_at(L, "def f(x):\n    x.requires_grad = True\n    backward((x * x).sum())\n    SGD([x], lr=0.5).step()\n    return x * 2.0\n");
+  CHECK(zeroed.status == AttemptStatus::failed);
+  CHECK_THAT(zeroed.checks[0].message, Catch::Contains("your code changes the checks' tensor 'secret' in place"));
   // A name the student's code keeps is theirs, whatever the checks call theirs.
   CHECK(attempt_at(L, "secret = 100.0\ndef f(x):\n    return x * 2.0 + secret * 0.0\n").status == AttemptStatus::passed);
   // The set-up's names are read freely.

@@ -98,6 +98,20 @@ std::vector<std::string> tensor_member_names() {
 Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<UserOps>(*this)) {
   install_builtins();
   install_commands();
+  // A student's function handed a check's tensor must not change it in place (an optimizer
+  // step on it, then a result that agrees with the changed tensor).
+  undo_.before_data_change = [this](const Tensor& t) {
+    if (check_globals_.empty() || running_owner() != Owner::student) return;
+    const Storage* s = &t.storage();
+    auto held = [s](const Value& v) { return v.kind == Value::tensor && v.t.defined() && !v.t.is_symbolic() && &v.t.storage() == s; };
+    for (const auto& [name, v] : check_globals_) {
+      bool hit = held(v);
+      if (!hit && (v.kind == Value::list || v.kind == Value::tuple)) hit = std::any_of(v.items->begin(), v.items->end(), held);
+      if (hit)
+        throw Error("your code changes the checks' tensor '" + name + "' in place (an optimizer step on it)",
+                    "the checks' tensors are theirs: compute on a copy (" + name + " * 1.0) or on your own parameters");
+    }
+  };
 }
 
 void Interpreter::install_builtins() {
