@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -25,6 +26,7 @@
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
 #include "app/lesson/exercise_class.h"
+#include "app/lesson/exercise_sandbox.h"
 #include "app/lesson/exercise_text.h"
 #include "app/lesson/lesson.h"
 #include "app/lesson/progress.h"
@@ -400,8 +402,10 @@ Command add_lesson_command(CLI::App& app) {
 
 Command add_exercise_command(CLI::App& app) {
   struct Opts {
-    std::string lang, id, file, dir, csv;
-    bool json = false, solution = false;
+    std::string lang, id, file, dir, csv, shown_as;
+    bool json = false, solution = false, in_process = false;
+    size_t memory_mib = 4096;
+    double seconds = 0;
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("exercise", "the course's exercises: list, show, check a student's file, grade a class's folder");
@@ -415,9 +419,18 @@ Command add_exercise_command(CLI::App& app) {
   check->add_option("ID", o->id, "the exercise's id")->required();
   check->add_option("FILE", o->file, "the student's answer, a .ops file")->required();
   check->add_flag("--json", o->json, "print the result as JSON");
+  // What the graded child runs (below); a person need not: the desktop grades in a child already.
+  check->add_flag("--in-process", o->in_process, "grade in this process (no child process, no hard limits)")->group("");
+  check->add_option("--as", o->shown_as, "the file's name in messages")->group("");
   auto* grade = sub->add_subcommand("grade", "grade a folder of students' answers, STUDENT/ID.ops, into one table");
   grade->add_option("DIR", o->dir, "the class's folder")->required();
   grade->add_option("--csv", o->csv, "also write the table as CSV");
+  grade->add_flag("--json", o->json, "print every attempt as JSON instead of the table");
+  for (CLI::App* c : {check, grade})
+    c->add_option("--memory-mib", o->memory_mib, "each attempt's memory cap in MiB of address space (desktop; default 4096)")
+        ->check(CLI::Range(256, 1 << 20));
+  for (CLI::App* c : {check, grade})
+    c->add_option("--seconds", o->seconds, "each attempt's time limit (default: each exercise's own)")->check(CLI::Range(0.1, 600.0));
   for (CLI::App* c : {list, show, check, grade})
     c->add_option("--lang", o->lang, "en or zh (default: the language you used last)")->check(CLI::IsMember({"en", "zh"}));
   return {sub, [o, list, show, check, grade]() -> int {
@@ -431,20 +444,41 @@ Command add_exercise_command(CLI::App& app) {
               std::cout << lesson::exercise_text(lesson::find_exercise(course, o->id), {isatty(1) && !std::getenv("NO_COLOR"), 88}, o->solution);
               return 0;
             }
+            // Each graded attempt runs in a child process with a hard time and memory limit
+            // (desktop); the child itself, and the browser, grade in-process.
+            const bool in_child = !o->in_process && platform::has(platform::Feature::child_processes);
+            lesson::SandboxLimits limits;
+            limits.memory_bytes = o->memory_mib << 20;
+            limits.seconds = o->seconds;
+            lesson::AttemptOptions in_process;
+            in_process.seconds = o->seconds;
             if (*check) {
               const lesson::ExerciseRef e = lesson::find_exercise(course, o->id);
               app::SigintInterrupts ctrl_c;  // Ctrl-C stops the attempt like its time limit
-              const lesson::Attempt a = lesson::run_attempt(*e.lesson, *e.exercise, read_file(o->file), o->file);
+              const std::string shown = o->shown_as.empty() ? o->file : o->shown_as;
+              if (in_child && !std::filesystem::is_regular_file(o->file)) throw Error("cannot read '" + o->file + "'", "give the path of a .ops file");
+              const lesson::Attempt a = in_child ? lesson::run_attempt_in_child(e, o->file, shown, lang, limits)
+                                                 : lesson::run_attempt(*e.lesson, *e.exercise, read_file(o->file), shown, in_process);
               if (o->json) std::cout << lesson::attempt_json(*e.exercise, a) << "\n";
-              else if (a.status == lesson::AttemptStatus::error || a.status == lesson::AttemptStatus::timeout)
+              else if (a.status != lesson::AttemptStatus::passed && a.status != lesson::AttemptStatus::failed)
                 std::cerr << lesson::feedback_text(*e.exercise, a, lang == "zh");
               else std::cout << a.output << lesson::feedback_text(*e.exercise, a, lang == "zh");
               return a.status == lesson::AttemptStatus::passed ? 0 : 1;
             }
             (void)grade;
-            const lesson::ClassGrades g = lesson::grade_class(o->dir, course, [](const std::string& f) { std::cerr << "grading " << f << "\n"; });
-            std::cout << lesson::grades_table(g);
-            for (const std::string& n : g.notes) std::cout << "note: " << n << "\n";
+            const lesson::GradeFile one_file = [&](const lesson::ExerciseRef& e, const std::string& code, const std::string& path,
+                                                   const std::string& shown) {
+              return in_child ? lesson::run_attempt_in_child(e, path, shown, lang, limits)
+                              : lesson::run_attempt(*e.lesson, *e.exercise, code, shown, in_process);
+            };
+            const lesson::ClassGrades g =
+                lesson::grade_class(o->dir, course, [](const std::string& f) { std::cerr << "grading " << f << "\n"; }, one_file);
+            if (o->json) {
+              std::cout << lesson::grades_json(g, course) << "\n";
+            } else {
+              std::cout << lesson::grades_table(g);
+              for (const std::string& n : g.notes) std::cout << "note: " << n << "\n";
+            }
             if (!o->csv.empty()) write_text(o->csv, lesson::grades_csv(g));
             return 0;
           }};

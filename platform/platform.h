@@ -84,10 +84,23 @@ double clock_resolution_ns();
 
 // [SECTION] What only the desktop has
 
-enum class Feature { terminal, cxx_extensions, threads };
+enum class Feature { terminal, cxx_extensions, threads, child_processes };
 bool has(Feature f);
 // Throws opscope::Error saying why `f` is not here and what to use instead, where a user asked
 // for it (`what`: "load_extension", "opscope repl"); does nothing where it is.
 void require(Feature f, const std::string& what);
+
+// Runs this program again as a child process, with `args` after its name, under a hard
+// wall-clock limit (killed with SIGKILL once `seconds` pass, whatever it is doing: one long
+// kernel included) and a cap on its address space (RLIMIT_AS, `memory_bytes`): what a graded
+// attempt runs in. Desktop only (Feature::child_processes); the browser grades in-process.
+struct ChildRun {
+  enum class End { exited, killed_at_limit, signal } end = End::exited;
+  int code = 0;          // the exit code, or the signal
+  std::string output;    // its stdout
+  std::string errors;    // its stderr (the last 64 KiB)
+  double seconds = 0;
+};
+ChildRun run_self_limited(const std::vector<std::string>& args, double seconds, size_t memory_bytes);
 
 }  // namespace opscope::platform

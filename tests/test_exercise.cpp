@@ -2,12 +2,17 @@
 // graded (pass, fail with the failing element and the student's lines, error, time limit), the
 // exercise proved both ways, and a class's folder graded into one table.
 #include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 #include "app/lesson/exercise_class.h"
 #include "app/lesson/exercise_grader.h"
+#include "app/lesson/exercise_sandbox.h"
 #include "app/lesson/exercise_text.h"
 #include "app/lesson/lesson.h"
 #include "app/lesson/player_model.h"
@@ -15,6 +20,7 @@
 #include "app/lesson/runner.h"
 #include "app/lesson/terminal_player.h"
 #include "core/error.h"
+#include "platform/platform.h"
 
 using namespace opscope;
 using namespace opscope::lesson;
@@ -164,7 +170,9 @@ TEST_CASE("an attempt: a pass, and a fail naming the element, both values and th
   CHECK_THAT(bad.checks[1].message, Catch::Contains("central differences give"));
   CHECK(bad.checks[1].where == "lessons/en/04-fb.md:28");
   CHECK(bad.checks[1].your_lines == std::vector<std::string>{"ben/scale-backward.ops:3: def scale3(x):",
-                                                              "ben/scale-backward.ops:7: def scale3_backward(dy):"});
+                                                              "ben/scale-backward.ops:4: return x * 3.0",
+                                                              "ben/scale-backward.ops:7: def scale3_backward(dy):",
+                                                              "ben/scale-backward.ops:8: return dy * 2.0"});
   const std::string text = feedback_text(ex, bad);
   CHECK_THAT(text, Catch::Contains("Not yet: 1/2 checks pass."));
   CHECK_THAT(text, Catch::Contains("✗ gradcheck"));
@@ -307,4 +315,147 @@ TEST_CASE("the player model: an exercise starts from the saved code, and a pass 
   CHECK(again.reveal_hint(0) == 1);
   CHECK(again.reveal_hint(0) == 2);
   CHECK(again.reveal_hint(0) == 2);  // two hints, no more
+}
+
+namespace {
+
+// An exercise whose checks keep a variable of their own (`secret`), whose set-up defines `given`,
+// and which forbids conv2d: what a student could reach to pass without the skill.
+Lesson guarded_lesson() {
+  return parse_lesson(std::string(kHead) + R"EX(````exercise
+id: guarded
+title: Doubling
+story: The checks cannot be read or replaced.
+forbid: conv2d, softmax_backward: it is what you are writing
+[prompt]
+Write `f(x)` = 2·x.
+[setup]
+given = 7.0
+[starter]
+def f(x):
+    return x
+[hint]
+Multiply.
+[check] f doubles
+secret = randn(3)
+expect_close(f(secret), secret * 2.0, what="f(secret)")
+[solution]
+def f(x):
+    return x * 2.0
+````
+)EX",
+                      "lessons/en/04-fb.md");
+}
+
+Attempt attempt_at(const Lesson& L, const std::string& code) { return run_attempt(L, L.blocks[0].exercise, code, "ana/guarded.ops"); }
+
+}  // namespace
+
+TEST_CASE("the checks run in a scope of their own: the student's code cannot read or replace them", "[lesson][exercise]") {
+  const Lesson L = guarded_lesson();
+  CHECK(attempt_at(L, "def f(x):\n    return x * 2.0\n").status == AttemptStatus::passed);
+  // The check's variable is out of the student's functions' sight.
+  const Attempt peek = attempt_at(L, "def f(x):\n    return secret * 2.0\n");
+  CHECK(peek.status == AttemptStatus::failed);
+  CHECK_THAT(peek.checks[0].message, Catch::Contains("ana/guarded.ops:2:12: error: unknown name 'secret'"));
+  // Nor can it change a check's tensor in place: zeroing `secret` by an optimizer step would make
+  // 2·secret agree with anything zero.
+  const Attempt zeroed = attempt_at(L, "def f(x):\n    x.requires_grad = True\n    backward((x * x).sum())\n    SGD([x], lr=0.5).step()\n    return x * 2.0\n");
+  CHECK(zeroed.status == AttemptStatus::failed);
+  CHECK_THAT(zeroed.checks[0].message, Catch::Contains("your code changes the checks' tensor 'secret' in place"));
+  // A name the student's code keeps is theirs, whatever the checks call theirs.
+  CHECK(attempt_at(L, "secret = 100.0\ndef f(x):\n    return x * 2.0 + secret * 0.0\n").status == AttemptStatus::passed);
+  // The set-up's names are read freely.
+  CHECK(attempt_at(L, "def f(x):\n    return x * (given - 5.0)\n").status == AttemptStatus::passed);
+  // Redefining a check's helper, an operator or the set-up is an error at that line, quoted.
+  const Attempt fake = attempt_at(L, "def f(x):\n    return x\n\ndef expect_close(a, b, what=None):\n    return True\n");
+  CHECK(fake.status == AttemptStatus::error);
+  CHECK_THAT(fake.error, Catch::Contains("ana/guarded.ops:4: error: your code redefines the built-in expect_close()"));
+  CHECK_THAT(fake.error, Catch::Contains("    def expect_close(a, b, what=None):"));
+  CHECK_THAT(fake.error, Catch::Contains("hint: give yours another name (my_expect_close)"));
+  CHECK_THAT(attempt_at(L, "randn = ones\ndef f(x):\n    return x\n").error, Catch::Contains("redefines the built-in randn()"));
+  CHECK_THAT(attempt_at(L, "def f(x):\n    return x\nrelu = f\n").error, Catch::Contains("ana/guarded.ops:3: error: your code redefines the operator relu"));
+  CHECK_THAT(attempt_at(L, "given = 3.0\ndef f(x):\n    return x\n").error, Catch::Contains("'given', which the exercise's set-up defines"));
+}
+
+TEST_CASE("an exercise's forbidden built-ins: the student's code may not use them, the checks may", "[lesson][exercise]") {
+  const Lesson L = guarded_lesson();
+  const Exercise& ex = L.blocks[0].exercise;
+  REQUIRE(ex.forbidden.size() == 2);
+  CHECK(ex.forbidden[1].name == "softmax_backward");
+  CHECK(ex.forbidden[1].why == "it is what you are writing");
+  const Attempt used = attempt_at(L, "def f(x):\n    y = conv2d(zeros(1, 1, 3, 3), zeros(1, 1, 1, 1))\n    return x * 2.0\n");
+  CHECK(used.status == AttemptStatus::failed);
+  CHECK_THAT(used.checks[0].message, Catch::Contains("ana/guarded.ops:2:9: error: this exercise does not let your code use conv2d: it is what you are writing"));
+  // At the top level too, and by an alias's road.
+  CHECK_THAT(attempt_at(L, "g = softmax_backward\ndef f(x):\n    return x * 2.0\n").error, Catch::Contains("does not let your code use softmax_backward"));
+  CHECK_THROWS_WITH(parse_exercise("id: x\nforbid: conv2d\n", "l.md", 2), Catch::Contains("forbid: needs the names, a ':' and why"));
+}
+
+TEST_CASE("skill checks: own backward, saved tensors as a set, products counted, log() in an @op", "[lesson][exercise]") {
+  LessonRunner r;
+  const std::string op = "@op\ndef mm(a, b):\n    save(b, a)\n    return a @ b\n\n@mm.backward\ndef mm_backward(dc, b, a):\n    return dc @ b.T, a.T @ dc\n";
+  BlockResult res = r.run_code(op + "print(saved_for_backward(mm, randn(2, 3), randn(3, 2)) == [\"a\", \"b\"])\nprint(expect_own_backward(mm))\n");
+  CHECK(res.ok);
+  CHECK(res.output == "True\nTrue\n");
+  res = r.run_code("def plain(a, b):\n    return a @ b\nexpect_own_backward(plain)\n");
+  CHECK_THAT(res.error, Catch::Contains("plain is a plain def, so autograd differentiated it for you"));
+  res = r.run_code("@op\ndef nob(x):\n    return x * 2.0\nexpect_own_backward(nob)\n");
+  CHECK_THAT(res.error, Catch::Contains("@op nob has no @nob.backward of yours"));
+  CHECK_THAT(r.run_code("expect_own_backward(relu)\n").error, Catch::Contains("relu is a built-in operator, not yours"));
+  // Every product is counted as it runs, one whose result is thrown away too.
+  res = r.run_code("def bm(A, B):\n    junk = ones(1, 1) @ ones(1, 1)\n    return matmul(A, B)\nprint(op_calls(bm, randn(2, 3), randn(3, 4)))\n");
+  CHECK(res.ok);
+  CHECK_THAT(res.output, Catch::Contains("[[[1, 1], [1, 1]], [[2, 3], [3, 4]]]"));
+  // log(x) is ln in an @op's body, as `opscope ops` lists it.
+  res = r.run_code("@op\ndef lse(x):\n    return log(exp(x).sum(axis=-1, keepdim=True))\nprint(lse(zeros(1, 4)).item())\n");
+  CHECK(res.ok);
+  CHECK_THAT(res.output, Catch::StartsWith("1.386"));
+}
+
+TEST_CASE("an allocation refused is an attempt's out of memory, not a crash", "[lesson][exercise]") {
+  const Lesson L = guarded_lesson();
+  const Attempt hog = attempt_at(L, "big = ones(1048576, 1048576, 1024)\n");
+  CHECK(hog.status == AttemptStatus::out_of_memory);
+  CHECK(std::string(status_name(hog.status)) == "out of memory");
+  CHECK(status_from_name("out of memory") == AttemptStatus::out_of_memory);
+  CHECK_THAT(feedback_text(L.blocks[0].exercise, hog), Catch::StartsWith("Out of memory: "));
+  CHECK(attempt_at(L, "def f(x):\n    return x * 2.0\n").status == AttemptStatus::passed);
+}
+
+TEST_CASE("an attempt's JSON reads back into the same attempt (what a graded child process prints)", "[lesson][exercise]") {
+  const Lesson L = guarded_lesson();
+  const Exercise& ex = L.blocks[0].exercise;
+  const Attempt a = attempt_at(L, "def f(x):\n    return x * 3.0\n");
+  REQUIRE(a.status == AttemptStatus::failed);
+  const Attempt b = attempt_from_json(attempt_json(ex, a));
+  CHECK(b.status == a.status);
+  REQUIRE(b.checks.size() == a.checks.size());
+  CHECK(b.checks[0].message == a.checks[0].message);
+  CHECK(b.checks[0].your_lines == a.checks[0].your_lines);
+  CHECK_THROWS_WITH(attempt_from_json("not json"), Catch::Contains("not an attempt's JSON"));
+}
+
+// What the test below runs in a child process of this test program (hidden tags: not run alone).
+TEST_CASE("(a graded child) sleeps ten seconds", "[.sandbox_child_sleeps]") { std::this_thread::sleep_for(std::chrono::seconds(10)); }
+TEST_CASE("(a graded child) asks for 3 GiB", "[.sandbox_child_allocates]") {
+  std::vector<char> hog(size_t(3) << 30, 1);
+  std::printf("allocated %d\n", hog[size_t(1) << 29]);
+}
+TEST_CASE("(a graded child) prints", "[.sandbox_child_prints]") { std::printf("hello from the child\n"); }
+
+TEST_CASE("a graded child process is killed at its wall-clock limit, capped in memory, and its output read", "[exercise][sandbox]") {
+  const platform::ChildRun slow = platform::run_self_limited({"[.sandbox_child_sleeps]"}, 0.5, size_t(4) << 30);
+  CHECK(slow.end == platform::ChildRun::End::killed_at_limit);
+  CHECK(slow.seconds < 3);
+  const platform::ChildRun hog = platform::run_self_limited({"[.sandbox_child_allocates]"}, 30, size_t(2) << 30);
+  // The allocation is refused: the child ends by std::bad_alloc (an abort, or Catch's report).
+  CHECK(hog.end != platform::ChildRun::End::killed_at_limit);
+  CHECK((hog.end == platform::ChildRun::End::signal || hog.code != 0));
+  CHECK_THAT(hog.output, !Catch::Contains("allocated"));
+  CHECK_THAT(hog.output, Catch::Contains("asks for 3 GiB"));  // it did start
+  const platform::ChildRun fine = platform::run_self_limited({"[.sandbox_child_prints]"}, 30, size_t(4) << 30);
+  CHECK(fine.end == platform::ChildRun::End::exited);
+  CHECK(fine.code == 0);
+  CHECK_THAT(fine.output, Catch::Contains("hello from the child"));
 }

@@ -1,10 +1,13 @@
 // Builtins for an exercise's hidden checks: each names the failing element the way gradcheck
 // does (which element, expected against got), so the feedback tells a student where to look.
 // expect_gradcheck lives beside gradcheck in builtins_check.cpp.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
 #include "app/lang/interpreter.h"
+#include "app/lang/user_op_state.h"
+#include "app/lang/user_ops.h"
 #include "core/gradcheck.h"
 
 namespace opscope::lang {
@@ -115,7 +118,63 @@ Value saved_for_backward(Interpreter& in, CallArgs& a) {
     }
   }
   ws.graph().rollback(mark);  // the check's call is not the student's program
+  // A set, in a fixed order: save(b, a) is as right as save(a, b).
+  std::sort(out.begin(), out.end(), [](const Value& x, const Value& y) { return x.s < y.s; });
   return Value::List(std::move(out));
+}
+
+// expect_own_backward(f): True when f is an @op of the student's with a backward of their own;
+// else an error saying who did the work (autograd, a built-in).
+Value expect_own_backward(Interpreter& in, CallArgs& a) {
+  if (a.positional.size() != 1 || !a.keyword.empty()) in.fail(a.pos, "expect_own_backward() takes one operator", "expect_own_backward(my_matmul)");
+  const Value& f = a.positional[0];
+  const char* how = "write it as `@op def NAME(...)` that calls save(...), and its backward as `@NAME.backward def ...`";
+  if (f.kind == Value::function)
+    in.fail(a.pos, f.fn->name + " is a plain def, so autograd differentiated it for you: the backward you are to write never ran",
+            std::string(how));
+  if (f.kind != Value::op_ref) in.fail(a.pos, "this exercise needs an @op of yours, got a " + std::string(kind_name(f)), how);
+  const UserOp* mine = in.user_ops().find_own(f.op->name);
+  if (!mine) in.fail(a.pos, f.op->name + " is a built-in operator, not yours: its backward is the engine's", how);
+  if (!mine->backward)
+    in.fail(a.pos, "@op " + f.op->name + " has no @" + f.op->name + ".backward of yours: the engine differentiated its body",
+            "add `@" + f.op->name + ".backward def ...` returning one gradient per input");
+  return Value::Bool(true);
+}
+
+// op_calls(f, *inputs, op="matmul"): the input shapes of every call of `op` that one call of f
+// makes, in order ([[M, K], [K, N]] for a product), counted as they run (a product whose result
+// is thrown away counts too).
+Value op_calls(Interpreter& in, CallArgs& a) {
+  std::string op = "matmul";
+  CallArgs call;
+  for (auto& [k, v] : a.keyword) {
+    if (k != "op" || v.kind != Value::string) in.fail(a.pos, "op_calls() takes op=\"NAME\" only", "op_calls(blocked_matmul, A, B, 32, op=\"matmul\")");
+    op = v.s;
+  }
+  if (a.positional.empty()) in.fail(a.pos, "op_calls() needs a function and its arguments", "op_calls(blocked_matmul, A, B, 32)");
+  call.pos = a.pos;
+  call.positional.assign(a.positional.begin() + 1, a.positional.end());
+  call.positions.assign(a.positions.begin() + 1, a.positions.end());
+  std::vector<Value> seen;
+  auto before = in.on_op_call;
+  in.on_op_call = [&](const OpDef& d, const std::vector<Tensor>& inputs) {
+    if (before) before(d, inputs);
+    if (d.name != op) return;
+    std::vector<Value> shapes;
+    for (const Tensor& t : inputs) {
+      std::vector<Value> dims;
+      for (int64_t n : t.shape()) dims.push_back(Value::Int(n));
+      shapes.push_back(Value::List(std::move(dims)));
+    }
+    seen.push_back(Value::List(std::move(shapes)));
+  };
+  struct Restore {
+    Interpreter& in;
+    std::function<void(const OpDef&, const std::vector<Tensor>&)> o;
+    ~Restore() { in.on_op_call = std::move(o); }
+  } restore{in, before};
+  in.call_value(a.positional[0], call);
+  return Value::List(std::move(seen));
 }
 
 }  // namespace
@@ -126,8 +185,16 @@ void install_expect_builtins(std::map<std::string, Builtin>& B) {
                               "how many differ (an exercise's checks use it)",
                               expect_close};
   B["saved_for_backward"] = Builtin{"saved_for_backward", "saved_for_backward(f, *inputs, **attributes)",
-                                    "what one call of f keeps for backward: input names (\"a\"), \"output\", or \"computed [shape]\"",
+                                    "what one call of f keeps for backward: input names (\"a\"), \"output\", or \"computed [shape]\", "
+                                    "sorted (the order of save()'s arguments does not matter)",
                                     saved_for_backward};
+  B["expect_own_backward"] = Builtin{"expect_own_backward", "expect_own_backward(f)",
+                                     "True when f is an @op of yours with its own @f.backward; else an error saying that autograd "
+                                     "or a built-in did the work (an exercise's checks use it)",
+                                     expect_own_backward};
+  B["op_calls"] = Builtin{"op_calls", "op_calls(f, *args, op=\"matmul\")",
+                          "calls f(*args) and returns the input shapes of every call of op it made, in order",
+                          op_calls};
 }
 
 }  // namespace opscope::lang

@@ -98,6 +98,20 @@ std::vector<std::string> tensor_member_names() {
 Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<UserOps>(*this)) {
   install_builtins();
   install_commands();
+  // A student's function handed a check's tensor must not change it in place (an optimizer
+  // step on it, then a result that agrees with the changed tensor).
+  undo_.before_data_change = [this](const Tensor& t) {
+    if (check_globals_.empty() || running_owner() != Owner::student) return;
+    const Storage* s = &t.storage();
+    auto held = [s](const Value& v) { return v.kind == Value::tensor && v.t.defined() && !v.t.is_symbolic() && &v.t.storage() == s; };
+    for (const auto& [name, v] : check_globals_) {
+      bool hit = held(v);
+      if (!hit && (v.kind == Value::list || v.kind == Value::tuple)) hit = std::any_of(v.items->begin(), v.items->end(), held);
+      if (hit)
+        throw Error("your code changes the checks' tensor '" + name + "' in place (an optimizer step on it)",
+                    "the checks' tensors are theirs: compute on a copy (" + name + " * 1.0) or on your own parameters");
+    }
+  };
 }
 
 void Interpreter::install_builtins() {
@@ -522,11 +536,35 @@ void Interpreter::exec_assert(const Stmt& s) {
 // ---------------------------------------------------------------------------------------------
 // Names
 
+void Interpreter::set_source(std::shared_ptr<const SourceText> s) {
+  if (s && next_owner_ != Owner::lesson && !owners_.count(s.get())) {
+    owners_[s.get()] = next_owner_;
+    owned_sources_.push_back(s);
+  }
+  source_ = std::move(s);
+}
+
+Interpreter::Owner Interpreter::running_owner() const {
+  if (owners_.empty() || !source_) return Owner::lesson;
+  auto it = owners_.find(source_.get());
+  return it == owners_.end() ? Owner::lesson : it->second;
+}
+
+void Interpreter::refuse_forbidden(const std::string& name, Pos p) const {
+  if (forbidden_.empty()) return;
+  auto it = forbidden_.find(name);
+  if (it == forbidden_.end() || running_owner() != Owner::student) return;
+  fail(p, "this exercise does not let your code use " + name + ": " + it->second,
+       "write it with the operators the exercise teaches");
+}
+
 const Value* Interpreter::lookup(const std::string& name) const {
   if (!frames_.empty()) {
     auto& locals = frames_.back();
     if (auto it = locals.find(name); it != locals.end()) return &it->second;
   }
+  if (!check_globals_.empty() && running_owner() == Owner::checks)
+    if (auto it = check_globals_.find(name); it != check_globals_.end()) return &it->second;
   if (auto it = globals_.find(name); it != globals_.end()) return &it->second;
   return nullptr;
 }
@@ -535,6 +573,20 @@ void Interpreter::assign(const std::string& name, Value v) {
   if (!frames_.empty()) {
     if (user_ops_->tracing()) user_ops_->name_local(name, v);
     frames_.back()[name] = std::move(v);
+    return;
+  }
+  if (running_owner() == Owner::checks) {  // out of the student's functions' sight
+    const std::string* key = &*check_names_.insert(name).first;
+    if (logging_ && !undo_.keeps(key, StatementUndo::check_name)) {
+      auto it = check_globals_.find(name);
+      std::optional<Value> before = it == check_globals_.end() ? std::nullopt : std::optional<Value>(it->second);
+      on_undo(key, StatementUndo::check_name, [this, name, before] {
+        if (before) check_globals_[name] = *before;
+        else check_globals_.erase(name);
+      });
+    }
+    if (v.kind == Value::tensor && v.t.defined() && v.t.name().empty()) v.t.set_name(name);
+    check_globals_[name] = std::move(v);
     return;
   }
   if (logging_) undo_.before_assign(name, globals_);
@@ -646,6 +698,7 @@ Tensor Interpreter::to_tensor(const Value& v, Pos p, DType like, bool like_given
 
 Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, const AttrMap& attrs) {
   try {
+    if (on_op_call) on_op_call(OpRegistry::instance().get(op), inputs);
     if (attrs.empty()) {  // the operators of + - * / @ **: no attributes to resolve
       const OpDef& def = OpRegistry::instance().get(op);
       static const std::vector<AttrValue> kNone;
@@ -773,6 +826,23 @@ Value Interpreter::eval(const Expr& e) {
     case Expr::boolean: return Value::Bool(e.bool_value);
     case Expr::none: return Value::None();
     case Expr::name: {
+      if (!forbidden_.empty()) refuse_forbidden(e.text, e.pos);
+      // The checks reach the real built-ins and operators whatever the student's globals are.
+      if (!owners_.empty() && running_owner() == Owner::checks &&
+          !(!frames_.empty() && frames_.back().count(e.text)) && !check_globals_.count(e.text)) {
+        if (auto it = builtins_.find(e.text); it != builtins_.end()) {
+          Value v;
+          v.kind = Value::builtin_fn;
+          v.builtin = &it->second;
+          return v;
+        }
+        if (const OpDef* op = OpRegistry::instance().find(e.text); op && !user_ops_->find_own(e.text)) {
+          Value v;
+          v.kind = Value::op_ref;
+          v.op = op;
+          return v;
+        }
+      }
       if (const Value* v = lookup(e.text)) {
         if (user_ops_->tracing()) user_ops_->check_global(e.text, *v, e.pos);
         return *v;
@@ -1281,6 +1351,7 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   }
   try {
     const Attrs resolved = op.resolve(attrs);
+    if (on_op_call) on_op_call(op, inputs);
     auto outs = ws_.call_multi(op, inputs, resolved, algo);
     // Hidden outputs (an @op's saved intermediates) stay graph values, named for the figure.
     for (size_t i = outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs)); i < outs.size(); ++i)
@@ -1360,6 +1431,7 @@ void Interpreter::reset() {
   statics->last.reset();
   statics->traced.clear();
   globals_.clear();
+  check_globals_.clear();
   user_ops_->clear();
   ws_.reset_graph();
   ws_.tracker().reset_peak();

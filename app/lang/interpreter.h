@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,6 +94,21 @@ class Interpreter {
   std::vector<std::string> all_names() const;  // variables, builtins, ops, keywords
   const std::map<std::string, Builtin>& builtins() const { return builtins_; }
 
+  // --- grading (DESIGN.md "Grading that can be trusted") ---
+  // Whose code a source is: the lesson's (cells, an exercise's setup, the REPL), a student's
+  // answer, or an exercise's checks. The checks' top-level names live in a layer of their own
+  // that the student's functions cannot see, and the checks always reach the real built-ins
+  // whatever the student defined; the student's code may not name a forbidden built-in.
+  enum class Owner { lesson, student, checks };
+  // Sources run from now on (by Session::run) belong to `o`.
+  void set_code_owner(Owner o) { next_owner_ = o; }
+  Owner running_owner() const;
+  // The student's code may not use `name` (a built-in or an op); the error says `reason`.
+  void forbid(const std::string& name, const std::string& reason) { forbidden_[name] = reason; }
+  // Fails at `p` when the running code is the student's and `name` is forbidden.
+  void refuse_forbidden(const std::string& name, Pos p) const;
+  const std::map<std::string, Value>& check_globals() const { return check_globals_; }
+
   // --- commands (one registry; later issues add :mode, :step, :lesson, :device) ---
   void add_command(Command c);
   const std::map<std::string, Command>& commands() const { return commands_; }
@@ -105,7 +121,7 @@ class Interpreter {
   std::vector<ShownValue> shown;
   std::vector<std::string> history;
   void show(const std::string& source, const Value& v);  // records a value for --json
-  void set_source(std::shared_ptr<const SourceText> s) { source_ = std::move(s); }
+  void set_source(std::shared_ptr<const SourceText> s);
   // Files: the path to open for a script's `path` under the file policy (none: full access);
   // a refusal fails at `p` with the policy's message.
   std::string resolve_path(const std::string& path, FileMode mode, Pos p) const;
@@ -149,6 +165,9 @@ class Interpreter {
   void progress_output() {  // print() calls this before writing
     if (on_progress && progress_depth_ > 0) on_progress({LoopProgress::output, 0, 0, 0});
   }
+  // Told of every operator the language calls, with its inputs, before it runs (an exercise's
+  // check counts the products a student's blocked matmul makes, thrown-away ones too).
+  std::function<void(const OpDef&, const std::vector<Tensor>&)> on_op_call;
   // Called at every loop back-edge (the GUI draws a frame now and then while a loop runs).
   std::function<void()> on_iteration;
   void on_undo(const void* object, int field, std::function<void()> undo) {
@@ -204,6 +223,12 @@ class Interpreter {
 
   Workspace& ws_;
   std::map<std::string, Value> globals_;
+  std::map<std::string, Value> check_globals_;  // an exercise's checks' names (see Owner)
+  std::set<std::string> check_names_;           // their names, interned: keys of their undo entries
+  Owner next_owner_ = Owner::lesson;
+  std::map<const SourceText*, Owner> owners_;    // sources not the lesson's
+  std::vector<std::shared_ptr<const SourceText>> owned_sources_;  // kept alive: their addresses stay unique
+  std::map<std::string, std::string> forbidden_;  // name -> why
   std::vector<std::map<std::string, Value>> frames_;  // locals of running user functions
   std::map<std::string, Builtin> builtins_;
   std::map<std::string, Command> commands_;

@@ -84,6 +84,7 @@ bool StatementUndo::keep_grad(const std::shared_ptr<TensorImpl>& leaf) {
 }
 
 void StatementUndo::keep_data(const Tensor& t) {
+  if (before_data_change && t.defined() && !t.is_symbolic()) before_data_change(t);
   if (!active_ || !t.defined() || t.is_symbolic()) return;
   if (keeps(t.impl(), data)) return;
   std::weak_ptr<TensorImpl> weak = t.impl_ptr();

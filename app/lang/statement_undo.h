@@ -51,11 +51,14 @@ class StatementUndo final : public ChangeJournal {
   void undo(std::map<std::string, Value>& globals);
 
   size_t entries() const { return entries_.size() + vars_.size(); }
+  // Asked before an in-place change of a tensor's data (an optimizer's step); it may refuse by
+  // throwing (a student's code may not change an exercise's checks' tensors).
+  std::function<void(const Tensor&)> before_data_change;
   // The most entries a statement has held at once (a loop's must stay bounded).
   size_t peak_entries() const { return peak_; }
 
   // Field numbers of the changes the language itself makes.
-  enum Field : int { grad = 1, data, saved, requires_grad, list_items, pending_pass, static_state, checkpoint_mark };
+  enum Field : int { grad = 1, data, saved, requires_grad, list_items, pending_pass, static_state, checkpoint_mark, check_name };
 
  private:
   struct Entry {

@@ -252,6 +252,9 @@ void UserOps::check_builtin(const Builtin& b, Pos p) const {
   static const std::set<std::string> allowed = {"tensor", "zeros", "ones", "full", "arange", "eye",
                                                 "len", "range", "float", "int", "str", "save"};
   if (allowed.count(b.name)) return;
+  // A builtin named like an operator (log(x) is ln, log("loss", v) a metric) is that operator
+  // on tensors: `opscope ops` lists it, so a body may use it.
+  if (OpRegistry::instance().find(b.name)) return;
   const std::string op = stack_.back().op->name;
   std::string why = b.name == "randn" || b.name == "rand" || b.name == "seed"
                         ? "its body is traced once, so every call would get the same numbers"

@@ -150,8 +150,17 @@ Exercise parse_exercise(const std::string& body, const std::string& path, int fi
       ex.seconds = std::strtod(value.c_str(), &end);
       if (value.empty() || *end || !(ex.seconds >= 1 && ex.seconds <= 600))
         fail_at(path, line, col + static_cast<int>(colon) + 2, "seconds: is an attempt's time limit, 1 to 600, got '" + value + "'");
+    } else if (key == "forbid") {
+      const size_t why_at = value.find(':');
+      const std::string why = why_at == std::string::npos ? "" : trim(value.substr(why_at + 1));
+      if (why.empty())
+        fail_at(path, line, col + static_cast<int>(colon) + 2, "forbid: needs the names, a ':' and why",
+                "e.g. forbid: softmax_backward: it is what you are writing");
+      std::istringstream names(value.substr(0, why_at));
+      for (std::string n; std::getline(names, n, ',');)
+        if (!trim(n).empty()) ex.forbidden.push_back({trim(n), why});
     } else {
-      fail_at(path, line, col, "unknown exercise key '" + key + "'", "the keys are id, title, story and seconds; then the sections");
+      fail_at(path, line, col, "unknown exercise key '" + key + "'", "the keys are id, title, story, seconds and forbid; then the sections");
     }
   }
   close_section();
@@ -189,6 +198,9 @@ std::string compare_exercises(const Exercise& a, const Exercise& b) {
     return "exercise '" + a.id + "': the [starter] code differs (only its comments may be translated)";
   if (code_without_comments(a.solution) != code_without_comments(b.solution))
     return "exercise '" + a.id + "': the [solution] code differs (only its comments may be translated)";
+  if (a.forbidden.size() != b.forbidden.size()) return "exercise '" + a.id + "': the forbid: lists differ";
+  for (size_t i = 0; i < a.forbidden.size(); ++i)
+    if (a.forbidden[i].name != b.forbidden[i].name) return "exercise '" + a.id + "': the forbid: lists differ (" + a.forbidden[i].name + ")";
   if (a.checks.size() != b.checks.size()) return "exercise '" + a.id + "': the number of [check] sections differs";
   for (size_t i = 0; i < a.checks.size(); ++i)
     if (a.checks[i].code != b.checks[i].code) return "exercise '" + a.id + "': the code of [check] " + std::to_string(i + 1) + " differs";

@@ -27,6 +27,11 @@ struct Exercise {
   std::vector<ExerciseCheck> checks;
   std::vector<std::string> hints;  // Markdown, revealed one at a time (translated)
   double seconds = 30;  // an attempt's time limit: setup, the student's code and the checks
+  // Built-ins the student's code may not use, each with why (translated): `forbid: NAME, NAME: WHY`.
+  struct Forbidden {
+    std::string name, why;
+  };
+  std::vector<Forbidden> forbidden;
 };
 
 // Parses the body of an exercise fence whose first line (after the fence) is line `first_line`

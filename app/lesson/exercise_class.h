@@ -38,8 +38,11 @@ constexpr size_t kMaxAnswerBytes = 1 << 20;  // an answer file larger than this 
 // Grades `folder`/STUDENT/ID.ops for every exercise id of `course`. Each file runs in a fresh
 // workspace under its exercise's time limit, so one that fails, loops or crashes costs only its
 // own cell of the table. `on_file` hears of each file before it runs (progress for a terminal).
+// `grade` runs one file (its path and its name in messages); by default run_attempt, in-process
+// (the desktop's `exercise grade` passes run_attempt_in_child: each file in a child process).
+using GradeFile = std::function<Attempt(const ExerciseRef&, const std::string& code, const std::string& path, const std::string& shown)>;
 ClassGrades grade_class(const std::string& folder, const std::vector<ExerciseRef>& course,
-                        const std::function<void(const std::string& file)>& on_file = {});
+                        const std::function<void(const std::string& file)>& on_file = {}, const GradeFile& grade = {});
 
 // A cell of the table: pass, "fail 2/4", error, timeout, or "-" for no answer.
 std::string grade_cell(const StudentGrades& s, const std::string& exercise_id);

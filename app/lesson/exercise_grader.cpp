@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "app/lang/error.h"
+#include "app/lang/interpreter.h"
 #include "app/lang/session.h"
+#include "app/lang/user_ops.h"
 #include "app/lesson/runner.h"
 #include "core/interrupt.h"
 
@@ -95,6 +97,53 @@ std::string stopped_at(const std::string& interrupted) {
   return trim(t);
 }
 
+// The allocator's refusal (core/memory.cpp), the workspace's memory cap or the C++ runtime's,
+// as the language reports them.
+bool out_of_memory(const std::string& error) {
+  return error.find("out of memory allocating") != std::string::npos || error.find("bad_alloc") != std::string::npos ||
+         error.find("it would pass the memory cap") != std::string::npos;
+}
+
+bool same_value(const lang::Value& a, const lang::Value& b) {
+  using V = lang::Value;
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case V::none: return true;
+    case V::boolean: return a.b == b.b;
+    case V::integer: return a.i == b.i;
+    case V::real: return a.f == b.f || (a.f != a.f && b.f != b.f);
+    case V::string: return a.s == b.s;
+    case V::tensor: return a.t.impl() == b.t.impl();
+    case V::function: return a.fn == b.fn;
+    case V::builtin_fn: return a.builtin == b.builtin;
+    case V::op_ref: return a.op == b.op;
+    case V::list:
+    case V::tuple: return a.items == b.items;
+    default: return a.obj == b.obj;
+  }
+}
+
+// The checks must compute with the real built-ins and the exercise's own set-up: a student's
+// top-level name that hides one of them is an error at the line that defines it (a
+// `def expect_close(*a): pass` would otherwise pass every check).
+std::string shadowing_error(lang::Interpreter& in, const std::map<std::string, lang::Value>& setup, const std::string& code,
+                            const std::string& filename, int line_offset) {
+  for (const auto& [name, value] : in.globals()) {
+    std::string what;
+    if (in.builtins().count(name)) what = "the built-in " + name + "()";
+    else if (OpRegistry::instance().find(name) && !in.user_ops().find_own(name)) what = "the operator " + name;
+    else if (auto it = setup.find(name); it != setup.end() && !same_value(it->second, value))
+      what = "'" + name + "', which the exercise's set-up defines";
+    if (what.empty()) continue;
+    const std::vector<std::string> at = lines_defining(code, filename, line_offset, name);
+    std::string where = at.empty() ? filename + ": error: " : at.front().substr(0, at.front().find(": ") + 1) + " error: ";
+    std::string m = where + "your code redefines " + what + "; the checks use the real one";
+    if (!at.empty()) m += "\n    " + at.front().substr(at.front().find(": ") + 2);
+    return m + "\nhint: give yours another name (my_" + name + "): the checks call the real " + name;
+  }
+  return {};
+}
+
 }  // namespace
 
 const char* status_name(AttemptStatus s) {
@@ -103,8 +152,15 @@ const char* status_name(AttemptStatus s) {
     case AttemptStatus::failed: return "fail";
     case AttemptStatus::error: return "error";
     case AttemptStatus::timeout: return "timeout";
+    case AttemptStatus::out_of_memory: return "out of memory";
   }
   return "?";
+}
+
+AttemptStatus status_from_name(const std::string& name) {
+  for (AttemptStatus s : {AttemptStatus::passed, AttemptStatus::failed, AttemptStatus::timeout, AttemptStatus::out_of_memory})
+    if (name == status_name(s)) return s;
+  return AttemptStatus::error;
 }
 
 int Attempt::checks_passed() const {
@@ -137,7 +193,12 @@ std::vector<std::string> lines_defining(const std::string& code, const std::stri
       for (const std::string& n : identifiers(l.substr(0, eq)))  // a, b = ... defines both
         if (names.count(n)) take(i);
     }
-    if ((!name.empty() && names.count(name)) || (!backward_of.empty() && names.count(backward_of))) take(i);
+    if ((!name.empty() && names.count(name)) || (!backward_of.empty() && names.count(backward_of))) {
+      take(i);
+      // What the function returns is where a wrong value comes from: quote those lines too.
+      for (size_t j = i + 1; j < lines.size() && (lines[j].empty() || lines[j][0] == ' ' || lines[j][0] == '\t'); ++j)
+        if (trim(lines[j]).rfind("return ", 0) == 0) take(j);
+    }
     backward_of.clear();
   }
   std::vector<std::string> out;
@@ -150,7 +211,8 @@ Attempt run_attempt(const Lesson& lesson, const Exercise& ex, const std::string&
   const auto t0 = Clock::now();
   Attempt a;
   LessonRunner runner;  // a fresh workspace: the same attempt gives the same result everywhere
-  AttemptClock clock(o, ex.seconds);
+  const double limit = o.seconds > 0 ? o.seconds : ex.seconds;
+  AttemptClock clock(o, limit);
   auto finish = [&](AttemptStatus s) {
     a.status = s;
     a.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -159,7 +221,7 @@ Attempt run_attempt(const Lesson& lesson, const Exercise& ex, const std::string&
     return a;
   };
   auto timed_out = [&](const std::string& where) {
-    a.error = "ran past the exercise's time limit of " + seconds_text(ex.seconds) + "; stopped " + where;
+    a.error = "ran past the exercise's time limit of " + seconds_text(limit) + "; stopped " + where;
     return finish(AttemptStatus::timeout);
   };
   if (!ex.setup.empty()) {
@@ -174,13 +236,23 @@ Attempt run_attempt(const Lesson& lesson, const Exercise& ex, const std::string&
       return finish(AttemptStatus::error);
     }
   }
+  // Whose code runs from here on: the student's answer, then the checks in a layer of their own.
+  lang::Interpreter& in = runner.session().interpreter();
+  const std::map<std::string, lang::Value> setup = in.globals();
+  for (const Exercise::Forbidden& f : ex.forbidden) in.forbid(f.name, f.why);
+  in.set_code_owner(lang::Interpreter::Owner::student);
   const BlockResult mine = runner.run_file(lesson, code, filename, o.line_offset);
   a.output = mine.output;
   if (!mine.ok) {
     if (clock.expired()) return timed_out(stopped_at(mine.error));
     a.error = mine.error;
+    return finish(out_of_memory(mine.error) ? AttemptStatus::out_of_memory : AttemptStatus::error);
+  }
+  if (std::string hidden = shadowing_error(in, setup, code, filename, o.line_offset); !hidden.empty()) {
+    a.error = hidden;
     return finish(AttemptStatus::error);
   }
+  in.set_code_owner(lang::Interpreter::Owner::checks);
   for (const ExerciseCheck& c : ex.checks) {
     Block check;
     check.kind = Block::Kind::check;
@@ -190,6 +262,10 @@ Attempt run_attempt(const Lesson& lesson, const Exercise& ex, const std::string&
     CheckOutcome out{c.description, r.ok, {}, lesson.path + ":" + std::to_string(c.line + 1), {}};
     if (!r.ok) {
       if (clock.expired()) return timed_out("in the check '" + c.description + "'");
+      if (out_of_memory(r.error)) {
+        a.error = "in the check '" + c.description + "': " + trim(r.error);
+        return finish(AttemptStatus::out_of_memory);
+      }
       out.message = failure_message(runner.session(), r, filename);
       out.your_lines = lines_defining(code, filename, o.line_offset, c.code);
     }
@@ -231,6 +307,7 @@ std::string feedback_text(const Exercise& ex, const Attempt& a, bool zh) {
       break;
     case AttemptStatus::error: o << (zh ? "你的代码出错了：\n" : "Your code stopped with an error:\n") << trim(a.error) << "\n"; return o.str();
     case AttemptStatus::timeout: o << (zh ? "太慢：" : "Too slow: ") << trim(a.error) << "\n"; return o.str();
+    case AttemptStatus::out_of_memory: o << (zh ? "内存不够：" : "Out of memory: ") << trim(a.error) << "\n"; return o.str();
   }
   bool first_failure = true;
   for (const CheckOutcome& c : a.checks) {

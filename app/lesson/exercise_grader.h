@@ -19,8 +19,10 @@ struct CheckOutcome {
   std::vector<std::string> your_lines;
 };
 
-enum class AttemptStatus { passed, failed, error, timeout };
-const char* status_name(AttemptStatus s);  // "pass", "fail", "error", "timeout"
+// out_of_memory: an allocation was refused (the graded child's memory cap, or the machine's).
+enum class AttemptStatus { passed, failed, error, timeout, out_of_memory };
+const char* status_name(AttemptStatus s);  // "pass", "fail", "error", "timeout", "out of memory"
+AttemptStatus status_from_name(const std::string& name);  // the inverse; unknown: error
 
 struct Attempt {
   AttemptStatus status = AttemptStatus::failed;
@@ -37,6 +39,7 @@ struct AttemptOptions {
   std::function<void()> idle;
   bool time_limit = true;     // stop after the exercise's `seconds:` (its status is then timeout)
   int line_offset = 0;        // the code's first line is line offset + 1 of `filename`
+  double seconds = 0;         // the time limit; 0: the exercise's `seconds:`
 };
 
 // Runs the exercise's setup, then `code` (as file `filename`), then every check.
@@ -53,7 +56,8 @@ std::string check_exercise(const Lesson& lesson, const Exercise& ex);
 std::string feedback_text(const Exercise& ex, const Attempt& a, bool zh = false);
 
 // Lines of `code` where it defines names at its top level (`def f`, `class C`, `x = ...`, and the
-// backward `@f.backward` gives `f`), as "FILE:LINE: text", for the names in `mentioned`.
+// backward `@f.backward` gives `f`), and the `return` lines of such functions, as
+// "FILE:LINE: text", for the names in `mentioned`.
 std::vector<std::string> lines_defining(const std::string& code, const std::string& filename, int line_offset,
                                         const std::string& mentioned);
 

@@ -92,4 +92,14 @@ std::string attempt_json(const Exercise& ex, const Attempt& a) {
   return j.dump(2);
 }
 
+std::string grades_json(const ClassGrades& g, const std::vector<ExerciseRef>& course) {
+  nlohmann::json students = nlohmann::json::array();
+  for (const StudentGrades& s : g.students) {
+    nlohmann::json results = nlohmann::json::object();
+    for (const auto& [id, a] : s.attempts) results[id] = nlohmann::json::parse(attempt_json(*find_exercise(course, id).exercise, a));
+    students.push_back({{"student", s.student}, {"results", results}});
+  }
+  return nlohmann::json{{"students", students}, {"exercises", g.exercises}, {"notes", g.notes}}.dump(2);
+}
+
 }  // namespace opscope::lesson

@@ -22,5 +22,8 @@ std::string exercise_text(const ExerciseRef& e, const TerminalStyle& style, bool
 // {"exercise", "status", "passed", "checks_passed", "checks_total", "seconds", "error",
 //  "output", "checks": [{"description", "passed", "message", "your_lines"}]}
 std::string attempt_json(const Exercise& ex, const Attempt& a);
+// `exercise grade --json`: {"students": [{"student", "results": {ID: attempt_json's object}}],
+// "exercises": [ID...], "notes": [...]}
+std::string grades_json(const ClassGrades& g, const std::vector<ExerciseRef>& course);
 
 }  // namespace opscope::lesson

@@ -64,6 +64,7 @@ void draw_feedback(const Exercise& ex, const Attempt& a, const Words& w, const v
       colored_wrapped(kRed, line);
       break;
     case AttemptStatus::error:
+    case AttemptStatus::out_of_memory:
     case AttemptStatus::timeout:
       colored_wrapped(kRed, a.status == AttemptStatus::error ? w.error : w.timeout);
       mono_wrapped(kRed, a.error, fonts);

@@ -189,7 +189,13 @@ void require(Feature f, const std::string& what) {
       throw Error(what + ": the browser build runs on one thread",
                   "WebAssembly threads need a page its server isolates (COOP/COEP headers); the desktop "
                   "app uses every core");
+    case Feature::child_processes:
+      throw Error(what + ": the browser runs no child processes", "the browser grades an attempt in its own page");
   }
+}
+
+ChildRun run_self_limited(const std::vector<std::string>&, double, size_t) {
+  throw Error("the browser runs no child processes", "grade in-process (the browser's attempts are re-graded by the class server)");
 }
 
 }  // namespace opscope::platform

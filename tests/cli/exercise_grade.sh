@@ -17,7 +17,7 @@ grep -q "note: cy/notes.txt: not an answer" "$dir/table.txt" || fail "cy/notes.t
 grep -q "grading cy/matmul-backward.ops" "$dir/progress.txt" || fail "no progress line for cy's file"
 
 "$bin" exercise check matmul-backward "$fixtures/class/ada/matmul-backward.ops" --lang en > "$dir/ada.txt" || fail "Ada's answer did not pass"
-grep -q "Passed: 3/3 checks." "$dir/ada.txt" || fail "no pass line for Ada"
+grep -q "Passed: 4/4 checks." "$dir/ada.txt" || fail "no pass line for Ada"
 "$bin" exercise check matmul-backward "$fixtures/class/ben/matmul-backward.ops" --lang en > "$dir/ben.txt"
 [ $? -eq 1 ] || fail "Ben's answer did not exit 1"
 grep -q "the gradient of my_matmul for its input 'b' is wrong at" "$dir/ben.txt" || fail "Ben's feedback names no element"
