@@ -89,7 +89,7 @@ with tempfile.TemporaryDirectory() as folder:
         expect(ada_mb["passed"] and ada_mb["attempts"] == 3 and ada_mb["pending"] == 0 and ada_mb["hints"] == 2,
                "ada's cell: %s" % ada_mb)  # ada-1, ada-2 (sent twice), fits
         h_mb = by_name[SCRIPT_NAME]["matmul-backward"]
-        expect(not h_mb["passed"] and h_mb["attempts"] == 1 and h_mb["mismatches"] == 1 and h_mb["grade"] == "fail 2/3",
+        expect(not h_mb["passed"] and h_mb["attempts"] == 1 and h_mb["mismatches"] == 1 and h_mb["grade"] == "fail 3/4",
                "the hostile student's cell: %s" % h_mb)
         expect(by_name[IMG_NAME]["matmul-backward"]["passed"], "the img student did not pass")
         img_sb = by_name[IMG_NAME]["softmax-backward"]
@@ -104,7 +104,7 @@ with tempfile.TemporaryDirectory() as folder:
 
         st, csv, headers = request(port, "GET", "/api/teacher/grades.csv", token=key)
         expect(st == 200 and csv.splitlines() == [
-            "student,matmul-backward,softmax-backward,passed", "ada,pass,-,1", "<script>alert(1)</script>,fail 2/3,-,0",
+            "student,matmul-backward,softmax-backward,passed", "ada,pass,-,1", "<script>alert(1)</script>,fail 3/4,-,0",
             '"""><img src=x onerror=alert(1)>",pass,out of memory,1'],
                "the CSV:\n" + csv)
 
