@@ -28,33 +28,38 @@ struct SiteKeyHash {
   size_t operator()(const SiteKey& k) const { return std::hash<const void*>()(k.site) * 4 + size_t(k.kind); }
 };
 
+// One warp-wide memory request: at most one access per lane.
 struct Request {
   Space space;
   AccessKind kind;
   const void* site;
-  std::vector<std::pair<uintptr_t, uint8_t>> lanes;  // address, bytes
+  uint32_t n = 0;
+  uintptr_t addr[32];
+  uint8_t bytes[32];
 };
 
 uint64_t sectors_of(const Request& r) {
-  std::vector<uintptr_t> s;
-  for (auto [a, n] : r.lanes)
-    for (uintptr_t x = a / 32; x <= (a + n - 1) / 32; ++x) s.push_back(x);
-  std::sort(s.begin(), s.end());
-  return uint64_t(std::unique(s.begin(), s.end()) - s.begin());
+  uintptr_t s[64];
+  size_t n = 0;
+  for (uint32_t i = 0; i < r.n; ++i)
+    for (uintptr_t x = r.addr[i] / 32; x <= (r.addr[i] + r.bytes[i] - 1) / 32 && n < 64; ++x) s[n++] = x;
+  std::sort(s, s + n);
+  return uint64_t(std::unique(s, s + n) - s);
 }
 
 // Wavefronts of a shared-memory request; `words` gets the distinct 4-byte words it reads (1: a broadcast).
 uint64_t wavefronts_of(const Request& r, uint64_t& words_out) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(shared_base());
-  std::vector<uintptr_t> words;
-  for (auto [a, n] : r.lanes)
-    for (uintptr_t w = (a - base) / 4; w <= (a - base + n - 1) / 4; ++w) words.push_back(w);
-  std::sort(words.begin(), words.end());
-  words.erase(std::unique(words.begin(), words.end()), words.end());
-  words_out = words.size();
+  uintptr_t words[128];
+  size_t n = 0;
+  for (uint32_t i = 0; i < r.n; ++i)
+    for (uintptr_t w = (r.addr[i] - base) / 4; w <= (r.addr[i] - base + r.bytes[i] - 1) / 4 && n < 128; ++w) words[n++] = w;
+  std::sort(words, words + n);
+  n = size_t(std::unique(words, words + n) - words);
+  words_out = n;
   int per_bank[32] = {};
   int most = 0;
-  for (uintptr_t w : words) most = std::max(most, ++per_bank[w % 32]);
+  for (size_t i = 0; i < n; ++i) most = std::max(most, ++per_bank[words[i] % 32]);
   return uint64_t(std::max(most, 1));
 }
 
@@ -67,34 +72,105 @@ thread_local std::unordered_map<SiteKey, Totals, SiteKeyHash> t_totals;
 
 }  // namespace
 
+namespace {
+
+// A reusable open-addressing table uint64 -> uint32 (keys never 0), cleared by a generation
+// stamp: the per-warp grouping runs once per warp and block, so it must not allocate.
+class FlatMap {
+ public:
+  void reset(size_t expected) {
+    size_t cap = 64;
+    while (cap < expected * 2) cap *= 2;
+    if (cap > keys_.size()) {
+      keys_.assign(cap, 0);
+      values_.assign(cap, 0);
+      stamps_.assign(cap, 0);
+      stamp_ = 0;
+    }
+    mask_ = keys_.size() - 1;
+    ++stamp_;
+  }
+  // The value slot for key (inserted as `fresh` when new).
+  uint32_t& at(uint64_t key, uint32_t fresh, bool& inserted) {
+    size_t i = size_t((key * 0x9E3779B97F4A7C15ull) >> 20) & mask_;
+    for (;; i = (i + 1) & mask_) {
+      if (stamps_[i] != stamp_) {
+        stamps_[i] = stamp_;
+        keys_[i] = key;
+        values_[i] = fresh;
+        inserted = true;
+        return values_[i];
+      }
+      if (keys_[i] == key) {
+        inserted = false;
+        return values_[i];
+      }
+    }
+  }
+
+ private:
+  std::vector<uint64_t> keys_;
+  std::vector<uint32_t> values_, stamps_;
+  uint32_t stamp_ = 0;
+  size_t mask_ = 0;
+};
+
+struct Scratch {
+  std::vector<uint32_t> warp_count, warp_order;  // accesses bucketed by warp, in log order
+  FlatMap occurrence, request_of;
+  std::vector<Request> requests;
+};
+
+}  // namespace
+
 void analyse_block(const std::vector<Access>& log, int threads, LaunchRecord& rec) {
+  static thread_local Scratch sc;
   auto& totals = t_totals;
   rec.accesses += log.size();
-  const int warps = (threads + 31) / 32;
-  // Per warp: the occurrence of each (lane, site), then requests keyed by (site, occurrence).
-  std::vector<std::vector<const Access*>> by_warp(static_cast<size_t>(warps));
-  for (const Access& a : log) by_warp[a.lane / 32].push_back(&a);
-  for (auto& accesses : by_warp) {
-    std::unordered_map<uint64_t, uint32_t> occurrence;  // (site hash, lane) -> count
-    std::unordered_map<uint64_t, size_t> request_of;
-    std::vector<Request> requests;
-    for (const Access* a : accesses) {
-      const uint64_t site_id = reinterpret_cast<uintptr_t>(a->site) * 4 + uint64_t(a->kind);
-      const uint32_t occ = occurrence[site_id * 64 + a->lane % 32]++;
-      const uint64_t key = site_id * 0x9E3779B97F4A7C15ull ^ occ;
-      auto [it, fresh] = request_of.try_emplace(key, requests.size());
-      if (fresh) requests.push_back(Request{a->space, a->kind, a->site, {}});
-      requests[it->second].lanes.emplace_back(a->addr, a->bytes);
+  const size_t warps = size_t((threads + 31) / 32);
+  // Bucket the log by warp (a counting sort keeps each lane's accesses in program order).
+  sc.warp_count.assign(warps + 1, 0);
+  for (const Access& a : log) ++sc.warp_count[a.lane / 32 + 1];
+  for (size_t w = 0; w < warps; ++w) sc.warp_count[w + 1] += sc.warp_count[w];
+  sc.warp_order.resize(log.size());
+  {
+    std::vector<uint32_t> next(sc.warp_count.begin(), sc.warp_count.end() - 1);
+    for (uint32_t i = 0; i < log.size(); ++i) sc.warp_order[next[log[i].lane / 32]++] = i;
+  }
+  for (size_t w = 0; w < warps; ++w) {
+    const uint32_t begin = sc.warp_count[w], end = sc.warp_count[w + 1];
+    if (begin == end) continue;
+    // The i-th execution of a site by each lane of the warp forms the site's i-th request.
+    sc.occurrence.reset(end - begin);
+    sc.request_of.reset(end - begin);
+    sc.requests.clear();
+    for (uint32_t j = begin; j < end; ++j) {
+      const Access& a = log[sc.warp_order[j]];
+      const uint64_t site_id = (reinterpret_cast<uintptr_t>(a.site) << 2 | uint64_t(a.kind)) + 1;
+      bool fresh = false;
+      const uint32_t occ = sc.occurrence.at(site_id << 5 | (a.lane & 31u), 0, fresh)++;
+      uint32_t& r = sc.request_of.at(site_id * 0x100000001B3ull ^ (uint64_t(occ) << 1 | 1), uint32_t(sc.requests.size()), fresh);
+      if (fresh) {
+        sc.requests.emplace_back();
+        Request& q = sc.requests.back();
+        q.space = a.space, q.kind = a.kind, q.site = a.site, q.n = 0;
+      }
+      Request& q = sc.requests[r];
+      if (q.n < 32) {
+        q.addr[q.n] = a.addr;
+        q.bytes[q.n++] = a.bytes;
+      }
     }
-    for (const Request& r : requests) {
-      Totals& t = totals[SiteKey{r.site, r.kind, r.space}];
+    for (const Request& q : sc.requests) {
+      Totals& t = totals[SiteKey{q.site, q.kind, q.space}];
       ++t.requests;
-      t.lanes += r.lanes.size();
-      for (auto& l : r.lanes) t.bytes += l.second;
-      if (r.space == Space::global) t.sectors += sectors_of(r);
-      else {
+      t.lanes += q.n;
+      for (uint32_t i = 0; i < q.n; ++i) t.bytes += q.bytes[i];
+      if (q.space == Space::global) {
+        t.sectors += sectors_of(q);
+      } else {
         uint64_t words = 0;
-        t.wavefronts += wavefronts_of(r, words);
+        t.wavefronts += wavefronts_of(q, words);
         t.words += words;
       }
     }

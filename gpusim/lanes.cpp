@@ -5,7 +5,10 @@
 #include <sys/mman.h>
 
 #include <boost/context/fiber.hpp>
+#include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -22,6 +25,8 @@ thread_local const LaneRef* g_lane = nullptr;
 thread_local BlockView g_view{};
 
 namespace ctx = boost::context;
+
+alignas(256) unsigned char g_shared_arena[kSharedBytes];
 
 namespace {
 
@@ -91,7 +96,6 @@ struct Block {
 };
 thread_local Block* g_block = nullptr;
 
-alignas(256) unsigned char g_shared[kSharedBytes];
 struct SharedSlot {
   const void* key;
   size_t offset;
@@ -116,7 +120,6 @@ std::string dim_text(uint3 v) {
 
 }  // namespace
 
-unsigned char* shared_base() { return g_shared; }
 bool in_lane_stacks(uintptr_t a) { return stacks().contains(a); }
 
 uint3 thread_of(int linear) {
@@ -131,17 +134,17 @@ std::string where(int linear) {
 
 void* shared_slot(const void* key, size_t bytes, size_t align) {
   for (const SharedSlot& s : g_slots)
-    if (s.key == key) return g_shared + s.offset;
+    if (s.key == key) return g_shared_arena + s.offset;
   const size_t off = (g_shared_used + align - 1) / align * align;
   if (off + bytes > kSharedBytes)
     fail(where(running().linear) + ": the block's shared memory exceeds " + std::to_string(kSharedBytes / 1024) + " KiB",
          "use smaller shared arrays");
   g_slots.push_back({key, off});
   g_shared_used = off + bytes;
-  return g_shared + off;
+  return g_shared_arena + off;
 }
 
-void* dynamic_shared_base() { return g_shared; }
+void* dynamic_shared_base() { return g_shared_arena; }
 
 unsigned warp_lanes_mask() {
   Lane& me = running();
@@ -321,10 +324,26 @@ void run_block(Block& b, void (*thread)(void*), void* tctx) {
 
 std::mutex g_launch_mutex;  // one launch at a time: shared memory and the shadow are global
 
+// OPSCOPE_SIM_KERNELS=FILE: the names of the kernels launched in this process, written at exit
+// (which of ops/cuda's kernels a test run reached).
+struct KernelNames {
+  std::set<std::string> names;
+  ~KernelNames() {
+    const char* path = std::getenv("OPSCOPE_SIM_KERNELS");
+    if (!path || names.empty()) return;
+    if (FILE* f = std::fopen(path, "a")) {
+      for (const std::string& n : names) std::fprintf(f, "%s\n", n.c_str());
+      std::fclose(f);
+    }
+  }
+};
+KernelNames g_kernel_names;
+
 }  // namespace
 
 void run_launch(const LaunchInfo& info, void (*thread)(void*), void* tctx) {
   std::lock_guard<std::mutex> lock(g_launch_mutex);
+  g_kernel_names.names.insert(info.kernel);
   const uint64_t threads = uint64_t(info.block.x) * info.block.y * info.block.z;
   if (threads == 0 || threads > kMaxThreads || info.grid.x == 0 || info.grid.y == 0 || info.grid.z == 0 ||
       info.grid.y > 65535 || info.grid.z > 65535)

@@ -16,6 +16,9 @@
 
 namespace gpusim {
 
+uintptr_t g_arena_begin = 0;
+size_t g_arena_bytes = 0;
+
 namespace {
 
 constexpr size_t kAlign = 256, kGap = 256;
@@ -28,6 +31,8 @@ class Arena {
       if (p != MAP_FAILED) {
         base_ = reinterpret_cast<uintptr_t>(p);
         bytes_ = gib << 30;
+        g_arena_begin = base_;
+        g_arena_bytes = bytes_;
         free_[base_] = bytes_;
         return;
       }
@@ -114,7 +119,6 @@ cudaError_t copy(void* dst, const void* src, size_t n) {
 
 }  // namespace
 
-bool in_global_arena(uintptr_t a) { return arena().contains(a); }
 const Allocation* find_allocation(uintptr_t a) { return arena().find(a); }
 
 }  // namespace gpusim

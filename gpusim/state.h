@@ -32,11 +32,9 @@ struct LaneRef {
 extern thread_local const LaneRef* g_lane;
 
 // Shared memory: one arena, reused by every block (blocks run one after another).
-unsigned char* shared_base();
-inline bool in_shared(uintptr_t a) {
-  const uintptr_t b = reinterpret_cast<uintptr_t>(shared_base());
-  return a - b < kSharedBytes;
-}
+extern unsigned char g_shared_arena[kSharedBytes];
+inline unsigned char* shared_base() { return g_shared_arena; }
+inline bool in_shared(uintptr_t a) { return a - reinterpret_cast<uintptr_t>(g_shared_arena) < kSharedBytes; }
 bool in_lane_stacks(uintptr_t a);
 
 // Global memory (cudaMalloc): the allocation holding [a, a+bytes), or a check error.
@@ -44,7 +42,11 @@ struct Allocation {
   uintptr_t begin;
   size_t bytes;
 };
-bool in_global_arena(uintptr_t a);
+// The address range cudaMalloc carves from (empty until the first allocation). Inline: every
+// access of every lane asks.
+extern uintptr_t g_arena_begin;
+extern size_t g_arena_bytes;
+inline bool in_global_arena(uintptr_t a) { return a - g_arena_begin < g_arena_bytes; }
 const Allocation* find_allocation(uintptr_t a);
 
 // The block being run, for the hooks and the error messages.

@@ -189,3 +189,20 @@ TEST_CASE("sim: a full-mask shuffle called by half a warp never completes: repor
 }
 
 }  // namespace opscope
+
+namespace opscope {
+
+// The one kernel of ops/cuda no case list reaches through an op: the backend's add_into
+// (gradients accumulated on the device).
+TEST_CASE("sim: the backend's add_into adds on the device", "[sim][gpusim]") {
+  if (skip_without_sim()) return;
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = test::uniform({1000}, DType::f32, 5), b = test::uniform({1000}, DType::f32, 6);
+  Tensor acc = a.to(Device::sim);
+  device_backend(Device::sim)->add_into(acc, b.to(Device::sim));
+  const std::vector<double> got = acc.to_vector(), x = a.to_vector(), y = b.to_vector();
+  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == static_cast<double>(static_cast<float>(x[i]) + static_cast<float>(y[i])));
+}
+
+}  // namespace opscope
