@@ -261,7 +261,8 @@ Command add_gradcheck_command(CLI::App& app) {
   sub->add_option("OP", o->op, "one operator");
   sub->add_flag("--all", o->all, "every differentiable operator (the default)");
   sub->add_flag("-v,--verbose", o->verbose, "print details of each case");
-  sub->add_option("--device", o->device, "cpu (cuda: see opscope_tests \"[cuda]\")")->check(CLI::IsMember({"cpu", "cuda"}));
+  sub->add_option("--device", o->device, "cpu, or sim (the simulated GPU's kernels; cuda: see opscope_tests \"[cuda]\")")
+      ->check(CLI::IsMember({"cpu", "cuda", "sim"}));
   return {sub, [o] {
             if (o->device == "cuda") {  // the CUDA kernels are checked against the CPU by the [cuda] tests
               std::cout << (device_available(Device::cuda)
@@ -269,7 +270,9 @@ Command add_gradcheck_command(CLI::App& app) {
                                 : "SKIPPED: " + device_missing_message(Device::cuda) + "\n");
               return 0;
             }
-            return app::run_gradcheck(o->all ? std::string() : o->op, o->verbose) == 0 ? 0 : 1;
+            const Device device = parse_device(o->device);
+            if (!device_available(device)) throw Error(device_missing_message(device));
+            return app::run_gradcheck(o->all ? std::string() : o->op, o->verbose, device) == 0 ? 0 : 1;
           }};
 }
 
