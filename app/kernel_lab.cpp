@@ -62,7 +62,8 @@ std::string lab_usage(const std::string& op) {
   return d.name + " sizes: " + d.lab.help + " (default " + sizes + ")";
 }
 
-LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given, int repeats, Device device) {
+LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given, int repeats, Device device,
+                  const std::string& gpu) {
   const OpDef& op = lab_op_or_throw(op_name);
   std::vector<int64_t> sizes = given.empty() ? op.lab.defaults : given;
   for (auto v : sizes)
@@ -89,6 +90,8 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   result.description = describe_case(op, lab_case);
   result.device = device;
   result.device_description = device == Device::cpu ? "one thread" : device_backend(device)->description();
+  LaunchReporter* reporter = launch_reporter(device);
+  if (reporter) result.gpu = gpu;
   // The reference is the simplest correct algorithm: the op's lab says which, else "naive" when
   // there is one, else the first that runs.
   std::vector<std::string> algos;
@@ -109,7 +112,9 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
     try {
       const int64_t live_before = ws.tracker().live(MemCategory::workspace);
       ws.tracker().reset_peak();
+      if (reporter) reporter->start();
       Tensor out = ws.call_multi(op, inputs, attrs, algo)[0];
+      if (reporter) row.device_report = reporter->take_json(gpu);
       row.workspace_bytes = ws.tracker().peak(MemCategory::workspace) - live_before;
       // The naive reference can be slow: one run is its measurement when it takes over a second.
       std::vector<double> times;
@@ -177,6 +182,9 @@ std::string lab_table(const LabResult& r) {
   }
   for (const LabRow& row : r.rows)  // algorithms loaded from extensions say where they come from
     if (!row.origin.empty()) out += row.algo + ": from " + row.origin + "\n";
+  if (!r.gpu.empty())
+    out += "simulated: the times are the simulator's on this CPU; --json gives each launch's counters and its time "
+           "bound on a " + r.gpu + "\n";
   return out;
 }
 
@@ -192,6 +200,7 @@ std::string lab_json(const LabResult& r) {
       j["multiplications"] = row.multiplications;
       j["workspace_bytes"] = row.workspace_bytes;
       j["max_error"] = row.max_error;
+      if (!row.device_report.empty()) j["sim"] = nlohmann::json::parse(row.device_report);
     } else {
       j["error"] = row.error;
     }

@@ -20,12 +20,14 @@ struct LabRow {
   bool ok = true;
   std::string error;            // an algorithm that refused these inputs says why
   std::string origin;           // "" for a built-in algorithm, else the extension that added it
+  std::string device_report;    // sim: the launches' counters as JSON (core/device.h LaunchReporter)
 };
 
 struct LabResult {
   std::string op, reference_algo, description;  // description: the inputs' shapes
   Device device = Device::cpu;
   std::string device_description;               // "one CPU thread" or the GPU's name
+  std::string gpu;                              // sim: the GPU preset the time bounds are for
   std::vector<LabRow> rows;
 };
 
@@ -33,8 +35,10 @@ std::vector<std::string> lab_ops();  // ops the lab knows how to feed
 std::string lab_usage(const std::string& op);
 // On cuda: only the algorithms with a CUDA kernel, each timed by CUDA events (the executor's
 // step time); throws "no CUDA device found" without a GPU.
+// On sim (the simulated GPU): the times are the simulation's on this CPU; each row also carries
+// its launches' counters and time bounds on the GPU preset `gpu` (T4, RTX4090, H100, H200).
 LabResult run_lab(const std::string& op, const std::vector<int64_t>& sizes, int repeats = 5,
-                  Device device = Device::cpu);
+                  Device device = Device::cpu, const std::string& gpu = "H100");
 std::string lab_table(const LabResult& r);
 std::string lab_json(const LabResult& r);
 

@@ -266,7 +266,8 @@ Command add_gradcheck_command(CLI::App& app) {
   sub->add_option("OP", o->op, "one operator");
   sub->add_flag("--all", o->all, "every differentiable operator (the default)");
   sub->add_flag("-v,--verbose", o->verbose, "print details of each case");
-  sub->add_option("--device", o->device, "cpu (cuda: see opscope_tests \"[cuda]\")")->check(CLI::IsMember({"cpu", "cuda"}));
+  sub->add_option("--device", o->device, "cpu, or sim (the simulated GPU's kernels; cuda: see opscope_tests \"[cuda]\")")
+      ->check(CLI::IsMember({"cpu", "cuda", "sim"}));
   return {sub, [o] {
             if (o->device == "cuda") {  // the CUDA kernels are checked against the CPU by the [cuda] tests
               std::cout << (device_available(Device::cuda)
@@ -274,7 +275,9 @@ Command add_gradcheck_command(CLI::App& app) {
                                 : "SKIPPED: " + device_missing_message(Device::cuda) + "\n");
               return 0;
             }
-            return app::run_gradcheck(o->all ? std::string() : o->op, o->verbose) == 0 ? 0 : 1;
+            const Device device = parse_device(o->device);
+            if (!device_available(device)) throw Error(device_missing_message(device));
+            return app::run_gradcheck(o->all ? std::string() : o->op, o->verbose, device) == 0 ? 0 : 1;
           }};
 }
 
@@ -284,6 +287,7 @@ Command add_bench_command(CLI::App& app) {
     std::vector<int64_t> sizes;
     bool json = false;
     int repeats = 5;
+    std::string gpu = "H100";
   };
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("bench", "the kernel lab: every algorithm of an op on the same inputs");
@@ -291,9 +295,12 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--sizes", o->sizes, "the inputs' sizes (see `opscope bench OP --help-sizes`)");
   sub->add_option("--repeats", o->repeats, "timed runs per algorithm (median)")->check(CLI::Range(1, 1000));
   sub->add_flag("--json", o->json, "print JSON");
-  sub->add_option("--device", o->device, "cpu or cuda (CUDA events time each kernel)")->check(CLI::IsMember({"cpu", "cuda"}));
+  sub->add_option("--device", o->device, "cpu, cuda (CUDA events time each kernel) or sim (the simulated GPU: counters per launch)")
+      ->check(CLI::IsMember({"cpu", "cuda", "sim"}));
+  sub->add_option("--gpu", o->gpu, "sim: the GPU the time bounds are for (T4, RTX4090, H100, H200)")
+      ->check(CLI::IsMember({"T4", "RTX4090", "H100", "H200"}));
   return {sub, [o] {
-            auto r = app::run_lab(o->op, o->sizes, o->repeats, parse_device(o->device));
+            auto r = app::run_lab(o->op, o->sizes, o->repeats, parse_device(o->device), o->gpu);
             std::cout << (o->json ? app::lab_json(r) + "\n" : app::lab_table(r));
             return 0;
           }};

@@ -83,7 +83,7 @@ std::string ops_table() {
   return out;
 }
 
-int run_gradcheck(const std::string& name, bool verbose) {
+int run_gradcheck(const std::string& name, bool verbose, Device device) {
   std::vector<const OpDef*> ops;
   if (name.empty()) {
     for (const OpDef* op : OpRegistry::instance().all())
@@ -92,6 +92,8 @@ int run_gradcheck(const std::string& name, bool verbose) {
     ops.push_back(&OpRegistry::instance().get(name));
   }
   int failures = 0, total = 0;
+  if (device == Device::sim)
+    std::printf("on the simulated GPU (sim): each op's CUDA kernels, run lane by lane on this CPU\n");
   std::printf("%-18s %-10s %-4s %-28s %12s %12s %6s\n", "op", "algorithm", "case", "note", "max abs err", "max rel err",
               "pass");
   for (const OpDef* op : ops) {
@@ -100,7 +102,7 @@ int run_gradcheck(const std::string& name, bool verbose) {
                   op->checked_via.empty() ? "" : (" (checked through " + op->checked_via + ")").c_str());
       continue;
     }
-    for (const GradcheckResult& r : gradcheck_op(*op)) {
+    for (const GradcheckResult& r : gradcheck_op(*op, 1234, device)) {
       ++total;
       if (!r.passed) ++failures;
       std::printf("%-18s %-10s %-4zu %-28.28s %12.2e %12.2e %6s\n", r.op.c_str(), r.algo.c_str(), r.case_index,

@@ -20,6 +20,16 @@ void register_device_backend(std::unique_ptr<DeviceBackend> backend) {
 
 DeviceBackend* device_backend(Device d) { return backends()[static_cast<int>(d)].get(); }
 
+namespace {
+std::array<LaunchReporter*, kNumDevices>& reporters() {
+  static std::array<LaunchReporter*, kNumDevices> table{};
+  return table;
+}
+}  // namespace
+
+void register_launch_reporter(Device d, LaunchReporter* reporter) { reporters()[static_cast<int>(d)] = reporter; }
+LaunchReporter* launch_reporter(Device d) { return reporters()[static_cast<int>(d)]; }
+
 bool device_available(Device d) {
   if (d == Device::cpu) return true;
   DeviceBackend* b = device_backend(d);
@@ -35,13 +45,15 @@ bool device_initialized(Device d) {
 std::string device_missing_message(Device d) {
   if (d == Device::cuda)
     return std::string("no CUDA device found (CUDA built: ") + (device_built(Device::cuda) ? "yes" : "no") + ")";
+  if (d == Device::sim) return "the simulated GPU (sim) is not built in this configuration";
   return std::string("no ") + device_name(d) + " device found";
 }
 
 Device parse_device(const std::string& name) {
   if (name == "cpu") return Device::cpu;
   if (name == "cuda" || name == "gpu" || name == "cuda:0") return Device::cuda;
-  throw Error("unknown device '" + name + "'", "devices are \"cpu\" and \"cuda\"");
+  if (name == "sim") return Device::sim;
+  throw Error("unknown device '" + name + "'", "devices are \"cpu\", \"cuda\" and \"sim\" (a simulated CUDA GPU)");
 }
 
 }  // namespace opscope

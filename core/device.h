@@ -37,6 +37,18 @@ class DeviceBackend {
   virtual void synchronize() = 0;
 };
 
+// A device that can say what its kernels did (the simulated GPU, gpusim/): its launches'
+// counters, recorded between start() and take_json(). Registered by the device's own code.
+class LaunchReporter {
+ public:
+  virtual ~LaunchReporter() = default;
+  virtual void start() = 0;
+  // {"gpu": ..., "launches": [...]}: the launches since start(), time bounds for `gpu` (a preset name).
+  virtual std::string take_json(const std::string& gpu) = 0;
+};
+void register_launch_reporter(Device d, LaunchReporter* reporter);
+LaunchReporter* launch_reporter(Device d);  // nullptr: the device reports nothing
+
 // The backend registers itself (static initialisation of ops/cuda); nullptr when not built.
 void register_device_backend(std::unique_ptr<DeviceBackend> backend);
 DeviceBackend* device_backend(Device d);

@@ -33,8 +33,9 @@ template <> constexpr DType dtype_of<float>() { return DType::f32; }
 template <> constexpr DType dtype_of<double>() { return DType::f64; }
 template <> constexpr DType dtype_of<int64_t>() { return DType::i64; }
 
-enum class Device : uint8_t { cpu, cuda };
-inline const char* device_name(Device d) { return d == Device::cpu ? "cpu" : "cuda"; }
-constexpr int kNumDevices = 2;
+// sim: the simulated CUDA device (gpusim/): the CUDA kernels run on the CPU, lane by lane.
+enum class Device : uint8_t { cpu, cuda, sim };
+inline const char* device_name(Device d) { return d == Device::cpu ? "cpu" : d == Device::cuda ? "cuda" : "sim"; }
+constexpr int kNumDevices = 3;
 
 }  // namespace opscope

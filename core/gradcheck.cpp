@@ -96,7 +96,7 @@ std::set<std::pair<SavedRef::Kind, int>> saved_reads(Workspace& ws, const OpDef&
 }  // namespace
 
 GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const std::string& algo, size_t case_index,
-                               uint64_t seed) {
+                               uint64_t seed, Device device) {
   Workspace ws;  // private: nothing of the student's workspace is touched
   WorkspaceScope scope(ws);
   GradcheckResult r;
@@ -106,7 +106,11 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
   r.case_index = case_index;
   try {
     Attrs attrs = op.resolve(c.attrs);
-    std::vector<Tensor> ins = make_case_inputs(c, seed);
+    // On another device the inputs are copies there; the differences perturb the host copies
+    // and copy the perturbed input over for each evaluation.
+    const std::vector<Tensor> host = make_case_inputs(c, seed);
+    std::vector<Tensor> ins;
+    for (const Tensor& t : host) ins.push_back(device == Device::cpu ? t : t.to(device));
     for (size_t i = 0; i < ins.size(); ++i)
       if (c.inputs[i].differentiable && is_floating(ins[i].dtype())) ins[i].set_requires_grad(true);
 
@@ -130,18 +134,21 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
     for (size_t j = 0; j < differentiable.size(); ++j)
       ws.backward(outs[differentiable[j]], weights[j], /*retain_graph=*/j + 1 < differentiable.size());
 
+    std::vector<Tensor> evaluated = ins;  // what loss() runs on (on cpu: ins itself, perturbed in place)
     auto loss = [&]() {
       NoGradGuard ng;
-      const std::vector<Tensor> ys = ws.call_multi(op, ins, attrs, algo);
+      const std::vector<Tensor> ys = ws.call_multi(op, evaluated, attrs, algo);
       ws.reset_graph();
       double acc = 0;
       for (size_t j = 0; j < differentiable.size(); ++j) {
-        const Tensor y = ys[differentiable[j]].contiguous();
+        const Tensor y = device == Device::cpu ? ys[differentiable[j]].contiguous()
+                                               : ys[differentiable[j]].to(Device::cpu, MemCategory::temporary).contiguous();
         for (int64_t i = 0; i < y.numel(); ++i) acc += y.get(i) * weights[j].data<double>()[i];
       }
       return acc;
     };
-    for (auto& [kind, index] : saved_reads(ws, op, attrs, ins)) r.saved_read.push_back({kind, index});
+    if (device == Device::cpu)
+      for (auto& [kind, index] : saved_reads(ws, op, attrs, ins)) r.saved_read.push_back({kind, index});
     const double eps = 1e-6;
     r.passed = true;
     for (size_t k = 0; k < ins.size(); ++k) {
@@ -152,14 +159,21 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
         r.message = "no gradient reached input " + std::to_string(k);
         return r;
       }
-      double* x = ins[k].data<double>();
+      if (device != Device::cpu) g = g.to(Device::cpu, MemCategory::temporary);
+      double* x = host[k].data<double>();
+      auto refresh = [&] {
+        if (device != Device::cpu) evaluated[k] = host[k].to(device);
+      };
       for (int64_t i = 0; i < ins[k].numel(); ++i) {
         const double saved = x[i];
         x[i] = saved + eps;
+        refresh();
         const double fp = loss();
         x[i] = saved - eps;
+        refresh();
         const double fm = loss();
         x[i] = saved;
+        refresh();
         const double numeric = (fp - fm) / (2 * eps);
         const double analytic = g.get(i);
         const double err = std::fabs(analytic - numeric);
@@ -180,13 +194,15 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
   return r;
 }
 
-std::vector<GradcheckResult> gradcheck_op(const OpDef& op, uint64_t seed) {
+std::vector<GradcheckResult> gradcheck_op(const OpDef& op, uint64_t seed, Device device) {
   std::vector<GradcheckResult> out;
   for (const auto& algo : op.algorithms) {
-    if (!op.find_kernel(Device::cpu, algo)) continue;
+    if (!op.find_kernel(device, algo)) continue;
     if (std::find(op.float32_only.begin(), op.float32_only.end(), algo) != op.float32_only.end()) continue;
-    for (size_t i = 0; i < op.gradcheck.size(); ++i) out.push_back(gradcheck_case(op, op.gradcheck[i], algo, i, seed + i));
+    for (size_t i = 0; i < op.gradcheck.size(); ++i)
+      out.push_back(gradcheck_case(op, op.gradcheck[i], algo, i, seed + i, device));
   }
+  if (device != Device::cpu) return out;  // what the op saves is the same on every device: checked on cpu
   // Every tensor the op saves is read by its backward in some case: else training holds it for nothing.
   for (const SavedRef& s : op.saves) {
     bool read = false, present = false;

@@ -27,9 +27,12 @@ std::string element_index_str(const Shape& shape, int64_t flat);
 std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic, double numeric);
 
 GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const std::string& algo, size_t case_index,
-                               uint64_t seed = 1234);
+                               uint64_t seed = 1234,
+                               Device device = Device::cpu);
 // Every case of `op` for every CPU algorithm; the first result also fails when a tensor the op
 // saves is read by its backward in none of the cases.
-std::vector<GradcheckResult> gradcheck_op(const OpDef& op, uint64_t seed = 1234);
+// device: the op's kernels there (sim, cuda) against central differences, inputs copied there
+// (float64 kernels; the float32-only algorithms are left out).
+std::vector<GradcheckResult> gradcheck_op(const OpDef& op, uint64_t seed = 1234, Device device = Device::cpu);
 
 }  // namespace opscope

@@ -27,6 +27,18 @@ bool skip_without_gpu() {
   return true;
 }
 
+// The simulated GPU (gpusim/) runs the same kernels on every machine where it is built (not in
+// the sanitizer builds: ctest then counts its tests as skipped).
+bool skip_without_sim() {
+  if (device_available(Device::sim)) return false;
+  std::cout << "SKIPPED: no CUDA device (" << device_missing_message(Device::sim) << ")\n";
+  return true;
+}
+
+// The device the case lists run on: cuda in the [cuda] tests, sim in the [sim] tests.
+Device g_device_under_test = Device::cuda;
+Device dut() { return g_device_under_test; }
+
 uint64_t fresh_seed() {
   static std::random_device rd;
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
@@ -55,21 +67,21 @@ std::vector<Tensor> run_poisoned(const OpDef& op, const std::string& algo, const
   std::vector<Tensor> ins;
   std::vector<TensorMeta> in_meta;
   for (auto& t : cpu_inputs) {
-    ins.push_back(t.to(Device::cuda));
-    in_meta.push_back({t.shape(), t.dtype(), Device::cuda});
+    ins.push_back(t.to(dut()));
+    in_meta.push_back({t.shape(), t.dtype(), dut()});
   }
   const auto out_meta = ws.infer(op, in_meta, attrs);
   std::vector<Tensor> outs;
   for (auto& m : out_meta) {
-    Tensor t = Tensor::empty(m.shape, m.dtype, MemCategory::activation, Device::cuda);
+    Tensor t = Tensor::empty(m.shape, m.dtype, MemCategory::activation, dut());
     t.fill(m.dtype == DType::i64 ? -7777.0 : NAN);
     outs.push_back(t);
   }
-  const KernelFn* fn = op.find_kernel(Device::cuda, algo);
+  const KernelFn* fn = op.find_kernel(dut(), algo);
   REQUIRE(fn != nullptr);
   KernelCtx ctx{op, ins, attrs, out_meta, outs, ws, MemCategory::activation};
   (*fn)(ctx);
-  device_backend(Device::cuda)->synchronize();
+  device_backend(dut())->synchronize();
   return outs;
 }
 
@@ -139,14 +151,14 @@ struct Fixture {
 }  // namespace
 
 TEST_CASE("cuda: without a GPU the device says so, and the CPU build says CUDA built: no", "[cuda]") {
-  const std::string msg = device_missing_message(Device::cuda);
-  CHECK(msg == std::string("no CUDA device found (CUDA built: ") + (device_built(Device::cuda) ? "yes" : "no") + ")");
+  const std::string msg = device_missing_message(dut());
+  CHECK(msg == std::string("no CUDA device found (CUDA built: ") + (device_built(dut()) ? "yes" : "no") + ")");
   Workspace ws;
   WorkspaceScope scope(ws);
   lang::Session session(ws);
   std::ostringstream out, err;
   const bool ok = session.run(":device cuda", "<test>", out, err);
-  if (device_available(Device::cuda)) {
+  if (device_available(dut())) {
     CHECK(ok);
     CHECK(out.str().find("new tensors on cuda") != std::string::npos);
   } else {
@@ -161,7 +173,7 @@ TEST_CASE("cuda: without a GPU the device says so, and the CPU build says CUDA b
 // Registered ops without a CUDA kernel (a clear "no kernel ... on cuda" error when called there).
 // A new op must get a CUDA kernel or join this list, so the list stays true.
 TEST_CASE("cuda: every op has a CUDA kernel or is on the known list", "[cuda]") {
-  if (!device_built(Device::cuda)) {
+  if (!device_built(dut())) {
     SUCCEED("CUDA not built");
     return;
   }
@@ -169,18 +181,50 @@ TEST_CASE("cuda: every op has a CUDA kernel or is on the known list", "[cuda]") 
   const std::vector<std::string> known_missing = {};
   for (const OpDef* op : OpRegistry::instance().all()) {
     bool any = false;
-    for (auto& [key, _] : op->kernels) any = any || key.first == Device::cuda;
+    for (auto& [key, _] : op->kernels) any = any || key.first == dut();
     const bool listed = std::find(known_missing.begin(), known_missing.end(), op->name) != known_missing.end();
     INFO(op->name);
     CHECK(any != listed);
   }
 }
 
+// The simulated GPU registers the same kernels (ops/cuda compiled for it): where nvcc built the
+// CUDA backend too, the same algorithms of the same ops on both; elsewhere, ops/cuda's many.
+TEST_CASE("sim: every op has the same algorithms on sim as on cuda", "[sim]") {
+  if (skip_without_sim()) return;
+  size_t sim_kernels = 0;
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    if (!op->builtin()) continue;
+    for (const std::string& algo : op->algorithms) {
+      INFO(op->name << " algo=" << algo);
+      const bool on_sim = op->find_kernel(Device::sim, algo) != nullptr;
+      sim_kernels += on_sim;
+      if (device_built(Device::cuda)) CHECK(on_sim == (op->find_kernel(Device::cuda, algo) != nullptr));
+    }
+  }
+  CHECK(sim_kernels > 150);
+}
+
 // One case list per op: every case of every op runs in every CUDA algorithm of the op, against
 // the CPU in float64. The hand-written tests below add odd and large sizes (vector tails,
 // two-stage reductions, block-per-row kernels) and what a case cannot say (running statistics).
-TEST_CASE("cuda: every op's cases match the CPU in every CUDA algorithm", "[cuda]") {
-  if (skip_without_gpu()) return;
+// Each case list below runs twice: on the GPU ("cuda: ..." [cuda], skipped without one) and on
+// the simulated GPU ("sim: ..." [sim], everywhere): the same kernels, lane by lane on the CPU.
+#define DEVICE_TEST_CASE(title, fn) \
+  void fn();                        \
+  TEST_CASE("cuda: " title, "[cuda]") { \
+    if (skip_without_gpu()) return; \
+    g_device_under_test = Device::cuda; \
+    fn();                           \
+  }                                 \
+  TEST_CASE("sim: " title, "[sim]") { \
+    if (skip_without_sim()) return; \
+    g_device_under_test = Device::sim; \
+    fn();                           \
+  }                                 \
+  void fn()
+
+DEVICE_TEST_CASE("every op's cases match the CPU in every CUDA algorithm", device_case_1) {
   Fixture f;
   size_t checked = 0;
   for (const OpDef* op : OpRegistry::instance().all()) {
@@ -189,7 +233,7 @@ TEST_CASE("cuda: every op's cases match the CPU in every CUDA algorithm", "[cuda
       const GradcheckCase& c = op->gradcheck[i];
       const std::vector<Tensor> ins = make_case_inputs(c, f.seed + i, DType::f32);
       for (const std::string& algo : op->algorithms) {
-        if (!op->find_kernel(Device::cuda, algo)) continue;
+        if (!op->find_kernel(dut(), algo)) continue;
         // Tensor cores keep 10 mantissa bits; the norms and attention sum long float32 chains.
         const double tol = algo.rfind("wmma", 0) == 0 ? 1e-2 : op->family == "norm" || op->family == "attention" ? 1e-4 : 1e-5;
         std::vector<bool> own_dtype;
@@ -204,8 +248,7 @@ TEST_CASE("cuda: every op's cases match the CPU in every CUDA algorithm", "[cuda
   CHECK(checked > 150);
 }
 
-TEST_CASE("cuda: elementwise and broadcasting match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("elementwise and broadcasting match the CPU", device_case_2) {
   Fixture f;
   auto& r = f.rng;
   const Shape full{37, 129}, row{129}, col{37, 1}, big{3, 1001};  // odd sizes: vector tails
@@ -241,8 +284,7 @@ TEST_CASE("cuda: elementwise and broadcasting match the CPU", "[cuda]") {
   for (auto& c : cases) check_case(c, f.seed);
 }
 
-TEST_CASE("cuda: reductions (rows, columns, two-stage) match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("reductions (rows, columns, two-stage) match the CPU", device_case_3) {
   Fixture f;
   auto& r = f.rng;
   using V = std::vector<int64_t>;
@@ -263,8 +305,7 @@ TEST_CASE("cuda: reductions (rows, columns, two-stage) match the CPU", "[cuda]")
   for (auto& c : cases) check_case(c, f.seed);
 }
 
-TEST_CASE("cuda: every matmul version matches the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("every matmul version matches the CPU", device_case_4) {
   Fixture f;
   auto& r = f.rng;
   struct Dims {
@@ -286,8 +327,7 @@ TEST_CASE("cuda: every matmul version matches the CPU", "[cuda]") {
   }
 }
 
-TEST_CASE("cuda: softmax, log_softmax and softmax_backward match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("softmax, log_softmax and softmax_backward match the CPU", device_case_5) {
   Fixture f;
   auto& r = f.rng;
   std::vector<Case> cases;
@@ -307,8 +347,7 @@ TEST_CASE("cuda: softmax, log_softmax and softmax_backward match the CPU", "[cud
   for (auto& c : cases) check_case(c, f.seed);
 }
 
-TEST_CASE("cuda: layer_norm (three algorithms) and its backward match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("layer_norm (three algorithms) and its backward match the CPU", device_case_6) {
   Fixture f;
   auto& r = f.rng;
   std::vector<Case> cases;
@@ -328,8 +367,7 @@ TEST_CASE("cuda: layer_norm (three algorithms) and its backward match the CPU", 
   for (auto& c : cases) check_case(c, f.seed);
 }
 
-TEST_CASE("cuda: batch_norm (three algorithms, training and eval) and its backward match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("batch_norm (three algorithms, training and eval) and its backward match the CPU", device_case_7) {
   Fixture f;
   auto& r = f.rng;
   const Shape xs{6, 5, 7, 3};
@@ -341,15 +379,15 @@ TEST_CASE("cuda: batch_norm (three algorithms, training and eval) and its backwa
       const Attrs attrs = bn.resolve({{"training", training}});
       INFO(algo << (training ? " training" : " eval") << ", seed " << f.seed);
       // The running statistics change in place: each device gets its own copy.
-      Tensor rm_gpu = rm.to(Device::cuda), rv_gpu = rv.to(Device::cuda);
-      std::vector<Tensor> ins = {x.to(Device::cuda), rm_gpu, rv_gpu, w.to(Device::cuda), b.to(Device::cuda)};
+      Tensor rm_gpu = rm.to(dut()), rv_gpu = rv.to(dut());
+      std::vector<Tensor> ins = {x.to(dut()), rm_gpu, rv_gpu, w.to(dut()), b.to(dut())};
       std::vector<TensorMeta> meta;
-      for (auto& t : ins) meta.push_back({t.shape(), t.dtype(), Device::cuda});
+      for (auto& t : ins) meta.push_back({t.shape(), t.dtype(), dut()});
       auto out_meta = f.ws.infer(bn, meta, attrs);
-      std::vector<Tensor> outs = {Tensor::empty(xs, DType::f32, MemCategory::activation, Device::cuda)};
+      std::vector<Tensor> outs = {Tensor::empty(xs, DType::f32, MemCategory::activation, dut())};
       outs[0].fill(NAN);
       KernelCtx ctx{bn, ins, attrs, out_meta, outs, f.ws, MemCategory::activation};
-      (*bn.find_kernel(Device::cuda, algo))(ctx);
+      (*bn.find_kernel(dut(), algo))(ctx);
       Tensor rm64 = rm.cast(DType::f64), rv64 = rv.cast(DType::f64);
       NoGradGuard ng;
       Tensor ref = f.ws.call_multi(bn, {x.cast(DType::f64), rm64, rv64, w.cast(DType::f64), b.cast(DType::f64)}, attrs, algo)[0];
@@ -362,8 +400,7 @@ TEST_CASE("cuda: batch_norm (three algorithms, training and eval) and its backwa
     }
 }
 
-TEST_CASE("cuda: embedding lookup and atomic backward match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("embedding lookup and atomic backward match the CPU", device_case_8) {
   Fixture f;
   auto& r = f.rng;
   Tensor idx = random_indices({7, 13}, 11, r);  // 91 lookups into 11 rows: many repeats
@@ -384,8 +421,7 @@ TEST_CASE("cuda: embedding lookup and atomic backward match the CPU", "[cuda]") 
                       Catch::Contains("index 11 (at flat position 2)"));
 }
 
-TEST_CASE("cuda: attention naive and flash, forward and backward, match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("attention naive and flash, forward and backward, match the CPU", device_case_9) {
   Fixture f;
   auto& r = f.rng;
   struct Qkv {
@@ -415,8 +451,7 @@ TEST_CASE("cuda: attention naive and flash, forward and backward, match the CPU"
   }
 }
 
-TEST_CASE("cuda: conv2d naive and im2col, both backward ops, match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("conv2d naive and im2col, both backward ops, match the CPU", device_case_10) {
   Fixture f;
   auto& r = f.rng;
   using V = std::vector<int64_t>;
@@ -449,8 +484,7 @@ TEST_CASE("cuda: conv2d naive and im2col, both backward ops, match the CPU", "[c
   }
 }
 
-TEST_CASE("cuda: max and average pooling with their backward ops match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("max and average pooling with their backward ops match the CPU", device_case_11) {
   Fixture f;
   auto& r = f.rng;
   using V = std::vector<int64_t>;
@@ -474,8 +508,7 @@ TEST_CASE("cuda: max and average pooling with their backward ops match the CPU",
   }
 }
 
-TEST_CASE("cuda: argmax, argmin and the optimizer steps (written in place) match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("argmax, argmin and the optimizer steps (written in place) match the CPU", device_case_12) {
   Fixture f;
   auto& r = f.rng;
   using V = std::vector<int64_t>;
@@ -489,14 +522,14 @@ TEST_CASE("cuda: argmax, argmin and the optimizer steps (written in place) match
     std::vector<Tensor> cpu, gpu;
     for (auto& t : start) {
       cpu.push_back(t.clone(MemCategory::input));
-      gpu.push_back(t.to(Device::cuda));
+      gpu.push_back(t.to(dut()));
     }
     NoGradGuard ng;
     for (int step = 0; step < 2; ++step) {
       f.ws.call_multi(op, cpu, op.resolve(a));
       f.ws.call_multi(op, gpu, op.resolve(a));
     }
-    device_backend(Device::cuda)->synchronize();
+    device_backend(dut())->synchronize();
     for (size_t i = 0; i < start.size(); ++i) {
       if (i == 1) continue;  // the gradient is only read
       INFO(name << " input " << i << " after two steps");
@@ -512,8 +545,7 @@ TEST_CASE("cuda: argmax, argmin and the optimizer steps (written in place) match
   run_both("adamw_update", {w, g, m, v, t}, {{"lr", 0.01}});
 }
 
-TEST_CASE("cuda: linear and dropout match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("linear and dropout match the CPU", device_case_13) {
   Fixture f;
   auto& r = f.rng;
   check_case({"linear", "cublas", {random_input({5, 7, 33}, r), random_input({17, 33}, r), random_input({17}, r)}, {},
@@ -526,8 +558,7 @@ TEST_CASE("cuda: linear and dropout match the CPU", "[cuda]") {
              f.seed);
 }
 
-TEST_CASE("cuda: cross_entropy, its backward and mse_loss match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("cross_entropy, its backward and mse_loss match the CPU", device_case_14) {
   Fixture f;
   auto& r = f.rng;
   for (const char* reduction : {"mean", "sum"}) {
@@ -547,8 +578,7 @@ TEST_CASE("cuda: cross_entropy, its backward and mse_loss match the CPU", "[cuda
                       Catch::Contains("target 3 at index 1"));
 }
 
-TEST_CASE("cuda: pad, pad_backward, upsample_nearest2d and adaptive average pooling match the CPU", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("pad, pad_backward, upsample_nearest2d and adaptive average pooling match the CPU", device_case_15) {
   Fixture f;
   auto& r = f.rng;
   using V = std::vector<int64_t>;
@@ -569,8 +599,7 @@ TEST_CASE("cuda: pad, pad_backward, upsample_nearest2d and adaptive average pool
              f.seed);
 }
 
-TEST_CASE("cuda: shape ops and casts run on the device through copy_from", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("shape ops and casts run on the device through copy_from", device_case_16) {
   Fixture f;
   auto& r = f.rng;
   using V = std::vector<int64_t>;
@@ -585,7 +614,7 @@ TEST_CASE("cuda: shape ops and casts run on the device through copy_from", "[cud
   for (auto& c : cases) {
     INFO(c.op);
     const OpDef& op = OpRegistry::instance().get(c.op);
-    REQUIRE(op.find_kernel(Device::cuda, c.algo) != nullptr);
+    REQUIRE(op.find_kernel(dut(), c.algo) != nullptr);
     // Views come back strided: compare them element by element as the CPU sees them.
     const auto gpu = run_poisoned(op, c.algo, c.inputs, op.resolve(c.attrs));
     NoGradGuard ng;
@@ -594,15 +623,14 @@ TEST_CASE("cuda: shape ops and casts run on the device through copy_from", "[cud
   }
 }
 
-TEST_CASE("cuda: x.to(\"cuda\"), dispatch, autograd and memory accounting through the engine", "[cuda]") {
-  if (skip_without_gpu()) return;
+DEVICE_TEST_CASE("x.to(device), dispatch, autograd and memory accounting through the engine", device_case_17) {
   Fixture f;
   auto& r = f.rng;
   Tensor x = random_input({19, 23}, r), w = random_input({23, 11}, r);
-  Tensor xc = x.to(Device::cuda), wc = w.to(Device::cuda);
-  CHECK(f.ws.tracker().copies(Device::cpu, Device::cuda).copies == 2);
-  CHECK(total_bytes(f.ws.tracker().live_on(Device::cuda)) == x.nbytes() + w.nbytes());
-  CHECK(f.ws.tracker().reserved(Device::cuda) >= x.nbytes() + w.nbytes());
+  Tensor xc = x.to(dut()), wc = w.to(dut());
+  CHECK(f.ws.tracker().copies(Device::cpu, dut()).copies == 2);
+  CHECK(total_bytes(f.ws.tracker().live_on(dut())) == x.nbytes() + w.nbytes());
+  CHECK(f.ws.tracker().reserved(dut()) >= x.nbytes() + w.nbytes());
   // Forward and backward on both devices: the same loss and gradients.
   auto loss_and_grads = [&](Tensor a, Tensor b) {
     a.set_requires_grad(true);
@@ -616,27 +644,28 @@ TEST_CASE("cuda: x.to(\"cuda\"), dispatch, autograd and memory accounting throug
   auto gpu = loss_and_grads(xc.clone(), wc.clone());
   for (int i = 0; i < 3; ++i) {
     INFO("output " << i);
-    CHECK(gpu[i].device() == Device::cuda);
+    CHECK(gpu[i].device() == dut());
     CHECK(relative_error(gpu[i], cpu[i]) < 1e-4);
   }
   // matmul without algo= runs cuBLAS on cuda (the CPU default, Eigen, has no CUDA kernel).
-  CHECK(default_algorithm_on(OpRegistry::instance().get("matmul"), Device::cuda) == "cublas");
+  CHECK(default_algorithm_on(OpRegistry::instance().get("matmul"), dut()) == "cublas");
   // Device steps are timed by CUDA events and recorded.
   CHECK(f.ws.graph().node(f.ws.graph().num_nodes() - 1).stats.last_time_ns >= 0);
   // An algorithm without a CUDA kernel says so, and which ones exist there; nothing crashes.
-  Tensor img = random_input({1, 2, 5, 5}, r).to(Device::cuda), ker = random_input({3, 2, 3, 3}, r).to(Device::cuda);
+  Tensor img = random_input({1, 2, 5, 5}, r).to(dut()), ker = random_input({3, 2, 3, 3}, r).to(dut());
   try {
     f.ws.call("conv2d", {img, ker}, {}, "winograd");
     FAIL("conv2d winograd ran on cuda");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find("no kernel for algorithm 'winograd' on cuda") != std::string::npos);
+    CHECK(std::string(e.what()).find(std::string("no kernel for algorithm 'winograd' on ") + device_name(dut())) != std::string::npos);
     CHECK(e.hint().find("im2col") != std::string::npos);
   }
-  // The REPL: :device cuda makes new tensors there; printing copies back.
+  // The REPL: :device cuda (sim) makes new tensors there; printing copies back.
   lang::Session session(f.ws);
   std::ostringstream out, err;
-  REQUIRE(session.run(":device cuda\na = ones(2, 3)\nb = (a * 2).sum()\nprint(b.item(), a.device)", "<t>", out, err));
-  CHECK(out.str().find("6.0 cuda") != std::string::npos);
+  const std::string dev = device_name(dut());
+  REQUIRE(session.run(":device " + dev + "\na = ones(2, 3)\nb = (a * 2).sum()\nprint(b.item(), a.device)", "<t>", out, err));
+  CHECK(out.str().find("12.0 " + dev) != std::string::npos);  // 2·6 ones (the GPU-only test said 6.0: never run)
 }
 
 }  // namespace opscope

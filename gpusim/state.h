@@ -1,0 +1,76 @@
+// What the simulator's parts share inside gpusim/: the running block and lane, the memory
+// spaces, the access log and the launch records. Not seen by the kernels.
+#pragma once
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "gpusim/lanes.h"
+#include "gpusim/report.h"
+
+namespace gpusim {
+
+constexpr int kMaxThreads = 1024;
+constexpr size_t kSharedBytes = 228 * 1024;  // an H100 SM's most per block
+
+enum class Space : uint8_t { global, shared, local };
+
+struct Access {
+  const void* site;  // the return address into the kernel's code
+  uintptr_t addr;
+  uint16_t lane;
+  uint8_t bytes;
+  AccessKind kind;
+  Space space;
+};
+
+// The running lane: set by the scheduler; null outside kernels (the hooks then do nothing).
+struct LaneRef {
+  int linear;  // index of the thread in its block
+};
+extern thread_local const LaneRef* g_lane;
+
+// Shared memory: one arena, reused by every block (blocks run one after another).
+extern unsigned char g_shared_arena[kSharedBytes];
+inline unsigned char* shared_base() { return g_shared_arena; }
+inline bool in_shared(uintptr_t a) { return a - reinterpret_cast<uintptr_t>(g_shared_arena) < kSharedBytes; }
+bool in_lane_stacks(uintptr_t a);
+
+// Global memory (cudaMalloc): the allocation holding [a, a+bytes), or a check error.
+struct Allocation {
+  uintptr_t begin;
+  size_t bytes;
+};
+// The address range cudaMalloc carves from (empty until the first allocation). Inline: every
+// access of every lane asks.
+extern uintptr_t g_arena_begin;
+extern size_t g_arena_bytes;
+inline bool in_global_arena(uintptr_t a) { return a - g_arena_begin < g_arena_bytes; }
+const Allocation* find_allocation(uintptr_t a);
+
+// The block being run, for the hooks and the error messages.
+struct BlockView {
+  const LaunchInfo* launch;
+  uint3 block;
+  dim3 block_dim;
+  uint64_t epoch;  // advances at every barrier and block: accesses of one epoch are unordered
+  std::vector<uint64_t>* warp_epochs;  // per warp: advances at its collectives
+  uint64_t barriers = 0;  // of this launch
+  uint64_t flops = 0;     // counted by mma_sync
+};
+extern thread_local BlockView g_view;
+uint3 thread_of(int linear);
+std::string where(int linear);  // "kernel k, block (x,y,z), thread (x,y,z)"
+std::string site_text(const void* pc);  // "matmul.cu:71"
+
+// The access log of the running block (recording only), analysed per warp when the block ends.
+extern thread_local bool g_recording;
+extern thread_local std::vector<Access>* g_log;
+void analyse_block(const std::vector<Access>& log, int threads, LaunchRecord& rec);
+void discard_totals();                  // at a launch's start
+void finish_record(LaunchRecord& rec);  // at its end: the sites with file:line
+void park_before_shared_store();
+void check_shared(uintptr_t a, unsigned bytes, AccessKind kind, const void* site, int lane);
+
+}  // namespace gpusim
