@@ -615,7 +615,12 @@ void draw_edges(FrameCtx& c) {
       lo = ImVec2(std::min(lo.x, p.x), std::min(lo.y, p.y));
       hi = ImVec2(std::max(hi.x, p.x), std::max(hi.y, p.y));
     }
-    c.s.drawn_edges.push_back({L.boxes[static_cast<size_t>(e.from)].key, L.boxes[static_cast<size_t>(e.to)].key, e.kind, pts});
+    DrawnEdge drawn_edge;
+    drawn_edge.from = L.boxes[static_cast<size_t>(e.from)].key;
+    drawn_edge.to = L.boxes[static_cast<size_t>(e.to)].key;
+    drawn_edge.kind = e.kind;
+    drawn_edge.points = pts;
+    c.s.drawn_edges.push_back(std::move(drawn_edge));
     if (!c.on_screen(lo, hi)) continue;
     const bool dashed = e.kind == EdgeKind::link || e.kind == EdgeKind::saved;
     const bool flowing = c.cur_box >= 0 && (e.to == c.cur_box || e.from == c.cur_box) && e.kind != EdgeKind::link;
@@ -645,6 +650,10 @@ void draw_edges(FrameCtx& c) {
       const float lp = c.text_px * 0.85f;
       const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, e.label.c_str());
       const ImVec2 a(p.x - ts.x * 0.5f - 2, p.y - ts.y * 0.5f), b(p.x + ts.x * 0.5f + 2, p.y + ts.y * 0.5f);
+      DrawnEdge& drawn = c.s.drawn_edges.back();
+      drawn.label = e.label;
+      drawn.label_min = a;
+      drawn.label_max = b;
       c.dl->AddRectFilled(a, b, with_alpha(c.th.edge_label_bg, c.edge_alpha), 3.f);
       c.dl->AddText(c.font, lp, ImVec2(a.x + 2, a.y), with_alpha(c.th.text_dim, c.edge_alpha), e.label.c_str());
     }

@@ -37,6 +37,8 @@ struct DrawnEdge {
   std::string from, to;
   EdgeKind kind = EdgeKind::forward;
   std::vector<ImVec2> points;  // the Bezier control points, screen pixels
+  std::string label;           // its shape label as drawn ("" when none is drawn at this zoom)
+  ImVec2 label_min, label_max;  // the label's box on screen (with its background)
 };
 
 struct GraphViewState {
