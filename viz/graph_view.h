@@ -41,6 +41,11 @@ struct DrawnEdge {
   ImVec2 label_min, label_max;  // the label's box on screen (with its background)
 };
 
+// The smallest text the view draws, in screen pixels: below it boxes fold instead of shrinking.
+constexpr float kReadableTextPx = 11.f;
+// The same in Present mode (View ▸ Present): a projected figure is read from the back of a room.
+constexpr float kPresentTextPx = 15.f;
+
 struct GraphViewState {
   // --- what the user chose ---
   PhaseFilter filter = PhaseFilter::both;
@@ -61,7 +66,10 @@ struct GraphViewState {
   std::set<std::string> auto_folded;
   std::set<std::string> opened;  // calls just unfolded: a big one opens one level (its calls folded)
   // --- cache: the layout is recomputed only when its key changes ---
-  GraphLayout layout;
+  GraphLayout layout;    // what is drawn: `unwrapped` wrapped into rows at row_width (layout_wrap.h)
+  GraphLayout unwrapped;  // the layout as made, one row
+  float row_width = 0;    // chosen by each fit for the canvas; 0: one row
+  bool compact = false;   // chosen by each fit: short titles, no shape labels (LayoutOptions::compact)
   LayoutKey key;
   bool has_layout = false;
   int layouts_done = 0;
@@ -95,6 +103,7 @@ struct GraphViewState {
   std::string hovered;
   ImVec2 canvas_min, canvas_max;
   float text_px = 0;  // the boxes' text size on screen
+  float min_text_px = kReadableTextPx;  // the readable minimum in force (GraphViewFrame::min_text_px)
 };
 
 // Whether the view still moves by itself at `time` (a layout being made, a fit, boxes gliding to
@@ -110,10 +119,9 @@ struct GraphViewFrame {
   int next_node = -1;     // the node the next step runs (-1: none pending)
   double time = 0;        // seconds, drives the animations
   float font_scale = 1.f; // HiDPI scale the fonts were loaded with
+  float min_text_px = kReadableTextPx;  // Fit and the wheel never go below it (Present: kPresentTextPx)
 };
 
-// The smallest text the view draws, in screen pixels: below it boxes fold instead of shrinking.
-constexpr float kReadableTextPx = 11.f;
 // What the empty graph asks a student to type: a statement that runs as it is in a fresh
 // workspace (a human-input test types it).
 constexpr const char* kEmptyGraphStatement = "a = randn(3); b = randn(3); c = a + b";

@@ -301,6 +301,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"map_shown", s.map_visible},
               {"map", map},
               {"readable_text_px", viz::kReadableTextPx},
+              {"min_text_px", s.graph.min_text_px},
+              {"figure_rows", s.graph.layout.row_lane_tops.size() + 1},
               {"layouts", s.graph.layouts_done},
               {"layout_ms", s.graph.layout.layout_ms},
               {"layout_ms_total", s.graph.layout_ms_total},
