@@ -136,7 +136,9 @@ void install_layout(GraphViewState& s, LayoutKey key, GraphLayout layout, double
   // differently keeps its place on screen.
   const bool same_view = s.has_layout && key.graph == s.key.graph && key.filter == s.key.filter;
   s.unwrapped = std::move(layout);
-  s.layout = wrap_rows(s.unwrapped, s.row_width);  // (a fit chooses the rows again: rewrap_to_fit)
+  // A graph grown or folded differently flows into rows again (a fit also for a new canvas).
+  s.row_width = s.wrap_zoom > 0 ? row_width_to_fit(s.unwrapped, s.wrap_room, s.wrap_zoom) : 0.f;
+  s.layout = wrap_rows(s.unwrapped, s.row_width);
   // Layouts coming faster than boxes move (a running loop's, one a frame) are shown as they are:
   // each one's boxes fading in from nothing would leave the graph blank while the loop runs.
   const bool streaming = same_view && s.installed_time >= 0 && time - s.installed_time < kMoveSeconds;
@@ -924,6 +926,8 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const size_t boxes_before = s.layout.boxes.size();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   size = ImVec2(std::max(size.x > 0 ? size.x : avail.x, 50.f), std::max(size.y > 0 ? size.y : avail.y, 50.f));
+  s.wrap_room = drawable(size);
+  s.wrap_zoom = zmin;
   const ImVec2 c0 = ImGui::GetCursorScreenPos(), c1(c0.x + size.x, c0.y + size.y);
   s.canvas_min = c0;
   s.canvas_max = c1;

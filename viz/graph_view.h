@@ -68,7 +68,9 @@ struct GraphViewState {
   // --- cache: the layout is recomputed only when its key changes ---
   GraphLayout layout;    // what is drawn: `unwrapped` wrapped into rows at row_width (layout_wrap.h)
   GraphLayout unwrapped;  // the layout as made, one row
-  float row_width = 0;    // chosen by each fit for the canvas; 0: one row
+  float row_width = 0;    // chosen for the canvas at each layout and fit; 0: one row
+  Point wrap_room;        // the canvas's drawable part and the readable zoom the rows are chosen
+  float wrap_zoom = 0;    // for (the last frame's; 0: none drawn yet, one row)
   bool compact = false;   // chosen by each fit: short titles, no shape labels (LayoutOptions::compact)
   LayoutKey key;
   bool has_layout = false;

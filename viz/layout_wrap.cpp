@@ -383,12 +383,14 @@ float row_width_to_fit(const GraphLayout& l, Point room, float readable_zoom) {
     const float w = l.width / static_cast<float>(rows) * 1.02f;
     const float z = wrapped_zoom(l, w, room);
     if (z >= enough_zoom) return w;
-    if (z > best_zoom * 1.03f) {
+    if (z >= readable_zoom && best_zoom < readable_zoom) {  // the fewest rows that read
       best = w;
       best_zoom = z;
     }
   }
-  return best;
+  // No rows read whole: one row, as laid out (the view folds, or shows the step readable and
+  // scrolls; rows too small to read would only move the figure about).
+  return best_zoom >= readable_zoom ? best : 0.f;
 }
 
 }  // namespace opscope::viz

@@ -21,8 +21,8 @@ GraphLayout wrap_rows(const GraphLayout& l, float row_width);
 
 // The row width at which `l` reads in a canvas of `room` (its drawable area, pixels): 0 (one row,
 // as laid out) when it reads at `readable_zoom` so; else the fewest rows that read comfortably
-// (a little above the readable zoom), else the rows that show it largest. The window's Fit and
-// the export choose their rows with it.
+// (a little above the readable zoom), else the fewest that read, else 0 again (wrapped rows too
+// small to read would only move the figure about). The window's Fit and the export use it.
 float row_width_to_fit(const GraphLayout& l, Point room, float readable_zoom);
 // The zoom at which `l` wrapped at `row_width` fits `room`.
 float wrapped_zoom(const GraphLayout& l, float row_width, Point room);
