@@ -153,8 +153,13 @@ GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes, co
   auto zoom_to_fit = [&](const GraphLayout& l) { return wrapped_zoom(l, row_width(l), canvas); };
   // (A big model opens folded: the room is what initial_folds sizes its first guess by.)
   const Point room{canvas.x / kReadableZoom, canvas.y / kReadableZoom};
-  const GraphLayout l = fold_to_fit(g, o, kReadableZoom, zoom_to_fit, -1, room).layout;
-  return wrap_rows(l, row_width(l));
+  FoldedToFit f = fold_to_fit(g, o, kReadableZoom, zoom_to_fit, -1, room);
+  if (!f.fits || !f.folded.empty()) {  // as the window's Fit: short titles, no shape labels before folding
+    o.compact = true;
+    FoldedToFit compact = fold_to_fit(g, o, kReadableZoom, zoom_to_fit, -1, room);
+    if (compact.fits || !f.fits) f = std::move(compact);
+  }
+  return wrap_rows(f.layout, row_width(f.layout));
 }
 
 void render_figure(const Graph& g, const GraphLayout& l, const std::string& format, const std::string& path, const FigureStyle& style) {
