@@ -32,7 +32,7 @@ if(GVC_FOUND)
 endif()
 if(EMSCRIPTEN OR (GVC_FOUND AND GV_DOT_LAYOUT AND GV_NEATO_LAYOUT AND GV_CORE AND GV_PANGO))
   set(OPSCOPE_HAVE_GRAPHVIZ ON)
-  add_library(opscope_graphviz STATIC viz/palette.cpp viz/graphviz.cpp viz/graph_layout.cpp viz/layout_plan.cpp viz/scope_layout.cpp viz/scope_tree.cpp viz/layout_lanes.cpp viz/layout_job.cpp viz/layout_queue.cpp viz/graph_figure.cpp viz/layout_metrics.cpp viz/edge_router.cpp viz/figure_export.cpp viz/concept_map_layout.cpp)
+  add_library(opscope_graphviz STATIC viz/palette.cpp viz/graphviz.cpp viz/graph_layout.cpp viz/layout_plan.cpp viz/scope_layout.cpp viz/scope_tree.cpp viz/layout_lanes.cpp viz/layout_wrap.cpp viz/layout_job.cpp viz/layout_queue.cpp viz/graph_figure.cpp viz/layout_metrics.cpp viz/edge_router.cpp viz/figure_export.cpp viz/concept_map_layout.cpp)
   # The pango renderer is opened on first use (viz/graphviz.cpp): not linked, it keeps its ~30
   # libraries out of every start of opscope.
   target_link_libraries(opscope_graphviz PUBLIC opscope_viz opscope_core PkgConfig::GVC ${GV_DOT_LAYOUT} ${GV_NEATO_LAYOUT} ${GV_CORE} ${CMAKE_DL_LIBS})

@@ -1,6 +1,7 @@
 // The GUI as a user sees it: runs `opscope gui` headless (under xvfb-run, Mesa software GL)
 // on an MLP stopped mid-backward, then checks the JSON dump of what is on screen and the
 // pixels of its screenshot.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STB_IMAGE_STATIC
@@ -281,12 +283,18 @@ TEST_CASE("gui: File > Open shows an ONNX model (the Transformer encoder) traced
                         "/layer/norm1/LayerNormalization", "/layer/Relu", "/layer/norm2/LayerNormalization"})
     CHECK(names.count(n) == 1);
   CHECK(s["selected"] != "");
-  // The picture: parameter pills drawn in their yellow; the softmax (off to the right) selected.
-  CHECK(count_color(r, s["canvas"][0], s["canvas"][1], s["canvas"][2], s["canvas"][3], 253, 230, 138, 8) > 200);
+  // The softmax (off to the right) selected. (The view keeps the readable zoom of its first fit
+  // and scrolls to it: the parameters may be out of view, the Fit below shows them.)
   const auto* sel = box(s, s["selected"]);
   REQUIRE(sel);
   CHECK((*sel)["subtitle"] == "/layer/self_attn/Softmax");
   CHECK((*sel)["selected"] == true);
+  // The picture: parameter pills drawn in their yellow (more than the legend's swatch), the
+  // out_proj's beside its Gemm.
+  const GuiRun gemm = run_gui("onnx_encoder_gemm", "select /layer/self_attn/Gemm", 10, "--open '" + std::string(OPSCOPE_SOURCE_DIR) + "/assets/models/encoder.onnx'");
+  REQUIRE(gemm.rc == 0);
+  const auto& c = gemm.state["canvas"];
+  CHECK(count_color(gemm, c[0], c[1], c[2], c[3], 253, 230, 138, 8) > 200);
 }
 
 TEST_CASE("gui: the backward pass runs in a lane below, each node under the forward node it differentiates", "[viz]") {
@@ -616,4 +624,143 @@ TEST_CASE("gui: a workspace journal that is not one is moved aside, never overwr
   std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
   CHECK(text == "{\"statements\": [1, 2");
   CHECK(r.state["journal"]["kept"] == 1);
+}
+
+// [SECTION] the figure reads at every scale (issue 40): measured from the state JSON's geometry
+namespace {
+
+struct Rect {
+  float l, t, r, b;
+};
+Rect rect_of(const nlohmann::json& r) { return {r[0].get<float>(), r[1].get<float>(), r[2].get<float>(), r[3].get<float>()}; }
+// Overlapping by more than half a pixel each way (touching borders do not count).
+bool overlap(const Rect& a, const Rect& b) {
+  return std::min(a.r, b.r) - std::max(a.l, b.l) > 0.5f && std::min(a.b, b.b) - std::max(a.t, b.t) > 0.5f;
+}
+
+// What a student sees of a figure: its text size, whether every box is on screen, how much of the
+// panel it fills, and where its edge labels run into boxes or into each other.
+struct FigureMeasure {
+  float text_px = 0, min_text_px = 0;
+  int boxes = 0, off_screen = 0, labels = 0, box_label = 0, label_label = 0;
+  float cover_w = 0, cover_h = 0;  // the boxes' bounding box over the canvas's width and height
+  std::string worst;               // the first overlap found, for the failure message
+};
+std::ostream& operator<<(std::ostream& os, const FigureMeasure& m) {
+  return os << "text " << m.text_px << " px (min " << m.min_text_px << "), " << m.boxes << " boxes, " << m.off_screen << " off screen, cover "
+            << m.cover_w << " x " << m.cover_h << ", " << m.labels << " labels, " << m.box_label << " box-label and " << m.label_label
+            << " label-label overlaps " << m.worst;
+}
+
+FigureMeasure measure_figure(const nlohmann::json& s) {
+  FigureMeasure m;
+  m.text_px = s["text_px"].get<float>();
+  m.min_text_px = s.contains("min_text_px") ? s["min_text_px"].get<float>() : s["readable_text_px"].get<float>();
+  const Rect canvas = rect_of(s["canvas"]);
+  std::vector<std::pair<std::string, Rect>> boxes, labels;
+  Rect all{1e9f, 1e9f, -1e9f, -1e9f};
+  for (const auto& b : s["nodes"]) {
+    const Rect r = rect_of(b["rect"]);
+    boxes.push_back({b["key"], r});
+    all = {std::min(all.l, r.l), std::min(all.t, r.t), std::max(all.r, r.r), std::max(all.b, r.b)};
+    m.off_screen += !(r.l >= canvas.l - 0.5f && r.t >= canvas.t - 0.5f && r.r <= canvas.r + 0.5f && r.b <= canvas.b + 0.5f);
+  }
+  m.boxes = static_cast<int>(boxes.size());
+  for (const auto& e : s["edges"])
+    if (e.contains("label")) labels.push_back({e["label"]["text"].get<std::string>() + " on " + e["from"].get<std::string>() + "->" +
+                                                   e["to"].get<std::string>(), rect_of(e["label"]["rect"])});
+  m.labels = static_cast<int>(labels.size());
+  for (size_t i = 0; i < labels.size(); ++i) {
+    for (const auto& [key, r] : boxes)
+      if (overlap(labels[i].second, r) && ++m.box_label == 1) m.worst = "(" + labels[i].first + " over box " + key + ")";
+    for (size_t j = i + 1; j < labels.size(); ++j)
+      if (overlap(labels[i].second, labels[j].second) && ++m.label_label == 1 && m.worst.empty())
+        m.worst = "(" + labels[i].first + " over " + labels[j].first + ")";
+  }
+  if (!boxes.empty()) {
+    m.cover_w = (all.r - all.l) / (canvas.r - canvas.l);
+    m.cover_h = (all.b - all.t) / (canvas.b - canvas.t);
+  }
+  return m;
+}
+
+// After Fit: readable, whole, and filling the panel along the side the figure's aspect fills.
+void check_fitted(const FigureMeasure& m) {
+  INFO(m);
+  WARN(m);
+  CHECK(m.text_px >= m.min_text_px - 0.01f);
+  CHECK(m.off_screen == 0);
+  CHECK(std::max(m.cover_w, m.cover_h) >= 0.6f);
+  CHECK(m.box_label == 0);
+  CHECK(m.label_label == 0);
+}
+
+// The Transformer block with its backward pass stepped (backward(loss, step=True)).
+std::string transformer_stepped() {
+  std::ifstream in(std::string(OPSCOPE_SOURCE_DIR) + "/assets/examples/transformer_block.ops");
+  std::stringstream code;
+  code << in.rdbuf();
+  std::string text = code.str();
+  const size_t at = text.rfind("backward(loss)");
+  if (at != std::string::npos) text.replace(at, 14, "backward(loss, step=True)");
+  const std::string script = std::string(OPSCOPE_TEST_OUT) + "/transformer_step.ops";
+  std::ofstream(script) << text;
+  return "--script '" + script + "'";
+}
+
+}  // namespace
+
+TEST_CASE("gui: the README's MLP figure has no edge label over a box or another label", "[viz][fit]") {
+  const GuiRun r = run_gui("labels_mlp", "step 5;select n2", 40, script_arg("mlp.ops"));
+  REQUIRE(r.rc == 0);
+  const FigureMeasure m = measure_figure(r.state);
+  INFO(m);
+  WARN(m);
+  CHECK(m.labels > 0);  // (the labels are drawn at this size: dropping them all would pass)
+  CHECK(m.box_label == 0);
+  CHECK(m.label_label == 0);
+}
+
+TEST_CASE("gui: the Transformer block at Fit, mid-backward and at the end of backward, is readable and fills the panel", "[viz][fit]") {
+  const std::string script = transformer_stepped();
+  for (const std::string steps : {"step 21", "step 42"}) {
+    for (const bool present : {false, true}) {
+      INFO(steps << (present ? ", Present" : ""));
+      const GuiRun r = run_gui("fit_block", (present ? "view present;" : "") + steps + ";fit", 16, script);
+      REQUIRE(r.rc == 0);
+      CHECK(r.state["action_errors"].empty());
+      CHECK(r.state["phase"] == "backward");
+      if (steps == "step 42") CHECK(r.state["steps_left"] == 0);
+      if (present) CHECK(r.state["min_text_px"].get<float>() > r.state["readable_text_px"].get<float>());
+      check_fitted(measure_figure(r.state));
+    }
+  }
+}
+
+// ViT-B/16's graph at its real depth (tests/models/vit_b_16_tiny.onnx: as deep, narrow).
+static void check_vit_fit(const std::string& name, const std::string& actions) {
+  {
+    INFO(actions);
+    const GuiRun r = run_gui(name, actions, 40, kVitTiny);
+    REQUIRE(r.rc == 0);
+    CHECK(r.state["action_errors"].empty());
+    const FigureMeasure m = measure_figure(r.state);
+    INFO(m);
+    WARN(m);
+    CHECK(m.text_px >= m.min_text_px - 0.01f);
+    CHECK(m.off_screen == 0);
+    CHECK(m.box_label == 0);
+    CHECK(m.label_label == 0);
+  }
+}
+
+TEST_CASE("gui: ViT-B/16 at its opening depth, at Fit: readable, every box on screen, no label over a box", "[viz][fit][static]") {
+  check_vit_fit("fit_vit", "fit");
+}
+
+// Not met yet (issue 40): with one encoder layer unfolded by the user, Fit cannot fold it and the
+// wrapped rows are still too long to read (7.7 px; the frame of the 12 layers is one long row).
+// Hidden: run it with `opscope_gui_tests "[fit_todo]"`.
+TEST_CASE("gui: ViT-B/16 with one encoder layer unfolded, at Fit: readable", "[.][fit_todo]") {
+  check_vit_fit("fit_vit_layer", "fit;unfold encoder;unfold encoder/layers;unfold encoder/layers/encoder_layer_0;fit");
 }

@@ -10,6 +10,7 @@
 #include "viz/export.h"
 #include "viz/graph_layout.h"
 #include "viz/graphviz.h"
+#include "viz/layout_wrap.h"
 
 #include "tests/ran_script.h"
 
@@ -23,6 +24,13 @@ const char* kMlp =
     "x = randn(8, 16); w1 = param(16, 32); b1 = param(zeros(32)); w2 = param(32, 4)\n"
     "h = relu(dense(x, w1, b1)); loss = (h @ w2).sum()\n"
     "backward(loss)\n";
+
+std::string script_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
 
 bool overlap(const viz::LayoutBox& a, const viz::LayoutBox& b) {
   return std::abs(a.center.x - b.center.x) * 2 < a.width + b.width - 0.5f &&
@@ -249,4 +257,54 @@ TEST_CASE("layout: a rolled-back statement's boxes are forgotten; the rest keep 
   CHECK(gone == forgotten);
   for (int id = 0; id < static_cast<int>(l.node_box.size()); ++id)
     if (l.node_box[static_cast<size_t>(id)] >= 0) CHECK(ws.graph().has_node(id));
+}
+
+// A long figure wraps like a paragraph (issue 40): rows of forward ops, each with its backward
+// boxes beneath it; nothing overlaps, no edge label covers a box or another label.
+TEST_CASE("layout: a long figure wrapped into rows keeps each backward box under its forward box", "[viz][fit]") {
+  Ran r(script_file(std::string(OPSCOPE_SOURCE_DIR) + "/assets/examples/transformer_block.ops"));
+  viz::LayoutOptions o;
+  const viz::GraphLayout one = viz::layout_graph(r.ws.graph(), o);
+  const viz::Point wide_canvas{1000, 1000};  // square: one row of the block is far too wide for it
+  REQUIRE(viz::wrapped_zoom(one, 0, wide_canvas) < 0.4f);
+  const float width = viz::row_width_to_fit(one, wide_canvas, 0.4f);
+  REQUIRE(width > 0);
+  REQUIRE(width < one.width);
+  const viz::GraphLayout rows = viz::wrap_rows(one, width);
+  CHECK(rows.row_lane_tops.size() >= 1);
+  CHECK(rows.width < one.width);
+  CHECK(rows.height > one.height);
+  CHECK(viz::wrapped_zoom(one, width, wide_canvas) > viz::wrapped_zoom(one, 0, wide_canvas));
+  REQUIRE(rows.boxes.size() == one.boxes.size());
+  for (size_t i = 0; i < rows.boxes.size(); ++i)
+    for (size_t j = i + 1; j < rows.boxes.size(); ++j) {
+      INFO(rows.boxes[i].key << " and " << rows.boxes[j].key);
+      CHECK_FALSE(overlap(rows.boxes[i], rows.boxes[j]));
+    }
+  for (const auto& b : rows.boxes) {  // in the figure; a backward box below its forward box, in the same row
+    CHECK(b.center.x - b.width / 2 >= -1.f);
+    CHECK(b.center.x + b.width / 2 <= rows.width + 1.f);
+    CHECK(b.center.y + b.height / 2 <= rows.height + 1.f);
+    if (b.anchor.empty()) continue;
+    const viz::LayoutBox& a = rows.boxes[static_cast<size_t>(rows.find(b.anchor))];
+    INFO(b.key << " under " << a.key);
+    CHECK(b.center.y > a.center.y);
+    CHECK(b.center.y - a.center.y < one.height);
+  }
+  std::vector<viz::LabelRect> labels;
+  for (const auto& e : rows.edges) {
+    CHECK(e.spline.size() >= 4);
+    if (!e.has_label_pos || e.label.empty() || e.kind != viz::EdgeKind::forward) continue;
+    const viz::LabelRect l = viz::label_rect(rows, e, e.label_pos);
+    for (const auto& b : rows.boxes) {
+      INFO(e.label << " over " << b.key);
+      CHECK_FALSE((l.l < b.center.x + b.width / 2 && b.center.x - b.width / 2 < l.r && l.t < b.center.y + b.height / 2 &&
+                   b.center.y - b.height / 2 < l.b));
+    }
+    for (const auto& p : labels) CHECK_FALSE((l.l < p.r && p.l < l.r && l.t < p.b && p.t < l.b));
+    labels.push_back(l);
+  }
+  CHECK(!labels.empty());
+  // Wide enough for one row: left as laid out.
+  CHECK(viz::row_width_to_fit(one, {one.width * 2, one.height * 2}, 1.f) == 0);
 }

@@ -9,6 +9,7 @@
 #include "viz/graph_figure.h"
 #include "viz/graphviz.h"
 #include "viz/graphviz_context.h"
+#include "viz/layout_wrap.h"
 #include "viz/palette.h"
 
 namespace opscope::viz {
@@ -146,12 +147,19 @@ GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes, co
   LayoutOptions o;
   o.only_nodes = only_nodes;
   o.expanded = expanded;
-  auto zoom_to_fit = [](const GraphLayout& l) {
-    return std::min((kCanvasW - 2 * kMargin) / std::max(1.f, l.width), (kCanvasH - 2 * kMargin - kLegend) / std::max(1.f, l.height));
-  };
+  // The rows the window would wrap the figure into (its Fit: graph_view.cpp's rewrap_to_fit).
+  const Point canvas{kCanvasW - 2 * kMargin, kCanvasH - 2 * kMargin - kLegend};
+  auto row_width = [&](const GraphLayout& l) { return row_width_to_fit(l, canvas, kReadableZoom); };
+  auto zoom_to_fit = [&](const GraphLayout& l) { return wrapped_zoom(l, row_width(l), canvas); };
   // (A big model opens folded: the room is what initial_folds sizes its first guess by.)
-  const Point room{(kCanvasW - 2 * kMargin) / kReadableZoom, (kCanvasH - 2 * kMargin - kLegend) / kReadableZoom};
-  return fold_to_fit(g, o, kReadableZoom, zoom_to_fit, -1, room).layout;
+  const Point room{canvas.x / kReadableZoom, canvas.y / kReadableZoom};
+  FoldedToFit f = fold_to_fit(g, o, kReadableZoom, zoom_to_fit, -1, room);
+  if (!f.fits || !f.folded.empty()) {  // as the window's Fit: short titles, no shape labels before folding
+    o.compact = true;
+    FoldedToFit compact = fold_to_fit(g, o, kReadableZoom, zoom_to_fit, -1, room);
+    if (compact.fits || !f.fits) f = std::move(compact);
+  }
+  return wrap_rows(f.layout, row_width(f.layout));
 }
 
 void render_figure(const Graph& g, const GraphLayout& l, const std::string& format, const std::string& path, const FigureStyle& style) {

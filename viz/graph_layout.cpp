@@ -92,7 +92,7 @@ int forget_missing(GraphLayout& l, const Graph& g) {
 }
 
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o) {
-  return {&g, o.only_nodes, g.version(), g.num_nodes(), o.filter, o.folded, o.unfolded, o.expanded, o.lanes};
+  return {&g, o.only_nodes, g.version(), g.num_nodes(), o.filter, o.folded, o.unfolded, o.expanded, o.lanes, o.compact};
 }
 
 std::vector<std::string> search_boxes(const GraphLayout& l, const Graph& g, const std::string& query) {

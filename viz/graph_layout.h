@@ -38,6 +38,7 @@ struct LayoutBox {
   Phase phase = Phase::forward;
   Lane lane = Lane::forward;
   std::string title;   // "#3 matmul"
+  std::string full_title;  // a compact figure's box: its title with the attributes ("#9 layer_norm(normalized_shape=[16])")
   std::string subtitle;  // the variable name, the shape of a leaf, or what a folded call takes
   std::vector<std::string> details;  // folded calls: further lines (outputs, size, parameters)
   std::string family;  // op family (colours)
@@ -66,6 +67,8 @@ struct LayoutEdge {
   std::vector<Point> spline;  // cubic Bezier control points: p0, (c1, c2, p)...
   Point label_pos;
   bool has_label_pos = false;
+  float label_width = 0;       // the label's width at the text size, pixels at zoom 1
+  bool label_dropped = false;  // no free place for it: the tooltip of its boxes shows it (layout_wrap.h)
   Point arrow_tip;  // the head points here, along the curve's last tangent
   bool has_arrow = false;
 };
@@ -91,6 +94,9 @@ struct LayoutOptions {
   std::function<float(const std::string&)> text_width;
   float line_height = 16.f;
   bool edge_labels = true;  // room for shape labels on forward edges (dot places them)
+  // A figure that does not read at Fit: ops titled without their attributes and no room made for
+  // shape labels (both shown on hover and in the inspector), before any call folds.
+  bool compact = false;
   std::vector<int> only_nodes;  // empty: every node; a compiled program: its schedule
   // Both phases in mirrored lanes (the default); false: one dot layout of everything, the
   // gradient edges reversed (how the figure was laid out before the lanes; the bench compares).
@@ -108,6 +114,8 @@ struct GraphLayout {
   std::vector<LayoutCluster> clusters;
   float width = 0, height = 0;
   float backward_lane_top = -1;  // where the backward lane begins (both phases in lanes), else -1
+  std::vector<float> row_lane_tops;  // a figure wrapped into rows: where each further row's backward lane begins
+  float line_height = 16.f;      // the text's line height, pixels at zoom 1 (edge labels' height)
   double layout_ms = 0;
   int find(const std::string& key) const;  // box index or -1
   int find_node(int node_id) const;        // the box showing node_id (also inside a folded box; an
@@ -133,6 +141,7 @@ struct LayoutKey {
   std::set<std::string> folded, unfolded;
   std::set<int> expanded;
   bool lanes = true;
+  bool compact = false;
   bool operator==(const LayoutKey&) const = default;
 };
 LayoutKey layout_key(const Graph& g, const LayoutOptions& o);

@@ -13,6 +13,8 @@
 //   draw_graph_view    the frame, piece by piece
 #include "viz/graph_view.h"
 
+#include "viz/layout_wrap.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -114,6 +116,7 @@ LayoutOptions view_options(const GraphViewState& s, const Fonts* fonts = nullptr
   o.unfolded = s.unfolded;
   o.expanded = s.expanded;
   o.only_nodes = s.only_nodes;
+  o.compact = s.compact;
   if (fonts && fonts->ui) {
     ImFont* font = fonts->ui;
     const float px = font->FontSize;
@@ -132,7 +135,10 @@ void install_layout(GraphViewState& s, LayoutKey key, GraphLayout layout, double
   // A new graph or another phase filter is a new view (fit it); the same graph grown or folded
   // differently keeps its place on screen.
   const bool same_view = s.has_layout && key.graph == s.key.graph && key.filter == s.key.filter;
-  s.layout = std::move(layout);
+  s.unwrapped = std::move(layout);
+  // A graph grown or folded differently flows into rows again (a fit also for a new canvas).
+  s.row_width = s.wrap_zoom > 0 ? row_width_to_fit(s.unwrapped, s.wrap_room, s.wrap_zoom) : 0.f;
+  s.layout = wrap_rows(s.unwrapped, s.row_width);
   // Layouts coming faster than boxes move (a running loop's, one a frame) are shown as they are:
   // each one's boxes fading in from nothing would leave the graph blank while the loop runs.
   const bool streaming = same_view && s.installed_time >= 0 && time - s.installed_time < kMoveSeconds;
@@ -228,12 +234,23 @@ bool view_animating(const GraphViewState& s, double time) {
 
 namespace {
 
-float readable_zoom(const ImFont* font, float font_scale) { return kReadableTextPx * font_scale / font->FontSize; }
+float readable_zoom(const ImFont* font, float font_scale, float min_text_px) { return min_text_px * font_scale / font->FontSize; }
 
 float fitted_zoom(const GraphLayout& l, ImVec2 canvas) {
   const float zx = (canvas.x - 2 * kFitMargin) / std::max(1.f, l.width);
   const float zy = (canvas.y - 2 * kFitMargin - kLegendHeight) / std::max(1.f, l.height);
   return std::min(zx, zy);
+}
+
+// The canvas's drawable part, pixels (fitted_zoom's).
+Point drawable(ImVec2 canvas) { return {canvas.x - 2 * kFitMargin, canvas.y - 2 * kFitMargin - kLegendHeight}; }
+
+// A figure too long to read in one row at the readable zoom wraps into rows (layout_wrap.h).
+void rewrap_to_fit(GraphViewState& s, ImVec2 canvas, float zmin) {
+  const float w = row_width_to_fit(s.unwrapped, drawable(canvas), zmin);
+  if (w == s.row_width) return;
+  s.row_width = w;
+  s.layout = wrap_rows(s.unwrapped, w);
 }
 
 // The canvas in layout units at the readable zoom: the room a figure has to fit in.
@@ -251,6 +268,7 @@ void start_fit(GraphViewState& s, const Graph& g, ImVec2 canvas, float zmin, int
   const LayoutOptions o = view_options(s, nullptr, 1.f, false);
   s.auto_folded = initial_folds(foldable_calls(g, s.only_nodes), o, shown_node_count(g, o), room_of(canvas, zmin), focus);
   s.fitting = {true, 0, focus, !reveal, false};
+  s.compact = false;  // (full titles and shape labels again, if the figure reads with them)
   s.fit_requested = s.fit_all = false;
 }
 
@@ -259,6 +277,11 @@ bool continue_fit(GraphViewState& s, const Graph& g, ImVec2 canvas, float zmin) 
   GraphViewState::Fitting& f = s.fitting;
   const float fitted = fitted_zoom(s.layout, canvas);
   if (fitted >= zmin || f.round >= 8) return true;
+  if (!s.compact) {  // short titles and no shape labels before anything folds: every op stays in view
+    s.compact = true;
+    ++f.round;
+    return false;
+  }
   const LayoutOptions o = view_options(s);
   const std::vector<FoldableCall> calls = foldable_calls(g, s.only_nodes);
   const int shown = shown_node_count(g, o);
@@ -442,6 +465,7 @@ bool update_view_layout(GraphViewState& s, const Graph& g, const GraphViewFrame&
       continue;
     }
     if (!s.fitting.active) break;
+    rewrap_to_fit(s, size, zmin);  // (each round's layout, or the one shown when its folds did not change)
     if (continue_fit(s, g, size, zmin)) {
       finish_fit(s, size, zmin);
       relaid = false;  // fitted: nothing to keep in place
@@ -548,6 +572,11 @@ void draw_canvas(FrameCtx& c) {
   for (float x = c.c0.x; x < c.c1.x; x += 14.f) c.dl->AddLine(ImVec2(x, sep), ImVec2(std::min(x + 7.f, c.c1.x), sep), c.th.grid, 1.5f);
   c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, std::max(c.c0.y + 4, fy)), c.th.text_dim, tr("forward pass  →"));
   c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, by), c.th.edge_backward, tr("←  backward pass"));
+  for (float top : L.row_lane_tops) {  // a figure wrapped into rows: each row's lanes apart
+    const float y = c.v.to_screen({0, top - 40.f}).y;
+    if (y < c.c0.y || y > c.c1.y) continue;
+    for (float x = c.c0.x; x < c.c1.x; x += 14.f) c.dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 7.f, c.c1.x), y), c.th.grid, 1.5f);
+  }
 }
 
 // Frames of unfolded calls (click the title to fold) and of loops (a badge with the count).
@@ -615,7 +644,12 @@ void draw_edges(FrameCtx& c) {
       lo = ImVec2(std::min(lo.x, p.x), std::min(lo.y, p.y));
       hi = ImVec2(std::max(hi.x, p.x), std::max(hi.y, p.y));
     }
-    c.s.drawn_edges.push_back({L.boxes[static_cast<size_t>(e.from)].key, L.boxes[static_cast<size_t>(e.to)].key, e.kind, pts});
+    DrawnEdge drawn_edge;
+    drawn_edge.from = L.boxes[static_cast<size_t>(e.from)].key;
+    drawn_edge.to = L.boxes[static_cast<size_t>(e.to)].key;
+    drawn_edge.kind = e.kind;
+    drawn_edge.points = pts;
+    c.s.drawn_edges.push_back(std::move(drawn_edge));
     if (!c.on_screen(lo, hi)) continue;
     const bool dashed = e.kind == EdgeKind::link || e.kind == EdgeKind::saved;
     const bool flowing = c.cur_box >= 0 && (e.to == c.cur_box || e.from == c.cur_box) && e.kind != EdgeKind::link;
@@ -645,6 +679,10 @@ void draw_edges(FrameCtx& c) {
       const float lp = c.text_px * 0.85f;
       const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, e.label.c_str());
       const ImVec2 a(p.x - ts.x * 0.5f - 2, p.y - ts.y * 0.5f), b(p.x + ts.x * 0.5f + 2, p.y + ts.y * 0.5f);
+      DrawnEdge& drawn = c.s.drawn_edges.back();
+      drawn.label = e.label;
+      drawn.label_min = a;
+      drawn.label_max = b;
       c.dl->AddRectFilled(a, b, with_alpha(c.th.edge_label_bg, c.edge_alpha), 3.f);
       c.dl->AddText(c.font, lp, ImVec2(a.x + 2, a.y), with_alpha(c.th.text_dim, c.edge_alpha), e.label.c_str());
     }
@@ -834,7 +872,7 @@ void draw_progress_bar(FrameCtx& c, const GraphViewState& s) {
 
 void draw_tooltip(const FrameCtx& c, const LayoutBox& b) {
   ImGui::BeginTooltip();
-  ImGui::TextUnformatted(b.title.c_str());
+  ImGui::TextUnformatted(b.full_title.empty() ? b.title.c_str() : b.full_title.c_str());
   if (!b.subtitle.empty()) ImGui::TextDisabled("%s", b.subtitle.c_str());
   if (b.node >= 0) {
     const Node& n = c.g.node(b.node);
@@ -855,6 +893,12 @@ void draw_tooltip(const FrameCtx& c, const LayoutBox& b) {
     const ValueInfo& vi = c.g.value(b.value);
     ImGui::TextDisabled(tr("made by %s (line %d)"), vi.origin.c_str(), vi.origin_line);
   }
+  // The shapes of its edges whose labels had no room at this size (layout_wrap.h).
+  const int bi = c.s.layout.find(b.key);
+  for (const LayoutEdge& e : c.s.layout.edges)
+    if (e.label_dropped && (e.to == bi || e.from == bi))
+      ImGui::TextDisabled("%s %s  %s", e.to == bi ? "in " : "out", e.label.c_str(),
+                          c.s.layout.boxes[static_cast<size_t>(e.to == bi ? e.from : e.to)].title.c_str());
   ImGui::EndTooltip();
 }
 
@@ -884,10 +928,13 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const Graph& g = *f.graph;
   forget_gone_boxes(s, g);
   ImFont* font = f.fonts && f.fonts->ui ? f.fonts->ui : ImGui::GetFont();
-  const float zmin = readable_zoom(font, f.font_scale);
+  const float zmin = readable_zoom(font, f.font_scale, f.min_text_px);
+  s.min_text_px = f.min_text_px;
   const size_t boxes_before = s.layout.boxes.size();
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   size = ImVec2(std::max(size.x > 0 ? size.x : avail.x, 50.f), std::max(size.y > 0 ? size.y : avail.y, 50.f));
+  s.wrap_room = drawable(size);
+  s.wrap_zoom = zmin;
   const ImVec2 c0 = ImGui::GetCursorScreenPos(), c1(c0.x + size.x, c0.y + size.y);
   s.canvas_min = c0;
   s.canvas_max = c1;

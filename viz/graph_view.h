@@ -37,7 +37,14 @@ struct DrawnEdge {
   std::string from, to;
   EdgeKind kind = EdgeKind::forward;
   std::vector<ImVec2> points;  // the Bezier control points, screen pixels
+  std::string label;           // its shape label as drawn ("" when none is drawn at this zoom)
+  ImVec2 label_min, label_max;  // the label's box on screen (with its background)
 };
+
+// The smallest text the view draws, in screen pixels: below it boxes fold instead of shrinking.
+constexpr float kReadableTextPx = 11.f;
+// The same in Present mode (View ▸ Present): a projected figure is read from the back of a room.
+constexpr float kPresentTextPx = 15.f;
 
 struct GraphViewState {
   // --- what the user chose ---
@@ -59,7 +66,12 @@ struct GraphViewState {
   std::set<std::string> auto_folded;
   std::set<std::string> opened;  // calls just unfolded: a big one opens one level (its calls folded)
   // --- cache: the layout is recomputed only when its key changes ---
-  GraphLayout layout;
+  GraphLayout layout;    // what is drawn: `unwrapped` wrapped into rows at row_width (layout_wrap.h)
+  GraphLayout unwrapped;  // the layout as made, one row
+  float row_width = 0;    // chosen for the canvas at each layout and fit; 0: one row
+  Point wrap_room;        // the canvas's drawable part and the readable zoom the rows are chosen
+  float wrap_zoom = 0;    // for (the last frame's; 0: none drawn yet, one row)
+  bool compact = false;   // chosen by each fit: short titles, no shape labels (LayoutOptions::compact)
   LayoutKey key;
   bool has_layout = false;
   int layouts_done = 0;
@@ -93,6 +105,7 @@ struct GraphViewState {
   std::string hovered;
   ImVec2 canvas_min, canvas_max;
   float text_px = 0;  // the boxes' text size on screen
+  float min_text_px = kReadableTextPx;  // the readable minimum in force (GraphViewFrame::min_text_px)
 };
 
 // Whether the view still moves by itself at `time` (a layout being made, a fit, boxes gliding to
@@ -108,10 +121,9 @@ struct GraphViewFrame {
   int next_node = -1;     // the node the next step runs (-1: none pending)
   double time = 0;        // seconds, drives the animations
   float font_scale = 1.f; // HiDPI scale the fonts were loaded with
+  float min_text_px = kReadableTextPx;  // Fit and the wheel never go below it (Present: kPresentTextPx)
 };
 
-// The smallest text the view draws, in screen pixels: below it boxes fold instead of shrinking.
-constexpr float kReadableTextPx = 11.f;
 // What the empty graph asks a student to type: a statement that runs as it is in a fresh
 // workspace (a human-input test types it).
 constexpr const char* kEmptyGraphStatement = "a = randn(3); b = randn(3); c = a + b";

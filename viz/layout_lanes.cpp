@@ -203,6 +203,7 @@ void normalise(GraphLayout& out, const FigurePlan& plan) {
     move(e.arrow_tip);
   }
   if (out.backward_lane_top >= 0) out.backward_lane_top -= y0;
+  out.line_height = plan.line_height;
   out.width = x1 - x0;
   out.height = y1 - y0;
 }

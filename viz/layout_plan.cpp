@@ -100,6 +100,15 @@ class Planner {
     b.height = static_cast<float>(lines) * o_.line_height + static_cast<float>(b.details.size()) * 0.9f * o_.line_height + 12.f;
   }
 
+  // A compact figure titles an op by its name alone ("#9 layer_norm", "#21 mul"): its attributes
+  // and the constants written in ("mul(·, 0.01562)") are in the tooltip and the inspector.
+  void shorten_title(LayoutBox& b) const {
+    const size_t open = b.title.find('(');
+    if (!o_.compact || open == std::string::npos) return;
+    b.full_title = b.title;
+    b.title.erase(open);
+  }
+
   int add_box(LayoutBox b) {
     auto it = by_key_.find(b.key);
     if (it != by_key_.end()) return it->second;
@@ -160,6 +169,7 @@ class Planner {
       b.node = n.id;
       b.family = n.op ? n.op->family : "";
       b.title = "#" + std::to_string(n.id) + " " + node_title(g_, n);
+      shorten_title(b);
       const std::string var = g_.node_var_name(n.id);
       if (n.phase == Phase::backward && n.forward_of >= 0 && var.empty()) {
         const std::string fwd = g_.node_var_name(n.forward_of);
@@ -207,6 +217,7 @@ class Planner {
       b.lane = n.phase == Phase::forward ? Lane::forward : Lane::backward;
       b.family = m.op ? m.op->family : "";
       b.title = "#" + std::to_string(n.id) + "." + std::to_string(m.id) + " " + m.label();
+      shorten_title(b);
       b.subtitle = m.outputs.empty() ? "" : body->graph.value(m.outputs[0]).name;
       const int bi = add_box(std::move(b));
       e.box.push_back(bi);
@@ -478,11 +489,14 @@ FigurePlan plan_figure(const Graph& g, const LayoutOptions& o) {
   // nothing to hang it from: one dot layout, as for the backward pass alone.
   const bool forward_lane = std::any_of(f.boxes.begin(), f.boxes.end(), [](const LayoutBox& b) { return b.lane == Lane::forward; });
   f.one_dot = !(o.lanes && o.filter != PhaseFilter::backward_only && forward_lane);
-  f.edge_labels = o.edge_labels;
+  f.edge_labels = o.edge_labels && !o.compact;
   f.line_height = o.line_height;
   f.flat_limit = o.flat_limit;
   f.label_width.reserve(f.edges.size());
-  for (const auto& e : f.edges) f.label_width.push_back(o.text_width ? o.text_width(e.label) : 6.f * static_cast<float>(e.label.size()));
+  for (auto& e : f.edges) {
+    f.label_width.push_back(o.text_width ? o.text_width(e.label) : 6.f * static_cast<float>(e.label.size()));
+    e.label_width = f.label_width.back();  // (kept with the edge: labels are placed again after the layout)
+  }
   // (The view draws a frame's title at 0.85 of the text size, with its "[fold]" after it.)
   for (const auto& c : f.clusters)
     f.cluster_label_width.push_back(0.85f * (o.text_width ? o.text_width(c.label + "  [collapse]") : estimate_text_width(c.label + "  [collapse]")));

@@ -139,6 +139,8 @@ class Builder {
       job.graph.clusters[k].parent = it == job.native.end() ? -1 : static_cast<int>(it - job.native.begin());
     }
     job.graph.scope = job.scope;
+    // Without shape labels (a compact figure) dot's columns need no room for them.
+    if (!p_.edge_labels) job.graph.dot_attributes.push_back({"ranksep", "0.15"});
     job.box_item.assign(p_.boxes.size(), -1);
     t_.jobs.push_back(std::move(job));
     return index;

@@ -227,6 +227,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
     json points = json::array();
     for (const auto& p : e.points) points.push_back({p.x, p.y});
     edges.push_back({{"from", e.from}, {"to", e.to}, {"kind", viz::edge_kind_name(e.kind)}, {"points", points}});
+    if (!e.label.empty())  // the shape label drawn on it, where it is on screen
+      edges.back()["label"] = {{"text", e.label}, {"rect", {e.label_min.x, e.label_min.y, e.label_max.x, e.label_max.y}}};
   }
   json map = json::array();
   for (const auto& d : s.map_view.drawn)
@@ -299,6 +301,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"map_shown", s.map_visible},
               {"map", map},
               {"readable_text_px", viz::kReadableTextPx},
+              {"min_text_px", s.graph.min_text_px},
+              {"figure_rows", s.graph.layout.row_lane_tops.size() + 1},
               {"layouts", s.graph.layouts_done},
               {"layout_ms", s.graph.layout.layout_ms},
               {"layout_ms_total", s.graph.layout_ms_total},

@@ -65,6 +65,7 @@ struct GuiState {
   float screen_scale = 1.f;
   float ui_zoom = 1.f;
   bool present = false;    // only the graph and the lesson text, side by side
+  bool graph_fitted_present = false;  // the graph was last fitted with Present on (its text size: viz::kPresentTextPx)
   bool chinese = false;    // the window's own words in Chinese (the lesson open is Chinese)
   std::function<void(float)> save_zoom;
   // Stepping

@@ -427,6 +427,11 @@ void draw_graph_panel(GuiState& s, const viz::Theme& th) {
   gf.next_node = next_step_node(s);
   gf.time = s.time;
   gf.font_scale = graph_font_scale(s);
+  gf.min_text_px = s.present ? viz::kPresentTextPx : viz::kReadableTextPx;  // a projector's figure is read from afar
+  if (s.present != s.graph_fitted_present) {  // Present on or off: another canvas and text size, fit again
+    s.graph_fitted_present = s.present;
+    s.graph.fit_requested = true;
+  }
   viz::draw_graph_view(s.graph, gf);
 }
 
