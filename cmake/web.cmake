@@ -36,9 +36,21 @@ add_custom_command(
   VERBATIM)
 add_custom_target(web_fashion_subset DEPENDS ${_fashion_out}/train-images-idx3-ubyte.gz)
 add_dependencies(opscope web_fashion_subset)
+# The lessons without their exercises' solutions (a site's files are anyone's to read; the
+# desktop app's lessons and the class server keep them): tools/strip_solutions.py.
+file(GLOB_RECURSE _lesson_files CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/lessons/*)
+set(_lessons_out ${_packed}/lessons)
+add_custom_command(
+  OUTPUT ${_lessons_out}/README.md
+  COMMAND python3 ${CMAKE_SOURCE_DIR}/tools/strip_solutions.py ${CMAKE_SOURCE_DIR}/lessons ${_lessons_out}
+  DEPENDS ${CMAKE_SOURCE_DIR}/tools/strip_solutions.py ${_lesson_files}
+  COMMENT "The lessons for the site, their solutions withheld"
+  VERBATIM)
+add_custom_target(web_lessons_stripped DEPENDS ${_lessons_out}/README.md)
+add_dependencies(opscope web_lessons_stripped)
 set(_fonts /usr/share/fonts/truetype)
 set(_preload
-  ${CMAKE_SOURCE_DIR}/lessons@${OPSCOPE_SHIPPED_DIR}/lessons
+  ${_lessons_out}@${OPSCOPE_SHIPPED_DIR}/lessons
   ${CMAKE_SOURCE_DIR}/assets@${OPSCOPE_SHIPPED_DIR}/assets
   ${_fonts}/dejavu/DejaVuSans.ttf@${_fonts}/dejavu/DejaVuSans.ttf
   ${_fonts}/dejavu/DejaVuSansMono.ttf@${_fonts}/dejavu/DejaVuSansMono.ttf
