@@ -28,11 +28,16 @@ foreach(scenario ${_human_scenarios})
              COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tests/human/human.py ${scenario} --platform ${platform}
                      --opscope $<TARGET_FILE:opscope> --site ${OPSCOPE_WEB_BUILD_DIR}/site
                      --out ${CMAKE_CURRENT_BINARY_DIR}/human/${platform}-${name})
-    # Alone (RUN_SERIAL): a person's input is timed by frames, and a frame of software GL beside
-    # a compiler on the other core takes seconds.
-    set_tests_properties(human_${platform}_${name} PROPERTIES TIMEOUT 300 LABELS "human;${platform}" RUN_SERIAL TRUE)
-    if(platform STREQUAL "web")
-      set_tests_properties(human_${platform}_${name} PROPERTIES FIXTURES_REQUIRED web_site)
+    # A person's input is timed by frames, and a frame of software GL beside a compiler on the other
+    # core takes seconds: every scenario waits for the site's build (the one long compile ctest
+    # runs), then one desktop and one browser scenario run side by side (a lock per platform), or
+    # a scenario beside one of the short tests. Where the browser tests are not registered, the
+    # desktop scenarios run alone.
+    set_tests_properties(human_${platform}_${name} PROPERTIES TIMEOUT 300 LABELS "human;${platform}")
+    if(TEST web_site_build)
+      set_tests_properties(human_${platform}_${name} PROPERTIES FIXTURES_REQUIRED web_site RESOURCE_LOCK human_${platform})
+    else()
+      set_tests_properties(human_${platform}_${name} PROPERTIES RUN_SERIAL TRUE)
     endif()
   endforeach()
 endforeach()
