@@ -68,15 +68,18 @@ def strip(src, out):
 
 
 def check(src, packed_files):
-    """Lines of a solution that its lesson shows nowhere else must not be in the packed files."""
-    secret = set()
+    """Lines of a solution that no lesson shows outside its solutions (not even inside a sentence
+    of prose) must not be in the packed files."""
+    shown, solution_lines = [], set()
     for root, _, files in os.walk(src):
         for name in files:
             if name.endswith(".md"):
                 with open(os.path.join(root, name), encoding="utf-8") as f:
                     lines, solutions = split_solutions(f.read())
-                shown = {line.strip() for line in lines if line}
-                secret |= {line.strip() for line in solutions if len(line.strip()) >= 16 and line.strip() not in shown}
+                shown += [line for line in lines if line]
+                solution_lines |= {line.strip() for line in solutions if len(line.strip()) >= 16}
+    shown_text = "\n".join(shown)
+    secret = {line for line in solution_lines if line not in shown_text}
     if len(secret) < 10:
         print(f"only {len(secret)} solution lines found in {src}: is it the lessons folder?")
         return 1
