@@ -70,6 +70,22 @@ int GraphLayout::find_node(int node_id) const {
   return node_box[static_cast<size_t>(node_id)];
 }
 
+void move_origin(GraphLayout& l, Point origin) {
+  auto move = [&](Point& p) { p = {p.x - origin.x, p.y - origin.y}; };
+  for (auto& b : l.boxes) move(b.center);
+  for (auto& c : l.clusters) {
+    move(c.min);
+    move(c.max);
+  }
+  for (auto& e : l.edges) {
+    for (auto& p : e.spline) move(p);
+    move(e.label_pos);
+    move(e.arrow_tip);
+  }
+  if (l.backward_lane_top >= 0) l.backward_lane_top -= origin.y;
+  for (float& t : l.row_lane_tops) t -= origin.y;
+}
+
 int forget_missing(GraphLayout& l, const Graph& g) {
   int forgotten = 0;
   for (LayoutBox& b : l.boxes) {

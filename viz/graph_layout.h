@@ -123,6 +123,10 @@ struct GraphLayout {
   std::vector<int> node_box;               // node id -> box index (-1: hidden)
 };
 
+// Moves every drawn position of `l` (boxes, frames, edges, their labels and arrows, the lanes'
+// tops) by −origin: the point `origin` becomes (0, 0).
+void move_origin(GraphLayout& l, Point origin);
+
 // Unlinks from `l` what the graph no longer has (nodes and values taken away by a :reset, a
 // failed statement's rollback, or tape dropped in a long loop): such a box keeps its place and
 // text, marked `gone`, and refers to no node or value any more. A view keeps drawing its last

@@ -191,18 +191,7 @@ void normalise(GraphLayout& out, const FigurePlan& plan) {
   }
   if (x0 > x1) return;
   if (out.backward_lane_top >= 0) y0 -= kLaneTitleBand;
-  auto move = [&](Point& p) { p = {p.x - x0, p.y - y0}; };
-  for (auto& b : out.boxes) move(b.center);
-  for (auto& c : out.clusters) {
-    move(c.min);
-    move(c.max);
-  }
-  for (auto& e : out.edges) {
-    for (auto& p : e.spline) move(p);
-    move(e.label_pos);
-    move(e.arrow_tip);
-  }
-  if (out.backward_lane_top >= 0) out.backward_lane_top -= y0;
+  move_origin(out, {x0, y0});
   out.line_height = plan.line_height;
   out.width = x1 - x0;
   out.height = y1 - y0;

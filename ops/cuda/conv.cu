@@ -21,6 +21,13 @@ namespace {
 
 // Every rank runs these kernels: x and y are volumes D×H×W (OD×OH×OW), the filter Q×R×S; a 2-D
 // convolution has D = Q = OD = 1 and a 1-D one H = R = OH = 1 too (conv_geom right-aligns).
+
+// Along one axis: the input position output position o reads at tap t, or -1 in the padding.
+__device__ int64_t input_reading(int64_t o, int64_t t, int64_t stride, int64_t pad, int64_t dil, int64_t in) {
+  const int64_t i = o * stride - pad + t * dil;
+  return i >= 0 && i < in ? i : -1;
+}
+
 template <class T>
 __global__ void conv_naive(ConvGeom g, const T* x, const T* w, const T* b, T* y) {
   GRID_STRIDE(e, g.N * g.K * g.out_volume()) {
@@ -32,14 +39,12 @@ __global__ void conv_naive(ConvGeom g, const T* x, const T* w, const T* b, T* y)
       const T* xp = x + (n * g.C + grp * g.Cg + c) * g.in_volume();
       const T* wp = w + (k * g.Cg + c) * g.taps();
       for (int64_t q = 0; q < g.Q; ++q) {
-        const int64_t d = od * g.sd - g.pd + q * g.dd;
-        if (d < 0 || d >= g.D) continue;
-        for (int64_t r = 0; r < g.R; ++r) {
-          const int64_t h = oh * g.sh - g.ph + r * g.dh;
-          if (h < 0 || h >= g.H) continue;
-          for (int64_t s = 0; s < g.S; ++s) {
-            const int64_t ww = ow * g.sw - g.pw + s * g.dw;
-            if (ww >= 0 && ww < g.W) acc += xp[(d * g.H + h) * g.W + ww] * wp[(q * g.R + r) * g.S + s];
+        const int64_t d = input_reading(od, q, g.sd, g.pd, g.dd, g.D);
+        for (int64_t r = 0; d >= 0 && r < g.R; ++r) {
+          const int64_t h = input_reading(oh, r, g.sh, g.ph, g.dh, g.H);
+          for (int64_t s = 0; h >= 0 && s < g.S; ++s) {
+            const int64_t xw = input_reading(ow, s, g.sw, g.pw, g.dw, g.W);
+            if (xw >= 0) acc += xp[(d * g.H + h) * g.W + xw] * wp[(q * g.R + r) * g.S + s];
           }
         }
       }
@@ -57,8 +62,9 @@ __global__ void im2col(ConvGeom g, const T* x, int64_t n, int64_t grp, T* col) {
     const int64_t p = e % cols, row = e / cols;
     const int64_t s = row % g.S, r = (row / g.S) % g.R, q = (row / (g.S * g.R)) % g.Q, c = row / g.taps();
     const int64_t ow = p % g.OW, oh = (p / g.OW) % g.OH, od = p / g.ohw();
-    const int64_t d = od * g.sd - g.pd + q * g.dd, h = oh * g.sh - g.ph + r * g.dh, w = ow * g.sw - g.pw + s * g.dw;
-    const bool inside = d >= 0 && d < g.D && h >= 0 && h < g.H && w >= 0 && w < g.W;
+    const int64_t d = input_reading(od, q, g.sd, g.pd, g.dd, g.D), h = input_reading(oh, r, g.sh, g.ph, g.dh, g.H),
+                  w = input_reading(ow, s, g.sw, g.pw, g.dw, g.W);
+    const bool inside = d >= 0 && h >= 0 && w >= 0;
     col[e] = inside ? x[(((n * g.C + grp * g.Cg + c) * g.D + d) * g.H + h) * g.W + w] : T(0);
   }
 }
@@ -137,14 +143,12 @@ __global__ void backward_weight_naive(ConvGeom g, const T* x, const T* dy, T* dw
       const T* xp = x + (n * g.C + grp * g.Cg + c) * g.in_volume();
       const T* gp = dy + (n * g.K + k) * g.out_volume();
       for (int64_t od = 0; od < g.OD; ++od) {
-        const int64_t d = od * g.sd - g.pd + q * g.dd;
-        if (d < 0 || d >= g.D) continue;
-        for (int64_t oh = 0; oh < g.OH; ++oh) {
-          const int64_t h = oh * g.sh - g.ph + r * g.dh;
-          if (h < 0 || h >= g.H) continue;
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const int64_t w = ow * g.sw - g.pw + s * g.dw;
-            if (w >= 0 && w < g.W) acc += xp[(d * g.H + h) * g.W + w] * gp[(od * g.OH + oh) * g.OW + ow];
+        const int64_t d = input_reading(od, q, g.sd, g.pd, g.dd, g.D);
+        for (int64_t oh = 0; d >= 0 && oh < g.OH; ++oh) {
+          const int64_t h = input_reading(oh, r, g.sh, g.ph, g.dh, g.H);
+          for (int64_t ow = 0; h >= 0 && ow < g.OW; ++ow) {
+            const int64_t xw = input_reading(ow, s, g.sw, g.pw, g.dw, g.W);
+            if (xw >= 0) acc += xp[(d * g.H + h) * g.W + xw] * gp[(od * g.OH + oh) * g.OW + ow];
           }
         }
       }
