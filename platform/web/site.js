@@ -86,12 +86,17 @@
       const changed = Object.keys(local).filter((p) => storage.known[p] !== local[p]).sort();
       const removed = Object.keys(storage.known).filter((p) => p.startsWith(root) && !(p in local)).sort().reverse();
       if (!changed.length && !removed.length) return;
+      const written = {};  // path -> the time of what was written (the program may have written it again since the set was read)
       return transact(mount, true, (store, fail) => {
         for (const p of changed)
-          IDBFS.loadLocalEntry(p, (err, entry) => (err ? fail(err) : IDBFS.storeRemoteEntry(store, p, entry, (e) => e && fail(e))));
+          IDBFS.loadLocalEntry(p, (err, entry) => {
+            if (err) return fail(err);
+            written[p] = entry.timestamp.getTime();
+            IDBFS.storeRemoteEntry(store, p, entry, (e) => e && fail(e));
+          });
         for (const p of removed) IDBFS.removeRemoteEntry(store, p, (e) => e && fail(e));
       }).then(() => {
-        for (const p of changed) storage.known[p] = local[p];
+        for (const p of changed) storage.known[p] = written[p];
         for (const p of removed) delete storage.known[p];
         changedAll.push(...changed);
         removedAll.push(...removed);
@@ -116,7 +121,10 @@
             let now;  // the program may have written it since the local set was read
             try { now = FS.stat(p).mtime.getTime(); } catch (e) { now = undefined; }
             if (now !== local[p]) return;
-            IDBFS.storeLocalEntry(p, entry, (e) => (e ? fail(e) : (known[p] = remote[p])));
+            // The time of the entry read, not of the set read before it: another tab may have written
+            // the file in between, and a stale time here would mark the file as changed by this tab
+            // (never read in again, and written back over the other tab's work).
+            IDBFS.storeLocalEntry(p, entry, (e) => (e ? fail(e) : (known[p] = entry.timestamp.getTime())));
           });
       }).then(() => {
         for (const p of drop) IDBFS.removeLocalEntry(p, (e) => { if (!e) delete known[p]; });
