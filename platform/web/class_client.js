@@ -7,7 +7,7 @@
 // backoff when it does not. An attempt's idempotency key is made when it is queued: a dropped
 // connection, a closed tab or a restarted server loses nothing, and a send repeated after a lost
 // answer counts once (the server keeps one attempt per key). Opened from a plain static host
-// (no /api/class), nothing here runs and nothing is kept.
+// (its page not marked X-Opscope-Class), nothing here runs and nothing is kept.
 'use strict';
 
 (function () {
@@ -264,8 +264,12 @@
     const me = remembered();
     let info = null;
     try {
-      const res = await fetch('api/class', { cache: 'no-store' });
-      if (res.ok && (res.headers.get('Content-Type') || '').startsWith('application/json')) info = await res.json();
+      // The class server marks every answer (server.cpp); a static host is asked nothing it lacks.
+      const page = await fetch(location.pathname, { method: 'HEAD', cache: 'no-store' });
+      if (page.headers.get('X-Opscope-Class')) {
+        const res = await fetch('api/class', { cache: 'no-store' });
+        if (res.ok && (res.headers.get('Content-Type') || '').startsWith('application/json')) info = await res.json();
+      }
     } catch (e) {}
     // A class remembered here is still one while its server is down (restarting, Wi-Fi away).
     cls.present = !!((info && typeof info.class === 'string') || me);

@@ -165,6 +165,9 @@ with tempfile.TemporaryDirectory() as folder:
         expect(at.get("lesson") == "03" and at.get("block") == 7 and at.get("blocks") == 40, "Cy's lesson: %s" % at)
         st, page, _ = request(server.port, "GET", "/index.html")
         expect(st == 200 and page == "<p>the site</p>", "--site is not served: %s %s" % (st, page))
+        # The site knows it came from a class by its page's answer (class_client.js asks with HEAD).
+        st, _, headers = request(server.port, "HEAD", "/index.html")
+        expect(st == 200 and headers.get("X-Opscope-Class") == "1", "the site's page is not marked as a class's: %s %s" % (st, headers))
         expect(request(server.port, "GET", "/teacher")[0] == 401, "the site's mount shadows /teacher")
     finally:
         server.stop()

@@ -71,8 +71,8 @@ with tempfile.TemporaryDirectory() as folder:
         assert page("JSON.parse(localStorage.getItem('opscope-class')).name") == NAME, "the join is not remembered"
 
         step("lesson 3 to its exercise (conv-shape); the starter checked: it fails")
-        for verb, arg in [("click", "Run all"), ("wait_idle", ""), ("click", "Skip"), ("wait", 'lesson.get("current") != "quiz"'),
-                          ("click", "Run all"), ("wait_idle", ""),
+        for verb, arg in [("click", "\"Run all\""), ("wait_idle", ""), ("click", "Skip"), ("wait", 'lesson.get("current") != "quiz"'),
+                          ("click", "\"Run all\""), ("wait_idle", ""),
                           ("expect", 'lesson["current"] == "exercise" and lesson["exercise"]["id"] == "conv-shape"'),
                           ("click", "Check"), ("wait_idle", ""), ("wait", 'lesson["exercise"]["attempts"] == 1'),
                           ("expect", 'lesson["exercise"]["passed"] is False')]:
@@ -81,7 +81,7 @@ with tempfile.TemporaryDirectory() as folder:
 
         step("the server stops; the student fixes the code (// for /) and checks again: it passes, queued")
         server.stop()
-        for verb, arg in [("click", "exercise editor"), ("key", "ctrl+End")] + [("key", "BackSpace")] * 11 + [
+        for verb, arg in [("click", "\"exercise editor\""), ("key", "ctrl+End")] + [("key", "BackSpace")] * 11 + [
                 ("type", "/ stride + 1"),
                 ("wait", 'lesson["exercise"]["code"].endswith("(H + 2 * padding - R) // stride + 1")'),
                 ("click", "Check"), ("wait_idle", ""), ("wait", 'lesson["exercise"]["attempts"] == 2'),
