@@ -99,7 +99,7 @@ with tempfile.TemporaryDirectory() as folder:
         step("the server stops; the student fixes the code (// for /) and checks again: it passes, queued")
         server.stop()
         click_visible("exercise editor")
-        for verb, arg in [("key", "ctrl+End")] + [("key", "BackSpace")] * 11 + [
+        for verb, arg in [("key", "ctrl+End")] + [("key", "BackSpace")] * 12 + [
                 ("type", "/ stride + 1"),
                 ("wait", 'lesson["exercise"]["code"].endswith("(H + 2 * padding - R) // stride + 1")')]:
             player.play(verb, arg)
