@@ -3,6 +3,7 @@
 // Each subcommand is one function `add_NAME_command` that declares its options and returns
 // what runs it; main() only parses and dispatches. A new subcommand is one such function and
 // one line in `commands`.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -407,6 +408,17 @@ Command add_lesson_command(CLI::App& app) {
 
 // [SECTION] Exercises: list, show, check a student's file, grade a class
 
+// `exercise show --solution` prints the hidden checks and the reference solution: only from a
+// lessons folder this user owns and may write, a teacher's or an author's own copy (who can edit
+// the solutions anyway). A copy installed for a lab's students (not theirs to write) keeps them;
+// the site ships none (tools/strip_solutions.py). Marks never rest on this: the class server grades.
+void require_own_lessons(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) == 0 && st.st_uid == geteuid() && ::access(dir.c_str(), W_OK) == 0) return;
+  throw Error("the solutions are for the teacher: the lessons in " + dir + " are not yours to change",
+              "run it in your own copy of the lessons: OPSCOPE_LESSONS=DIR opscope exercise show ID --solution");
+}
+
 Command add_exercise_command(CLI::App& app) {
   struct Opts {
     std::string lang, id, file, dir, csv, shown_as;
@@ -421,7 +433,8 @@ Command add_exercise_command(CLI::App& app) {
   list->add_flag("--json", o->json, "print JSON");
   auto* show = sub->add_subcommand("show", "one exercise: its story, prompt, starter code and what is checked");
   show->add_option("ID", o->id, "the exercise's id (opscope exercise list)")->required();
-  show->add_flag("--solution", o->solution, "for a teacher: the hints, the checks' code and the reference solution too");
+  show->add_flag("--solution", o->solution,
+                 "for a teacher: the hints, the checks' code and the reference solution too (from a lessons folder you own and may write)");
   auto* check = sub->add_subcommand("check", "run an exercise's hidden checks on a student's file (exit 0: passed, 1: not)");
   check->add_option("ID", o->id, "the exercise's id")->required();
   check->add_option("FILE", o->file, "the student's answer, a .ops file")->required();
@@ -448,6 +461,7 @@ Command add_exercise_command(CLI::App& app) {
               return 0;
             }
             if (*show) {
+              if (o->solution) require_own_lessons(lesson::lessons_dir());
               std::cout << lesson::exercise_text(lesson::find_exercise(course, o->id), {isatty(1) && !std::getenv("NO_COLOR"), 88}, o->solution);
               return 0;
             }

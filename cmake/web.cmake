@@ -74,7 +74,7 @@ target_link_options(opscope PRIVATE
 set_target_properties(opscope PROPERTIES SUFFIX ".js" RUNTIME_OUTPUT_DIRECTORY ${OPSCOPE_SITE_DIR})
 
 # --- the page around it --------------------------------------------------------------------------
-set(_site_sources index.html site.js site.css)
+set(_site_sources index.html site.js class_client.js site.css)
 foreach(f IN LISTS _site_sources)
   configure_file(${CMAKE_SOURCE_DIR}/platform/web/${f} ${OPSCOPE_SITE_DIR}/${f} COPYONLY)
 endforeach()

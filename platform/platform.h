@@ -65,6 +65,15 @@ std::vector<std::string> kept_file_dirs();
 // user's XDG folders. Desktop: files, nothing to do. Browser: IndexedDB, written back here.
 void persist_files();
 
+// [SECTION] The class the page belongs to
+
+// What a class server hears of the student's work: `kind` "attempt" (an exercise checked here:
+// JSON {exercise, code, hints_used, client_result}) or "progress" (the lesson and block the
+// student is at: JSON {lesson, title, block, blocks, finished}). Browser: handed to the page,
+// which queues it and sends it to the class server the site was opened from (site.js's class
+// section; a plain static host: dropped). Desktop: nothing (a class uses the site).
+void report_to_class(const std::string& kind, const std::string& json);
+
 // [SECTION] What a test driving the window with a person's input reads
 
 // The human-input tests (tests/human/) click what the window shows, so they read where it drew

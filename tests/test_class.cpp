@@ -140,6 +140,33 @@ TEST_CASE("with a roster only its names join, each once", "[class]") {
   fs::remove_all(dir);
 }
 
+TEST_CASE("a roster student's join link joins them, again the same student; the lesson they are at is kept", "[class]") {
+  const std::string dir = temp_dir();
+  Store s(dir + "/class.db");
+  s.create_class({"c", "key", "CODE"});
+  s.add_roster_name("Ada Lovelace", "link-ada");
+  s.add_roster_name("Ben", "link-ben");
+  CHECK_FALSE(s.join_by_link("link-nobody", "t0"));
+  const auto ada = s.join_by_link("link-ada", "t1");
+  REQUIRE(ada);
+  CHECK(ada->name == "Ada Lovelace");
+  CHECK(ada->token == "t1");
+  CHECK(s.join_by_link("link-ada", "t2")->token == "t1");  // her link in another browser: still her
+  std::string why;
+  bool taken = false;
+  CHECK_FALSE(s.join("Ada Lovelace", "t3", why, taken));  // and her name cannot join a second time
+  CHECK(taken);
+  s.set_lesson_at(ada->id, {"03", "Backward", 5, 40, false, ""});
+  s.set_lesson_at(ada->id, {"03", "Backward", 9, 40, false, ""});
+  const auto at = s.lessons_at();
+  REQUIRE(at.size() == 1);
+  CHECK(at.at(ada->id).block == 9);
+  const auto j = nlohmann::json::parse(summary_json("c", s.students(), {}, {}, at));
+  CHECK(j["students"][0]["lesson"]["lesson"] == "03");
+  CHECK(j["students"][0]["lesson"]["block"] == 9);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("the summary clusters the latest failures by check, most students first; the CSV is exercise grade's", "[class]") {
   const std::vector<Student> students{{1, "ada", ""}, {2, "ben", ""}, {3, "=HYPERLINK(\"x\")", ""}};
   const auto row = [](long long id, long long who, const char* status, const char* failures) {

@@ -20,3 +20,13 @@ foreach(t script_matches_desktop onnx_backward lesson_1_en lesson_5_zh interrupt
   set_tests_properties(web_${t} PROPERTIES FIXTURES_REQUIRED web_site TIMEOUT 600 LABELS web
                        PASS_REGULAR_EXPRESSION "${t}: passed")
 endforeach()
+# A student on the site the class server serves (`class serve --site`), by a person's input: joins,
+# fails then passes an exercise, one attempt queued while the server is down and sent once after
+# its restart; the teacher's page shows both (tests/class/class_web_student.py, about 1-2 minutes).
+if(OPSCOPE_HAVE_CLASS)
+  add_test(NAME class_web_student COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tests/class/class_web_student.py
+           $<TARGET_FILE:opscope> ${_web_build}/site ${CMAKE_CURRENT_BINARY_DIR}/class-web-student)
+  set_tests_properties(class_web_student PROPERTIES FIXTURES_REQUIRED web_site TIMEOUT 400 LABELS "web;human"
+                       RESOURCE_LOCK human_web PASS_REGULAR_EXPRESSION "class web student: ok"
+                       ENVIRONMENT "OPSCOPE_LESSONS=${CMAKE_CURRENT_SOURCE_DIR}/lessons;XDG_CONFIG_HOME=${CMAKE_CURRENT_BINARY_DIR}/class-config")
+endif()

@@ -28,6 +28,24 @@ std::string first_csv_field(const std::string& line) {
   return field;
 }
 
+// A name as a CSV field (quoted when it holds a comma or a quote), safe to open in a spreadsheet.
+std::string csv_field(std::string s) {
+  if (!s.empty() && std::string("=+-@").find(s[0]) != std::string::npos) s = "'" + s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+// Written readable by its owner only: every link in it lets someone act as a student.
+void write_private(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::trunc);
+  if (!f || !(f << text)) throw Error("cannot write " + path);
+  f.close();
+  std::error_code ec;
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write, fs::perm_options::replace, ec);
+}
+
 // "name,..." per line; a first line "name" or "student" is a header.
 std::vector<std::string> read_roster(const std::string& path) {
   std::ifstream f(path);
@@ -57,11 +75,21 @@ int init_class(const InitArgs& a) {
   Store store(class_db_path(a.dir));
   const ClassInfo info{a.name, random_hex(24), new_class_code()};
   store.create_class(info);
-  for (const std::string& n : roster) store.add_roster_name(n);
+  // Each roster student's own join link: the token in it joins them without typing anything.
+  std::string links = "name,join link (after the class's address, e.g. http://192.168.1.20:8000)\n";
+  for (const std::string& n : roster) {
+    const std::string link = random_hex(16);
+    store.add_roster_name(n, link);
+    links += csv_field(n) + ",/?join=" + link + "\n";
+  }
+  if (!roster.empty()) write_private(a.dir + "/join_links.csv", links);
   std::cout << "class: " << a.name << " in " << a.dir << "\n";
   std::cout << "teacher key: " << info.teacher_key << "\n";
   std::cout << "class code: " << info.class_code << "\n";
-  if (!roster.empty()) std::cout << "roster: " << roster.size() << " students, who join with the class code and their name as written in the roster\n";
+  if (!roster.empty()) {
+    std::cout << "roster: " << roster.size() << " students, who join with the class code and their name as written in the roster\n";
+    std::cout << "join links: " << a.dir << "/join_links.csv (one per student: http://ADDRESS:PORT/?join=TOKEN joins them without typing)\n";
+  }
   std::cout << "next: opscope class serve " << a.dir << " --port 8000, then open http://127.0.0.1:8000/teacher?key=KEY\n";
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -126,12 +127,18 @@ void post_join(Class& c, const httplib::Request& req, httplib::Response& res) {
   if (req.body.size() > kSmallBodyCap) return refuse(res, 413, "the request is too large");
   const json j = json::parse(req.body, nullptr, false);
   if (!j.is_object()) return refuse(res, 400, "the body must be a JSON object {\"class_code\", \"name\"}");
-  std::string code, name;
+  std::string code, name, link;
   try {
     code = j.value("class_code", std::string());
     name = j.value("name", std::string());
+    link = j.value("join_token", std::string());
   } catch (const json::exception&) {
-    return refuse(res, 400, "class_code and name are strings");
+    return refuse(res, 400, "class_code, name and join_token are strings");
+  }
+  if (!link.empty()) {  // a roster student's own join link (class init --roster: join_links.csv)
+    auto s = valid_id(link, 128) ? c.store.join_by_link(link, random_hex(32)) : std::nullopt;
+    if (!s) return refuse(res, 403, "this join link is not one of this class's: ask the teacher for yours");
+    return reply(res, 200, {{"student_token", s->token}, {"name", s->name}, {"class", c.info.name}});
   }
   if (!same_secret(code, c.info.class_code)) return refuse(res, 403, "wrong class code");
   if (!valid_name(name)) return refuse(res, 400, "a name is 1 to 80 bytes without control characters");
@@ -170,6 +177,39 @@ void post_attempt(Class& c, const httplib::Request& req, httplib::Response& res)
   reply(res, 202, {{"attempt_id", id}, {"duplicate", !fresh}});
 }
 
+// Where the student's site is in the lessons: the latest report replaces the one before.
+void post_progress(Class& c, const httplib::Request& req, httplib::Response& res) {
+  const auto s = student_allowed(c, req, res);
+  if (!s) return;
+  if (req.body.size() > kSmallBodyCap) return refuse(res, 413, "the request is too large");
+  const json j = json::parse(req.body, nullptr, false);
+  if (!j.is_object()) return refuse(res, 400, "the body must be a JSON object {\"lesson\", \"title\", \"block\", \"blocks\"}");
+  LessonAt at;
+  try {
+    at.lesson = j.at("lesson").get<std::string>();
+    at.title = j.value("title", std::string());
+    at.block = j.value("block", 0LL);
+    at.blocks = j.value("blocks", 0LL);
+    at.finished = j.value("finished", false);
+  } catch (const json::exception&) {
+    return refuse(res, 400, "lesson and title are strings, block and blocks numbers, finished true or false");
+  }
+  if (!valid_id(at.lesson, 16)) return refuse(res, 400, "not a lesson number");
+  if (at.title.size() > 240) at.title.resize(240);  // (a lesson's title is about 70 bytes; shown, never parsed)
+  if (std::any_of(at.title.begin(), at.title.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; }))
+    return refuse(res, 400, "a title has no control characters");
+  if (at.block < 0 || at.blocks < 0 || at.block > 100000 || at.blocks > 100000) return refuse(res, 400, "block is out of range");
+  c.store.set_lesson_at(s->id, at);
+  reply(res, 200, {{"ok", true}});
+}
+
+// Who the token is (the site checks the token it remembers still belongs to this class).
+void get_me(Class& c, const httplib::Request& req, httplib::Response& res) {
+  const auto s = student_allowed(c, req, res);
+  if (!s) return;
+  reply(res, 200, {{"name", s->name}, {"class", c.info.name}});
+}
+
 void get_own_attempts(Class& c, const httplib::Request& req, httplib::Response& res) {
   const auto s = student_allowed(c, req, res);
   if (!s) return;
@@ -206,14 +246,18 @@ void get_teacher_attempt(Class& c, const httplib::Request& req, httplib::Respons
 }
 
 void add_routes(httplib::Server& svr, Class& c) {
+  // The site asks this first: a class is here (not a plain static host), and its name.
+  svr.Get("/api/class", [&c](const auto&, auto& res) { reply(res, 200, {{"class", c.info.name}}); });
   svr.Post("/api/join", [&c](const auto& req, auto& res) { post_join(c, req, res); });
+  svr.Get("/api/me", [&c](const auto& req, auto& res) { get_me(c, req, res); });
+  svr.Post("/api/progress", [&c](const auto& req, auto& res) { post_progress(c, req, res); });
   svr.Post("/api/attempts", [&c](const auto& req, auto& res) { post_attempt(c, req, res); });
   svr.Get("/api/attempts", [&c](const auto& req, auto& res) { get_own_attempts(c, req, res); });
   svr.Get(R"(/api/attempts/(\d+))", [&c](const auto& req, auto& res) { get_own_attempt(c, req, res); });
   svr.Get("/api/teacher/summary", [&c](const auto& req, auto& res) {
     if (!teacher_allowed(c, req, res)) return;
     res.set_header("Cache-Control", "no-store");
-    res.set_content(summary_json(c.info.name, c.store.students(), c.store.attempts(std::nullopt), c.course), "application/json");
+    res.set_content(summary_json(c.info.name, c.store.students(), c.store.attempts(std::nullopt), c.course, c.store.lessons_at()), "application/json");
   });
   svr.Get(R"(/api/teacher/attempts/(\d+))", [&c](const auto& req, auto& res) { get_teacher_attempt(c, req, res); });
   svr.Get("/api/teacher/grades.csv", [&c](const auto& req, auto& res) {
@@ -233,7 +277,12 @@ void add_routes(httplib::Server& svr, Class& c) {
   svr.Get("/teacher.js", [](const auto&, auto& res) { res.set_content(teacher_js(), "text/javascript; charset=utf-8"); });
   svr.Get("/teacher.css", [](const auto&, auto& res) { res.set_content(teacher_css(), "text/css; charset=utf-8"); });
   svr.Get("/favicon.ico", [](const auto&, auto& res) { res.status = 204; });
-  svr.set_post_routing_handler([](const auto&, auto& res) { res.set_header("X-Content-Type-Options", "nosniff"); });
+  svr.set_post_routing_handler([](const auto&, auto& res) {
+    res.set_header("X-Content-Type-Options", "nosniff");
+    // The site asks its own page for this (a HEAD) before it asks /api/class: a plain static host
+    // then sees no request it would answer 404 (a console error in every visitor's browser).
+    res.set_header("X-Opscope-Class", "1");
+  });
 }
 
 // SIGINT and SIGTERM stop the server cleanly; the waiting thread is the only one that sees them.

@@ -28,6 +28,12 @@ CREATE TABLE IF NOT EXISTS results(
   checks_passed INTEGER NOT NULL, checks_total INTEGER NOT NULL, failures TEXT NOT NULL,
   feedback TEXT NOT NULL, seconds REAL NOT NULL, mismatch INTEGER NOT NULL,
   graded_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')));
+CREATE TABLE IF NOT EXISTS join_links(
+  student_id INTEGER PRIMARY KEY REFERENCES students(id), token TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS lesson_at(
+  student_id INTEGER PRIMARY KEY REFERENCES students(id), lesson TEXT NOT NULL, title TEXT NOT NULL,
+  block INTEGER NOT NULL, blocks INTEGER NOT NULL, finished INTEGER NOT NULL,
+  updated_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')));
 )";
 
 }  // namespace
@@ -113,10 +119,42 @@ ClassInfo Store::class_info() {
   return {s.text(0), s.text(1), s.text(2)};
 }
 
-void Store::add_roster_name(const std::string& name) {
+void Store::add_roster_name(const std::string& name, const std::string& link_token) {
   std::lock_guard lock(mutex_);
   Statement s(db_, "INSERT OR IGNORE INTO students(name, on_roster) VALUES (?, 1)");
   s.bind(1, name).step();
+  if (link_token.empty()) return;
+  Statement link(db_, "INSERT OR IGNORE INTO join_links(student_id, token) SELECT id, ? FROM students WHERE name = ?");
+  link.bind(1, link_token).bind(2, name).step();
+}
+
+std::optional<Student> Store::join_by_link(const std::string& link_token, const std::string& new_token) {
+  std::lock_guard lock(mutex_);
+  Statement find(db_, "SELECT s.id, s.name, s.token FROM join_links l JOIN students s ON s.id = l.student_id WHERE l.token = ?");
+  find.bind(1, link_token);
+  if (!find.step()) return std::nullopt;
+  Student st{find.integer(0), find.text(1), find.text(2)};
+  if (!st.token.empty()) return st;  // the link again (another browser of theirs): the same student
+  Statement set(db_, "UPDATE students SET token = ?, joined_at = datetime('now') WHERE id = ?");
+  set.bind(1, new_token).bind(2, st.id).step();
+  st.token = new_token;
+  return st;
+}
+
+void Store::set_lesson_at(long long student_id, const LessonAt& at) {
+  std::lock_guard lock(mutex_);
+  Statement s(db_,
+              "INSERT OR REPLACE INTO lesson_at(student_id, lesson, title, block, blocks, finished) VALUES (?, ?, ?, ?, ?, ?)");
+  s.bind(1, student_id).bind(2, at.lesson).bind(3, at.title).bind(4, at.block).bind(5, at.blocks);
+  s.bind(6, static_cast<long long>(at.finished)).step();
+}
+
+std::map<long long, LessonAt> Store::lessons_at() {
+  std::lock_guard lock(mutex_);
+  Statement s(db_, "SELECT student_id, lesson, title, block, blocks, finished, updated_at FROM lesson_at");
+  std::map<long long, LessonAt> out;
+  while (s.step()) out[s.integer(0)] = {s.text(1), s.text(2), s.integer(3), s.integer(4), s.integer(5) != 0, s.text(6)};
+  return out;
 }
 
 std::optional<Student> Store::join(const std::string& name, const std::string& new_token, std::string& why, bool& taken) {

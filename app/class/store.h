@@ -2,6 +2,7 @@
 // (idempotency keys unique per student) and the server's grade of each. One connection behind a
 // mutex: every statement is short, and a commit returns only once it is in the WAL.
 #pragma once
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -23,6 +24,14 @@ struct ClassInfo {
 struct Student {
   long long id = 0;
   std::string name, token;
+};
+
+// The lesson a student's site is at (POST /api/progress), the latest one sent.
+struct LessonAt {
+  std::string lesson, title;  // "03", the lesson's title
+  long long block = 0, blocks = 0;
+  bool finished = false;
+  std::string updated_at;
 };
 
 // What a student sent, as stored.
@@ -86,8 +95,12 @@ class Store {
   void create_class(const ClassInfo& c);  // once, by `class init`
   ClassInfo class_info();
 
-  // A roster's name waits for its student to join with it.
-  void add_roster_name(const std::string& name);
+  // A roster's name waits for its student to join with it: by the class code and the name, or
+  // by `link_token` alone (the student's own join link; empty: none).
+  void add_roster_name(const std::string& name, const std::string& link_token = {});
+  // The student whose join link holds `link_token`, joined now (given `new_token`) or before
+  // (their token as it is: the link opened in another browser of theirs); null: no such link.
+  std::optional<Student> join_by_link(const std::string& link_token, const std::string& new_token);
   // Joins `name`: a roster name not joined yet, or (without a roster) a new name. Null: refused,
   // `why` says why and `taken` whether the name had joined already (else: not allowed at all).
   std::optional<Student> join(const std::string& name, const std::string& new_token, std::string& why, bool& taken);
@@ -99,6 +112,9 @@ class Store {
   std::vector<PendingAttempt> pending_attempts();  // not graded yet, oldest first
   // The grade, and whether it contradicts the result the client claimed.
   void store_grade(long long attempt_id, const Grade& g, bool mismatch);
+
+  void set_lesson_at(long long student_id, const LessonAt& at);
+  std::map<long long, LessonAt> lessons_at();  // by student id
 
   std::vector<Student> students();
   std::vector<AttemptRow> attempts(std::optional<long long> student_id);  // oldest first

@@ -113,7 +113,7 @@ json exercise_json(const std::string& id, const std::vector<Student>& students, 
 }  // namespace
 
 std::string summary_json(const std::string& class_name, const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,
-                         const std::vector<CourseExercise>& course) {
+                         const std::vector<CourseExercise>& course, const std::map<long long, LessonAt>& lessons) {
   const Table table = tabulate(attempts);
   const std::vector<std::string> order = exercise_order(attempts, course);
   json js = json::array();
@@ -126,7 +126,11 @@ std::string summary_json(const std::string& class_name, const std::vector<Studen
                        {"grade", grade_cell(&c)}, {"stuck", !c.passed && c.failed >= kStuckAfter},
                        {"mismatches", c.mismatches}, {"last_at", c.latest ? c.latest->received_at : ""},
                        {"latest_attempt_id", c.latest ? c.latest->id : 0}};
-    js.push_back({{"id", s.id}, {"name", s.name}, {"results", results}});
+    json student = {{"id", s.id}, {"name", s.name}, {"results", results}};
+    if (auto at = lessons.find(s.id); at != lessons.end())
+      student["lesson"] = {{"lesson", at->second.lesson}, {"title", at->second.title}, {"block", at->second.block},
+                           {"blocks", at->second.blocks}, {"finished", at->second.finished}, {"at", at->second.updated_at}};
+    js.push_back(std::move(student));
   }
   json ex = json::array();
   for (const std::string& id : order) {

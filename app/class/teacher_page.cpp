@@ -28,14 +28,16 @@ const char* teacher_js() {
   return R"JS('use strict';
 const T = {
   en: {title: 'Class', grid: 'Students × exercises', stuck: 'Stuck now', exercises: 'Exercises', csv: 'Export CSV',
-       close: 'Close', student: 'Student', passRate: 'pass rate', tries: 'tries', hints: 'hints', pending: 'pending',
-       students: 'students', none: 'nobody', noFailures: 'no failing checks', updated: 'updated', attempts: 'attempts',
+       close: 'Close', student: 'Student', lesson: 'Lesson', passRate: 'pass rate', pending: 'pending',
+       tries: ['try', 'tries'], hints: ['hint', 'hints'], students: ['student', 'students'], attempts: ['attempt', 'attempts'],
+       none: 'nobody', noFailures: 'no failing checks', updated: 'updated', notYet: 'not started', done: 'finished',
        offline: 'cannot reach the server', mismatch: 'the client claimed another result', code: 'code of',
        stuckOn: 'stuck on', last: 'last',
        status: {fail: 'fail', error: 'error', timeout: 'timeout', 'out of memory': 'out of memory'}},
   zh: {title: '班级', grid: '学生 × 练习', stuck: '现在卡住的学生', exercises: '练习', csv: '导出 CSV',
-       close: '关闭', student: '学生', passRate: '通过率', tries: '次尝试', hints: '次提示', pending: '待评分',
-       students: '名学生', none: '无', noFailures: '没有未通过的检查', updated: '更新于', attempts: '次提交',
+       close: '关闭', student: '学生', lesson: '课程', passRate: '通过率', pending: '待评分',
+       tries: '次尝试', hints: '次提示', students: '名学生', attempts: '次提交',
+       none: '无', noFailures: '没有未通过的检查', updated: '更新于', notYet: '尚未开始', done: '已学完',
        offline: '无法连接服务器', mismatch: '客户端声称的结果不同', code: '代码：',
        stuckOn: '卡在', last: '最近',
        status: {fail: '未通过', error: '出错', timeout: '超时', 'out of memory': '内存不足'}},
@@ -48,6 +50,17 @@ let lang = localStorage.getItem('opscope-teacher-lang') || (navigator.language.s
 let last = null;
 
 const t = (k) => T[lang][k] || T.en[k] || k;
+// "1 try", "2 tries"; Chinese counts without a plural ("1 次尝试").
+const count = (n, k) => {
+  const w = t(k);
+  return n + ' ' + (Array.isArray(w) ? w[n === 1 ? 0 : 1] : w);
+};
+// Where a student's site is: "03 · Backward · 12/40", or finished.
+function lessonText(at) {
+  if (!at) return t('notYet');
+  const where = at.finished ? t('done') : at.block + '/' + at.blocks;
+  return at.lesson + (at.title ? ' · ' + at.title : '') + ' · ' + where;
+}
 const el = (tag, cls, text) => {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -87,7 +100,7 @@ function cell(r, name, exercise) {
   const b = el('button', 'grade', r.passed ? '✓' : r.grade === '-' ? '…' : shown);
   b.addEventListener('click', () => openCode(r.latest_attempt_id, name, exercise));
   td.append(b);
-  td.append(el('div', 'meta', r.attempts + ' ' + t('tries') + ' · ' + r.hints + ' ' + t('hints') +
+  td.append(el('div', 'meta', count(r.attempts, 'tries') + ' · ' + count(r.hints, 'hints') +
                 (r.pending ? ' · ' + r.pending + ' ' + t('pending') : '')));
   if (r.last_at) td.append(el('div', 'meta', t('last') + ' ' + new Date(r.last_at).toLocaleTimeString()));
   if (r.mismatches) td.append(el('div', 'mismatch', '⚠ ' + t('mismatch')));
@@ -99,7 +112,7 @@ function drawGrid(s) {
   const table = document.getElementById('grid');
   table.replaceChildren();
   const head = el('tr');
-  head.append(el('th', '', t('student')));
+  head.append(el('th', '', t('student')), el('th', '', t('lesson')));
   for (const e of s.exercises) {
     const th = el('th', '', e.id);
     th.title = e.title || '';
@@ -108,7 +121,7 @@ function drawGrid(s) {
   table.append(head);
   for (const st of s.students) {
     const tr = el('tr');
-    tr.append(el('th', 'name', st.name));
+    tr.append(el('th', 'name', st.name), el('td', 'lesson', lessonText(st.lesson)));
     for (const e of s.exercises) tr.append(cell(st.results[e.id], st.name, e.id));
     table.append(tr);
   }
@@ -123,7 +136,7 @@ function drawStuck(s) {
         const li = el('li');
         const b = el('button', 'link', st.name);
         b.addEventListener('click', () => openCode(r.latest_attempt_id, st.name, ex));
-        li.append(b, el('span', '', ' ' + t('stuckOn') + ' ' + ex + ' (' + r.attempts + ' ' + t('attempts') + ')'));
+        li.append(b, el('span', '', ' ' + t('stuckOn') + ' ' + ex + ' (' + count(r.attempts, 'attempts') + ')'));
         ul.append(li);
       }
   if (!ul.children.length) ul.append(el('li', 'quiet', t('none')));
@@ -146,7 +159,7 @@ function drawExercises(s) {
       const li = el('li');
       const d = el('details');
       d.dataset.key = e.id + '\n' + f.check;
-      d.append(el('summary', '', f.check + ': ' + f.count + ' ' + t('students')));
+      d.append(el('summary', '', f.check + ': ' + count(f.count, 'students')));
       if (f.message) d.append(el('div', 'message', f.message));
       f.students.forEach((name, i) => {
         const b = el('button', 'link', name);
@@ -181,7 +194,7 @@ async function poll() {
     last = await r.json();
     draw();
     document.getElementById('status').textContent = t('updated') + ' ' + new Date().toLocaleTimeString() + ' · ' +
-        last.attempts + ' ' + t('attempts') + ' · ' + last.pending + ' ' + t('pending');
+        count(last.attempts, 'attempts') + ' · ' + last.pending + ' ' + t('pending');
     document.body.dataset.ready = '1';
   } catch (err) {
     document.getElementById('status').textContent = t('offline') + ' (' + err.message + ')';
@@ -223,6 +236,7 @@ main { padding: 0 1em 2em; }
 table { border-collapse: collapse; }
 th, td { border: 1px solid #ddd; padding: .3em .5em; text-align: center; vertical-align: top; }
 th.name { text-align: left; max-width: 16em; overflow-wrap: anywhere; }
+td.lesson { text-align: left; font-size: .85em; color: #444; max-width: 14em; }
 td.pass { background: #e8f5e9; }
 td.fail { background: #ffebee; }
 td.waiting { background: #fffde7; }

@@ -1,6 +1,7 @@
 #include "app/lesson/player_model.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "platform/platform.h"
@@ -132,6 +133,7 @@ const Attempt& LessonPlayerModel::check_exercise(size_t block, const AttemptOpti
   ++st.saved.attempts;
   st.saved.passed = st.saved.passed || st.last->status == AttemptStatus::passed;
   remember_exercise(block);
+  report_attempt(block);
   return *st.last;
 }
 
@@ -154,6 +156,21 @@ void LessonPlayerModel::remember_exercise(size_t block) {
   Progress p = load_progress(progress_path_);
   p.lessons[progress_key()].exercises[lesson_.blocks[block].exercise.id] = exercises_.at(block).saved;
   save_progress(p, progress_path_);
+}
+
+// The class server (if the site came from one) regrades the code itself; the local result is
+// sent only so that a disagreement can be flagged.
+void LessonPlayerModel::report_attempt(size_t block) {
+  if (progress_path_.empty()) return;  // a check or test run, not a student's session
+  const ExerciseState& st = exercises_.at(block);
+  const nlohmann::json j = {
+      {"exercise", lesson_.blocks[block].exercise.id},
+      {"code", st.saved.code},
+      {"hints_used", st.saved.hints},
+      {"client_result",
+       {{"status", status_name(st.last->status)}, {"passed", st.last->status == AttemptStatus::passed},
+        {"checks_passed", st.last->checks_passed()}, {"checks_total", st.last->checks.size()}}}};
+  platform::report_to_class("attempt", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void LessonPlayerModel::skip() {
@@ -203,6 +220,9 @@ void LessonPlayerModel::remember() {
   lp.finished = lp.finished || done();
   lp.quizzes_right = std::max(lp.quizzes_right, quizzes_right_);
   save_progress(p, progress_path_);
+  const nlohmann::json j = {{"lesson", p.last}, {"title", lesson_.title}, {"block", pos_},
+                            {"blocks", lesson_.blocks.size()}, {"finished", lp.finished}};
+  platform::report_to_class("progress", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace opscope::lesson

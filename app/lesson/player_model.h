@@ -108,6 +108,7 @@ class LessonPlayerModel {
   std::map<size_t, ExerciseState> exercises_;  // by block index
   ExerciseState& exercise_at(size_t block);
   void remember_exercise(size_t block);
+  void report_attempt(size_t block);  // to the class the site belongs to (platform.h)
   std::string panel_ = "graph", highlight_;
   bool paused_ = false;
   int quizzes_right_ = 0;

@@ -44,6 +44,10 @@ EM_ASYNC_JS(void, js_persist_now, (), {
   if (typeof opscope !== 'undefined' && opscope.persistNow) await opscope.persistNow();
 });
 
+EM_JS(void, js_report_to_class, (const char* kind, const char* json), {
+  if (typeof opscope !== 'undefined' && opscope.classReport) opscope.classReport(UTF8ToString(kind), UTF8ToString(json));
+});
+
 EM_JS(void, js_offer_download, (const char* path), {
   if (typeof opscope !== 'undefined' && opscope.download) opscope.download(UTF8ToString(path));
 });
@@ -161,6 +165,8 @@ std::vector<std::string> kept_file_dirs() {
 }
 
 void persist_files() { js_persist(); }
+
+void report_to_class(const std::string& kind, const std::string& json) { js_report_to_class(kind.c_str(), json.c_str()); }
 
 bool live_state_wanted() {
   static const bool wanted = js_live_state_wanted() != 0;  // the address does not change

@@ -4,7 +4,7 @@
 'use strict';
 
 const CACHE = 'opscope-@OPSCOPE_SITE_VERSION@';
-const FILES = ['./', 'index.html', 'site.js', 'site.css', 'opscope.js', 'opscope.wasm', 'opscope.data'];
+const FILES = ['./', 'index.html', 'site.js', 'class_client.js', 'site.css', 'opscope.js', 'opscope.wasm', 'opscope.data'];
 
 self.addEventListener('install', (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(FILES)).then(() => self.skipWaiting()));

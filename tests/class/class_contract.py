@@ -3,6 +3,8 @@ idempotency, 401/403/413/429, a student reads only their own attempts, the teach
 its clusters, the CSV, the page's shell and its hardening against names made of markup.
 Usage: class_contract.py OPSCOPE FIXTURES (tests/exercises)"""
 import json
+import os
+import re
 import sys
 import tempfile
 
@@ -126,9 +128,9 @@ with tempfile.TemporaryDirectory() as folder:
 
     # A class with a roster: its names join (once), no other name does.
     with open(folder + "/roster.csv", "w") as f:
-        f.write("name,email\nAda Lovelace,ada@example.org\n\"Hopper, Grace\",grace@example.org\n")
+        f.write("name,email\nAda Lovelace,ada@example.org\n\"Hopper, Grace\",grace@example.org\nCy,cy@example.org\n")
     key, code = init_class(opscope, folder + "/r", "Roster", roster=folder + "/roster.csv")
-    import os
+
     os.makedirs(folder + "/site")
     with open(folder + "/site/index.html", "w") as f:
         f.write("<p>the site</p>")
@@ -138,10 +140,34 @@ with tempfile.TemporaryDirectory() as folder:
         join(server.port, code, "Hopper, Grace")
         expect(request(server.port, "POST", "/api/join", {"class_code": code, "name": "Ada Lovelace"})[0] == 409, "a roster name joined twice")
         expect(request(server.port, "POST", "/api/join", {"class_code": code, "name": "Mallory"})[0] == 403, "a name off the roster joined")
+        # Each roster student's own join link (join_links.csv, the owner's only) joins without a code or name.
+        expect(os.stat(folder + "/r/join_links.csv").st_mode & 0o077 == 0, "join_links.csv is readable by others")
+        links = dict(re.findall(r'^"?([^,"]+(?:, [^"]+)?)"?,/\?join=([0-9a-f]+)$', read(folder + "/r/join_links.csv"), re.M))
+        expect(sorted(links) == ["Ada Lovelace", "Cy", "Hopper, Grace"], "join links: %s" % links)
+        st, cy, _ = request(server.port, "POST", "/api/join", {"join_token": links["Cy"]})
+        expect(st == 200 and cy["name"] == "Cy", "Cy's link did not join Cy: %s %s" % (st, cy))
+        st, again, _ = request(server.port, "POST", "/api/join", {"join_token": links["Cy"]})
+        expect(st == 200 and again["student_token"] == cy["student_token"], "Cy's link again is another student: %s" % again)
+        expect(request(server.port, "POST", "/api/join", {"join_token": "0" * 32})[0] == 403, "a made-up join link joined")
+        expect(request(server.port, "POST", "/api/join", {"class_code": code, "name": "Cy"})[0] == 409, "Cy joined twice")
+        # The lesson a student's site is at reaches the teacher's summary (the latest one).
+        for block in (3, 7):
+            st, body, _ = request(server.port, "POST", "/api/progress", {"lesson": "03", "title": "Backward", "block": block, "blocks": 40},
+                                  token=cy["student_token"])
+            expect(st == 200, "progress refused: %s %s" % (st, body))
+        expect(request(server.port, "POST", "/api/progress", {"lesson": "03", "block": 1})[0] == 401, "progress without a token")
+        expect(request(server.port, "POST", "/api/progress", {"lesson": "<b>", "block": 1}, token=cy["student_token"])[0] == 400,
+               "a lesson that is no number was taken")
+        expect(request(server.port, "GET", "/api/class")[1] == {"class": "Roster"}, "GET /api/class does not name the class")
         st, summary, _ = request(server.port, "GET", "/api/teacher/summary", token=key)
-        expect([s["name"] for s in summary["students"]] == ["Ada Lovelace", "Hopper, Grace"], "the roster class's students: %s" % summary)
+        expect([s["name"] for s in summary["students"]] == ["Ada Lovelace", "Hopper, Grace", "Cy"], "the roster class's students: %s" % summary)
+        at = summary["students"][2].get("lesson") or {}
+        expect(at.get("lesson") == "03" and at.get("block") == 7 and at.get("blocks") == 40, "Cy's lesson: %s" % at)
         st, page, _ = request(server.port, "GET", "/index.html")
         expect(st == 200 and page == "<p>the site</p>", "--site is not served: %s %s" % (st, page))
+        # The site knows it came from a class by its page's answer (class_client.js asks with HEAD).
+        st, _, headers = request(server.port, "HEAD", "/index.html")
+        expect(st == 200 and headers.get("X-Opscope-Class") == "1", "the site's page is not marked as a class's: %s %s" % (st, headers))
         expect(request(server.port, "GET", "/teacher")[0] == 401, "the site's mount shadows /teacher")
     finally:
         server.stop()

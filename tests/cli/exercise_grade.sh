@@ -7,7 +7,7 @@
 bin=$1
 fixtures=$2
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+trap 'chmod -R u+w "$dir" 2>/dev/null; rm -rf "$dir"' EXIT
 fail() { echo "FAILED: $1"; for f in "$dir"/*; do echo "--- $f"; cat "$f"; done; exit 1; }
 
 "$bin" exercise grade "$fixtures/class" --csv "$dir/grades.csv" --lang en > "$dir/table.txt" 2> "$dir/progress.txt" || fail "grade exited $?"
@@ -32,6 +32,13 @@ grep -q "softmax-backward.ops:4:" "$dir/cy.txt" || fail "Cy's syntax error has n
 grep -q "起始代码" "$dir/show.txt" || fail "exercise show --lang zh is not in Chinese"
 grep -q "return dc @ b.T, a.T @ dc" "$dir/show.txt" && fail "exercise show gave the solution away"
 "$bin" exercise show matmul-backward --solution --lang en | grep -q "return dc @ b.T, a.T @ dc" || fail "exercise show --solution has no solution"
+# --solution only from a lessons folder this user owns and may write: a lab's installed copy (here
+# one not ours: given away as root, read-only otherwise) keeps its solutions.
+cp -r "$OPSCOPE_LESSONS" "$dir/installed"
+if [ "$(id -u)" = 0 ]; then chown -R nobody "$dir/installed"; else chmod -R a-w "$dir/installed"; fi
+OPSCOPE_LESSONS="$dir/installed" "$bin" exercise show matmul-backward --solution --lang en > "$dir/gated.txt" 2>&1 && fail "exercise show --solution printed from lessons not the user's"
+grep -q "return dc @ b.T" "$dir/gated.txt" && fail "exercise show --solution gave the solution away from lessons not the user's"
+grep -q "the solutions are for the teacher" "$dir/gated.txt" || fail "the refusal of --solution does not say why"
 "$bin" exercise show no-such-thing --lang en 2> "$dir/unknown.txt"
 grep -q "hint: the exercises are conv-shape, transpose-bug" "$dir/unknown.txt" || fail "an unknown id does not list the exercises"
 echo "exercise grade: ok"
