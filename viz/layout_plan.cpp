@@ -43,7 +43,7 @@ std::string value_label(const Graph& g, int v) {
 // [SECTION] planner
 
 // A name in a folded box's lines: its end, the part that tells it apart ("…layer_0.ln_1.weight").
-constexpr size_t kDetailChars = 30, kValueNameChars = 14;
+constexpr size_t kDetailChars = 30, kValueNameChars = 14, kCompactNameChars = 20;
 std::string shortened(const std::string& name, size_t most) {
   if (name.size() <= most) return name;
   size_t from = name.size() - (most - 1);
@@ -175,7 +175,9 @@ class Planner {
         const std::string fwd = g_.node_var_name(n.forward_of);
         b.subtitle = "grad of " + (fwd.empty() ? "#" + std::to_string(n.forward_of) : fwd);
       } else {
-        b.subtitle = var;
+        // (A compact figure: the name's end, as a folded box's lines name values; the whole name is
+        // on hover, in the tooltip's outputs, and in the inspector.)
+        b.subtitle = o_.compact ? shortened(var, kCompactNameChars) : var;
       }
       bi = add_box(std::move(b));
     }
@@ -497,6 +499,13 @@ FigurePlan plan_figure(const Graph& g, const LayoutOptions& o) {
     f.label_width.push_back(o.text_width ? o.text_width(e.label) : 6.f * static_cast<float>(e.label.size()));
     e.label_width = f.label_width.back();  // (kept with the edge: labels are placed again after the layout)
   }
+  // Room for the saved-for-backward badge the view draws over a box's top-right corner (at 0.78 of
+  // the text size), as wide as its text may grow while the layout stands ("saved 1023.9 KiB", "freed"),
+  // so that no edge label is placed under it (layout_wrap.h).
+  const float badge_w = 0.78f * (o.text_width ? o.text_width("saved 8888.8 KiB") : estimate_text_width("saved 8888.8 KiB")) + 10.f;
+  for (auto& b : f.boxes)
+    if ((b.node >= 0 && !saved_badge(g, {b.node}).empty()) || (b.kind == BoxKind::folded_scope && !saved_badge(g, b.nodes).empty()))
+      b.badge_width = badge_w;
   // (The view draws a frame's title at 0.85 of the text size, with its "[fold]" after it.)
   for (const auto& c : f.clusters)
     f.cluster_label_width.push_back(0.85f * (o.text_width ? o.text_width(c.label + "  [collapse]") : estimate_text_width(c.label + "  [collapse]")));
