@@ -30,9 +30,9 @@ std::string resolve_box(GuiState& s, const std::string& what) {
     const auto& boxes = s.graph.layout.boxes;
     for (const auto& b : boxes)
       if (b.key == what) return b.key;
-    for (const auto& b : boxes)
-      if (b.subtitle == what || b.title == what) return b.key;
     const Graph& g = shown_graph(s);
+    for (const auto& b : boxes)  // (by the node's own name: a compact figure's subtitle is its end)
+      if (b.subtitle == what || b.title == what || (b.node >= 0 && g.has_node(b.node) && g.node_var_name(b.node) == what)) return b.key;
     const viz::LayoutBox* folded = nullptr;
     for (const auto& b : boxes)
       for (int id : b.nodes)
