@@ -121,7 +121,9 @@ std::vector<std::string> search_boxes(const GraphLayout& l, const Graph& g, cons
   const std::string q = lower(query);
   auto has = [&](const std::string& text) { return lower(text).find(q) != std::string::npos; };
   for (const auto& b : l.boxes) {
-    bool hit = has(b.title) || has(b.subtitle) || lower(b.family) == q;
+    // (A compact figure's titles and subtitles are short: the attributes and the whole name count.)
+    bool hit = has(b.title) || has(b.full_title) || has(b.subtitle) || lower(b.family) == q ||
+               (b.node >= 0 && g.has_node(b.node) && has(g.node_var_name(b.node)));
     for (int id : b.nodes) {  // what a folded call holds is still found
       if (hit || id >= static_cast<int>(g.num_nodes())) break;
       const Node& n = g.node(id);

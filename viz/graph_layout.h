@@ -47,6 +47,7 @@ struct LayoutBox {
   std::string anchor;        // backward lane: the forward box it is drawn under ("" if none)
   Point center;        // y grows downwards, units are pixels at zoom 1
   float width = 0, height = 0;
+  float badge_width = 0;  // its nodes keep tensors for backward: the room of its badge over its top-right corner, pixels at zoom 1
   bool gone = false;   // its node or value left the graph since the layout was made (forget_missing)
 };
 
@@ -82,6 +83,7 @@ struct LayoutCluster {  // an unfolded call, a loop's shown iteration, or an exp
   int iterations = 0; // loops: how many ran (the frame shows the last)
   std::string label;  // "dense()", "loop: last of 150 iterations"
   Point min, max;
+  float title_width = 0;  // its title as the view draws it (at its top-left, with "[fold]"), pixels at zoom 1
 };
 
 struct LayoutOptions {

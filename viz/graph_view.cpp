@@ -137,7 +137,7 @@ void install_layout(GraphViewState& s, LayoutKey key, GraphLayout layout, double
   const bool same_view = s.has_layout && key.graph == s.key.graph && key.filter == s.key.filter;
   s.unwrapped = std::move(layout);
   // A graph grown or folded differently flows into rows again (a fit also for a new canvas).
-  s.row_width = s.wrap_zoom > 0 ? row_width_to_fit(s.unwrapped, s.wrap_room, s.wrap_zoom) : 0.f;
+  s.row_width = s.wrap_zoom > 0 ? row_width_to_fit(s.unwrapped, s.wrap_room, s.wrap_zoom, s.scrolls) : 0.f;
   s.layout = wrap_rows(s.unwrapped, s.row_width);
   // Layouts coming faster than boxes move (a running loop's, one a frame) are shown as they are:
   // each one's boxes fading in from nothing would leave the graph blank while the loop runs.
@@ -245,9 +245,10 @@ float fitted_zoom(const GraphLayout& l, ImVec2 canvas) {
 // The canvas's drawable part, pixels (fitted_zoom's).
 Point drawable(ImVec2 canvas) { return {canvas.x - 2 * kFitMargin, canvas.y - 2 * kFitMargin - kLegendHeight}; }
 
-// A figure too long to read in one row at the readable zoom wraps into rows (layout_wrap.h).
-void rewrap_to_fit(GraphViewState& s, ImVec2 canvas, float zmin) {
-  const float w = row_width_to_fit(s.unwrapped, drawable(canvas), zmin);
+// A figure too long to read in one row at the readable zoom wraps into rows (layout_wrap.h);
+// `scroll`: one that does not read whole wraps at the canvas's width (GraphViewState::scrolls).
+void rewrap_to_fit(GraphViewState& s, ImVec2 canvas, float zmin, bool scroll = false) {
+  const float w = row_width_to_fit(s.unwrapped, drawable(canvas), zmin, scroll);
   if (w == s.row_width) return;
   s.row_width = w;
   s.layout = wrap_rows(s.unwrapped, w);
@@ -269,6 +270,7 @@ void start_fit(GraphViewState& s, const Graph& g, ImVec2 canvas, float zmin, int
   s.auto_folded = initial_folds(foldable_calls(g, s.only_nodes), o, shown_node_count(g, o), room_of(canvas, zmin), focus);
   s.fitting = {true, 0, focus, !reveal, false};
   s.compact = false;  // (full titles and shape labels again, if the figure reads with them)
+  s.scrolls = false;
   s.fit_requested = s.fit_all = false;
 }
 
@@ -314,6 +316,7 @@ void fold_call(GraphViewState& s, const std::string& key) {
   s.fitting.active = false;  // what the user folds wins over a fit still being made
   s.unfolded.erase(key);
   s.folded.insert(key);
+  if (s.last_unfolded == key || call_name(s.last_unfolded) == key) s.last_unfolded.clear();
   // The folded box appears where the call's frame was.
   for (const auto& c : s.layout.clusters)
     if (c.key == key || (c.scope == key && !c.loop)) {
@@ -326,6 +329,7 @@ void unfold_call(GraphViewState& s, const std::string& key) {
   const std::string name = call_name(key);
   s.fitting.active = false;  // what the user opens wins over a fit still being made
   s.opened.insert(key);
+  s.last_unfolded = key;
   s.folded.erase(key);
   s.auto_folded.erase(key);
   for (auto it = s.auto_folded.begin(); it != s.auto_folded.end();)
@@ -395,20 +399,52 @@ bool box_on_screen(const GraphViewState& s, int bi, ImVec2 size, float margin) {
   return x >= margin && y >= margin && x <= size.x - margin && y <= size.y - margin - kLegendHeight;
 }
 
-// The fitting is done: the whole figure in view at the readable zoom or closer. When nothing is
-// left to fold and it still does not fit (a model's top level is a long chain of ops), Fit shows
-// it all smaller, down to kSmallestFit of the readable zoom, rather than cut it; following the
-// step keeps the readable zoom and centres the step.
-constexpr float kSmallestFit = 0.6f;
+// What a Fit that cannot show the whole figure keeps in view (layout units): the frame of the call
+// the user opened last (each row's part of it), else the box of `focus`. False: neither is drawn.
+bool focus_region(const GraphViewState& s, int focus, Point* lo, Point* hi) {
+  *lo = {1e30f, 1e30f};
+  *hi = {-1e30f, -1e30f};
+  auto grow = [&](Point a, Point b) {
+    *lo = {std::min(lo->x, a.x), std::min(lo->y, a.y)};
+    *hi = {std::max(hi->x, b.x), std::max(hi->y, b.y)};
+  };
+  if (!s.last_unfolded.empty())
+    for (const LayoutCluster& c : s.layout.clusters)
+      if (!c.loop && (c.key == s.last_unfolded || c.scope == s.last_unfolded)) grow(c.min, c.max);
+  if (lo->x > hi->x)
+    if (const int b = s.layout.find_node(focus); b >= 0) {
+      const LayoutBox& box = s.layout.boxes[static_cast<size_t>(b)];
+      grow({box.center.x - box.width / 2, box.center.y - box.height / 2}, {box.center.x + box.width / 2, box.center.y + box.height / 2});
+    }
+  return lo->x <= hi->x;
+}
+
+// Pans so that [lo, hi] (layout units) is on screen: centred down the canvas when it fits, else its
+// top at the top; never past the figure's top (no empty band above it).
+void show_region(GraphViewState& s, ImVec2 size, Point lo, Point hi) {
+  const float z = s.zoom, view_h = size.y - kLegendHeight - 2 * kFitMargin, view_w = size.x - 2 * kFitMargin;
+  const float h = (hi.y - lo.y) * z;
+  s.pan.y = h <= view_h ? kFitMargin + (view_h - h) / 2 - lo.y * z : kFitMargin - lo.y * z;
+  s.pan.y = std::max(s.pan.y, size.y - kLegendHeight - kFitMargin - s.layout.height * z);  // (nor below its end)
+  s.pan.y = std::min(s.pan.y, kFitMargin);
+  if (lo.x * z + s.pan.x < kFitMargin) s.pan.x = kFitMargin - lo.x * z;
+  else if ((hi.x - lo.x) * z <= view_w && hi.x * z + s.pan.x > size.x - kFitMargin) s.pan.x = size.x - kFitMargin - hi.x * z;
+}
+
+// The fitting is done: the whole figure in view at the readable zoom or closer. When it does not
+// fit so and nothing is left to fold (a call the user opened stays open; a model's top level may be
+// a long chain of ops), the text stays readable and the figure scrolls, as Netron and Model
+// Explorer keep their text full size: in rows as wide as the canvas, so that it scrolls down only,
+// as a page does, with what the student is looking at in view (the call they opened last, else the
+// step), else its start. (Shrinking it below the readable size, as Fit once did, showed ViT-B/16
+// with one layer open at 6.6 px: all of it, none of it legible.)
 void finish_fit(GraphViewState& s, ImVec2 size, float zmin) {
   s.fitting.active = false;
-  const float least = s.fitting.may_fold_focus ? zmin * kSmallestFit : zmin;
-  fit_view(s, size, least);
-  const int focus = s.fitting.focus;
-  if (fitted_zoom(s.layout, size) < least && focus >= 0) {  // still too big: the step at least
-    const int b = s.layout.find_node(focus);
-    if (b >= 0) center_on(s, s.layout.boxes[static_cast<size_t>(b)].key, size, least);
-  }
+  s.scrolls = fitted_zoom(s.layout, size) < zmin;
+  if (s.scrolls) rewrap_to_fit(s, size, zmin, true);
+  fit_view(s, size, zmin);
+  Point lo, hi;
+  if (s.scrolls && focus_region(s, s.fitting.focus, &lo, &hi)) show_region(s, size, lo, hi);
 }
 
 // The step moved into a call the view folded itself: unfold it, and fit again around the step
@@ -419,8 +455,10 @@ bool follow_into_folds(GraphViewState& s, const Graph& g, const GraphViewFrame& 
   const std::string key = s.layout.boxes[static_cast<size_t>(b)].scope_key;
   if (!s.auto_folded.count(key)) return false;  // the user folded it: it stays folded
   s.anchor_hint = s.layout.boxes[static_cast<size_t>(b)].key;
+  const std::string users_last = s.last_unfolded;
   unfold_call(s, key);
   s.unfolded.erase(key);  // unfolded for now, not by the user
+  s.last_unfolded = users_last;
   start_fit(s, g, size, zmin, f.current_node, true);
   return true;
 }
@@ -581,8 +619,10 @@ void draw_canvas(FrameCtx& c) {
 
 // Frames of unfolded calls (click the title to fold) and of loops (a badge with the count).
 void draw_clusters(FrameCtx& c) {
+  c.s.drawn_clusters.clear();
   for (const auto& cl : c.s.layout.clusters) {
     const ImVec2 a = c.v.to_screen(cl.min), b = c.v.to_screen(cl.max);
+    c.s.drawn_clusters.push_back({cl.key, cl.label, a, b, {}, {}, {}, {}});
     if (!c.on_screen(a, b)) continue;
     c.dl->AddRect(a, b, with_alpha(c.th.cluster_border, c.edge_alpha), 8.f * c.z, 0, cl.loop ? 1.f : 1.5f);
     if (!c.show_text) continue;
@@ -590,15 +630,20 @@ void draw_clusters(FrameCtx& c) {
     const std::string label = cl.loop ? cl.label : cl.label + (cl.node >= 0 ? "  [collapse]" : "  [fold]");
     const ImVec2 at(a.x + 6 * c.z, a.y + 3 * c.z);
     c.dl->AddText(c.font, lp, at, c.th.text_dim, label.c_str());
+    const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, label.c_str());
+    DrawnCluster& drawn = c.s.drawn_clusters.back();
+    drawn.title_min = at;
+    drawn.title_max = ImVec2(at.x + ts.x, at.y + ts.y);
     if (cl.loop) {  // the badge: how many iterations ran
       const std::string badge = "×" + std::to_string(cl.iterations);
-      const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, badge.c_str());
-      const ImVec2 ba(b.x - ts.x - 14 * c.z, a.y - ts.y * 0.6f), bb(b.x - 4 * c.z, a.y + ts.y * 0.6f);
-      c.dl->AddRectFilled(ba, bb, c.th.badge_fill, ts.y);
-      c.dl->AddText(c.font, lp, ImVec2(ba.x + 5 * c.z, ba.y + (bb.y - ba.y - ts.y) * 0.5f), c.th.badge_text, badge.c_str());
+      const ImVec2 bs = c.font->CalcTextSizeA(lp, FLT_MAX, 0, badge.c_str());
+      const ImVec2 ba(b.x - bs.x - 14 * c.z, a.y - bs.y * 0.6f), bb(b.x - 4 * c.z, a.y + bs.y * 0.6f);
+      c.dl->AddRectFilled(ba, bb, c.th.badge_fill, bs.y);
+      c.dl->AddText(c.font, lp, ImVec2(ba.x + 5 * c.z, ba.y + (bb.y - ba.y - bs.y) * 0.5f), c.th.badge_text, badge.c_str());
+      drawn.badge_min = ba;
+      drawn.badge_max = bb;
       continue;
     }
-    const ImVec2 ts = c.font->CalcTextSizeA(lp, FLT_MAX, 0, label.c_str());
     if (c.canvas_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && ImGui::IsMouseHoveringRect(at, ImVec2(at.x + ts.x, at.y + ts.y)))
     {
       if (cl.node >= 0) c.s.expanded.erase(cl.node);
@@ -745,7 +790,7 @@ float draw_box_text(FrameCtx& c, const LayoutBox& b, ImVec2 center, float alpha)
 }
 
 // Saved-for-backward tensors: a badge over the box's top-right corner with their bytes.
-void draw_saved_badge(FrameCtx& c, const LayoutBox& b, ImVec2 a, ImVec2 e, float alpha) {
+void draw_saved_badge(FrameCtx& c, const LayoutBox& b, DrawnBox& d, ImVec2 a, ImVec2 e, float alpha) {
   if (!c.show_text || (b.node < 0 && b.kind != BoxKind::folded_scope)) return;
   // One badge per node: an expanded node's is on the box of its body that makes its output.
   if (b.node >= 0 && c.s.layout.boxes[static_cast<size_t>(c.s.layout.find_node(b.node))].key != b.key) return;
@@ -755,6 +800,8 @@ void draw_saved_badge(FrameCtx& c, const LayoutBox& b, ImVec2 a, ImVec2 e, float
   const float bp = c.text_px * 0.78f;
   const ImVec2 ts = c.font->CalcTextSizeA(bp, FLT_MAX, 0, label.c_str());
   const ImVec2 ba(e.x - ts.x - 10.f * c.z, a.y - ts.y - 3.f * c.z), bb(e.x, a.y - 1.f * c.z);
+  d.badge_min = ba;
+  d.badge_max = bb;
   if (freed) {
     c.dl->AddRectFilled(ba, bb, with_alpha(c.th.canvas, alpha), ts.y);
     c.dl->AddRect(ba, bb, with_alpha(c.th.badge_fill, alpha * 0.7f), ts.y, 0, 1.f);
@@ -812,7 +859,7 @@ std::string draw_boxes(FrameCtx& c) {
     c.dl->AddRectFilled(a, e, with_alpha(fill, alpha), rounding);
     draw_outlines(c, b, d, a, e, rounding, alpha, is_hovered);
     d.label_px = draw_box_text(c, b, c.centers[i], alpha);
-    draw_saved_badge(c, b, a, e, alpha);
+    draw_saved_badge(c, b, d, a, e, alpha);
     c.s.drawn.push_back(std::move(d));
   }
   return hovered;

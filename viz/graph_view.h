@@ -29,6 +29,7 @@ struct DrawnBox {
   int folded_nodes = 0;  // folded calls: the nodes inside
   ImVec2 min, max;  // screen pixels
   float label_px = 0;  // the widest of its lines at the size drawn, in screen pixels
+  ImVec2 badge_min, badge_max;  // its saved-for-backward badge on screen (none: both 0)
   bool current = false, next = false, selected = false, matched = false;
 };
 
@@ -39,6 +40,15 @@ struct DrawnEdge {
   std::vector<ImVec2> points;  // the Bezier control points, screen pixels
   std::string label;           // its shape label as drawn ("" when none is drawn at this zoom)
   ImVec2 label_min, label_max;  // the label's box on screen (with its background)
+};
+
+// One frame (an unfolded call, a loop's iteration, a body) as drawn in the last frame, with its
+// title: what an edge label must not cover.
+struct DrawnCluster {
+  std::string key, label;
+  ImVec2 min, max;              // the frame, screen pixels
+  ImVec2 title_min, title_max;  // its title, screen pixels (none drawn at this zoom: both 0)
+  ImVec2 badge_min, badge_max;  // a loop's badge with its count (none: both 0)
 };
 
 // The smallest text the view draws, in screen pixels: below it boxes fold instead of shrinking.
@@ -65,6 +75,9 @@ struct GraphViewState {
   // --- semantic zoom: calls the view folded itself so the graph fits at a readable size ---
   std::set<std::string> auto_folded;
   std::set<std::string> opened;  // calls just unfolded: a big one opens one level (its calls folded)
+  std::string last_unfolded;     // the call the user opened last: a Fit that cannot show all keeps it in view
+  bool scrolls = false;          // the last Fit could not show the figure whole at the readable zoom: it
+                                 // is shown readable, in rows as wide as the canvas, scrolled
   // --- cache: the layout is recomputed only when its key changes ---
   GraphLayout layout;    // what is drawn: `unwrapped` wrapped into rows at row_width (layout_wrap.h)
   GraphLayout unwrapped;  // the layout as made, one row
@@ -102,6 +115,7 @@ struct GraphViewState {
   // --- what the last frame drew ---
   std::vector<DrawnBox> drawn;
   std::vector<DrawnEdge> drawn_edges;
+  std::vector<DrawnCluster> drawn_clusters;
   std::string hovered;
   ImVec2 canvas_min, canvas_max;
   float text_px = 0;  // the boxes' text size on screen

@@ -464,6 +464,23 @@ int anchor_of(const Plan& p, const Graph& g, int bi, const std::map<std::string,
   return -1;
 }
 
+// The widest text the saved-for-backward badge of `nodes` can show while the figure stands: every
+// tensor they save held ("saved 1.5 KiB"; a part of it may read "1023.9 KiB" of a total in MiB, and
+// backward only frees: "freed"), "" when they save nothing.
+std::string widest_badge(const Graph& g, const std::vector<int>& nodes) {
+  int64_t bytes = 0;
+  bool saves = false;
+  for (int id : nodes)
+    for (const auto& st : g.node(id).saved) {
+      saves = true;
+      if (!g.has_value(st.value_id)) return "saved 1023.9 KiB";
+      const ValueInfo& v = g.value(st.value_id);
+      bytes += shape_numel(v.meta.shape) * static_cast<int64_t>(dtype_size(v.meta.dtype));
+    }
+  if (!saves) return {};
+  return "saved " + (bytes < (1 << 20) ? bytes_str(bytes) : std::string("1023.9 KiB"));
+}
+
 }  // namespace
 
 // [SECTION] plan
@@ -496,6 +513,13 @@ FigurePlan plan_figure(const Graph& g, const LayoutOptions& o) {
   for (auto& e : f.edges) {
     f.label_width.push_back(o.text_width ? o.text_width(e.label) : 6.f * static_cast<float>(e.label.size()));
     e.label_width = f.label_width.back();  // (kept with the edge: labels are placed again after the layout)
+  }
+  // Room for the saved-for-backward badge the view draws over a box's top-right corner (at 0.78 of
+  // the text size), as wide as its text may grow while the layout stands, so that no edge label is
+  // placed under it (layout_wrap.h).
+  for (auto& b : f.boxes) {
+    const std::string widest = b.node >= 0 ? widest_badge(g, {b.node}) : b.kind == BoxKind::folded_scope ? widest_badge(g, b.nodes) : "";
+    if (!widest.empty()) b.badge_width = 0.78f * (o.text_width ? o.text_width(widest) : estimate_text_width(widest)) + 10.f;
   }
   // (The view draws a frame's title at 0.85 of the text size, with its "[fold]" after it.)
   for (const auto& c : f.clusters)

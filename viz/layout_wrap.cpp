@@ -15,8 +15,10 @@ namespace {
 constexpr float kRowGap = 56.f;      // between rows: room for the edges running between them
 constexpr float kTrack = 7.f;        // between edges running side by side around the rows
 constexpr float kLabelScale = 0.85f;  // the view draws edge labels at 0.85 of the text size
-constexpr float kLabelPad = 4.f;
-constexpr float kComfortableZoom = 1.15f;  // over the readable zoom: what a wrapped figure aims for     // each side: the view's label background, at zooms down to 0.5
+constexpr float kLabelPad = 4.f;         // each side: the view's label background, at zooms down to 0.5
+constexpr float kComfortableZoom = 1.15f;  // over the readable zoom: what a wrapped figure aims for
+constexpr float kBadgeScale = 0.78f;       // the view draws saved-for-backward badges at 0.78 of the text size
+constexpr float kLoopBadgeWidth = 60.f;    // a loop frame's badge ("×150") and its padding
 
 struct Span {
   float l, r;
@@ -303,10 +305,34 @@ GraphLayout wrap_rows(const GraphLayout& l, float row_width) {
 
 // [SECTION] labels
 
+namespace {
+
+// What an edge label must not cover besides other labels: the boxes, the saved-for-backward
+// badges over their top-right corners, and the frames' titles at their top-left corners (each as
+// the view draws it: graph_view.cpp).
+std::vector<LabelRect> label_obstacles(const GraphLayout& l) {
+  std::vector<LabelRect> out;
+  out.reserve(l.boxes.size() + l.clusters.size());
+  for (const LayoutBox& b : l.boxes) {
+    out.push_back({left(b) - 1, top(b) - 1, right(b) + 1, bottom(b) + 1});
+    if (b.badge_width > 0) out.push_back({right(b) - b.badge_width, top(b) - kBadgeScale * l.line_height - 4, right(b) + 1, top(b)});
+  }
+  for (const LayoutCluster& c : l.clusters) {
+    const float x = c.min.x + 6, y = c.min.y + 3;
+    out.push_back({x - 1, y - 1, x + c.title_width + 1, y + kLabelScale * l.line_height + 1});
+    if (c.loop) {  // its badge with the count, over the frame's top edge at the right
+      const float h = 0.6f * kLabelScale * l.line_height + 1;
+      out.push_back({c.max.x - kLoopBadgeWidth, c.min.y - h, c.max.x, c.min.y + h});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void place_edge_labels(GraphLayout& l) {
-  std::vector<LabelRect> boxes, placed;
-  boxes.reserve(l.boxes.size());
-  for (const LayoutBox& b : l.boxes) boxes.push_back({left(b) - 1, top(b) - 1, right(b) + 1, bottom(b) + 1});
+  std::vector<LabelRect> placed;
+  const std::vector<LabelRect> boxes = label_obstacles(l);
   auto free_at = [&](const LabelRect& r) {
     for (const LabelRect& b : boxes)
       if (intersects(r, b)) return false;
@@ -345,24 +371,42 @@ void place_edge_labels(GraphLayout& l) {
 
 // [SECTION] fitting
 
-float wrapped_zoom(const GraphLayout& l, float row_width, Point room) {
-  float w = l.width, h = l.height;
-  if (row_width > 0) {
-    const std::vector<float> breaks = row_breaks(cut_positions(l), l.width, row_width);
-    if (!breaks.empty()) {
-      const Rows rows = measure_rows(l, breaks);
-      w = 0;
-      for (float r : rows.right) w = std::max(w, r);
-      // (The edges between rows run around them: a track each, left and right.)
-      const float tracks = kTrack * static_cast<float>(2 * breaks.size() + 2);
-      w += tracks;
-      h = rows.bottom.back();
-    }
-  }
-  return std::min(room.x / std::max(1.f, w), room.y / std::max(1.f, h));
+namespace {
+
+// The figure's size wrapped at `row_width` (0: one row), with the tracks of the edges that run
+// around the rows.
+Point wrapped_size(const GraphLayout& l, float row_width) {
+  if (row_width <= 0) return {l.width, l.height};
+  const std::vector<float> breaks = row_breaks(cut_positions(l), l.width, row_width);
+  if (breaks.empty()) return {l.width, l.height};
+  const Rows rows = measure_rows(l, breaks);
+  float w = 0;
+  for (float r : rows.right) w = std::max(w, r);
+  // (The edges between rows run around them: a track each, left and right.)
+  w += kTrack * static_cast<float>(2 * breaks.size() + 2);
+  return {w, rows.bottom.back()};
 }
 
-float row_width_to_fit(const GraphLayout& l, Point room, float readable_zoom) {
+// The widest rows no wider than the canvas at `zoom`: the figure then scrolls one way only, down,
+// as a page does. 0 when one row is no wider than that.
+float row_width_to_scroll(const GraphLayout& l, Point room, float zoom) {
+  const float across = room.x / zoom;
+  if (l.width <= across) return 0;
+  for (int rows = 2; rows <= 256; ++rows) {
+    const float w = l.width / static_cast<float>(rows) * 1.02f;
+    if (wrapped_size(l, w).x <= across) return w;
+  }
+  return across;  // (slices wider than the canvas stay rows of their own)
+}
+
+}  // namespace
+
+float wrapped_zoom(const GraphLayout& l, float row_width, Point room) {
+  const Point size = wrapped_size(l, row_width);
+  return std::min(room.x / std::max(1.f, size.x), room.y / std::max(1.f, size.y));
+}
+
+float row_width_to_fit(const GraphLayout& l, Point room, float readable_zoom, bool scroll) {
   if (l.boxes.empty() || room.x <= 0 || room.y <= 0) return 0;
   float best = 0, best_zoom = wrapped_zoom(l, 0, room);
   if (best_zoom >= readable_zoom) return 0;
@@ -376,9 +420,11 @@ float row_width_to_fit(const GraphLayout& l, Point room, float readable_zoom) {
       best_zoom = z;
     }
   }
+  if (best_zoom >= readable_zoom) return best;
   // No rows read whole: one row, as laid out (the view folds, or shows the step readable and
-  // scrolls; rows too small to read would only move the figure about).
-  return best_zoom >= readable_zoom ? best : 0.f;
+  // scrolls; rows too small to read would only move the figure about), or, to scroll, rows as
+  // wide as the canvas at the readable zoom.
+  return scroll ? row_width_to_scroll(l, room, readable_zoom) : 0.f;
 }
 
 }  // namespace opscope::viz

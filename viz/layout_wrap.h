@@ -23,7 +23,10 @@ GraphLayout wrap_rows(const GraphLayout& l, float row_width);
 // as laid out) when it reads at `readable_zoom` so; else the fewest rows that read comfortably
 // (a little above the readable zoom), else the fewest that read, else 0 again (wrapped rows too
 // small to read would only move the figure about). The window's Fit and the export use it.
-float row_width_to_fit(const GraphLayout& l, Point room, float readable_zoom);
+// `scroll`: a figure that does not read whole is shown readable and scrolled (a user's unfolded
+// call that Fit may not fold): then the last case is rows as wide as `room` at the readable zoom,
+// so that it scrolls one way only, down.
+float row_width_to_fit(const GraphLayout& l, Point room, float readable_zoom, bool scroll = false);
 // The zoom at which `l` wrapped at `row_width` fits `room`.
 float wrapped_zoom(const GraphLayout& l, float row_width, Point room);
 

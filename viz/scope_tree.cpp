@@ -381,7 +381,7 @@ ForwardLane place_scopes(const ScopeTree& t, const std::vector<ScopeLayout>& don
     }
     if (r.first.x > r.second.x) continue;
     const PlannedCluster& pc = plan.clusters[c];
-    out.clusters.push_back({pc.scope, pc.node, pc.key, pc.loop, pc.iterations, pc.label, r.first, r.second});
+    out.clusters.push_back({pc.scope, pc.node, pc.key, pc.loop, pc.iterations, pc.label, r.first, r.second, plan.cluster_label_width[c]});
   }
   for (size_t ei = 0; ei < plan.edges.size(); ++ei)
     for (const ScopeTree::Piece& piece : t.pieces[ei]) {

@@ -30,9 +30,9 @@ std::string resolve_box(GuiState& s, const std::string& what) {
     const auto& boxes = s.graph.layout.boxes;
     for (const auto& b : boxes)
       if (b.key == what) return b.key;
-    for (const auto& b : boxes)
-      if (b.subtitle == what || b.title == what) return b.key;
     const Graph& g = shown_graph(s);
+    for (const auto& b : boxes)  // (by the node's own name: a compact figure's subtitle is its end)
+      if (b.subtitle == what || b.title == what || (b.node >= 0 && g.has_node(b.node) && g.node_var_name(b.node) == what)) return b.key;
     const viz::LayoutBox* folded = nullptr;
     for (const auto& b : boxes)
       for (int id : b.nodes)
@@ -219,6 +219,7 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
                      {"next", d.next},
                      {"selected", d.selected},
                      {"matched", d.matched}});
+    if (d.badge_max.x > d.badge_min.x) nodes.back()["badge_rect"] = {d.badge_min.x, d.badge_min.y, d.badge_max.x, d.badge_max.y};
   }
   // Every edge drawn in the last frame, with its two boxes and its curve's control points, so
   // crossings can be counted from outside.
@@ -239,6 +240,14 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
   json clusters = json::array();
   for (const auto& c : s.graph.layout.clusters)
     clusters.push_back({{"key", c.key}, {"label", c.label}, {"loop", c.loop}, {"iterations", c.iterations}});
+  // The frames as drawn (a frame the rows cut is drawn in parts): where, and where their titles
+  // and loop badges are (what an edge label must not cover).
+  json frames = json::array();
+  for (const auto& c : s.graph.drawn_clusters) {
+    frames.push_back({{"key", c.key}, {"label", c.label}, {"rect", {c.min.x, c.min.y, c.max.x, c.max.y}}});
+    if (c.title_max.x > c.title_min.x) frames.back()["title_rect"] = {c.title_min.x, c.title_min.y, c.title_max.x, c.title_max.y};
+    if (c.badge_max.x > c.badge_min.x) frames.back()["badge_rect"] = {c.badge_min.x, c.badge_min.y, c.badge_max.x, c.badge_max.y};
+  }
   json memory = json::array();
   for (const auto& e : s.log->events()) {
     json cats = json::object();
@@ -295,6 +304,7 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"nodes", nodes},
               {"edges", edges},
               {"clusters", clusters},
+              {"frames", frames},
               {"folded", s.graph.folded},
               {"auto_folded", s.graph.auto_folded},
               {"text_px", s.graph.text_px},
@@ -303,6 +313,7 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"readable_text_px", viz::kReadableTextPx},
               {"min_text_px", s.graph.min_text_px},
               {"figure_rows", s.graph.layout.row_lane_tops.size() + 1},
+              {"figure_scrolls", s.graph.scrolls},
               {"layouts", s.graph.layouts_done},
               {"layout_ms", s.graph.layout.layout_ms},
               {"layout_ms_total", s.graph.layout_ms_total},
