@@ -160,6 +160,7 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
     } catch (const Error& e) {
       row.ok = false;
       row.error = e.what();
+      if (reporter && row.device_report.empty()) row.device_report = reporter->take_json(gpu);  // the hazard that stopped it
     }
     result.rows.push_back(row);
   }
@@ -205,10 +206,10 @@ std::string lab_json(const LabResult& r) {
       j["multiplications"] = row.multiplications;
       j["workspace_bytes"] = row.workspace_bytes;
       j["max_error"] = row.max_error;
-      if (!row.device_report.empty()) j["sim"] = nlohmann::json::parse(row.device_report);
     } else {
       j["error"] = row.error;
     }
+    if (!row.device_report.empty()) j["sim"] = nlohmann::json::parse(row.device_report);
     rows.push_back(j);
   }
   return nlohmann::json{{"op", r.op},

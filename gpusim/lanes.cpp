@@ -370,7 +370,23 @@ void run_launch(const LaunchInfo& info, void (*thread)(void*), void* tctx) {
         }
       },
       &blocks);
-  if (blocks.error) std::rethrow_exception(blocks.error);
+  if (blocks.error) {
+    // A check that fired fails the statement; while recording, the launch's record keeps what it
+    // found (the counters up to the block that stopped), so a report names the hazard too.
+    if (g_recording) {
+      try {
+        std::rethrow_exception(blocks.error);
+      } catch (const opscope::Error& e) {
+        if (std::string(e.what()).rfind("simulated GPU: ", 0) == 0) rec.hazards.push_back(e.what());
+      } catch (...) {
+      }
+      finish_record(rec);
+      rec.barriers = g_view.barriers;
+      rec.flops = g_view.flops;
+      add_record(std::move(rec));
+    }
+    std::rethrow_exception(blocks.error);
+  }
   if (g_recording) finish_record(rec);
   rec.barriers = g_view.barriers;
   rec.flops = g_view.flops;
