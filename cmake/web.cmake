@@ -1,4 +1,4 @@
-# The browser's program and its site (included by CMakeLists.txt in the Emscripten build):
+# The browser's program and its site (included by app/CMakeLists.txt in the Emscripten build):
 # the same opscope executable, with the window, Graphviz's figures and the lesson panel linked
 # in (the desktop opens them as modules), and build-web/site/ around it: index.html, the
 # program (.js + .wasm), the files it ships packed into one .data file, and a service worker
@@ -6,9 +6,6 @@
 # server (or run tools/serve_web.sh) and open index.html.
 
 # --- what the desktop's window module holds, linked into the one program ------------------------
-add_library(opscope_lesson_gui STATIC ${OPSCOPE_LESSON_GUI_SOURCES})
-target_link_libraries(opscope_lesson_gui PUBLIC opscope_lesson opscope_gui opscope_viz_gui)
-opscope_program_chinese(opscope_lesson_gui)
 target_sources(opscope PRIVATE app/gui/window_module.cpp app/gui/window_module_entry.cpp viz/figure_module_entry.cpp)
 set_source_files_properties(app/gui/window_module.cpp PROPERTIES COMPILE_DEFINITIONS "OPSCOPE_WINDOW_BUILT_MODULE=\"\"")
 target_compile_definitions(opscope PRIVATE OPSCOPE_HAVE_GUI=1)

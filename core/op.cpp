@@ -1,6 +1,7 @@
 #include "core/op.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 
@@ -441,6 +442,23 @@ const OpDef& OpRegistry::get(std::string_view name) const {
 }
 
 std::vector<const OpDef*> OpRegistry::all() const {
+  // The first listing comes after start-up, when every file has declared its operators: a
+  // kernel still waiting for its operator then was registered under a name no file declares (a
+  // misspelt op in an OPSCOPE_CUDA_REGISTER block), and would wait silently forever. Said once,
+  // on stderr, which the test cli_no_unattached_kernels reads.
+  static std::atomic<bool> reported{false};
+  if (!pending_.empty() && !reported.exchange(true)) {
+    std::vector<std::string> names;
+    for (auto& [n, _] : ops_) names.push_back(n);
+    for (const KernelAddition& k : pending_) {
+      const std::string near = closest_name(k.op, names);
+      std::fprintf(stderr,
+                   "opscope: internal: a %s kernel '%s' was registered for operator '%s', which no file declares%s: "
+                   "fix the name where it is registered (ops/cuda/*.cu, ops/*.cpp)\n",
+                   device_name(k.device), k.algo.c_str(), k.op.c_str(),
+                   near.empty() ? "" : (" (did you mean '" + near + "'?)").c_str());
+    }
+  }
   std::vector<const OpDef*> r;
   for (auto& [_, p] : ops_) r.push_back(p.get());
   return r;

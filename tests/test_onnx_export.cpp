@@ -4,6 +4,8 @@
 #include <set>
 
 #include "app/onnx/onnx_import.h"
+#include "app/onnx/proto_module.h"
+#include "core/op.h"
 #include "tests/lab.h"
 #include "tests/onnx_builder.h"
 
@@ -175,4 +177,31 @@ TEST_CASE("onnx export: ops without an ONNX form are one error naming them", "[o
   lab.ok("w = param(randn(3, 3))\nloss = (randn(2, 3) @ w).sum()\nbackward(loss)");
   CHECK_FALSE(lab.run("save_onnx(w.grad, \"" + dir.file("grad.onnx") + "\")"));
   CHECK(lab.err.find("not in the graph") != std::string::npos);
+}
+
+TEST_CASE("onnx export: every registered operator has an exporter or a reason for having none", "[onnx]") {
+  const interop::ExportCoverage coverage = interop::onnx_proto_module().export_coverage();
+  const std::set<std::string> exported(coverage.exported.begin(), coverage.exported.end());
+  std::set<std::string> without;
+  const std::string where = "app/onnx/export_ops.cpp";
+  for (const auto& [op, why] : coverage.without_form) {
+    INFO("ops_without_onnx_form() in " << where << " lists '" << op << "'");
+    CHECK(without.insert(op).second);  // listed once
+    CHECK_FALSE(why.empty());
+    if (!OpRegistry::instance().find(op)) FAIL_CHECK("'" << op << "' is no registered operator: remove it from the list");
+    if (exported.count(op)) FAIL_CHECK("'" << op << "' is in export_table() too: remove it from the list");
+  }
+  for (const std::string& op : exported)
+    if (!OpRegistry::instance().find(op))
+      FAIL_CHECK("export_table() (" << where << ", export_layers.cpp) exports '" << op << "', which is no registered operator");
+  int checked = 0;
+  for (const OpDef* op : OpRegistry::instance().all()) {
+    if (!op->builtin()) continue;  // an extension's or a test's own operator
+    ++checked;
+    if (!exported.count(op->name) && !without.count(op->name))
+      FAIL_CHECK("operator '" << op->name << "' has no ONNX exporter: add one to export_table() in " << where
+                                << " (or add_layer_exports in export_layers.cpp), or list it in ops_without_onnx_form() "
+                                << "there with the reason it has none");
+  }
+  CHECK(checked > 100);
 }

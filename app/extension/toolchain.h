@@ -1,4 +1,4 @@
-// How opscope itself was built, recorded by CMake (cmake/extension.cmake): the compilers, their
+// How opscope itself was built, recorded by CMake (app/extension/CMakeLists.txt): the compilers, their
 // flags and the include folders an extension is compiled with, and the ABI id it must carry.
 #pragma once
 #include <string>

@@ -31,6 +31,8 @@ using ExportFn = std::function<void(Exporter&, const Node&, const std::vector<st
 const std::map<std::string, ExportFn>& export_table();
 // The layers' entries of the table (export_layers.cpp): conv_transpose1d/2d/3d, the norms, interpolate, indexing.
 void add_layer_exports(std::map<std::string, ExportFn>& table);
+// The table's operators and those with no ONNX form (proto_module.h's export_coverage).
+ExportCoverage export_coverage();
 
 class Exporter {
  public:

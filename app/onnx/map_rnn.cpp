@@ -1,4 +1,4 @@
-// ONNX LSTM, GRU and RNN as opscope's recurrent layers (ops/recurrent.h), unrolled over time in
+// ONNX LSTM, GRU and RNN as opscope's recurrent layers (app/layers/recurrent.h), unrolled over time in
 // the graph. One ONNX node is one layer in one or both directions; its weights stack the gates
 // in ONNX's order (LSTM i, o, f, c; GRU z, r, h) where PyTorch's are i, f, g, o and r, z, n, and
 // its bias B [directions, 2·G·H] holds PyTorch's b_ih then b_hh. PyTorch's exporter writes

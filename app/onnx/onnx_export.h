@@ -5,6 +5,7 @@
 // means. The model is checked with ONNX's own checker before it is written.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/workspace.h"
@@ -23,5 +24,13 @@ ExportInfo save_onnx(Workspace& ws, const std::vector<Tensor>& outputs, const st
 ExportInfo save_onnx_values(Workspace& ws, const std::vector<int>& outputs, const std::string& path);
 // The values of ws's forward graph that no forward node reads (a script's results).
 std::vector<int> forward_sinks(const Graph& g);
+
+// Which operators save_onnx can write (export_ops.cpp): those of its export table, and those
+// with no ONNX form, each with the reason. A test checks that every registered operator is one
+// or the other (tests/test_onnx_export.cpp).
+struct ExportCoverage {
+  std::vector<std::string> exported;
+  std::vector<std::pair<std::string, std::string>> without_form;  // operator, why it has no ONNX form
+};
 
 }  // namespace opscope::interop

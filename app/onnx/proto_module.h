@@ -24,7 +24,7 @@ namespace opscope::interop {
 
 // Bumped whenever the table, or a struct that crosses it (onnx_model.h, onnx_export.h,
 // conformance.h), changes.
-constexpr int kOnnxModuleInterface = 2;
+constexpr int kOnnxModuleInterface = 3;
 
 struct OnnxProtoModule : ModuleTableHead {
   OnnxModel (*parse_onnx_bytes)(const std::string& bytes, const std::string& name, int64_t memory_cap) = nullptr;
@@ -32,6 +32,7 @@ struct OnnxProtoModule : ModuleTableHead {
   ExportInfo (*save_onnx_values)(Workspace& ws, const std::vector<int>& outputs, const std::string& path) = nullptr;
   ConformanceReport (*run_conformance)(const std::vector<std::string>& dirs, const ConformanceOptions& options,
                                        std::ostream& log) = nullptr;
+  ExportCoverage (*export_coverage)() = nullptr;
 };
 
 // What the module exports (extern "C", so dlsym finds it by this name).

@@ -1,4 +1,5 @@
 // The one symbol libopscope_onnx_proto.so exports: its table (proto_module.h).
+#include "app/onnx/exporter.h"  // export_coverage
 #include "app/onnx/proto_module.h"
 #include "opscope_abi.h"
 
@@ -8,6 +9,7 @@ extern "C" __attribute__((visibility("default"))) const opscope::interop::OnnxPr
                                      &parse_onnx_bytes,
                                      &parse_onnx_stream,
                                      &save_onnx_values,
-                                     &run_conformance};
+                                     &run_conformance,
+                                     &export_coverage};
   return &table;
 }

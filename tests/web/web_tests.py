@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The browser build's tests, run by ctest (cmake/web_tests.cmake) against the site built by
+"""The browser build's tests, run by ctest (tests/web.cmake) against the site built by
 tools/web_build.sh, in headless Chromium (tools/web_driver.py). One test per call:
 
   web_tests.py NAME --build-dir BUILD/web [--opscope BUILD/opscope]

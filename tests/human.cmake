@@ -1,10 +1,8 @@
 # The human-input scenarios (tests/human/scenarios/*.scn): real clicks, keys, wheel notches and
 # pastes, played on the desktop window under its own Xvfb (xdotool's XTEST events) and on the
 # site in headless Chromium (DevTools Input events), each on the platforms its `platforms:`
-# line names. A failing run keeps its screenshots in BUILD/human/PLATFORM-NAME/.
-if(NOT OPSCOPE_HAVE_GUI)
-  return()
-endif()
+# line names. A failing run keeps its screenshots in BUILD/human/PLATFORM-NAME/. Included by
+# tests/CMakeLists.txt with the GUI, after tests/web.cmake (web_site_build).
 find_program(OPSCOPE_XVFB Xvfb)
 find_program(OPSCOPE_XDOTOOL xdotool)
 find_program(OPSCOPE_XCLIP xclip)
