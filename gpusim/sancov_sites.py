@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Names each memory instruction of the browser build's kernels (cmake/gpusim.cmake).
+"""Names each memory instruction of the browser build's kernels (gpusim/CMakeLists.txt).
 
 WebAssembly has no return addresses, so the access hooks cannot learn their site as the
 desktop's do. clang's -fsanitize-coverage=trace-loads,trace-stores calls
