@@ -91,7 +91,12 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   result.device = device;
   result.device_description = device == Device::cpu ? "one thread" : device_backend(device)->description();
   LaunchReporter* reporter = launch_reporter(device);
-  if (reporter) result.gpu = gpu;
+  if (reporter) {
+    // The simulator runs every kernel version as an sm_90 would; the GPU chosen is the one its
+    // time bounds are for, and the device line says so.
+    result.gpu = gpu;
+    result.device_description += ", time bounds for a " + gpu;
+  }
   // The reference is the simplest correct algorithm: the op's lab says which, else "naive" when
   // there is one, else the first that runs.
   std::vector<std::string> algos;
@@ -155,6 +160,7 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
     } catch (const Error& e) {
       row.ok = false;
       row.error = e.what();
+      if (reporter && row.device_report.empty()) row.device_report = reporter->take_json(gpu);  // the hazard that stopped it
     }
     result.rows.push_back(row);
   }
@@ -200,10 +206,10 @@ std::string lab_json(const LabResult& r) {
       j["multiplications"] = row.multiplications;
       j["workspace_bytes"] = row.workspace_bytes;
       j["max_error"] = row.max_error;
-      if (!row.device_report.empty()) j["sim"] = nlohmann::json::parse(row.device_report);
     } else {
       j["error"] = row.error;
     }
+    if (!row.device_report.empty()) j["sim"] = nlohmann::json::parse(row.device_report);
     rows.push_back(j);
   }
   return nlohmann::json{{"op", r.op},

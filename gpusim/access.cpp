@@ -1,7 +1,7 @@
-// Every load and store of the kernels' code reaches a hook here: the simulator's objects are
-// compiled with GCC's -fsanitize=kernel-address and a call threshold of 0, so each access calls
-// __asan_{load,store}N_noabort(addr) (no shadow memory, no ASan runtime: these functions are the
-// whole "runtime"). Outside a lane the hooks return at once. In a lane they classify the address
+// Every load and store of the kernels' code reaches on_access: the kernels are compiled with
+// instrumentation that calls a hook per access (the desktop: GCC's kernel-address mode,
+// gpusim/host_desktop.cpp; the browser: clang's sanitizer coverage, platform/web/gpusim_host_web.cpp),
+// and the hook calls here. Outside a lane it returns at once. In a lane they classify the address
 // (the lane's stack: local; the shared arena; the global arena of cudaMalloc), run the checks
 // (out of bounds, misaligned, shared-memory races) and, while recording, log the access.
 #include <cstdio>
@@ -48,7 +48,9 @@ void check_global(uintptr_t a, unsigned bytes, AccessKind kind, const void* site
             "an index runs past the tensor: check the kernel's bound against the size it was launched for");
 }
 
-inline void on_access(uintptr_t a, unsigned bytes, AccessKind kind, const void* site) {
+}  // namespace
+
+void on_access(uintptr_t a, unsigned bytes, AccessKind kind, const void* site) {
   const LaneRef* lane = g_lane;
   if (!lane) return;
   Space space;
@@ -70,8 +72,6 @@ inline void on_access(uintptr_t a, unsigned bytes, AccessKind kind, const void* 
   if (g_log) g_log->push_back(Access{site, a, uint16_t(lane->linear), uint8_t(bytes), kind, space});
 }
 
-}  // namespace
-
 void note_atomic(const void* p, size_t bytes, const void* site) {
   on_access(reinterpret_cast<uintptr_t>(p), unsigned(bytes), AccessKind::atomic, site);
 }
@@ -81,29 +81,3 @@ void note_atomic(const void* p, size_t bytes, const void* site) {
 namespace nvcuda::wmma {
 void note_mma_flops(uint64_t flops) { gpusim::g_view.flops += flops; }
 }  // namespace nvcuda::wmma
-
-// The hooks GCC's kernel-address instrumentation calls (one per access; N: any size).
-extern "C" {
-#define GPUSIM_HOOK(n)                                                                                         \
-  void __asan_load##n##_noabort(uintptr_t a) {                                                               \
-    gpusim::on_access(a, n, gpusim::AccessKind::load, __builtin_return_address(0));                          \
-  }                                                                                                          \
-  void __asan_store##n##_noabort(uintptr_t a) {                                                              \
-    gpusim::on_access(a, n, gpusim::AccessKind::store, __builtin_return_address(0));                         \
-  }
-GPUSIM_HOOK(1)
-GPUSIM_HOOK(2)
-GPUSIM_HOOK(4)
-GPUSIM_HOOK(8)
-GPUSIM_HOOK(16)
-#undef GPUSIM_HOOK
-void __asan_loadN_noabort(uintptr_t a, size_t n) {
-  gpusim::on_access(a, unsigned(n), gpusim::AccessKind::load, __builtin_return_address(0));
-}
-void __asan_storeN_noabort(uintptr_t a, size_t n) {
-  gpusim::on_access(a, unsigned(n), gpusim::AccessKind::store, __builtin_return_address(0));
-}
-void __asan_handle_no_return() {}
-void __asan_before_dynamic_init(const char*) {}
-void __asan_after_dynamic_init() {}
-}

@@ -2,9 +2,7 @@
 // a memory instruction (its site) by each lane forming one request, as a warp issues it; per
 // request the 32-byte sectors it touches (global) or the shared-memory wavefronts it needs (32
 // banks of 4 bytes: distinct words in one bank serialise, lanes reading one word share it).
-// Sites are named file:line from the program's own debug line tables (libbacktrace).
-#include <backtrace.h>
-
+// Sites are named file:line by site_text (gpusim/sites.cpp).
 #include <cstring>
 
 #include <algorithm>
@@ -199,35 +197,6 @@ void finish_record(LaunchRecord& rec) {
     rec.sites.push_back(std::move(s));
   }
   t_totals.clear();
-}
-
-// --- file:line of a site --------------------------------------------------------------------------
-namespace {
-backtrace_state* line_tables() {
-  static backtrace_state* s = backtrace_create_state(nullptr, 0, [](void*, const char*, int) {}, nullptr);
-  return s;
-}
-}  // namespace
-
-std::string site_text(const void* pc) {
-  static std::mutex m;
-  static std::unordered_map<const void*, std::string> cache;
-  std::lock_guard<std::mutex> lock(m);
-  auto it = cache.find(pc);
-  if (it != cache.end()) return it->second;
-  std::string out;
-  backtrace_pcinfo(
-      line_tables(), reinterpret_cast<uintptr_t>(pc) - 1,
-      [](void* data, uintptr_t, const char* file, int line, const char*) -> int {
-        if (!file) return 0;
-        const char* base = std::strrchr(file, '/');
-        *static_cast<std::string*>(data) = std::string(base ? base + 1 : file) + ":" + std::to_string(line);
-        return 1;  // the innermost (inlined) frame: the access's own line
-      },
-      [](void*, const char*, int) {}, &out);
-  if (out.empty()) out = "?:0";
-  cache.emplace(pc, out);
-  return out;
 }
 
 // --- records and the GPUs' time bound ------------------------------------------------------------

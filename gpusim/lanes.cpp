@@ -1,10 +1,8 @@
-// The lane scheduler: the threads of a block as fibers (Boost.Context), run one at a time until
+// The lane scheduler: the threads of a block as fibers (gpusim/fibers.h), run one at a time until
 // they reach a barrier, a warp collective or their end; warps' collectives complete when every
 // lane of their mask arrived, the barrier when every thread did. A check or an exception in one
-// lane stops the block: the other fibers are unwound (their destructors run), never left waiting.
-#include <sys/mman.h>
-
-#include <boost/context/fiber.hpp>
+// lane stops the block: the other fibers are unwound (their destructors run) where the platform
+// can, never left waiting.
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -13,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/error.h"
+#include "gpusim/fibers.h"
 #include "gpusim/state.h"
 
 namespace gpusim {
@@ -24,62 +23,13 @@ __thread dim3 g_grid_dim;
 thread_local const LaneRef* g_lane = nullptr;
 thread_local BlockView g_view{};
 
-namespace ctx = boost::context;
-
 alignas(256) unsigned char g_shared_arena[kSharedBytes];
 
 namespace {
 
-// --- lane stacks: one mapping, reused block after block ------------------------------------------
-constexpr size_t kStackBytes = 64 * 1024;
-
-class StackPool {
- public:
-  StackPool() {
-    void* p = mmap(nullptr, kStackBytes * kMaxThreads, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    base_ = static_cast<unsigned char*>(p);
-    for (int i = kMaxThreads - 1; i >= 0; --i) free_.push_back(i);
-  }
-  ctx::stack_context take() {
-    if (free_.empty()) throw std::bad_alloc();
-    const int i = free_.back();
-    free_.pop_back();
-    ctx::stack_context sc;
-    sc.size = kStackBytes;
-    sc.sp = base_ + (size_t(i) + 1) * kStackBytes;
-    return sc;
-  }
-  void give(ctx::stack_context& sc) {
-    free_.push_back(int((static_cast<unsigned char*>(sc.sp) - base_) / kStackBytes) - 1);
-  }
-  // After a failed block: stacks of lanes dropped without unwinding are free again.
-  void reset() {
-    free_.clear();
-    for (int i = kMaxThreads - 1; i >= 0; --i) free_.push_back(i);
-  }
-  bool contains(uintptr_t a) const { return a - reinterpret_cast<uintptr_t>(base_) < kStackBytes * kMaxThreads; }
-
- private:
-  unsigned char* base_ = nullptr;
-  std::vector<int> free_;
-};
-
-StackPool& stacks() {
-  static StackPool pool;
-  return pool;
-}
-
-struct PoolAllocator {
-  ctx::stack_context allocate() { return stacks().take(); }
-  void deallocate(ctx::stack_context& sc) noexcept { stacks().give(sc); }
-};
-
 enum class LaneState : uint8_t { runnable, at_barrier, at_warp, done };
 
 struct Lane : LaneRef {
-  ctx::fiber self;    // the lane while it waits
-  ctx::fiber caller;  // the scheduler while the lane runs
   LaneState state = LaneState::runnable;
   bool failed = false;  // stopped by a check inside an access hook: its stack is dropped, not unwound
   uint3 tid{};
@@ -108,7 +58,7 @@ Lane& running() {
   return *static_cast<Lane*>(const_cast<LaneRef*>(g_lane));
 }
 
-void yield(Lane& l) { l.caller = std::move(l.caller).resume(); }
+void yield(Lane& l) { fiber_yield(l.linear); }
 
 [[noreturn]] void fail(const std::string& what, const std::string& hint) {
   throw opscope::Error("simulated GPU: " + what, hint);
@@ -119,8 +69,6 @@ std::string dim_text(uint3 v) {
 }
 
 }  // namespace
-
-bool in_lane_stacks(uintptr_t a) { return stacks().contains(a); }
 
 uint3 thread_of(int linear) {
   const dim3 d = g_view.block_dim;
@@ -268,28 +216,36 @@ bool release_barrier(Block& b) {
 void resume(Lane& l) {
   g_lane = &l;
   g_thread_idx = l.tid;
-  l.self = std::move(l.self).resume();
+  fiber_resume(l.linear);
   g_lane = nullptr;
 }
 
-// Runs one block to its end (or its first error, rethrown after every fiber is unwound).
+struct BlockRun {
+  Block* block;
+  void (*thread)(void*);
+  void* ctx;
+};
+
+void lane_main(int i, void* arg) {
+  auto* run = static_cast<BlockRun*>(arg);
+  Block& b = *run->block;
+  try {
+    run->thread(run->ctx);
+  } catch (...) {
+    if (fiber_unwinding()) throw;
+    if (!b.error) b.error = std::current_exception();
+  }
+  b.lanes[size_t(i)].state = LaneState::done;
+}
+
+// Runs one block to its end (or its first error, rethrown after every fiber is stopped).
 void run_block(Block& b, void (*thread)(void*), void* tctx) {
   for (Lane& l : b.lanes) {
     l.state = LaneState::runnable;
     l.failed = false;
-    l.self = ctx::fiber(std::allocator_arg, PoolAllocator{}, [&l, &b, thread, tctx](ctx::fiber&& caller) {
-      l.caller = std::move(caller);
-      try {
-        thread(tctx);
-      } catch (const ctx::detail::forced_unwind&) {
-        throw;
-      } catch (...) {
-        if (!b.error) b.error = std::current_exception();
-      }
-      l.state = LaneState::done;
-      return std::move(l.caller);
-    });
   }
+  BlockRun run{&b, thread, tctx};
+  fibers_start(int(b.lanes.size()), lane_main, &run);
   const int warps = int((b.lanes.size() + 31) / 32);
   try {
     for (;;) {
@@ -308,16 +264,11 @@ void run_block(Block& b, void (*thread)(void*), void* tctx) {
     }
   } catch (...) {
     g_lane = nullptr;
-    // A lane stopped inside an access hook is not unwound: GCC declares the hooks nothrow, so no
+    // A lane stopped inside an access hook is not unwound: the hooks are declared nothrow, so no
     // exception may pass their call sites. Its frames hold only the kernel's plain values.
-    bool dropped = false;
-    for (Lane& l : b.lanes)
-      if (l.failed && l.self) {
-        new ctx::fiber(std::move(l.self));  // one pointer, deliberately never destroyed
-        dropped = true;
-      }
-    for (Lane& l : b.lanes) l.self = ctx::fiber();  // unwinds the lanes still waiting
-    if (dropped) stacks().reset();
+    std::vector<char> failed(b.lanes.size());
+    for (size_t i = 0; i < b.lanes.size(); ++i) failed[i] = b.lanes[i].failed;
+    fibers_stop(reinterpret_cast<const bool*>(failed.data()), int(failed.size()));
     throw;
   }
 }
@@ -384,22 +335,58 @@ void run_launch(const LaunchInfo& info, void (*thread)(void*), void* tctx) {
       g_view.launch = nullptr;
     }
   } reset;
-  for (unsigned z = 0; z < info.grid.z; ++z)
-    for (unsigned y = 0; y < info.grid.y; ++y)
-      for (unsigned x = 0; x < info.grid.x; ++x) {
-        g_block_idx = {x, y, z};
-        g_view.block = {x, y, z};
-        ++g_view.epoch;
-        g_slots.clear();
-        g_dynamic_bytes = (info.shared_bytes + 255) / 256 * 256;
-        g_shared_used = g_dynamic_bytes;
-        b.error = nullptr;
-        run_block(b, thread, tctx);
-        if (g_recording) {
-          analyse_block(log, int(threads), rec);
-          log.clear();
+  struct Blocks {
+    const LaunchInfo& info;
+    Block& b;
+    std::vector<Access>& log;
+    LaunchRecord& rec;
+    uint64_t threads;
+    void (*thread_fn)(void*);
+    void* thread_ctx;
+    std::exception_ptr error;
+  } blocks{info, b, log, rec, threads, thread, tctx, nullptr};
+  run_as_scheduler(
+      [](void* arg) {
+        auto& s = *static_cast<Blocks*>(arg);
+        try {
+          for (unsigned z = 0; z < s.info.grid.z; ++z)
+            for (unsigned y = 0; y < s.info.grid.y; ++y)
+              for (unsigned x = 0; x < s.info.grid.x; ++x) {
+                g_block_idx = {x, y, z};
+                g_view.block = {x, y, z};
+                ++g_view.epoch;
+                g_slots.clear();
+                g_dynamic_bytes = (s.info.shared_bytes + 255) / 256 * 256;
+                g_shared_used = g_dynamic_bytes;
+                s.b.error = nullptr;
+                run_block(s.b, s.thread_fn, s.thread_ctx);
+                if (g_recording) {
+                  analyse_block(s.log, int(s.threads), s.rec);
+                  s.log.clear();
+                }
+              }
+        } catch (...) {
+          s.error = std::current_exception();
         }
+      },
+      &blocks);
+  if (blocks.error) {
+    // A check that fired fails the statement; while recording, the launch's record keeps what it
+    // found (the counters up to the block that stopped), so a report names the hazard too.
+    if (g_recording) {
+      try {
+        std::rethrow_exception(blocks.error);
+      } catch (const opscope::Error& e) {
+        if (std::string(e.what()).rfind("simulated GPU: ", 0) == 0) rec.hazards.push_back(e.what());
+      } catch (...) {
       }
+      finish_record(rec);
+      rec.barriers = g_view.barriers;
+      rec.flops = g_view.flops;
+      add_record(std::move(rec));
+    }
+    std::rethrow_exception(blocks.error);
+  }
   if (g_recording) finish_record(rec);
   rec.barriers = g_view.barriers;
   rec.flops = g_view.flops;

@@ -25,6 +25,10 @@ extern __thread dim3 g_grid_dim;
 
 enum class Collective : uint8_t { sync, shfl_xor, shfl_idx, shfl_down, shfl_up, ballot };
 
+// The site of a barrier, collective or atomic named by its source position (the stand-in header's
+// default arguments): one stable pointer per (file, line).
+const void* source_site(const char* file, int line);
+
 void sync_block(const void* site);
 // Waits until every lane of `mask` in this warp reached a collective, then returns this lane's result.
 uint64_t warp_collective(Collective kind, unsigned mask, uint64_t value, int arg, int width, const void* site);

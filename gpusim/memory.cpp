@@ -3,8 +3,6 @@
 // range, each followed by a 256-byte gap, so an access past an allocation's end is seen as out
 // of bounds instead of landing in a neighbour. Streams and events: one in-order queue that is
 // always finished (a launch runs to its end before it returns).
-#include <sys/mman.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -26,17 +24,12 @@ constexpr size_t kAlign = 256, kGap = 256;
 class Arena {
  public:
   Arena() {
-    for (size_t gib : {64, 16, 4, 1}) {
-      void* p = mmap(nullptr, gib << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-      if (p != MAP_FAILED) {
-        base_ = reinterpret_cast<uintptr_t>(p);
-        bytes_ = gib << 30;
-        g_arena_begin = base_;
-        g_arena_bytes = bytes_;
-        free_[base_] = bytes_;
-        return;
-      }
-    }
+    const AddressRange r = reserve_device_range();
+    base_ = r.begin;
+    bytes_ = r.bytes;
+    g_arena_begin = base_;
+    g_arena_bytes = bytes_;
+    if (bytes_) free_[base_] = bytes_;
   }
   void* allocate(size_t bytes) {
     std::lock_guard<std::mutex> lock(m_);
@@ -59,7 +52,7 @@ class Arena {
     uintptr_t p = it->first;
     size_t n = (std::max<size_t>(it->second.bytes, 1) + kGap + kAlign - 1) / kAlign * kAlign;
     used_.erase(it);
-    if (n >= (1 << 20)) madvise(reinterpret_cast<void*>(p), n, MADV_DONTNEED);  // give big blocks' pages back
+    if (n >= (1 << 20)) discard_device_pages(p, n);  // give big blocks' pages back
     auto next = free_.lower_bound(p);
     if (next != free_.end() && next->first == p + n) {
       n += next->second;

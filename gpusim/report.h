@@ -27,6 +27,7 @@ struct LaunchRecord {
   uint64_t flops = 0;    // known FLOPs (mma_sync; a library GEMM's 2·M·N·K)
   uint64_t barriers = 0;  // __syncthreads released, summed over blocks
   uint64_t accesses = 0;  // global and shared accesses of all lanes
+  std::vector<std::string> hazards;  // the check that stopped the launch (its message), if one did
   std::vector<SiteRecord> sites;
   uint64_t dram_bytes() const;  // 32 bytes per global sector (no cache modelled)
   uint64_t shared_wavefronts() const;

@@ -42,14 +42,17 @@ std::string site_json(const SiteRecord& s) {
 std::string launch_json(const LaunchRecord& r, const GpuPreset& gpu) {
   std::string sites;
   for (const SiteRecord& s : r.sites) sites += (sites.empty() ? "" : ", ") + site_json(s);
+  std::string hazards;
+  for (const std::string& h : r.hazards) hazards += (hazards.empty() ? "" : ", ") + quoted(h);
   return "{\"kernel\": " + quoted(r.kernel) + ", \"grid\": " + dims(r.grid) + ", \"block\": " + dims(r.block) +
          ", \"library\": " + (r.library ? "true" : "false") + ", \"flops\": " + std::to_string(r.flops) +
          ", \"dram_bytes\": " + std::to_string(r.dram_bytes()) + ", \"barriers\": " + std::to_string(r.barriers) +
          ", \"accesses\": " + std::to_string(r.accesses) + ", \"time_bound_us\": " + number(time_bound_us(r, gpu)) +
-         ", \"hazards\": [], \"sites\": [" + sites + "]}";
+         ", \"hazards\": [" + hazards + "], \"sites\": [" + sites + "]}";
 }
 
-// A check that fires fails the statement (an opscope error), so a report that exists has no hazards.
+// A check that fires fails the statement (an opscope error); the launch it stopped is still
+// reported, its hazard named under "hazards".
 class SimReporter final : public opscope::LaunchReporter {
  public:
   void start() override { start_recording(); }

@@ -62,7 +62,24 @@ struct BlockView {
 extern thread_local BlockView g_view;
 uint3 thread_of(int linear);
 std::string where(int linear);  // "kernel k, block (x,y,z), thread (x,y,z)"
-std::string site_text(const void* pc);  // "matmul.cu:71"
+std::string site_text(const void* site);  // "matmul.cu:71" (gpusim/sites.cpp)
+// A site is a source position (SourceSite: barriers, collectives and atomics everywhere, every
+// access in the browser, whose build writes one record per memory instruction) or, on the
+// desktop, an access hook's return address into the kernel's code.
+struct SourceSite {
+  const char* file;  // base name
+  int line;
+};
+const SourceSite* as_source_site(const void* site);  // null when `site` is a code address
+std::string code_site_text(const void* pc);  // the platform's: desktop line tables; the browser's sites are all SourceSites
+// The lanes' stacks and cudaMalloc's address range come from the platform (gpusim/host_desktop.cpp,
+// platform/web/gpusim_host_web.cpp).
+struct AddressRange {
+  uintptr_t begin = 0;
+  size_t bytes = 0;
+};
+AddressRange reserve_device_range();  // reserved, committed page by page on first touch
+void discard_device_pages(uintptr_t begin, size_t bytes);  // a freed big block's pages back to the system
 
 // The access log of the running block (recording only), analysed per warp when the block ends.
 extern thread_local bool g_recording;
@@ -71,6 +88,8 @@ void analyse_block(const std::vector<Access>& log, int threads, LaunchRecord& re
 void discard_totals();                  // at a launch's start
 void finish_record(LaunchRecord& rec);  // at its end: the sites with file:line
 void park_before_shared_store();
+// One access of the running lane (the platform's instrumentation hooks call it; outside a lane it returns).
+void on_access(uintptr_t a, unsigned bytes, AccessKind kind, const void* site);
 void check_shared(uintptr_t a, unsigned bytes, AccessKind kind, const void* site, int lane);
 
 }  // namespace gpusim

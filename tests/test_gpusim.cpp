@@ -147,6 +147,34 @@ TEST_CASE("sim: a removed __syncthreads is a write-after-read hazard naming both
   CHECK_FALSE(record_matmul("tiled", 32).empty());
 }
 
+TEST_CASE("sim: a launch stopped by a hazard is reported with the hazard in its \"hazards\"", "[sim][gpusim]") {
+  if (skip_without_sim()) return;
+  SimBuffers b(64 * 64);
+  LaunchReporter* reporter = launch_reporter(Device::sim);
+  REQUIRE(reporter != nullptr);
+  reporter->start();
+  const std::string msg = error_of([&] {
+    gpusim_defects::launch_missing_barrier(b.x.data<float>(), b.x.data<float>(), b.y.data<float>(), 64);
+  });
+  const std::string json = reporter->take_json("T4");
+  INFO(json);
+  CHECK(msg.find("write-after-read hazard") != std::string::npos);
+  CHECK(json.find("\"kernel\": \"mm_tiled_missing_barrier\"") != std::string::npos);
+  CHECK(json.find("\"hazards\": [\"simulated GPU: write-after-read hazard in shared memory") != std::string::npos);
+  // A launch without a defect reports none.
+  reporter->start();
+  {
+    Workspace ws;
+    WorkspaceScope scope(ws);
+    Tensor x = test::uniform({32, 32}, DType::f32, 1).to(Device::sim);
+    NoGradGuard ng;
+    ws.call("matmul", {x, x}, {}, "tiled");
+  }
+  const std::string clean = reporter->take_json("T4");
+  CHECK(clean.find("\"hazards\": []") != std::string::npos);
+  CHECK(clean.find("\"hazards\": [\"") == std::string::npos);
+}
+
 TEST_CASE("sim: an off-by-one bound is an out-of-bounds load with thread and line", "[sim][gpusim]") {
   if (skip_without_sim()) return;
   // 128 floats: 512 bytes, exactly the caching allocator's block (it rounds to 512 bytes: a

@@ -39,10 +39,13 @@ inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z,
 inline float2 make_float2(float x, float y) { return {x, y}; }
 
 // --- barriers and warp collectives ---------------------------------------------------------------
-// Out of line (gpusim/lanes.cpp): their return address names the call's site.
-inline void __syncthreads() { ::gpusim::sync_block(__builtin_return_address(0)); }
-inline void __syncwarp(unsigned mask = 0xffffffffu) {
-  ::gpusim::warp_collective(::gpusim::Collective::sync, mask, 0, 0, 32, __builtin_return_address(0));
+// Their site is the caller's file:line, from default arguments (evaluated at the call, so right
+// whether or not the compiler inlines these; a return address is neither, nor has WebAssembly one).
+#define GPUSIM_HERE const char *gpusim_file = __builtin_FILE(), int gpusim_line = __builtin_LINE()
+#define GPUSIM_SITE ::gpusim::source_site(gpusim_file, gpusim_line)
+inline void __syncthreads(GPUSIM_HERE) { ::gpusim::sync_block(GPUSIM_SITE); }
+inline void __syncwarp(unsigned mask = 0xffffffffu, GPUSIM_HERE) {
+  ::gpusim::warp_collective(::gpusim::Collective::sync, mask, 0, 0, 32, GPUSIM_SITE);
 }
 
 namespace gpusim {
@@ -59,43 +62,45 @@ inline T shuffle(Collective kind, unsigned mask, T v, int arg, int width, const 
 }  // namespace gpusim
 
 template <class T>
-__attribute__((noinline)) T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
-  return ::gpusim::shuffle(::gpusim::Collective::shfl_xor, mask, v, lane_mask, width, __builtin_return_address(0));
+__attribute__((noinline)) T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32, GPUSIM_HERE) {
+  return ::gpusim::shuffle(::gpusim::Collective::shfl_xor, mask, v, lane_mask, width, GPUSIM_SITE);
 }
 template <class T>
-__attribute__((noinline)) T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
-  return ::gpusim::shuffle(::gpusim::Collective::shfl_idx, mask, v, src, width, __builtin_return_address(0));
+__attribute__((noinline)) T __shfl_sync(unsigned mask, T v, int src, int width = 32, GPUSIM_HERE) {
+  return ::gpusim::shuffle(::gpusim::Collective::shfl_idx, mask, v, src, width, GPUSIM_SITE);
 }
 template <class T>
-__attribute__((noinline)) T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
-  return ::gpusim::shuffle(::gpusim::Collective::shfl_down, mask, v, int(delta), width, __builtin_return_address(0));
+__attribute__((noinline)) T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32, GPUSIM_HERE) {
+  return ::gpusim::shuffle(::gpusim::Collective::shfl_down, mask, v, int(delta), width, GPUSIM_SITE);
 }
 template <class T>
-__attribute__((noinline)) T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
-  return ::gpusim::shuffle(::gpusim::Collective::shfl_up, mask, v, int(delta), width, __builtin_return_address(0));
+__attribute__((noinline)) T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32, GPUSIM_HERE) {
+  return ::gpusim::shuffle(::gpusim::Collective::shfl_up, mask, v, int(delta), width, GPUSIM_SITE);
 }
-inline unsigned __ballot_sync(unsigned mask, int pred) {
-  return unsigned(::gpusim::warp_collective(::gpusim::Collective::ballot, mask, pred != 0, 0, 32, __builtin_return_address(0)));
+inline unsigned __ballot_sync(unsigned mask, int pred, GPUSIM_HERE) {
+  return unsigned(::gpusim::warp_collective(::gpusim::Collective::ballot, mask, pred != 0, 0, 32, GPUSIM_SITE));
 }
-inline int __all_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) == (mask & ::gpusim::warp_lanes_mask()); }
-inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
+inline int __all_sync(unsigned mask, int pred, GPUSIM_HERE) {
+  return __ballot_sync(mask, pred, gpusim_file, gpusim_line) == (mask & ::gpusim::warp_lanes_mask());
+}
+inline int __any_sync(unsigned mask, int pred, GPUSIM_HERE) { return __ballot_sync(mask, pred, gpusim_file, gpusim_line) != 0; }
 inline unsigned __activemask() { return ::gpusim::warp_lanes_mask(); }
 
 // --- atomics: one lane runs at a time, so a plain read-modify-write is atomic; counted as atomics
 #define GPUSIM_ATOMIC(T)                                                                              \
-  inline T atomicAdd(T* p, T v) { ::gpusim::note_atomic(p, sizeof(T), __builtin_return_address(0)); T o = *p; *p = o + v; return o; } \
-  inline T atomicMin(T* p, T v) { ::gpusim::note_atomic(p, sizeof(T), __builtin_return_address(0)); T o = *p; *p = v < o ? v : o; return o; } \
-  inline T atomicMax(T* p, T v) { ::gpusim::note_atomic(p, sizeof(T), __builtin_return_address(0)); T o = *p; *p = v > o ? v : o; return o; } \
-  inline T atomicExch(T* p, T v) { ::gpusim::note_atomic(p, sizeof(T), __builtin_return_address(0)); T o = *p; *p = v; return o; }
+  inline T atomicAdd(T* p, T v, GPUSIM_HERE) { ::gpusim::note_atomic(p, sizeof(T), GPUSIM_SITE); T o = *p; *p = o + v; return o; } \
+  inline T atomicMin(T* p, T v, GPUSIM_HERE) { ::gpusim::note_atomic(p, sizeof(T), GPUSIM_SITE); T o = *p; *p = v < o ? v : o; return o; } \
+  inline T atomicMax(T* p, T v, GPUSIM_HERE) { ::gpusim::note_atomic(p, sizeof(T), GPUSIM_SITE); T o = *p; *p = v > o ? v : o; return o; } \
+  inline T atomicExch(T* p, T v, GPUSIM_HERE) { ::gpusim::note_atomic(p, sizeof(T), GPUSIM_SITE); T o = *p; *p = v; return o; }
 GPUSIM_ATOMIC(int)
 GPUSIM_ATOMIC(unsigned)
 GPUSIM_ATOMIC(unsigned long long)
 GPUSIM_ATOMIC(float)
 GPUSIM_ATOMIC(double)
 #undef GPUSIM_ATOMIC
-inline int atomicCAS(int* p, int cmp, int v) { ::gpusim::note_atomic(p, 4, __builtin_return_address(0)); int o = *p; if (o == cmp) *p = v; return o; }
-inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp, unsigned long long v) {
-  ::gpusim::note_atomic(p, 8, __builtin_return_address(0)); unsigned long long o = *p; if (o == cmp) *p = v; return o;
+inline int atomicCAS(int* p, int cmp, int v, GPUSIM_HERE) { ::gpusim::note_atomic(p, 4, GPUSIM_SITE); int o = *p; if (o == cmp) *p = v; return o; }
+inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long cmp, unsigned long long v, GPUSIM_HERE) {
+  ::gpusim::note_atomic(p, 8, GPUSIM_SITE); unsigned long long o = *p; if (o == cmp) *p = v; return o;
 }
 
 // --- CUDA's global min/max overloads and intrinsics ----------------------------------------------
