@@ -54,7 +54,7 @@ set_source_files_properties(${_gpusim_generated} PROPERTIES COMPILE_OPTIONS "${_
 
 # The machine: lanes as fibers, memory, counters, checks, the runtime calls and cuBLAS stand-ins.
 add_library(opscope_gpusim_runtime OBJECT gpusim/lanes.cpp gpusim/access.cpp gpusim/races.cpp gpusim/counters.cpp
-            gpusim/memory.cpp gpusim/cublas_reference.cpp gpusim/reporter.cpp)
+            gpusim/memory.cpp gpusim/cublas_reference.cpp gpusim/reporter.cpp gpusim/trace.cpp)
 target_include_directories(opscope_gpusim_runtime PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/gpusim
                            ${CMAKE_CURRENT_SOURCE_DIR}/gpusim/include)
 target_link_libraries(opscope_gpusim_runtime PRIVATE opscope_core Boost::context)

@@ -61,7 +61,8 @@ if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
   set(OPSCOPE_HAVE_GUI ON)
   # viz: the panels (ImGui draw lists); they read the graph and step events, never app/.
   add_library(opscope_viz_gui STATIC viz/theme.cpp viz/graph_view.cpp viz/inspector.cpp viz/memory_panel.cpp viz/step_log.cpp
-    viz/metrics_panel.cpp viz/concept_map.cpp viz/words.cpp)
+    viz/metrics_panel.cpp viz/concept_map.cpp viz/words.cpp
+    viz/kernel_lab_chart.cpp viz/warp_view.cpp)
   target_link_libraries(opscope_viz_gui PUBLIC opscope_graphviz opscope_viz opscope_core PkgConfig::IMGUI)
   # platform: the window's side of the seam (platform/window.h).
   if(EMSCRIPTEN)
@@ -71,8 +72,11 @@ if(OPSCOPE_HAVE_GRAPHVIZ AND IMGUI_FOUND AND GLFW_FOUND AND OpenGL_FOUND)
   endif()
   target_link_libraries(opscope_platform_window PUBLIC opscope_platform PkgConfig::GLFW)
   # app: the window, main loop, console, step controls and headless driving.
-  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/layout_driver.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp app/gui/open_model.cpp app/gui/workspace_journal.cpp app/gui/widget_rects.cpp app/gui/key_hold.cpp)
+  add_library(opscope_gui STATIC app/gui/gui_app.cpp app/gui/layout_driver.cpp app/gui/panels.cpp app/gui/actions.cpp app/gui/recompute_compare.cpp app/gui/open_model.cpp app/gui/workspace_journal.cpp app/gui/widget_rects.cpp app/gui/key_hold.cpp
+    app/gui/kernel_lab_state.cpp app/gui/kernel_lab_panel.cpp)
   target_link_libraries(opscope_gui PUBLIC opscope_viz_gui opscope_app opscope_platform_window PkgConfig::GLFW OpenGL::GL ${CMAKE_DL_LIBS})
+  # The warp view shows each access's source line: where the kernels' .cu files are shipped.
+  set_source_files_properties(app/gui/kernel_lab_state.cpp PROPERTIES COMPILE_DEFINITIONS OPSCOPE_KERNELS_DIR="${OPSCOPE_SHIPPED_DIR}/ops/cuda")
   if(EMSCRIPTEN)  # GLFW's header includes WebGL2's GLES 3 headers
     target_compile_definitions(opscope_gui PRIVATE GLFW_INCLUDE_ES3)
   endif()

@@ -172,10 +172,15 @@ void park_before_shared_store() {
   yield(me);
 }
 
-void sync_block(const void* site) {
+// The barrier's site is this function's own return address: the header's inline __syncthreads
+// passes __builtin_return_address(0), which, inlined into the kernel, is the kernel's caller
+// (every barrier of a kernel then had one site, "?:0": the divergent-barrier check could not tell
+// two barriers apart and the warp view could not name them). Not inlined: lanes.cpp is its own
+// unit, so the return address is the instruction after the call in the kernel.
+__attribute__((noinline)) void sync_block(const void* /*inlined caller's return address*/) {
   Lane& me = running();
   me.state = LaneState::at_barrier;
-  me.site = site;
+  me.site = __builtin_return_address(0);
   yield(me);
 }
 
@@ -262,6 +267,7 @@ bool release_barrier(Block& b) {
   for (Lane& l : b.lanes) l.state = LaneState::runnable;
   ++g_view.epoch;
   ++g_view.barriers;
+  note_traced_barrier(waiting->site);
   return true;
 }
 
@@ -396,6 +402,7 @@ void run_launch(const LaunchInfo& info, void (*thread)(void*), void* tctx) {
         b.error = nullptr;
         run_block(b, thread, tctx);
         if (g_recording) {
+          if (tracing_block(info, g_view.block)) trace_block(log);
           analyse_block(log, int(threads), rec);
           log.clear();
         }
