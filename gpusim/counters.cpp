@@ -224,6 +224,24 @@ std::string site_text(const void* pc) {
   return out;
 }
 
+// A barrier's line: __syncthreads is inline in the stand-in cuda_runtime.h, so the innermost
+// frame is the header's; the kernel's line is the first frame outside the stand-in headers.
+std::string kernel_site_text(const void* pc) {
+  std::string out;
+  backtrace_pcinfo(
+      line_tables(), reinterpret_cast<uintptr_t>(pc) - 1,
+      [](void* data, uintptr_t, const char* file, int line, const char*) -> int {
+        if (!file) return 0;
+        const char* base = std::strrchr(file, '/');
+        const std::string name = base ? base + 1 : file;
+        if (name == "cuda_runtime.h" || name == "mma.h" || name == "cuda_fp16.h" || name == "cublas_v2.h") return 0;
+        *static_cast<std::string*>(data) = name + ":" + std::to_string(line);
+        return 1;
+      },
+      [](void*, const char*, int) {}, &out);
+  return out.empty() ? site_text(pc) : out;
+}
+
 // --- records and the GPUs' time bound ------------------------------------------------------------
 namespace {
 std::mutex g_records_mutex;

@@ -63,6 +63,7 @@ extern thread_local BlockView g_view;
 uint3 thread_of(int linear);
 std::string where(int linear);  // "kernel k, block (x,y,z), thread (x,y,z)"
 std::string site_text(const void* pc);  // "matmul.cu:71"
+std::string kernel_site_text(const void* pc);  // the same, past the stand-in headers' inline frames
 
 // The access log of the running block (recording only), analysed per warp when the block ends.
 extern thread_local bool g_recording;

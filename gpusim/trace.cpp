@@ -95,7 +95,7 @@ void trace_block(const std::vector<Access>& log) {
   BlockTrace& t = g_trace;
   t.kernel = g_view.launch ? g_view.launch->kernel : "";
   t.block_dim[0] = g_view.block_dim.x, t.block_dim[1] = g_view.block_dim.y, t.block_dim[2] = g_view.block_dim.z;
-  for (const void* s : g_barrier_sites) t.barrier_sites.push_back(site_text(s));
+  for (const void* s : g_barrier_sites) t.barrier_sites.push_back(kernel_site_text(s));
   t.total_requests = built.size();
   std::vector<uintptr_t> allocations;  // begin of each allocation, in first-touched order
   std::vector<const void*> sites;      // each instruction, in first-met order

@@ -126,12 +126,17 @@ int draw_lab_chart(const LabChart& c, const Theme& th, ImVec2 size) {
     top += ImGui::CalcTextSize(c.note.c_str(), nullptr, false, size.x).y + 4;
   }
   int clicked = -1;
-  const float body_h = std::max(p0.y + size.y - top, float(c.rows.size()) * ImGui::GetTextLineHeightWithSpacing() * 1.05f);
-  const bool side_by_side = size.x > 900;
-  const float bars_w = side_by_side ? size.x * 0.64f : size.x;
-  draw_bars(c, th, ImVec2(p0.x, top), ImVec2(bars_w, side_by_side ? body_h : body_h * 0.55f), clicked);
-  if (side_by_side) draw_roofline(c, th, ImVec2(p0.x + bars_w + 12, top), ImVec2(size.x - bars_w - 12, body_h));
-  else draw_roofline(c, th, ImVec2(p0.x, top + body_h * 0.55f), ImVec2(size.x, body_h * 0.45f));
+  const float rows_h = float(c.rows.size()) * ImGui::GetTextLineHeightWithSpacing() * 1.05f;
+  // The roofline goes beside the rows only where the rows keep their full width (name, device,
+  // a bar, the numbers) and the plot still gets 320 pixels; else below them.
+  const float rows_w = ImGui::CalcTextSize("tiled_conflicting  RTX4090, library (not simulated)  000.00 ms  00000.0 GFLOP/s  0000.0 GB/s  error 0e+00").x + 140;
+  const bool side_by_side = size.x - rows_w > 320;
+  const float bars_w = side_by_side ? rows_w : size.x;
+  const float roof_h = std::max(220.f, p0.y + size.y - top - (side_by_side ? 0 : rows_h));
+  const float body_h = side_by_side ? std::max(rows_h, roof_h) : rows_h + roof_h;
+  draw_bars(c, th, ImVec2(p0.x, top), ImVec2(bars_w, rows_h), clicked);
+  if (side_by_side) draw_roofline(c, th, ImVec2(p0.x + bars_w + 12, top), ImVec2(size.x - bars_w - 12, roof_h));
+  else draw_roofline(c, th, ImVec2(p0.x, top + rows_h + 6), ImVec2(size.x, roof_h - 6));
   ImGui::SetCursorScreenPos(p0);
   ImGui::Dummy(ImVec2(size.x, top - p0.y + body_h));  // the child scrolls when the rows need more
   return clicked;
