@@ -93,7 +93,7 @@ void draw_roofline(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size) {
   // (the hovered point names itself).
   std::vector<ImVec4> labels;
   for (const auto& r : c.rows) {
-    if (!r.ok || r.gflops <= 0) continue;
+    if (!r.ok || r.gflops <= 0 || r.intensity <= 0) continue;  // a library call: no traffic counted, no place
     const ImVec2 p(X(r.intensity), Y(r.gflops));
     if (r.simulated) dl->AddCircleFilled(p, 4.5f, row_color(r, th));
     else dl->AddRectFilled(ImVec2(p.x - 4, p.y - 4), ImVec2(p.x + 4, p.y + 4), row_color(r, th));

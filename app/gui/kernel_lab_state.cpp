@@ -163,9 +163,8 @@ json block_sites(const WarpTrace& w) {
 
 void lab_open(GuiState& s, const std::string& op, const std::vector<int64_t>& sizes) {
   KernelLabState& lab = s.lab;
-  lab.opened = true;
-  lab.bring_forward = true;
-  lab.op = op;
+  lab.opened = true;  // brought forward by who asked (lab_action, a lesson's directive), not here:
+  lab.op = op;        // a lesson jumping past `show: kernel_lab` to a later `show: graph` shows the graph
   lab.sizes = sizes;
   lab.error.clear();
   lab.chart = {};
@@ -315,6 +314,7 @@ void lab_action(GuiState& s, const std::string& args) {
         throw Error("lab " + words[0] + ": size '" + words[i] + "' is not a number", lab_usage(words[0]));
       }
     }
+    lab.bring_forward = true;
     lab_open(s, words[0], sizes);
     if (!lab.error.empty()) s.action_errors.push_back("lab " + args + ": " + lab.error);
   }

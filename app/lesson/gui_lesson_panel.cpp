@@ -71,6 +71,10 @@ void open_lab(app::GuiState& s, const std::string& argument) {
   words >> op;
   std::vector<int64_t> sizes;
   for (std::string w; words >> w;) sizes.push_back(std::stoll(w));
+  s.lab.opened = true;  // the tab exists ("Measuring...") until the measurements are in
+  // In front unless this frame already asked for the graph or the map (a click on the map jumps
+  // to a section past the directive: the student asked to see the graph).
+  s.lab.bring_forward = !(s.show_graph || s.show_map);
   app::lab_open_after_frame(s, op, sizes);
 }
 
@@ -80,6 +84,7 @@ void apply_directive(app::GuiState& s, const Directive& d) {
     if (d.argument == "map" || d.argument == "graph") {
       s.show_map = d.argument == "map";
       s.show_graph = !s.show_map;
+      s.lab.bring_forward = false;  // the later directive wins
     }
     if (d.argument.rfind("kernel_lab", 0) == 0) open_lab(s, d.argument);
     return;
