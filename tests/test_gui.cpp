@@ -382,7 +382,8 @@ TEST_CASE("gui: a parameter's initialisation and a lesson's checks are not in th
   CHECK(box(r.state, "n17") == nullptr);  // the mul that made w9's first value
   // Lesson 9: its checks and quizzes index tensors; only the slices its cells make are drawn: the
   // print of W.grad[3] and W.grad[0], and BatchNorm's imgs[0:1] and y_eval[0:1].
-  const GuiRun l = run_gui("lesson9_checks", "lesson all", 4, "--lesson 9");
+  // (`graph`: the lesson's show: kernel_lab brought the Kernel Lab's tab over the graph.)
+  const GuiRun l = run_gui("lesson9_checks", "lesson all;graph", 4, "--lesson 9");
   REQUIRE(l.rc == 0);
   CHECK(l.state["action_errors"].empty());
   CHECK(count_titled(l.state, "slice") == 4);
