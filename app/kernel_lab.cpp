@@ -46,6 +46,12 @@ std::string describe_case(const OpDef& op, const GradcheckCase& c) {
   return r;
 }
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string r;
+  for (const auto& n : names) r += (r.empty() ? "" : ", ") + n;
+  return r;
+}
+
 }  // namespace
 
 std::vector<std::string> lab_ops() {
@@ -63,7 +69,7 @@ std::string lab_usage(const std::string& op) {
 }
 
 LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given, int repeats, Device device,
-                  const std::string& gpu) {
+                  const std::string& gpu, const LabOptions& options) {
   const OpDef& op = lab_op_or_throw(op_name);
   std::vector<int64_t> sizes = given.empty() ? op.lab.defaults : given;
   for (auto v : sizes)
@@ -107,6 +113,13 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   auto naive = std::find(algos.begin(), algos.end(), simplest);
   if (naive != algos.end()) std::rotate(algos.begin(), naive, naive + 1);
   result.reference_algo = algos.front();
+  if (!options.only_algo.empty()) {  // the reference, then the one asked for
+    if (std::find(algos.begin(), algos.end(), options.only_algo) == algos.end())
+      throw Error(op.name + " has no " + device_name(device) + " algorithm '" + options.only_algo + "'",
+                  std::string("its ") + device_name(device) + " algorithms: " + join_names(algos));
+    algos.resize(1);
+    if (options.only_algo != algos.front()) algos.push_back(options.only_algo);
+  }
 
   Tensor reference;
   for (const std::string& algo : algos) {
@@ -118,6 +131,7 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
       const int64_t live_before = ws.tracker().live(MemCategory::workspace);
       ws.tracker().reset_peak();
       if (reporter) reporter->start();
+      if (reporter && options.trace_requests && algo == options.only_algo) reporter->trace_next_launch(options.trace_requests);
       Tensor out = ws.call_multi(op, inputs, attrs, algo)[0];
       if (reporter) row.device_report = reporter->take_json(gpu);
       row.workspace_bytes = ws.tracker().peak(MemCategory::workspace) - live_before;

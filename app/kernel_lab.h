@@ -37,8 +37,15 @@ std::string lab_usage(const std::string& op);
 // step time); throws "no CUDA device found" without a GPU.
 // On sim (the simulated GPU): the times are the simulation's on this CPU; each row also carries
 // its launches' counters and time bounds on the GPU preset `gpu` (T4, RTX4090, H100, H200).
+// What the Kernel Lab's warp view asks beyond a table: one algorithm only (after the reference,
+// which still checks it), and its first launch's first block traced request by request (the
+// row's device_report then carries "trace").
+struct LabOptions {
+  std::string only_algo;
+  size_t trace_requests = 0;  // 0: no trace; else at most this many requests kept
+};
 LabResult run_lab(const std::string& op, const std::vector<int64_t>& sizes, int repeats = 5,
-                  Device device = Device::cpu, const std::string& gpu = "H100");
+                  Device device = Device::cpu, const std::string& gpu = "H100", const LabOptions& options = {});
 std::string lab_table(const LabResult& r);
 std::string lab_json(const LabResult& r);
 

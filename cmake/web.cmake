@@ -49,6 +49,7 @@ set(_fonts /usr/share/fonts/truetype)
 set(_preload
   ${_lessons_out}@${OPSCOPE_SHIPPED_DIR}/lessons
   ${CMAKE_SOURCE_DIR}/assets@${OPSCOPE_SHIPPED_DIR}/assets
+  ${CMAKE_SOURCE_DIR}/ops/cuda@${OPSCOPE_SHIPPED_DIR}/ops/cuda  # the warp view shows a kernel's source lines
   ${_fonts}/dejavu/DejaVuSans.ttf@${_fonts}/dejavu/DejaVuSans.ttf
   ${_fonts}/dejavu/DejaVuSansMono.ttf@${_fonts}/dejavu/DejaVuSansMono.ttf
   ${_fonts}/wqy/wqy-microhei.ttc@${_fonts}/wqy/wqy-microhei.ttc

@@ -45,6 +45,10 @@ class LaunchReporter {
   virtual void start() = 0;
   // {"gpu": ..., "launches": [...]}: the launches since start(), time bounds for `gpu` (a preset name).
   virtual std::string take_json(const std::string& gpu) = 0;
+  // After start(): the next launch's first block is traced request by request (each lane's
+  // address) and take_json adds it as "trace" (the Kernel Lab's warp view). A device that cannot,
+  // ignores it.
+  virtual void trace_next_launch(size_t /*max_requests*/) {}
 };
 void register_launch_reporter(Device d, LaunchReporter* reporter);
 LaunchReporter* launch_reporter(Device d);  // nullptr: the device reports nothing

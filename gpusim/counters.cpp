@@ -26,15 +26,7 @@ struct SiteKeyHash {
   size_t operator()(const SiteKey& k) const { return std::hash<const void*>()(k.site) * 4 + size_t(k.kind); }
 };
 
-// One warp-wide memory request: at most one access per lane.
-struct Request {
-  Space space;
-  AccessKind kind;
-  const void* site;
-  uint32_t n = 0;
-  uintptr_t addr[32];
-  uint8_t bytes[32];
-};
+}  // namespace
 
 uint64_t sectors_of(const Request& r) {
   uintptr_t s[64];
@@ -60,6 +52,8 @@ uint64_t wavefronts_of(const Request& r, uint64_t& words_out) {
   for (size_t i = 0; i < n; ++i) most = std::max(most, ++per_bank[words[i] % 32]);
   return uint64_t(std::max(most, 1));
 }
+
+namespace {
 
 struct Totals {
   uint64_t requests = 0, sectors = 0, wavefronts = 0, lanes = 0, bytes = 0, words = 0;

@@ -123,7 +123,7 @@ void park_before_shared_store() {
 void sync_block(const void* site) {
   Lane& me = running();
   me.state = LaneState::at_barrier;
-  me.site = site;
+  me.site = site;  // the kernel's file:line (the stand-in header's default arguments)
   yield(me);
 }
 
@@ -210,6 +210,7 @@ bool release_barrier(Block& b) {
   for (Lane& l : b.lanes) l.state = LaneState::runnable;
   ++g_view.epoch;
   ++g_view.barriers;
+  note_traced_barrier(waiting->site);
   return true;
 }
 
@@ -361,6 +362,7 @@ void run_launch(const LaunchInfo& info, void (*thread)(void*), void* tctx) {
                 s.b.error = nullptr;
                 run_block(s.b, s.thread_fn, s.thread_ctx);
                 if (g_recording) {
+                  if (tracing_block(s.info, g_view.block)) trace_block(s.log);
                   analyse_block(s.log, int(s.threads), s.rec);
                   s.log.clear();
                 }

@@ -50,4 +50,35 @@ void start_recording();
 std::vector<LaunchRecord> take_records();
 void add_record(LaunchRecord r);
 
+// The warp view's trace: block (0,0,0) of one launch, its memory requests in the order its warps
+// issue them, each with every lane's address. Lanes run one after another up to each barrier, so
+// a request is placed by its first lane's access and the barriers split the block into phases.
+// Only when asked (trace_next_launch) and while recording; at most `max_requests` kept.
+struct TraceLane {
+  uint8_t lane;
+  uint8_t bytes;
+  uint64_t offset;  // global: bytes from the start of its allocation; shared: from the block's shared memory
+};
+struct TraceRequest {
+  std::string file;  // "matmul.cu"
+  int line = 0;
+  bool shared = false;
+  AccessKind kind = AccessKind::load;
+  int site = 0;         // the memory instruction: numbered in the order the trace first meets them
+  int warp = 0;
+  int phase = 0;        // barriers the block passed before this request
+  int allocation = -1;  // global: the allocation's number in the order the trace first touches them
+  uint64_t sectors = 0, wavefronts = 0, words = 0;  // as the counters count this one request
+  std::vector<TraceLane> lanes;
+};
+struct BlockTrace {
+  std::string kernel;
+  unsigned block_dim[3] = {1, 1, 1};
+  std::vector<std::string> barrier_sites;  // "matmul.cu:80" of each barrier the block passed, in order
+  std::vector<TraceRequest> requests;
+  uint64_t total_requests = 0;  // before the bound
+};
+void trace_next_launch(size_t max_requests);
+bool take_trace(BlockTrace& out);  // false: nothing traced since asked
+
 }  // namespace gpusim

@@ -51,18 +51,44 @@ std::string launch_json(const LaunchRecord& r, const GpuPreset& gpu) {
          ", \"hazards\": [" + hazards + "], \"sites\": [" + sites + "]}";
 }
 
+const char* access_name(AccessKind k) { return k == AccessKind::load ? "load" : k == AccessKind::store ? "store" : "atomic"; }
+
+// The warp view's block: each request with its lanes as [lane, offset, bytes].
+std::string trace_json(const BlockTrace& t) {
+  std::string requests;
+  for (const TraceRequest& r : t.requests) {
+    std::string lanes;
+    for (const TraceLane& l : r.lanes)
+      lanes += (lanes.empty() ? "[" : ", [") + std::to_string(l.lane) + ", " + std::to_string(l.offset) + ", " + std::to_string(l.bytes) + "]";
+    requests += (requests.empty() ? "" : ", ") + std::string("{\"file\": ") + quoted(r.file) + ", \"line\": " + std::to_string(r.line) +
+                ", \"space\": \"" + (r.shared ? "shared" : "global") + "\", \"access\": \"" + access_name(r.kind) +
+                "\", \"site\": " + std::to_string(r.site) + ", \"warp\": " + std::to_string(r.warp) + ", \"phase\": " + std::to_string(r.phase) +
+                ", \"allocation\": " + std::to_string(r.allocation) + ", \"sectors\": " + std::to_string(r.sectors) +
+                ", \"wavefronts\": " + std::to_string(r.wavefronts) + ", \"words\": " + std::to_string(r.words) +
+                ", \"lanes\": [" + lanes + "]}";
+  }
+  std::string barriers;
+  for (const std::string& b : t.barrier_sites) barriers += (barriers.empty() ? "" : ", ") + quoted(b);
+  return "{\"kernel\": " + quoted(t.kernel) + ", \"block\": " + dims(t.block_dim) + ", \"barriers\": [" + barriers +
+         "], \"total_requests\": " + std::to_string(t.total_requests) + ", \"requests\": [" + requests + "]}";
+}
+
 // A check that fires fails the statement (an opscope error); the launch it stopped is still
 // reported, its hazard named under "hazards".
 class SimReporter final : public opscope::LaunchReporter {
  public:
   void start() override { start_recording(); }
+  void trace_next_launch(size_t max_requests) override { gpusim::trace_next_launch(max_requests); }
   std::string take_json(const std::string& gpu_name) override {
     const std::vector<LaunchRecord> records = take_records();
     const GpuPreset* gpu = find_gpu(gpu_name);
     if (!gpu) throw opscope::Error("unknown GPU '" + gpu_name + "' for the simulated device's time bounds", "presets: " + gpu_names());
     std::string launches;
     for (const LaunchRecord& r : records) launches += (launches.empty() ? "" : ", ") + launch_json(r, *gpu);
-    return "{\"gpu\": " + quoted(gpu->name) + ", \"simulated\": true, \"launches\": [" + launches + "]}";
+    BlockTrace trace;
+    const std::string traced = take_trace(trace) ? ", \"trace\": " + trace_json(trace) : "";
+    return "{\"gpu\": " + quoted(gpu->name) + ", \"simulated\": true, \"peak_flops_per_s\": " + number(gpu->flops_per_s) +
+           ", \"dram_bytes_per_s\": " + number(gpu->bytes_per_s) + ", \"launches\": [" + launches + "]" + traced + "}";
   }
 };
 

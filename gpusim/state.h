@@ -85,6 +85,21 @@ void discard_device_pages(uintptr_t begin, size_t bytes);  // a freed big block'
 extern thread_local bool g_recording;
 extern thread_local std::vector<Access>* g_log;
 void analyse_block(const std::vector<Access>& log, int threads, LaunchRecord& rec);
+// One warp-wide memory request (at most one access per lane) and what it costs.
+struct Request {
+  Space space;
+  AccessKind kind;
+  const void* site;
+  uint32_t n = 0;
+  uintptr_t addr[32];
+  uint8_t bytes[32];
+};
+uint64_t sectors_of(const Request& r);
+uint64_t wavefronts_of(const Request& r, uint64_t& words_out);
+// The warp view's trace (trace.cpp): whether this block is traced, its barriers, its analysis.
+bool tracing_block(const LaunchInfo& launch, uint3 block);
+void note_traced_barrier(const void* site);
+void trace_block(const std::vector<Access>& log);
 void discard_totals();                  // at a launch's start
 void finish_record(LaunchRecord& rec);  // at its end: the sites with file:line
 void park_before_shared_store();

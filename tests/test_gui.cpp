@@ -382,7 +382,8 @@ TEST_CASE("gui: a parameter's initialisation and a lesson's checks are not in th
   CHECK(box(r.state, "n17") == nullptr);  // the mul that made w9's first value
   // Lesson 9: its checks and quizzes index tensors; only the slices its cells make are drawn: the
   // print of W.grad[3] and W.grad[0], and BatchNorm's imgs[0:1] and y_eval[0:1].
-  const GuiRun l = run_gui("lesson9_checks", "lesson all", 4, "--lesson 9");
+  // (`graph`: the lesson's show: kernel_lab brought the Kernel Lab's tab over the graph.)
+  const GuiRun l = run_gui("lesson9_checks", "lesson all;graph", 4, "--lesson 9");
   REQUIRE(l.rc == 0);
   CHECK(l.state["action_errors"].empty());
   CHECK(count_titled(l.state, "slice") == 4);
@@ -827,4 +828,90 @@ TEST_CASE("gui: ViT-B/16 with one encoder layer unfolded, at Fit: readable, the 
     }
   }
   CHECK(inside >= 4);  // ln_1, self_attention, ln_2, mlp (folded inside it)
+}
+
+// [SECTION] the Kernel Lab: its chart and warp view through the state dump
+namespace {
+// The 1-based line of the first line of ops/cuda/matmul.cu containing `text`, as "matmul.cu:N".
+std::string matmul_site(const std::string& text) {
+  std::ifstream in(std::string(OPSCOPE_SOURCE_DIR) + "/ops/cuda/matmul.cu");
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n)
+    if (line.find(text) != std::string::npos) return "matmul.cu:" + std::to_string(n);
+  return "not found";
+}
+// The traced block's counters of the instructions at `where` with this space and access.
+std::vector<nlohmann::json> lab_sites(const nlohmann::json& state, const std::string& where, const std::string& space) {
+  std::vector<nlohmann::json> out;
+  for (const auto& s : state["kernel_lab"]["warp_view"]["sites"])
+    if (s["where"] == where && s["space"] == space && s["access"] == "load") out.push_back(s);
+  return out;
+}
+}  // namespace
+
+TEST_CASE("gui: the Kernel Lab shows matmul's CPU algorithms measured and its CUDA kernels simulated", "[viz][sim]") {
+  const std::string line = matmul_site("acc += As[ty][k] * Bt[tx][k]");
+  for (const std::string algo : {"tiled_conflicting", "tiled_padded"}) {
+    INFO(algo);
+    const GuiRun r = run_gui("lab_" + algo, "lab matmul 64;lab warp " + algo + ";lab step to " + line, 4);
+    REQUIRE(r.rc == 0);
+    const auto& lab = r.state["kernel_lab"];
+    CHECK(lab["op"] == "matmul");
+    CHECK(lab["shown"] == true);
+    CHECK(lab["error"] == "");
+    int cpu = 0, simulated = 0;
+    for (const auto& a : lab["algos"]) {
+      INFO(a.dump());
+      CHECK(a["ok"] == true);
+      if (a["simulated"] == true) {
+        ++simulated;
+        CHECK(std::string(a["where"]).find("simulated") != std::string::npos);
+        CHECK(a["seconds"].get<double>() > 0);
+      } else {
+        ++cpu;
+        CHECK(a["where"] == "CPU, measured");
+      }
+    }
+    CHECK(cpu >= 3);
+    CHECK(simulated >= 5);
+    // The warp view stepped to the inner product's line: its first request there, warp 0.
+    const auto& wv = lab["warp_view"];
+    CHECK(wv["kernel"].get<std::string>().find("mm_tiled_transposed_b") != std::string::npos);
+    CHECK(wv["request"]["where"] == line);
+    CHECK(wv["request"]["source"].get<std::string>().find("Bt[tx][k]") != std::string::npos);
+    CHECK(wv["request"]["warp"] == 0);
+    CHECK(wv["request"]["phase"] == 1);  // after the barrier that ends the tile's loading
+    CHECK(wv["shared_words_stored"].get<int>() > 0);  // the tiles were filled before
+    // The two shared reads on that line: As[ty][k] a broadcast (one word, one wavefront), Bt[tx][k]
+    // 32 words, in one bank unpadded (32 wavefronts), in 32 banks padded (1).
+    const auto reads = lab_sites(r.state, line, "shared");
+    REQUIRE(reads.size() == 2);
+    const auto& as = reads[0]["words_per_request"] == 1 ? reads[0] : reads[1];
+    const auto& bt = reads[0]["words_per_request"] == 1 ? reads[1] : reads[0];
+    CHECK(as["words_per_request"] == 1);
+    CHECK(as["wavefronts_per_request"] == 1);
+    CHECK(as["active_lanes"] == 32);
+    CHECK(bt["words_per_request"] == 32);
+    CHECK(bt["wavefronts_per_request"] == (algo == "tiled_conflicting" ? 32 : 1));
+    CHECK(as["requests"] == 32 /*warps*/ * 2 /*tiles*/ * 32 /*k*/);
+  }
+}
+
+TEST_CASE("gui: the warp view steps naive matmul's 16x16 block: 2 sectors per request of A and of B", "[viz][sim]") {
+  const std::string line = matmul_site("acc += A[int64_t(i) * g.K + k] * B[int64_t(k) * g.N + j]");
+  const GuiRun r = run_gui("lab_naive", "lab matmul 64;lab warp naive;lab step to " + line + ";lab step", 4);
+  REQUIRE(r.rc == 0);
+  const auto& wv = r.state["kernel_lab"]["warp_view"];
+  CHECK(wv["block"] == nlohmann::json({16, 16, 1}));
+  CHECK(wv["request"]["where"] == line);
+  CHECK(wv["request"]["space"] == "global");
+  CHECK(wv["request"]["sectors"] == 2);  // the second of the line's two loads, stepped to by `lab step`
+  CHECK(wv["request"]["lanes"].size() == 32);
+  const auto reads = lab_sites(r.state, line, "global");
+  REQUIRE(reads.size() == 2);
+  for (const auto& s : reads) {
+    CHECK(s["sectors_per_request"] == 2);
+    CHECK(s["active_lanes"] == 32);
+  }
+  CHECK(wv["barriers"].empty());
 }

@@ -133,6 +133,31 @@ TEST_CASE("lesson format errors name the file and line", "[lesson]") {
   CHECK_THROWS_WITH(parse_lesson(no_answer, "f.md"), Catch::Contains("this quiz has no answer"));
 }
 
+TEST_CASE("a show: directive names a panel the window has: a misspelt one fails at its line", "[lesson]") {
+  const size_t at = std::string(kSample).find("show: memory");
+  std::string misspelt = kSample;
+  misspelt.replace(at, 12, "show: kernel_lb");
+  try {
+    parse_lesson(misspelt, "x/en/07-s.md");
+    FAIL("a show: of a panel that does not exist was accepted");
+  } catch (const Error& e) {
+    CHECK_THAT(e.what(), Catch::Contains("x/en/07-s.md:21: show: no panel named 'kernel_lb'"));
+    CHECK_THAT(e.hint(), Catch::Contains("kernel_lab"));  // the hint lists the panels
+  }
+  std::string lab = kSample;  // the Kernel Lab takes its operator and sizes
+  lab.replace(at, 12, "show: kernel_lab matmul 64");
+  CHECK(parse_lesson(lab, "x/en/07-s.md").blocks.size() == parse_lesson(kSample, "x/en/07-s.md").blocks.size());
+  std::string bad_op = kSample;
+  bad_op.replace(at, 12, "show: kernel_lab matmull 64");
+  CHECK_THROWS_WITH(parse_lesson(bad_op, "x/en/07-s.md"), Catch::Contains("x/en/07-s.md:21: show: the kernel lab cannot feed 'matmull'"));
+  std::string bad_size = kSample;
+  bad_size.replace(at, 12, "show: kernel_lab matmul 6x4");
+  CHECK_THROWS_WITH(parse_lesson(bad_size, "x/en/07-s.md"), Catch::Contains("sizes are positive numbers, got '6x4'"));
+  std::string extra = kSample;
+  extra.replace(at, 12, "show: memory now");
+  CHECK_THROWS_WITH(parse_lesson(extra, "x/en/07-s.md"), Catch::Contains("show: memory takes no more words"));
+}
+
 TEST_CASE("the runner runs cells and checks; a failing check is reported at its lesson line with values", "[lesson]") {
   Lesson L = parse_lesson(kSample, "lessons/en/07-sample.md");
   CHECK(check_lesson(L).empty());

@@ -172,6 +172,7 @@ void apply_action(GuiState& s, const std::string& action) {
     if (verb == "map" && !s.map_panel) throw Error("no knowledge map here", "start the GUI with --lesson N");
     (verb == "map" ? s.show_map : s.show_graph) = true;
   }
+  else if (verb == "lab") lab_action(s, arg);
   else if (verb == "interrupt") s.interrupt_on_idle_frame = s.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
   else if (verb == "measure") s.max_frame_ms = s.max_frame_work_ms = s.max_frame_between_steps_work_ms = 0;  // from here (a benchmark's phase)
   else if (verb == "play") s.playing = true;
@@ -180,7 +181,7 @@ void apply_action(GuiState& s, const std::string& action) {
     throw Error("unknown GUI action '" + verb + "'",
                 "actions: step [N|bwd], run, rewind, exec CODE, interrupt [N], select KEY, click KEY, toggle "
                 "backward|forward|theme, view forward|backward|both|zoom in|zoom out|zoom Z|present|present off, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
-                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, play, pause, open MODEL.onnx, measure");
+                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, lab OP SIZE|warp ALGO|step [N|back|barrier|to FILE:LINE]|gpu NAME, play, pause, open MODEL.onnx, measure");
 }
 
 void inject_mouse(GuiState& s) {
@@ -345,6 +346,10 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"console_width_px", s.console.log_width_px},
               {"console_widest_row_px", s.console.widest_row_px},
               {"pending_block", s.console.pending_block}};
+  if (s.lab.opened) {
+    state["kernel_lab"] = json::parse(lab_state_json(s.lab));
+    state["kernel_lab"]["shown"] = s.lab_visible;
+  }
   if (s.lesson_state)
     if (const std::string lesson = ms.lesson_state(ms); !lesson.empty()) state["lesson"] = json::parse(lesson);
   return state.dump(2);

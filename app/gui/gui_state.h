@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "app/gui/kernel_lab_state.h"
 #include "app/gui/layout_driver.h"
 #include "app/gui/open_model.h"
 #include "app/gui/recompute_compare.h"
@@ -94,6 +95,9 @@ struct GuiState {
   // The metrics panel (a tab beside the console), brought to the front when a script first logs.
   viz::MetricsPanelState metrics;
   bool metrics_shown = false;       // the tab came forward for the metrics logged so far
+  // The Kernel Lab, a tab over the graph once a lesson or a scripted action opened it.
+  KernelLabState lab;
+  bool lab_visible = false;  // its tab was drawn in the last frame
   // Frame statistics
   double time = 0;        // seconds since start (simulated in headless runs: deterministic)
   double frame_ms = 0;    // CPU time of the last frame's UI building
@@ -172,7 +176,8 @@ int64_t steps_left(GuiState& s);
 // "view forward|backward|both", "view zoom in|out|Z" (View ▸ Zoom), "view present [off]" (F11),
 // "fold F", "unfold F", "search TEXT",
 // "theme dark|light", "fit", "zoom F", "exec CODE", "open MODEL.onnx", "export FILE.svg|.png",
-// "map", "graph", "measure" (max_frame_ms and max_frame_work_ms count from here). Throws opscope::Error on a bad action.
+// "map", "graph", "lab OP SIZE" / "lab warp ALGO" / "lab step [N|back|barrier|to FILE:LINE]" / "lab gpu NAME"
+// (the Kernel Lab, kernel_lab_state.h), "measure" (max_frame_ms and max_frame_work_ms count from here). Throws opscope::Error on a bad action.
 void apply_action(GuiState& s, const std::string& action);
 std::vector<std::string> split_actions(const std::string& actions);
 // The graph as the view draws it (layout, folding, lanes) to FILE.svg or FILE.png: a slide.

@@ -437,7 +437,8 @@ void draw_graph_panel(GuiState& s, const viz::Theme& th) {
 
 void draw_graph_area(GuiState& s, const viz::Theme& th) {
   s.map_visible = false;
-  if (!s.map_panel) {
+  s.lab_visible = false;
+  if (!s.map_panel && !s.lab.opened) {
     draw_graph_panel(s, th);
     return;
   }
@@ -451,13 +452,26 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
       draw_graph_panel(s, th);
       ImGui::EndTabItem();
     }
-    const std::string label = s.map_tab + "###knowledge_map";
-    const bool map_tab = ImGui::BeginTabItem(label.c_str(), nullptr, show_map ? ImGuiTabItemFlags_SetSelected : 0);
-    note_widget(s.widgets, s.map_tab.c_str());
-    if (map_tab) {
-      s.map_visible = true;
-      s.map_panel(s);
-      ImGui::EndTabItem();
+    if (s.map_panel) {
+      const std::string label = s.map_tab + "###knowledge_map";
+      const bool map_tab = ImGui::BeginTabItem(label.c_str(), nullptr, show_map ? ImGuiTabItemFlags_SetSelected : 0);
+      note_widget(s.widgets, s.map_tab.c_str());
+      if (map_tab) {
+        s.map_visible = true;
+        s.map_panel(s);
+        ImGui::EndTabItem();
+      }
+    }
+    if (s.lab.opened) {  // the Kernel Lab: opened by a lesson's `show: kernel_lab` or the `lab` action
+      const bool bring = s.lab.bring_forward;
+      s.lab.bring_forward = false;
+      const bool lab_tab = ImGui::BeginTabItem("Kernel Lab###kernel_lab", nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
+      note_widget(s.widgets, "Kernel Lab");
+      if (lab_tab) {
+        s.lab_visible = true;
+        draw_kernel_lab(s);
+        ImGui::EndTabItem();
+      }
     }
     ImGui::EndTabBar();
   }

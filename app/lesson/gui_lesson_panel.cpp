@@ -63,13 +63,30 @@ const std::vector<MdBlock>& prose_of(PanelState& st, size_t i) {
 }
 
 // [SECTION] blocks
+// `show: kernel_lab matmul 64`: the lab on the lesson's operator, measured once the frame is drawn
+// (the lesson's parser checked the words). Without an operator, matmul's default.
+void open_lab(app::GuiState& s, const std::string& argument) {
+  std::istringstream words(argument.substr(std::strlen("kernel_lab")));
+  std::string op = "matmul";
+  words >> op;
+  std::vector<int64_t> sizes;
+  for (std::string w; words >> w;) sizes.push_back(std::stoll(w));
+  s.lab.opened = true;  // the tab exists ("Measuring...") until the measurements are in
+  // In front unless this frame already asked for the graph or the map (a click on the map jumps
+  // to a section past the directive: the student asked to see the graph).
+  s.lab.bring_forward = !(s.show_graph || s.show_map);
+  app::lab_open_after_frame(s, op, sizes);
+}
+
 // Brings the GUI in line with a directive: select the node that made a variable.
 void apply_directive(app::GuiState& s, const Directive& d) {
   if (d.name == "show") {  // the map and the graph share the area above the console
     if (d.argument == "map" || d.argument == "graph") {
       s.show_map = d.argument == "map";
       s.show_graph = !s.show_map;
+      s.lab.bring_forward = false;  // the later directive wins
     }
+    if (d.argument.rfind("kernel_lab", 0) == 0) open_lab(s, d.argument);
     return;
   }
   if (d.name != "highlight") return;
@@ -201,7 +218,8 @@ const Words kZh{"运行下一步", "全部运行", "重新开始", "引擎核对
                 "不太对。再想想：还有一次机会，之后给出答案。", "下一课"};
 
 // A `show:` directive's panel as the window names it (its tab or its title), in the lesson's language.
-std::string panel_title(const std::string& panel, bool zh) {
+std::string panel_title(const std::string& argument, bool zh) {
+  const std::string panel = argument.substr(0, argument.find(' '));  // "kernel_lab matmul 64": the lab
   static const std::pair<const char*, std::pair<const char*, const char*>> kTitles[] = {
       {"graph", {"Graph", "计算图"}},      {"map", {"knowledge map", "知识体系总览"}}, {"inspector", {"inspector", "检查器"}},
       {"memory", {"memory", "内存"}},      {"metrics", {"Metrics", "指标"}},         {"console", {"Console", "控制台"}},

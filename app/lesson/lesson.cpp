@@ -2,6 +2,7 @@
 // fence inside a list or a quoted block is not mistaken for a cell); the prose between them is
 // kept as the author's Markdown, which the players render with md4c again.
 #include "app/lesson/lesson.h"
+#include "app/kernel_lab.h"
 #include "app/shipped_dir.h"
 
 #include <md4c.h>
@@ -199,6 +200,27 @@ Quiz parse_quiz(const std::string& body, const std::string& path, int line) {
   return q;
 }
 
+// `show: PANEL`; the Kernel Lab may add its operator and sizes (`show: kernel_lab matmul 64`).
+void check_show_argument(const std::string& argument, const std::string& path, int line) {
+  std::istringstream words(argument);
+  std::string panel, op, size;
+  words >> panel;
+  const auto& panels = lesson_panels();
+  if (std::find(panels.begin(), panels.end(), panel) == panels.end()) {
+    std::string all;
+    for (const auto& p : panels) all += (all.empty() ? "" : ", ") + p;
+    fail_at(path, line, "show: no panel named '" + panel + "'", "panels: " + all);
+  }
+  if (!(words >> op)) return;
+  if (panel != "kernel_lab") fail_at(path, line, "show: " + panel + " takes no more words, got '" + op + "'", "write show: " + panel);
+  const auto ops = app::lab_ops();
+  if (std::find(ops.begin(), ops.end(), op) == ops.end() && op != "attention")
+    fail_at(path, line, "show: the kernel lab cannot feed '" + op + "'", "e.g. show: kernel_lab matmul 64");
+  while (words >> size)
+    if (size.size() > 9 || size.find_first_not_of("0123456789") != std::string::npos || std::stoll(size) <= 0)
+      fail_at(path, line, "show: kernel_lab's sizes are positive numbers, got '" + size + "'", app::lab_usage(op));
+}
+
 // `<!-- show: memory -->`, one directive per line inside the comment.
 std::vector<Directive> parse_directives(const std::string& body, const std::string& path, int line) {
   std::vector<Directive> out;
@@ -213,6 +235,7 @@ std::vector<Directive> parse_directives(const std::string& body, const std::stri
       fail_at(path, line, "unknown directive '" + d.name + "'",
               "directives are show: PANEL, highlight: NAME, pause (lessons/README.md); the knowledge map is assets/knowledge_map.txt");
     if (d.name != "pause" && d.argument.empty()) fail_at(path, line, "directive '" + d.name + "' needs an argument");
+    if (d.name == "show") check_show_argument(d.argument, path, line);
     out.push_back(std::move(d));
   }
   return out;
@@ -354,6 +377,11 @@ Lesson load_lesson(const std::string& path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return parse_lesson(ss.str(), path);
+}
+
+const std::vector<std::string>& lesson_panels() {
+  static const std::vector<std::string> panels{"graph", "map", "inspector", "memory", "metrics", "console", "kernel_lab"};
+  return panels;
 }
 
 std::string lessons_dir() {

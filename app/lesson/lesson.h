@@ -25,8 +25,11 @@ struct Quiz {
 // What a directive asks of the GUI: show a panel, highlight a node, or pause for the student.
 struct Directive {
   std::string name;      // show | highlight | pause
-  std::string argument;  // "memory", "c", ...
+  std::string argument;  // "memory", "c", "kernel_lab matmul 64" (the lab's operator and sizes), ...
 };
+
+// The panels a `show:` directive can name (the window's tabs and panels).
+const std::vector<std::string>& lesson_panels();
 
 struct Block {
   // goals: what the student will be able to do (the lesson opens with it); recap: what they
