@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "viz/words.h"
+
 namespace opscope::viz {
 
 namespace {
@@ -16,6 +18,15 @@ std::string time_text(double s) {
   else if (s >= 1e-3) std::snprintf(b, sizeof b, "%.2f ms", s * 1e3);
   else std::snprintf(b, sizeof b, "%.1f us", s * 1e6);
   return b;
+}
+
+// The device column in the window's language (the state JSON keeps the English "H100, simulated").
+std::string where_text(const LabChartRow& r) {
+  auto ends = [&](const std::string& s) { return r.where.size() > s.size() && r.where.compare(r.where.size() - s.size(), s.size(), s) == 0; };
+  if (ends(", library (not simulated)")) return r.where.substr(0, r.where.size() - 25) + tr(", library (not simulated)");
+  if (ends(", simulated")) return r.where.substr(0, r.where.size() - 11) + tr(", simulated");
+  if (r.where == "CPU, measured") return tr("CPU, measured");
+  return r.where;
 }
 
 ImU32 row_color(const LabChartRow& r, const Theme& th) {
@@ -48,9 +59,9 @@ void draw_bars(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size, int& 
     ImGui::PopID();
     if (hovered) dl->AddRectFilled(ImVec2(p0.x, y), ImVec2(p0.x + size.x, y + row_h - 2), th.hovered);
     dl->AddText(ImVec2(p0.x, y), th.text, r.algo.c_str());
-    dl->AddText(ImVec2(p0.x + name_w, y), r.simulated ? row_color(r, th) : th.text_dim, r.where.c_str());
+    dl->AddText(ImVec2(p0.x + name_w, y), r.simulated ? row_color(r, th) : th.text_dim, where_text(r).c_str());
     if (!r.ok) {
-      dl->AddText(ImVec2(bar_x0, y), th.text_dim, ("refused: " + r.error).c_str());
+      dl->AddText(ImVec2(bar_x0, y), th.text_dim, (tr("refused: ") + r.error).c_str());
       continue;
     }
     const float frac = float((std::log10(std::max(r.seconds, 1e-12)) - llo) / (lhi - llo));
@@ -58,7 +69,7 @@ void draw_bars(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size, int& 
     dl->AddRectFilled(ImVec2(bar_x0, y + 3), ImVec2(bar_x0 + w, y + line - 3), row_color(r, th), 3.f);
     char text[160];
     std::snprintf(text, sizeof text, "%s   %.1f GFLOP/s   %.1f GB/s   %s", time_text(r.seconds).c_str(), r.gflops, r.gbytes,
-                  r.reference ? "reference" : ("error " + [&] { char e[24]; std::snprintf(e, sizeof e, "%.0e", r.max_error); return std::string(e); }()).c_str());
+                  r.reference ? tr("reference") : (tr("error ") + [&] { char e[24]; std::snprintf(e, sizeof e, "%.0e", r.max_error); return std::string(e); }()).c_str());
     dl->AddText(ImVec2(bar_x0 + bar_w + 8, y), th.text, text);
   }
 }
@@ -76,7 +87,7 @@ void draw_roofline(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size) {
   const double flo = 0.1, fhi = fmax * 3, ilo = 1.0 / 64, ihi = imax * 4;
   auto X = [&](double i) { return a.x + float((std::log10(std::max(i, ilo)) - std::log10(ilo)) / (std::log10(ihi) - std::log10(ilo))) * (b.x - a.x); };
   auto Y = [&](double f) { return b.y - float((std::log10(std::max(f, flo)) - std::log10(flo)) / (std::log10(fhi) - std::log10(flo))) * (b.y - a.y); };
-  dl->AddText(ImVec2(p0.x, p0.y), th.text, "roofline: GFLOP/s (log) against FLOP per byte (log)");
+  dl->AddText(ImVec2(p0.x, p0.y), th.text, tr("roofline: GFLOP/s (log) against FLOP per byte (log)"));
   dl->AddText(ImVec2(a.x, b.y + 2), th.text_dim, "1/64");
   dl->AddText(ImVec2(b.x - ImGui::CalcTextSize("FLOP/byte").x, b.y + 2), th.text_dim, "FLOP/byte");
   if (c.gpu_peak_gflops > 0 && c.gpu_bandwidth_gbs > 0) {  // min(peak, bandwidth × intensity)
@@ -85,7 +96,7 @@ void draw_roofline(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size) {
     dl->AddLine(ImVec2(X(ilo), Y(c.gpu_bandwidth_gbs * ilo)), ImVec2(X(knee), Y(c.gpu_peak_gflops)), roof, 2.f);
     dl->AddLine(ImVec2(X(knee), Y(c.gpu_peak_gflops)), ImVec2(b.x, Y(c.gpu_peak_gflops)), roof, 2.f);
     char t[64];
-    std::snprintf(t, sizeof t, "%s roof (simulated): %.0f GFLOP/s", c.gpu.c_str(), c.gpu_peak_gflops);
+    std::snprintf(t, sizeof t, tr("%s roof (simulated): %.0f GFLOP/s"), c.gpu.c_str(), c.gpu_peak_gflops);
     const float tw = ImGui::CalcTextSize(t).x;  // inside the plot, under the roof
     dl->AddText(ImVec2(std::max(a.x + 4, b.x - tw - 4), Y(c.gpu_peak_gflops) + 2), roof, t);
   }

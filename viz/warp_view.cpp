@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "viz/words.h"
+
 namespace opscope::viz {
 
 namespace {
@@ -23,10 +25,18 @@ ImU32 sector_color(int i) {
 
 const ImU32 kConflict = IM_COL32(220, 40, 40, 255);
 
-std::string text_of(const char* fmt, double a) {
-  char t[128];
-  std::snprintf(t, sizeof t, fmt, a);
+template <typename... Args>
+std::string text_of(const char* fmt, Args... args) {
+  char t[256];
+  std::snprintf(t, sizeof t, fmt, args...);
   return t;
+}
+
+const char* access_word(const std::string& access) {
+  if (access == "load") return tr("load");
+  if (access == "store") return tr("store");
+  if (access == "atomic") return tr("atomic");
+  return access.c_str();
 }
 
 // [SECTION] global: lanes over sectors
@@ -39,7 +49,7 @@ float draw_sectors(const WarpRequest& r, const Theme& th, ImVec2 p, float width)
     for (uint64_t s = l.offset / 32; s <= (l.offset + uint64_t(l.bytes) - 1) / 32; ++s) sector_index.emplace(s, 0);
   int n = 0;
   for (auto& [s, i] : sector_index) i = n++;
-  dl->AddText(p, th.text_dim, "lanes 0-31 (colour: the 32-byte sector each reads)");
+  dl->AddText(p, th.text_dim, tr("lanes 0-31 (colour: the 32-byte sector each reads)"));
   const float y = p.y + line + 2;
   for (const WarpLane& l : r.lanes) {
     const float x = p.x + float(l.lane) * cell;
@@ -75,7 +85,7 @@ float draw_banks(const WarpRequest& r, const Theme& th, ImVec2 p, float width, f
     auto& v = words_of_bank[bank_of(l.offset)];
     if (std::find(v.begin(), v.end(), l.offset / 4) == v.end()) v.push_back(l.offset / 4);
   }
-  dl->AddText(p, th.text_dim, "banks 0-31 (a row per distinct word a bank serves; red: conflict)");
+  dl->AddText(p, th.text_dim, tr("banks 0-31 (a row per distinct word a bank serves; red: conflict)"));
   const float y0 = p.y + line + 2;
   for (int b = 0; b < 32; ++b) {
     const float x = p.x + float(b) * cell;
@@ -126,9 +136,9 @@ float draw_banks(const WarpRequest& r, const Theme& th, ImVec2 p, float width, f
 float draw_heatmap(const WarpView& v, const Theme& th, ImVec2 p, float width, float height) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const float line = ImGui::GetTextLineHeight();
-  dl->AddText(p, th.text_dim, "shared memory stored so far (a row: 32 banks)");
+  dl->AddText(p, th.text_dim, tr("shared memory stored so far (a row: 32 banks)"));
   if (v.shared_stores.empty()) {
-    dl->AddText(ImVec2(p.x, p.y + line + 2), th.text_dim, "(no shared store yet)");
+    dl->AddText(ImVec2(p.x, p.y + line + 2), th.text_dim, tr("(no shared store yet)"));
     return line * 2.4f;
   }
   int most = 1;
@@ -153,28 +163,31 @@ void draw_warp_view(const WarpView& v, const Theme& th, ImVec2 size) {
   if (size.x <= 0) size.x = avail.x;
   if (size.y <= 0) size.y = avail.y;
   const float top = ImGui::GetCursorScreenPos().y;
-  ImGui::Text("%s: %s, block (0,0,0) of %ux%ux%u threads, request %d of %d%s  (simulated)", v.algo.c_str(), v.kernel.c_str(), v.block[0],
-              v.block[1], v.block[2], v.step + 1, v.steps, uint64_t(v.steps) < v.total_requests ? " (trace bounded)" : "");
+  ImGui::Text(tr("%s: %s, block (0,0,0) of %ux%ux%u threads, request %d of %d%s  (simulated)"), v.algo.c_str(), v.kernel.c_str(), v.block[0],
+              v.block[1], v.block[2], v.step + 1, v.steps, uint64_t(v.steps) < v.total_requests ? tr(" (trace bounded)") : "");
   const WarpRequest& r = v.request;
-  ImGui::Text("warp %d, phase %d%s, %s %s %s", r.warp, r.phase, v.barrier.empty() ? "" : (" (after the barrier at " + v.barrier + ")").c_str(),
-              r.shared ? "shared" : "global", r.access.c_str(),
-              r.shared ? "" : ("of buffer " + std::to_string(r.allocation) + " (in the order the kernel first touches them)").c_str());
-  ImGui::TextUnformatted((r.where + "   " + (r.source.empty() ? "(source not shipped)" : r.source)).c_str());
+  const std::string after_barrier = v.barrier.empty() ? "" : text_of(tr(" (after the barrier at %s)"), v.barrier.c_str());
+  const std::string buffer = r.shared ? "" : text_of(tr("of buffer %d (in the order the kernel first touches them)"), r.allocation);
+  ImGui::Text(tr("warp %d, phase %d%s, %s %s %s"), r.warp, r.phase, after_barrier.c_str(), r.shared ? tr("shared") : tr("global"),
+              access_word(r.access), buffer.c_str());
+  ImGui::TextUnformatted((r.where + "   " + (r.source.empty() ? std::string(tr("(source not shipped)")) : r.source)).c_str());
   if (r.shared)
-    ImGui::Text("this request: %d lanes, %llu distinct words, %llu wavefronts (%s)", int(r.lanes.size()), (unsigned long long)r.words,
+    ImGui::Text(tr("this request: %d lanes, %llu distinct words, %llu wavefronts (%s)"), int(r.lanes.size()), (unsigned long long)r.words,
                 (unsigned long long)r.wavefronts,
-                r.wavefronts > 1 ? (std::to_string(r.wavefronts) + "-way bank conflict").c_str() : r.words == 1 ? "a broadcast" : "no conflict");
+                r.wavefronts > 1 ? text_of(tr("%llu-way bank conflict"), (unsigned long long)r.wavefronts).c_str()
+                : r.words == 1   ? tr("a broadcast")
+                                 : tr("no conflict"));
   else
-    ImGui::Text("this request: %d lanes, %llu sectors of 32 bytes (%s)", int(r.lanes.size()), (unsigned long long)r.sectors,
-                text_of("%.0f%% of the bytes moved are used", r.sectors ? 100.0 * double(r.lanes.size() * 4) / double(r.sectors * 32) : 0).c_str());
+    ImGui::Text(tr("this request: %d lanes, %llu sectors of 32 bytes (%s)"), int(r.lanes.size()), (unsigned long long)r.sectors,
+                text_of(tr("%.0f%% of the bytes moved are used"), r.sectors ? 100.0 * double(r.lanes.size() * 4) / double(r.sectors * 32) : 0).c_str());
   const WarpTotals& t = v.totals;
-  ImGui::Text("so far: global %llu requests, %s sectors/request; shared %llu requests, %s wavefronts/request",
+  ImGui::Text(tr("so far: global %llu requests, %s sectors/request; shared %llu requests, %s wavefronts/request"),
               (unsigned long long)t.global_requests,
               text_of("%.2f", t.global_requests ? double(t.sectors) / double(t.global_requests) : 0).c_str(),
               (unsigned long long)t.shared_requests,
               text_of("%.2f", t.shared_requests ? double(t.wavefronts) / double(t.shared_requests) : 0).c_str());
-  ImGui::Text("this instruction so far: %llu requests, %s %s/request", (unsigned long long)t.site_requests,
-              text_of("%.2f", t.site_requests ? double(t.site_cost) / double(t.site_requests) : 0).c_str(), r.shared ? "wavefronts" : "sectors");
+  ImGui::Text(r.shared ? tr("this instruction so far: %llu requests, %s wavefronts/request") : tr("this instruction so far: %llu requests, %s sectors/request"),
+              (unsigned long long)t.site_requests, text_of("%.2f", t.site_requests ? double(t.site_cost) / double(t.site_requests) : 0).c_str());
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const float left_w = size.x * 0.55f;
   const float rest = std::max(60.f, size.y - (p.y - top) - 4);

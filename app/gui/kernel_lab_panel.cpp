@@ -7,6 +7,7 @@
 #include "app/gui/gui_state.h"
 #include "app/gui/kernel_lab_state.h"
 #include "app/gui/widget_rects.h"
+#include "viz/words.h"
 
 namespace opscope::app {
 
@@ -18,7 +19,7 @@ const char* const kGpus[] = {"T4", "RTX4090", "H100", "H200"};
 void draw_controls(GuiState& s) {
   KernelLabState& lab = s.lab;
   ImGui::SetNextItemWidth(ImGui::CalcTextSize("RTX4090").x + ImGui::GetFrameHeight() * 2);
-  if (ImGui::BeginCombo("GPU (simulated)##lab_gpu", lab.gpu.c_str())) {
+  if (ImGui::BeginCombo((std::string(viz::tr("GPU (simulated)")) + "###lab_gpu").c_str(), lab.gpu.c_str())) {
     for (const char* g : kGpus)
       if (ImGui::Selectable(g, lab.gpu == g)) {
         lab.gpu = g;
@@ -31,7 +32,7 @@ void draw_controls(GuiState& s) {
   note_widget(s.widgets, "GPU (simulated)");
   if (!lab.sim_available) return;
   ImGui::SameLine();
-  ImGui::TextUnformatted("  warp view of:");
+  ImGui::TextUnformatted(viz::tr("  warp view of:"));
   for (const auto& r : lab.chart.rows) {  // one button per simulated kernel, wrapped to the width
     if (!r.simulated || !r.ok || r.where.find("library") != std::string::npos) continue;
     const bool shown = lab.warp.algo == r.algo && !lab.warp.requests.empty();
@@ -53,21 +54,21 @@ void draw_controls(GuiState& s) {
 void draw_warp(GuiState& s, const viz::Theme& th) {
   KernelLabState& lab = s.lab;
   if (!lab.warp.error.empty()) {
-    ImGui::TextWrapped("Warp view: %s", lab.warp.error.c_str());
+    ImGui::TextWrapped(viz::tr("Warp view: %s"), lab.warp.error.c_str());
     return;
   }
   if (lab.warp.requests.empty()) {
-    ImGui::TextDisabled("Warp view: press a \"warps:\" button to step one block of that kernel request by request (simulated).");
+    ImGui::TextDisabled("%s", viz::tr("Warp view: press a kernel's button above to step one block of it request by request (simulated)."));
     return;
   }
   ImGui::BeginDisabled(lab.warp.step <= 0);
-  if (noted(s.widgets, ImGui::Button("< previous"), "previous request")) lab_step(lab, -1);
+  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("< previous")) + "###lab_previous").c_str()), "previous request")) lab_step(lab, -1);
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(lab.warp.step + 1 >= int(lab.warp.requests.size()));
-  if (noted(s.widgets, ImGui::Button("next request >"), "next request")) lab_step(lab, 1);
+  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("next request >")) + "###lab_next").c_str()), "next request")) lab_step(lab, 1);
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::Button("next barrier >>"), "next barrier")) lab_step_to_next_barrier(lab);
+  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("next barrier >>")) + "###lab_barrier").c_str()), "next barrier")) lab_step_to_next_barrier(lab);
   ImGui::EndDisabled();
   viz::draw_warp_view(lab.view, th, ImVec2(0, 0));
 }
@@ -79,18 +80,20 @@ void draw_kernel_lab(GuiState& s) {
   ++lab.frames_drawn;
   const viz::Theme& th = viz::theme(s.dark);
   if (!lab.error.empty()) {
-    ImGui::TextWrapped("Kernel Lab: %s", lab.error.c_str());
+    ImGui::TextWrapped(viz::tr("Kernel Lab: %s"), lab.error.c_str());
     return;
   }
   if (lab.chart.rows.empty()) {
-    ImGui::TextDisabled(s.running ? "Measuring..." : "Nothing measured yet.");
+    ImGui::TextDisabled("%s", s.running ? viz::tr("Measuring...") : viz::tr("Nothing measured yet."));
     return;
   }
   draw_controls(s);
   const float avail_h = ImGui::GetContentRegionAvail().y;
   const bool warp_open = !lab.warp.requests.empty() || !lab.warp.error.empty();
   ImGui::BeginChild("lab_chart", ImVec2(0, warp_open ? avail_h * 0.36f : 0), false);
-  const int clicked = viz::draw_lab_chart(lab.chart, th, ImVec2(0, 0));
+  viz::LabChart shown = lab.chart;  // a dozen rows: copied to be titled in the window's language
+  lab_title_and_note(lab, shown);
+  const int clicked = viz::draw_lab_chart(shown, th, ImVec2(0, 0));
   note_panel(s.widgets, "lab chart");
   ImGui::EndChild();
   if (clicked >= 0 && lab.chart.rows[size_t(clicked)].simulated && lab.chart.rows[size_t(clicked)].ok) {

@@ -2,6 +2,8 @@
 // bench` and `:bench` print from), turned into the chart's rows and the warp view's trace.
 #include "app/gui/kernel_lab_state.h"
 
+#include <cstdio>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include "app/shipped_dir.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "viz/words.h"
 
 #ifndef OPSCOPE_KERNELS_DIR
 #define OPSCOPE_KERNELS_DIR nullptr
@@ -28,6 +31,12 @@ using nlohmann::json;
 // A simulated row's output differing from the reference by more than this is marked wrong (TF32
 // and half inputs round to ~1e-3).
 constexpr double kWrongAbove = 1e-2;
+
+std::string formatted(const char* format, const std::string& arg) {
+  char text[640];
+  std::snprintf(text, sizeof text, format, arg.c_str());
+  return text;
+}
 
 viz::LabChartRow cpu_row(const LabRow& row, const std::string& reference) {
   viz::LabChartRow r;
@@ -168,6 +177,9 @@ void lab_open(GuiState& s, const std::string& op, const std::vector<int64_t>& si
   lab.sizes = sizes;
   lab.error.clear();
   lab.chart = {};
+  lab.description.clear();
+  lab.note = KernelLabState::Note::none;
+  lab.note_detail.clear();
   lab.warp = {};
   lab.view = {};
   lab.sim_available = device_available(Device::sim);
@@ -175,21 +187,25 @@ void lab_open(GuiState& s, const std::string& op, const std::vector<int64_t>& si
     try {
       const LabResult cpu = run_lab(op, sizes, 3, Device::cpu);
       lab.op = cpu.op;
-      lab.chart.title = cpu.op + " on " + cpu.description + " (float32)";
+      lab.description = cpu.description;
       for (const LabRow& row : cpu.rows) lab.chart.rows.push_back(cpu_row(row, cpu.reference_algo));
       if (!lab.sim_available) {
-        lab.chart.note = "No simulated GPU here (" + device_missing_message(Device::sim) + "): only the CPU algorithms are shown.";
-        return;
+        lab.note = KernelLabState::Note::no_sim;
+        lab.note_detail = device_missing_message(Device::sim);
+      } else {
+        lab.note = KernelLabState::Note::simulated;
+        try {
+          const LabResult sim = run_lab(op, sizes, 1, Device::sim, lab.gpu);
+          for (const LabRow& row : sim.rows) lab.chart.rows.push_back(sim_row(row, sim.reference_algo, lab.chart));
+        } catch (const Error& e) {
+          lab.note = KernelLabState::Note::sim_failed;
+          lab.note_detail = e.what();
+        }
       }
-      lab.chart.note = "CPU: measured now on one thread. GPU: the same CUDA kernels simulated (the `sim` device): each time is "
-                       "the launches' bound on a " + lab.gpu + ", max(FLOPs / peak, DRAM bytes / bandwidth, shared wavefronts / "
-                       "(SMs x clock)); every GPU row is checked against " + std::string("the simulated reference") + " first.";
-      try {
-        const LabResult sim = run_lab(op, sizes, 1, Device::sim, lab.gpu);
-        for (const LabRow& row : sim.rows) lab.chart.rows.push_back(sim_row(row, sim.reference_algo, lab.chart));
-      } catch (const Error& e) {
-        lab.chart.note = std::string("The simulated GPU could not run ") + op + ": " + e.what() + ". Only the CPU algorithms are shown.";
-      }
+      const bool chinese = viz::chinese();  // the state JSON's title and note: English
+      viz::set_chinese(false);
+      lab_title_and_note(lab, lab.chart);
+      viz::set_chinese(chinese);
     } catch (const Error& e) {
       lab.error = std::string(e.what()) + (e.hint().empty() ? "" : " (" + e.hint() + ")");
     }
@@ -352,6 +368,26 @@ std::string lab_state_json(const KernelLabState& lab) {
               {"title", lab.chart.title}, {"note", lab.chart.note}, {"error", lab.error}, {"algos", algos},
               {"frames_drawn", lab.frames_drawn}, {"warp_view", warp}}
       .dump();
+}
+
+// The chart's title and note in the window's language at the moment of the call.
+void lab_title_and_note(const KernelLabState& lab, viz::LabChart& chart) {
+  chart.title = lab.op.empty() ? "" : lab.op + viz::tr(" on ") + lab.description + " (float32)";
+  switch (lab.note) {
+    case KernelLabState::Note::none: chart.note.clear(); break;
+    case KernelLabState::Note::no_sim:
+      chart.note = viz::tr("No simulated GPU here: only the CPU algorithms are shown.") + (" (" + lab.note_detail + ")");
+      break;
+    case KernelLabState::Note::simulated:
+      chart.note = formatted(viz::tr("CPU: measured now on one thread. GPU: the same CUDA kernels simulated (the `sim` device): each time is "
+                                     "the launches' bound on a %s, max(FLOPs / peak, DRAM bytes / bandwidth, shared wavefronts / "
+                                     "(SMs x clock)); every GPU row is checked against the simulated reference first."),
+                             lab.gpu);
+      break;
+    case KernelLabState::Note::sim_failed:
+      chart.note = viz::tr("The simulated GPU could not run this operator; only the CPU algorithms are shown.") + (" (" + lab.note_detail + ")");
+      break;
+  }
 }
 
 }  // namespace opscope::app

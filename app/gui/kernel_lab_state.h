@@ -31,7 +31,10 @@ struct KernelLabState {
   std::vector<int64_t> sizes;
   std::string gpu = "H100";  // the preset the simulated time bounds are for
   bool sim_available = false;
-  viz::LabChart chart;
+  viz::LabChart chart;  // title and note in English (the state JSON); drawn through lab_chart_shown
+  std::string description;  // "a 64×64, b 64×64"
+  enum class Note { none, no_sim, simulated, sim_failed } note = Note::none;
+  std::string note_detail;  // why there is no sim, or why it failed
   std::string error;  // the op could not be measured at all
   WarpTrace warp;
   viz::WarpView view;  // the warp view at warp.step (made by lab_set_step)
@@ -56,5 +59,8 @@ void lab_action(GuiState& s, const std::string& args);
 std::string lab_state_json(const KernelLabState& lab);
 // [kernel_lab_panel.cpp] the tab's contents.
 void draw_kernel_lab(GuiState& s);
+
+// The chart's title and note in the window's language (the panel draws a copy each frame).
+void lab_title_and_note(const KernelLabState& lab, viz::LabChart& chart);
 
 }  // namespace opscope::app

@@ -465,7 +465,7 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
     if (s.lab.opened) {  // the Kernel Lab: opened by a lesson's `show: kernel_lab` or the `lab` action
       const bool bring = s.lab.bring_forward;
       s.lab.bring_forward = false;
-      const bool lab_tab = ImGui::BeginTabItem("Kernel Lab###kernel_lab", nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
+      const bool lab_tab = ImGui::BeginTabItem((std::string(viz::tr("Kernel Lab")) + "###kernel_lab").c_str(), nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
       note_widget(s.widgets, "Kernel Lab");
       if (lab_tab) {
         s.lab_visible = true;
