@@ -7,6 +7,7 @@
 #include "app/class/secrets.h"
 #include "app/class/server.h"
 #include "app/class/store.h"
+#include "app/class/summary.h"
 #include "core/error.h"
 
 namespace opscope::classroom {
@@ -26,15 +27,6 @@ std::string first_csv_field(const std::string& line) {
     else break;
   }
   return field;
-}
-
-// A name as a CSV field (quoted when it holds a comma or a quote), safe to open in a spreadsheet.
-std::string csv_field(std::string s) {
-  if (!s.empty() && std::string("=+-@").find(s[0]) != std::string::npos) s = "'" + s;
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
 }
 
 // Written readable by its owner only: every link in it lets someone act as a student.

@@ -59,15 +59,6 @@ std::string grade_cell(const Cell* c) {
   return g.status;
 }
 
-// A spreadsheet must not run a name: "=...", "+...", "-...", "@..." are quoted as text.
-std::string csv_field(std::string s) {
-  if (!s.empty() && std::string("=+-@\t\r").find(s[0]) != std::string::npos) s = "'" + s;
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
 json failures_of(const AttemptRow& a) {
   json f = json::parse(a.grade.failures, nullptr, false);
   return f.is_array() ? f : json::array();
@@ -179,6 +170,14 @@ std::string own_attempts_json(const std::vector<AttemptRow>& attempts) {
     list.push_back(std::move(j));
   }
   return json{{"attempts", list}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string csv_field(std::string s) {
+  if (!s.empty() && std::string("=+-@\t\r").find(s[0]) != std::string::npos) s = "'" + s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
 }
 
 }  // namespace opscope::classroom

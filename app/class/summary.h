@@ -31,4 +31,8 @@ std::string grades_csv(const std::vector<Student>& students, const std::vector<A
 // A student's own attempts with their grades (GET /api/attempts).
 std::string own_attempts_json(const std::vector<AttemptRow>& attempts);
 
+// A text as one CSV field, safe to open in a spreadsheet: quoted where it holds a comma, a quote or
+// a line break, and a leading = + - @ tab or CR made text (a spreadsheet would run it as a formula).
+std::string csv_field(std::string s);
+
 }  // namespace opscope::classroom
