@@ -205,6 +205,7 @@ TEST_CASE("sim: a __syncthreads after some threads returned is reported, never a
   INFO(msg);
   CHECK(msg.find("__syncthreads reached by part of the block") != std::string::npos);
   CHECK(msg.find("thread (40,0,0) has exited") != std::string::npos);
+  CHECK(msg.find("waits at defects.cu:") != std::string::npos);  // the kernel's line, not the stand-in header's
 }
 
 TEST_CASE("sim: a full-mask shuffle called by half a warp never completes: reported", "[sim][gpusim]") {
