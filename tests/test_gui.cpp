@@ -762,6 +762,14 @@ TEST_CASE("gui: the Transformer block at Fit, mid-backward and at the end of bac
 }
 
 // ViT-B/16's graph at its real depth (tests/models/vit_b_16_tiny.onnx: as deep, narrow).
+// No edge label over a box, another label, a frame's title or a badge.
+static void check_no_label_overlaps(const FigureMeasure& m) {
+  CHECK(m.box_label == 0);
+  CHECK(m.label_label == 0);
+  CHECK(m.title_label == 0);
+  CHECK(m.badge_label == 0);
+}
+
 static void check_vit_fit(const std::string& name, const std::string& actions) {
   {
     INFO(actions);
@@ -773,10 +781,7 @@ static void check_vit_fit(const std::string& name, const std::string& actions) {
     WARN(m);
     CHECK(m.text_px >= m.min_text_px - 0.01f);
     CHECK(m.off_screen == 0);
-    CHECK(m.box_label == 0);
-    CHECK(m.label_label == 0);
-    CHECK(m.title_label == 0);
-    CHECK(m.badge_label == 0);
+    check_no_label_overlaps(m);
   }
 }
 
@@ -798,10 +803,7 @@ TEST_CASE("gui: ViT-B/16 with one encoder layer unfolded, at Fit: readable, the 
   WARN(m);
   CHECK(m.text_px >= m.min_text_px - 0.01f);
   CHECK(r.state["figure_scrolls"] == true);  // (it does not fit: were it to, the test of the opening view applies)
-  CHECK(m.box_label == 0);
-  CHECK(m.label_label == 0);
-  CHECK(m.title_label == 0);
-  CHECK(m.badge_label == 0);
+  check_no_label_overlaps(m);
   const Rect canvas = rect_of(r.state["canvas"]);
   int layer_parts = 0;
   for (const auto& f : r.state["frames"])

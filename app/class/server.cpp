@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "app/class/grading_pool.h"
@@ -123,10 +124,25 @@ std::optional<Student> student_allowed(Class& c, const httplib::Request& req, ht
   return s;
 }
 
+// The request's body as a JSON object, or nothing with the refusal sent: 413 over `cap` bytes,
+// 400 when it is not an object (`shape` names the fields expected).
+std::optional<json> object_body(const httplib::Request& req, httplib::Response& res, size_t cap, const std::string& shape) {
+  if (req.body.size() > cap) {
+    refuse(res, 413, "the request is too large");
+    return std::nullopt;
+  }
+  json j = json::parse(req.body, nullptr, false);
+  if (!j.is_object()) {
+    refuse(res, 400, "the body must be a JSON object" + shape);
+    return std::nullopt;
+  }
+  return j;
+}
+
 void post_join(Class& c, const httplib::Request& req, httplib::Response& res) {
-  if (req.body.size() > kSmallBodyCap) return refuse(res, 413, "the request is too large");
-  const json j = json::parse(req.body, nullptr, false);
-  if (!j.is_object()) return refuse(res, 400, "the body must be a JSON object {\"class_code\", \"name\"}");
+  const auto body = object_body(req, res, kSmallBodyCap, " {\"class_code\", \"name\"}");
+  if (!body) return;
+  const json& j = *body;
   std::string code, name, link;
   try {
     code = j.value("class_code", std::string());
@@ -152,9 +168,9 @@ void post_join(Class& c, const httplib::Request& req, httplib::Response& res) {
 void post_attempt(Class& c, const httplib::Request& req, httplib::Response& res) {
   const auto s = student_allowed(c, req, res);
   if (!s) return;
-  if (req.body.size() > kBodyCap) return refuse(res, 413, "the request is too large");
-  const json j = json::parse(req.body, nullptr, false);
-  if (!j.is_object()) return refuse(res, 400, "the body must be a JSON object");
+  const auto body = object_body(req, res, kBodyCap, "");
+  if (!body) return;
+  const json& j = *body;
   AttemptIn a;
   try {
     a.exercise = j.at("exercise").get<std::string>();
@@ -181,9 +197,9 @@ void post_attempt(Class& c, const httplib::Request& req, httplib::Response& res)
 void post_progress(Class& c, const httplib::Request& req, httplib::Response& res) {
   const auto s = student_allowed(c, req, res);
   if (!s) return;
-  if (req.body.size() > kSmallBodyCap) return refuse(res, 413, "the request is too large");
-  const json j = json::parse(req.body, nullptr, false);
-  if (!j.is_object()) return refuse(res, 400, "the body must be a JSON object {\"lesson\", \"title\", \"block\", \"blocks\"}");
+  const auto body = object_body(req, res, kSmallBodyCap, " {\"lesson\", \"title\", \"block\", \"blocks\"}");
+  if (!body) return;
+  const json& j = *body;
   LessonAt at;
   try {
     at.lesson = j.at("lesson").get<std::string>();
