@@ -292,14 +292,15 @@ DEVICE_TEST_CASE("reductions (rows, columns, two-stage) match the CPU", device_c
   std::vector<Case> cases;
   for (const char* op : {"sum", "mean", "max", "var"}) {
     const Domain fill = std::string(op) == "max" ? Domain::distinct : Domain::normal;
-    cases.push_back({op, "default", {random_input(x3, r, fill)}, {}, 1e-5, "all axes"});
+    // (A sum of signed values can cancel to near zero, where float32's order of summation shows
+    // as a large relative error: a single output of thousands of terms is kept well conditioned
+    // by positive values, as are the long rows below. Seed 10658104304258099740 once gave 1.3e-4.)
+    const Domain long_fill = std::string(op) == "max" ? Domain::distinct : Domain::positive;
+    cases.push_back({op, "default", {random_input(x3, r, long_fill)}, {}, 1e-5, "all axes"});
     cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{-1}}}, 1e-5, "last axis (rows)"});
     cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{0}}, {"keepdim", true}}, 1e-5,
                      "first axis (columns), keepdim"});
     cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{0, 2}}}, 1e-5, "axes 0 and 2 (permuted)"});
-    // (Long sums of signed values can cancel to near zero, where float32's order of summation
-    // shows as a large relative error: positive values keep these sums well conditioned.)
-    const Domain long_fill = std::string(op) == "max" ? Domain::distinct : Domain::positive;
     cases.push_back({op, "default", {random_input({3, 200003}, r, long_fill)}, {{"axes", V{1}}}, 1e-5, "long rows: two-stage"});
   }
   cases.push_back({"sum", "default", {random_input({(1 << 20) + 3}, r, Domain::positive)}, {}, 1e-5,

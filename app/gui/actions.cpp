@@ -298,6 +298,7 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"input_waiting", s.input_waiting},
               {"idle", s.idle},
               {"frames_since_input", s.frame - s.input_frame},
+              {"input_events", s.input_events},
               {"live_states", s.live_states},
               {"queued_work", s.queued.size()},
               {"mode", s.ws->static_mode() ? "static" : "dynamic"},

@@ -89,9 +89,18 @@ class Desktop:
     def _at(self, x, y):
         return str(int(self.origin[0] + x)), str(int(self.origin[1] + y))
 
+    def _move(self, x, y):
+        # (`mousemove --sync` waits for the pointer to move, which it never does when it is there
+        # already: xdotool then gives up after seconds, so a second wheel or click at the same spot
+        # cost 15 s.)
+        to = self._at(x, y)
+        where = dict(line.split("=", 1) for line in self._xdotool("getmouselocation", "--shell").split())
+        if (where.get("X"), where.get("Y")) != to:
+            self._xdotool("mousemove", "--sync", *to)
+
     def click(self, x, y):
         # Moved there first and held a moment, as a hand does: ImGui sees the hover, then the press.
-        self._xdotool("mousemove", "--sync", *self._at(x, y))
+        self._move(x, y)
         time.sleep(0.15)
         self._xdotool("click", "1")
 
@@ -116,7 +125,7 @@ class Desktop:
         self._xdotool("type", "--delay", "60", "--", text)
 
     def wheel(self, x, y, notches):
-        self._xdotool("mousemove", "--sync", *self._at(x, y))
+        self._move(x, y)
         time.sleep(0.1)
         button = "5" if notches > 0 else "4"  # X's wheel buttons: 4 up, 5 down
         self._xdotool("click", "--repeat", str(abs(notches)), "--delay", "80", button)
