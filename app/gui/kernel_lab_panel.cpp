@@ -6,6 +6,7 @@
 
 #include "app/gui/gui_state.h"
 #include "app/gui/kernel_lab_state.h"
+#include "app/gui/statement_runner.h"
 #include "app/gui/widget_rects.h"
 #include "viz/words.h"
 
@@ -29,7 +30,7 @@ void draw_controls(GuiState& s) {
       }
     ImGui::EndCombo();
   }
-  note_widget(s.widgets, "GPU (simulated)");
+  note_widget(s.hooks.widgets, "GPU (simulated)");
   if (!lab.sim_available) return;
   ImGui::SameLine();
   ImGui::TextUnformatted(viz::tr("  warp view of:"));
@@ -42,7 +43,7 @@ void draw_controls(GuiState& s) {
     if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
     if (shown) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
     // Shown as the algorithm's name; noted as "warps: NAME" for the human-input tests.
-    if (noted(s.widgets, ImGui::Button((r.algo + "##warps").c_str()), label.c_str())) {
+    if (noted(s.hooks.widgets, ImGui::Button((r.algo + "##warps").c_str()), label.c_str())) {
       const std::string algo = r.algo;
       run_after_frame(s, [&s, algo] { lab_open_warp(s, algo); });
     }
@@ -62,13 +63,13 @@ void draw_warp(GuiState& s, const viz::Theme& th) {
     return;
   }
   ImGui::BeginDisabled(lab.warp.step <= 0);
-  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("< previous")) + "###lab_previous").c_str()), "previous request")) lab_step(lab, -1);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("< previous")) + "###lab_previous").c_str()), "previous request")) lab_step(lab, -1);
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(lab.warp.step + 1 >= int(lab.warp.requests.size()));
-  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("next request >")) + "###lab_next").c_str()), "next request")) lab_step(lab, 1);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("next request >")) + "###lab_next").c_str()), "next request")) lab_step(lab, 1);
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("next barrier >>")) + "###lab_barrier").c_str()), "next barrier")) lab_step_to_next_barrier(lab);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("next barrier >>")) + "###lab_barrier").c_str()), "next barrier")) lab_step_to_next_barrier(lab);
   ImGui::EndDisabled();
   viz::draw_warp_view(lab.view, th, ImVec2(0, 0));
 }
@@ -84,7 +85,7 @@ void draw_kernel_lab(GuiState& s) {
     return;
   }
   if (lab.chart.rows.empty()) {
-    ImGui::TextDisabled("%s", s.running ? viz::tr("Measuring...") : viz::tr("Nothing measured yet."));
+    ImGui::TextDisabled("%s", s.run.running ? viz::tr("Measuring...") : viz::tr("Nothing measured yet."));
     return;
   }
   draw_controls(s);
@@ -94,7 +95,7 @@ void draw_kernel_lab(GuiState& s) {
   viz::LabChart shown = lab.chart;  // a dozen rows: copied to be titled in the window's language
   lab_title_and_note(lab, shown);
   const int clicked = viz::draw_lab_chart(shown, th, ImVec2(0, 0));
-  note_panel(s.widgets, "lab chart");
+  note_panel(s.hooks.widgets, "lab chart");
   ImGui::EndChild();
   if (clicked >= 0 && lab.chart.rows[size_t(clicked)].simulated && lab.chart.rows[size_t(clicked)].ok) {
     const std::string algo = lab.chart.rows[size_t(clicked)].algo;
@@ -103,7 +104,7 @@ void draw_kernel_lab(GuiState& s) {
   ImGui::Separator();
   ImGui::BeginChild("lab_warp", ImVec2(0, 0), false);
   draw_warp(s, th);
-  note_panel(s.widgets, "warp view");
+  note_panel(s.hooks.widgets, "warp view");
   ImGui::EndChild();
 }
 
