@@ -61,17 +61,21 @@ int main() {
   Workspace ws;
   WorkspaceScope scope(ws);
   const OpDef& op = OpRegistry::instance().get("conv2d");
-  const int64_t N = 8, C = 64, K = 64, H = 56, R = 3, pad = 1;
-  const AttrMap attrs = {{"padding", pad}};
+  // The kernel lab's default layer (ops/conv.cpp, `opscope bench conv2d`): one list of sizes for both.
+  const GradcheckCase layer = op.lab.make(op.lab.defaults);
+  const Shape x_shape = layer.inputs[0].shape, w_shape = layer.inputs[1].shape;
+  const int64_t N = x_shape[0], C = x_shape[1], H = x_shape[2], K = w_shape[0], R = w_shape[2];
+  const AttrMap attrs = layer.attrs;
   const Attrs resolved = op.resolve(attrs);
-  Tensor x = random_tensor({N, C, H, H}, 1), w = random_tensor({K, C, R, R}, 2);
-  Tensor x1 = random_tensor({1, C, H, H}, 3);
+  const int64_t pad = resolved.ints("padding")[0];
+  Tensor x = random_tensor(x_shape, 1), w = random_tensor(w_shape, 2);
+  Tensor x1 = random_tensor({1, C, H, x_shape[3]}, 3);
   const std::vector<TensorMeta> in = {{x.shape(), DType::f32}, {w.shape(), DType::f32}};
-  const std::vector<TensorMeta> out = {{{N, K, H, H}, DType::f32}};
+  const std::vector<TensorMeta> out = ws.infer(op, in, resolved);
   const double direct_flops = op.cost(in, out, resolved, "naive").flops;
 
-  std::printf("\n== conv2d float32, x [8, 64, 56, 56], w [64, 64, 3, 3], padding 1 (%.2f GFLOP direct) ==\n",
-              direct_flops * 1e-9);
+  std::printf("\n== conv2d float32, x %s, w %s, padding %lld (%.2f GFLOP direct) ==\n", shape_str(x_shape).c_str(),
+              shape_str(w_shape).c_str(), static_cast<long long>(pad), direct_flops * 1e-9);
   std::printf("%-10s %12s %10s %16s %14s %14s %12s\n", "algo", "time (ms)", "GFLOP/s", "multiplications",
               "ws (cost, MB)", "ws (peak, MB)", "max |diff|");
   std::map<std::string, double> t;
@@ -93,7 +97,7 @@ int main() {
             ws.call("conv2d", {xin, w}, attrs, algo);
           },
           scaled ? 1 : 5, scaled ? 0 : 1);
-      if (scaled) s *= static_cast<double>(N);
+      if (scaled) s *= static_cast<double>(N);  // (N=1 timed)
       t[algo] = s;
       const double peak_ws = static_cast<double>(ws.tracker().peak(MemCategory::workspace));
       const Cost cost = op.cost(in, out, resolved, algo);
@@ -109,7 +113,8 @@ int main() {
                   scaled ? "(N=1)" : std::to_string(peak_ws / 1048576.0).substr(0, 6).c_str(), diff);
     }
   }
-  std::printf("  * naive timed on N=1 and scaled ×8 (the seven loops take seconds on the full batch)\n");
+  std::printf("  * naive timed on N=1 and scaled ×%lld (the seven loops take seconds on the full batch)\n",
+              static_cast<long long>(N));
   std::printf("  GFLOP/s counts the direct 2·N·K·OH·OW·C·R·S for every algorithm (effective rate)\n");
   const double mul_ratio =
       op.cost(in, out, resolved, "im2col").multiplications / op.cost(in, out, resolved, "winograd").multiplications;
@@ -130,7 +135,7 @@ int main() {
     if (t.count(a) && t[a] < t[best]) best = a;
   Tensor xp = random_tensor({N, C, H, H}, 4).set_requires_grad(true);
   Tensor wp = random_tensor({K, C, R, R}, 5).set_requires_grad(true);
-  Tensor dy = Tensor::full({N, K, H, H}, 1.0, DType::f32, MemCategory::input);
+  Tensor dy = Tensor::full(out[0].shape, 1.0, DType::f32, MemCategory::input);
   const double fb = median_time(
       [&] {
         ws.reset_graph();

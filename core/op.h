@@ -226,6 +226,10 @@ struct GradcheckCase {
   AttrMap attrs;
   double atol = 1e-6, rtol = 1e-5;
   std::string note;
+  // A device kernel's float32 result against the CPU's float64: the largest max|err| / max|ref|
+  // allowed (the CUDA and simulator case tests). Long float32 chains need more: the norms and
+  // attention sum whole rows (1e-4).
+  double float32_rtol = 1e-5;
 };
 
 // How the kernel lab feeds an op from a student's sizes: what the sizes mean, their defaults,
@@ -319,6 +323,15 @@ struct OpDef {
   // "onednn"). Gradcheck, which runs in float64, leaves them out; the op's tests check them in
   // float32 against its reference algorithm.
   std::vector<std::string> float32_only;
+  // Algorithms that compute in fewer bits than float32, with the relative error they are held to
+  // instead of each case's float32_rtol (matmul's Tensor Core kernels: TF32 and half inputs keep
+  // 10 mantissa bits, 1e-2).
+  std::map<std::string, double> reduced_precision;
+  // The relative error `algo` is held to on a case that allows `case_rtol` in float32.
+  double float32_rtol(const std::string& algo, double case_rtol) const {
+    const auto it = reduced_precision.find(algo);
+    return it != reduced_precision.end() ? it->second : case_rtol;
+  }
   // A device's default when the op's default has no kernel there (matmul on cuda: "cublas").
   std::array<std::string, kNumDevices> device_default;
   bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)

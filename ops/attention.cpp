@@ -46,6 +46,8 @@ namespace opscope {
 namespace {
 
 using cpu::gc;
+using cpu::kRowSumFloat32Rtol;
+using cpu::with_float32_rtol;
 
 constexpr int64_t kBlockRows = cpu::kAttentionBlockRows;  // query rows per tile (flash, backward)
 constexpr int64_t kBlockCols = cpu::kAttentionBlockCols;  // keys per tile
@@ -380,14 +382,14 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
     const InputSpec q{{4, 3}}, k{{5, 3}}, v{{5, 3}};
     GradcheckCase float_mask = gc({q, k, v, InputSpec{{4, 5}, Domain::any, 0, false}}, {}, "float mask");
     GradcheckCase int_mask = gc({q, k, v, InputSpec{{4, 5}, Domain::mask, 0, false}}, {}, "int64 0/1 mask");
-    d.gradcheck = {gc({q, k, v}, {}, "T=4, S=5, D=3"),
+    d.gradcheck = with_float32_rtol({gc({q, k, v}, {}, "T=4, S=5, D=3"),
                    gc({q, k, v}, {{"causal", true}}, "causal"),
                    float_mask,
                    int_mask,
                    gc({q, k, v, InputSpec{{5}, Domain::any, 0, false}}, {{"causal", true}, {"scale", 0.7}},
                       "causal + broadcast float mask [S], scale 0.7"),
                    gc({{{2, 4, 3}}, {{2, 5, 3}}, {{2, 5, 2}}}, {}, "batch of 2, Dv=2"),
-                   gc({{{2, 4, 3}}, {{5, 3}}, {{1, 5, 3}}}, {{"causal", true}}, "q batch 2, k and v broadcast")};
+                   gc({{{2, 4, 3}}, {{5, 3}}, {{1, 5, 3}}}, {{"causal", true}}, "q batch 2, k and v broadcast")}, kRowSumFloat32Rtol);
     d.lab = {"T [D]: q, k, v are T×D", {1024, 64}, 1, [](const std::vector<int64_t>& s) {
                const int64_t t = s[0], dh = cpu::size_or(s, 1, 64);
                return cpu::lab_case({{t, dh}, {t, dh}, {t, dh}});
@@ -408,8 +410,8 @@ OPSCOPE_REGISTER_OPS(register_attention_ops) {
     d.checked_via = "scaled_dot_product_attention";
     // Cases for the CUDA tests (gradchecked through scaled_dot_product_attention); o need not be
     // the forward's output for the devices to agree.
-    d.gradcheck = {gc({{{5, 4}}, {{6, 4}}, {{6, 3}}, {{5, 3}}, {{5, 3}}}),
-                   gc({{{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}}, {{"causal", true}}, "batch 2, causal")};
+    d.gradcheck = with_float32_rtol({gc({{{5, 4}}, {{6, 4}}, {{6, 3}}, {{5, 3}}, {{5, 3}}}),
+                   gc({{{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}}, {{"causal", true}}, "batch 2, causal")}, kRowSumFloat32Rtol);
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
                 std::string_view) {
       Cost c;

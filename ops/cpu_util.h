@@ -154,6 +154,15 @@ inline GradcheckCase gc(std::vector<InputSpec> inputs, AttrMap attrs = {}, std::
   return c;
 }
 
+// The op's cases with a looser float32 tolerance on a device (GradcheckCase::float32_rtol).
+// Kernels that sum whole rows in float32 in another order than the CPU (the norms' statistics,
+// attention's softmax and products) are held to 1e-4.
+constexpr double kRowSumFloat32Rtol = 1e-4;
+inline std::vector<GradcheckCase> with_float32_rtol(std::vector<GradcheckCase> cases, double rtol) {
+  for (auto& c : cases) c.float32_rtol = rtol;
+  return cases;
+}
+
 // The kernel lab's case: inputs of these shapes (normal values), these attributes.
 inline GradcheckCase lab_case(const std::vector<Shape>& shapes, AttrMap attrs = {}) {
   std::vector<InputSpec> inputs;

@@ -21,6 +21,8 @@ namespace opscope {
 namespace {
 
 using cpu::gc;
+using cpu::kRowSumFloat32Rtol;
+using cpu::with_float32_rtol;
 
 // Mean and rstd of each group: stats[2·b] = μ, stats[2·b + 1] = rstd, b = n·G + g.
 template <class T>
@@ -198,10 +200,10 @@ OPSCOPE_REGISTER_OPS(register_group_norm_ops) {
     d.backward_note = kBackwardNote;
     d.cost = group_norm_cost;
     const InputSpec x{{2, 6, 3, 2}}, c6{{6}};
-    d.gradcheck = {gc({x, c6, c6}, {{"num_groups", int64_t{3}}}, "3 groups of 2 channels, weight and bias"),
+    d.gradcheck = with_float32_rtol({gc({x, c6, c6}, {{"num_groups", int64_t{3}}}, "3 groups of 2 channels, weight and bias"),
                    gc({x}, {{"num_groups", int64_t{2}}}, "no weight, no bias"),
                    gc({InputSpec{{3, 4, 5}}, InputSpec{{4}}}, {{"num_groups", int64_t{1}}, {"eps", 0.1}}, "1 group (layer norm over C, L), weight only"),
-                   gc({InputSpec{{2, 4}}, InputSpec{{4}}, InputSpec{{4}}}, {{"num_groups", int64_t{2}}}, "no spatial axes")};
+                   gc({InputSpec{{2, 4}}, InputSpec{{4}}, InputSpec{{4}}}, {{"num_groups", int64_t{2}}}, "no spatial axes")}, kRowSumFloat32Rtol);
     d.lab = {"N C H W G", {8, 64, 32, 32, 8}, 4,
              [](const std::vector<int64_t>& s) {
                return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[1]}, {s[1]}}, {{"num_groups", cpu::size_or(s, 4, 8)}});
@@ -223,8 +225,8 @@ OPSCOPE_REGISTER_OPS(register_group_norm_ops) {
     d.backward = [](GradCtx& g) -> std::vector<Val> { return group_norm_grads(g, g.input_meta(0).shape[1]); };
     d.backward_note = std::string("group_norm_backward with num_groups = C: ") + kBackwardNote;
     d.cost = group_norm_cost;
-    d.gradcheck = {gc({InputSpec{{2, 3, 4, 3}}, InputSpec{{3}}, InputSpec{{3}}}, {}, "weight and bias"),
-                   gc({InputSpec{{2, 2, 5}}}, {{"eps", 0.01}}, "1-D, no weight")};
+    d.gradcheck = with_float32_rtol({gc({InputSpec{{2, 3, 4, 3}}, InputSpec{{3}}, InputSpec{{3}}}, {}, "weight and bias"),
+                   gc({InputSpec{{2, 2, 5}}}, {{"eps", 0.01}}, "1-D, no weight")}, kRowSumFloat32Rtol);
     registry.add(std::move(d));
   }
   {
@@ -257,8 +259,8 @@ OPSCOPE_REGISTER_OPS(register_group_norm_ops) {
     d.differentiable = false;
     d.checked_via = "group_norm";
     // Cases for the CUDA tests (gradchecked through group_norm and instance_norm).
-    d.gradcheck = {gc({{{2, 6, 3, 2}}, {{2, 6, 3, 2}}, {{6}}}, {{"num_groups", int64_t{3}}}, "with weight"),
-                   gc({{{2, 4, 5}}, {{2, 4, 5}}}, {{"num_groups", int64_t{4}}}, "instance norm, no weight")};
+    d.gradcheck = with_float32_rtol({gc({{{2, 6, 3, 2}}, {{2, 6, 3, 2}}, {{6}}}, {{"num_groups", int64_t{3}}}, "with weight"),
+                   gc({{{2, 4, 5}}, {{2, 4, 5}}}, {{"num_groups", int64_t{4}}}, "instance norm, no weight")}, kRowSumFloat32Rtol);
     d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view algo) {
       Cost c = group_norm_cost(in, out, a, algo);
       c.flops *= 2;

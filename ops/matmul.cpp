@@ -243,6 +243,7 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
   d.infer = infer_matmul;
   d.default_algo = cpu::gemm_algo_name(cpu::default_gemm());
   d.float32_only = {"wmma", "wmma_half"};  // the Tensor Core kernels (ops/cuda/matmul.cu): TF32 or half inputs
+  d.reduced_precision = {{"wmma", 1e-2}, {"wmma_half", 1e-2}};  // ... keep 10 mantissa bits
   for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
     d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
       visit_dtype(k.out().dtype(), [&](auto z) {

@@ -28,6 +28,8 @@ namespace opscope {
 namespace {
 
 using cpu::gc;
+using cpu::kRowSumFloat32Rtol;
+using cpu::with_float32_rtol;
 
 using Algo = cpu::NormAlgo;
 
@@ -244,12 +246,12 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     d.cost = norm_cost(8);
     const InputSpec x35{{3, 5}}, w5{{5}}, x234{{2, 3, 4}}, w34{{3, 4}}, x27{{2, 7}}, w7{{7}};
     using V = std::vector<int64_t>;
-    d.gradcheck = {gc({x35, w5, w5}, {{"normalized_shape", V{5}}}, "weight and bias"),
+    d.gradcheck = with_float32_rtol({gc({x35, w5, w5}, {{"normalized_shape", V{5}}}, "weight and bias"),
                    gc({x234, w34, w34}, {{"normalized_shape", V{3, 4}}}, "two normalized axes"),
                    gc({x27, w7}, {{"normalized_shape", V{7}}, {"eps", 0.1}}, "weight only, large eps"),
                    gc({x234}, {{"normalized_shape", V{4}}}, "no weight, no bias"),
                    gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}}, {{"normalized_shape", V{40}}},
-                      "rows longer than the Welford lanes")};
+                      "rows longer than the Welford lanes")}, kRowSumFloat32Rtol);
     // The reference is the two-pass algorithm: "naive" is the cancelling E[x²] − E[x]² the lab shows failing.
     d.lab = {"ROWS COLS", {4096, 4096}, 1,
              [](const std::vector<int64_t>& s) {
@@ -288,8 +290,8 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     d.differentiable = false;
     d.checked_via = "layer_norm";
     // Cases for the CUDA tests (gradchecked through layer_norm).
-    d.gradcheck = {gc({{{3, 5}}, {{3, 5}}, {{5}}}, {{"normalized_shape", std::vector<int64_t>{5}}}, "with weight"),
-                   gc({{{2, 3, 4}}, {{2, 3, 4}}}, {{"normalized_shape", std::vector<int64_t>{3, 4}}}, "two axes, no weight")};
+    d.gradcheck = with_float32_rtol({gc({{{3, 5}}, {{3, 5}}, {{5}}}, {{"normalized_shape", std::vector<int64_t>{5}}}, "with weight"),
+                   gc({{{2, 3, 4}}, {{2, 3, 4}}}, {{"normalized_shape", std::vector<int64_t>{3, 4}}}, "two axes, no weight")}, kRowSumFloat32Rtol);
     d.cost = norm_cost(14);
     registry.add(std::move(d));
   }
@@ -353,10 +355,10 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
         "dβ = Σ dy; running_mean/var get none (one fused batch_norm_backward op)";
     d.cost = norm_cost(8);
     const InputSpec x{{4, 3, 2, 2}}, c3{{3}}, rv{{3}, Domain::positive, 0, false}, rm{{3}, Domain::any, 0, false};
-    d.gradcheck = {gc({x, rm, rv, c3, c3}, {}, "training, weight and bias"),
+    d.gradcheck = with_float32_rtol({gc({x, rm, rv, c3, c3}, {}, "training, weight and bias"),
                    gc({x, rm, rv, c3, c3}, {{"training", false}}, "eval: running statistics"),
                    gc({InputSpec{{6, 3}}, rm, rv, c3}, {}, "2-d input, weight only"),
-                   gc({InputSpec{{2, 3, 37}}, rm, rv, c3, c3}, {{"momentum", 0.5}}, "chunks longer than the Welford lanes")};
+                   gc({InputSpec{{2, 3, 37}}, rm, rv, c3, c3}, {{"momentum", 0.5}}, "chunks longer than the Welford lanes")}, kRowSumFloat32Rtol);
     registry.add(std::move(d));
   }
   {
@@ -389,8 +391,8 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     d.differentiable = false;
     d.checked_via = "batch_norm";
     // Cases for the CUDA tests (gradchecked through batch_norm).
-    d.gradcheck = {gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}, {{3}}}, {}, "training"),
-                   gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}}, {{"training", false}}, "eval, no weight")};
+    d.gradcheck = with_float32_rtol({gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}, {{3}}}, {}, "training"),
+                   gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}}, {{"training", false}}, "eval, no weight")}, kRowSumFloat32Rtol);
     d.cost = norm_cost(14);
     registry.add(std::move(d));
   }

@@ -221,13 +221,8 @@ const Words kZh{"运行下一步", "全部运行", "重新开始", "引擎核对
 // A `show:` directive's panel as the window names it (its tab or its title), in the lesson's language.
 std::string panel_title(const std::string& argument, bool zh) {
   const std::string panel = argument.substr(0, argument.find(' '));  // "kernel_lab matmul 64": the lab
-  static const std::pair<const char*, std::pair<const char*, const char*>> kTitles[] = {
-      {"graph", {"Graph", "计算图"}},      {"map", {"knowledge map", "知识体系总览"}}, {"inspector", {"inspector", "检查器"}},
-      {"memory", {"memory", "内存"}},      {"metrics", {"Metrics", "指标"}},         {"console", {"Console", "控制台"}},
-      {"kernel_lab", {"Kernel Lab", "Kernel Lab"}}};
-  for (const auto& [id, title] : kTitles)
-    if (panel == id) return zh ? title.second : title.first;
-  return panel;
+  const ShowPanel* p = find_show_panel(panel);
+  return !p ? panel : zh ? p->title_zh : p->title_en;
 }
 
 // Whether the progress file records this lesson as finished (what the knowledge map colours).

@@ -205,10 +205,9 @@ void check_show_argument(const std::string& argument, const std::string& path, i
   std::istringstream words(argument);
   std::string panel, op, size;
   words >> panel;
-  const auto& panels = lesson_panels();
-  if (std::find(panels.begin(), panels.end(), panel) == panels.end()) {
+  if (!find_show_panel(panel)) {
     std::string all;
-    for (const auto& p : panels) all += (all.empty() ? "" : ", ") + p;
+    for (const ShowPanel& p : show_panels()) all += (all.empty() ? "" : ", ") + std::string(p.id);
     fail_at(path, line, "show: no panel named '" + panel + "'", "panels: " + all);
   }
   if (!(words >> op)) return;
@@ -379,9 +378,18 @@ Lesson load_lesson(const std::string& path) {
   return parse_lesson(ss.str(), path);
 }
 
-const std::vector<std::string>& lesson_panels() {
-  static const std::vector<std::string> panels{"graph", "map", "inspector", "memory", "metrics", "console", "kernel_lab"};
+const std::vector<ShowPanel>& show_panels() {
+  static const std::vector<ShowPanel> panels{
+      {"graph", "Graph", "计算图"},      {"map", "knowledge map", "知识体系总览"}, {"inspector", "inspector", "检查器"},
+      {"memory", "memory", "内存"},      {"metrics", "Metrics", "指标"},         {"console", "Console", "控制台"},
+      {"kernel_lab", "Kernel Lab", "Kernel Lab"}};
   return panels;
+}
+
+const ShowPanel* find_show_panel(const std::string& id) {
+  for (const ShowPanel& p : show_panels())
+    if (id == p.id) return &p;
+  return nullptr;
 }
 
 std::string lessons_dir() {

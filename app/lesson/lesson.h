@@ -28,8 +28,15 @@ struct Directive {
   std::string argument;  // "memory", "c", "kernel_lab matmul 64" (the lab's operator and sizes), ...
 };
 
-// The panels a `show:` directive can name (the window's tabs and panels).
-const std::vector<std::string>& lesson_panels();
+// The panels a `show:` directive can name (the window's tabs and panels), with their titles as
+// the window shows them in each language: the one list `lesson --check` and the players read.
+struct ShowPanel {
+  const char* id;        // what `show:` names: "memory", "kernel_lab"
+  const char* title_en;  // "memory"
+  const char* title_zh;  // "内存"
+};
+const std::vector<ShowPanel>& show_panels();
+const ShowPanel* find_show_panel(const std::string& id);
 
 struct Block {
   // goals: what the student will be able to do (the lesson opens with it); recap: what they
