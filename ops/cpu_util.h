@@ -120,6 +120,31 @@ inline std::vector<TensorMeta> float_like_input0(const InferCtx& c) {
   return {c.inputs[0]};
 }
 
+// A norm's backward (inputs x, dy, ...): dy must have x's shape; outputs dx like x (its dtype
+// promoted over every input) and d(weight), d(bias) of `param_shape`. The op checks its own
+// inputs first.
+inline std::vector<TensorMeta> norm_backward_outputs(const InferCtx& c, Shape param_shape) {
+  c.expect_float(1);
+  if (c.inputs[1].shape != c.inputs[0].shape)
+    c.fail("dy has shape " + shape_str(c.inputs[1].shape) + " but x has shape " + shape_str(c.inputs[0].shape) +
+           "; they must be equal");
+  TensorMeta dx = c.inputs[0];
+  for (size_t i = 1; i < c.inputs.size(); ++i) dx.dtype = promote(dx.dtype, c.inputs[i].dtype);
+  TensorMeta p = dx;
+  p.shape = std::move(param_shape);
+  return {dx, p, p};
+}
+// ... and its kernel: an empty x has zero parameter gradients (nothing to sum), else `run`.
+template <class F>
+void norm_backward_or_zero(KernelCtx& k, F&& run) {
+  if (k.in(0).numel() == 0) {
+    k.out(1).fill(0);
+    k.out(2).fill(0);
+    return;
+  }
+  run();
+}
+
 // --- cost helpers ------------------------------------------------------------------------------
 inline double meta_bytes(const TensorMeta& m) {
   double n = 1;

@@ -237,24 +237,13 @@ OPSCOPE_REGISTER_OPS(register_group_norm_ops) {
     d.num_outputs = 3;
     d.infer = [](const InferCtx& c) {
       check_group_inputs(c, 2, 2);
-      c.expect_float(1);
-      if (c.inputs[1].shape != c.inputs[0].shape)
-        c.fail("dy has shape " + shape_str(c.inputs[1].shape) + " but x has shape " + shape_str(c.inputs[0].shape) +
-               "; they must be equal");
-      TensorMeta dx = c.inputs[0];
-      for (size_t i = 1; i < c.inputs.size(); ++i) dx.dtype = promote(dx.dtype, c.inputs[i].dtype);
-      TensorMeta p = dx;
-      p.shape = {dx.shape[1]};
-      return std::vector<TensorMeta>{dx, p, p};
+      return cpu::norm_backward_outputs(c, {c.inputs[0].shape[1]});
     };
     d.kernel(Device::cpu, "two_pass", [](KernelCtx& k) {
-      if (k.in(0).numel() == 0) {
-        k.out(1).fill(0);
-        k.out(2).fill(0);
-        return;
-      }
-      const GroupSplit s = split_of(k, k.in(0).shape());
-      cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { group_norm_backward<decltype(z)>(k, s); });
+      cpu::norm_backward_or_zero(k, [&] {
+        const GroupSplit s = split_of(k, k.in(0).shape());
+        cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { group_norm_backward<decltype(z)>(k, s); });
+      });
     });
     d.differentiable = false;
     d.checked_via = "group_norm";

@@ -269,23 +269,12 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     d.num_outputs = 3;
     d.infer = [](const InferCtx& c) {
       check_layer_inputs(c, 2);
-      c.expect_float(1);
-      if (c.inputs[1].shape != c.inputs[0].shape)
-        c.fail("dy has shape " + shape_str(c.inputs[1].shape) + " but x has shape " + shape_str(c.inputs[0].shape) +
-               "; they must be equal");
-      TensorMeta dx = c.inputs[0];
-      for (size_t i = 1; i < c.inputs.size(); ++i) dx.dtype = promote(dx.dtype, c.inputs[i].dtype);
-      TensorMeta p = dx;
-      p.shape = c.attrs.ints("normalized_shape");
-      return std::vector<TensorMeta>{dx, p, p};
+      return cpu::norm_backward_outputs(c, c.attrs.ints("normalized_shape"));
     };
     d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      if (k.in(0).numel() == 0) {
-        k.out(1).fill(0);
-        k.out(2).fill(0);
-        return;
-      }
-      cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { layer_norm_backward_kernel<decltype(z)>(k); });
+      cpu::norm_backward_or_zero(k, [&] {
+        cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { layer_norm_backward_kernel<decltype(z)>(k); });
+      });
     });
     d.differentiable = false;
     d.checked_via = "layer_norm";
@@ -369,24 +358,13 @@ OPSCOPE_REGISTER_OPS(register_norm_ops) {
     d.attrs = {make_attr("training", AttrType::boolean, true, "the forward used batch statistics"), eps_attr()};
     d.num_outputs = 3;
     d.infer = [](const InferCtx& c) {
-      c.expect_float(1);
-      if (c.inputs[1].shape != c.inputs[0].shape)
-        c.fail("dy has shape " + shape_str(c.inputs[1].shape) + " but x has shape " + shape_str(c.inputs[0].shape) +
-               "; they must be equal");
       check_batch_inputs(c, 2, {"running_mean", "running_var", "weight"});
-      TensorMeta dx = c.inputs[0];
-      for (size_t i = 1; i < c.inputs.size(); ++i) dx.dtype = promote(dx.dtype, c.inputs[i].dtype);
-      TensorMeta p = dx;
-      p.shape = {dx.shape[1]};
-      return std::vector<TensorMeta>{dx, p, p};
+      return cpu::norm_backward_outputs(c, {c.inputs[0].shape[1]});
     };
     d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      if (k.in(0).numel() == 0) {
-        k.out(1).fill(0);
-        k.out(2).fill(0);
-        return;
-      }
-      cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { batch_norm_backward_kernel<decltype(z)>(k); });
+      cpu::norm_backward_or_zero(k, [&] {
+        cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { batch_norm_backward_kernel<decltype(z)>(k); });
+      });
     });
     d.differentiable = false;
     d.checked_via = "batch_norm";
