@@ -73,157 +73,181 @@ std::vector<AttrSpec> elu_backward_attrs() {
           make_attr("scale", AttrType::real, 1.0, "the forward's factor (selu's scale; 1 for elu)")};
 }
 
+OpDef relu_def() {
+  OpDef d = activation("relu", "y = max(x, 0)");
+  cpu::make_pointwise(d, Formula::relu);
+  d.saves = {{SavedRef::output, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("relu_backward", {g.output(0), g.grad_output(0)})}; };
+  d.backward_note = "dx = relu_backward(y, dy) = dy where y > 0, else 0";
+  d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided")};
+  return d;
+}
+
+OpDef leaky_relu_def() {
+  OpDef d = activation("leaky_relu", "y = x if x > 0 else negative_slope * x");
+  d.attrs = {make_attr("negative_slope", AttrType::real, 0.01, "slope for x < 0", 0.0)};
+  cpu::make_pointwise(d, Formula::leaky_relu, {"negative_slope"});
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val x = g.input(0), dy = g.grad_output(0);
+    return {g.call("where", {g.call("gt", {x, g.scalar_like(0, x)}), dy, dy * g.attrs().f("negative_slope")})};
+  };
+  d.backward_note = "dx = dy where x > 0, else negative_slope * dy";
+  d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {{"negative_slope", 0.1}}, "kink at 0 avoided")};
+  return d;
+}
+
+OpDef gelu_def() {
+  OpDef d = activation("gelu", "y = x·Φ(x) = x/2·(1 + erf(x/√2)); tanh form: x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))");
+  d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
+  cpu::make_pointwise(d, Formula::gelu, {"approximate"});
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("gelu_backward", {g.input(0), g.grad_output(0)}, {{"approximate", g.attrs().s("approximate")}})};
+  };
+  d.backward_note = "dx = gelu_backward(x, dy) = dy·(Φ(x) + x·φ(x))";
+  d.cost = cpu::elementwise_cost(20);
+  d.gradcheck = {gc({{{3, 4}}}), gc({{{3, 4}}}, {{"approximate", std::string("tanh")}}, "tanh form")};
+  return d;
+}
+
+OpDef gelu_backward_def() {
+  OpDef d = OpDef::declare("gelu_backward", "activation", "dx = dy·(Φ(x) + x·φ(x)) (erf form) or the derivative of the tanh form", {"x", "dy"});
+  d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
+  d.infer = infer_like_dy("x");
+  cpu::make_pointwise(d, Formula::gelu_backward, {"approximate"});
+  d.differentiable = false;
+  d.checked_via = "gelu";
+  // Cases for the CUDA tests and the saved-tensor check (it is gradchecked through gelu).
+  d.gradcheck = {gc({{{3, 4}}, {{3, 4}}}), gc({{{3, 4}}, {{3, 4}}}, {{"approximate", std::string("tanh")}}, "tanh form")};
+  d.cost = cpu::elementwise_cost(30);
+  return d;
+}
+
+OpDef sigmoid_def() {
+  OpDef d = activation("sigmoid", "y = 1 / (1 + e^-x)");
+  cpu::make_pointwise(d, Formula::sigmoid);
+  d.saves = {{SavedRef::output, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("sigmoid_backward", {g.output(0), g.grad_output(0)})}; };
+  d.backward_note = "dx = sigmoid_backward(y, dy) = dy · y · (1 - y)";
+  d.cost = cpu::elementwise_cost(12);
+  return d;
+}
+
+OpDef softplus_def() {
+  OpDef d = activation("softplus", "y = log(1 + e^(beta·x)) / beta; y = x where beta·x > threshold (a smooth relu)");
+  d.attrs = {make_attr("beta", AttrType::real, 1.0, "sharpness: the larger, the closer to relu", 1e-6),
+             make_attr("threshold", AttrType::real, 20.0, "above it beta·x gives x itself (e^(beta·x) would overflow)")};
+  cpu::make_pointwise(d, Formula::softplus, {"beta", "threshold"});
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val x = g.input(0), dy = g.grad_output(0), bx = x * g.attrs().f("beta");
+    Val linear = g.call("gt", {bx, g.scalar_like(g.attrs().f("threshold"), bx)});
+    return {g.call("where", {linear, dy, dy * g.call("sigmoid", {bx})})};
+  };
+  d.backward_note = "dx = dy · sigmoid(beta·x), dy where beta·x > threshold";
+  d.cost = cpu::elementwise_cost(20);
+  d.gradcheck = {gc({{{3, 4}}}), gc({{{2, 3, 2}}}, {{"beta", 2.5}}, "beta 2.5"),
+                 gc({{{3, 4}, Domain::away_zero}}, {{"threshold", 0.1}}, "linear above the threshold (jump avoided)")};
+  return d;
+}
+
+OpDef tanh_def() {
+  OpDef d = activation("tanh", "y = tanh(x)");
+  cpu::make_pointwise(d, Formula::tanh);
+  d.saves = {{SavedRef::output, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("tanh_backward", {g.output(0), g.grad_output(0)})}; };
+  d.backward_note = "dx = tanh_backward(y, dy) = dy · (1 - y²)";
+  d.cost = cpu::elementwise_cost(12);
+  return d;
+}
+
+OpDef hardsigmoid_def() {
+  OpDef d = activation("hardsigmoid", "y = clamp(alpha·x + beta, 0, 1) = relu6(x + 3)/6 with the defaults");
+  d.attrs = hardsigmoid_attrs();
+  cpu::make_pointwise(d, Formula::hardsigmoid, {"alpha", "beta"});
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("hardsigmoid_backward", {g.input(0), g.grad_output(0)},
+                   {{"alpha", g.attrs().f("alpha")}, {"beta", g.attrs().f("beta")}})};
+  };
+  d.backward_note = "dx = hardsigmoid_backward(x, dy) = alpha·dy where 0 < alpha·x + beta < 1, else 0";
+  d.cost = cpu::elementwise_cost(4);
+  d.gradcheck = {gc({{{3, 4}}}, {}, "the ramp (|x| < 3)"),
+                 gc({{{3, 4}, Domain::away_zero}}, {{"alpha", 1.0}, {"beta", 0.25}}, "alpha 1, beta 0.25: both flat parts")};
+  return d;
+}
+
+OpDef hardswish_def() {
+  OpDef d = activation("hardswish", "y = x·relu6(x + 3)/6: 0 below −3, x above 3, x·(x + 3)/6 between");
+  cpu::make_pointwise(d, Formula::hardswish);
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("hardswish_backward", {g.input(0), g.grad_output(0)})}; };
+  d.backward_note = "dx = hardswish_backward(x, dy) = 0, dy·(2x + 3)/6, dy below −3, between, above 3";
+  d.cost = cpu::elementwise_cost(5);
+  return d;
+}
+
+OpDef elu_def() {
+  OpDef d = activation("elu", "y = x for x > 0, alpha·(e^x − 1) below");
+  d.attrs = {make_attr("alpha", AttrType::real, 1.0, "the value elu tends to is −alpha")};
+  cpu::make_pointwise(d, Formula::elu, {"alpha"});
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("elu_backward", {g.input(0), g.grad_output(0)}, {{"alpha", g.attrs().f("alpha")}})};
+  };
+  d.backward_note = "dx = elu_backward(x, dy) = dy for x > 0, alpha·e^x·dy below";
+  d.cost = cpu::elementwise_cost(10);
+  d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided"),
+                 gc({{{2, 3, 2}, Domain::away_zero}}, {{"alpha", 0.5}}, "alpha 0.5")};
+  return d;
+}
+
+OpDef selu_def() {
+  OpDef d = activation("selu", "y = scale·(x for x > 0, alpha·(e^x − 1) below), alpha ≈ 1.6733, scale ≈ 1.0507");
+  d.attrs = {make_attr("alpha", AttrType::real, kSeluAlpha, "SELU's alpha (the self-normalising constant)"),
+             make_attr("scale", AttrType::real, kSeluScale, "SELU's scale, lambda (ONNX's gamma)")};
+  cpu::make_pointwise(d, Formula::selu, {"alpha", "scale"});
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("elu_backward", {g.input(0), g.grad_output(0)},
+                   {{"alpha", g.attrs().f("alpha")}, {"scale", g.attrs().f("scale")}})};
+  };
+  d.backward_note = "dx = elu_backward(x, dy, alpha, scale) = scale·dy for x > 0, scale·alpha·e^x·dy below";
+  d.cost = cpu::elementwise_cost(11);
+  d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided")};
+  return d;
+}
+
+OpDef mish_def() {
+  OpDef d = activation("mish", "y = x·tanh(softplus(x)) = x·tanh(log(1 + e^x))");
+  cpu::make_pointwise(d, Formula::mish);
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("mish_backward", {g.input(0), g.grad_output(0)})}; };
+  d.backward_note = "dx = mish_backward(x, dy) = dy·(t + x·sigmoid(x)·(1 − t²)), t = tanh(softplus(x))";
+  d.cost = cpu::elementwise_cost(30);
+  return d;
+}
+
 OPSCOPE_REGISTER_OPS(register_activation_ops) {
-  {
-    OpDef d = activation("relu", "y = max(x, 0)");
-    cpu::make_pointwise(d, Formula::relu);
-    d.saves = {{SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("relu_backward", {g.output(0), g.grad_output(0)})}; };
-    d.backward_note = "dx = relu_backward(y, dy) = dy where y > 0, else 0";
-    d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = activation("leaky_relu", "y = x if x > 0 else negative_slope * x");
-    d.attrs = {make_attr("negative_slope", AttrType::real, 0.01, "slope for x < 0", 0.0)};
-    cpu::make_pointwise(d, Formula::leaky_relu, {"negative_slope"});
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val x = g.input(0), dy = g.grad_output(0);
-      return {g.call("where", {g.call("gt", {x, g.scalar_like(0, x)}), dy, dy * g.attrs().f("negative_slope")})};
-    };
-    d.backward_note = "dx = dy where x > 0, else negative_slope * dy";
-    d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {{"negative_slope", 0.1}}, "kink at 0 avoided")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = activation("gelu", "y = x·Φ(x) = x/2·(1 + erf(x/√2)); tanh form: x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))");
-    d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
-    cpu::make_pointwise(d, Formula::gelu, {"approximate"});
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      return {g.call("gelu_backward", {g.input(0), g.grad_output(0)}, {{"approximate", g.attrs().s("approximate")}})};
-    };
-    d.backward_note = "dx = gelu_backward(x, dy) = dy·(Φ(x) + x·φ(x))";
-    d.cost = cpu::elementwise_cost(20);
-    d.gradcheck = {gc({{{3, 4}}}), gc({{{3, 4}}}, {{"approximate", std::string("tanh")}}, "tanh form")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("gelu_backward", "activation", "dx = dy·(Φ(x) + x·φ(x)) (erf form) or the derivative of the tanh form", {"x", "dy"});
-    d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
-    d.infer = infer_like_dy("x");
-    cpu::make_pointwise(d, Formula::gelu_backward, {"approximate"});
-    d.differentiable = false;
-    d.checked_via = "gelu";
-    // Cases for the CUDA tests and the saved-tensor check (it is gradchecked through gelu).
-    d.gradcheck = {gc({{{3, 4}}, {{3, 4}}}), gc({{{3, 4}}, {{3, 4}}}, {{"approximate", std::string("tanh")}}, "tanh form")};
-    d.cost = cpu::elementwise_cost(30);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = activation("sigmoid", "y = 1 / (1 + e^-x)");
-    cpu::make_pointwise(d, Formula::sigmoid);
-    d.saves = {{SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("sigmoid_backward", {g.output(0), g.grad_output(0)})}; };
-    d.backward_note = "dx = sigmoid_backward(y, dy) = dy · y · (1 - y)";
-    d.cost = cpu::elementwise_cost(12);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = activation("softplus", "y = log(1 + e^(beta·x)) / beta; y = x where beta·x > threshold (a smooth relu)");
-    d.attrs = {make_attr("beta", AttrType::real, 1.0, "sharpness: the larger, the closer to relu", 1e-6),
-               make_attr("threshold", AttrType::real, 20.0, "above it beta·x gives x itself (e^(beta·x) would overflow)")};
-    cpu::make_pointwise(d, Formula::softplus, {"beta", "threshold"});
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val x = g.input(0), dy = g.grad_output(0), bx = x * g.attrs().f("beta");
-      Val linear = g.call("gt", {bx, g.scalar_like(g.attrs().f("threshold"), bx)});
-      return {g.call("where", {linear, dy, dy * g.call("sigmoid", {bx})})};
-    };
-    d.backward_note = "dx = dy · sigmoid(beta·x), dy where beta·x > threshold";
-    d.cost = cpu::elementwise_cost(20);
-    d.gradcheck = {gc({{{3, 4}}}), gc({{{2, 3, 2}}}, {{"beta", 2.5}}, "beta 2.5"),
-                   gc({{{3, 4}, Domain::away_zero}}, {{"threshold", 0.1}}, "linear above the threshold (jump avoided)")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = activation("tanh", "y = tanh(x)");
-    cpu::make_pointwise(d, Formula::tanh);
-    d.saves = {{SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("tanh_backward", {g.output(0), g.grad_output(0)})}; };
-    d.backward_note = "dx = tanh_backward(y, dy) = dy · (1 - y²)";
-    d.cost = cpu::elementwise_cost(12);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = activation("hardsigmoid", "y = clamp(alpha·x + beta, 0, 1) = relu6(x + 3)/6 with the defaults");
-    d.attrs = hardsigmoid_attrs();
-    cpu::make_pointwise(d, Formula::hardsigmoid, {"alpha", "beta"});
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      return {g.call("hardsigmoid_backward", {g.input(0), g.grad_output(0)},
-                     {{"alpha", g.attrs().f("alpha")}, {"beta", g.attrs().f("beta")}})};
-    };
-    d.backward_note = "dx = hardsigmoid_backward(x, dy) = alpha·dy where 0 < alpha·x + beta < 1, else 0";
-    d.cost = cpu::elementwise_cost(4);
-    d.gradcheck = {gc({{{3, 4}}}, {}, "the ramp (|x| < 3)"),
-                   gc({{{3, 4}, Domain::away_zero}}, {{"alpha", 1.0}, {"beta", 0.25}}, "alpha 1, beta 0.25: both flat parts")};
-    registry.add(std::move(d));
-  }
+  registry.add(relu_def());
+  registry.add(leaky_relu_def());
+  registry.add(gelu_def());
+  registry.add(gelu_backward_def());
+  registry.add(sigmoid_def());
+  registry.add(softplus_def());
+  registry.add(tanh_def());
+  registry.add(hardsigmoid_def());
   registry.add(input_backward_op("hardsigmoid_backward", "dx = alpha·dy where 0 < alpha·x + beta < 1, else 0",
                                  Formula::hardsigmoid_backward, "hardsigmoid", 4, hardsigmoid_attrs()));
-  {
-    OpDef d = activation("hardswish", "y = x·relu6(x + 3)/6: 0 below −3, x above 3, x·(x + 3)/6 between");
-    cpu::make_pointwise(d, Formula::hardswish);
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("hardswish_backward", {g.input(0), g.grad_output(0)})}; };
-    d.backward_note = "dx = hardswish_backward(x, dy) = 0, dy·(2x + 3)/6, dy below −3, between, above 3";
-    d.cost = cpu::elementwise_cost(5);
-    registry.add(std::move(d));
-  }
+  registry.add(hardswish_def());
   registry.add(input_backward_op("hardswish_backward", "dx = 0 (x < −3), dy·(x/3 + 1/2) (x <= 3), dy (x > 3)",
                                  Formula::hardswish_backward, "hardswish", 4));
-  {
-    OpDef d = activation("elu", "y = x for x > 0, alpha·(e^x − 1) below");
-    d.attrs = {make_attr("alpha", AttrType::real, 1.0, "the value elu tends to is −alpha")};
-    cpu::make_pointwise(d, Formula::elu, {"alpha"});
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      return {g.call("elu_backward", {g.input(0), g.grad_output(0)}, {{"alpha", g.attrs().f("alpha")}})};
-    };
-    d.backward_note = "dx = elu_backward(x, dy) = dy for x > 0, alpha·e^x·dy below";
-    d.cost = cpu::elementwise_cost(10);
-    d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided"),
-                   gc({{{2, 3, 2}, Domain::away_zero}}, {{"alpha", 0.5}}, "alpha 0.5")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = activation("selu", "y = scale·(x for x > 0, alpha·(e^x − 1) below), alpha ≈ 1.6733, scale ≈ 1.0507");
-    d.attrs = {make_attr("alpha", AttrType::real, kSeluAlpha, "SELU's alpha (the self-normalising constant)"),
-               make_attr("scale", AttrType::real, kSeluScale, "SELU's scale, lambda (ONNX's gamma)")};
-    cpu::make_pointwise(d, Formula::selu, {"alpha", "scale"});
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      return {g.call("elu_backward", {g.input(0), g.grad_output(0)},
-                     {{"alpha", g.attrs().f("alpha")}, {"scale", g.attrs().f("scale")}})};
-    };
-    d.backward_note = "dx = elu_backward(x, dy, alpha, scale) = scale·dy for x > 0, scale·alpha·e^x·dy below";
-    d.cost = cpu::elementwise_cost(11);
-    d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided")};
-    registry.add(std::move(d));
-  }
+  registry.add(elu_def());
+  registry.add(selu_def());
   registry.add(input_backward_op("elu_backward", "dx = scale·dy for x > 0, scale·alpha·e^x·dy below (elu and selu)",
                                  Formula::elu_backward, "elu", 10, elu_backward_attrs()));
-  {
-    OpDef d = activation("mish", "y = x·tanh(softplus(x)) = x·tanh(log(1 + e^x))");
-    cpu::make_pointwise(d, Formula::mish);
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("mish_backward", {g.input(0), g.grad_output(0)})}; };
-    d.backward_note = "dx = mish_backward(x, dy) = dy·(t + x·sigmoid(x)·(1 − t²)), t = tanh(softplus(x))";
-    d.cost = cpu::elementwise_cost(30);
-    registry.add(std::move(d));
-  }
+  registry.add(mish_def());
   registry.add(input_backward_op("mish_backward", "dx = dy·(t + x·sigmoid(x)·(1 − t²)), t = tanh(softplus(x))",
                                  Formula::mish_backward, "mish", 40));
   // One op, one pass, for each of these backward formulas (as PyTorch's tanh_backward,

@@ -32,63 +32,119 @@ OpDef binary(const std::string& name, const std::string& doc, bool float_result 
   return d;
 }
 
+OpDef add_def() {
+  OpDef d = binary("add", "c = a + b");
+  cpu::make_pointwise(d, Formula::add);
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), g.grad_output(0)}; };
+  d.backward_note = "da = dc, db = dc";
+  return d;
+}
+
+OpDef sub_def() {
+  OpDef d = binary("sub", "c = a - b");
+  cpu::make_pointwise(d, Formula::sub);
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), -g.grad_output(0)}; };
+  d.backward_note = "da = dc, db = -dc";
+  return d;
+}
+
+OpDef mul_def() {
+  OpDef d = binary("mul", "c = a * b (elementwise)");
+  cpu::make_pointwise(d, Formula::mul);
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val dc = g.grad_output(0);
+    return {g.needs_grad(0) ? dc * g.input(1) : Val{}, g.needs_grad(1) ? dc * g.input(0) : Val{}};
+  };
+  d.backward_note = "da = dc * b, db = dc * a";
+  return d;
+}
+
+OpDef div_def() {
+  OpDef d = binary("div", "c = a / b (true division)", true);
+  cpu::make_pointwise(d, Formula::div);
+  d.saves = {{SavedRef::input, 1}, {SavedRef::output, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val dc = g.grad_output(0), b = g.input(1);
+    Val da = dc / b;
+    return {da, g.needs_grad(1) ? -(da * g.output(0)) : Val{}};
+  };
+  d.backward_note = "da = dc / b, db = -dc * c / b";
+  d.cost = cpu::elementwise_cost(1);
+  const InputSpec a{{3, 4}}, b{{3, 4}, Domain::positive}, row{{4}, Domain::positive};
+  d.gradcheck = {gc({a, b}), gc({a, row}, {}, "broadcast divisor")};
+  return d;
+}
+
+OpDef pow_def() {
+  OpDef d = binary("pow", "c = a ** b", true);
+  cpu::make_pointwise(d, Formula::pow);
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::output, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val dc = g.grad_output(0), a = g.input(0), b = g.input(1);
+    Val da, db;
+    if (g.needs_grad(0)) da = dc * b * g.call("pow", {a, b - g.scalar_like(1, b)});
+    if (g.needs_grad(1)) db = dc * g.output(0) * g.call("log", {a});
+    return {da, db};
+  };
+  d.backward_note = "da = dc * b * a^(b-1), db = dc * c * log(a)";
+  d.cost = cpu::elementwise_cost(10);
+  d.gradcheck = {gc({{{3, 4}, Domain::positive}, {{3, 4}}}), gc({{{3, 4}, Domain::positive}, {{}}}, {}, "scalar exponent")};
+  return d;
+}
+
+OpDef where_def() {
+  OpDef d = OpDef::declare("where", "elementwise", "c = a where cond != 0 else b (broadcast)", {"cond", "a", "b"});
+  d.accepts_strided = true;
+  d.elementwise = true;
+  d.infer = [](const InferCtx& c) {
+    TensorMeta m;
+    m.shape = broadcast_shapes(broadcast_shapes(c.inputs[0].shape, c.inputs[1].shape, "where"), c.inputs[2].shape,
+                               "where");
+    m.dtype = promote(c.inputs[1].dtype, c.inputs[2].dtype);
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    const DType dt = k.out().dtype();
+    const Shape& shape = k.out().shape();
+    // An operand of the output's shape is read in place and a one-element one (the 0 of
+    // where(m, dy, 0)) as a scalar: only a real broadcast is copied out to full size.
+    auto readable = [&](const Tensor& t) {
+      return t.numel() == 1 || (t.is_contiguous() && t.shape() == shape) ? t : t.view_expand(shape).contiguous();
+    };
+    const Tensor cc = readable(cpu::as_dtype(k.in(0), DType::i64)), ac = readable(cpu::as_dtype(k.in(1), dt)),
+                 bc = readable(cpu::as_dtype(k.in(2), dt));
+    const int64_t n = k.out().numel();
+    auto step = [](const Tensor& t) -> int64_t { return t.numel() == 1 ? 0 : 1; };
+    const int64_t sc = step(cc), sa = step(ac), sb = step(bc);
+    visit_dtype(dt, [&](auto z) {
+      using T = decltype(z);
+      const int64_t* pc = cc.data<int64_t>();
+      const T *pa = ac.data<T>(), *pb = bc.data<T>();
+      T* o = k.out().data<T>();
+      parallel_for(n, grain_for(1.0), [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) o[i] = pc[i * sc] ? pa[i * sa] : pb[i * sb];
+      });
+    });
+  });
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val dc = g.grad_output(0), zero = g.scalar_like(0, dc), cond = g.input(0);
+    return {Val{}, g.call("where", {cond, dc, zero}), g.call("where", {cond, zero, dc})};
+  };
+  d.backward_note = "da = dc where cond, db = dc where not cond";
+  d.cost = cpu::elementwise_cost(1);
+  d.gradcheck = {gc({{{3, 4}, Domain::mask, 0, false}, {{3, 4}}, {{3, 4}}}),
+                 gc({{{3, 1}, Domain::mask, 0, false}, {{3, 4}}, {{4}}}, {}, "broadcast")};
+  return d;
+}
+
 OPSCOPE_REGISTER_OPS(register_binary_ops) {
-  {
-    OpDef d = binary("add", "c = a + b");
-    cpu::make_pointwise(d, Formula::add);
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), g.grad_output(0)}; };
-    d.backward_note = "da = dc, db = dc";
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = binary("sub", "c = a - b");
-    cpu::make_pointwise(d, Formula::sub);
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0), -g.grad_output(0)}; };
-    d.backward_note = "da = dc, db = -dc";
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = binary("mul", "c = a * b (elementwise)");
-    cpu::make_pointwise(d, Formula::mul);
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dc = g.grad_output(0);
-      return {g.needs_grad(0) ? dc * g.input(1) : Val{}, g.needs_grad(1) ? dc * g.input(0) : Val{}};
-    };
-    d.backward_note = "da = dc * b, db = dc * a";
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = binary("div", "c = a / b (true division)", true);
-    cpu::make_pointwise(d, Formula::div);
-    d.saves = {{SavedRef::input, 1}, {SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dc = g.grad_output(0), b = g.input(1);
-      Val da = dc / b;
-      return {da, g.needs_grad(1) ? -(da * g.output(0)) : Val{}};
-    };
-    d.backward_note = "da = dc / b, db = -dc * c / b";
-    d.cost = cpu::elementwise_cost(1);
-    const InputSpec a{{3, 4}}, b{{3, 4}, Domain::positive}, row{{4}, Domain::positive};
-    d.gradcheck = {gc({a, b}), gc({a, row}, {}, "broadcast divisor")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = binary("pow", "c = a ** b", true);
-    cpu::make_pointwise(d, Formula::pow);
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dc = g.grad_output(0), a = g.input(0), b = g.input(1);
-      Val da, db;
-      if (g.needs_grad(0)) da = dc * b * g.call("pow", {a, b - g.scalar_like(1, b)});
-      if (g.needs_grad(1)) db = dc * g.output(0) * g.call("log", {a});
-      return {da, db};
-    };
-    d.backward_note = "da = dc * b * a^(b-1), db = dc * c * log(a)";
-    d.cost = cpu::elementwise_cost(10);
-    d.gradcheck = {gc({{{3, 4}, Domain::positive}, {{3, 4}}}), gc({{{3, 4}, Domain::positive}, {{}}}, {}, "scalar exponent")};
-    registry.add(std::move(d));
-  }
+  registry.add(add_def());
+  registry.add(sub_def());
+  registry.add(mul_def());
+  registry.add(div_def());
+  registry.add(pow_def());
   for (bool is_max : {true, false}) {
     OpDef d = binary(is_max ? "maximum" : "minimum",
                      is_max ? "c = max(a, b) elementwise" : "c = min(a, b) elementwise");
@@ -147,51 +203,7 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
     cpu::make_pointwise(d, c.formula);
     registry.add(std::move(d));
   }
-  {
-    OpDef d = OpDef::declare("where", "elementwise", "c = a where cond != 0 else b (broadcast)", {"cond", "a", "b"});
-    d.accepts_strided = true;
-    d.elementwise = true;
-    d.infer = [](const InferCtx& c) {
-      TensorMeta m;
-      m.shape = broadcast_shapes(broadcast_shapes(c.inputs[0].shape, c.inputs[1].shape, "where"), c.inputs[2].shape,
-                                 "where");
-      m.dtype = promote(c.inputs[1].dtype, c.inputs[2].dtype);
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      const DType dt = k.out().dtype();
-      const Shape& shape = k.out().shape();
-      // An operand of the output's shape is read in place and a one-element one (the 0 of
-      // where(m, dy, 0)) as a scalar: only a real broadcast is copied out to full size.
-      auto readable = [&](const Tensor& t) {
-        return t.numel() == 1 || (t.is_contiguous() && t.shape() == shape) ? t : t.view_expand(shape).contiguous();
-      };
-      const Tensor cc = readable(cpu::as_dtype(k.in(0), DType::i64)), ac = readable(cpu::as_dtype(k.in(1), dt)),
-                   bc = readable(cpu::as_dtype(k.in(2), dt));
-      const int64_t n = k.out().numel();
-      auto step = [](const Tensor& t) -> int64_t { return t.numel() == 1 ? 0 : 1; };
-      const int64_t sc = step(cc), sa = step(ac), sb = step(bc);
-      visit_dtype(dt, [&](auto z) {
-        using T = decltype(z);
-        const int64_t* pc = cc.data<int64_t>();
-        const T *pa = ac.data<T>(), *pb = bc.data<T>();
-        T* o = k.out().data<T>();
-        parallel_for(n, grain_for(1.0), [&](int64_t i0, int64_t i1) {
-          for (int64_t i = i0; i < i1; ++i) o[i] = pc[i * sc] ? pa[i * sa] : pb[i * sb];
-        });
-      });
-    });
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dc = g.grad_output(0), zero = g.scalar_like(0, dc), cond = g.input(0);
-      return {Val{}, g.call("where", {cond, dc, zero}), g.call("where", {cond, zero, dc})};
-    };
-    d.backward_note = "da = dc where cond, db = dc where not cond";
-    d.cost = cpu::elementwise_cost(1);
-    d.gradcheck = {gc({{{3, 4}, Domain::mask, 0, false}, {{3, 4}}, {{3, 4}}}),
-                   gc({{{3, 1}, Domain::mask, 0, false}, {{3, 4}}, {{4}}}, {}, "broadcast")};
-    registry.add(std::move(d));
-  }
+  registry.add(where_def());
 }
 
 }  // namespace

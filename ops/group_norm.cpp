@@ -183,80 +183,86 @@ const char* const kBackwardNote =
     "x̂ = (x − μ)·rstd per group, g = dy·γ: dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) over the group, dγ_c = Σ dy·x̂, "
     "dβ_c = Σ dy over images and positions (one fused group_norm_backward op; μ and rstd recomputed from x)";
 
-OPSCOPE_REGISTER_OPS(register_group_norm_ops) {
-  {
-    OpDef d = OpDef::declare("group_norm", "norm",
-                             "y = (x − μ) / sqrt(σ² + eps)·γ_c + β_c, μ and σ² (biased) over each group of C/num_groups "
-                             "channels of each image (torch.nn.functional.group_norm(x, num_groups, weight, bias, eps))",
-                             {"x", "weight?", "bias?"});
-    d.attrs = {groups_attr(), eps_attr()};
-    d.infer = [](const InferCtx& c) {
-      check_group_inputs(c, 1, 2);
-      return std::vector<TensorMeta>{c.inputs[0]};
-    };
-    d.kernel(Device::cpu, "two_pass", forward_kernel());
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return group_norm_grads(g, g.attrs().i("num_groups")); };
-    d.backward_note = kBackwardNote;
-    d.cost = group_norm_cost;
-    const InputSpec x{{2, 6, 3, 2}}, c6{{6}};
-    d.gradcheck = with_float32_rtol({gc({x, c6, c6}, {{"num_groups", int64_t{3}}}, "3 groups of 2 channels, weight and bias"),
-                   gc({x}, {{"num_groups", int64_t{2}}}, "no weight, no bias"),
-                   gc({InputSpec{{3, 4, 5}}, InputSpec{{4}}}, {{"num_groups", int64_t{1}}, {"eps", 0.1}}, "1 group (layer norm over C, L), weight only"),
-                   gc({InputSpec{{2, 4}}, InputSpec{{4}}, InputSpec{{4}}}, {{"num_groups", int64_t{2}}}, "no spatial axes")}, kRowSumFloat32Rtol);
-    d.lab = {"N C H W G", {8, 64, 32, 32, 8}, 4,
-             [](const std::vector<int64_t>& s) {
-               return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[1]}, {s[1]}}, {{"num_groups", cpu::size_or(s, 4, 8)}});
-             }, {}};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("instance_norm", "norm",
-                             "y = (x − μ) / sqrt(σ² + eps)·γ_c + β_c, μ and σ² over each channel of each image alone: "
-                             "group_norm with one group per channel (InstanceNorm2d without running statistics)",
-                             {"x", "weight?", "bias?"});
-    d.attrs = {eps_attr()};
-    d.infer = [](const InferCtx& c) {
-      check_group_inputs(c, 1, 2);
-      return std::vector<TensorMeta>{c.inputs[0]};
-    };
-    d.kernel(Device::cpu, "two_pass", forward_kernel());
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> { return group_norm_grads(g, g.input_meta(0).shape[1]); };
-    d.backward_note = std::string("group_norm_backward with num_groups = C: ") + kBackwardNote;
-    d.cost = group_norm_cost;
-    d.gradcheck = with_float32_rtol({gc({InputSpec{{2, 3, 4, 3}}, InputSpec{{3}}, InputSpec{{3}}}, {}, "weight and bias"),
-                   gc({InputSpec{{2, 2, 5}}}, {{"eps", 0.01}}, "1-D, no weight")}, kRowSumFloat32Rtol);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("group_norm_backward", "norm",
-                             "dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per group with g = dy·γ_c; dγ_c = Σ dy·x̂; dβ_c = Σ dy",
-                             {"x", "dy", "weight?"});
-    d.attrs = {groups_attr(), eps_attr()};
-    d.num_outputs = 3;
-    d.infer = [](const InferCtx& c) {
-      check_group_inputs(c, 2, 2);
-      return cpu::norm_backward_outputs(c, {c.inputs[0].shape[1]});
-    };
-    d.kernel(Device::cpu, "two_pass", [](KernelCtx& k) {
-      cpu::norm_backward_or_zero(k, [&] {
-        const GroupSplit s = split_of(k, k.in(0).shape());
-        cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { group_norm_backward<decltype(z)>(k, s); });
-      });
+OpDef group_norm_def() {
+  OpDef d = OpDef::declare("group_norm", "norm",
+                           "y = (x − μ) / sqrt(σ² + eps)·γ_c + β_c, μ and σ² (biased) over each group of C/num_groups "
+                           "channels of each image (torch.nn.functional.group_norm(x, num_groups, weight, bias, eps))",
+                           {"x", "weight?", "bias?"});
+  d.attrs = {groups_attr(), eps_attr()};
+  d.infer = [](const InferCtx& c) {
+    check_group_inputs(c, 1, 2);
+    return std::vector<TensorMeta>{c.inputs[0]};
+  };
+  d.kernel(Device::cpu, "two_pass", forward_kernel());
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return group_norm_grads(g, g.attrs().i("num_groups")); };
+  d.backward_note = kBackwardNote;
+  d.cost = group_norm_cost;
+  const InputSpec x{{2, 6, 3, 2}}, c6{{6}};
+  d.gradcheck = with_float32_rtol({gc({x, c6, c6}, {{"num_groups", int64_t{3}}}, "3 groups of 2 channels, weight and bias"),
+                 gc({x}, {{"num_groups", int64_t{2}}}, "no weight, no bias"),
+                 gc({InputSpec{{3, 4, 5}}, InputSpec{{4}}}, {{"num_groups", int64_t{1}}, {"eps", 0.1}}, "1 group (layer norm over C, L), weight only"),
+                 gc({InputSpec{{2, 4}}, InputSpec{{4}}, InputSpec{{4}}}, {{"num_groups", int64_t{2}}}, "no spatial axes")}, kRowSumFloat32Rtol);
+  d.lab = {"N C H W G", {8, 64, 32, 32, 8}, 4,
+           [](const std::vector<int64_t>& s) {
+             return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[1]}, {s[1]}}, {{"num_groups", cpu::size_or(s, 4, 8)}});
+           }, {}};
+  return d;
+}
+
+OpDef instance_norm_def() {
+  OpDef d = OpDef::declare("instance_norm", "norm",
+                           "y = (x − μ) / sqrt(σ² + eps)·γ_c + β_c, μ and σ² over each channel of each image alone: "
+                           "group_norm with one group per channel (InstanceNorm2d without running statistics)",
+                           {"x", "weight?", "bias?"});
+  d.attrs = {eps_attr()};
+  d.infer = [](const InferCtx& c) {
+    check_group_inputs(c, 1, 2);
+    return std::vector<TensorMeta>{c.inputs[0]};
+  };
+  d.kernel(Device::cpu, "two_pass", forward_kernel());
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> { return group_norm_grads(g, g.input_meta(0).shape[1]); };
+  d.backward_note = std::string("group_norm_backward with num_groups = C: ") + kBackwardNote;
+  d.cost = group_norm_cost;
+  d.gradcheck = with_float32_rtol({gc({InputSpec{{2, 3, 4, 3}}, InputSpec{{3}}, InputSpec{{3}}}, {}, "weight and bias"),
+                 gc({InputSpec{{2, 2, 5}}}, {{"eps", 0.01}}, "1-D, no weight")}, kRowSumFloat32Rtol);
+  return d;
+}
+
+OpDef group_norm_backward_def() {
+  OpDef d = OpDef::declare("group_norm_backward", "norm",
+                           "dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per group with g = dy·γ_c; dγ_c = Σ dy·x̂; dβ_c = Σ dy",
+                           {"x", "dy", "weight?"});
+  d.attrs = {groups_attr(), eps_attr()};
+  d.num_outputs = 3;
+  d.infer = [](const InferCtx& c) {
+    check_group_inputs(c, 2, 2);
+    return cpu::norm_backward_outputs(c, {c.inputs[0].shape[1]});
+  };
+  d.kernel(Device::cpu, "two_pass", [](KernelCtx& k) {
+    cpu::norm_backward_or_zero(k, [&] {
+      const GroupSplit s = split_of(k, k.in(0).shape());
+      cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { group_norm_backward<decltype(z)>(k, s); });
     });
-    d.differentiable = false;
-    d.checked_via = "group_norm";
-    // Cases for the CUDA tests (gradchecked through group_norm and instance_norm).
-    d.gradcheck = with_float32_rtol({gc({{{2, 6, 3, 2}}, {{2, 6, 3, 2}}, {{6}}}, {{"num_groups", int64_t{3}}}, "with weight"),
-                   gc({{{2, 4, 5}}, {{2, 4, 5}}}, {{"num_groups", int64_t{4}}}, "instance norm, no weight")}, kRowSumFloat32Rtol);
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view algo) {
-      Cost c = group_norm_cost(in, out, a, algo);
-      c.flops *= 2;
-      return c;
-    };
-    registry.add(std::move(d));
-  }
+  });
+  d.differentiable = false;
+  d.checked_via = "group_norm";
+  // Cases for the CUDA tests (gradchecked through group_norm and instance_norm).
+  d.gradcheck = with_float32_rtol({gc({{{2, 6, 3, 2}}, {{2, 6, 3, 2}}, {{6}}}, {{"num_groups", int64_t{3}}}, "with weight"),
+                 gc({{{2, 4, 5}}, {{2, 4, 5}}}, {{"num_groups", int64_t{4}}}, "instance norm, no weight")}, kRowSumFloat32Rtol);
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view algo) {
+    Cost c = group_norm_cost(in, out, a, algo);
+    c.flops *= 2;
+    return c;
+  };
+  return d;
+}
+
+OPSCOPE_REGISTER_OPS(register_group_norm_ops) {
+  registry.add(group_norm_def());
+  registry.add(instance_norm_def());
+  registry.add(group_norm_backward_def());
 }
 
 }  // namespace

@@ -132,85 +132,89 @@ CostFn resize_cost(bool forward) {
   };
 }
 
+OpDef interpolate_def() {
+  OpDef d = OpDef::declare("interpolate", "shape",
+                           "y[n, c, o, p] = x at the source of (o, p): the nearest pixel (floor(o·r), or the pixel centre's "
+                           "floor((o + ½)·r)), or bilinear: the four around src = (o + ½)·r − ½ weighted by distance "
+                           "(F.interpolate; r = 1/scale_factor or H/OH)",
+                           {"x"});
+  d.attrs = resize_attrs();
+  d.infer = [](const InferCtx& c) {
+    c.expect_float(0);
+    check_image(c, c.inputs[0].shape, "x");
+    TensorMeta m = c.inputs[0];
+    m.shape = resized_shape(c, m.shape);
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
+    if (k.out().numel() == 0) return;
+    const ResizeGeom g = resize_geom(k.in(0).shape(), k.out().shape(), k.attrs);
+    cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      resize_planes<T, false>(g, k.in(0).data<T>(), k.out().data<T>());
+    });
+  });
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    AttrMap a = resize_attr_map(g.attrs());
+    a.emplace_back("input_shape", V(g.input_meta(0).shape));
+    return {g.call("interpolate_backward", {g.grad_output(0)}, a)};
+  };
+  d.backward_note = "dx = interpolate_backward(dy): each dy[o, p] added to the pixels it was read from, times their weights";
+  d.cost = resize_cost(true);
+  const InputSpec x{{1, 2, 3, 4}}, x2{{2, 1, 5, 4}};
+  d.gradcheck = {gc({x}, {{"scale_factor", 2.0}}, "nearest ×2"),
+                 gc({x}, {{"size", V{5, 7}}, {"mode", std::string("bilinear")}}, "bilinear to 5×7"),
+                 gc({x}, {{"size", V{5, 7}}, {"mode", std::string("bilinear")}, {"align_corners", true}}, "bilinear, align_corners"),
+                 gc({x2}, {{"scale_factor", 0.6}, {"mode", std::string("bilinear")}}, "bilinear ×0.6 (downsampling)"),
+                 gc({x2}, {{"scale_factor", 1.5}, {"scale_factor_w", 2.5}, {"mode", std::string("nearest-exact")}},
+                    "nearest-exact, ×1.5 along H, ×2.5 along W"),
+                 gc({x2}, {{"size", V{3, 3}}}, "nearest to 3×3")};
+  d.lab = {"N C H W S: x N×C×H×W scaled by S, bilinear", {8, 32, 64, 64, 2}, 4,
+           [](const std::vector<int64_t>& s) {
+             return cpu::lab_case({{s[0], s[1], s[2], s[3]}},
+                                  {{"scale_factor", static_cast<double>(cpu::size_or(s, 4, 2))}, {"mode", std::string("bilinear")}});
+           }, {}};
+  return d;
+}
+
+OpDef interpolate_backward_def() {
+  OpDef d = OpDef::declare("interpolate_backward", "shape",
+                           "dx[n, c, i, j] = Σ over the outputs (o, p) that read pixel (i, j) of dy[n, c, o, p]·(its weight there)",
+                           {"dy"});
+  d.attrs = resize_attrs();
+  d.attrs.push_back(make_attr("input_shape", AttrType::int_list, V{}, "the forward input's shape [N, C, H, W]", {}, {}, {}, true));
+  d.infer = [](const InferCtx& c) {
+    c.expect_float(0);
+    const Shape xs = c.attrs.ints("input_shape");
+    check_image(c, xs, "input_shape");
+    const Shape expect = resized_shape(c, xs);
+    if (c.inputs[0].shape != expect)
+      c.fail("dy has shape " + shape_str(c.inputs[0].shape) + " but interpolate of x " + shape_str(xs) + " gives " + shape_str(expect),
+             "dy must have the shape of the forward output");
+    TensorMeta m = c.inputs[0];
+    m.shape = xs;
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
+    if (k.out().numel() == 0) return;
+    const ResizeGeom g = resize_geom(k.out().shape(), k.in(0).shape(), k.attrs);
+    cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      resize_planes<T, true>(g, k.in(0).data<T>(), k.out().data<T>());
+    });
+  });
+  d.differentiable = false;
+  d.checked_via = "interpolate";
+  // Cases for the CUDA tests (gradchecked through interpolate).
+  d.gradcheck = {gc({{{1, 2, 6, 8}}}, {{"scale_factor", 2.0}, {"input_shape", V{1, 2, 3, 4}}}, "nearest ×2"),
+                 gc({{{1, 2, 5, 7}}}, {{"size", V{5, 7}}, {"mode", std::string("bilinear")}, {"input_shape", V{1, 2, 3, 4}}}, "bilinear")};
+  d.cost = resize_cost(false);
+  return d;
+}
+
 OPSCOPE_REGISTER_OPS(register_interpolate_ops) {
-  {
-    OpDef d = OpDef::declare("interpolate", "shape",
-                             "y[n, c, o, p] = x at the source of (o, p): the nearest pixel (floor(o·r), or the pixel centre's "
-                             "floor((o + ½)·r)), or bilinear: the four around src = (o + ½)·r − ½ weighted by distance "
-                             "(F.interpolate; r = 1/scale_factor or H/OH)",
-                             {"x"});
-    d.attrs = resize_attrs();
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      check_image(c, c.inputs[0].shape, "x");
-      TensorMeta m = c.inputs[0];
-      m.shape = resized_shape(c, m.shape);
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
-      if (k.out().numel() == 0) return;
-      const ResizeGeom g = resize_geom(k.in(0).shape(), k.out().shape(), k.attrs);
-      cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        resize_planes<T, false>(g, k.in(0).data<T>(), k.out().data<T>());
-      });
-    });
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      AttrMap a = resize_attr_map(g.attrs());
-      a.emplace_back("input_shape", V(g.input_meta(0).shape));
-      return {g.call("interpolate_backward", {g.grad_output(0)}, a)};
-    };
-    d.backward_note = "dx = interpolate_backward(dy): each dy[o, p] added to the pixels it was read from, times their weights";
-    d.cost = resize_cost(true);
-    const InputSpec x{{1, 2, 3, 4}}, x2{{2, 1, 5, 4}};
-    d.gradcheck = {gc({x}, {{"scale_factor", 2.0}}, "nearest ×2"),
-                   gc({x}, {{"size", V{5, 7}}, {"mode", std::string("bilinear")}}, "bilinear to 5×7"),
-                   gc({x}, {{"size", V{5, 7}}, {"mode", std::string("bilinear")}, {"align_corners", true}}, "bilinear, align_corners"),
-                   gc({x2}, {{"scale_factor", 0.6}, {"mode", std::string("bilinear")}}, "bilinear ×0.6 (downsampling)"),
-                   gc({x2}, {{"scale_factor", 1.5}, {"scale_factor_w", 2.5}, {"mode", std::string("nearest-exact")}},
-                      "nearest-exact, ×1.5 along H, ×2.5 along W"),
-                   gc({x2}, {{"size", V{3, 3}}}, "nearest to 3×3")};
-    d.lab = {"N C H W S: x N×C×H×W scaled by S, bilinear", {8, 32, 64, 64, 2}, 4,
-             [](const std::vector<int64_t>& s) {
-               return cpu::lab_case({{s[0], s[1], s[2], s[3]}},
-                                    {{"scale_factor", static_cast<double>(cpu::size_or(s, 4, 2))}, {"mode", std::string("bilinear")}});
-             }, {}};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("interpolate_backward", "shape",
-                             "dx[n, c, i, j] = Σ over the outputs (o, p) that read pixel (i, j) of dy[n, c, o, p]·(its weight there)",
-                             {"dy"});
-    d.attrs = resize_attrs();
-    d.attrs.push_back(make_attr("input_shape", AttrType::int_list, V{}, "the forward input's shape [N, C, H, W]", {}, {}, {}, true));
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      const Shape xs = c.attrs.ints("input_shape");
-      check_image(c, xs, "input_shape");
-      const Shape expect = resized_shape(c, xs);
-      if (c.inputs[0].shape != expect)
-        c.fail("dy has shape " + shape_str(c.inputs[0].shape) + " but interpolate of x " + shape_str(xs) + " gives " + shape_str(expect),
-               "dy must have the shape of the forward output");
-      TensorMeta m = c.inputs[0];
-      m.shape = xs;
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
-      if (k.out().numel() == 0) return;
-      const ResizeGeom g = resize_geom(k.out().shape(), k.in(0).shape(), k.attrs);
-      cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        resize_planes<T, true>(g, k.in(0).data<T>(), k.out().data<T>());
-      });
-    });
-    d.differentiable = false;
-    d.checked_via = "interpolate";
-    // Cases for the CUDA tests (gradchecked through interpolate).
-    d.gradcheck = {gc({{{1, 2, 6, 8}}}, {{"scale_factor", 2.0}, {"input_shape", V{1, 2, 3, 4}}}, "nearest ×2"),
-                   gc({{{1, 2, 5, 7}}}, {{"size", V{5, 7}}, {"mode", std::string("bilinear")}, {"input_shape", V{1, 2, 3, 4}}}, "bilinear")};
-    d.cost = resize_cost(false);
-    registry.add(std::move(d));
-  }
+  registry.add(interpolate_def());
+  registry.add(interpolate_backward_def());
 }
 
 }  // namespace

@@ -209,171 +209,180 @@ KernelFn float_kernel(F f) {
   };
 }
 
-OPSCOPE_REGISTER_OPS(register_norm_ops) {
-  const std::vector<std::string> kAlgos = {"welford", "two_pass", "naive"};
-  {
-    OpDef d = OpDef::declare("layer_norm", "norm",
-                             "y = (x - μ) / sqrt(σ² + eps) · γ + β, μ and σ² (biased) over the trailing axes of sizes "
-                             "normalized_shape (torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps))",
-                             {"x", "weight?", "bias?"});
-    d.attrs = {normalized_shape_attr(), eps_attr()};
-    d.infer = [](const InferCtx& c) {
-      check_layer_inputs(c, 1);
-      return std::vector<TensorMeta>{c.inputs[0]};
-    };
-    d.default_algo = "welford";
-    for (const auto& a : kAlgos)
-      d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
-        layer_norm_forward<decltype(z)>(k, algo);
-      }));
-    // Saves x and weight. NOTE: core/workspace.cpp indexes inputs[s.index] for every saved
-    // ref, so calling without weight while x requires grad needs core to skip absent inputs.
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const size_t n = g.num_inputs();
-      std::vector<Val> ins = {g.input(0), g.grad_output(0)};
-      if (n > 1) ins.push_back(g.input(1));
-      auto outs = g.call_multi("layer_norm_backward", ins,
-                               {{"normalized_shape", g.attrs().ints("normalized_shape")}, {"eps", g.attrs().f("eps")}});
-      std::vector<Val> r = {g.needs_grad(0) ? outs[0] : Val{}};
-      if (n > 1) r.push_back(g.needs_grad(1) ? outs[1] : Val{});
-      if (n > 2) r.push_back(g.needs_grad(2) ? outs[2] : Val{});
-      return r;
-    };
-    d.backward_note =
-        "x̂ = (x - μ)·rstd, g = dy·γ: dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dγ = Σ_rows dy·x̂, dβ = Σ_rows dy "
-        "(one fused layer_norm_backward op; μ and rstd recomputed from x)";
-    d.cost = norm_cost(8);
-    const InputSpec x35{{3, 5}}, w5{{5}}, x234{{2, 3, 4}}, w34{{3, 4}}, x27{{2, 7}}, w7{{7}};
-    using V = std::vector<int64_t>;
-    d.gradcheck = with_float32_rtol({gc({x35, w5, w5}, {{"normalized_shape", V{5}}}, "weight and bias"),
-                   gc({x234, w34, w34}, {{"normalized_shape", V{3, 4}}}, "two normalized axes"),
-                   gc({x27, w7}, {{"normalized_shape", V{7}}, {"eps", 0.1}}, "weight only, large eps"),
-                   gc({x234}, {{"normalized_shape", V{4}}}, "no weight, no bias"),
-                   gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}}, {{"normalized_shape", V{40}}},
-                      "rows longer than the Welford lanes")}, kRowSumFloat32Rtol);
-    // The reference is the two-pass algorithm: "naive" is the cancelling E[x²] − E[x]² the lab shows failing.
-    d.lab = {"ROWS COLS", {4096, 4096}, 1,
-             [](const std::vector<int64_t>& s) {
-               const int64_t cols = s.size() > 1 ? s[1] : s[0];
-               return cpu::lab_case({{s[0], cols}}, {{"normalized_shape", V{cols}}});
-             },
-             "two_pass"};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("layer_norm_backward", "norm",
-                             "dx = rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = dy·γ; dγ = Σ_rows dy·x̂; dβ = Σ_rows dy",
-                             {"x", "dy", "weight?"});
-    d.attrs = {normalized_shape_attr(), eps_attr()};
-    d.num_outputs = 3;
-    d.infer = [](const InferCtx& c) {
-      check_layer_inputs(c, 2);
-      return cpu::norm_backward_outputs(c, c.attrs.ints("normalized_shape"));
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      cpu::norm_backward_or_zero(k, [&] {
-        cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { layer_norm_backward_kernel<decltype(z)>(k); });
-      });
+const std::vector<std::string> kLayerNormAlgos = {"welford", "two_pass", "naive"};
+
+OpDef layer_norm_def() {
+  OpDef d = OpDef::declare("layer_norm", "norm",
+                           "y = (x - μ) / sqrt(σ² + eps) · γ + β, μ and σ² (biased) over the trailing axes of sizes "
+                           "normalized_shape (torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps))",
+                           {"x", "weight?", "bias?"});
+  d.attrs = {normalized_shape_attr(), eps_attr()};
+  d.infer = [](const InferCtx& c) {
+    check_layer_inputs(c, 1);
+    return std::vector<TensorMeta>{c.inputs[0]};
+  };
+  d.default_algo = "welford";
+  for (const auto& a : kLayerNormAlgos)
+    d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
+      layer_norm_forward<decltype(z)>(k, algo);
+    }));
+  // Saves x and weight. NOTE: core/workspace.cpp indexes inputs[s.index] for every saved
+  // ref, so calling without weight while x requires grad needs core to skip absent inputs.
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const size_t n = g.num_inputs();
+    std::vector<Val> ins = {g.input(0), g.grad_output(0)};
+    if (n > 1) ins.push_back(g.input(1));
+    auto outs = g.call_multi("layer_norm_backward", ins,
+                             {{"normalized_shape", g.attrs().ints("normalized_shape")}, {"eps", g.attrs().f("eps")}});
+    std::vector<Val> r = {g.needs_grad(0) ? outs[0] : Val{}};
+    if (n > 1) r.push_back(g.needs_grad(1) ? outs[1] : Val{});
+    if (n > 2) r.push_back(g.needs_grad(2) ? outs[2] : Val{});
+    return r;
+  };
+  d.backward_note =
+      "x̂ = (x - μ)·rstd, g = dy·γ: dx = rstd·(g - mean(g) - x̂·mean(g·x̂)), dγ = Σ_rows dy·x̂, dβ = Σ_rows dy "
+      "(one fused layer_norm_backward op; μ and rstd recomputed from x)";
+  d.cost = norm_cost(8);
+  const InputSpec x35{{3, 5}}, w5{{5}}, x234{{2, 3, 4}}, w34{{3, 4}}, x27{{2, 7}}, w7{{7}};
+  using V = std::vector<int64_t>;
+  d.gradcheck = with_float32_rtol({gc({x35, w5, w5}, {{"normalized_shape", V{5}}}, "weight and bias"),
+                 gc({x234, w34, w34}, {{"normalized_shape", V{3, 4}}}, "two normalized axes"),
+                 gc({x27, w7}, {{"normalized_shape", V{7}}, {"eps", 0.1}}, "weight only, large eps"),
+                 gc({x234}, {{"normalized_shape", V{4}}}, "no weight, no bias"),
+                 gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}}, {{"normalized_shape", V{40}}},
+                    "rows longer than the Welford lanes")}, kRowSumFloat32Rtol);
+  // The reference is the two-pass algorithm: "naive" is the cancelling E[x²] − E[x]² the lab shows failing.
+  d.lab = {"ROWS COLS", {4096, 4096}, 1,
+           [](const std::vector<int64_t>& s) {
+             const int64_t cols = s.size() > 1 ? s[1] : s[0];
+             return cpu::lab_case({{s[0], cols}}, {{"normalized_shape", V{cols}}});
+           },
+           "two_pass"};
+  return d;
+}
+
+OpDef layer_norm_backward_def() {
+  OpDef d = OpDef::declare("layer_norm_backward", "norm",
+                           "dx = rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = dy·γ; dγ = Σ_rows dy·x̂; dβ = Σ_rows dy",
+                           {"x", "dy", "weight?"});
+  d.attrs = {normalized_shape_attr(), eps_attr()};
+  d.num_outputs = 3;
+  d.infer = [](const InferCtx& c) {
+    check_layer_inputs(c, 2);
+    return cpu::norm_backward_outputs(c, c.attrs.ints("normalized_shape"));
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    cpu::norm_backward_or_zero(k, [&] {
+      cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { layer_norm_backward_kernel<decltype(z)>(k); });
     });
-    d.differentiable = false;
-    d.checked_via = "layer_norm";
-    // Cases for the CUDA tests (gradchecked through layer_norm).
-    d.gradcheck = with_float32_rtol({gc({{{3, 5}}, {{3, 5}}, {{5}}}, {{"normalized_shape", std::vector<int64_t>{5}}}, "with weight"),
-                   gc({{{2, 3, 4}}, {{2, 3, 4}}}, {{"normalized_shape", std::vector<int64_t>{3, 4}}}, "two axes, no weight")}, kRowSumFloat32Rtol);
-    d.cost = norm_cost(14);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("batch_norm", "norm",
-                             "y = (x - μ_c) / sqrt(σ²_c + eps) · γ_c + β_c per channel c of x [N, C, ...]; training: batch "
-                             "statistics, running = (1 - momentum)·running + momentum·batch (σ² unbiased) in place; "
-                             "eval: running statistics",
-                             {"x", "running_mean", "running_var", "weight?", "bias?"});
-    d.attrs = {make_attr("training", AttrType::boolean, true, "use batch statistics and update the running ones"),
-               make_attr("momentum", AttrType::real, 0.1, "weight of the batch statistics in the running update", 0.0, 1.0),
-               eps_attr()};
-    d.infer = [](const InferCtx& c) {
-      check_batch_inputs(c, 1, {"running_mean", "running_var", "weight", "bias"});
+  });
+  d.differentiable = false;
+  d.checked_via = "layer_norm";
+  // Cases for the CUDA tests (gradchecked through layer_norm).
+  d.gradcheck = with_float32_rtol({gc({{{3, 5}}, {{3, 5}}, {{5}}}, {{"normalized_shape", std::vector<int64_t>{5}}}, "with weight"),
+                 gc({{{2, 3, 4}}, {{2, 3, 4}}}, {{"normalized_shape", std::vector<int64_t>{3, 4}}}, "two axes, no weight")}, kRowSumFloat32Rtol);
+  d.cost = norm_cost(14);
+  return d;
+}
+
+OpDef batch_norm_def() {
+  OpDef d = OpDef::declare("batch_norm", "norm",
+                           "y = (x - μ_c) / sqrt(σ²_c + eps) · γ_c + β_c per channel c of x [N, C, ...]; training: batch "
+                           "statistics, running = (1 - momentum)·running + momentum·batch (σ² unbiased) in place; "
+                           "eval: running statistics",
+                           {"x", "running_mean", "running_var", "weight?", "bias?"});
+  d.attrs = {make_attr("training", AttrType::boolean, true, "use batch statistics and update the running ones"),
+             make_attr("momentum", AttrType::real, 0.1, "weight of the batch statistics in the running update", 0.0, 1.0),
+             eps_attr()};
+  d.infer = [](const InferCtx& c) {
+    check_batch_inputs(c, 1, {"running_mean", "running_var", "weight", "bias"});
+    for (size_t i = 1; i <= 2; ++i)
+      if (c.inputs[i].dtype != c.inputs[0].dtype)
+        c.fail(std::string(i == 1 ? "running_mean" : "running_var") + " is " + dtype_name(c.inputs[i].dtype) +
+                   " but x is " + dtype_name(c.inputs[0].dtype),
+               "the running statistics are updated in place, so they must have x's dtype");
+    const Shape& xs = c.inputs[0].shape;
+    const int64_t per_channel = shape_numel(xs) / std::max<int64_t>(1, xs[1]);
+    if (c.attrs.b("training") && per_channel <= 1 && shape_numel(xs) > 0)
+      c.fail("training needs more than one value per channel to estimate a variance, but x " + shape_str(xs) +
+                 " has " + std::to_string(per_channel),
+             "use a batch of 2 or more, or training=False");
+    return std::vector<TensorMeta>{c.inputs[0]};
+  };
+  d.stateful = true;  // the running statistics change in place: never merged, folded or recomputed
+  // Strided inputs are accepted so that the running statistics reach the kernel as the
+  // caller's own buffers (a contiguous copy would take the in-place update and lose it).
+  d.accepts_strided = true;
+  d.default_algo = "welford";
+  for (const auto& a : kLayerNormAlgos)
+    d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
       for (size_t i = 1; i <= 2; ++i)
-        if (c.inputs[i].dtype != c.inputs[0].dtype)
-          c.fail(std::string(i == 1 ? "running_mean" : "running_var") + " is " + dtype_name(c.inputs[i].dtype) +
-                     " but x is " + dtype_name(c.inputs[0].dtype),
-                 "the running statistics are updated in place, so they must have x's dtype");
-      const Shape& xs = c.inputs[0].shape;
-      const int64_t per_channel = shape_numel(xs) / std::max<int64_t>(1, xs[1]);
-      if (c.attrs.b("training") && per_channel <= 1 && shape_numel(xs) > 0)
-        c.fail("training needs more than one value per channel to estimate a variance, but x " + shape_str(xs) +
-                   " has " + std::to_string(per_channel),
-               "use a batch of 2 or more, or training=False");
-      return std::vector<TensorMeta>{c.inputs[0]};
-    };
-    d.stateful = true;  // the running statistics change in place: never merged, folded or recomputed
-    // Strided inputs are accepted so that the running statistics reach the kernel as the
-    // caller's own buffers (a contiguous copy would take the in-place update and lose it).
-    d.accepts_strided = true;
-    d.default_algo = "welford";
-    for (const auto& a : kAlgos)
-      d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
-        for (size_t i = 1; i <= 2; ++i)
-          if (!k.in(i).is_contiguous())
-            throw Error(std::string("batch_norm: ") + (i == 1 ? "running_mean" : "running_var") +
-                            " must be a contiguous tensor: it is updated in place",
-                        "make the running statistics with zeros(C) and ones(C), not as a slice of another tensor");
-        std::vector<Tensor> dense = k.inputs;
-        for (size_t i = 0; i < dense.size(); ++i)
-          if (i != 1 && i != 2) dense[i] = dense[i].contiguous();
-        KernelCtx kd{k.op, dense, k.attrs, k.out_meta, k.outputs, k.ws, k.out_category};
-        batch_norm_forward<decltype(z)>(kd, algo);
-      }));
-    // weight is input 3 (see the note at layer_norm about absent optional inputs).
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::input, 3}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const size_t n = g.num_inputs();
-      std::vector<Val> ins = {g.input(0), g.grad_output(0), g.input(1), g.input(2)};
-      if (n > 3) ins.push_back(g.input(3));
-      auto outs = g.call_multi("batch_norm_backward", ins,
-                               {{"training", g.attrs().b("training")}, {"eps", g.attrs().f("eps")}});
-      std::vector<Val> r = {g.needs_grad(0) ? outs[0] : Val{}, Val{}, Val{}};
-      if (n > 3) r.push_back(g.needs_grad(3) ? outs[1] : Val{});
-      if (n > 4) r.push_back(g.needs_grad(4) ? outs[2] : Val{});
-      return r;
-    };
-    d.backward_note =
-        "training: dx = γ·rstd·(dy - mean(dy) - x̂·mean(dy·x̂)) per channel; eval: dx = γ·rstd·dy; dγ = Σ dy·x̂, "
-        "dβ = Σ dy; running_mean/var get none (one fused batch_norm_backward op)";
-    d.cost = norm_cost(8);
-    const InputSpec x{{4, 3, 2, 2}}, c3{{3}}, rv{{3}, Domain::positive, 0, false}, rm{{3}, Domain::any, 0, false};
-    d.gradcheck = with_float32_rtol({gc({x, rm, rv, c3, c3}, {}, "training, weight and bias"),
-                   gc({x, rm, rv, c3, c3}, {{"training", false}}, "eval: running statistics"),
-                   gc({InputSpec{{6, 3}}, rm, rv, c3}, {}, "2-d input, weight only"),
-                   gc({InputSpec{{2, 3, 37}}, rm, rv, c3, c3}, {{"momentum", 0.5}}, "chunks longer than the Welford lanes")}, kRowSumFloat32Rtol);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("batch_norm_backward", "norm",
-                             "training: dx = γ·rstd·(dy - mean(dy) - x̂·mean(dy·x̂)); eval: dx = γ·rstd·dy; dγ = Σ dy·x̂; dβ = Σ dy "
-                             "(per channel)",
-                             {"x", "dy", "running_mean", "running_var", "weight?"});
-    d.attrs = {make_attr("training", AttrType::boolean, true, "the forward used batch statistics"), eps_attr()};
-    d.num_outputs = 3;
-    d.infer = [](const InferCtx& c) {
-      check_batch_inputs(c, 2, {"running_mean", "running_var", "weight"});
-      return cpu::norm_backward_outputs(c, {c.inputs[0].shape[1]});
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      cpu::norm_backward_or_zero(k, [&] {
-        cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { batch_norm_backward_kernel<decltype(z)>(k); });
-      });
+        if (!k.in(i).is_contiguous())
+          throw Error(std::string("batch_norm: ") + (i == 1 ? "running_mean" : "running_var") +
+                          " must be a contiguous tensor: it is updated in place",
+                      "make the running statistics with zeros(C) and ones(C), not as a slice of another tensor");
+      std::vector<Tensor> dense = k.inputs;
+      for (size_t i = 0; i < dense.size(); ++i)
+        if (i != 1 && i != 2) dense[i] = dense[i].contiguous();
+      KernelCtx kd{k.op, dense, k.attrs, k.out_meta, k.outputs, k.ws, k.out_category};
+      batch_norm_forward<decltype(z)>(kd, algo);
+    }));
+  // weight is input 3 (see the note at layer_norm about absent optional inputs).
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::input, 3}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const size_t n = g.num_inputs();
+    std::vector<Val> ins = {g.input(0), g.grad_output(0), g.input(1), g.input(2)};
+    if (n > 3) ins.push_back(g.input(3));
+    auto outs = g.call_multi("batch_norm_backward", ins,
+                             {{"training", g.attrs().b("training")}, {"eps", g.attrs().f("eps")}});
+    std::vector<Val> r = {g.needs_grad(0) ? outs[0] : Val{}, Val{}, Val{}};
+    if (n > 3) r.push_back(g.needs_grad(3) ? outs[1] : Val{});
+    if (n > 4) r.push_back(g.needs_grad(4) ? outs[2] : Val{});
+    return r;
+  };
+  d.backward_note =
+      "training: dx = γ·rstd·(dy - mean(dy) - x̂·mean(dy·x̂)) per channel; eval: dx = γ·rstd·dy; dγ = Σ dy·x̂, "
+      "dβ = Σ dy; running_mean/var get none (one fused batch_norm_backward op)";
+  d.cost = norm_cost(8);
+  const InputSpec x{{4, 3, 2, 2}}, c3{{3}}, rv{{3}, Domain::positive, 0, false}, rm{{3}, Domain::any, 0, false};
+  d.gradcheck = with_float32_rtol({gc({x, rm, rv, c3, c3}, {}, "training, weight and bias"),
+                 gc({x, rm, rv, c3, c3}, {{"training", false}}, "eval: running statistics"),
+                 gc({InputSpec{{6, 3}}, rm, rv, c3}, {}, "2-d input, weight only"),
+                 gc({InputSpec{{2, 3, 37}}, rm, rv, c3, c3}, {{"momentum", 0.5}}, "chunks longer than the Welford lanes")}, kRowSumFloat32Rtol);
+  return d;
+}
+
+OpDef batch_norm_backward_def() {
+  OpDef d = OpDef::declare("batch_norm_backward", "norm",
+                           "training: dx = γ·rstd·(dy - mean(dy) - x̂·mean(dy·x̂)); eval: dx = γ·rstd·dy; dγ = Σ dy·x̂; dβ = Σ dy "
+                           "(per channel)",
+                           {"x", "dy", "running_mean", "running_var", "weight?"});
+  d.attrs = {make_attr("training", AttrType::boolean, true, "the forward used batch statistics"), eps_attr()};
+  d.num_outputs = 3;
+  d.infer = [](const InferCtx& c) {
+    check_batch_inputs(c, 2, {"running_mean", "running_var", "weight"});
+    return cpu::norm_backward_outputs(c, {c.inputs[0].shape[1]});
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    cpu::norm_backward_or_zero(k, [&] {
+      cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { batch_norm_backward_kernel<decltype(z)>(k); });
     });
-    d.differentiable = false;
-    d.checked_via = "batch_norm";
-    // Cases for the CUDA tests (gradchecked through batch_norm).
-    d.gradcheck = with_float32_rtol({gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}, {{3}}}, {}, "training"),
-                   gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}}, {{"training", false}}, "eval, no weight")}, kRowSumFloat32Rtol);
-    d.cost = norm_cost(14);
-    registry.add(std::move(d));
-  }
+  });
+  d.differentiable = false;
+  d.checked_via = "batch_norm";
+  // Cases for the CUDA tests (gradchecked through batch_norm).
+  d.gradcheck = with_float32_rtol({gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}, {{3}}}, {}, "training"),
+                 gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}}, {{"training", false}}, "eval, no weight")}, kRowSumFloat32Rtol);
+  d.cost = norm_cost(14);
+  return d;
+}
+
+OPSCOPE_REGISTER_OPS(register_norm_ops) {
+  registry.add(layer_norm_def());
+  registry.add(layer_norm_backward_def());
+  registry.add(batch_norm_def());
+  registry.add(batch_norm_backward_def());
 }
 
 }  // namespace

@@ -84,141 +84,147 @@ void check_pads(const InferCtx& c, const Shape& xs, const std::vector<int64_t>& 
   }
 }
 
-OPSCOPE_REGISTER_OPS(register_pad_ops) {
-  {
-    OpDef d = OpDef::declare("pad", "shape",
-                             "y = x with (left, right) pads on its last axes, last axis first (F.pad order); constant: "
-                             "value, reflect: x mirrored around the edge, replicate: the edge repeated",
-                             {"x"});
-    d.attrs = {make_attr("pads", AttrType::int_list, std::vector<int64_t>{}, "[left, right, top, bottom, ...]", {}, {},
-                         {}, true),
-               make_attr("mode", AttrType::string, std::string("constant"), "what fills the border", {}, {},
-                         {"constant", "reflect", "replicate"}),
-               make_attr("value", AttrType::real, 0.0, "fill value for mode=constant")};
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      const auto& pads = c.attrs.ints("pads");
-      check_pads(c, c.inputs[0].shape, pads, pad_mode(c.attrs.s("mode")));
-      TensorMeta m = c.inputs[0];
-      m.shape = padded_shape(m.shape, pads);
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
-      const Tensor& x = k.in(0);
-      const PadMode mode = pad_mode(k.attrs.s("mode"));
-      const auto left = left_pads(k.attrs.ints("pads"), x.shape().size());
-      cpu::visit_float(x.dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        const T* px = x.data<T>();
-        T* py = k.out().data<T>();
-        const T value = static_cast<T>(k.attrs.f("value"));
-        for_each_padded(x.shape(), k.out().shape(), left, mode,
-                        [&](int64_t o, int64_t i) { py[o] = i < 0 ? value : px[i]; });
-      });
+OpDef pad_def() {
+  OpDef d = OpDef::declare("pad", "shape",
+                           "y = x with (left, right) pads on its last axes, last axis first (F.pad order); constant: "
+                           "value, reflect: x mirrored around the edge, replicate: the edge repeated",
+                           {"x"});
+  d.attrs = {make_attr("pads", AttrType::int_list, std::vector<int64_t>{}, "[left, right, top, bottom, ...]", {}, {},
+                       {}, true),
+             make_attr("mode", AttrType::string, std::string("constant"), "what fills the border", {}, {},
+                       {"constant", "reflect", "replicate"}),
+             make_attr("value", AttrType::real, 0.0, "fill value for mode=constant")};
+  d.infer = [](const InferCtx& c) {
+    c.expect_float(0);
+    const auto& pads = c.attrs.ints("pads");
+    check_pads(c, c.inputs[0].shape, pads, pad_mode(c.attrs.s("mode")));
+    TensorMeta m = c.inputs[0];
+    m.shape = padded_shape(m.shape, pads);
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
+    const Tensor& x = k.in(0);
+    const PadMode mode = pad_mode(k.attrs.s("mode"));
+    const auto left = left_pads(k.attrs.ints("pads"), x.shape().size());
+    cpu::visit_float(x.dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const T* px = x.data<T>();
+      T* py = k.out().data<T>();
+      const T value = static_cast<T>(k.attrs.f("value"));
+      for_each_padded(x.shape(), k.out().shape(), left, mode,
+                      [&](int64_t o, int64_t i) { py[o] = i < 0 ? value : px[i]; });
     });
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const auto& pads = g.attrs().ints("pads");
-      const Shape& xs = g.input_meta(0).shape;
-      Val dy = g.grad_output(0);
-      if (g.attrs().s("mode") != "constant")
-        return {g.call("pad_backward", {dy}, {{"pads", pads}, {"shape", xs}, {"mode", g.attrs().s("mode")}})};
-      for (size_t p = 0; p < pads.size() / 2; ++p) {  // constant: crop each padded axis back
-        if (pads[2 * p] == 0 && pads[2 * p + 1] == 0) continue;
-        const int64_t axis = static_cast<int64_t>(xs.size() - 1 - p);
-        dy = g.call("slice", {dy}, {{"axis", axis}, {"start", pads[2 * p]}, {"stop", pads[2 * p] + xs[axis]}});
+  });
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const auto& pads = g.attrs().ints("pads");
+    const Shape& xs = g.input_meta(0).shape;
+    Val dy = g.grad_output(0);
+    if (g.attrs().s("mode") != "constant")
+      return {g.call("pad_backward", {dy}, {{"pads", pads}, {"shape", xs}, {"mode", g.attrs().s("mode")}})};
+    for (size_t p = 0; p < pads.size() / 2; ++p) {  // constant: crop each padded axis back
+      if (pads[2 * p] == 0 && pads[2 * p + 1] == 0) continue;
+      const int64_t axis = static_cast<int64_t>(xs.size() - 1 - p);
+      dy = g.call("slice", {dy}, {{"axis", axis}, {"start", pads[2 * p]}, {"stop", pads[2 * p] + xs[axis]}});
+    }
+    return {dy};
+  };
+  d.backward_note = "constant: dx = dy cropped (slice per padded axis); reflect, replicate: dx[i] = Σ dy over every "
+                    "output position that reads x[i] (pad_backward)";
+  d.cost = cpu::elementwise_cost(0);
+  const InputSpec x{{2, 3, 4, 5}}, x1{{7}};
+  d.gradcheck = {gc({x}, {{"pads", std::vector<int64_t>{1, 2, 0, 1}}, {"value", 0.5}}, "constant, last two axes"),
+                 gc({x}, {{"pads", std::vector<int64_t>{2, 3, 3, 1}}, {"mode", std::string("reflect")}}, "reflect, last two axes"),
+                 gc({x1}, {{"pads", std::vector<int64_t>{3, 6}}, {"mode", std::string("reflect")}}, "reflect, 1-d, pads up to n - 1"),
+                 gc({x}, {{"pads", std::vector<int64_t>{2, 6, 0, 3}}, {"mode", std::string("replicate")}}, "replicate: pads longer than the axis"),
+                 gc({InputSpec{{2, 3, 4}}}, {{"pads", std::vector<int64_t>{1, 1, 1, 1, 1, 0}}}, "constant, three axes")};
+  return d;
+}
+
+OpDef pad_backward_def() {
+  OpDef d = OpDef::declare("pad_backward", "shape",
+                           "dx[i] = Σ dy[o] over the output positions o that reflect- or replicate-pad reads from x[i]", {"dy"});
+  d.attrs = {make_attr("pads", AttrType::int_list, std::vector<int64_t>{}, "the forward pads", {}, {}, {}, true),
+             make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x", {}, {}, {},
+                       true),
+             make_attr("mode", AttrType::string, std::string("reflect"), "the forward mode", {}, {}, {"reflect", "replicate"})};
+  d.infer = [](const InferCtx& c) {
+    c.expect_float(0);
+    const Shape xs = c.attrs.ints("shape");
+    const auto& pads = c.attrs.ints("pads");
+    check_pads(c, xs, pads, pad_mode(c.attrs.s("mode")));
+    if (padded_shape(xs, pads) != c.inputs[0].shape)
+      c.fail("dy has shape " + shape_str(c.inputs[0].shape) + " but padding x " + shape_str(xs) + " by " +
+             attr_value_str(pads) + " gives " + shape_str(padded_shape(xs, pads)));
+    TensorMeta m = c.inputs[0];
+    m.shape = xs;
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
+    const Shape& xs = k.out().shape();
+    const auto left = left_pads(k.attrs.ints("pads"), xs.size());
+    k.out().fill(0);
+    cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const T* dy = k.in(0).data<T>();
+      T* dx = k.out().data<T>();
+      for_each_padded(xs, k.in(0).shape(), left, pad_mode(k.attrs.s("mode")), [&](int64_t o, int64_t i) { dx[i] += dy[o]; });
+    });
+  });
+  d.differentiable = false;
+  d.checked_via = "pad";
+  // Cases for the CUDA tests (gradchecked through pad): x [1, 2, 4, 5] padded (top, bottom, left, right).
+  d.gradcheck = {gc({{{1, 2, 7, 8}}}, {{"pads", std::vector<int64_t>{1, 2, 2, 1}}, {"shape", std::vector<int64_t>{1, 2, 4, 5}}},
+                    "reflected borders add")};
+  d.cost = cpu::elementwise_cost(1);
+  return d;
+}
+
+OpDef upsample_nearest2d_def() {
+  OpDef d = OpDef::declare("upsample_nearest2d", "shape",
+                           "y[n, c, i, j] = x[n, c, i / s, j / s] (integer division; y is [N, C, H·s, W·s])", {"x"});
+  d.attrs = {make_attr("scale_factor", AttrType::integer, int64_t{2}, "s, the integer upscaling factor", 1.0)};
+  d.infer = [](const InferCtx& c) {
+    c.expect_float(0);
+    const Shape& xs = c.inputs[0].shape;
+    if (xs.size() != 4) c.fail("expected x of rank 4 [N, C, H, W], got " + shape_str(xs));
+    const int64_t s = c.attrs.i("scale_factor");
+    TensorMeta m = c.inputs[0];
+    m.shape = {xs[0], xs[1], xs[2] * s, xs[3] * s};
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
+    const Shape& xs = k.in(0).shape();
+    const int64_t s = k.attrs.i("scale_factor"), H = xs[2], W = xs[3];
+    cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const T* px = k.in(0).data<T>();
+      T* py = k.out().data<T>();
+      const int64_t OW = W * s;
+      for (int64_t r = 0; r < xs[0] * xs[1] * H; ++r) {  // each input row makes s output rows
+        T* first = py + r * s * OW;
+        for (int64_t j = 0; j < OW; ++j) first[j] = px[r * W + j / s];
+        for (int64_t t = 1; t < s; ++t) std::copy(first, first + OW, first + t * OW);
       }
-      return {dy};
-    };
-    d.backward_note = "constant: dx = dy cropped (slice per padded axis); reflect, replicate: dx[i] = Σ dy over every "
-                      "output position that reads x[i] (pad_backward)";
-    d.cost = cpu::elementwise_cost(0);
-    const InputSpec x{{2, 3, 4, 5}}, x1{{7}};
-    d.gradcheck = {gc({x}, {{"pads", std::vector<int64_t>{1, 2, 0, 1}}, {"value", 0.5}}, "constant, last two axes"),
-                   gc({x}, {{"pads", std::vector<int64_t>{2, 3, 3, 1}}, {"mode", std::string("reflect")}}, "reflect, last two axes"),
-                   gc({x1}, {{"pads", std::vector<int64_t>{3, 6}}, {"mode", std::string("reflect")}}, "reflect, 1-d, pads up to n - 1"),
-                   gc({x}, {{"pads", std::vector<int64_t>{2, 6, 0, 3}}, {"mode", std::string("replicate")}}, "replicate: pads longer than the axis"),
-                   gc({InputSpec{{2, 3, 4}}}, {{"pads", std::vector<int64_t>{1, 1, 1, 1, 1, 0}}}, "constant, three axes")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("pad_backward", "shape",
-                             "dx[i] = Σ dy[o] over the output positions o that reflect- or replicate-pad reads from x[i]", {"dy"});
-    d.attrs = {make_attr("pads", AttrType::int_list, std::vector<int64_t>{}, "the forward pads", {}, {}, {}, true),
-               make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x", {}, {}, {},
-                         true),
-               make_attr("mode", AttrType::string, std::string("reflect"), "the forward mode", {}, {}, {"reflect", "replicate"})};
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      const Shape xs = c.attrs.ints("shape");
-      const auto& pads = c.attrs.ints("pads");
-      check_pads(c, xs, pads, pad_mode(c.attrs.s("mode")));
-      if (padded_shape(xs, pads) != c.inputs[0].shape)
-        c.fail("dy has shape " + shape_str(c.inputs[0].shape) + " but padding x " + shape_str(xs) + " by " +
-               attr_value_str(pads) + " gives " + shape_str(padded_shape(xs, pads)));
-      TensorMeta m = c.inputs[0];
-      m.shape = xs;
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
-      const Shape& xs = k.out().shape();
-      const auto left = left_pads(k.attrs.ints("pads"), xs.size());
-      k.out().fill(0);
-      cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        const T* dy = k.in(0).data<T>();
-        T* dx = k.out().data<T>();
-        for_each_padded(xs, k.in(0).shape(), left, pad_mode(k.attrs.s("mode")), [&](int64_t o, int64_t i) { dx[i] += dy[o]; });
-      });
     });
-    d.differentiable = false;
-    d.checked_via = "pad";
-    // Cases for the CUDA tests (gradchecked through pad): x [1, 2, 4, 5] padded (top, bottom, left, right).
-    d.gradcheck = {gc({{{1, 2, 7, 8}}}, {{"pads", std::vector<int64_t>{1, 2, 2, 1}}, {"shape", std::vector<int64_t>{1, 2, 4, 5}}},
-                      "reflected borders add")};
-    d.cost = cpu::elementwise_cost(1);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("upsample_nearest2d", "shape",
-                             "y[n, c, i, j] = x[n, c, i / s, j / s] (integer division; y is [N, C, H·s, W·s])", {"x"});
-    d.attrs = {make_attr("scale_factor", AttrType::integer, int64_t{2}, "s, the integer upscaling factor", 1.0)};
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      const Shape& xs = c.inputs[0].shape;
-      if (xs.size() != 4) c.fail("expected x of rank 4 [N, C, H, W], got " + shape_str(xs));
-      const int64_t s = c.attrs.i("scale_factor");
-      TensorMeta m = c.inputs[0];
-      m.shape = {xs[0], xs[1], xs[2] * s, xs[3] * s};
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "direct", [](KernelCtx& k) {
-      const Shape& xs = k.in(0).shape();
-      const int64_t s = k.attrs.i("scale_factor"), H = xs[2], W = xs[3];
-      cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        const T* px = k.in(0).data<T>();
-        T* py = k.out().data<T>();
-        const int64_t OW = W * s;
-        for (int64_t r = 0; r < xs[0] * xs[1] * H; ++r) {  // each input row makes s output rows
-          T* first = py + r * s * OW;
-          for (int64_t j = 0; j < OW; ++j) first[j] = px[r * W + j / s];
-          for (int64_t t = 1; t < s; ++t) std::copy(first, first + OW, first + t * OW);
-        }
-      });
-    });
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const Shape& xs = g.input_meta(0).shape;
-      const int64_t s = g.attrs().i("scale_factor");
-      Val blocks = g.call("reshape", {g.grad_output(0)}, {{"shape", std::vector<int64_t>{xs[0], xs[1], xs[2], s, xs[3], s}}});
-      return {g.call("sum", {blocks}, {{"axes", std::vector<int64_t>{3, 5}}, {"keepdim", false}})};
-    };
-    d.backward_note = "dx[n, c, i, j] = Σ of the s×s block of dy it was copied to (reshape to [N, C, H, s, W, s], sum axes 3, 5)";
-    d.cost = cpu::elementwise_cost(0);
-    d.gradcheck = {gc({InputSpec{{1, 2, 3, 4}}}, {}, "scale 2"),
-                   gc({InputSpec{{2, 1, 2, 3}}}, {{"scale_factor", int64_t{3}}}, "scale 3"),
-                   gc({InputSpec{{1, 1, 2, 2}}}, {{"scale_factor", int64_t{1}}}, "scale 1: identity")};
-    registry.add(std::move(d));
-  }
+  });
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const Shape& xs = g.input_meta(0).shape;
+    const int64_t s = g.attrs().i("scale_factor");
+    Val blocks = g.call("reshape", {g.grad_output(0)}, {{"shape", std::vector<int64_t>{xs[0], xs[1], xs[2], s, xs[3], s}}});
+    return {g.call("sum", {blocks}, {{"axes", std::vector<int64_t>{3, 5}}, {"keepdim", false}})};
+  };
+  d.backward_note = "dx[n, c, i, j] = Σ of the s×s block of dy it was copied to (reshape to [N, C, H, s, W, s], sum axes 3, 5)";
+  d.cost = cpu::elementwise_cost(0);
+  d.gradcheck = {gc({InputSpec{{1, 2, 3, 4}}}, {}, "scale 2"),
+                 gc({InputSpec{{2, 1, 2, 3}}}, {{"scale_factor", int64_t{3}}}, "scale 3"),
+                 gc({InputSpec{{1, 1, 2, 2}}}, {{"scale_factor", int64_t{1}}}, "scale 1: identity")};
+  return d;
+}
+
+OPSCOPE_REGISTER_OPS(register_pad_ops) {
+  registry.add(pad_def());
+  registry.add(pad_backward_def());
+  registry.add(upsample_nearest2d_def());
 }
 
 }  // namespace

@@ -433,87 +433,141 @@ std::vector<GradcheckCase> reduction_cases(Domain domain) {
           gc({x2}, {{"keepdim", true}}, "all axes, keepdim")};
 }
 
+OpDef sum_def() {
+  OpDef d = reduction("sum", "y = Σ x over axes (int64 stays int64)", false);
+  d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::sum));
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const Shape& xs = g.input_meta(0).shape;
+    const Shape keep = reduced_shape(xs, reduce_axes(xs, g.attrs().ints("axes"), "sum"), true);
+    Val dy = keepdim_shaped(g, g.grad_output(0), keep);
+    return {keep == xs ? dy : g.call("expand", {dy}, {{"shape", xs}})};
+  };
+  d.backward_note = "dx = dy broadcast back over the reduced axes";
+  d.gradcheck = reduction_cases(Domain::any);
+  return d;
+}
+
+OpDef mean_def() {
+  OpDef d = reduction("mean", "y = Σ x / n over axes (n = number of elements reduced)", true);
+  d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::mean));
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const Shape& xs = g.input_meta(0).shape;
+    const auto axes = reduce_axes(xs, g.attrs().ints("axes"), "mean");
+    const Shape keep = reduced_shape(xs, axes, true);
+    Val dy = keepdim_shaped(g, g.grad_output(0), keep) * (1.0 / static_cast<double>(reduced_count(xs, axes)));
+    return {keep == xs ? dy : g.call("expand", {dy}, {{"shape", xs}})};
+  };
+  d.backward_note = "dx = dy / n broadcast back over the reduced axes";
+  d.gradcheck = reduction_cases(Domain::any);
+  return d;
+}
+
+OpDef max_def() {
+  OpDef d = reduction("max", "y = max of x over axes", false);
+  auto infer = d.infer;
+  d.infer = [infer](const InferCtx& c) {
+    const Shape& s = c.inputs[0].shape;
+    for (int64_t a : reduce_axes(s, c.attrs.ints("axes"), "max"))
+      if (s[a] == 0)
+        c.fail("cannot take the max over axis " + std::to_string(a) + " of size 0 (shape " + shape_str(s) + ")",
+               "an empty set has no maximum; check the shape, or reduce over other axes");
+    return infer(c);
+  };
+  d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::max));
+  d.saves = {{SavedRef::input, 0}, {SavedRef::output, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    // Ties share the gradient equally: mask marks every element equal to the max.
+    const Shape& xs = g.input_meta(0).shape;
+    const std::vector<int64_t>& axes = g.attrs().ints("axes");
+    const Shape keep = reduced_shape(xs, reduce_axes(xs, axes, "max"), true);
+    Val x = g.input(0);
+    Val m = keepdim_shaped(g, g.output(0), keep);
+    Val mask = g.call("cast", {g.call("eq", {x, m})}, {{"dtype", std::string(dtype_name(x.dtype()))}});
+    Val count = g.call("sum", {mask}, {{"axes", axes}, {"keepdim", true}});
+    return {mask * keepdim_shaped(g, g.grad_output(0), keep) / count};
+  };
+  d.backward_note = "dx = dy where x == max (split equally among ties), 0 elsewhere";
+  const InputSpec x3{{2, 3, 4}, Domain::distinct}, x2{{3, 4}, Domain::distinct};
+  using V = std::vector<int64_t>;
+  d.gradcheck = {gc({x3}, {}, "all axes"), gc({x2}, {{"axes", V{1}}}, "last axis"),
+                 gc({x3}, {{"axes", V{-2}}, {"keepdim", true}}, "negative middle axis, keepdim"),
+                 gc({x3}, {{"axes", V{0, 2}}}, "axes 0 and 2 (a permuted copy)")};
+  return d;
+}
+
+OpDef var_def() {
+  OpDef d = reduction("var", "y = Σ (x - mean)² / (n - 1) over axes (/ n when unbiased=False)", true);
+  d.attrs.push_back(attr("unbiased", AttrType::boolean, true, "divide by n - 1 (Bessel's correction) instead of n"));
+  d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::var));
+  d.saves = {{SavedRef::input, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const Shape& xs = g.input_meta(0).shape;
+    const std::vector<int64_t>& given = g.attrs().ints("axes");
+    const auto axes = reduce_axes(xs, given, "var");
+    const Shape keep = reduced_shape(xs, axes, true);
+    const double dof = static_cast<double>(reduced_count(xs, axes)) - (g.attrs().b("unbiased") ? 1.0 : 0.0);
+    Val x = g.input(0);
+    Val centered = x - g.call("mean", {x}, {{"axes", given}, {"keepdim", true}});
+    return {keepdim_shaped(g, g.grad_output(0), keep) * centered * (2.0 / dof)};
+  };
+  d.backward_note = "dx = dy * 2 (x - mean) / (n - 1)   (/ n when unbiased=False)";
+  d.cost = reduce_cost(3);
+  d.gradcheck = reduction_cases(Domain::any);
+  d.gradcheck.push_back(gc({{{3, 4}}}, {{"axes", std::vector<int64_t>{0}}, {"unbiased", false}}, "biased"));
+  return d;
+}
+
+OpDef sum_to_def() {
+  OpDef d = OpDef::declare("sum_to", "reduction", "y = x summed down to `shape` (the reverse of broadcasting: leading axes summed away, size-1 axes kept)", {"x"});
+  d.attrs = {attr("shape", AttrType::int_list, std::vector<int64_t>{}, "target shape; must broadcast to x's shape", true)};
+  d.infer = [](const InferCtx& c) {
+    const Shape& from = c.inputs[0].shape;
+    const Shape& to = c.attrs.ints("shape");
+    if (!sum_to_axes(from, to))
+      c.fail("cannot sum " + shape_str(from) + " down to " + shape_str(to) +
+                 ": the target must broadcast to the input (align shapes from the right; each target dim must "
+                 "equal the input's dim or be 1, and the target may not have more dims)",
+             "sum_to reverses broadcasting: sum_to(x, shape=s) works when expand(zeros(s), x.shape) would");
+    TensorMeta m = c.inputs[0];
+    m.shape = to;
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    const Tensor& x = k.in(0);
+    if (k.out().numel() == 0) return;
+    // The keepdim result of reducing these axes has the target's data layout.
+    const std::vector<int64_t> axes = *sum_to_axes(x.shape(), k.attrs.ints("shape"));
+    visit_dtype(x.dtype(), [&](auto z) {
+      using T = decltype(z);
+      reduce_axes_into<T>(k, x, axes, ReduceKind::sum, 0, k.out().data<T>());
+    });
+  });
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("expand", {g.grad_output(0)}, {{"shape", g.input_meta(0).shape}})};
+  };
+  d.backward_note = "dx = expand(dy, x.shape)";
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
+    Cost c;
+    c.flops = cpu::meta_numel(in[0]);
+    c.bytes_read = cpu::meta_bytes(in[0]);
+    c.bytes_written = cpu::meta_bytes(out[0]);
+    return c;
+  };
+  using V = std::vector<int64_t>;
+  const InputSpec x3{{2, 3, 4}};
+  d.gradcheck = {gc({x3}, {{"shape", V{4}}}, "leading axes summed away"),
+                 gc({x3}, {{"shape", V{3, 1}}}, "leading axis away, last kept as 1"),
+                 gc({x3}, {{"shape", V{2, 1, 4}}}, "middle axis kept as 1"),
+                 gc({x3}, {{"shape", V{}}}, "down to a scalar"),
+                 gc({x3}, {{"shape", V{2, 3, 4}}}, "identity")};
+  return d;
+}
+
 OPSCOPE_REGISTER_OPS(register_reduction_ops) {
-  {
-    OpDef d = reduction("sum", "y = Σ x over axes (int64 stays int64)", false);
-    d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::sum));
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const Shape& xs = g.input_meta(0).shape;
-      const Shape keep = reduced_shape(xs, reduce_axes(xs, g.attrs().ints("axes"), "sum"), true);
-      Val dy = keepdim_shaped(g, g.grad_output(0), keep);
-      return {keep == xs ? dy : g.call("expand", {dy}, {{"shape", xs}})};
-    };
-    d.backward_note = "dx = dy broadcast back over the reduced axes";
-    d.gradcheck = reduction_cases(Domain::any);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = reduction("mean", "y = Σ x / n over axes (n = number of elements reduced)", true);
-    d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::mean));
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const Shape& xs = g.input_meta(0).shape;
-      const auto axes = reduce_axes(xs, g.attrs().ints("axes"), "mean");
-      const Shape keep = reduced_shape(xs, axes, true);
-      Val dy = keepdim_shaped(g, g.grad_output(0), keep) * (1.0 / static_cast<double>(reduced_count(xs, axes)));
-      return {keep == xs ? dy : g.call("expand", {dy}, {{"shape", xs}})};
-    };
-    d.backward_note = "dx = dy / n broadcast back over the reduced axes";
-    d.gradcheck = reduction_cases(Domain::any);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = reduction("max", "y = max of x over axes", false);
-    auto infer = d.infer;
-    d.infer = [infer](const InferCtx& c) {
-      const Shape& s = c.inputs[0].shape;
-      for (int64_t a : reduce_axes(s, c.attrs.ints("axes"), "max"))
-        if (s[a] == 0)
-          c.fail("cannot take the max over axis " + std::to_string(a) + " of size 0 (shape " + shape_str(s) + ")",
-                 "an empty set has no maximum; check the shape, or reduce over other axes");
-      return infer(c);
-    };
-    d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::max));
-    d.saves = {{SavedRef::input, 0}, {SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      // Ties share the gradient equally: mask marks every element equal to the max.
-      const Shape& xs = g.input_meta(0).shape;
-      const std::vector<int64_t>& axes = g.attrs().ints("axes");
-      const Shape keep = reduced_shape(xs, reduce_axes(xs, axes, "max"), true);
-      Val x = g.input(0);
-      Val m = keepdim_shaped(g, g.output(0), keep);
-      Val mask = g.call("cast", {g.call("eq", {x, m})}, {{"dtype", std::string(dtype_name(x.dtype()))}});
-      Val count = g.call("sum", {mask}, {{"axes", axes}, {"keepdim", true}});
-      return {mask * keepdim_shaped(g, g.grad_output(0), keep) / count};
-    };
-    d.backward_note = "dx = dy where x == max (split equally among ties), 0 elsewhere";
-    const InputSpec x3{{2, 3, 4}, Domain::distinct}, x2{{3, 4}, Domain::distinct};
-    using V = std::vector<int64_t>;
-    d.gradcheck = {gc({x3}, {}, "all axes"), gc({x2}, {{"axes", V{1}}}, "last axis"),
-                   gc({x3}, {{"axes", V{-2}}, {"keepdim", true}}, "negative middle axis, keepdim"),
-                   gc({x3}, {{"axes", V{0, 2}}}, "axes 0 and 2 (a permuted copy)")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = reduction("var", "y = Σ (x - mean)² / (n - 1) over axes (/ n when unbiased=False)", true);
-    d.attrs.push_back(attr("unbiased", AttrType::boolean, true, "divide by n - 1 (Bessel's correction) instead of n"));
-    d.kernel(Device::cpu, "default", reduce_kernel(ReduceKind::var));
-    d.saves = {{SavedRef::input, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const Shape& xs = g.input_meta(0).shape;
-      const std::vector<int64_t>& given = g.attrs().ints("axes");
-      const auto axes = reduce_axes(xs, given, "var");
-      const Shape keep = reduced_shape(xs, axes, true);
-      const double dof = static_cast<double>(reduced_count(xs, axes)) - (g.attrs().b("unbiased") ? 1.0 : 0.0);
-      Val x = g.input(0);
-      Val centered = x - g.call("mean", {x}, {{"axes", given}, {"keepdim", true}});
-      return {keepdim_shaped(g, g.grad_output(0), keep) * centered * (2.0 / dof)};
-    };
-    d.backward_note = "dx = dy * 2 (x - mean) / (n - 1)   (/ n when unbiased=False)";
-    d.cost = reduce_cost(3);
-    d.gradcheck = reduction_cases(Domain::any);
-    d.gradcheck.push_back(gc({{{3, 4}}}, {{"axes", std::vector<int64_t>{0}}, {"unbiased", false}}, "biased"));
-    registry.add(std::move(d));
-  }
+  registry.add(sum_def());
+  registry.add(mean_def());
+  registry.add(max_def());
+  registry.add(var_def());
   for (const bool largest : {true, false}) {
     const std::string name = largest ? "argmax" : "argmin";
     OpDef d = reduction(name,
@@ -542,51 +596,7 @@ OPSCOPE_REGISTER_OPS(register_reduction_ops) {
                    gc({x}, {}, "flattened")};
     registry.add(std::move(d));
   }
-  {
-    OpDef d = OpDef::declare("sum_to", "reduction", "y = x summed down to `shape` (the reverse of broadcasting: leading axes summed away, size-1 axes kept)", {"x"});
-    d.attrs = {attr("shape", AttrType::int_list, std::vector<int64_t>{}, "target shape; must broadcast to x's shape", true)};
-    d.infer = [](const InferCtx& c) {
-      const Shape& from = c.inputs[0].shape;
-      const Shape& to = c.attrs.ints("shape");
-      if (!sum_to_axes(from, to))
-        c.fail("cannot sum " + shape_str(from) + " down to " + shape_str(to) +
-                   ": the target must broadcast to the input (align shapes from the right; each target dim must "
-                   "equal the input's dim or be 1, and the target may not have more dims)",
-               "sum_to reverses broadcasting: sum_to(x, shape=s) works when expand(zeros(s), x.shape) would");
-      TensorMeta m = c.inputs[0];
-      m.shape = to;
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      const Tensor& x = k.in(0);
-      if (k.out().numel() == 0) return;
-      // The keepdim result of reducing these axes has the target's data layout.
-      const std::vector<int64_t> axes = *sum_to_axes(x.shape(), k.attrs.ints("shape"));
-      visit_dtype(x.dtype(), [&](auto z) {
-        using T = decltype(z);
-        reduce_axes_into<T>(k, x, axes, ReduceKind::sum, 0, k.out().data<T>());
-      });
-    });
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      return {g.call("expand", {g.grad_output(0)}, {{"shape", g.input_meta(0).shape}})};
-    };
-    d.backward_note = "dx = expand(dy, x.shape)";
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
-      Cost c;
-      c.flops = cpu::meta_numel(in[0]);
-      c.bytes_read = cpu::meta_bytes(in[0]);
-      c.bytes_written = cpu::meta_bytes(out[0]);
-      return c;
-    };
-    using V = std::vector<int64_t>;
-    const InputSpec x3{{2, 3, 4}};
-    d.gradcheck = {gc({x3}, {{"shape", V{4}}}, "leading axes summed away"),
-                   gc({x3}, {{"shape", V{3, 1}}}, "leading axis away, last kept as 1"),
-                   gc({x3}, {{"shape", V{2, 1, 4}}}, "middle axis kept as 1"),
-                   gc({x3}, {{"shape", V{}}}, "down to a scalar"),
-                   gc({x3}, {{"shape", V{2, 3, 4}}}, "identity")};
-    registry.add(std::move(d));
-  }
+  registry.add(sum_to_def());
 }
 
 }  // namespace

@@ -42,47 +42,49 @@ void triangle(const T* x, T* y, int64_t planes, int64_t R, int64_t C, int64_t di
   });
 }
 
-OPSCOPE_REGISTER_OPS(register_scan_ops) {
-  {
-    OpDef d = OpDef::declare("cumsum", "reduction",
-                             "y[..., i, ...] = Σ_{j <= i} x[..., j, ...] along axis (exclusive: j < i; reverse: j >= i)",
-                             {"x"});
-    d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the axis summed along (negative counts from the end)"),
-               make_attr("exclusive", AttrType::boolean, false, "leave each element out of its own sum (y[0] = 0)"),
-               make_attr("reverse", AttrType::boolean, false, "sum from the end of the axis")};
-    d.infer = [](const InferCtx& c) {
-      c.expect_rank(0, 1);
-      normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(c.inputs[0].shape.size()), "cumsum");
-      return std::vector<TensorMeta>{c.inputs[0]};
-    };
-    d.kernel(Device::cpu, "sequential", [](KernelCtx& k) {
-      const int64_t axis = normalize_axis(k.attrs.i("axis"), k.in(0).dim(), "cumsum");
-      const GatherGeom g = gather_geom(k.in(0).shape(), axis, 0);
-      const bool exclusive = k.attrs.b("exclusive"), reverse = k.attrs.b("reverse");
-      visit_dtype(k.out().dtype(), [&](auto z) {
-        using T = decltype(z);
-        const T* x = k.in(0).data<T>();
-        T* y = k.out().data<T>();
-        parallel_for(g.outer * g.inner, grain_for(static_cast<double>(g.n)), [&](int64_t l0, int64_t l1) {
-          for (int64_t l = l0; l < l1; ++l) {
-            const int64_t off = (l / g.inner) * g.n * g.inner + l % g.inner;
-            cumsum_line(x + off, y + off, g.n, g.inner, exclusive, reverse);
-          }
-        });
+OpDef cumsum_def() {
+  OpDef d = OpDef::declare("cumsum", "reduction",
+                           "y[..., i, ...] = Σ_{j <= i} x[..., j, ...] along axis (exclusive: j < i; reverse: j >= i)",
+                           {"x"});
+  d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the axis summed along (negative counts from the end)"),
+             make_attr("exclusive", AttrType::boolean, false, "leave each element out of its own sum (y[0] = 0)"),
+             make_attr("reverse", AttrType::boolean, false, "sum from the end of the axis")};
+  d.infer = [](const InferCtx& c) {
+    c.expect_rank(0, 1);
+    normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(c.inputs[0].shape.size()), "cumsum");
+    return std::vector<TensorMeta>{c.inputs[0]};
+  };
+  d.kernel(Device::cpu, "sequential", [](KernelCtx& k) {
+    const int64_t axis = normalize_axis(k.attrs.i("axis"), k.in(0).dim(), "cumsum");
+    const GatherGeom g = gather_geom(k.in(0).shape(), axis, 0);
+    const bool exclusive = k.attrs.b("exclusive"), reverse = k.attrs.b("reverse");
+    visit_dtype(k.out().dtype(), [&](auto z) {
+      using T = decltype(z);
+      const T* x = k.in(0).data<T>();
+      T* y = k.out().data<T>();
+      parallel_for(g.outer * g.inner, grain_for(static_cast<double>(g.n)), [&](int64_t l0, int64_t l1) {
+        for (int64_t l = l0; l < l1; ++l) {
+          const int64_t off = (l / g.inner) * g.n * g.inner + l % g.inner;
+          cumsum_line(x + off, y + off, g.n, g.inner, exclusive, reverse);
+        }
       });
     });
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      return {g.call("cumsum", {g.grad_output(0)},
-                     {{"axis", g.attrs().i("axis")}, {"exclusive", g.attrs().b("exclusive")}, {"reverse", !g.attrs().b("reverse")}})};
-    };
-    d.backward_note = "dx = cumsum(dy) the other way along the axis (reverse flipped): x[j] reaches every y[i] with i >= j";
-    d.cost = cpu::elementwise_cost(1);
-    d.gradcheck = {gc({InputSpec{{3, 5}}}, {{"axis", int64_t{1}}}, "along rows"),
-                   gc({InputSpec{{4, 2, 3}}}, {{"axis", int64_t{0}}, {"exclusive", true}}, "exclusive, first axis"),
-                   gc({InputSpec{{2, 5}}}, {{"axis", int64_t{-1}}, {"reverse", true}, {"exclusive", true}}, "reverse and exclusive")};
-    d.lab = cpu::lab_rows_cols({{"axis", int64_t{1}}});
-    registry.add(std::move(d));
-  }
+  });
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("cumsum", {g.grad_output(0)},
+                   {{"axis", g.attrs().i("axis")}, {"exclusive", g.attrs().b("exclusive")}, {"reverse", !g.attrs().b("reverse")}})};
+  };
+  d.backward_note = "dx = cumsum(dy) the other way along the axis (reverse flipped): x[j] reaches every y[i] with i >= j";
+  d.cost = cpu::elementwise_cost(1);
+  d.gradcheck = {gc({InputSpec{{3, 5}}}, {{"axis", int64_t{1}}}, "along rows"),
+                 gc({InputSpec{{4, 2, 3}}}, {{"axis", int64_t{0}}, {"exclusive", true}}, "exclusive, first axis"),
+                 gc({InputSpec{{2, 5}}}, {{"axis", int64_t{-1}}, {"reverse", true}, {"exclusive", true}}, "reverse and exclusive")};
+  d.lab = cpu::lab_rows_cols({{"axis", int64_t{1}}});
+  return d;
+}
+
+OPSCOPE_REGISTER_OPS(register_scan_ops) {
+  registry.add(cumsum_def());
   for (bool upper : {true, false}) {
     OpDef d = OpDef::declare(upper ? "triu" : "tril", "shape",
                              upper ? "y[..., i, j] = x[..., i, j] where j − i >= diagonal, else 0 (the upper triangle)"

@@ -188,240 +188,250 @@ void visit_any(DType dt, F&& f) {
   visit_dtype(dt, std::forward<F>(f));
 }
 
-OPSCOPE_REGISTER_OPS(register_scatter_ops) {
-  {
-    OpDef d = OpDef::declare("gather_elements", "indexing",
-                             "y[i, j, k] = x[index[i, j, k], j, k] along axis 0 (likewise any axis): one element of x per "
-                             "index (torch.gather, ONNX GatherElements); y has index's shape",
-                             {"x", "index"});
-    d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the axis index points along (negative counts from the end)")};
-    d.infer = [](const InferCtx& c) {
-      expect_indices(c, 1);
-      c.expect_rank(0, 1);
-      const Shape &xs = c.inputs[0].shape, &is = c.inputs[1].shape;
-      const int64_t axis = normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(xs.size()), "gather_elements");
-      check_elements(c, xs, is, axis, "x");
-      TensorMeta m = c.inputs[0];
-      m.shape = is;
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      const int64_t axis = normalize_axis(k.attrs.i("axis"), k.in(0).dim(), "gather_elements");
-      const ElementsGeom g = elements_geom(k.in(0).shape(), k.in(1).shape(), axis);
-      visit_any(k.out().dtype(), [&](auto z) {
-        using T = decltype(z);
-        gather_elements_cpu<T>(k, k.in(0).data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g);
-      });
+OpDef gather_elements_def() {
+  OpDef d = OpDef::declare("gather_elements", "indexing",
+                           "y[i, j, k] = x[index[i, j, k], j, k] along axis 0 (likewise any axis): one element of x per "
+                           "index (torch.gather, ONNX GatherElements); y has index's shape",
+                           {"x", "index"});
+  d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the axis index points along (negative counts from the end)")};
+  d.infer = [](const InferCtx& c) {
+    expect_indices(c, 1);
+    c.expect_rank(0, 1);
+    const Shape &xs = c.inputs[0].shape, &is = c.inputs[1].shape;
+    const int64_t axis = normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(xs.size()), "gather_elements");
+    check_elements(c, xs, is, axis, "x");
+    TensorMeta m = c.inputs[0];
+    m.shape = is;
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    const int64_t axis = normalize_axis(k.attrs.i("axis"), k.in(0).dim(), "gather_elements");
+    const ElementsGeom g = elements_geom(k.in(0).shape(), k.in(1).shape(), axis);
+    visit_any(k.out().dtype(), [&](auto z) {
+      using T = decltype(z);
+      gather_elements_cpu<T>(k, k.in(0).data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g);
     });
-    d.saves = {{SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      if (!g.needs_grad(0)) return {Val{}, Val{}};
-      return {g.call("gather_elements_backward", {g.grad_output(0), g.input(1)},
-                     {{"axis", g.attrs().i("axis")}, {"shape", V(g.input_meta(0).shape)}}),
-              Val{}};
-    };
-    d.backward_note = "dx = gather_elements_backward(dy, index): zeros, then dx[index[e] along axis] += dy[e]; no gradient for index";
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
-      Cost c;
-      c.bytes_read = cpu::meta_bytes(in[1]) + cpu::meta_bytes(out[0]);
-      c.bytes_written = cpu::meta_bytes(out[0]);
-      return c;
-    };
-    const InputSpec x34{{3, 4}}, i24{{2, 4}, Domain::index, 3, false}, i32{{3, 2}, Domain::index, 4, false};
-    d.gradcheck = {gc({x34, i24}, {}, "axis 0, repeated rows"), gc({x34, i32}, {{"axis", int64_t{-1}}}, "last axis, a narrower index"),
-                   gc({InputSpec{{2, 3, 2}}, InputSpec{{2, 5, 2}, Domain::index, 3, false}}, {{"axis", int64_t{1}}}, "middle axis, more indices than x")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("gather_elements_backward", "indexing",
-                             "dx = zeros(shape); dx[index[i, j, k], j, k] += dy[i, j, k] along axis (repeated indices add up)",
-                             {"dy", "index"});
-    d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the forward's axis"),
-               make_attr("shape", AttrType::int_list, V{}, "the forward input's shape", {}, {}, {}, true)};
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      expect_indices(c, 1);
-      const Shape xs = c.attrs.ints("shape");
-      if (c.inputs[0].shape != c.inputs[1].shape)
-        c.fail("dy " + shape_str(c.inputs[0].shape) + " must have index's shape " + shape_str(c.inputs[1].shape));
-      const int64_t axis = normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(xs.size()), "gather_elements_backward");
-      check_elements(c, xs, c.inputs[1].shape, axis, "shape");
-      TensorMeta m = c.inputs[0];
-      m.shape = xs;
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      const int64_t axis = normalize_axis(k.attrs.i("axis"), k.out().dim(), "gather_elements_backward");
-      const ElementsGeom g = elements_geom(k.out().shape(), k.in(1).shape(), axis);
-      k.out().fill(0);
-      cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
-        using T = decltype(z);
-        const Tensor dy = cpu::as_dtype(k.in(0), k.out().dtype());
-        scatter_add_elements_cpu<T>(k, dy.data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g);
-      });
+  });
+  d.saves = {{SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    if (!g.needs_grad(0)) return {Val{}, Val{}};
+    return {g.call("gather_elements_backward", {g.grad_output(0), g.input(1)},
+                   {{"axis", g.attrs().i("axis")}, {"shape", V(g.input_meta(0).shape)}}),
+            Val{}};
+  };
+  d.backward_note = "dx = gather_elements_backward(dy, index): zeros, then dx[index[e] along axis] += dy[e]; no gradient for index";
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
+    Cost c;
+    c.bytes_read = cpu::meta_bytes(in[1]) + cpu::meta_bytes(out[0]);
+    c.bytes_written = cpu::meta_bytes(out[0]);
+    return c;
+  };
+  const InputSpec x34{{3, 4}}, i24{{2, 4}, Domain::index, 3, false}, i32{{3, 2}, Domain::index, 4, false};
+  d.gradcheck = {gc({x34, i24}, {}, "axis 0, repeated rows"), gc({x34, i32}, {{"axis", int64_t{-1}}}, "last axis, a narrower index"),
+                 gc({InputSpec{{2, 3, 2}}, InputSpec{{2, 5, 2}, Domain::index, 3, false}}, {{"axis", int64_t{1}}}, "middle axis, more indices than x")};
+  return d;
+}
+
+OpDef gather_elements_backward_def() {
+  OpDef d = OpDef::declare("gather_elements_backward", "indexing",
+                           "dx = zeros(shape); dx[index[i, j, k], j, k] += dy[i, j, k] along axis (repeated indices add up)",
+                           {"dy", "index"});
+  d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the forward's axis"),
+             make_attr("shape", AttrType::int_list, V{}, "the forward input's shape", {}, {}, {}, true)};
+  d.infer = [](const InferCtx& c) {
+    c.expect_float(0);
+    expect_indices(c, 1);
+    const Shape xs = c.attrs.ints("shape");
+    if (c.inputs[0].shape != c.inputs[1].shape)
+      c.fail("dy " + shape_str(c.inputs[0].shape) + " must have index's shape " + shape_str(c.inputs[1].shape));
+    const int64_t axis = normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(xs.size()), "gather_elements_backward");
+    check_elements(c, xs, c.inputs[1].shape, axis, "shape");
+    TensorMeta m = c.inputs[0];
+    m.shape = xs;
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    const int64_t axis = normalize_axis(k.attrs.i("axis"), k.out().dim(), "gather_elements_backward");
+    const ElementsGeom g = elements_geom(k.out().shape(), k.in(1).shape(), axis);
+    k.out().fill(0);
+    cpu::visit_float(k.out().dtype(), k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const Tensor dy = cpu::as_dtype(k.in(0), k.out().dtype());
+      scatter_add_elements_cpu<T>(k, dy.data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g);
     });
-    d.differentiable = false;
-    d.checked_via = "gather_elements";
-    d.gradcheck = {gc({{{2, 4}}, {{2, 4}, Domain::index, 3, false}}, {{"shape", V{3, 4}}}, "repeated indices add up")};
-    d.cost = cpu::elementwise_cost(1);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("gather_nd", "indexing",
-                             "y[m..., :] = data[batch..., indices[m..., 0], ..., indices[m..., q−1], :]: each row of q index "
-                             "components selects a slice of data (ONNX GatherND)",
-                             {"data", "indices"});
-    d.attrs = {make_attr("batch_dims", AttrType::integer, int64_t{0}, "leading axes shared by data and indices", 0.0)};
-    d.infer = [](const InferCtx& c) {
-      expect_indices(c, 1);
-      const Shape &ds = c.inputs[0].shape, &is = c.inputs[1].shape;
-      check_nd(c, ds, is, c.attrs.i("batch_dims"));
-      TensorMeta m = c.inputs[0];
-      m.shape = gather_nd_shape(ds, is, c.attrs.i("batch_dims"));
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      const NdGeom g = nd_geom(k.in(0).shape(), k.in(1).shape(), k.attrs.i("batch_dims"));
-      visit_any(k.out().dtype(), [&](auto z) {
-        using T = decltype(z);
-        gather_nd_cpu<T>(k, k.in(0).data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g);
-      });
+  });
+  d.differentiable = false;
+  d.checked_via = "gather_elements";
+  d.gradcheck = {gc({{{2, 4}}, {{2, 4}, Domain::index, 3, false}}, {{"shape", V{3, 4}}}, "repeated indices add up")};
+  d.cost = cpu::elementwise_cost(1);
+  return d;
+}
+
+OpDef gather_nd_def() {
+  OpDef d = OpDef::declare("gather_nd", "indexing",
+                           "y[m..., :] = data[batch..., indices[m..., 0], ..., indices[m..., q−1], :]: each row of q index "
+                           "components selects a slice of data (ONNX GatherND)",
+                           {"data", "indices"});
+  d.attrs = {make_attr("batch_dims", AttrType::integer, int64_t{0}, "leading axes shared by data and indices", 0.0)};
+  d.infer = [](const InferCtx& c) {
+    expect_indices(c, 1);
+    const Shape &ds = c.inputs[0].shape, &is = c.inputs[1].shape;
+    check_nd(c, ds, is, c.attrs.i("batch_dims"));
+    TensorMeta m = c.inputs[0];
+    m.shape = gather_nd_shape(ds, is, c.attrs.i("batch_dims"));
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    const NdGeom g = nd_geom(k.in(0).shape(), k.in(1).shape(), k.attrs.i("batch_dims"));
+    visit_any(k.out().dtype(), [&](auto z) {
+      using T = decltype(z);
+      gather_nd_cpu<T>(k, k.in(0).data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g);
     });
-    d.saves = {{SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      if (!g.needs_grad(0)) return {Val{}, Val{}};
-      if (g.attrs().i("batch_dims") != 0)
-        throw Error("gather_nd: the gradient with batch_dims > 0 is not implemented",
-                    "gather per batch element (batch_dims=0) when a gradient is needed");
-      const Shape& ds = g.input_meta(0).shape;
-      Val zeros = g.call("expand", {g.scalar(0, g.grad_output(0).dtype())}, {{"shape", V(ds)}});
-      return {g.call("scatter_nd", {zeros, g.input(1), g.grad_output(0)}, {{"reduction", std::string("add")}}), Val{}};
-    };
-    d.backward_note = "ddata = scatter_nd(zeros, indices, dy, reduction=\"add\") (repeated rows add up); no gradient for indices";
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
-      Cost c;
-      c.bytes_read = cpu::meta_bytes(in[1]) + cpu::meta_bytes(out[0]);
-      c.bytes_written = cpu::meta_bytes(out[0]);
-      return c;
-    };
-    d.gradcheck = {gc({InputSpec{{3, 4, 2}}, InputSpec{{5, 2}, Domain::index, 3, false}}, {}, "rows of 2 components: slices of 2"),
-                   gc({InputSpec{{3, 4}}, InputSpec{{2, 2, 1}, Domain::index, 3, false}}, {}, "one component: whole rows")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("scatter_nd", "indexing",
-                             "y = data, then y[indices[m..., :], :] = updates[m..., :] (reduction \"add\": +=) (ONNX ScatterND)",
-                             {"data", "indices", "updates"});
-    d.attrs = {make_attr("reduction", AttrType::string, std::string("none"),
-                         "\"none\": write (with repeated index rows the last wins on the CPU; ONNX leaves it undefined), "
-                         "\"add\": add", {}, {}, {"none", "add"})};
-    d.infer = [](const InferCtx& c) {
-      expect_indices(c, 1);
-      const Shape &ds = c.inputs[0].shape, &is = c.inputs[1].shape, &us = c.inputs[2].shape;
-      check_nd(c, ds, is, 0);
-      if (us != gather_nd_shape(ds, is, 0))
-        c.fail("updates " + shape_str(us) + " must be " + shape_str(gather_nd_shape(ds, is, 0)) + " for data " + shape_str(ds) +
-                   " and indices " + shape_str(is),
-               "updates.shape = indices.shape[:-1] + data.shape[q:], q = indices.shape[-1]");
-      if (c.inputs[2].dtype != c.inputs[0].dtype)
-        c.fail("updates are " + std::string(dtype_name(c.inputs[2].dtype)) + " but data is " + dtype_name(c.inputs[0].dtype));
-      return std::vector<TensorMeta>{c.inputs[0]};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      const NdGeom g = nd_geom(k.in(0).shape(), k.in(1).shape(), 0);
-      k.out().copy_from(k.in(0));
-      visit_any(k.out().dtype(), [&](auto z) {
-        using T = decltype(z);
-        scatter_nd_cpu<T>(k, k.in(2).data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g, k.attrs.s("reduction") == "add");
-      });
+  });
+  d.saves = {{SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    if (!g.needs_grad(0)) return {Val{}, Val{}};
+    if (g.attrs().i("batch_dims") != 0)
+      throw Error("gather_nd: the gradient with batch_dims > 0 is not implemented",
+                  "gather per batch element (batch_dims=0) when a gradient is needed");
+    const Shape& ds = g.input_meta(0).shape;
+    Val zeros = g.call("expand", {g.scalar(0, g.grad_output(0).dtype())}, {{"shape", V(ds)}});
+    return {g.call("scatter_nd", {zeros, g.input(1), g.grad_output(0)}, {{"reduction", std::string("add")}}), Val{}};
+  };
+  d.backward_note = "ddata = scatter_nd(zeros, indices, dy, reduction=\"add\") (repeated rows add up); no gradient for indices";
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
+    Cost c;
+    c.bytes_read = cpu::meta_bytes(in[1]) + cpu::meta_bytes(out[0]);
+    c.bytes_written = cpu::meta_bytes(out[0]);
+    return c;
+  };
+  d.gradcheck = {gc({InputSpec{{3, 4, 2}}, InputSpec{{5, 2}, Domain::index, 3, false}}, {}, "rows of 2 components: slices of 2"),
+                 gc({InputSpec{{3, 4}}, InputSpec{{2, 2, 1}, Domain::index, 3, false}}, {}, "one component: whole rows")};
+  return d;
+}
+
+OpDef scatter_nd_def() {
+  OpDef d = OpDef::declare("scatter_nd", "indexing",
+                           "y = data, then y[indices[m..., :], :] = updates[m..., :] (reduction \"add\": +=) (ONNX ScatterND)",
+                           {"data", "indices", "updates"});
+  d.attrs = {make_attr("reduction", AttrType::string, std::string("none"),
+                       "\"none\": write (with repeated index rows the last wins on the CPU; ONNX leaves it undefined), "
+                       "\"add\": add", {}, {}, {"none", "add"})};
+  d.infer = [](const InferCtx& c) {
+    expect_indices(c, 1);
+    const Shape &ds = c.inputs[0].shape, &is = c.inputs[1].shape, &us = c.inputs[2].shape;
+    check_nd(c, ds, is, 0);
+    if (us != gather_nd_shape(ds, is, 0))
+      c.fail("updates " + shape_str(us) + " must be " + shape_str(gather_nd_shape(ds, is, 0)) + " for data " + shape_str(ds) +
+                 " and indices " + shape_str(is),
+             "updates.shape = indices.shape[:-1] + data.shape[q:], q = indices.shape[-1]");
+    if (c.inputs[2].dtype != c.inputs[0].dtype)
+      c.fail("updates are " + std::string(dtype_name(c.inputs[2].dtype)) + " but data is " + dtype_name(c.inputs[0].dtype));
+    return std::vector<TensorMeta>{c.inputs[0]};
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    const NdGeom g = nd_geom(k.in(0).shape(), k.in(1).shape(), 0);
+    k.out().copy_from(k.in(0));
+    visit_any(k.out().dtype(), [&](auto z) {
+      using T = decltype(z);
+      scatter_nd_cpu<T>(k, k.in(2).data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g, k.attrs.s("reduction") == "add");
     });
-    d.saves = {{SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dy = g.grad_output(0), ddata, dupdates;
-      if (g.needs_grad(0)) {
-        if (g.attrs().s("reduction") == "add") {
-          ddata = dy;
-        } else {  // the overwritten positions got their values from updates: no gradient to data there
-          Val zeros = g.call("expand", {g.scalar(0, dy.dtype())}, {{"shape", V(g.input_meta(2).shape)}});
-          ddata = g.call("scatter_nd", {dy, g.input(1), zeros});
-        }
+  });
+  d.saves = {{SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val dy = g.grad_output(0), ddata, dupdates;
+    if (g.needs_grad(0)) {
+      if (g.attrs().s("reduction") == "add") {
+        ddata = dy;
+      } else {  // the overwritten positions got their values from updates: no gradient to data there
+        Val zeros = g.call("expand", {g.scalar(0, dy.dtype())}, {{"shape", V(g.input_meta(2).shape)}});
+        ddata = g.call("scatter_nd", {dy, g.input(1), zeros});
       }
-      if (g.needs_grad(2)) dupdates = g.call("gather_nd", {dy, g.input(1)});
-      return {ddata, Val{}, dupdates};
-    };
-    d.backward_note = "ddata = dy with the written positions zeroed (scatter_nd(dy, indices, 0); \"add\": dy itself), "
-                      "dupdates = gather_nd(dy, indices)";
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
-      Cost c;
-      c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2]);
-      c.bytes_written = cpu::meta_bytes(out[0]) + cpu::meta_bytes(in[2]);
-      c.flops = cpu::meta_numel(in[2]);
-      return c;
-    };
-    // "none" with one row (random rows may repeat, and then which write wins is undefined);
-    // "add" with repeats.
-    d.gradcheck = {gc({InputSpec{{4, 3}}, InputSpec{{1, 1}, Domain::index, 4, false}, InputSpec{{1, 3}}}, {}, "one row written"),
-                   gc({InputSpec{{4, 3}}, InputSpec{{3, 1}, Domain::index, 4, false}, InputSpec{{3, 3}}},
-                      {{"reduction", std::string("add")}}, "rows added (repeats add up)"),
-                   gc({InputSpec{{2, 3, 2}}, InputSpec{{2, 2}, Domain::index, 2, false}, InputSpec{{2, 2}}},
-                      {{"reduction", std::string("add")}}, "two components: slices of 2")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("topk", "indexing",
-                             "values, indices = the k largest (or smallest) elements along axis, in order (ties: the lower "
-                             "index first; NaN counts as the largest)",
-                             {"x"});
-    d.attrs = {make_attr("k", AttrType::integer, int64_t{1}, "how many to keep", 0.0, {}, {}, true),
-               make_attr("axis", AttrType::integer, int64_t{-1}, "the axis searched (negative counts from the end)"),
-               make_attr("largest", AttrType::boolean, true, "the largest (True) or the smallest (False)"),
-               make_attr("sorted", AttrType::boolean, true, "in order (opscope always sorts; False is accepted for ONNX)")};
-    d.num_outputs = 2;
-    d.output_names = {"values", "indices"};
-    d.infer = [](const InferCtx& c) {
-      c.expect_rank(0, 1);
-      TensorMeta v = c.inputs[0];
-      const int64_t axis = normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(v.shape.size()), "topk");
-      const int64_t k = c.attrs.i("k");
-      if (k > v.shape[axis])
-        c.fail("k=" + std::to_string(k) + " but axis " + std::to_string(axis) + " of x " + shape_str(v.shape) + " has " +
-                   std::to_string(v.shape[axis]) + " elements",
-               "k can be at most the axis' length");
-      v.shape[axis] = k;
-      TensorMeta i = v;
-      i.dtype = DType::i64;
-      return std::vector<TensorMeta>{v, i};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      const int64_t axis = normalize_axis(k.attrs.i("axis"), k.in(0).dim(), "topk"), kk = k.attrs.i("k");
-      const GatherGeom g = gather_geom(k.in(0).shape(), axis, kk);
-      if (k.out(0).numel() == 0) return;
-      visit_any(k.in(0).dtype(), [&](auto z) {
-        using T = decltype(z);
-        topk_cpu<T>(k.in(0).data<T>(), k.out(0).data<T>(), k.out(1).data<int64_t>(), g, kk, k.attrs.b("largest"));
-      });
+    }
+    if (g.needs_grad(2)) dupdates = g.call("gather_nd", {dy, g.input(1)});
+    return {ddata, Val{}, dupdates};
+  };
+  d.backward_note = "ddata = dy with the written positions zeroed (scatter_nd(dy, indices, 0); \"add\": dy itself), "
+                    "dupdates = gather_nd(dy, indices)";
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
+    Cost c;
+    c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2]);
+    c.bytes_written = cpu::meta_bytes(out[0]) + cpu::meta_bytes(in[2]);
+    c.flops = cpu::meta_numel(in[2]);
+    return c;
+  };
+  // "none" with one row (random rows may repeat, and then which write wins is undefined);
+  // "add" with repeats.
+  d.gradcheck = {gc({InputSpec{{4, 3}}, InputSpec{{1, 1}, Domain::index, 4, false}, InputSpec{{1, 3}}}, {}, "one row written"),
+                 gc({InputSpec{{4, 3}}, InputSpec{{3, 1}, Domain::index, 4, false}, InputSpec{{3, 3}}},
+                    {{"reduction", std::string("add")}}, "rows added (repeats add up)"),
+                 gc({InputSpec{{2, 3, 2}}, InputSpec{{2, 2}, Domain::index, 2, false}, InputSpec{{2, 2}}},
+                    {{"reduction", std::string("add")}}, "two components: slices of 2")};
+  return d;
+}
+
+OpDef topk_def() {
+  OpDef d = OpDef::declare("topk", "indexing",
+                           "values, indices = the k largest (or smallest) elements along axis, in order (ties: the lower "
+                           "index first; NaN counts as the largest)",
+                           {"x"});
+  d.attrs = {make_attr("k", AttrType::integer, int64_t{1}, "how many to keep", 0.0, {}, {}, true),
+             make_attr("axis", AttrType::integer, int64_t{-1}, "the axis searched (negative counts from the end)"),
+             make_attr("largest", AttrType::boolean, true, "the largest (True) or the smallest (False)"),
+             make_attr("sorted", AttrType::boolean, true, "in order (opscope always sorts; False is accepted for ONNX)")};
+  d.num_outputs = 2;
+  d.output_names = {"values", "indices"};
+  d.infer = [](const InferCtx& c) {
+    c.expect_rank(0, 1);
+    TensorMeta v = c.inputs[0];
+    const int64_t axis = normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(v.shape.size()), "topk");
+    const int64_t k = c.attrs.i("k");
+    if (k > v.shape[axis])
+      c.fail("k=" + std::to_string(k) + " but axis " + std::to_string(axis) + " of x " + shape_str(v.shape) + " has " +
+                 std::to_string(v.shape[axis]) + " elements",
+             "k can be at most the axis' length");
+    v.shape[axis] = k;
+    TensorMeta i = v;
+    i.dtype = DType::i64;
+    return std::vector<TensorMeta>{v, i};
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    const int64_t axis = normalize_axis(k.attrs.i("axis"), k.in(0).dim(), "topk"), kk = k.attrs.i("k");
+    const GatherGeom g = gather_geom(k.in(0).shape(), axis, kk);
+    if (k.out(0).numel() == 0) return;
+    visit_any(k.in(0).dtype(), [&](auto z) {
+      using T = decltype(z);
+      topk_cpu<T>(k.in(0).data<T>(), k.out(0).data<T>(), k.out(1).data<int64_t>(), g, kk, k.attrs.b("largest"));
     });
-    d.saves = {{SavedRef::output, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const Shape& xs = g.input_meta(0).shape;
-      const int64_t axis = normalize_axis(g.attrs().i("axis"), static_cast<int64_t>(xs.size()), "topk");
-      return {g.call("gather_elements_backward", {g.grad_output(0), g.output(1)}, {{"axis", axis}, {"shape", V(xs)}})};
-    };
-    d.backward_note = "dx = gather_elements_backward(dvalues, indices): each value's gradient goes back where it was taken from";
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
-      Cost c;
-      c.bytes_read = cpu::meta_bytes(in[0]);
-      c.bytes_written = cpu::meta_bytes(out[0]) + cpu::meta_bytes(out[1]);
-      const double n = cpu::meta_numel(in[0]);
-      c.flops = n * std::log2(std::max(2.0, static_cast<double>(a.i("k"))));  // comparisons of a partial sort
-      return c;
-    };
-    const InputSpec x{{3, 5}, Domain::distinct};  // no ties: one answer on every device
-    d.gradcheck = {gc({x}, {{"k", int64_t{2}}}, "the 2 largest of each row"),
-                   gc({x}, {{"k", int64_t{3}}, {"axis", int64_t{0}}, {"largest", false}}, "the 3 smallest of each column"),
-                   gc({InputSpec{{2, 4, 3}, Domain::distinct}}, {{"k", int64_t{4}}, {"axis", int64_t{1}}}, "k = the whole axis: a sort")};
-    registry.add(std::move(d));
-  }
+  });
+  d.saves = {{SavedRef::output, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const Shape& xs = g.input_meta(0).shape;
+    const int64_t axis = normalize_axis(g.attrs().i("axis"), static_cast<int64_t>(xs.size()), "topk");
+    return {g.call("gather_elements_backward", {g.grad_output(0), g.output(1)}, {{"axis", axis}, {"shape", V(xs)}})};
+  };
+  d.backward_note = "dx = gather_elements_backward(dvalues, indices): each value's gradient goes back where it was taken from";
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
+    Cost c;
+    c.bytes_read = cpu::meta_bytes(in[0]);
+    c.bytes_written = cpu::meta_bytes(out[0]) + cpu::meta_bytes(out[1]);
+    const double n = cpu::meta_numel(in[0]);
+    c.flops = n * std::log2(std::max(2.0, static_cast<double>(a.i("k"))));  // comparisons of a partial sort
+    return c;
+  };
+  const InputSpec x{{3, 5}, Domain::distinct};  // no ties: one answer on every device
+  d.gradcheck = {gc({x}, {{"k", int64_t{2}}}, "the 2 largest of each row"),
+                 gc({x}, {{"k", int64_t{3}}, {"axis", int64_t{0}}, {"largest", false}}, "the 3 smallest of each column"),
+                 gc({InputSpec{{2, 4, 3}, Domain::distinct}}, {{"k", int64_t{4}}, {"axis", int64_t{1}}}, "k = the whole axis: a sort")};
+  return d;
+}
+
+OPSCOPE_REGISTER_OPS(register_scatter_ops) {
+  registry.add(gather_elements_def());
+  registry.add(gather_elements_backward_def());
+  registry.add(gather_nd_def());
+  registry.add(scatter_nd_def());
+  registry.add(topk_def());
 }
 
 }  // namespace

@@ -81,6 +81,55 @@ OpDef softmax_like(const std::string& name, const std::string& doc, double flops
   return d;
 }
 
+OpDef softmax_backward_def() {
+  OpDef d = OpDef::declare("softmax_backward", "softmax", "dx = s * (dy - Σ dy·s) along axis, with s = softmax(x)", {"s", "dy"});
+  d.attrs = {axis_attr()};
+  d.infer = [](const InferCtx& c) {
+    c.expect_float(0);
+    c.expect_float(1);
+    if (c.inputs[0].shape != c.inputs[1].shape)
+      c.fail("s has shape " + shape_str(c.inputs[0].shape) + " but dy has shape " + shape_str(c.inputs[1].shape) +
+             "; they must be equal");
+    normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(c.inputs[0].shape.size()), c.op.name.c_str());
+    TensorMeta m = c.inputs[0];
+    m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
+    return std::vector<TensorMeta>{m};
+  };
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    const DType dt = k.out().dtype();
+    Tensor s = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
+    if (s.numel() == 0) return;
+    const AxisSplit split = split_at(s.shape(), k.attrs.i("axis"), "softmax_backward");
+    cpu::visit_float(dt, k.op.name, [&](auto z) {
+      using T = decltype(z);
+      const T *ps = s.data<T>(), *pd = dy.data<T>();
+      T* px = k.out().data<T>();
+      parallel_for(split.A, group_grain(split, 3), [&](int64_t a0, int64_t a1) {
+        cpu::kern<T>().softmax_backward_rows(ps, pd, px, a0, a1, split.C, split.B);
+      });
+    });
+  });
+  d.differentiable = false;
+  d.checked_via = "softmax";
+  // Cases for the CUDA tests (gradchecked through softmax): s is a softmax output, positive.
+  d.gradcheck = {gc({{{3, 5}, Domain::positive}, {{3, 5}}}), gc({{{4, 3, 2}, Domain::positive}, {{4, 3, 2}}}, {{"axis", int64_t{1}}}, "columns")};
+  d.cost = cpu::elementwise_cost(4);
+  return d;
+}
+
+OpDef log_softmax_def() {
+  OpDef d = softmax_like("log_softmax", "y = x - max - log Σ exp(x - max) along axis", 5);
+  d.kernel(Device::cpu, "stable", softmax_kernel(SoftmaxKind::log));
+  d.saves = {{SavedRef::output, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val dy = g.grad_output(0);
+    Val total = g.call("sum", {dy}, {{"axes", std::vector<int64_t>{g.attrs().i("axis")}}, {"keepdim", true}});
+    return {dy - g.call("exp", {g.output(0)}) * total};
+  };
+  d.backward_note = "dx = dy - exp(y) * Σ dy along axis";
+  return d;
+}
+
 OPSCOPE_REGISTER_OPS(register_softmax_ops) {
   {
     // max, subtract, exp, sum, scale: about 5 FLOPs per element (exp counted as one).
@@ -97,53 +146,8 @@ OPSCOPE_REGISTER_OPS(register_softmax_ops) {
     d.lab = cpu::lab_rows_cols();
     registry.add(std::move(d));
   }
-  {
-    OpDef d = OpDef::declare("softmax_backward", "softmax", "dx = s * (dy - Σ dy·s) along axis, with s = softmax(x)", {"s", "dy"});
-    d.attrs = {axis_attr()};
-    d.infer = [](const InferCtx& c) {
-      c.expect_float(0);
-      c.expect_float(1);
-      if (c.inputs[0].shape != c.inputs[1].shape)
-        c.fail("s has shape " + shape_str(c.inputs[0].shape) + " but dy has shape " + shape_str(c.inputs[1].shape) +
-               "; they must be equal");
-      normalize_axis(c.attrs.i("axis"), static_cast<int64_t>(c.inputs[0].shape.size()), c.op.name.c_str());
-      TensorMeta m = c.inputs[0];
-      m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
-      return std::vector<TensorMeta>{m};
-    };
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      const DType dt = k.out().dtype();
-      Tensor s = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
-      if (s.numel() == 0) return;
-      const AxisSplit split = split_at(s.shape(), k.attrs.i("axis"), "softmax_backward");
-      cpu::visit_float(dt, k.op.name, [&](auto z) {
-        using T = decltype(z);
-        const T *ps = s.data<T>(), *pd = dy.data<T>();
-        T* px = k.out().data<T>();
-        parallel_for(split.A, group_grain(split, 3), [&](int64_t a0, int64_t a1) {
-          cpu::kern<T>().softmax_backward_rows(ps, pd, px, a0, a1, split.C, split.B);
-        });
-      });
-    });
-    d.differentiable = false;
-    d.checked_via = "softmax";
-    // Cases for the CUDA tests (gradchecked through softmax): s is a softmax output, positive.
-    d.gradcheck = {gc({{{3, 5}, Domain::positive}, {{3, 5}}}), gc({{{4, 3, 2}, Domain::positive}, {{4, 3, 2}}}, {{"axis", int64_t{1}}}, "columns")};
-    d.cost = cpu::elementwise_cost(4);
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = softmax_like("log_softmax", "y = x - max - log Σ exp(x - max) along axis", 5);
-    d.kernel(Device::cpu, "stable", softmax_kernel(SoftmaxKind::log));
-    d.saves = {{SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dy = g.grad_output(0);
-      Val total = g.call("sum", {dy}, {{"axes", std::vector<int64_t>{g.attrs().i("axis")}}, {"keepdim", true}});
-      return {dy - g.call("exp", {g.output(0)}) * total};
-    };
-    d.backward_note = "dx = dy - exp(y) * Σ dy along axis";
-    registry.add(std::move(d));
-  }
+  registry.add(softmax_backward_def());
+  registry.add(log_softmax_def());
 }
 
 }  // namespace
