@@ -17,6 +17,15 @@ class Interpreter;
 bool define_kernel(Interpreter& in, const Stmt& def, const std::shared_ptr<Function>& f);
 void install_kernel_builtins(std::map<std::string, Builtin>& table);  // last_launch()
 
+// The last language kernel's launch as the warp view replays it: block (0,0,0)'s requests (the
+// simulator's trace JSON, as `opscope bench --json` gives it under "trace") and the kernel's source.
+struct LanguageKernelTrace {
+  std::string kernel;
+  std::string trace_json;  // empty: no language kernel launched yet
+  std::shared_ptr<const SourceText> source;
+};
+const LanguageKernelTrace& last_language_kernel_trace();
+
 // Around a built-in op that may launch on the simulator: its last launch becomes last_launch()'s.
 class SimLaunchCapture {
  public:

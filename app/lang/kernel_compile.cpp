@@ -740,8 +740,9 @@ class Compiler {
   // --- statements ------------------------------------------------------------------------------
 
   NP assign_name(const std::string& target, Val v, Pos p) {
-    const auto [ty, s] = slots_.at(target);
     (void)p;
+    const Ty ty = slots_.at(target).first;
+    const int s = slots_.at(target).second;  // not a structured binding: clang 14 cannot capture one
     if (ty == Ty::f) return nlam([x = as_float(std::move(v)), s](const Regs& r) { r.f[s] = x->ev(r); return Flow::next; });
     return nlam([x = std::move(v.i), s](const Regs& r) { r.i[s] = x->ev(r); return Flow::next; });
   }

@@ -21,6 +21,11 @@ void install_kernel_builtins(std::map<std::string, Builtin>& table) {
                                  [](Interpreter& in, CallArgs& args) -> Value { in.fail(args.pos, std::string("last_launch(): ") + kWhy); }};
 }
 
+const LanguageKernelTrace& last_language_kernel_trace() {
+  static const LanguageKernelTrace none;
+  return none;
+}
+
 SimLaunchCapture::SimLaunchCapture(bool) : active_(false) {}
 SimLaunchCapture::~SimLaunchCapture() = default;
 

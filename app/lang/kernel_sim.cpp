@@ -23,33 +23,37 @@ namespace {
 
 constexpr const char* kTimeBoundGpu = "H100";  // the preset `opscope bench --device sim` uses by default
 
-nlohmann::json g_last_launch;  // the last simulated launch's report (null: none yet)
+constexpr size_t kTraceRequests = 8192;  // the warp view's bound (app/gui/kernel_lab_state.h)
+
+nlohmann::ordered_json g_last_launch;  // the last simulated launch's report (null: none yet)
+LanguageKernelTrace g_last_trace;      // the last language kernel's first block, for the warp view
 
 // The launches a recording produced (the simulator's own JSON, as `opscope bench --json`
-// prints it): the last one is last_launch()'s.
-void keep_last_launch(LaunchReporter& reporter) {
-  const nlohmann::json j = nlohmann::json::parse(reporter.take_json(kTimeBoundGpu));
+// prints it): the last one is last_launch()'s. A language kernel's trace is kept apart (the
+// Kernel Lab's warp view reads it; last_launch() stays small).
+void keep_last_launch(LaunchReporter& reporter, const Function* kernel = nullptr) {
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(reporter.take_json(kTimeBoundGpu));
   const auto& launches = j.at("launches");
   if (launches.empty()) return;
   g_last_launch = launches.back();
   g_last_launch["simulated"] = true;
   g_last_launch["gpu"] = j.at("gpu");
-  if (j.contains("trace")) g_last_launch["trace"] = j.at("trace");
+  if (kernel && j.contains("trace")) g_last_trace = {kernel->name, j.at("trace").dump(), kernel->source};
 }
 
-Value from_json(const nlohmann::json& j) {
+Value from_json(const nlohmann::ordered_json& j) {
   switch (j.type()) {
-    case nlohmann::json::value_t::boolean: return Value::Bool(j.get<bool>());
-    case nlohmann::json::value_t::number_integer:
-    case nlohmann::json::value_t::number_unsigned: return Value::Int(j.get<int64_t>());
-    case nlohmann::json::value_t::number_float: return Value::Real(j.get<double>());
-    case nlohmann::json::value_t::string: return Value::Str(j.get<std::string>());
-    case nlohmann::json::value_t::array: {
+    case nlohmann::ordered_json::value_t::boolean: return Value::Bool(j.get<bool>());
+    case nlohmann::ordered_json::value_t::number_integer:
+    case nlohmann::ordered_json::value_t::number_unsigned: return Value::Int(j.get<int64_t>());
+    case nlohmann::ordered_json::value_t::number_float: return Value::Real(j.get<double>());
+    case nlohmann::ordered_json::value_t::string: return Value::Str(j.get<std::string>());
+    case nlohmann::ordered_json::value_t::array: {
       std::vector<Value> items;
       for (const auto& x : j) items.push_back(from_json(x));
       return Value::List(std::move(items));
     }
-    case nlohmann::json::value_t::object: {
+    case nlohmann::ordered_json::value_t::object: {
       auto d = std::make_shared<Dict>();
       for (auto it = j.begin(); it != j.end(); ++it) d->entries.emplace_back(Value::Str(it.key()), from_json(it.value()));
       Value v;
@@ -84,6 +88,13 @@ void launch_dims(Interpreter& in, const Value& v, Pos p, const char* what, unsig
     if (parts[k].i > (int64_t(1) << 31) - 1) in.fail(p, std::string("a launch's ") + what + " size " + std::to_string(parts[k].i) + " is too large");
     out[k] = unsigned(parts[k].i);
   }
+}
+
+// The simulator's messages name CUDA's barrier; a language kernel calls it syncthreads().
+std::string in_language(std::string text) {
+  for (size_t at = text.find("__syncthreads"); at != std::string::npos; at = text.find("__syncthreads", at))
+    text.replace(at, 13, "syncthreads()");
+  return text;
 }
 
 struct Kernel;
@@ -254,25 +265,26 @@ Value LaunchConfig::call(Interpreter& in, const std::string&, CallArgs& args) {
                           kernel_name.c_str(), file.c_str(), f.body && !f.body->empty() ? (*f.body)[0]->pos.line : 0};
   (void)kernel::take_flops();
   reporter->start();
+  reporter->trace_next_launch(kTraceRequests);
   try {
     gpusim::run_launch(info, run_lane, &ctx);
   } catch (const Interrupted&) {
-    keep_last_launch(*reporter);
+    keep_last_launch(*reporter, &f);
     in.fail_interrupted(args.pos);
   } catch (const LangError&) {
-    keep_last_launch(*reporter);
+    keep_last_launch(*reporter, &f);
     throw;
   } catch (const Error& e) {
-    keep_last_launch(*reporter);
+    keep_last_launch(*reporter, &f);
     // A check fired: the error points at the kernel's line the failing lane reached.
     const int lane = gpusim::last_resumed_lane();
     const Pos* at = lane >= 0 && size_t(lane) < ctx.at.size() ? ctx.at[size_t(lane)] : nullptr;
     const Pos p = at ? *at : args.pos;
-    LangError err(e.what(), p.line, p.col, e.hint());
+    LangError err(in_language(e.what()), p.line, p.col, in_language(e.hint()));
     err.set_source(at ? f.source : in.source());
     throw err;
   }
-  keep_last_launch(*reporter);
+  keep_last_launch(*reporter, &f);
 
   // Success: the arrays the kernel wrote go back into their tensors (undone if the statement fails later).
   for (const kernel::Array& arr : arrays) {
@@ -317,6 +329,8 @@ void install_kernel_builtins(std::map<std::string, Builtin>& table) {
         return from_json(g_last_launch);
       }};
 }
+
+const LanguageKernelTrace& last_language_kernel_trace() { return g_last_trace; }
 
 SimLaunchCapture::SimLaunchCapture(bool active) : active_(active && launch_reporter(Device::sim)) {
   if (active_) launch_reporter(Device::sim)->start();
