@@ -90,7 +90,7 @@ int main() {
         } else {
           s.graph.fit_all = true;
         }
-        s.time = i / 60.0;
+        s.stats.time = i / 60.0;
         auto t0 = std::chrono::steady_clock::now();
         ImGui::NewFrame();
         app::draw_ui(s);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/gui/gui_state.h"
+#include "app/gui/statement_runner.h"
 #include "app/lang/interpreter.h"
 #include "core/body.h"
 #include "core/error.h"
@@ -39,7 +40,7 @@ std::string resolve_box(GuiState& s, const std::string& what) {
         if (!b.scope_key.empty() && g.has_node(id) && g.node_var_name(id) == what) folded = &b;
     if (!folded) break;
     viz::unfold_call(s.graph, folded->scope_key);
-    viz::update_layout(s.graph, g, &s.fonts, graph_font_scale(s), s.time);
+    viz::update_layout(s.graph, g, &s.fonts, graph_font_scale(s), s.stats.time);
   }
   throw Error("select: no box '" + what + "' in the graph view", "use a key like n3 or v5, or a variable name");
 }
@@ -50,7 +51,7 @@ void export_figure(GuiState& s, const std::string& path) {
   const size_t dot = path.rfind('.');
   const std::string format = dot == std::string::npos ? "" : path.substr(dot + 1);
   if (format != "svg" && format != "png") throw Error("export: '" + path + "' should end in .svg or .png");
-  viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.time);
+  viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.stats.time);
   viz::FigureStyle style;
   style.dark = s.dark;
   for (const auto& d : s.graph.drawn)
@@ -110,7 +111,7 @@ void apply_action(GuiState& s, const std::string& action) {
   const size_t sp = action.find(' ');
   const std::string verb = action.substr(0, sp), arg = sp == std::string::npos ? "" : trim(action.substr(sp + 1));
   auto run = [&](const std::string& cmd) {
-    if (!run_in_console(s, cmd)) s.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
+    if (!run_in_console(s, cmd)) s.hooks.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
   };
   if (verb == "step") run(arg.empty() ? ":step" : ":step " + arg);
   else if (verb == "run") run(":run");
@@ -119,19 +120,19 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "workspace" && arg == "restore") restore_workspace(s);  // the console's offer
   else if (verb == "workspace" && arg == "fresh") forget_last_workspace(s);
   else if (verb == "open") {
-    if (!open_onnx_model(s, arg)) s.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
+    if (!open_onnx_model(s, arg)) s.hooks.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
   }
   else if (verb == "select") {
     // The layout must exist to resolve names: lay out now if the graph changed.
-    viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.time);
+    viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.stats.time);
     s.graph.selected = resolve_box(s, arg);
   } else if (verb == "click") {
     // Where the box was drawn in the last frame, clicked as a user would.
     const std::string key = resolve_box(s, arg);
     for (const auto& d : s.graph.drawn)
       if (d.key == key) {
-        s.click.pos = ImVec2((d.min.x + d.max.x) * 0.5f, (d.min.y + d.max.y) * 0.5f);
-        s.click.frames_left = 3;
+        s.hooks.click.pos = ImVec2((d.min.x + d.max.x) * 0.5f, (d.min.y + d.max.y) * 0.5f);
+        s.hooks.click.frames_left = 3;
         return;
       }
     throw Error("click: box '" + arg + "' is not on screen");
@@ -152,7 +153,7 @@ void apply_action(GuiState& s, const std::string& action) {
     else if (arg == "both") s.graph.filter = viz::PhaseFilter::both;
     else throw Error("view takes forward, backward, both, zoom in|out|Z or present [off], got '" + arg + "'");
   } else if (verb == "expand" || verb == "collapse") {  // a node's body: expand n3, expand y (the node making y)
-    viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.time);
+    viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.stats.time);
     const std::string key = resolve_box(s, arg);
     const int node = s.graph.layout.boxes[static_cast<size_t>(s.graph.layout.find(key))].node;
     if (node < 0) throw Error(verb + ": '" + arg + "' is not an op node");
@@ -173,8 +174,8 @@ void apply_action(GuiState& s, const std::string& action) {
     (verb == "map" ? s.show_map : s.show_graph) = true;
   }
   else if (verb == "lab") lab_action(s, arg);
-  else if (verb == "interrupt") s.interrupt_on_idle_frame = s.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
-  else if (verb == "measure") s.max_frame_ms = s.max_frame_work_ms = s.max_frame_between_steps_work_ms = 0;  // from here (a benchmark's phase)
+  else if (verb == "interrupt") s.run.interrupt_on_idle_frame = s.run.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
+  else if (verb == "measure") s.stats.max_frame_ms = s.stats.max_frame_work_ms = s.stats.max_frame_between_steps_work_ms = 0;  // from here (a benchmark's phase)
   else if (verb == "play") s.playing = true;
   else if (verb == "pause") s.playing = false;
   else
@@ -185,11 +186,11 @@ void apply_action(GuiState& s, const std::string& action) {
 }
 
 void inject_mouse(GuiState& s) {
-  if (s.click.frames_left <= 0) return;
+  if (s.hooks.click.frames_left <= 0) return;
   ImGuiIO& io = ImGui::GetIO();
-  io.MousePos = s.click.pos;
-  io.MouseDown[0] = s.click.frames_left == 2;
-  --s.click.frames_left;
+  io.MousePos = s.hooks.click.pos;
+  io.MouseDown[0] = s.hooks.click.frames_left == 2;
+  --s.hooks.click.frames_left;
 }
 
 namespace {
@@ -267,13 +268,13 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
   for (const auto& d : s.graph.drawn)
     if (d.current) highlighted = d.node;
   json widgets = json::array();
-  for (const auto& w : s.widgets) {
+  for (const auto& w : s.hooks.widgets) {
     widgets.push_back({{"label", w.label}, {"rect", {w.x0, w.y0, w.x1, w.y1}}, {"enabled", w.enabled}});
     if (w.scroll_y >= 0) widgets.back()["scroll"] = {w.scroll_y, w.scroll_max_y};
   }
   GuiState& ms = const_cast<GuiState&>(s);
   json state{{"platform", platform::name()},
-              {"frame", s.frame},
+              {"frame", s.stats.frame},
               {"window", {window_w, window_h}},
               {"canvas", {s.graph.canvas_min.x, s.graph.canvas_min.y, s.graph.canvas_max.x, s.graph.canvas_max.y}},
               {"step", last ? last->step : -1},
@@ -293,14 +294,14 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"graph_nodes", s.ws->graph().node_count()},
               {"graph_dropped_nodes", s.ws->graph().drops().nodes},
               {"loop", loop_json(s.session->interpreter().last_loop())},
-              {"idle_frames", s.idle_frames},
-              {"running", s.running},
-              {"input_waiting", s.input_waiting},
-              {"idle", s.idle},
-              {"frames_since_input", s.frame - s.input_frame},
-              {"input_events", s.input_events},
-              {"live_states", s.live_states},
-              {"queued_work", s.queued.size()},
+              {"idle_frames", s.run.idle_frames},
+              {"running", s.run.running},
+              {"input_waiting", s.hooks.input_waiting},
+              {"idle", s.hooks.idle},
+              {"frames_since_input", s.stats.frame - s.hooks.input_frame},
+              {"input_events", s.hooks.input_events},
+              {"live_states", s.hooks.live_states},
+              {"queued_work", s.run.queued.size()},
               {"mode", s.ws->static_mode() ? "static" : "dynamic"},
               {"program_nodes", &shown_graph(ms) != &s.ws->graph() ? static_cast<int64_t>(s.graph.only_nodes.size()) : -1},
               {"nodes", nodes},
@@ -324,12 +325,12 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"layout_mode", s.graph.queue ? viz::layout_mode_name(s.graph.queue->mode()) : "sync"},
               {"layout_current", viz::layout_current(s.graph)},
               {"layout_error", s.graph.layout_error},
-              {"open_ms", s.open_ms},
-              {"open_frame", s.open_frame},
-              {"max_frame_ms", s.max_frame_ms},
-              {"max_frame_work_ms", s.max_frame_work_ms},
-              {"max_frame_between_steps_work_ms", s.max_frame_between_steps_work_ms},
-              {"frame_ms", s.frame_ms_avg},
+              {"open_ms", s.stats.open_ms},
+              {"open_frame", s.stats.open_frame},
+              {"max_frame_ms", s.stats.max_frame_ms},
+              {"max_frame_work_ms", s.stats.max_frame_work_ms},
+              {"max_frame_between_steps_work_ms", s.stats.max_frame_between_steps_work_ms},
+              {"frame_ms", s.stats.frame_ms_avg},
               {"memory", memory},
               {"live_bytes", s.ws->tracker().live_total()},
               {"peak_bytes", s.ws->tracker().peak_total()},
@@ -338,8 +339,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
               {"metrics_charts", s.metrics.charts_drawn},
               {"metrics_marker_x", s.metrics.marker_x},
               {"console", console},
-              {"action_errors", s.action_errors},
-              {"internal_errors", s.internal_errors},
+              {"action_errors", s.hooks.action_errors},
+              {"internal_errors", s.hooks.internal_errors},
               {"empty_graph_statement", viz::kEmptyGraphStatement},
               {"widgets", widgets},
               {"want_text_input", ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput},

@@ -19,12 +19,12 @@ class FrameClock {
     begin_ = Clock::now();
     if (frames_++ >= 2) {  // (the first frame compiles shaders and uploads the fonts)
       const double interval = ms(last_begin_, begin_);
-      s.max_frame_ms = std::max(s.max_frame_ms, interval);
-      s.max_frame_work_ms = std::max(s.max_frame_work_ms, interval - render_ms_);
-      if (!idle && !s.statement_ran)  // no statement (a step) ran since the last frame
-        s.max_frame_between_steps_work_ms = std::max(s.max_frame_between_steps_work_ms, interval - render_ms_);
+      s.stats.max_frame_ms = std::max(s.stats.max_frame_ms, interval);
+      s.stats.max_frame_work_ms = std::max(s.stats.max_frame_work_ms, interval - render_ms_);
+      if (!idle && !s.run.statement_ran)  // no statement (a step) ran since the last frame
+        s.stats.max_frame_between_steps_work_ms = std::max(s.stats.max_frame_between_steps_work_ms, interval - render_ms_);
     }
-    if (!idle) s.statement_ran = false;
+    if (!idle) s.run.statement_ran = false;
     last_begin_ = begin_;
   }
   void render_begins() { render_begin_ = Clock::now(); }
@@ -32,17 +32,17 @@ class FrameClock {
     end_ = Clock::now();
     render_ms_ = ms(render_begin_, end_);
     const double total = ms(begin_, end_);
-    s.frame_total_ms_avg = s.frame_total_ms_avg == 0 ? total : s.frame_total_ms_avg * 0.9 + total * 0.1;
-    if (s.open_ms < 0 && viz::layout_current(s.graph)) {
-      s.open_ms = ms(process_start_, end_);
-      s.open_frame = frames_ - 1;
+    s.stats.frame_total_ms_avg = s.stats.frame_total_ms_avg == 0 ? total : s.stats.frame_total_ms_avg * 0.9 + total * 0.1;
+    if (s.stats.open_ms < 0 && viz::layout_current(s.graph)) {
+      s.stats.open_ms = ms(process_start_, end_);
+      s.stats.open_frame = frames_ - 1;
     }
   }
   // While a statement runs: a frame after 50 ms of its work, 60 where drawing is slow (a software
   // renderer takes 50-100 ms a frame), so the statement keeps half the time or more and no frame
   // waits for more than about 100 ms of it (a check comes every few ms: an initializer's piece).
   bool idle_frame_due(const GuiState& s) const {
-    return ms(end_, Clock::now()) >= std::min(60.0, std::max(50.0, 4.0 * s.frame_total_ms_avg));
+    return ms(end_, Clock::now()) >= std::min(60.0, std::max(50.0, 4.0 * s.stats.frame_total_ms_avg));
   }
 
  private:

@@ -17,6 +17,7 @@
 #include "app/gui/frame_clock.h"
 #include "app/gui/gui_state.h"
 #include "app/gui/key_hold.h"
+#include "app/gui/statement_runner.h"
 #include "app/lang/interpreter.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -61,7 +62,7 @@ void glfw_error(int code, const char* text) { std::fprintf(stderr, "GLFW error %
 // and the window goes on.
 void report_internal_error(GuiState& s, const std::string& what) {
   std::fprintf(stderr, "opscope: internal error (the window goes on): %s\n", what.c_str());
-  s.internal_errors.push_back(what);
+  s.hooks.internal_errors.push_back(what);
   s.console.lines.push_back({ConsoleLine::error, "internal error: " + what});
   s.console.lines.push_back({ConsoleLine::error, "  this is a bug in opscope; your workspace is kept. Please report it with what you did."});
   s.console.scroll_to_bottom = true;
@@ -125,13 +126,13 @@ void wait_for_input(GLFWwindow* window, const KeyHold& keys, const std::function
 // The graph view needs frames while its layout is being made or it moves; not while the knowledge
 // map's tab hides it (the layout is polled when the graph is drawn again: a layout asked for
 // before the map was shown kept a lesson's window drawing ten frames a second for ever).
-bool graph_animating(const GuiState& s) { return !s.map_visible && viz::view_animating(s.graph, s.time); }
+bool graph_animating(const GuiState& s) { return !s.map_visible && viz::view_animating(s.graph, s.stats.time); }
 
 // The state JSON for the human-input tests; `idle`: said while the window waits for input (the
 // last frame's state again, no frame drawn).
 void publish_state_now(GuiState& s, int fb_w, int fb_h, bool idle) {
-  s.idle = idle;
-  ++s.live_states;
+  s.hooks.idle = idle;
+  ++s.hooks.live_states;
   platform::publish_live_state(state_json(s, fb_w, fb_h));
 }
 
@@ -140,10 +141,10 @@ void publish_state_now(GuiState& s, int fb_w, int fb_h, bool idle) {
 void publish_live_state(GuiState& s, int fb_w, int fb_h) {
   if (!platform::live_state_wanted()) return;
   const auto now = std::chrono::steady_clock::now();
-  const bool ended = s.was_running && !s.running;
-  s.was_running = s.running;
-  if (!ended && now - s.live_state_at < std::chrono::milliseconds(100)) return;
-  s.live_state_at = now;
+  const bool ended = s.hooks.was_running && !s.run.running;
+  s.hooks.was_running = s.run.running;
+  if (!ended && now - s.hooks.live_state_at < std::chrono::milliseconds(100)) return;
+  s.hooks.live_state_at = now;
   publish_state_now(s, fb_w, fb_h, false);
 }
 
@@ -223,10 +224,10 @@ int run_gui(const GuiOptions& o) {
   auto draw_frame = [&](bool idle) {
     clock.frame_begins(s, idle);
     glfwPollEvents();
-    s.input_waiting = key_hold.waiting();
-    if (key_hold.events() != s.input_events) {  // the person did something since the last frame
-      s.input_events = key_hold.events();
-      s.input_frame = s.frame;
+    s.hooks.input_waiting = key_hold.waiting();
+    if (key_hold.events() != s.hooks.input_events) {  // the person did something since the last frame
+      s.hooks.input_events = key_hold.events();
+      s.hooks.input_frame = s.stats.frame;
     }
     int want_w = 0, want_h = 0;  // the browser's page was resized
     if (platform_sizes && platform::preferred_window_size(want_w, want_h)) {
@@ -235,20 +236,20 @@ int run_gui(const GuiOptions& o) {
       if (w != want_w || h != want_h) glfwSetWindowSize(window, want_w, want_h);
     }
     if (idle) {
-      ++s.idle_frames;
-      if (s.interrupt_on_idle_frame >= 0 && s.idle_frames >= s.interrupt_on_idle_frame) {
-        s.interrupt_on_idle_frame = -1;
+      ++s.run.idle_frames;
+      if (s.run.interrupt_on_idle_frame >= 0 && s.run.idle_frames >= s.run.interrupt_on_idle_frame) {
+        s.run.interrupt_on_idle_frame = -1;
         interrupt::request();  // as if Interrupt was clicked in this frame
       }
     }
-    s.time = headless ? s.frame / 30.0 : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (!idle && headless && s.frame >= 1 && s.frame - 1 < static_cast<int>(actions.size())) {
+    s.stats.time = headless ? s.stats.frame / 30.0 : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!idle && headless && s.stats.frame >= 1 && s.stats.frame - 1 < static_cast<int>(actions.size())) {
       try {
-        apply_action(s, actions[static_cast<size_t>(s.frame - 1)]);
+        apply_action(s, actions[static_cast<size_t>(s.stats.frame - 1)]);
       } catch (const Error& e) {
-        std::fprintf(stderr, "error: action '%s': %s\n", actions[static_cast<size_t>(s.frame - 1)].c_str(), e.what());
+        std::fprintf(stderr, "error: action '%s': %s\n", actions[static_cast<size_t>(s.stats.frame - 1)].c_str(), e.what());
         if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
-        s.action_errors.push_back(e.what());
+        s.hooks.action_errors.push_back(e.what());
         rc = 1;
       }
     }
@@ -280,8 +281,8 @@ int run_gui(const GuiOptions& o) {
     ImGui::NewFrame();
     draw_ui_or_report(s);
     ImGui::Render();
-    s.frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    s.frame_ms_avg = s.frame <= 1 ? s.frame_ms : s.frame_ms_avg * 0.9 + s.frame_ms * 0.1;
+    s.stats.frame_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.stats.frame_ms_avg = s.stats.frame <= 1 ? s.stats.frame_ms : s.stats.frame_ms_avg * 0.9 + s.stats.frame_ms * 0.1;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
     glViewport(0, 0, fb_w, fb_h);
     const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
@@ -289,7 +290,7 @@ int run_gui(const GuiOptions& o) {
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    const std::string& png = idle ? o.live_screenshot : headless && s.frame + 1 == total_frames ? o.screenshot : std::string();
+    const std::string& png = idle ? o.live_screenshot : headless && s.stats.frame + 1 == total_frames ? o.screenshot : std::string();
     if (!png.empty() && !write_screenshot(png, fb_w, fb_h)) {
       std::fprintf(stderr, "error: cannot write '%s'\n", png.c_str());
       rc = 1;
@@ -302,7 +303,7 @@ int run_gui(const GuiOptions& o) {
     key_hold.new_frame();
     platform::end_frame();  // the browser shows the frame and handles its events
   };
-  s.idle_frame = [&] {
+  s.run.idle_frame = [&] {
     if (glfwWindowShouldClose(window)) {  // closing the window stops the statement first
       interrupt::request();
       return;
@@ -315,12 +316,12 @@ int run_gui(const GuiOptions& o) {
     int64_t iterations = 0;
     session.interpreter().on_iteration = [&] {
       if (++iterations % 25 != 0) return;
-      if (s.idle_frames == 0 && s.frame == 0) draw_frame(true);  // ImGui lays out tab bars in a first frame
+      if (s.run.idle_frames == 0 && s.stats.frame == 0) draw_frame(true);  // ImGui lays out tab bars in a first frame
       draw_frame(true);
     };
-    s.running = true;
+    s.run.running = true;
     work();
-    s.running = false;
+    s.run.running = false;
     session.interpreter().on_iteration = nullptr;
   };
   if (!o.script.empty()) {
@@ -357,10 +358,10 @@ int run_gui(const GuiOptions& o) {
   // the live state get a state ten times a second, drawn or not.)
   int settle_frames = 3;
   const bool live = platform::live_state_wanted();
-  for (s.frame = 0; !glfwWindowShouldClose(window); ++s.frame) {
-    if (headless && s.frame >= total_frames) break;
+  for (s.stats.frame = 0; !glfwWindowShouldClose(window); ++s.stats.frame) {
+    if (headless && s.stats.frame >= total_frames) break;
     // (ImGui takes a click in the second frame after its button event: three frames after input.)
-    const bool busy = s.frame - s.input_frame < 3 || !s.queued.empty() || key_hold.waiting() || s.playing || s.console.focus_input ||
+    const bool busy = s.stats.frame - s.hooks.input_frame < 3 || !s.run.queued.empty() || key_hold.waiting() || s.playing || s.console.focus_input ||
                       !ImGui::GetIO().InputQueueCharacters.empty() ||  // an input method's text came between frames
                       graph_animating(s) || session.quit_requested();
     if (!headless && !busy && settle_frames <= 0) {
@@ -370,15 +371,15 @@ int run_gui(const GuiOptions& o) {
     --settle_frames;
     draw_frame(false);
     // What a click asked for runs now, between frames (it may run long: frames go on inside).
-    while (!s.queued.empty() && !glfwWindowShouldClose(window)) {
-      auto work = std::move(s.queued.front());
-      s.queued.erase(s.queued.begin());
+    while (!s.run.queued.empty() && !glfwWindowShouldClose(window)) {
+      auto work = std::move(s.run.queued.front());
+      s.run.queued.erase(s.run.queued.begin());
       run_or_report(s, work);
       settle_frames = 3;  // what it changed is drawn
     }
     if (session.quit_requested()) break;
   }
-  s.idle_frame = nullptr;
+  s.run.idle_frame = nullptr;
   s.layouts.reset();  // the worker stops before the state it lays out for goes
   if (!o.state_json.empty()) {
     std::ofstream f(o.state_json, std::ios::binary);

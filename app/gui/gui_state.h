@@ -1,4 +1,4 @@
-// Everything the GUI shell shows and remembers, passed to each panel (no static locals).
+// The GUI shell's state, passed to each panel (no static locals).
 #pragma once
 #include <imgui.h>
 
@@ -50,6 +50,59 @@ using LessonPanelFn = std::function<void(GuiState& state)>;
 // ... and applies the scripted lesson actions ("lesson next"); false: not a lesson action.
 using LessonActionFn = std::function<bool(GuiState& state, const std::string& action)>;
 
+// A statement running (typed, a button, a lesson cell): the window keeps drawing frames
+// between its steps (core/interrupt.h's idle hook calls idle_frame) and the Interrupt button,
+// Esc and Ctrl-C stop it; nothing else may run code meanwhile. Work asked for inside a frame (a
+// click) waits in `queued` until the frame is done (statement_runner.h).
+struct RunState {
+  bool running = false;
+  std::function<void()> idle_frame;
+  std::vector<std::function<void()>> queued;
+  int idle_frames = 0;               // frames drawn while statements ran: the window did not freeze
+  int interrupt_on_idle_frame = -1;  // scripted ("interrupt N"): press Interrupt on that idle frame
+  bool statement_ran = false;        // a statement ran since the last frame
+};
+
+// How long frames take, for the status bar, --state-json and bench_gui.
+struct FrameStats {
+  double time = 0;        // seconds since start (simulated in headless runs: deterministic)
+  double frame_ms = 0;    // CPU time of the last frame's UI building
+  double frame_ms_avg = 0;
+  double frame_total_ms_avg = 0;  // the whole frame, the OpenGL drawing and swap included
+  int frame = 0;
+  double max_frame_ms = 0;  // the longest wall time between two frames' starts (the window's start-up frame aside)
+  double max_frame_work_ms = 0;  // ... less the OpenGL drawing and swap in it: opscope's own work (Mesa's software
+                                 // renderer takes 50-100 ms a frame at 1600x1000 on a 2-core VM, whatever is drawn)
+  double max_frame_between_steps_work_ms = 0;  // ... of the frames with no statement (a step) run before them
+  double open_ms = -1;      // process start to the first frame showing the graph laid out (-1: none yet)
+  int open_frame = -1;      // ... and which frame that was
+};
+
+// What scripted actions and the human-input tests drive and watch (--actions, --state-json, the
+// live state): a person using the window never needs these.
+struct TestHooks {
+  std::vector<std::string> action_errors;
+  // A scripted mouse click ("click n3"): moved there, pressed, released over three frames.
+  struct InjectedClick {
+    ImVec2 pos;
+    int frames_left = 0;  // 3: move, 2: press, 1: release
+  } click;
+  // What a person can act on, where the last frame drew it (the human-input tests click these),
+  // and the internal errors the window caught and showed instead of closing.
+  WidgetRects widgets;
+  std::vector<std::string> internal_errors;
+  std::chrono::steady_clock::time_point live_state_at;  // when the live state was last published
+  bool was_running = false;                             // ... and whether a statement ran then
+  bool input_waiting = false;  // typed keys the window has not given to the UI yet (KeyHold)
+  bool idle = false;           // the window waits for input: no frame is being drawn
+  long long input_events = 0;  // the person's key, button and wheel events so far ...
+  int input_frame = 0;         // ... and the frame that saw the last of them
+  long long live_states = 0;   // live states published so far
+};
+
+// Everything the GUI shell shows and remembers, passed to each panel (no static locals): what
+// the window shows at the top level, with the run state, the frame statistics and the test
+// hooks in their own parts.
 struct GuiState {
   Workspace* ws = nullptr;
   lang::Session* session = nullptr;
@@ -98,46 +151,10 @@ struct GuiState {
   // The Kernel Lab, a tab over the graph once a lesson or a scripted action opened it.
   KernelLabState lab;
   bool lab_visible = false;  // its tab was drawn in the last frame
-  // Frame statistics
-  double time = 0;        // seconds since start (simulated in headless runs: deterministic)
-  double frame_ms = 0;    // CPU time of the last frame's UI building
-  double frame_ms_avg = 0;
-  double frame_total_ms_avg = 0;  // the whole frame, the OpenGL drawing and swap included
-  int frame = 0;
-  double max_frame_ms = 0;  // the longest wall time between two frames' starts (the window's start-up frame aside)
-  double max_frame_work_ms = 0;  // ... less the OpenGL drawing and swap in it: opscope's own work (Mesa's software
-                                 // renderer takes 50-100 ms a frame at 1600x1000 on a 2-core VM, whatever is drawn)
-  double max_frame_between_steps_work_ms = 0;  // ... of the frames with no statement (a step) run before them
-  bool statement_ran = false;  // a statement ran since the last frame
-  double open_ms = -1;      // process start to the first frame showing the graph laid out (-1: none yet)
-  int open_frame = -1;      // ... and which frame that was
   std::unique_ptr<LayoutDriver> layouts;  // where the graph view's layouts are made
-  std::vector<std::string> action_errors;
-  // A statement running (typed, a button, a lesson cell): the window keeps drawing frames
-  // between its steps (core/interrupt.h's idle hook calls idle_frame) and the Interrupt
-  // button, Esc and Ctrl-C stop it; nothing else may run code meanwhile. Work asked for inside
-  // a frame (a click) waits in `queued` until the frame is done.
-  bool running = false;
-  std::function<void()> idle_frame;
-  std::vector<std::function<void()>> queued;
-  int idle_frames = 0;                   // frames drawn while statements ran: the window did not freeze
-  int interrupt_on_idle_frame = -1;      // scripted ("interrupt N"): press Interrupt on that idle frame
-  // A scripted mouse click ("click n3"): moved there, pressed, released over three frames.
-  struct InjectedClick {
-    ImVec2 pos;
-    int frames_left = 0;  // 3: move, 2: press, 1: release
-  } click;
-  // What a person can act on, where the last frame drew it (the human-input tests click these),
-  // and the internal errors the window caught and showed instead of closing.
-  WidgetRects widgets;
-  std::vector<std::string> internal_errors;
-  std::chrono::steady_clock::time_point live_state_at;  // when the live state was last published
-  bool was_running = false;                             // ... and whether a statement ran then
-  bool input_waiting = false;  // typed keys the window has not given to the UI yet (KeyHold)
-  bool idle = false;           // the window waits for input: no frame is being drawn
-  long long input_events = 0;  // the person's key, button and wheel events so far ...
-  int input_frame = 0;         // ... and the frame that saw the last of them
-  long long live_states = 0;   // live states published so far
+  RunState run;
+  FrameStats stats;
+  TestHooks hooks;
 };
 
 // [panels.cpp] the whole window's UI for one frame.
@@ -148,20 +165,6 @@ constexpr float kMinUiZoom = 1.f, kMaxUiZoom = 2.5f, kUiZoomStep = 0.25f;
 inline float graph_font_scale(const GuiState& s) { return s.screen_scale; }
 // Sets View ▸ Zoom (clamped to 100–250 %) and remembers it through save_zoom.
 void set_ui_zoom(GuiState& s, float zoom);
-// Runs `work` (code through the session) now, outside any ImGui frame, with the window alive:
-// frames are drawn between its steps and Interrupt stops it. False (and nothing runs) while
-// another runs.
-bool run_busy(GuiState& s, const std::function<void()>& work);
-// From inside a frame (a button, a key): `work` runs once the frame is drawn.
-void run_after_frame(GuiState& s, std::function<void()> work);
-// Runs one statement or :command through the session, echoing it in the console (through
-// run_busy: call it outside a frame; from inside one, console_after_frame).
-bool run_in_console(GuiState& s, const std::string& source, bool echo = true);
-void console_after_frame(GuiState& s, const std::string& source, bool echo = true);
-// The last session's statements (s.journal_offered of them): run again through the console
-// (outside a frame, as run_in_console), or forgotten.
-void restore_workspace(GuiState& s);
-void forget_last_workspace(GuiState& s);
 // The node the next step of a pending stepped pass runs (-1: none).
 int next_step_node(GuiState& s);
 // What the graph view and inspector show: in static mode the compiled program (being stepped,

@@ -6,6 +6,7 @@
 
 #include "app/gui/gui_state.h"
 #include "app/gui/kernel_lab_state.h"
+#include "app/gui/statement_runner.h"
 #include "app/gui/widget_rects.h"
 #include "app/lang/kernel.h"
 #include "viz/words.h"
@@ -30,11 +31,11 @@ void draw_controls(GuiState& s) {
       }
     ImGui::EndCombo();
   }
-  note_widget(s.widgets, "GPU (simulated)");
+  note_widget(s.hooks.widgets, "GPU (simulated)");
   // The last kernel written in the language (a @kernel launched from the console or a script).
   if (const lang::LanguageKernelTrace& t = lang::last_language_kernel_trace(); !t.trace_json.empty()) {
     ImGui::SameLine();
-    if (noted(s.widgets, ImGui::Button(("@kernel " + t.kernel + "##lang_kernel").c_str()), "warps: @kernel"))
+    if (noted(s.hooks.widgets, ImGui::Button(("@kernel " + t.kernel + "##lang_kernel").c_str()), "warps: @kernel"))
       run_after_frame(s, [&s] { lab_open_language_kernel(s); });
   }
   if (!lab.sim_available || lab.chart.rows.empty()) return;
@@ -49,7 +50,7 @@ void draw_controls(GuiState& s) {
     if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right) ImGui::SameLine();
     if (shown) ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
     // Shown as the algorithm's name; noted as "warps: NAME" for the human-input tests.
-    if (noted(s.widgets, ImGui::Button((r.algo + "##warps").c_str()), label.c_str())) {
+    if (noted(s.hooks.widgets, ImGui::Button((r.algo + "##warps").c_str()), label.c_str())) {
       const std::string algo = r.algo;
       run_after_frame(s, [&s, algo] { lab_open_warp(s, algo); });
     }
@@ -69,13 +70,13 @@ void draw_warp(GuiState& s, const viz::Theme& th) {
     return;
   }
   ImGui::BeginDisabled(lab.warp.step <= 0);
-  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("< previous")) + "###lab_previous").c_str()), "previous request")) lab_step(lab, -1);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("< previous")) + "###lab_previous").c_str()), "previous request")) lab_step(lab, -1);
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(lab.warp.step + 1 >= int(lab.warp.requests.size()));
-  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("next request >")) + "###lab_next").c_str()), "next request")) lab_step(lab, 1);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("next request >")) + "###lab_next").c_str()), "next request")) lab_step(lab, 1);
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::Button((std::string(viz::tr("next barrier >>")) + "###lab_barrier").c_str()), "next barrier")) lab_step_to_next_barrier(lab);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("next barrier >>")) + "###lab_barrier").c_str()), "next barrier")) lab_step_to_next_barrier(lab);
   ImGui::EndDisabled();
   viz::draw_warp_view(lab.view, th, ImVec2(0, 0));
 }
@@ -92,7 +93,7 @@ void draw_kernel_lab(GuiState& s) {
   }
   const bool warp_open = !lab.warp.requests.empty() || !lab.warp.error.empty();
   if (lab.chart.rows.empty() && !warp_open) {
-    ImGui::TextDisabled("%s", s.running ? viz::tr("Measuring...") : viz::tr("Nothing measured yet."));
+    ImGui::TextDisabled("%s", s.run.running ? viz::tr("Measuring...") : viz::tr("Nothing measured yet."));
     return;
   }
   draw_controls(s);
@@ -102,7 +103,7 @@ void draw_kernel_lab(GuiState& s) {
     viz::LabChart shown = lab.chart;  // a dozen rows: copied to be titled in the window's language
     lab_title_and_note(lab, shown);
     const int clicked = viz::draw_lab_chart(shown, th, ImVec2(0, 0));
-    note_panel(s.widgets, "lab chart");
+    note_panel(s.hooks.widgets, "lab chart");
     ImGui::EndChild();
     if (clicked >= 0 && lab.chart.rows[size_t(clicked)].simulated && lab.chart.rows[size_t(clicked)].ok) {
       const std::string algo = lab.chart.rows[size_t(clicked)].algo;
@@ -112,7 +113,7 @@ void draw_kernel_lab(GuiState& s) {
   }
   ImGui::BeginChild("lab_warp", ImVec2(0, 0), false);
   draw_warp(s, th);
-  note_panel(s.widgets, "warp view");
+  note_panel(s.hooks.widgets, "warp view");
   ImGui::EndChild();
 }
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "app/gui/gui_state.h"
+#include "app/gui/statement_runner.h"
 #include "app/kernel_lab.h"
 #include "app/lang/kernel.h"
 #include "app/shipped_dir.h"
@@ -335,11 +336,11 @@ void lab_action(GuiState& s, const std::string& args) {
   KernelLabState& lab = s.lab;
   if (words[0] == "kernel") {  // the last @kernel launched in the language
     lab_open_language_kernel(s);
-    if (!lab.warp.error.empty()) s.action_errors.push_back("lab kernel: " + lab.warp.error);
+    if (!lab.warp.error.empty()) s.hooks.action_errors.push_back("lab kernel: " + lab.warp.error);
   } else if (words[0] == "warp") {
     if (words.size() != 2) throw Error("lab warp takes one algorithm, e.g. lab warp tiled_conflicting");
     lab_open_warp(s, words[1]);
-    if (!lab.warp.error.empty()) s.action_errors.push_back("lab warp " + words[1] + ": " + lab.warp.error);
+    if (!lab.warp.error.empty()) s.hooks.action_errors.push_back("lab warp " + words[1] + ": " + lab.warp.error);
   } else if (words[0] == "step") {
     if (lab.warp.requests.empty()) throw Error("lab step: no warp view open", "lab warp ALGO first");
     if (words.size() == 1) lab_step(lab, 1);
@@ -365,7 +366,7 @@ void lab_action(GuiState& s, const std::string& args) {
     }
     lab.bring_forward = true;
     lab_open(s, words[0], sizes);
-    if (!lab.error.empty()) s.action_errors.push_back("lab " + args + ": " + lab.error);
+    if (!lab.error.empty()) s.hooks.action_errors.push_back("lab " + args + ": " + lab.error);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "app/gui/gui_state.h"
+#include "app/gui/statement_runner.h"
 #include "app/gui/widget_rects.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/onnx_builtins.h"
@@ -180,12 +181,12 @@ void draw_kept_files(GuiState& s) {
     std::error_code ec;
     const auto size = std::filesystem::file_size(path, ec);
     ImGui::PushID(path.c_str());
-    if (noted(s.widgets, ImGui::SmallButton("Open"), ("Open " + name).c_str())) {
+    if (noted(s.hooks.widgets, ImGui::SmallButton("Open"), ("Open " + name).c_str())) {
       run_after_frame(s, [&s, p = path.string()] { open_file(s, p); });
       ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
-    if (noted(s.widgets, ImGui::SmallButton("Delete"), ("Delete " + name).c_str())) delete_kept_file(s, path);
+    if (noted(s.hooks.widgets, ImGui::SmallButton("Delete"), ("Delete " + name).c_str())) delete_kept_file(s, path);
     ImGui::SameLine();
     ImGui::Text("%s  %s", name.c_str(), ec ? "" : bytes_str(static_cast<int64_t>(size)).c_str());
     ImGui::PopID();
@@ -208,7 +209,7 @@ void draw_open_model_dialog(GuiState& s) {
                      "graph shows it as the file describes it, with PyTorch's shape arithmetic folded away. A .ops "
                      "script runs in the console; a .npy array or an IDX file (MNIST's format) becomes a variable.");
   if (platform::has_file_chooser()) {
-    if (noted(s.widgets, ImGui::Button("From this computer..."), "From this computer...")) {
+    if (noted(s.hooks.widgets, ImGui::Button("From this computer..."), "From this computer...")) {
       platform::pick_file(".onnx,.ops,.npy,.gz,.idx,.idx1-ubyte,.idx3-ubyte");
       ImGui::CloseCurrentPopup();
     }
@@ -223,14 +224,14 @@ void draw_open_model_dialog(GuiState& s) {
       if (ImGui::Selectable(f.c_str(), f == o.path)) std::snprintf(o.path, sizeof o.path, "%s", f.c_str());
   }
   draw_kept_files(s);
-  if (noted(s.widgets, ImGui::Button("Open"), "Open") || enter) {
+  if (noted(s.hooks.widgets, ImGui::Button("Open"), "Open") || enter) {
     // Between frames, as every console statement runs (a statement draws frames of its own);
     // an error is in the console, where the student reads it.
     run_after_frame(s, [&s, path = std::string(o.path)] { open_file(s, path); });
     ImGui::CloseCurrentPopup();
   }
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::Button("Cancel"), "Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+  if (noted(s.hooks.widgets, ImGui::Button("Cancel"), "Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
   ImGui::EndPopup();
 }
 

@@ -7,15 +7,12 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <sstream>
 
 #include "app/gui/gui_state.h"
 #include "app/gui/shell_words.h"
+#include "app/gui/statement_runner.h"
 #include "app/lang/interpreter.h"
-#include "app/sigint.h"
 #include "core/interrupt.h"
-#include "platform/platform.h"
 #include "viz/memory_panel.h"
 #include "viz/words.h"
 
@@ -23,40 +20,15 @@ namespace opscope::app {
 
 namespace {
 
-void push_output(ConsoleState& c, ConsoleLine::Kind kind, const std::string& text) {
-  std::istringstream is(text);
-  std::string line;
-  while (std::getline(is, line)) {
-    if (c.glyphs) c.glyphs->add(line);
-    c.lines.push_back({kind, line});
-  }
-  constexpr size_t kMaxLines = 4000;
-  if (c.lines.size() > kMaxLines) c.lines.erase(c.lines.begin(), c.lines.begin() + static_cast<long>(c.lines.size() - kMaxLines));
-  c.scroll_to_bottom = true;
-}
-
 // The window's words in the lessons' language; `label###id` keeps ImGui's id (and the tests'
 // name for the widget) the English one.
 const ShellWords& words(const GuiState& s) { return s.chinese && s.fonts.cjk ? kShellZh : kShellEn; }
 std::string with_id(const char* shown, const char* id) { return std::string(shown) + "###" + id; }
 
-// A statement that failed or a :reset may have taken nodes back: forget their steps and a
-// selection that no longer exists.
-void after_run(GuiState& s) {
-  s.log->forget_missing_nodes(&s.ws->graph());
-  const Graph& g = shown_graph(s);
-  const std::string& sel = s.graph.selected;
-  if (!sel.empty()) {
-    const int n = viz::node_of_key(sel);
-    if ((sel[0] == 'n' && !g.has_node(n)) || (sel[0] == 'v' && !g.has_value(std::stoi(sel.substr(1)))))
-      s.graph.selected.clear();
-  }
-}
-
 // [SECTION] menu bar
 void draw_menu_bar(GuiState& s) {
   if (!ImGui::BeginMenuBar()) return;
-  WidgetRects& w = s.widgets;
+  WidgetRects& w = s.hooks.widgets;
   const ShellWords& t = words(s);
   const bool file_open = ImGui::BeginMenu(with_id(t.file, "File").c_str());
   note_widget(w, "File");
@@ -96,7 +68,7 @@ void draw_menu_bar(GuiState& s) {
 void draw_toolbar(GuiState& s) {
   // Always enabled: the commands themselves say when there is nothing to step (and modes that
   // step in other ways, like static runs, answer the same commands).
-  const bool has_pending = next_step_node(s) >= 0, enabled = !s.running;
+  const bool has_pending = next_step_node(s) >= 0, enabled = !s.run.running;
   const ShellWords& t = words(s);
   // `label`: the English name, the widget's id; shown in the window's language.
   auto button = [&](const char* label, const char* tip, bool enabled) {
@@ -107,13 +79,13 @@ void draw_toolbar(GuiState& s) {
                                    std::pair{"Rewind", t.rewind}})
       if (std::string(label) == en) shown = word;
     bool pressed = ImGui::Button(with_id(shown, label).c_str());
-    note_widget(s.widgets, label);
+    note_widget(s.hooks.widgets, label);
     if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", tip);
     if (!enabled) ImGui::EndDisabled();
     ImGui::SameLine();
     return pressed;
   };
-  if (s.running) {  // the only button that acts while a statement runs
+  if (s.run.running) {  // the only button that acts while a statement runs
     if (button("Interrupt", "stop the running statement at its next step; it is undone   [Esc or Ctrl-C]", true))
       interrupt::request();
   }
@@ -147,18 +119,18 @@ void draw_toolbar(GuiState& s) {
                                       std::pair{"backward", viz::PhaseFilter::backward_only}, std::pair{"both", viz::PhaseFilter::both}}) {
     const char* shown = filter == viz::PhaseFilter::forward_only ? t.forward : filter == viz::PhaseFilter::backward_only ? t.backward : t.both;
     ImGui::RadioButton(with_id(shown, label).c_str(), &f, static_cast<int>(filter));
-    note_widget(s.widgets, label);
+    note_widget(s.hooks.widgets, label);
     if (filter != viz::PhaseFilter::both) ImGui::SameLine();
   }
   s.graph.filter = static_cast<viz::PhaseFilter>(f);
   ImGui::SameLine(0, 16 * s.scale);
-  if (noted(s.widgets, ImGui::Button(with_id(t.fit, "Fit").c_str()), "Fit")) s.graph.fit_all = true;
+  if (noted(s.hooks.widgets, ImGui::Button(with_id(t.fit, "Fit").c_str()), "Fit")) s.graph.fit_all = true;
   ImGui::SameLine();
   ImGui::SetNextItemWidth(150 * s.scale);
   ImGui::InputTextWithHint("##search", t.search, s.graph.search, sizeof s.graph.search);
-  note_widget(s.widgets, "search");
+  note_widget(s.hooks.widgets, "search");
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::Button(with_id(s.dark ? t.light : t.dark, s.dark ? "Light" : "Dark").c_str()), s.dark ? "Light" : "Dark")) {
+  if (noted(s.hooks.widgets, ImGui::Button(with_id(s.dark ? t.light : t.dark, s.dark ? "Light" : "Dark").c_str()), s.dark ? "Light" : "Dark")) {
     s.dark = !s.dark;
     viz::apply_style(s.dark, s.scale);
   }
@@ -205,9 +177,9 @@ void draw_journal_offer(GuiState& s) {
   ImGui::TextDisabled("Your last session ran %zu statement%s here:", n, n == 1 ? "" : "s");
   ImGui::SameLine();
   const ShellWords& t = words(s);
-  if (noted(s.widgets, ImGui::SmallButton(with_id(t.restore, "Restore").c_str()), "Restore")) run_after_frame(s, [&s] { restore_workspace(s); });
+  if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(t.restore, "Restore").c_str()), "Restore")) run_after_frame(s, [&s] { restore_workspace(s); });
   ImGui::SameLine();
-  if (noted(s.widgets, ImGui::SmallButton(with_id(t.start_fresh, "Start fresh").c_str()), "Start fresh")) forget_last_workspace(s);
+  if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(t.start_fresh, "Start fresh").c_str()), "Start fresh")) forget_last_workspace(s);
 }
 
 // One row of the console as drawn: bytes [begin, end) of line `line`.
@@ -269,7 +241,7 @@ void draw_console(GuiState& s) {
   if (s.fonts.mono) ImGui::PopFont();
   if (c.scroll_to_bottom) ImGui::SetScrollHereY(1.f);
   c.scroll_to_bottom = false;
-  note_panel(s.widgets, "console log");
+  note_panel(s.hooks.widgets, "console log");
   ImGui::EndChild();
   // Tab's candidates as buttons: a click completes the word being typed.
   if (!c.candidates.empty()) {
@@ -293,10 +265,10 @@ void draw_console(GuiState& s) {
       c.focus_input = true;
     }
   }
-  if (s.running) {  // no input while a statement runs: the way out is Interrupt
+  if (s.run.running) {  // no input while a statement runs: the way out is Interrupt
     ImGui::TextDisabled("%s", words(s).running);
     ImGui::SameLine();
-    if (noted(s.widgets, ImGui::SmallButton(with_id(words(s).interrupt, "Interrupt").c_str()), "Interrupt")) interrupt::request();
+    if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(words(s).interrupt, "Interrupt").c_str()), "Interrupt")) interrupt::request();
     return;
   }
   if (s.journal_offered > 0) draw_journal_offer(s);
@@ -308,7 +280,7 @@ void draw_console(GuiState& s) {
                                     ImGuiInputTextFlags_CallbackCompletion;
   if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
   const bool entered = ImGui::InputText("##console_input", c.input, sizeof c.input, flags, console_callback, &s);
-  note_widget(s.widgets, "console input");
+  note_widget(s.hooks.widgets, "console input");
   if (entered) {
     std::string line = c.input;
     c.input[0] = 0;
@@ -317,11 +289,11 @@ void draw_console(GuiState& s) {
     c.focus_input = true;
     std::string buffer = c.pending_block.empty() ? line : c.pending_block + "\n" + line;
     if (s.session->needs_more_input(buffer) && !(line.empty() && !c.pending_block.empty())) {
-      push_output(c, ConsoleLine::input, std::string(prompt) + " " + line);
+      console_print(c, ConsoleLine::input, std::string(prompt) + " " + line);
       c.pending_block = buffer;
     } else {
       c.pending_block.clear();
-      if (!c.pending_block.empty() || buffer.find('\n') != std::string::npos) push_output(c, ConsoleLine::input, std::string(prompt) + " " + line);
+      if (!c.pending_block.empty() || buffer.find('\n') != std::string::npos) console_print(c, ConsoleLine::input, std::string(prompt) + " " + line);
       console_after_frame(s, buffer, buffer.find('\n') == std::string::npos);
     }
   }
@@ -330,9 +302,9 @@ void draw_console(GuiState& s) {
   // asked again if a statement drew frames without the line meanwhile. Characters typed until
   // then wait (KeyHold): ImGui drops those of the frame that activates a field.
   if (ImGui::IsItemActive()) c.focus_input = false;
-  else if (c.focus_input && (entered || s.frame >= c.focus_asked_frame + 3)) {
+  else if (c.focus_input && (entered || s.stats.frame >= c.focus_asked_frame + 3)) {
     ImGui::SetKeyboardFocusHere(-1);
-    c.focus_asked_frame = s.frame;
+    c.focus_asked_frame = s.stats.frame;
   }
   if (s.fonts.mono) ImGui::PopFont();
 }
@@ -340,9 +312,9 @@ void draw_console(GuiState& s) {
 // [SECTION] lesson panel (the lesson player plugs in through GuiState::lesson_panel)
 void draw_lesson(GuiState& s) {
   if (s.lesson_panel) {
-    if (s.running) ImGui::BeginDisabled();  // its buttons run cells: not while a statement runs
+    if (s.run.running) ImGui::BeginDisabled();  // its buttons run cells: not while a statement runs
     s.lesson_panel(s);
-    if (s.running) ImGui::EndDisabled();
+    if (s.run.running) ImGui::EndDisabled();
     return;
   }
   ImGui::TextWrapped("Lessons open here: each lesson's text next to cells that run in this workspace.");
@@ -357,7 +329,7 @@ void draw_status(GuiState& s) {
               s.ws->static_mode() ? (program ? viz::tr("static (compiled program)") : viz::tr("static (tracing)")) : viz::tr("dynamic"),
               bytes_str(tr.live_total()).c_str(), bytes_str(tr.peak_total()).c_str(),
               program ? s.graph.only_nodes.size() : s.ws->graph().node_count(),
-              s.graph.layout.layout_ms, s.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));
+              s.graph.layout.layout_ms, s.stats.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));
   // A long loop's tape: what is left is its last iteration; say how much went.
   if (const Graph& g = s.ws->graph(); !program && g.drops().nodes > 0) {
     ImGui::SameLine();
@@ -384,7 +356,7 @@ void shortcuts(GuiState& s) {
   if (io.KeyCtrl && (key_code(kKeyEqual) || key_code(kKeypadAdd))) set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
   if (io.KeyCtrl && (key_code(kKeyMinus) || key_code(kKeypadSubtract))) set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
   if (io.KeyCtrl && key_code(kKey0)) set_ui_zoom(s, 1.f);
-  if (s.running) {  // Esc or Ctrl-C: interrupt (as Ctrl-C does in the terminal)
+  if (s.run.running) {  // Esc or Ctrl-C: interrupt (as Ctrl-C does in the terminal)
     if (key(ImGuiKey_Escape) || (io.KeyCtrl && key('C'))) interrupt::request();
     return;
   }
@@ -405,14 +377,14 @@ void shortcuts(GuiState& s) {
 
 // Play: one step every 1/speed seconds while a stepped pass is pending.
 void play(GuiState& s) {
-  if (!s.playing || s.running) return;
-  if (s.time >= s.next_play_step) {
+  if (!s.playing || s.run.running) return;
+  if (s.stats.time >= s.next_play_step) {
     // Stops when the stepped backward pass is done, or when :step fails (nothing to step).
     run_after_frame(s, [&s] {
       const bool backward_pending = next_step_node(s) >= 0;
       if (!run_in_console(s, ":step") || (backward_pending && next_step_node(s) < 0)) s.playing = false;
     });
-    s.next_play_step = s.time + 1.0 / s.steps_per_second;
+    s.next_play_step = s.stats.time + 1.0 / s.steps_per_second;
   }
 }
 
@@ -425,7 +397,7 @@ void draw_graph_panel(GuiState& s, const viz::Theme& th) {
   // The last step is highlighted only in the graph it ran in.
   gf.current_node = s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
   gf.next_node = next_step_node(s);
-  gf.time = s.time;
+  gf.time = s.stats.time;
   gf.font_scale = graph_font_scale(s);
   gf.min_text_px = s.present ? viz::kPresentTextPx : viz::kReadableTextPx;  // a projector's figure is read from afar
   if (s.present != s.graph_fitted_present) {  // Present on or off: another canvas and text size, fit again
@@ -447,7 +419,7 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
   s.show_map = s.show_graph = false;
   if (ImGui::BeginTabBar("graph_tabs")) {
     const bool graph_tab = ImGui::BeginTabItem(with_id(words(s).graph, "Graph").c_str(), nullptr, show_graph ? ImGuiTabItemFlags_SetSelected : 0);
-    note_widget(s.widgets, "Graph");
+    note_widget(s.hooks.widgets, "Graph");
     if (graph_tab) {
       draw_graph_panel(s, th);
       ImGui::EndTabItem();
@@ -455,7 +427,7 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
     if (s.map_panel) {
       const std::string label = s.map_tab + "###knowledge_map";
       const bool map_tab = ImGui::BeginTabItem(label.c_str(), nullptr, show_map ? ImGuiTabItemFlags_SetSelected : 0);
-      note_widget(s.widgets, s.map_tab.c_str());
+      note_widget(s.hooks.widgets, s.map_tab.c_str());
       if (map_tab) {
         s.map_visible = true;
         s.map_panel(s);
@@ -466,7 +438,7 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
       const bool bring = s.lab.bring_forward;
       s.lab.bring_forward = false;
       const bool lab_tab = ImGui::BeginTabItem((std::string(viz::tr("Kernel Lab")) + "###kernel_lab").c_str(), nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
-      note_widget(s.widgets, "Kernel Lab");
+      note_widget(s.hooks.widgets, "Kernel Lab");
       if (lab_tab) {
         s.lab_visible = true;
         draw_kernel_lab(s);
@@ -486,12 +458,12 @@ void draw_presentation(GuiState& s, const viz::Theme& th) {
   ImGui::BeginChild("graph", ImVec2(graph_w, avail.y), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_graph_area(s, th);
   ImGui::EndChild();
-  note_widget(s.widgets, "graph panel");
+  note_widget(s.hooks.widgets, "graph panel");
   if (!s.lesson_panel) return;
   ImGui::SameLine();
   ImGui::BeginChild("lesson_present", ImVec2(lesson_w, avail.y), true);
   draw_lesson(s);
-  note_panel(s.widgets, "lesson panel");
+  note_panel(s.hooks.widgets, "lesson panel");
   ImGui::EndChild();
 }
 
@@ -530,80 +502,8 @@ int64_t steps_left(GuiState& s) {
   return p ? static_cast<int64_t>(p->size() - p->position()) : 0;
 }
 
-// The files the statements wrote (save(), save_onnx()): the browser downloads them.
-static void offer_written_files(GuiState& s) {
-  for (const std::string& path : s.session->interpreter().take_written_files()) {
-    std::error_code ec;
-    if (std::filesystem::is_regular_file(path, ec)) platform::offer_download(path);
-  }
-}
-
-bool run_busy(GuiState& s, const std::function<void()>& work) {
-  if (s.running) {
-    push_output(s.console, ConsoleLine::error, "a statement is running: Interrupt (Esc) stops it first");
-    return false;
-  }
-  // The hook is asked often; the idle frame itself decides when a frame is due (after 50 to 80
-  // ms of work, by how long frames take to draw here).
-  const double interval = 0.01;
-  SigintInterrupts ctrl_c;  // Ctrl-C in the terminal that started the window: the same as Interrupt
-  s.running = true;
-  s.statement_ran = true;
-  interrupt::clear();  // a press from before belongs to nothing
-  if (s.idle_frame) interrupt::set_idle_hook(s.idle_frame, interval);
-  struct Done {
-    GuiState& s;
-    ~Done() {
-      interrupt::set_idle_hook({});
-      s.running = false;
-      offer_written_files(s);
-    }
-  } done{s};
-  work();
-  return true;
-}
-
-void run_after_frame(GuiState& s, std::function<void()> work) { s.queued.push_back(std::move(work)); }
-
-bool run_in_console(GuiState& s, const std::string& source, bool echo) {
-  bool ok = false;
-  const bool ran = run_busy(s, [&] {
-    if (echo) push_output(s.console, ConsoleLine::input, ">>> " + source);
-    std::ostringstream out, err;
-    ok = s.session->run(source, "<console>", out, err);
-    push_output(s.console, ConsoleLine::output, out.str());
-    push_output(s.console, ConsoleLine::error, err.str());
-    after_run(s);
-  });
-  if (ran && ok) s.journal.record(source);
-  return ran && ok;
-}
-
-void restore_workspace(GuiState& s) {
-  const std::vector<std::string> statements = s.journal.take_front(s.journal_offered);
-  s.journal_offered = 0;
-  push_output(s.console, ConsoleLine::output, "# the last session's " + std::to_string(statements.size()) + " statements, run again");
-  for (size_t i = 0; i < statements.size(); ++i) {
-    if (run_in_console(s, statements[i])) continue;  // kept again as it runs
-    // An error or Interrupt: the rest are not run, and stay in the console to copy.
-    push_output(s.console, ConsoleLine::error,
-                "# stopped at statement " + std::to_string(i + 1) + " of " + std::to_string(statements.size()) + "; these were not run:");
-    for (size_t j = i; j < statements.size(); ++j) push_output(s.console, ConsoleLine::output, statements[j]);
-    break;
-  }
-}
-
-void forget_last_workspace(GuiState& s) {
-  s.journal.take_front(s.journal_offered);
-  s.journal_offered = 0;
-}
-
-void console_after_frame(GuiState& s, const std::string& source, bool echo) {
-  run_after_frame(s, [&s, source, echo] { run_in_console(s, source, echo); });
-}
-
 void draw_ui(GuiState& s) {
-  s.widgets.clear();
+  s.hooks.widgets.clear();
   viz::set_chinese(s.chinese && s.fonts.cjk);  // the panels speak the window's language
   open_picked_files(s);
   shortcuts(s);
@@ -638,12 +538,12 @@ void draw_ui(GuiState& s) {
   ImGui::BeginChild("graph", ImVec2(0, graph_h), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_graph_area(s, th);
   ImGui::EndChild();
-  note_widget(s.widgets, "graph panel");
+  note_widget(s.hooks.widgets, "graph panel");
   ImGui::BeginChild("bottom", ImVec2(0, 0), true);
   if (ImGui::BeginTabBar("bottom_tabs")) {
     const ShellWords& t = words(s);
     const bool console_tab = ImGui::BeginTabItem(with_id(t.console, "Console").c_str());
-    note_widget(s.widgets, "Console");
+    note_widget(s.hooks.widgets, "Console");
     if (console_tab) {
       draw_console(s);
       ImGui::EndTabItem();
@@ -651,8 +551,8 @@ void draw_ui(GuiState& s) {
       s.console.focus_input = false;  // another tab is in front: nothing is waiting for the keyboard
     }
     // An open lesson shows its tab first.
-    const bool lesson_tab = ImGui::BeginTabItem(with_id(t.lesson, "Lesson").c_str(), nullptr, s.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0);
-    note_widget(s.widgets, "Lesson");
+    const bool lesson_tab = ImGui::BeginTabItem(with_id(t.lesson, "Lesson").c_str(), nullptr, s.stats.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0);
+    note_widget(s.hooks.widgets, "Lesson");
     if (lesson_tab) {
       draw_lesson(s);
       ImGui::EndTabItem();
@@ -662,12 +562,12 @@ void draw_ui(GuiState& s) {
     const bool bring = !metrics.empty() && !s.metrics_shown;
     s.metrics_shown = !metrics.empty();
     const bool metrics_tab = ImGui::BeginTabItem(with_id(t.metrics, "Metrics").c_str(), nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
-    note_widget(s.widgets, "Metrics");
+    note_widget(s.hooks.widgets, "Metrics");
     if (metrics_tab) {
       viz::MetricsPanelFrame mf;
       mf.log = &metrics;
       mf.theme = &th;
-      mf.running = s.running;
+      mf.running = s.run.running;
       viz::draw_metrics_panel(s.metrics, mf, ImVec2(0, 0));
       ImGui::EndTabItem();
     } else {
@@ -675,7 +575,7 @@ void draw_ui(GuiState& s) {
     }
     ImGui::EndTabBar();
   }
-  note_panel(s.widgets, "bottom panel");
+  note_panel(s.hooks.widgets, "bottom panel");
   ImGui::EndChild();
   ImGui::EndChild();
   ImGui::SameLine();
@@ -694,7 +594,7 @@ void draw_ui(GuiState& s) {
   inf.theme = &th;
   inf.fonts = &s.fonts;
   viz::draw_inspector(s.inspector, inf);
-  note_panel(s.widgets, "inspector panel");
+  note_panel(s.hooks.widgets, "inspector panel");
   ImGui::EndChild();
   ImGui::BeginChild("memory", ImVec2(0, 0), true);
   ImGui::TextUnformatted(viz::tr("Memory after each step"));
@@ -708,7 +608,7 @@ void draw_ui(GuiState& s) {
     for (auto it = all.rbegin(); it != all.rend() && run_events.size() < run->position(); ++it)
       if (it->graph == &run->program().graph) run_events.push_back(*it);
     std::reverse(run_events.begin(), run_events.end());
-    if (!s.running) update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);  // it runs programs
+    if (!s.run.running) update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);  // it runs programs
     mf.events = &run_events;
     mf.overlays = &s.recompute.overlays;
     mf.total_steps = run->size();
@@ -717,7 +617,7 @@ void draw_ui(GuiState& s) {
   mf.theme = &th;
   mf.current_step = s.log->last() ? s.log->last()->step : -1;
   viz::draw_memory_panel(mf, ImVec2(0, 0));
-  note_panel(s.widgets, "memory panel");
+  note_panel(s.hooks.widgets, "memory panel");
   ImGui::EndChild();
   ImGui::EndChild();
 

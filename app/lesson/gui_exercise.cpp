@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "app/gui/statement_runner.h"
 #include "app/lesson/gui_markdown.h"
 
 namespace opscope::lesson {
@@ -99,7 +100,7 @@ std::string& editor_text(LessonPlayerModel& m, size_t block, ExerciseEditors& ed
 void check_exercise_now(app::GuiState& s, LessonPlayerModel& m, size_t block, ExerciseEditors& editors) {
   m.set_exercise_code(block, editor_text(m, block, editors));
   AttemptOptions o;
-  o.idle = s.idle_frame;  // frames keep coming while the checks run; Interrupt stops them
+  o.idle = s.run.idle_frame;  // frames keep coming while the checks run; Interrupt stops them
   app::run_busy(s, [&] { m.check_exercise(block, o); });
   editors.scroll_to = block;
 }
@@ -125,7 +126,7 @@ ExerciseClick draw_exercise(app::GuiState& s, LessonPlayerModel& m, size_t block
   const int lines = static_cast<int>(std::count(code.begin(), code.end(), '\n')) + 3;
   const ImVec2 size(-1, static_cast<float>(std::clamp(lines, 6, 40)) * ImGui::GetTextLineHeight() + 8.f * s.scale);
   ImGui::InputTextMultiline("##code", &code, size, ImGuiInputTextFlags_AllowTabInput);
-  app::WidgetRects& noted = s.widgets;
+  app::WidgetRects& noted = s.hooks.widgets;
   app::note_widget(noted, "exercise editor");
   if (ImGui::IsItemDeactivatedAfterEdit()) m.set_exercise_code(block, code);
   if (s.fonts.mono) ImGui::PopFont();

@@ -15,6 +15,7 @@
 #include <memory>
 #include <sstream>
 
+#include "app/gui/statement_runner.h"
 #include "app/lesson/gui_exercise.h"
 #include "app/lesson/gui_markdown.h"
 #include "app/lesson/knowledge_map.h"
@@ -265,7 +266,7 @@ struct LessonPanel {
 
   void operator()(app::GuiState& s) {
     PanelState& p = *st;
-    if (!p.goto_lesson.empty() && !s.running) {  // same language, fresh workspace
+    if (!p.goto_lesson.empty() && !s.run.running) {  // same language, fresh workspace
       if (p.model) p.lang = p.model->language();
       p.id = p.goto_lesson;
       p.goto_lesson.clear();
@@ -275,7 +276,7 @@ struct LessonPanel {
       p.shown_directives = 0;
       p.open_error.clear();
     }
-    if (!p.model && p.open_error.empty() && !s.running) {  // opening runs code: not while a cell runs
+    if (!p.model && p.open_error.empty() && !s.run.running) {  // opening runs code: not while a cell runs
       open(s);
       if (p.model && p.goto_block > 0) {  // a concept of the map: its section, the cells before it run
         p.model->fast_forward(p.goto_block);
@@ -314,19 +315,19 @@ struct LessonPanel {
     auto later = [&s, st = st](void (*fn)(app::GuiState&, PanelState&)) {
       app::run_after_frame(s, [&s, st, fn] { app::run_busy(s, [&] { fn(s, *st); }); });
     };
-    const bool can_step = !s.running && !m.done() &&
+    const bool can_step = !s.run.running && !m.done() &&
                           (m.paused() || m.current()->kind == Block::Kind::cell || m.current()->kind == Block::Kind::check ||
                            m.current()->kind == Block::Kind::exercise);
     if (!can_step) ImGui::BeginDisabled();
-    app::WidgetRects& noted = s.widgets;
+    app::WidgetRects& noted = s.hooks.widgets;
     if (app::noted(noted, ImGui::Button(m.paused() ? w.go_on : w.run_next), m.paused() ? kEn.go_on : kEn.run_next)) later(step);
     ImGui::SameLine();
     if (app::noted(noted, ImGui::Button(w.run_all), kEn.run_all)) later(run_all);
     if (!can_step) ImGui::EndDisabled();
     ImGui::SameLine();
-    if (s.running) ImGui::BeginDisabled();
+    if (s.run.running) ImGui::BeginDisabled();
     if (app::noted(noted, ImGui::Button(w.restart), kEn.restart)) later(restart);
-    if (s.running) ImGui::EndDisabled();
+    if (s.run.running) ImGui::EndDisabled();
     ImGui::SameLine();
     const bool zh = m.language() == "zh";
     if (app::noted(noted, ImGui::RadioButton("EN", !zh), "EN") && zh) m.set_language("en");
@@ -349,7 +350,7 @@ struct LessonPanel {
         case Block::Kind::prose: draw_markdown(prose_of(p, i), s.fonts, s.scale); break;
         case Block::Kind::cell:
           draw_cell(b, m.result(i), i, s.fonts, s.scale);
-          if (current && !s.running && app::noted(noted, ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run"), "Run cell")) later(step);
+          if (current && !s.run.running && app::noted(noted, ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run"), "Run cell")) later(step);
           ImGui::Spacing();
           break;
         case Block::Kind::check:
@@ -380,14 +381,14 @@ struct LessonPanel {
             const bool enter = ImGui::InputText("##answer", p.answer, sizeof p.answer, ImGuiInputTextFlags_EnterReturnsTrue);
             app::note_widget(noted, "quiz answer");
             ImGui::SameLine();
-            if ((app::noted(noted, ImGui::Button(w.answer), kEn.answer) || enter) && !s.running) {
+            if ((app::noted(noted, ImGui::Button(w.answer), kEn.answer) || enter) && !s.run.running) {
               m.answer(p.answer);
               p.answer[0] = '\0';
               p.scroll_to_current = true;
               later(advance);
             }
             ImGui::SameLine();
-            if (app::noted(noted, ImGui::Button(w.skip), kEn.skip) && !s.running) later(step);
+            if (app::noted(noted, ImGui::Button(w.skip), kEn.skip) && !s.run.running) later(step);
           }
           ImGui::Spacing();
           break;
@@ -429,7 +430,7 @@ struct LessonPanel {
       ImGui::PopStyleColor();
       if (const std::string next = next_lesson_id(m); !next.empty()) {  // the course goes on from here
         const std::string label = std::string(w.next_lesson) + " (" + next + ") \u25b6";
-        if (app::noted(noted, ImGui::Button(label.c_str()), kEn.next_lesson) && !s.running) {
+        if (app::noted(noted, ImGui::Button(label.c_str()), kEn.next_lesson) && !s.run.running) {
           p.goto_lesson = next;
           p.goto_block = 0;
         }
@@ -653,8 +654,8 @@ bool apply_lesson_action(app::GuiState& s, const std::string& action) {
     const std::string id = arg.substr(4);
     for (const auto& d : s.map_view.drawn)
       if (d.id == id) {
-        s.click.pos = ImVec2((d.min.x + d.max.x) * 0.5f, (d.min.y + d.max.y) * 0.5f);
-        s.click.frames_left = 3;
+        s.hooks.click.pos = ImVec2((d.min.x + d.max.x) * 0.5f, (d.min.y + d.max.y) * 0.5f);
+        s.hooks.click.frames_left = 3;
         return true;
       }
     throw Error("lesson map: no concept '" + id + "' on screen", "show the map first (the action `map`), then click");
