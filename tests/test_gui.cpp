@@ -917,3 +917,22 @@ TEST_CASE("gui: the warp view steps naive matmul's 16x16 block: 2 sectors per re
   }
   CHECK(wv["barriers"].empty());
 }
+
+TEST_CASE("gui: the warp view replays a @kernel written in the language: a transpose's column store, 32 sectors", "[viz][sim]") {
+  const GuiRun r = run_gui("lab_language_kernel", "lab kernel;lab step", 4, script_arg("kernel_transpose.ops"));
+  REQUIRE(r.rc == 0);
+  const auto& lab = r.state["kernel_lab"];
+  CHECK(lab["shown"] == true);
+  const auto& wv = lab["warp_view"];
+  CHECK(wv["kernel"] == "transpose32");
+  CHECK(wv["block"] == nlohmann::json({32, 32, 1}));
+  // The line's load first, then (`lab step`) its store: warp 0's 32 lanes write 32 rows of B.
+  CHECK(wv["request"]["where"] == "kernel_transpose.ops:7");
+  CHECK(wv["request"]["source"] == "B[col, row] = A[row, col]");
+  CHECK(wv["request"]["access"] == "store");
+  CHECK(wv["request"]["sectors"] == 32);
+  CHECK(wv["request"]["lanes"].size() == 32);
+  const auto loads = lab_sites(r.state, "kernel_transpose.ops:7", "global");
+  REQUIRE(loads.size() == 1);
+  CHECK(loads[0]["sectors_per_request"] == 4);
+}

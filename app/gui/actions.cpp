@@ -182,7 +182,7 @@ void apply_action(GuiState& s, const std::string& action) {
     throw Error("unknown GUI action '" + verb + "'",
                 "actions: step [N|bwd], run, rewind, exec CODE, interrupt [N], select KEY, click KEY, toggle "
                 "backward|forward|theme, view forward|backward|both|zoom in|zoom out|zoom Z|present|present off, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
-                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, lab OP SIZE|warp ALGO|step [N|back|barrier|to FILE:LINE]|gpu NAME, play, pause, open MODEL.onnx, measure");
+                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, lab OP SIZE|warp ALGO|kernel|step [N|back|barrier|to FILE:LINE]|gpu NAME, play, pause, open MODEL.onnx, measure");
 }
 
 void inject_mouse(GuiState& s) {

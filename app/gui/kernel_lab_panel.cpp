@@ -8,6 +8,7 @@
 #include "app/gui/kernel_lab_state.h"
 #include "app/gui/statement_runner.h"
 #include "app/gui/widget_rects.h"
+#include "app/lang/kernel.h"
 #include "viz/words.h"
 
 namespace opscope::app {
@@ -31,7 +32,13 @@ void draw_controls(GuiState& s) {
     ImGui::EndCombo();
   }
   note_widget(s.hooks.widgets, "GPU (simulated)");
-  if (!lab.sim_available) return;
+  // The last kernel written in the language (a @kernel launched from the console or a script).
+  if (const lang::LanguageKernelTrace& t = lang::last_language_kernel_trace(); !t.trace_json.empty()) {
+    ImGui::SameLine();
+    if (noted(s.hooks.widgets, ImGui::Button(("@kernel " + t.kernel + "##lang_kernel").c_str()), "warps: @kernel"))
+      run_after_frame(s, [&s] { lab_open_language_kernel(s); });
+  }
+  if (!lab.sim_available || lab.chart.rows.empty()) return;
   ImGui::SameLine();
   ImGui::TextUnformatted(viz::tr("  warp view of:"));
   for (const auto& r : lab.chart.rows) {  // one button per simulated kernel, wrapped to the width
@@ -84,24 +91,26 @@ void draw_kernel_lab(GuiState& s) {
     ImGui::TextWrapped(viz::tr("Kernel Lab: %s"), lab.error.c_str());
     return;
   }
-  if (lab.chart.rows.empty()) {
+  const bool warp_open = !lab.warp.requests.empty() || !lab.warp.error.empty();
+  if (lab.chart.rows.empty() && !warp_open) {
     ImGui::TextDisabled("%s", s.run.running ? viz::tr("Measuring...") : viz::tr("Nothing measured yet."));
     return;
   }
   draw_controls(s);
-  const float avail_h = ImGui::GetContentRegionAvail().y;
-  const bool warp_open = !lab.warp.requests.empty() || !lab.warp.error.empty();
-  ImGui::BeginChild("lab_chart", ImVec2(0, warp_open ? avail_h * 0.36f : 0), false);
-  viz::LabChart shown = lab.chart;  // a dozen rows: copied to be titled in the window's language
-  lab_title_and_note(lab, shown);
-  const int clicked = viz::draw_lab_chart(shown, th, ImVec2(0, 0));
-  note_panel(s.hooks.widgets, "lab chart");
-  ImGui::EndChild();
-  if (clicked >= 0 && lab.chart.rows[size_t(clicked)].simulated && lab.chart.rows[size_t(clicked)].ok) {
-    const std::string algo = lab.chart.rows[size_t(clicked)].algo;
-    run_after_frame(s, [&s, algo] { lab_open_warp(s, algo); });
+  if (!lab.chart.rows.empty()) {  // none for a kernel written in the language: its warp view alone
+    const float avail_h = ImGui::GetContentRegionAvail().y;
+    ImGui::BeginChild("lab_chart", ImVec2(0, warp_open ? avail_h * 0.36f : 0), false);
+    viz::LabChart shown = lab.chart;  // a dozen rows: copied to be titled in the window's language
+    lab_title_and_note(lab, shown);
+    const int clicked = viz::draw_lab_chart(shown, th, ImVec2(0, 0));
+    note_panel(s.hooks.widgets, "lab chart");
+    ImGui::EndChild();
+    if (clicked >= 0 && lab.chart.rows[size_t(clicked)].simulated && lab.chart.rows[size_t(clicked)].ok) {
+      const std::string algo = lab.chart.rows[size_t(clicked)].algo;
+      run_after_frame(s, [&s, algo] { lab_open_warp(s, algo); });
+    }
+    ImGui::Separator();
   }
-  ImGui::Separator();
   ImGui::BeginChild("lab_warp", ImVec2(0, 0), false);
   draw_warp(s, th);
   note_panel(s.hooks.widgets, "warp view");

@@ -14,6 +14,7 @@
 #include "app/gui/gui_state.h"
 #include "app/gui/statement_runner.h"
 #include "app/kernel_lab.h"
+#include "app/lang/kernel.h"
 #include "app/shipped_dir.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -251,6 +252,35 @@ void lab_open_warp(GuiState& s, const std::string& algo) {
   });
 }
 
+void lab_open_language_kernel(GuiState& s) {
+  KernelLabState& lab = s.lab;
+  lab.opened = true;
+  lab.bring_forward = true;
+  lab.sim_available = device_available(Device::sim);
+  lab.warp = {};
+  lab.view = {};
+  const lang::LanguageKernelTrace& t = lang::last_language_kernel_trace();
+  if (t.trace_json.empty()) {
+    lab.warp.error = "no @kernel has been launched yet: launch one (k[blocks, threads](...)), then lab kernel";
+    return;
+  }
+  lab.warp = parse_trace("@kernel " + t.kernel, json::parse(t.trace_json));
+  // Its lines come from the kernel's own source (the student's file or console entry), not ops/cuda.
+  if (t.source) {
+    std::vector<std::string> lines;
+    std::istringstream in(t.source->text);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    for (viz::WarpRequest& q : lab.warp.requests) {
+      const int line = std::atoi(q.where.c_str() + q.where.rfind(':') + 1);
+      if (line < 1 || size_t(line) > lines.size()) continue;
+      q.source = lines[size_t(line) - 1];
+      q.source.erase(0, q.source.find_first_not_of(" \t"));
+    }
+  }
+  if (lab.warp.requests.empty()) lab.warp.error = "the kernel's first block made no memory request";
+  else lab_set_step(lab, 0);
+}
+
 void lab_set_step(KernelLabState& lab, int step) {
   WarpTrace& w = lab.warp;
   if (w.requests.empty()) return;
@@ -302,9 +332,12 @@ void lab_action(GuiState& s, const std::string& args) {
   std::istringstream in(args);
   std::vector<std::string> words;
   for (std::string w; in >> w;) words.push_back(w);
-  if (words.empty()) throw Error("lab needs an operator", "lab OP SIZE..., lab warp ALGO, lab step [N|back|barrier|to FILE:LINE], lab gpu NAME");
+  if (words.empty()) throw Error("lab needs an operator", "lab OP SIZE..., lab warp ALGO, lab kernel, lab step [N|back|barrier|to FILE:LINE], lab gpu NAME");
   KernelLabState& lab = s.lab;
-  if (words[0] == "warp") {
+  if (words[0] == "kernel") {  // the last @kernel launched in the language
+    lab_open_language_kernel(s);
+    if (!lab.warp.error.empty()) s.hooks.action_errors.push_back("lab kernel: " + lab.warp.error);
+  } else if (words[0] == "warp") {
     if (words.size() != 2) throw Error("lab warp takes one algorithm, e.g. lab warp tiled_conflicting");
     lab_open_warp(s, words[1]);
     if (!lab.warp.error.empty()) s.hooks.action_errors.push_back("lab warp " + words[1] + ": " + lab.warp.error);

@@ -47,6 +47,8 @@ constexpr size_t kWarpTraceMaxRequests = 8192;  // one block's requests kept (ab
 void lab_open(GuiState& s, const std::string& op, const std::vector<int64_t>& sizes);
 // Traces `algo`'s first launch on sim (block (0,0,0)) at the lab's op and sizes; step 0 shown.
 void lab_open_warp(GuiState& s, const std::string& algo);
+// The warp view of the last `@kernel` launched in the language (its first block, its own lines).
+void lab_open_language_kernel(GuiState& s);
 // Moves the warp view: by one request, or to the first request after the next barrier.
 void lab_step(KernelLabState& lab, int delta);
 void lab_step_to_next_barrier(KernelLabState& lab);

@@ -1,4 +1,5 @@
 #include "app/lang/interpreter.h"
+#include "app/lang/kernel.h"
 
 #include <algorithm>
 #include <chrono>
@@ -121,6 +122,7 @@ void Interpreter::install_builtins() {
   install_training_builtins(builtins_);
   install_static_builtins(*this, builtins_);
   install_user_op_builtins(builtins_);
+  install_kernel_builtins(builtins_);
 }
 void Interpreter::install_commands() {
   install_repl_commands(*this);
@@ -444,9 +446,10 @@ void Interpreter::exec_statement(const Stmt& s) {
       f->decorators = s.decorators;
       f->file_policy = file_policy_;
       if (user_ops_->define(s, f)) return;  // @op, @NAME.backward
+      if (define_kernel(*this, s, f)) return;  // @kernel: launched on the simulated GPU
       for (auto& d : s.decorators)
         if (d != "composite" && d != "static")
-          fail(s.pos, "unknown decorator '@" + d + "'", "the decorators are @op (a user-defined operator), @NAME.backward (its backward), @static (its body builds a static graph) and @composite");
+          fail(s.pos, "unknown decorator '@" + d + "'", "the decorators are @op (a user-defined operator), @NAME.backward (its backward), @static (its body builds a static graph), @composite and @kernel (a GPU kernel on the simulator)");
       Value v;
       v.kind = Value::function;
       v.fn = f;
@@ -1035,6 +1038,14 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
     if (k < 0 || k >= n) fail(sub.pos, "index " + std::to_string(i) + " is out of range for length " + std::to_string(n));
     return obj.kind == Value::string ? Value::Str(std::string(1, obj.s[k])) : (*obj.items)[k];
   }
+  if (obj.kind == Value::object) {  // a builtin object that takes subscripts (a kernel: k[blocks, threads])
+    std::vector<Value> subs;
+    for (size_t k = 1; k < e.items.size(); ++k) {
+      if (e.items[k]->kind == Expr::slice) fail(e.items[k]->pos, std::string("a ") + kind_name(obj) + " takes no slices");
+      subs.push_back(eval(*e.items[k]));
+    }
+    if (auto v = static_cast<NativeObject&>(*obj.obj).subscript(*this, subs, e.pos)) return *v;
+  }
   if (obj.kind != Value::tensor) fail(e.pos, std::string("a ") + kind_name(obj) + " cannot be indexed");
   Tensor t = obj.t;
   if (static_cast<int64_t>(nsub) > t.dim())
@@ -1352,6 +1363,8 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   try {
     const Attrs resolved = op.resolve(attrs);
     if (on_op_call) on_op_call(op, inputs);
+    const bool on_sim = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined() && !t.is_symbolic() && t.device() == Device::sim; });
+    const SimLaunchCapture capture(on_sim);  // its launches become last_launch()'s
     auto outs = ws_.call_multi(op, inputs, resolved, algo);
     // Hidden outputs (an @op's saved intermediates) stay graph values, named for the figure.
     for (size_t i = outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs)); i < outs.size(); ++i)

@@ -117,6 +117,8 @@ class NativeObject : public Object {
   // Sets an attribute; false when it cannot be set.
   virtual bool set_attr(Interpreter&, const std::string&, const Value&, Pos) { return false; }
   virtual Value call(Interpreter& in, const std::string& method, CallArgs& args) = 0;
+  // obj[a, b]: the subscripts' values (a kernel's launch configuration), or nullopt when it cannot be indexed.
+  virtual std::optional<Value> subscript(Interpreter&, std::vector<Value>& /*subs*/, Pos) { return std::nullopt; }
   virtual int64_t length() const { return -1; }  // >= 0: iterable, with this many items
   virtual Value item(Interpreter& in, int64_t i, Pos p);
   virtual bool shows_progress() const { return false; }  // a for loop over it reports progress (batches)
