@@ -95,11 +95,12 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   result.op = op.name;
   result.description = describe_case(op, lab_case);
   result.device = device;
-  result.device_description = device == Device::cpu ? "one thread" : device_backend(device)->description();
   LaunchReporter* reporter = launch_reporter(device);
+  if (reporter) reporter->choose_gpu(gpu);  // the device line names the preset's own figures
+  result.device_description = device == Device::cpu ? "one thread" : device_backend(device)->description();
   if (reporter) {
     // The simulator runs every kernel version as an sm_90 would; the GPU chosen is the one its
-    // time bounds are for, and the device line says so.
+    // time bounds are for, and the device line gives its figures (SMs, clock, memory) and says so.
     result.gpu = gpu;
     result.device_description += ", time bounds for a " + gpu;
   }

@@ -3,6 +3,7 @@
 #include "app/kernel_lab.h"
 #include "core/device.h"
 #include "core/error.h"
+#include "lab.h"
 
 using namespace opscope;
 
@@ -33,4 +34,13 @@ TEST_CASE("the kernel lab on the simulated GPU names the GPU its time bounds are
     CHECK(app::lab_table(r).find(std::string("time bounds for a ") + gpu) != std::string::npos);
     CHECK(app::lab_json(r).find(std::string("\"gpu\": \"") + gpu + "\"") != std::string::npos);
   }
+  // The device line gives the chosen preset's own figures (datasheets: a T4 is sm_75 with 40 SMs
+  // at 1.59 GHz and 16 GB; an H200 sm_90, 132 SMs, 141 GB), not one GPU's whatever was chosen.
+  const auto t4 = app::run_lab("matmul", {32, 32, 32}, 1, Device::sim, "T4");
+  CHECK(t4.device_description == "simulated T4 at 1.59 GHz (sm_75, 16 GiB, 40 SMs), time bounds for a T4");
+  CHECK(app::lab_table(t4).find("simulated T4 at 1.59 GHz (sm_75, 16 GiB, 40 SMs)") != std::string::npos);
+  app::run_lab("matmul", {32, 32, 32}, 1, Device::sim, "H200");
+  test::Lab lab;  // :device names the preset the simulator stands for now
+  CHECK(lab.ok(":device").find("\nsim: simulated H200 at 1.98 GHz (sm_90, 141 GiB, 132 SMs)\n") != std::string::npos);
+  REQUIRE_THROWS_WITH(app::run_lab("matmul", {32, 32, 32}, 1, Device::sim, "A100"), Catch::Contains("unknown GPU 'A100' for the simulated device"));
 }
