@@ -14,7 +14,7 @@ __global__ void axpy_kernel(const float* x, float* y, int n) {
   if (i < n) y[i] = 2.0f * x[i] + 1.0f;
 }
 
-// The off-by-one guard: thread n reads x[n], one past the end.
+// The off-by-one guard (launched with n / 32 + 1 blocks of 32): thread n reads x[n], one past the end.
 __global__ void shift_kernel(const float* x, float* y, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i <= n) y[i % n] = x[i];
