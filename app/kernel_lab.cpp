@@ -95,11 +95,12 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   result.op = op.name;
   result.description = describe_case(op, lab_case);
   result.device = device;
-  result.device_description = device == Device::cpu ? "one thread" : device_backend(device)->description();
   LaunchReporter* reporter = launch_reporter(device);
+  if (reporter) reporter->choose_gpu(gpu);  // the device line names the preset's own figures
+  result.device_description = device == Device::cpu ? "one thread" : device_backend(device)->description();
   if (reporter) {
     // The simulator runs every kernel version as an sm_90 would; the GPU chosen is the one its
-    // time bounds are for, and the device line says so.
+    // time bounds are for, and the device line gives its figures (SMs, clock, memory) and says so.
     result.gpu = gpu;
     result.device_description += ", time bounds for a " + gpu;
   }
@@ -152,6 +153,7 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
       std::sort(times.begin(), times.end());
       row.seconds = times[times.size() / 2];
       const Cost c = op.cost(in_meta, out_meta, attrs, algo);
+      row.flops = c.flops;
       row.gflops = c.flops / row.seconds / 1e9;
       row.gbytes = (c.bytes_read + c.bytes_written) / row.seconds / 1e9;
       row.multiplications = c.multiplications;
@@ -181,6 +183,23 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
   return result;
 }
 
+namespace {
+
+// sim: FLOPs counted as the kernels ran (mma_sync, library GEMMs: the only FLOPs the simulator
+// sees, since the scalar arithmetic of a lane is not instrumented) against the op's cost model;
+// what the counters miss, the scalar kernels' FLOPs, is the cost model's estimate.
+nlohmann::json sim_flops(const LabRow& row, const nlohmann::json& report) {
+  double counted = 0;
+  for (const auto& l : report["launches"]) counted += l.value("flops", 0.0);
+  return {{"cost_model", row.flops},
+          {"counted", counted},
+          {"scalar_estimated", std::max(0.0, row.flops - counted)},
+          {"note", "counted: mma_sync and library GEMMs as they ran; scalar_estimated: the op's cost model minus the "
+                   "counted FLOPs (the scalar kernels' arithmetic, declared by the op, not counted per instruction)"}};
+}
+
+}  // namespace
+
 std::string lab_table(const LabResult& r) {
   std::string out = r.op + " on " + r.description + " (float32, " + r.device_description + "; error vs " +
                     r.reference_algo + ")\n";
@@ -202,9 +221,17 @@ std::string lab_table(const LabResult& r) {
   }
   for (const LabRow& row : r.rows)  // algorithms loaded from extensions say where they come from
     if (!row.origin.empty()) out += row.algo + ": from " + row.origin + "\n";
-  if (!r.gpu.empty())
+  if (!r.gpu.empty()) {
     out += "simulated: the times are the simulator's on this CPU; --json gives each launch's counters and its time "
            "bound on a " + r.gpu + "\n";
+    for (const LabRow& row : r.rows) {
+      if (!row.ok || row.device_report.empty()) continue;
+      const nlohmann::json f = sim_flops(row, nlohmann::json::parse(row.device_report));
+      std::snprintf(line, sizeof line, "%s: %.4g FLOPs by the cost model; %.4g counted (mma_sync, library), %.4g estimated (scalar)\n",
+                    row.algo.c_str(), f["cost_model"].get<double>(), f["counted"].get<double>(), f["scalar_estimated"].get<double>());
+      out += line;
+    }
+  }
   return out;
 }
 
@@ -223,7 +250,10 @@ std::string lab_json(const LabResult& r) {
     } else {
       j["error"] = row.error;
     }
-    if (!row.device_report.empty()) j["sim"] = nlohmann::json::parse(row.device_report);
+    if (!row.device_report.empty()) {
+      j["sim"] = nlohmann::json::parse(row.device_report);
+      if (row.ok) j["flops"] = sim_flops(row, j["sim"]);
+    }
     rows.push_back(j);
   }
   return nlohmann::json{{"op", r.op},

@@ -15,6 +15,7 @@ struct LabRow {
   double seconds = 0;         // median of repeats
   double gflops = 0, gbytes = 0;  // per second, from the op's cost model
   double multiplications = 0;
+  double flops = 0;             // one call's FLOPs by the op's cost model (declared, not counted)
   int64_t workspace_bytes = 0;  // the tracker's real peak of workspace memory during the call
   double max_error = 0;         // max |out - reference| / max |reference|
   bool ok = true;

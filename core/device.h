@@ -49,6 +49,9 @@ class LaunchReporter {
   // address) and take_json adds it as "trace" (the Kernel Lab's warp view). A device that cannot,
   // ignores it.
   virtual void trace_next_launch(size_t /*max_requests*/) {}
+  // The GPU (a preset name) the device stands for from now on: its description names it. A device
+  // that is one GPU ignores it.
+  virtual void choose_gpu(const std::string& /*gpu*/) {}
 };
 void register_launch_reporter(Device d, LaunchReporter* reporter);
 LaunchReporter* launch_reporter(Device d);  // nullptr: the device reports nothing

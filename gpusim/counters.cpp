@@ -6,10 +6,12 @@
 #include <cstring>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
 
+#include "core/error.h"
 #include "gpusim/state.h"
 
 namespace gpusim {
@@ -229,12 +231,20 @@ void add_record(LaunchRecord r) {
 namespace {
 // Public datasheet figures: FP32 (non-tensor) peak, DRAM bandwidth, SMs, boost clock.
 const GpuPreset kGpus[] = {
-    {"T4", 8.1e12, 320e9, 40, 1.59e9, 3.0},
-    {"RTX4090", 82.6e12, 1008e9, 128, 2.52e9, 3.0},
-    {"H100", 67e12, 3.35e12, 132, 1.98e9, 3.0},
-    {"H200", 67e12, 4.8e12, 132, 1.98e9, 3.0},
+    {"T4", 8.1e12, 320e9, 40, 1.59e9, 3.0, 75, 16},
+    {"RTX4090", 82.6e12, 1008e9, 128, 2.52e9, 3.0, 89, 24},
+    {"H100", 67e12, 3.35e12, 132, 1.98e9, 3.0, 90, 80},
+    {"H200", 67e12, 4.8e12, 132, 1.98e9, 3.0, 90, 141},
 };
+std::atomic<const GpuPreset*> g_chosen{&kGpus[2]};  // H100: what the simulator said before presets were chosen
 }  // namespace
+
+void choose_gpu(const std::string& name) {
+  const GpuPreset* g = find_gpu(name);
+  if (!g) throw opscope::Error("unknown GPU '" + name + "' for the simulated device", "presets: " + gpu_names());
+  g_chosen.store(g);
+}
+const GpuPreset& chosen_gpu() { return *g_chosen.load(); }
 
 const GpuPreset* find_gpu(const std::string& name) {
   for (const GpuPreset& g : kGpus)

@@ -6,6 +6,7 @@
 // access calls __asan_{load,store}N_noabort(addr) (no shadow memory, no ASan runtime: these
 // functions are the whole "runtime"); the hook's return address is the access's site.
 #include <backtrace.h>
+#include <dlfcn.h>
 #include <sys/mman.h>
 
 #include <cstring>
@@ -17,8 +18,15 @@
 namespace gpusim {
 
 namespace {
-backtrace_state* line_tables() {
-  static backtrace_state* s = backtrace_create_state(nullptr, 0, [](void*, const char*, int) {}, nullptr);
+// libbacktrace reads the list of loaded objects once, at a state's first use: a library loaded
+// later (a student's .cu extension, dlopened) is unknown to a state made before it. So each
+// object gets a state of its own, made at the first address met in it (it is loaded by then).
+backtrace_state* line_tables(const void* pc) {
+  static std::unordered_map<const void*, backtrace_state*> by_object;
+  Dl_info info{};
+  const void* base = dladdr(pc, &info) ? info.dli_fbase : nullptr;
+  backtrace_state*& s = by_object[base];
+  if (!s) s = backtrace_create_state(nullptr, 0, [](void*, const char*, int) {}, nullptr);
   return s;
 }
 }  // namespace
@@ -32,7 +40,7 @@ std::string code_site_text(const void* pc) {
   if (it != cache.end()) return it->second;
   std::string out;
   backtrace_pcinfo(
-      line_tables(), reinterpret_cast<uintptr_t>(pc) - 1,
+      line_tables(pc), reinterpret_cast<uintptr_t>(pc) - 1,
       [](void* data, uintptr_t, const char* file, int line, const char*) -> int {
         if (!file) return 0;
         const char* base = std::strrchr(file, '/');

@@ -196,12 +196,14 @@ cudaError_t cudaGetDevice(int* d) {
 cudaError_t cudaSetDevice(int) { return cudaSuccess; }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int) {
   *p = cudaDeviceProp{};
-  std::snprintf(p->name, sizeof p->name, "opscope simulated GPU");
-  p->totalGlobalMem = size_t(16) << 30;
+  // The chosen preset's own figures (its name, clock, memory, SMs, compute capability).
+  const gpusim::GpuPreset& g = gpusim::chosen_gpu();
+  std::snprintf(p->name, sizeof p->name, "simulated %s at %.2f GHz", g.name, g.clock_hz / 1e9);
+  p->totalGlobalMem = size_t(g.memory_gib) << 30;
   p->sharedMemPerBlock = gpusim::kSharedBytes;
-  p->major = 9;
-  p->minor = 0;
-  p->multiProcessorCount = 132;
+  p->major = g.arch / 10;
+  p->minor = g.arch % 10;
+  p->multiProcessorCount = g.sms;
   p->warpSize = 32;
   p->maxThreadsPerBlock = gpusim::kMaxThreads;
   return cudaSuccess;
@@ -210,7 +212,7 @@ cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int) {
   switch (attr) {
     case cudaDevAttrComputeCapabilityMajor: *value = 9; break;  // sm_90: every kernel version runs (wmma, wmma_half)
     case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
-    case cudaDevAttrMultiProcessorCount: *value = 132; break;
+    case cudaDevAttrMultiProcessorCount: *value = gpusim::chosen_gpu().sms; break;
   }
   return cudaSuccess;
 }

@@ -40,9 +40,15 @@ struct GpuPreset {
   int sms;
   double clock_hz;
   double launch_us;     // launch overhead
+  int arch;             // compute capability as a number: 75 for sm_75
+  int memory_gib;       // DRAM size
 };
 const GpuPreset* find_gpu(const std::string& name);  // "T4", "RTX4090", "H100" (or null)
 std::string gpu_names();
+// The preset the simulated device stands for (its description, cudaGetDeviceProperties): H100
+// until chosen. Every kernel still runs as sm_90 code (cudaDeviceGetAttribute), whatever it is.
+void choose_gpu(const std::string& name);  // throws opscope::Error for an unknown name
+const GpuPreset& chosen_gpu();
 // max(FLOPs / peak, DRAM bytes / bandwidth, shared wavefronts / (SMs × clock)) + launch overhead.
 double time_bound_us(const LaunchRecord& r, const GpuPreset& gpu);
 

@@ -79,6 +79,7 @@ class SimReporter final : public opscope::LaunchReporter {
  public:
   void start() override { start_recording(); }
   void trace_next_launch(size_t max_requests) override { gpusim::trace_next_launch(max_requests); }
+  void choose_gpu(const std::string& gpu_name) override { gpusim::choose_gpu(gpu_name); }
   std::string take_json(const std::string& gpu_name) override {
     const std::vector<LaunchRecord> records = take_records();
     const GpuPreset* gpu = find_gpu(gpu_name);

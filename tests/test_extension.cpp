@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "app/extension/compiler.h"
 #include "app/extension/diagnostics.h"
 #include "app/extension/loader.h"
 #include "app/kernel_lab.h"
@@ -254,16 +255,25 @@ TEST_CASE("extension: the fused swish example loads, runs, gradchecks and works 
          ":mode dynamic");
   CHECK(lab.echo("r.item()").substr(0, 6) == "4.3863");  // 6·swish(1) = 6·0.7310586
 
-  if (device_built(Device::cuda)) {  // the CUDA kernels compile with nvcc and attach to swish
-    lab.ok(load_call(example("swish_cuda.cu")));
-    CHECK(OpRegistry::instance().get("swish").find_kernel(Device::cuda, "fused") != nullptr);
-    CHECK(OpRegistry::instance().get("swish_backward").find_kernel(Device::cuda, "default") != nullptr);
-    CHECK(describe_op(OpRegistry::instance().get("swish")).find("algorithm fused [cuda] from: ") != std::string::npos);
-    if (device_available(Device::cuda)) {
+  // The CUDA kernels: compiled by nvcc where a GPU runs them, else for the simulated GPU (sim).
+  if (device_built(Device::cuda) || device_built(Device::sim)) {
+    const std::string cu = example("swish_cuda.cu");
+    const Device gpu = ext::target_of(cu) == ext::Target::sim ? Device::sim : Device::cuda;
+    lab.ok(load_call(cu));
+    CHECK(OpRegistry::instance().get("swish").find_kernel(gpu, "fused") != nullptr);
+    CHECK(OpRegistry::instance().get("swish_backward").find_kernel(gpu, "default") != nullptr);
+    CHECK(describe_op(OpRegistry::instance().get("swish")).find(std::string("algorithm fused [") + device_name(gpu) + "] from: ") !=
+          std::string::npos);
+    if (device_available(gpu)) {
+      const std::string to = std::string("to(\"") + device_name(gpu) + "\")";
       lab.ok("xc = randn(257, 33)\n"
-             "assert allclose(swish(xc.to(\"cuda\")).to(\"cpu\"), swish(xc), atol=1e-6)");
+             "assert allclose(swish(xc." + to + ").to(\"cpu\"), swish(xc), atol=1e-6)\n"
+             "xg = param(xc." + to + ")\n"
+             "backward(swish(xg).sum())\n"
+             "sc = sigmoid(xc)\n"
+             "assert allclose(xg.grad.to(\"cpu\"), sc * (1 + xc * (1 - sc)), atol=1e-6)");
     }
-    ext::ExtensionLoader::instance().unload(example("swish_cuda.cu"));
+    ext::ExtensionLoader::instance().unload(cu);
   }
   ext::ExtensionLoader::instance().unload(swish);
   CHECK(OpRegistry::instance().find("swish") == nullptr);
@@ -325,9 +335,9 @@ TEST_CASE("extension: compiler errors, collisions, kernel errors and reloading a
   SECTION("a file of the wrong kind, or a .cu without CUDA") {
     CHECK_FALSE(lab.run(load_call(write_source("notes.txt", "hello"))));
     CHECK(lab.err.find("a C++ file (.cpp, .cc, .cxx), a CUDA file (.cu) or a shared object (.so)") != std::string::npos);
-    if (!device_built(Device::cuda)) {
+    if (!device_built(Device::cuda) && !device_built(Device::sim)) {
       CHECK_FALSE(lab.run(load_call(write_source("k.cu", "__global__ void k() {}\n"))));
-      CHECK(lab.err.find("built without CUDA") != std::string::npos);
+      CHECK(lab.err.find("built without CUDA and without the simulated GPU") != std::string::npos);
     }
     CHECK_FALSE(lab.run(":load " + (temp().path / "missing.cpp").string()));
     CHECK(lab.err.find("cannot open") != std::string::npos);

@@ -98,6 +98,33 @@ TEST_CASE("sim: naive matmul with 16x16 blocks reads 2 sectors per request of A 
   CHECK(launch.dram_bytes() > 0);
 }
 
+TEST_CASE("sim: wmma's load_matrix_sync splits the tile among the warp's lanes", "[sim][gpusim]") {
+  if (skip_without_sim()) return;
+  // 32×32×32 in TF32: one block of 4 warps, 4 k-steps of KT = 8; each warp loads per step a
+  // 16×8 A fragment (128 elements) and an 8×16 B fragment (128), so 128 / 32 = 4 requests of 32
+  // lanes each (lane l reads elements l, l+32, ...): 4 warps × 4 steps × 2 loads × 4 = 128
+  // requests, 4,096 lane reads (every lane reading the whole tile made that 32× more).
+  // Wavefronts, by hand: A from As (row stride KT + 8 = 16 words): request j covers rows 4j..4j+3,
+  // 8 columns each; words 16·r + c fall in banks c (rows 4j, 4j+2) and 16 + c (rows 4j+1, 4j+3):
+  // two words per bank, 2 wavefronts. B from Bs[0][wj] (row stride 40 words): request j covers
+  // rows 2j, 2j+1, 16 columns each; banks (8·r + c + wj) mod 32: the two rows' 16 banks overlap
+  // in 8, 2 wavefronts. So 256 wavefronts, 2 per request, 32 distinct words per request.
+  const auto launch = only_launch(record_matmul("wmma", 32), "mm_wmma");
+  uint64_t requests = 0, wavefronts = 0, lanes = 0, words = 0;
+  for (const auto& s : launch.sites)
+    if (s.file == "mma.h" && s.shared && s.kind == gpusim::AccessKind::load) {
+      requests += s.requests;
+      wavefronts += s.wavefronts;
+      lanes += s.lanes;
+      words += s.words;
+    }
+  CHECK(requests == 128);
+  CHECK(lanes == 4096);
+  CHECK(wavefronts == 256);
+  CHECK(words == 4096);
+  CHECK(launch.flops == uint64_t(2) * 32 * 32 * 32);  // mma_sync: 4 warps × 4 steps × 2·16·16·8
+}
+
 TEST_CASE("sim: the checked kernels of tiled matmul report barriers and no hazard", "[sim][gpusim]") {
   if (skip_without_sim()) return;
   const auto launch = only_launch(record_matmul("tiled", 64), "mm_tiled");

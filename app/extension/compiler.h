@@ -9,8 +9,19 @@
 namespace opscope::ext {
 
 bool is_cuda_source(const std::string& path);  // .cu
-// The command that compiles `source` into the shared object `output` (argv, no shell).
-std::vector<std::string> compile_command(const std::string& source, const std::string& output);
+
+// Where a source's kernels will run: a .cpp file's on the CPU; a .cu file's on a real GPU when
+// opscope has nvcc and a CUDA device is there, else on the simulated GPU `sim` (rewritten and
+// compiled against the stand-in headers, every access checked and counted), else on a GPU
+// elsewhere (nvcc without a device here). Throws opscope::Error when nothing can take a .cu.
+enum class Target { cpu, cuda, sim };
+Target target_of(const std::string& source);
+const char* target_name(Target t);  // "C++", "CUDA (nvcc)", "the simulated GPU (sim)"
+
+// The commands that compile `source` into the shared object `output`, run in order (argv each, no
+// shell): one compiler call, or for `sim` the launch rewrite into `output`.sim.cpp and then the
+// C++ compiler on that file (its #line directive keeps messages on the student's file and lines).
+std::vector<std::vector<std::string>> compile_commands(const std::string& source, const std::string& output);
 
 struct CompileResult {
   bool ok = false;

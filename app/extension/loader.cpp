@@ -161,6 +161,11 @@ std::string ExtensionLoader::cache_dir() const {
 }
 
 LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& options) {
+  if (is_cuda_source(path) && !platform::has(platform::Feature::cxx_extensions))
+    throw ExtensionError("load_extension('" + path + "'): .cu files need the desktop app (a C++ compiler builds them, "
+                         "for a GPU or for the simulated one, into a shared library a browser cannot load)",
+                         "in the browser, write the kernel in the language: @kernel def k(A, B, n): ... launched as "
+                         "k[blocks, threads](A, B, n), runs on the same simulated GPU with the same checks and counters");
   platform::require(platform::Feature::cxx_extensions, "load_extension('" + path + "')");
   const auto t0 = Clock::now();
   std::error_code ec;
@@ -176,7 +181,8 @@ LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& opt
   // The key: the text, the ABI and the whole command (compiler, flags, headers' place).
   std::vector<std::string> key{bytes, toolchain().abi};
   if (kind == Kind::source)
-    for (const std::string& arg : compile_command(canonical.string(), "OUTPUT")) key.push_back(arg == canonical.string() ? "SOURCE" : arg);
+    for (const auto& cmd : compile_commands(canonical.string(), "OUTPUT"))
+      for (const std::string& arg : cmd) key.push_back(arg == canonical.string() ? "SOURCE" : arg);
   next.hash = hash_hex(key);
   if (auto it = files_.find(next.origin); it != files_.end() && it->second.hash == next.hash) {
     report.status = LoadReport::Status::unchanged;

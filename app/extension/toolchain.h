@@ -13,6 +13,11 @@ struct Toolchain {
   std::vector<std::string> system_include_dirs;  // Eigen
   std::string nvcc;                          // empty when CUDA is off
   std::vector<std::string> cuda_flags;       // architectures, -std, host flags
+  // The simulator: a .cu file rewritten by `cmake -P sim_rewrite` (empty when sim is not built),
+  // then compiled by `cxx` with sim_flags (stand-in headers, instrumentation of every access).
+  std::string cmake;
+  std::string sim_rewrite;
+  std::vector<std::string> sim_flags;
   std::string abi;                           // what OPSCOPE_EXTENSION_ABI must be
 };
 

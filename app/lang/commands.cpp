@@ -362,6 +362,9 @@ void install_repl_commands(Interpreter& in) {
                         << "\ncuda: "
                         << (device_available(Device::cuda) ? device_backend(Device::cuda)->description()
                                                            : device_missing_message(Device::cuda))
+                        << "\nsim: "
+                        << (device_available(Device::sim) ? device_backend(Device::sim)->description()
+                                                          : device_missing_message(Device::sim))
                         << "\n";
                   }});
   in.add_command({"threads", "[N]", "threads the CPU kernels use (no argument: how many now)",

@@ -1,9 +1,12 @@
 // The simulator's WMMA: a fragment holds the warp's whole 16×16 (or 16×K) tile in every lane.
-// load_matrix_sync: every lane reads the whole tile (so its counters show 32 lanes reading each
-// element, where the GPU splits the tile among the lanes); store_matrix_sync: lane l writes the
-// elements l, l+32, ...; mma_sync multiplies the inputs as the kernel rounded them (TF32: 10
-// mantissa bits, __float_to_tf32; half: binary16), accumulating in float, and counts the warp's
-// FLOPs once. Each is a warp collective (a __syncwarp), as on the GPU.
+// load_matrix_sync: the warp's lanes split the tile as the GPU's do (lane l reads elements l,
+// l+32, ... in row order of the fragment; NVIDIA leaves the real assignment opaque), so the
+// counters see num_elements / 32 requests of 32 lanes per warp; the lanes then share what they
+// read through a per-warp staging tile (host memory: not counted), between two warp barriers.
+// store_matrix_sync: lane l writes the elements l, l+32, ...; mma_sync multiplies the inputs as
+// the kernel rounded them (TF32: 10 mantissa bits, __float_to_tf32; half: binary16),
+// accumulating in float, and counts the warp's FLOPs once. Each is a warp collective (a
+// __syncwarp), as on the GPU.
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -47,14 +50,27 @@ void fill_fragment(fragment<Use, M, N, K, T, L>& f, float v) {
   for (auto& e : f.x) e = v;
 }
 
+namespace detail {
+constexpr int kMaxFragmentElements = 512;
+// One tile per warp of the running block (at most 32 warps); lanes of one OS thread's blocks only.
+inline thread_local float g_staging[32][kMaxFragmentElements];
+inline unsigned linear_thread() { return threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y; }
+}  // namespace detail
+
 template <class Use, int M, int N, int K, class T, class L, class P>
 void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, const P* p, unsigned ldm) {
   using F = fragment<Use, M, N, K, T, L>;
-  for (int e = 0; e < F::num_elements; ++e) {
+  using S = typename F::Storage;
+  static_assert(F::num_elements % 32 == 0 && F::num_elements * sizeof(S) <= sizeof(float) * detail::kMaxFragmentElements);
+  const unsigned t = detail::linear_thread();
+  S* tile = reinterpret_cast<S*>(detail::g_staging[t / 32]);
+  for (int e = int(t % 32); e < F::num_elements; e += 32) {  // this lane's share: one request per step of the warp
     const int r = e / F::cols, c = e % F::cols;
-    f.x[e] = std::is_same_v<L, col_major> ? p[size_t(c) * ldm + r] : p[size_t(r) * ldm + c];
+    tile[e] = std::is_same_v<L, col_major> ? p[size_t(c) * ldm + r] : p[size_t(r) * ldm + c];
   }
-  __syncwarp();
+  __syncwarp();  // every lane's elements are in the tile
+  for (int e = 0; e < F::num_elements; ++e) f.x[e] = tile[e];
+  __syncwarp();  // every lane has read the tile before a later load of this warp overwrites it
 }
 
 template <int M, int N, int K, class T>
