@@ -213,15 +213,28 @@ uint64_t LaunchRecord::shared_wavefronts() const {
   return w;
 }
 
+// Recordings nest (a test records around a statement whose interpreter records for
+// last_launch()): each open one remembers where its launches begin; the inner one takes its own
+// and leaves them to the outer.
+std::vector<size_t> g_recording_starts;
+
 void start_recording() {
   std::lock_guard<std::mutex> lock(g_records_mutex);
-  g_records.clear();
+  if (g_recording_starts.empty()) g_records.clear();
+  g_recording_starts.push_back(g_records.size());
   g_recording = true;
 }
 std::vector<LaunchRecord> take_records() {
   std::lock_guard<std::mutex> lock(g_records_mutex);
-  g_recording = false;
-  return std::exchange(g_records, {});
+  if (g_recording_starts.empty()) return {};
+  const size_t start = g_recording_starts.back();
+  g_recording_starts.pop_back();
+  std::vector<LaunchRecord> taken(g_records.begin() + static_cast<std::ptrdiff_t>(start), g_records.end());
+  if (g_recording_starts.empty()) {
+    g_recording = false;
+    g_records.clear();
+  }
+  return taken;
 }
 void add_record(LaunchRecord r) {
   std::lock_guard<std::mutex> lock(g_records_mutex);

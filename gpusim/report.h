@@ -52,6 +52,7 @@ const GpuPreset& chosen_gpu();
 // max(FLOPs / peak, DRAM bytes / bandwidth, shared wavefronts / (SMs × clock)) + launch overhead.
 double time_bound_us(const LaunchRecord& r, const GpuPreset& gpu);
 
+// A recording started inside another takes only its own launches; the outer one sees them too.
 void start_recording();
 std::vector<LaunchRecord> take_records();
 void add_record(LaunchRecord r);

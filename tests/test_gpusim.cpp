@@ -62,6 +62,26 @@ bool skip_without_sim() {
 
 }  // namespace
 
+TEST_CASE("sim: a recording inside another takes its own launches and leaves them to the outer one", "[sim][gpusim]") {
+  if (skip_without_sim()) return;
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor a = test::uniform({8, 8}, DType::f32, 1).to(Device::sim);
+  NoGradGuard ng;
+  gpusim::start_recording();
+  ws.call("matmul", {a, a}, {}, "naive");
+  gpusim::start_recording();  // the interpreter's, around a statement (last_launch())
+  ws.call("matmul", {a, a}, {}, "tiled");
+  const auto inner = gpusim::take_records();
+  const auto outer = gpusim::take_records();
+  REQUIRE(inner.size() == 1);
+  CHECK(inner[0].kernel.find("tiled") != std::string::npos);
+  REQUIRE(outer.size() == 2);
+  CHECK(outer[0].kernel.find("naive") != std::string::npos);
+  CHECK(outer[1].kernel.find("tiled") != std::string::npos);
+  CHECK(gpusim::take_records().empty());  // none open: nothing kept
+}
+
 TEST_CASE("sim: tiled_conflicting's Bt reads 32 wavefronts per request, tiled_padded's 1, As[ty][k] a broadcast",
           "[sim][gpusim]") {
   if (skip_without_sim()) return;
