@@ -185,9 +185,6 @@ void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> 
   tally_add(seconds, 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K));
 }
 
-bool gemm_tally_running() { return g_tally_on.load(std::memory_order_relaxed); }
-void gemm_tally_add(double seconds, double flops) { tally_add(seconds, flops); }
-
 void gemm_tally_start() {
   std::lock_guard<std::mutex> lock(g_tally_mutex);
   g_tally = GemmTally{};

@@ -62,9 +62,6 @@ struct GemmTally {
 };
 void gemm_tally_start();       // zeroes the tally and starts counting
 GemmTally gemm_tally_stop();   // stops counting and returns what was counted
-// For a kernel's own GEMM (attention's tiles): whether to time it, and what it took.
-bool gemm_tally_running();
-void gemm_tally_add(double seconds, double flops);
 
 // The loaded library's own entry points, for benchmarks that compare against OpenBLAS called
 // directly (with its own threads); nullptr when it is not loaded. CBLAS enums are ints.

@@ -387,70 +387,24 @@ TEST_CASE("reductions: the same bits for any thread count; blocks of axes reduce
   CHECK(nans == 1);
 }
 
-// attention's tile GEMM (ops/cpu/tile_gemm.cpp) against float64 products of the same float32
-// values: odd shapes (partial strips, partial 6-row blocks), the four transposes, row strides
-// wider than the matrices, alpha and beta (beta 0 must not read C: it holds NaN), and each kernel
-// set this CPU runs, which must agree bit for bit (every element sums k in order with FMAs).
-TEST_CASE("attention's tile GEMM against float64 references: shapes, transposes, alpha, beta, kernel sets", "[op]") {
-  struct Dims {
-    int64_t M, N, K;
+// The GEMM tally bench_vs_torch reads the block's GEMM time from (ops/gemm.h): it counts
+// 2·M·N·K of every product run while it is on, panels of a cut product included, and nothing
+// once it is stopped.
+TEST_CASE("the GEMM tally counts the products run while it is on, and only those", "[op]") {
+  std::vector<float> A(300 * 200, 0.5f), B(200 * 100, 0.25f), C(300 * 100);
+  auto product = [&](int64_t M, int64_t N, int64_t K) {
+    cpu::gemm<float>(cpu::default_gemm(), false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C.data(), N);
   };
-  const std::vector<Dims> dims = {{1, 1, 1},    {5, 7, 3},    {6, 32, 64}, {7, 33, 65}, {64, 64, 64},
-                                  {13, 100, 37}, {150, 130, 32}, {64, 256, 64}, {61, 17, 200}};
-  std::vector<const cpu::KernelTable*> sets = {cpu::kernels_for(CpuIsa::baseline)};
-  if (detected_cpu_isa() == CpuIsa::avx512 && cpu::kernels_for(CpuIsa::avx512)) sets.push_back(cpu::kernels_for(CpuIsa::avx512));
-  for (const cpu::KernelTable* set : sets) REQUIRE(set->f32.tile_gemm != nullptr);  // x86-64-v3 has FMA
-  std::mt19937_64 rng(91);
-  std::uniform_real_distribution<float> u(-1.f, 1.f);
-  int checked = 0;
-  for (const Dims& d : dims)
-    for (int t = 0; t < 4; ++t)
-      for (const auto& [alpha, beta] : {std::pair{1.f, 0.f}, std::pair{0.125f, 1.f}, std::pair{-2.f, -0.5f}}) {
-        const bool ta = t & 1, tb = t & 2;
-        INFO("M " << d.M << " N " << d.N << " K " << d.K << " ta " << ta << " tb " << tb << " alpha " << alpha << " beta " << beta);
-        for (const cpu::KernelTable* set : sets) REQUIRE(set->f32.tile_gemm_fits(d.M, d.N, d.K));
-        // op(A) is M×K: stored K×M when transposed; +3 columns of padding on every operand.
-        const int64_t lda = (ta ? d.M : d.K) + 3, ldb = (tb ? d.K : d.N) + 3, ldc = d.N + 3;
-        std::vector<float> A((ta ? d.K : d.M) * lda), B((tb ? d.N : d.K) * ldb), C0(d.M * ldc);
-        for (float& x : A) x = u(rng);
-        for (float& x : B) x = u(rng);
-        for (float& x : C0) x = beta == 0.f ? NAN : u(rng);
-        auto a = [&](int64_t i, int64_t k) { return double(ta ? A[k * lda + i] : A[i * lda + k]); };
-        auto b = [&](int64_t k, int64_t j) { return double(tb ? B[j * ldb + k] : B[k * ldb + j]); };
-        std::vector<std::vector<float>> outs;
-        for (const cpu::KernelTable* set : sets) {
-          std::vector<float> C = C0;
-          set->f32.tile_gemm(ta, tb, d.M, d.N, d.K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
-          outs.push_back(C);
-        }
-        const std::vector<float>& C = outs[0];
-        double worst = 0;  // error over its float32 bound, (K + 2)·ε·Σ|terms|
-        for (int64_t i = 0; i < d.M; ++i) {
-          for (int64_t j = 0; j < d.N; ++j) {
-            double ref = 0, mag = 0;
-            for (int64_t k = 0; k < d.K; ++k) {
-              ref += a(i, k) * b(k, j);
-              mag += std::fabs(a(i, k) * b(k, j));
-            }
-            ref *= alpha;
-            mag *= std::fabs(alpha);
-            if (beta != 0.f) {
-              ref += double(beta) * C0[i * ldc + j];
-              mag += std::fabs(double(beta) * C0[i * ldc + j]);
-            }
-            worst = std::max(worst, std::fabs(C[i * ldc + j] - ref) / ((d.K + 2) * 1.2e-7 * mag + 1e-30));
-          }
-          // the padding between rows is never written
-          for (int64_t j = d.N; j < ldc; ++j)
-            if (!(std::isnan(C0[i * ldc + j]) && std::isnan(C[i * ldc + j]))) CHECK(C[i * ldc + j] == C0[i * ldc + j]);
-        }
-        CHECK(worst <= 1.0);
-        for (size_t s = 1; s < outs.size(); ++s)
-          CHECK(std::memcmp(outs[s].data(), outs[0].data(), outs[0].size() * sizeof(float)) == 0);
-        ++checked;
-      }
-  CHECK(checked == int(dims.size()) * 12);
-  // Larger than a tile: the attention kernels fall back to the default GEMM.
-  CHECK_FALSE(sets[0]->f32.tile_gemm_fits(64, 64, 1024));
-  CHECK_FALSE(sets[0]->f32.tile_gemm_fits(300, 16, 16));
+  product(30, 10, 20);  // before the tally: not counted
+  cpu::gemm_tally_start();
+  product(300, 100, 200);
+  product(7, 5, 3);
+  const cpu::GemmTally t = cpu::gemm_tally_stop();
+  product(30, 10, 20);  // after: not counted
+  CHECK(t.flops == 2.0 * (300 * 100 * 200 + 7 * 5 * 3));
+  CHECK(t.calls >= 2);
+  CHECK(t.seconds > 0);
+  CHECK(C[0] == Approx(3 * 0.125));
+  cpu::gemm_tally_start();
+  CHECK(cpu::gemm_tally_stop().calls == 0);  // restarting zeroes it
 }

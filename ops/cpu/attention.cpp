@@ -2,11 +2,9 @@
 // algorithm for one batch index, the flash algorithm for one block of query rows, and the
 // backward (FlashAttention's recomputation) for one batch index. See ops/attention.cpp for the
 // algorithms. The op spreads batch indices (and, for flash, query blocks) over threads; each
-// thread has its own scratch tiles. The tile products go to opscope's tile GEMM in float32
-// (tile_gemm.cpp), else to the default GEMM (ops/gemm.h), on the calling thread; the softmax
-// parts use this build's SIMD exp.
+// thread has its own scratch tiles. The tile products go to OpenBLAS (ops/gemm.h), on the
+// calling thread; the softmax parts use this build's SIMD exp.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -24,20 +22,10 @@ using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>
 template <class T>
 using MatMap = Eigen::Map<RowMat<T>>;
 
-// C[rows × cols] (row stride ldc) = alpha·op(A)·op(B) + beta·C on this thread: float32 tiles
-// through opscope's tile GEMM (tile_gemm.cpp), where this build has one; else the default GEMM.
+// C[rows × cols] (row stride ldc) = alpha·op(A)·op(B) + beta·C on this thread.
 template <class T>
 void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
              int64_t ldb, T beta, T* C, int64_t ldc) {
-  if constexpr (sizeof(T) == 4) {
-    if (tile_gemm_fits(M, N, K)) {
-      if (!gemm_tally_running()) return tile_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-      const auto t0 = std::chrono::steady_clock::now();
-      tile_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      return gemm_tally_add(s, 2.0 * double(M) * double(N) * double(K));
-    }
-  }
   gemm_serial<T>(default_gemm(), M, N, K, ConstMatrix<T>{A, lda, !ta}, ConstMatrix<T>{B, ldb, !tb}, alpha, beta, C, ldc);
 }
 

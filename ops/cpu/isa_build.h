@@ -22,11 +22,5 @@ void add_norm_kernels(KernelTable& t);
 void add_pool_kernels(KernelTable& t);
 void add_im2col_kernels(KernelTable& t);
 void add_attention_kernels(KernelTable& t);
-void add_tile_gemm_kernels(KernelTable& t);
-
-// tile_gemm.cpp, for attention.cpp: see TypedKernels::tile_gemm.
-bool tile_gemm_fits(int64_t M, int64_t N, int64_t K);
-void tile_gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda,
-               const float* B, int64_t ldb, float beta, float* C, int64_t ldc);
 
 }  // namespace opscope::cpu::OPSCOPE_CPU_NS

@@ -118,13 +118,6 @@ struct TypedKernels {
   void (*attention_naive_batch)(const AttentionArgs<T>& a, int64_t b, T* scores) = nullptr;
   void (*attention_flash_rows)(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, T* scratch) = nullptr;
   void (*attention_backward_batch)(const AttentionArgs<T>& a, int64_t b, T* scratch) = nullptr;
-
-  // tile_gemm.cpp, float32 only (null for float64 and where the build has no SIMD FMA): opscope's
-  // own GEMM for attention's tiles, C[M×N] = alpha·op(A)·op(B) + beta·C on the calling thread,
-  // for the products tile_gemm_fits accepts (a tile's size; op(B) packed on the stack).
-  void (*tile_gemm)(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
-                    int64_t ldb, T beta, T* C, int64_t ldc) = nullptr;
-  bool (*tile_gemm_fits)(int64_t M, int64_t N, int64_t K) = nullptr;
 };
 
 struct KernelTable {
