@@ -404,7 +404,6 @@ TEST_CASE("the GEMM tally counts the products run while it is on, and only those
   CHECK(t.flops == 2.0 * (300 * 100 * 200 + 7 * 5 * 3));
   CHECK(t.calls >= 2);
   CHECK(t.seconds > 0);
-  CHECK(C[0] == Approx(3 * 0.125));
   cpu::gemm_tally_start();
   CHECK(cpu::gemm_tally_stop().calls == 0);  // restarting zeroes it
 }
