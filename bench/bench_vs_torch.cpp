@@ -7,6 +7,10 @@
 // Run under the shared lock: flock /tmp/opscope-cpu.lock ./build/bench_vs_torch [--repeats N]
 // [--rounds R] [--workloads mlp,cnn,...] (default: 20 repeats, 5 rounds, all workloads)
 //
+// After the table (when the Transformer block is among the workloads): the block's GEMMs as a
+// fraction of this core's FMA peak, both measured in this run (bench/fma_peak.h, ops/gemm.h's
+// tally), at each thread count.
+//
 // The last row, one Fashion-MNIST epoch (bench/fashion_epoch.h: the training example run by the
 // language, against bench/vs_torch/fashion_epoch.py), is 938 steps in one time, so it takes the
 // best of the first two rounds only; it needs dataset-fashion-mnist.
@@ -39,6 +43,7 @@
 #include "app/lang/session.h"
 #include "bench/bench_util.h"
 #include "bench/fashion_epoch.h"
+#include "bench/fma_peak.h"
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
@@ -52,16 +57,16 @@ namespace {
 
 struct Workload {
   std::string name, label;
-  double target;  // opscope / PyTorch at most
+  double target;  // opscope / PyTorch at most (issue 42: 0.8 for every training step)
   int repeat_factor = 1;
   // Algorithms the script's `conv_algo` takes in turn; the row reports the fastest (opscope's best).
   std::vector<std::string> algos = {};
 };
 
 const std::vector<Workload> kWorkloads = {
-    {"mlp", "MLP 784-256-256-10, batch 64, train step", 0.9},
-    {"cnn", "2-conv CNN 28x28, batch 64, train step", 0.9},
-    {"transformer", "Transformer block 8x128x256 causal, train step", 0.9},
+    {"mlp", "MLP 784-256-256-10, batch 64, train step", 0.8},
+    {"cnn", "2-conv CNN 28x28, batch 64, train step", 0.8},
+    {"transformer", "Transformer block 8x128x256 causal, train step", 0.8},
     {"tiny_chain", "chain of 100 tiny ops, forward + backward", 0.5, 10},
     {"conv", "conv2d N8 64->64 56x56 3x3, forward", 1.5, 1, {"im2col", "winograd", "onednn"}},
 };
@@ -69,7 +74,7 @@ const std::vector<Workload> kWorkloads = {
 // The epoch row: not a step script, so not in kWorkloads (see the top of the file).
 const char* const kEpochName = "epoch";
 const char* const kEpochLabel = "Fashion-MNIST epoch (CNN, Adam, 938 steps)";
-constexpr double kEpochTarget = 0.9;
+constexpr double kEpochTarget = 0.8;
 constexpr int kEpochRounds = 2;
 
 std::string read_text(const std::string& path) {
@@ -157,6 +162,88 @@ TorchRun run_torch(int threads, int repeats, const std::string& workloads) {
   r.available = pclose(p) == 0 && !r.seconds.empty();
   if (!r.available) r.why = "the PyTorch script failed (run bench/vs_torch/torch_workloads.py by hand to see why)";
   return r;
+}
+
+// The Transformer block's GEMMs against this core's FMA peak (bench/fma_peak.h), measured in
+// turns: each round times the FMA loop, then a few of the block's steps with the GEMM tally on
+// (ops/gemm.h: every product's time on its thread and its 2·M·N·K). A neighbour on the shared
+// machine only slows either down, so the table keeps the best of the rounds for both.
+struct BlockGemms {
+  double step_s = -1, gemm_core_s = 0, gemm_flops = 0, peak_gflops = 0;
+  double best_rate = 0;                  // GEMM FLOP/s per core (flops / core-seconds), best round
+  std::vector<double> round_fractions;   // each round's rate over its own peak
+  const char* vectors = "";
+};
+
+BlockGemms measure_block_gemms(int rounds, int steps) {
+  BlockGemms r;
+  const Script s = load_script("transformer");
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  lang::Session session(ws);
+  std::ostringstream out, err;
+  if (!session.run(s.setup, "transformer.ops", out, err)) {
+    std::fprintf(stderr, "%s", err.str().c_str());
+    return r;
+  }
+  auto step = [&] { return session.run(s.step, "transformer.ops (step)", out, err); };
+  for (int i = 0; i < 3; ++i) step();  // warm: the allocator's cache, OpenBLAS's buffers
+  for (int round = 0; round < rounds; ++round) {
+    const FmaPeak peak = measure_fma_peak(0.2);
+    cpu::gemm_tally_start();
+    const double t0 = now_s();
+    for (int i = 0; i < steps; ++i)
+      if (!step()) {
+        cpu::gemm_tally_stop();
+        std::fprintf(stderr, "%s", err.str().c_str());
+        return r;
+      }
+    const double step_s = (now_s() - t0) / steps;
+    const cpu::GemmTally tally = cpu::gemm_tally_stop();
+    const double rate = tally.seconds > 0 ? tally.flops / tally.seconds : 0;
+    r.vectors = peak.vectors;
+    r.peak_gflops = std::max(r.peak_gflops, peak.gflops);
+    r.round_fractions.push_back(rate / 1e9 / peak.gflops);
+    if (r.step_s < 0 || step_s < r.step_s) {  // the fastest round's step and its GEMM time
+      r.step_s = step_s;
+      r.gemm_core_s = tally.seconds / steps;
+      r.gemm_flops = tally.flops / steps;
+    }
+    r.best_rate = std::max(r.best_rate, rate);
+  }
+  return r;
+}
+
+void print_block_gemms(const std::vector<int>& thread_counts, int rounds) {
+  constexpr double kTarget = 0.8;
+  std::printf("\n== Transformer block: its GEMMs against this core's FMA peak (best of %d rounds, each: FMA loop, "
+              "then 5 steps) ==\n",
+              rounds);
+  std::printf("%7s %9s %12s %9s %11s %12s %12s %9s %15s %8s %8s\n", "threads", "step ms", "GEMM core-ms", "GEMM GF",
+              "GEMM share", "GEMM GF/s", "peak GF/s", "fraction", "rounds", "target", "verdict");
+  const char* vectors = "";
+  for (int t : thread_counts) {
+    NumThreadsScope nt(t);
+    const BlockGemms b = measure_block_gemms(rounds, 5);
+    if (b.step_s <= 0) {
+      std::printf("%7d  the block's script failed\n", t);
+      continue;
+    }
+    vectors = b.vectors;
+    const double fraction = b.best_rate / 1e9 / b.peak_gflops;
+    std::vector<double> f = b.round_fractions;
+    std::sort(f.begin(), f.end());
+    char range[48];
+    std::snprintf(range, sizeof range, "%.2f-%.2f", f.front(), f.back());
+    // share: the GEMMs' core-seconds over the step's core-seconds (t cores busy at most)
+    std::printf("%7d %9.2f %12.2f %9.2f %10.0f%% %12.1f %12.1f %9.2f %15s %8s %8s\n", t, b.step_s * 1e3,
+                b.gemm_core_s * 1e3, b.gemm_flops / 1e9, 100.0 * b.gemm_core_s / (b.step_s * t), b.best_rate / 1e9,
+                b.peak_gflops, fraction, range, ">= 0.80", verdict(fraction >= kTarget));
+  }
+  std::printf("  GEMM GF/s: the products' FLOPs (2·M·N·K, causal tiles skipped are not counted) over the time they ran, "
+              "per core;\n  peak: one core's float32 FMA loop, %s (bench/fma_peak.h); fraction = GEMM GF/s / peak; "
+              "rounds: each round's own fraction\n",
+              vectors);
 }
 
 std::string cpu_model() {
@@ -295,6 +382,9 @@ int main(int argc, char** argv) {
     std::printf("  epoch: the training loop of assets/examples/fashion_mnist_cnn.ops, one time (best of %d rounds)\n",
                 std::min(rounds, kEpochRounds));
   std::printf("  [algo]: opscope's fastest conv2d algorithm of the row (each timed: im2col, winograd, onednn)\n");
+
+  for (const Workload& w : workloads)
+    if (w.name == "transformer") print_block_gemms(thread_counts, rounds);
 
   std::printf("\nopscope: %s\n", cpu_description().c_str());
   for (int t : names.empty() ? std::vector<int>{} : thread_counts) {  // the epoch's script reports no libraries

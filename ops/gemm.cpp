@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cctype>
 #include <climits>
 #include <cstdlib>
@@ -145,6 +147,26 @@ ConstMatrix<T> rows_from(ConstMatrix<T> m, int64_t i0) {
   return m;
 }
 
+// The tally (gemm_tally_start): a flag read on every call, totals behind a mutex taken only
+// while counting.
+std::atomic<bool> g_tally_on{false};
+std::mutex g_tally_mutex;
+GemmTally g_tally;
+
+void tally_add(double seconds, double flops) {
+  std::lock_guard<std::mutex> lock(g_tally_mutex);
+  g_tally.seconds += seconds;
+  g_tally.flops += flops;
+  ++g_tally.calls;
+}
+
+template <class T>
+void run_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta,
+                T* C, int64_t ldc) {
+  if (algo == GemmAlgo::blas) blas_call<T>(M, N, K, A, B, alpha, beta, C, ldc);
+  else kern<T>().gemm(M, N, K, A, B, alpha, beta, C, ldc);
+}
+
 }  // namespace
 
 template <class T>
@@ -156,8 +178,23 @@ void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> 
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
     return;
   }
-  if (algo == GemmAlgo::blas) blas_call<T>(M, N, K, A, B, alpha, beta, C, ldc);
-  else kern<T>().gemm(M, N, K, A, B, alpha, beta, C, ldc);
+  if (!g_tally_on.load(std::memory_order_relaxed)) return run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
+  const auto t0 = std::chrono::steady_clock::now();
+  run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  tally_add(seconds, 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K));
+}
+
+void gemm_tally_start() {
+  std::lock_guard<std::mutex> lock(g_tally_mutex);
+  g_tally = GemmTally{};
+  g_tally_on.store(true);
+}
+
+GemmTally gemm_tally_stop() {
+  g_tally_on.store(false);
+  std::lock_guard<std::mutex> lock(g_tally_mutex);
+  return g_tally;
 }
 
 template <class T>

@@ -52,6 +52,17 @@ template <class T>
 void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta,
                  T* C, int64_t ldc);
 
+// What the GEMMs cost while a tally runs (benchmarks: a training step's GEMM time against the
+// core's FMA peak). Counted at the innermost call, one library call on one thread: `seconds`
+// sums the calls' times over all threads (core-seconds), so flops / seconds is the rate of one
+// core, whatever the thread count. Off by default; off, a GEMM pays one relaxed atomic load.
+struct GemmTally {
+  double seconds = 0, flops = 0;  // flops: 2·M·N·K of the products actually run
+  int64_t calls = 0;
+};
+void gemm_tally_start();       // zeroes the tally and starts counting
+GemmTally gemm_tally_stop();   // stops counting and returns what was counted
+
 // The loaded library's own entry points, for benchmarks that compare against OpenBLAS called
 // directly (with its own threads); nullptr when it is not loaded. CBLAS enums are ints.
 struct BlasLibrary {

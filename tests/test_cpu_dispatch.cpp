@@ -386,3 +386,24 @@ TEST_CASE("reductions: the same bits for any thread count; blocks of axes reduce
   for (int64_t i = 0; i < m.numel(); ++i) nans += std::isnan(m.get(i));
   CHECK(nans == 1);
 }
+
+// The GEMM tally bench_vs_torch reads the block's GEMM time from (ops/gemm.h): it counts
+// 2·M·N·K of every product run while it is on, panels of a cut product included, and nothing
+// once it is stopped.
+TEST_CASE("the GEMM tally counts the products run while it is on, and only those", "[op]") {
+  std::vector<float> A(300 * 200, 0.5f), B(200 * 100, 0.25f), C(300 * 100);
+  auto product = [&](int64_t M, int64_t N, int64_t K) {
+    cpu::gemm<float>(cpu::default_gemm(), false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C.data(), N);
+  };
+  product(30, 10, 20);  // before the tally: not counted
+  cpu::gemm_tally_start();
+  product(300, 100, 200);
+  product(7, 5, 3);
+  const cpu::GemmTally t = cpu::gemm_tally_stop();
+  product(30, 10, 20);  // after: not counted
+  CHECK(t.flops == 2.0 * (300 * 100 * 200 + 7 * 5 * 3));
+  CHECK(t.calls >= 2);
+  CHECK(t.seconds > 0);
+  cpu::gemm_tally_start();
+  CHECK(cpu::gemm_tally_stop().calls == 0);  // restarting zeroes it
+}
