@@ -326,114 +326,118 @@ KernelFn typed(F f) {
   };
 }
 
-OPSCOPE_REGISTER_OPS(register_attention_ops) {
-  {
-    OpDef d = OpDef::declare("scaled_dot_product_attention", "attention",
-                             "O = softmax(Q·Kᵀ·scale + mask)·V over the last two axes (scale 0: 1/sqrt(D); batch axes "
-                             "broadcast)",
-                             {"q", "k", "v", "mask?"});
-    d.attrs = attention_attrs();
-    d.accepts_strided = true;  // heads (permuted views of a projection) are read in place: operand()
-    d.infer = infer_attention;
-    d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_flash<decltype(z)>(k); }));
-    d.default_algo = "flash";
-    d.kernel(Device::cpu, "naive", typed([](KernelCtx& k, auto z) { attention_naive<decltype(z)>(k); }));
-    // Not the T×S probabilities: the backward recomputes them (the mask only when given).
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::output, 0},
-               {SavedRef::input, 3}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      std::vector<Val> ins = {g.input(0), g.input(1), g.input(2), g.output(0), g.grad_output(0)};
-      if (g.num_inputs() > 3) ins.push_back(g.input(3));
-      auto grads = g.call_multi("attention_backward", ins,
-                                {{"causal", g.attrs().b("causal")}, {"scale", g.attrs().f("scale")}});
-      return {grads[0], grads[1], grads[2], Val{}};
-    };
-    d.backward_note = "dQ, dK, dV by attention_backward (recomputes the softmax tile by tile); the mask gets none";
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
-                std::string_view algo) {
-      Cost c;
-      const Shape& q = in[0].shape;
-      const double Tq = static_cast<double>(q[q.size() - 2]), D = static_cast<double>(q.back());
-      const double S = static_cast<double>(in[1].shape[in[1].shape.size() - 2]);
-      const double Dv = static_cast<double>(in[2].shape.back());
-      const double batch = cpu::meta_numel(out[0]) / std::max(1.0, Tq * Dv);
-      const double sz = static_cast<double>(dtype_size(out[0].dtype));
-      c.multiplications = batch * Tq * S * (D + Dv);
-      c.flops = batch * (2 * Tq * S * (D + Dv) + 5 * Tq * S);  // two GEMMs + softmax (exp counted as 1)
-      double mask_bytes = in.size() > 3 ? cpu::meta_bytes(in[3]) : 0;
-      c.bytes_written = cpu::meta_bytes(out[0]);
-      if (algo == "naive") {
-        // Scores written, read by the softmax, written back, read by P·V: the T×S round trips.
-        const double ts = batch * Tq * S * sz;
-        c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2]) + mask_bytes + 2 * ts;
-        c.bytes_written += 2 * ts;
-        c.workspace_bytes = parallel_workers(static_cast<int64_t>(batch), naive_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv))) *
-                            static_cast<double>(per_thread(int64_t(Tq * S), sz)) * sz;
-      } else {
-        // K and V are read once per block of query rows; nothing T×S touches memory.
-        const double passes = std::ceil(Tq / static_cast<double>(kBlockRows));
-        c.bytes_read = cpu::meta_bytes(in[0]) + passes * (cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2])) + mask_bytes;
-        const int64_t items = static_cast<int64_t>(batch) * flash_blocks(int64_t(Tq));
-        const int workers = parallel_workers(items, flash_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
-        c.workspace_bytes = static_cast<double>(workers * per_thread(cpu::attention_flash_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
-      }
-      return c;
-    };
-    const InputSpec q{{4, 3}}, k{{5, 3}}, v{{5, 3}};
-    GradcheckCase float_mask = gc({q, k, v, InputSpec{{4, 5}, Domain::any, 0, false}}, {}, "float mask");
-    GradcheckCase int_mask = gc({q, k, v, InputSpec{{4, 5}, Domain::mask, 0, false}}, {}, "int64 0/1 mask");
-    d.gradcheck = with_float32_rtol({gc({q, k, v}, {}, "T=4, S=5, D=3"),
-                   gc({q, k, v}, {{"causal", true}}, "causal"),
-                   float_mask,
-                   int_mask,
-                   gc({q, k, v, InputSpec{{5}, Domain::any, 0, false}}, {{"causal", true}, {"scale", 0.7}},
-                      "causal + broadcast float mask [S], scale 0.7"),
-                   gc({{{2, 4, 3}}, {{2, 5, 3}}, {{2, 5, 2}}}, {}, "batch of 2, Dv=2"),
-                   gc({{{2, 4, 3}}, {{5, 3}}, {{1, 5, 3}}}, {{"causal", true}}, "q batch 2, k and v broadcast")}, kRowSumFloat32Rtol);
-    d.lab = {"T [D]: q, k, v are T×D", {1024, 64}, 1, [](const std::vector<int64_t>& s) {
-               const int64_t t = s[0], dh = cpu::size_or(s, 1, 64);
-               return cpu::lab_case({{t, dh}, {t, dh}, {t, dh}});
-             }, {}};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare("attention_backward", "attention",
-                             "dQ, dK, dV of O = softmax(Q·Kᵀ·scale + mask)·V given dO: P = exp(S − L), "
-                             "dS = P ∘ (dO·Vᵀ − rowsum(dO ∘ O)), dQ = dS·K·scale, dK = dSᵀ·Q·scale, dV = Pᵀ·dO",
-                             {"q", "k", "v", "o", "dO", "mask?"});
-    d.num_outputs = 3;
-    d.attrs = attention_attrs();
-    d.accepts_strided = true;
-    d.infer = infer_attention_backward;
-    d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_backward_kernel<decltype(z)>(k); }));
-    d.differentiable = false;
-    d.checked_via = "scaled_dot_product_attention";
-    // Cases for the CUDA tests (gradchecked through scaled_dot_product_attention); o need not be
-    // the forward's output for the devices to agree.
-    d.gradcheck = with_float32_rtol({gc({{{5, 4}}, {{6, 4}}, {{6, 3}}, {{5, 3}}, {{5, 3}}}),
-                   gc({{{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}}, {{"causal", true}}, "batch 2, causal")}, kRowSumFloat32Rtol);
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
-                std::string_view) {
-      Cost c;
-      const Shape& q = in[0].shape;
-      const double Tq = static_cast<double>(q[q.size() - 2]), D = static_cast<double>(q.back());
-      const double S = static_cast<double>(in[1].shape[in[1].shape.size() - 2]);
-      const double Dv = static_cast<double>(in[2].shape.back());
-      const double batch = cpu::meta_numel(out[0]) / std::max(1.0, Tq * D);
-      const double sz = static_cast<double>(dtype_size(out[0].dtype));
-      // Q·Kᵀ twice (statistics, then P), Pᵀ·dO, dO·Vᵀ, dS·K, dSᵀ·Q.
-      c.multiplications = batch * Tq * S * (4 * D + 2 * Dv);
-      c.flops = 2 * c.multiplications + batch * 8 * Tq * S;
+OpDef scaled_dot_product_attention_def() {
+  OpDef d = OpDef::declare("scaled_dot_product_attention", "attention",
+                           "O = softmax(Q·Kᵀ·scale + mask)·V over the last two axes (scale 0: 1/sqrt(D); batch axes "
+                           "broadcast)",
+                           {"q", "k", "v", "mask?"});
+  d.attrs = attention_attrs();
+  d.accepts_strided = true;  // heads (permuted views of a projection) are read in place: operand()
+  d.infer = infer_attention;
+  d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_flash<decltype(z)>(k); }));
+  d.default_algo = "flash";
+  d.kernel(Device::cpu, "naive", typed([](KernelCtx& k, auto z) { attention_naive<decltype(z)>(k); }));
+  // Not the T×S probabilities: the backward recomputes them (the mask only when given).
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::output, 0},
+             {SavedRef::input, 3}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    std::vector<Val> ins = {g.input(0), g.input(1), g.input(2), g.output(0), g.grad_output(0)};
+    if (g.num_inputs() > 3) ins.push_back(g.input(3));
+    auto grads = g.call_multi("attention_backward", ins,
+                              {{"causal", g.attrs().b("causal")}, {"scale", g.attrs().f("scale")}});
+    return {grads[0], grads[1], grads[2], Val{}};
+  };
+  d.backward_note = "dQ, dK, dV by attention_backward (recomputes the softmax tile by tile); the mask gets none";
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
+              std::string_view algo) {
+    Cost c;
+    const Shape& q = in[0].shape;
+    const double Tq = static_cast<double>(q[q.size() - 2]), D = static_cast<double>(q.back());
+    const double S = static_cast<double>(in[1].shape[in[1].shape.size() - 2]);
+    const double Dv = static_cast<double>(in[2].shape.back());
+    const double batch = cpu::meta_numel(out[0]) / std::max(1.0, Tq * Dv);
+    const double sz = static_cast<double>(dtype_size(out[0].dtype));
+    c.multiplications = batch * Tq * S * (D + Dv);
+    c.flops = batch * (2 * Tq * S * (D + Dv) + 5 * Tq * S);  // two GEMMs + softmax (exp counted as 1)
+    double mask_bytes = in.size() > 3 ? cpu::meta_bytes(in[3]) : 0;
+    c.bytes_written = cpu::meta_bytes(out[0]);
+    if (algo == "naive") {
+      // Scores written, read by the softmax, written back, read by P·V: the T×S round trips.
+      const double ts = batch * Tq * S * sz;
+      c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2]) + mask_bytes + 2 * ts;
+      c.bytes_written += 2 * ts;
+      c.workspace_bytes = parallel_workers(static_cast<int64_t>(batch), naive_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv))) *
+                          static_cast<double>(per_thread(int64_t(Tq * S), sz)) * sz;
+    } else {
+      // K and V are read once per block of query rows; nothing T×S touches memory.
       const double passes = std::ceil(Tq / static_cast<double>(kBlockRows));
-      for (size_t i = 0; i < in.size(); ++i) c.bytes_read += (i == 1 || i == 2 ? passes : 1.0) * cpu::meta_bytes(in[i]);
-      for (auto& m : out) c.bytes_written += cpu::meta_bytes(m);
-      c.bytes_written += (passes - 1) * (cpu::meta_bytes(out[1]) + cpu::meta_bytes(out[2]));  // dK, dV accumulated
-      const int workers = parallel_workers(static_cast<int64_t>(batch), backward_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
-      c.workspace_bytes = static_cast<double>(workers * per_thread(cpu::attention_backward_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
-      return c;
-    };
-    registry.add(std::move(d));
-  }
+      c.bytes_read = cpu::meta_bytes(in[0]) + passes * (cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2])) + mask_bytes;
+      const int64_t items = static_cast<int64_t>(batch) * flash_blocks(int64_t(Tq));
+      const int workers = parallel_workers(items, flash_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
+      c.workspace_bytes = static_cast<double>(workers * per_thread(cpu::attention_flash_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
+    }
+    return c;
+  };
+  const InputSpec q{{4, 3}}, k{{5, 3}}, v{{5, 3}};
+  GradcheckCase float_mask = gc({q, k, v, InputSpec{{4, 5}, Domain::any, 0, false}}, {}, "float mask");
+  GradcheckCase int_mask = gc({q, k, v, InputSpec{{4, 5}, Domain::mask, 0, false}}, {}, "int64 0/1 mask");
+  d.gradcheck = with_float32_rtol({gc({q, k, v}, {}, "T=4, S=5, D=3"),
+                 gc({q, k, v}, {{"causal", true}}, "causal"),
+                 float_mask,
+                 int_mask,
+                 gc({q, k, v, InputSpec{{5}, Domain::any, 0, false}}, {{"causal", true}, {"scale", 0.7}},
+                    "causal + broadcast float mask [S], scale 0.7"),
+                 gc({{{2, 4, 3}}, {{2, 5, 3}}, {{2, 5, 2}}}, {}, "batch of 2, Dv=2"),
+                 gc({{{2, 4, 3}}, {{5, 3}}, {{1, 5, 3}}}, {{"causal", true}}, "q batch 2, k and v broadcast")}, kRowSumFloat32Rtol);
+  d.lab = {"T [D]: q, k, v are T×D", {1024, 64}, 1, [](const std::vector<int64_t>& s) {
+             const int64_t t = s[0], dh = cpu::size_or(s, 1, 64);
+             return cpu::lab_case({{t, dh}, {t, dh}, {t, dh}});
+           }, {}};
+  return d;
+}
+
+OpDef attention_backward_def() {
+  OpDef d = OpDef::declare("attention_backward", "attention",
+                           "dQ, dK, dV of O = softmax(Q·Kᵀ·scale + mask)·V given dO: P = exp(S − L), "
+                           "dS = P ∘ (dO·Vᵀ − rowsum(dO ∘ O)), dQ = dS·K·scale, dK = dSᵀ·Q·scale, dV = Pᵀ·dO",
+                           {"q", "k", "v", "o", "dO", "mask?"});
+  d.num_outputs = 3;
+  d.attrs = attention_attrs();
+  d.accepts_strided = true;
+  d.infer = infer_attention_backward;
+  d.kernel(Device::cpu, "flash", typed([](KernelCtx& k, auto z) { attention_backward_kernel<decltype(z)>(k); }));
+  d.differentiable = false;
+  d.checked_via = "scaled_dot_product_attention";
+  // Cases for the CUDA tests (gradchecked through scaled_dot_product_attention); o need not be
+  // the forward's output for the devices to agree.
+  d.gradcheck = with_float32_rtol({gc({{{5, 4}}, {{6, 4}}, {{6, 3}}, {{5, 3}}, {{5, 3}}}),
+                 gc({{{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}}, {{"causal", true}}, "batch 2, causal")}, kRowSumFloat32Rtol);
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
+              std::string_view) {
+    Cost c;
+    const Shape& q = in[0].shape;
+    const double Tq = static_cast<double>(q[q.size() - 2]), D = static_cast<double>(q.back());
+    const double S = static_cast<double>(in[1].shape[in[1].shape.size() - 2]);
+    const double Dv = static_cast<double>(in[2].shape.back());
+    const double batch = cpu::meta_numel(out[0]) / std::max(1.0, Tq * D);
+    const double sz = static_cast<double>(dtype_size(out[0].dtype));
+    // Q·Kᵀ twice (statistics, then P), Pᵀ·dO, dO·Vᵀ, dS·K, dSᵀ·Q.
+    c.multiplications = batch * Tq * S * (4 * D + 2 * Dv);
+    c.flops = 2 * c.multiplications + batch * 8 * Tq * S;
+    const double passes = std::ceil(Tq / static_cast<double>(kBlockRows));
+    for (size_t i = 0; i < in.size(); ++i) c.bytes_read += (i == 1 || i == 2 ? passes : 1.0) * cpu::meta_bytes(in[i]);
+    for (auto& m : out) c.bytes_written += cpu::meta_bytes(m);
+    c.bytes_written += (passes - 1) * (cpu::meta_bytes(out[1]) + cpu::meta_bytes(out[2]));  // dK, dV accumulated
+    const int workers = parallel_workers(static_cast<int64_t>(batch), backward_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
+    c.workspace_bytes = static_cast<double>(workers * per_thread(cpu::attention_backward_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
+    return c;
+  };
+  return d;
+}
+
+OPSCOPE_REGISTER_OPS(register_attention_ops) {
+  registry.add(scaled_dot_product_attention_def());
+  registry.add(attention_backward_def());
 }
 
 }  // namespace

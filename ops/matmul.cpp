@@ -237,7 +237,7 @@ std::vector<TensorMeta> infer_matmul(const InferCtx& c) {
   return {m};
 }
 
-OPSCOPE_REGISTER_OPS(register_matmul_ops) {
+OpDef matmul_def() {
   OpDef d = OpDef::declare("matmul", "matmul", "C = A·B: C[..., i, j] = Σ_k A[..., i, k]·B[..., k, j] (batch axes broadcast)", {"a", "b"});
   d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
   d.infer = infer_matmul;
@@ -305,8 +305,10 @@ OPSCOPE_REGISTER_OPS(register_matmul_ops) {
               const int64_t n = s[0], m = cpu::size_or(s, 1, n), k = cpu::size_or(s, 2, n);
               return cpu::lab_case({{n, k}, {k, m}});
             }, {}};
-  registry.add(std::move(d));
+  return d;
 }
+
+OPSCOPE_REGISTER_OPS(register_matmul_ops) { registry.add(matmul_def()); }
 
 }  // namespace
 }  // namespace opscope

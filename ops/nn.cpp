@@ -107,85 +107,89 @@ void dropout_kernel(KernelCtx& k) {
   for (int64_t i = 0, n = y.numel(); i < n; ++i) py[i] = dropout_uniform(key, i) >= p ? px[i] * scale : T(0);
 }
 
-OPSCOPE_REGISTER_OPS(register_nn_ops) {
-  {
-    OpDef d = OpDef::declare("linear", "nn",
-                             "y = x·Wᵀ + b: y[..., o] = Σ_i x[..., i]·W[o, i] + b[o] (W is [out, in]; bias optional)",
-                             {"x", "weight", "bias?"});
-    d.infer = infer_linear;
-    d.default_algo = cpu::gemm_algo_name(cpu::default_gemm());
-    for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
-      d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
-        visit_dtype(k.out().dtype(), [&](auto z) {
-          using T = decltype(z);
-          if constexpr (std::is_floating_point_v<T>) linear_kernel<T>(k, algo);
-        });
-      });
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      const Shape& xs = g.input_meta(0).shape;
-      const int64_t out = g.input_meta(1).shape[0], in = g.input_meta(1).shape[1];
-      Val dy = g.grad_output(0), dx, dw, db;
-      if (g.needs_grad(0)) {
-        if (xs.size() >= 2) dx = g.call("matmul", {dy, g.input(1)});  // [..., out] @ [out, in]
-        else dx = g.call("reshape", {g.call("matmul", {as_rows(g, dy, out), g.input(1)})}, {{"shape", xs}});
-      }
-      const bool want_b = g.num_inputs() == 3 && g.needs_grad(2);
-      if (g.needs_grad(1) || want_b) {
-        Val dy2 = as_rows(g, dy, out);  // [rows, out]
-        if (g.needs_grad(1)) dw = g.call("matmul", {g.call("transpose", {dy2}), as_rows(g, g.input(0), in)});
-        if (want_b) db = g.call("sum", {dy2}, {{"axes", std::vector<int64_t>{0}}, {"keepdim", false}});
-      }
-      return {dx, dw, db};
-    };
-    d.backward_note = "dx = dy·W, dW = dy2ᵀ·x2 (dy, x as [rows, out], [rows, in]), db = Σ_rows dy";
-    d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
-                std::string_view) {
-      Cost c;
-      const double n_out = static_cast<double>(in[1].shape[0]), n_in = static_cast<double>(in[1].shape[1]);
-      const double rows = cpu::meta_numel(out[0]) / std::max(1.0, n_out);
-      c.flops = 2 * rows * n_in * n_out + (in.size() == 3 ? rows * n_out : 0);
-      c.multiplications = rows * n_in * n_out;
-      for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
-      c.bytes_written = cpu::meta_bytes(out[0]);
-      return c;
-    };
-    d.gradcheck = {gc({{{3, 4}}, {{5, 4}}, {{5}}}, {}, "2-D with bias"),
-                   gc({{{2, 3, 4}}, {{5, 4}}, {{5}}}, {}, "batched x"),
-                   gc({{{3, 4}}, {{2, 4}}}, {}, "no bias"),
-                   gc({{{4}}, {{3, 4}}, {{3}}}, {}, "1-D x")};
-    registry.add(std::move(d));
-  }
-  {
-    OpDef d = OpDef::declare(
-        "dropout", "nn",
-        "y = x·mask/(1 - p), mask[i] = (u(seed, i) >= p) kept with probability 1 - p; y = x when not training", {"x"});
-    AttrSpec p = make_attr("p", AttrType::real, 0.5, "probability of dropping an element (0 <= p < 1)");
-    p.min = 0.0;
-    p.max = 1.0;
-    AttrSpec seed = make_attr("seed", AttrType::integer, int64_t{0}, "seed of the mask (same seed: same mask)");
-    d.random = true;  // each call is a fresh sample of the mask: never merged by CSE, never recomputed
-    seed.min = 0.0;
-    d.attrs = {p, seed, make_attr("training", AttrType::boolean, true, "False: identity (inference)")};
-    d.infer = infer_dropout;
-    d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+OpDef linear_def() {
+  OpDef d = OpDef::declare("linear", "nn",
+                           "y = x·Wᵀ + b: y[..., o] = Σ_i x[..., i]·W[o, i] + b[o] (W is [out, in]; bias optional)",
+                           {"x", "weight", "bias?"});
+  d.infer = infer_linear;
+  d.default_algo = cpu::gemm_algo_name(cpu::default_gemm());
+  for (auto [name, algo] : {std::pair{"blas", cpu::GemmAlgo::blas}, std::pair{"eigen", cpu::GemmAlgo::eigen}})
+    d.kernel(Device::cpu, name, [algo = algo](KernelCtx& k) {
       visit_dtype(k.out().dtype(), [&](auto z) {
         using T = decltype(z);
-        if constexpr (std::is_floating_point_v<T>) dropout_kernel<T>(k);
+        if constexpr (std::is_floating_point_v<T>) linear_kernel<T>(k, algo);
       });
     });
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      // The mask depends only on (seed, index), so dy goes through the same mask and scale.
-      return {g.call("dropout", {g.grad_output(0)}, g.attrs().to_map())};
-    };
-    d.backward_note = "dx = dropout(dy) with the same p and seed: dy·mask/(1 - p) (nothing saved)";
-    d.cost = cpu::elementwise_cost(2);
-    d.gradcheck = {gc({{{4, 5}}}, {{"p", 0.5}, {"seed", int64_t{7}}}, "p = 0.5"),
-                   gc({{{3, 4}}}, {{"p", 0.2}, {"seed", int64_t{1}}}, "p = 0.2"),
-                   gc({{{3, 4}}}, {{"training", false}}, "inference: identity"),
-                   gc({{{2, 3}}}, {{"p", 0.0}}, "p = 0")};
-    registry.add(std::move(d));
-  }
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    const Shape& xs = g.input_meta(0).shape;
+    const int64_t out = g.input_meta(1).shape[0], in = g.input_meta(1).shape[1];
+    Val dy = g.grad_output(0), dx, dw, db;
+    if (g.needs_grad(0)) {
+      if (xs.size() >= 2) dx = g.call("matmul", {dy, g.input(1)});  // [..., out] @ [out, in]
+      else dx = g.call("reshape", {g.call("matmul", {as_rows(g, dy, out), g.input(1)})}, {{"shape", xs}});
+    }
+    const bool want_b = g.num_inputs() == 3 && g.needs_grad(2);
+    if (g.needs_grad(1) || want_b) {
+      Val dy2 = as_rows(g, dy, out);  // [rows, out]
+      if (g.needs_grad(1)) dw = g.call("matmul", {g.call("transpose", {dy2}), as_rows(g, g.input(0), in)});
+      if (want_b) db = g.call("sum", {dy2}, {{"axes", std::vector<int64_t>{0}}, {"keepdim", false}});
+    }
+    return {dx, dw, db};
+  };
+  d.backward_note = "dx = dy·W, dW = dy2ᵀ·x2 (dy, x as [rows, out], [rows, in]), db = Σ_rows dy";
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
+              std::string_view) {
+    Cost c;
+    const double n_out = static_cast<double>(in[1].shape[0]), n_in = static_cast<double>(in[1].shape[1]);
+    const double rows = cpu::meta_numel(out[0]) / std::max(1.0, n_out);
+    c.flops = 2 * rows * n_in * n_out + (in.size() == 3 ? rows * n_out : 0);
+    c.multiplications = rows * n_in * n_out;
+    for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
+    c.bytes_written = cpu::meta_bytes(out[0]);
+    return c;
+  };
+  d.gradcheck = {gc({{{3, 4}}, {{5, 4}}, {{5}}}, {}, "2-D with bias"),
+                 gc({{{2, 3, 4}}, {{5, 4}}, {{5}}}, {}, "batched x"),
+                 gc({{{3, 4}}, {{2, 4}}}, {}, "no bias"),
+                 gc({{{4}}, {{3, 4}}, {{3}}}, {}, "1-D x")};
+  return d;
+}
+
+OpDef dropout_def() {
+  OpDef d = OpDef::declare(
+      "dropout", "nn",
+      "y = x·mask/(1 - p), mask[i] = (u(seed, i) >= p) kept with probability 1 - p; y = x when not training", {"x"});
+  AttrSpec p = make_attr("p", AttrType::real, 0.5, "probability of dropping an element (0 <= p < 1)");
+  p.min = 0.0;
+  p.max = 1.0;
+  AttrSpec seed = make_attr("seed", AttrType::integer, int64_t{0}, "seed of the mask (same seed: same mask)");
+  d.random = true;  // each call is a fresh sample of the mask: never merged by CSE, never recomputed
+  seed.min = 0.0;
+  d.attrs = {p, seed, make_attr("training", AttrType::boolean, true, "False: identity (inference)")};
+  d.infer = infer_dropout;
+  d.kernel(Device::cpu, "default", [](KernelCtx& k) {
+    visit_dtype(k.out().dtype(), [&](auto z) {
+      using T = decltype(z);
+      if constexpr (std::is_floating_point_v<T>) dropout_kernel<T>(k);
+    });
+  });
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    // The mask depends only on (seed, index), so dy goes through the same mask and scale.
+    return {g.call("dropout", {g.grad_output(0)}, g.attrs().to_map())};
+  };
+  d.backward_note = "dx = dropout(dy) with the same p and seed: dy·mask/(1 - p) (nothing saved)";
+  d.cost = cpu::elementwise_cost(2);
+  d.gradcheck = {gc({{{4, 5}}}, {{"p", 0.5}, {"seed", int64_t{7}}}, "p = 0.5"),
+                 gc({{{3, 4}}}, {{"p", 0.2}, {"seed", int64_t{1}}}, "p = 0.2"),
+                 gc({{{3, 4}}}, {{"training", false}}, "inference: identity"),
+                 gc({{{2, 3}}}, {{"p", 0.0}}, "p = 0")};
+  return d;
+}
+
+OPSCOPE_REGISTER_OPS(register_nn_ops) {
+  registry.add(linear_def());
+  registry.add(dropout_def());
 }
 
 }  // namespace

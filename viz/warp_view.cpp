@@ -172,14 +172,22 @@ void draw_warp_view(const WarpView& v, const Theme& th, ImVec2 size) {
               access_word(r.access), buffer.c_str());
   ImGui::TextUnformatted((r.where + "   " + (r.source.empty() ? std::string(tr("(source not shipped)")) : r.source)).c_str());
   if (r.shared)
-    ImGui::Text(tr("this request: %d lanes, %llu distinct words, %llu wavefronts (%s)"), int(r.lanes.size()), (unsigned long long)r.words,
-                (unsigned long long)r.wavefronts,
+    ImGui::Text(r.wavefronts == 1 ? tr("this request: %d lanes, %llu distinct words, %llu wavefront (%s)")
+                                  : tr("this request: %d lanes, %llu distinct words, %llu wavefronts (%s)"),
+                int(r.lanes.size()), (unsigned long long)r.words, (unsigned long long)r.wavefronts,
                 r.wavefronts > 1 ? text_of(tr("%llu-way bank conflict"), (unsigned long long)r.wavefronts).c_str()
                 : r.words == 1   ? tr("a broadcast")
                                  : tr("no conflict"));
-  else
-    ImGui::Text(tr("this request: %d lanes, %llu sectors of 32 bytes (%s)"), int(r.lanes.size()), (unsigned long long)r.sectors,
-                text_of(tr("%.0f%% of the bytes moved are used"), r.sectors ? 100.0 * double(r.lanes.size() * 4) / double(r.sectors * 32) : 0).c_str());
+  else {
+    std::set<uint64_t> bytes_read;  // distinct bytes the lanes asked for (a broadcast counts once; float64 lanes 8 each)
+    for (const WarpLane& l : r.lanes)
+      for (int b = 0; b < l.bytes; ++b) bytes_read.insert(l.offset + uint64_t(b));
+    const double used = double(bytes_read.size());
+    ImGui::Text(r.sectors == 1 ? tr("this request: %d lanes, %llu sector of 32 bytes (%s)")
+                               : tr("this request: %d lanes, %llu sectors of 32 bytes (%s)"),
+                int(r.lanes.size()), (unsigned long long)r.sectors,
+                text_of(tr("%.0f%% of the bytes moved are used"), r.sectors ? 100.0 * used / double(r.sectors * 32) : 0).c_str());
+  }
   const WarpTotals& t = v.totals;
   ImGui::Text(tr("so far: global %llu requests, %s sectors/request; shared %llu requests, %s wavefronts/request"),
               (unsigned long long)t.global_requests,
