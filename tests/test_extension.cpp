@@ -17,6 +17,7 @@
 #include "core/describe.h"
 #include "core/device.h"
 #include "core/gradcheck.h"
+#include "extension_temp.h"
 #include "lab.h"
 
 using namespace opscope;
@@ -24,31 +25,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A temporary folder for this process: the extension cache and the test's own sources.
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string t = (fs::temp_directory_path() / "opscope-ext-test-XXXXXX").string();
-    REQUIRE(mkdtemp(t.data()) != nullptr);
-    path = t;
-    ext::ExtensionLoader::instance().set_cache_dir((path / "cache").string());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-TempDir& temp() {
-  static TempDir t;
-  return t;
-}
-
 std::string example(const std::string& name) {
   return std::string(OPSCOPE_SOURCE_DIR) + "/assets/examples/extensions/" + name;
 }
 
 std::string write_source(const std::string& name, const std::string& text) {
-  const fs::path p = temp().path / name;
+  const fs::path p = test::extension_temp().path / name;
   std::ofstream(p) << text;
   return p.string();
 }
@@ -220,7 +202,7 @@ TEST_CASE("extension: what a file registers is checked before any of it is", "[o
 }
 
 TEST_CASE("extension: the fused swish example loads, runs, gradchecks and works in static mode", "[op][grad]") {
-  temp();
+  test::extension_temp();
   test::Lab lab;
   const std::string swish = example("swish.cpp");
   // A statement that fails after the load takes the load back with it.
@@ -280,7 +262,7 @@ TEST_CASE("extension: the fused swish example loads, runs, gradchecks and works 
 }
 
 TEST_CASE("extension: a student's matmul algorithm is checked by gradcheck and the kernel lab", "[op][grad]") {
-  temp();
+  test::extension_temp();
   test::Lab lab;
   const std::string file = example("register_blocked_matmul.cpp");
   CHECK(lab.ok(load_call(file)).find("algorithm matmul: mine [cpu]") != std::string::npos);
@@ -319,7 +301,7 @@ TEST_CASE("extension: a student's matmul algorithm is checked by gradcheck and t
 }
 
 TEST_CASE("extension: compiler errors, collisions, kernel errors and reloading an edited file", "[repl]") {
-  temp();
+  test::extension_temp();
   test::Lab lab;
   lab.ok("keep = tensor([1.0, 2.0])");
 
@@ -339,7 +321,7 @@ TEST_CASE("extension: compiler errors, collisions, kernel errors and reloading a
       CHECK_FALSE(lab.run(load_call(write_source("k.cu", "__global__ void k() {}\n"))));
       CHECK(lab.err.find("built without CUDA and without the simulated GPU") != std::string::npos);
     }
-    CHECK_FALSE(lab.run(":load " + (temp().path / "missing.cpp").string()));
+    CHECK_FALSE(lab.run(":load " + (test::extension_temp().path / "missing.cpp").string()));
     CHECK(lab.err.find("cannot open") != std::string::npos);
   }
   SECTION("an op that collides with a built-in is refused, naming both, and nothing of the file loads") {
@@ -374,7 +356,7 @@ TEST_CASE("extension: compiler errors, collisions, kernel errors and reloading a
 }
 
 TEST_CASE("extension: lessons load only what their file policy allows, and opscope's own examples", "[lesson]") {
-  temp();
+  test::extension_temp();
   struct RefuseCode : lang::FilePolicy {
     std::string resolve(const std::string& path, lang::FileMode mode) const override {
       if (mode == lang::FileMode::load_code) throw Error("this lesson may load extensions only from its own folder", "");
@@ -383,7 +365,7 @@ TEST_CASE("extension: lessons load only what their file policy allows, and opsco
   };
   test::Lab lab;
   lab.session.interpreter().set_file_policy(std::make_shared<RefuseCode>());
-  CHECK_FALSE(lab.run(load_call((temp().path / "elsewhere.cpp").string())));
+  CHECK_FALSE(lab.run(load_call((test::extension_temp().path / "elsewhere.cpp").string())));
   CHECK(lab.err.find("<test>:1:16: error: this lesson may load extensions only from its own folder") != std::string::npos);
   // example_path names a shipped example, which the policy does not stop (it is opscope's own code).
   CHECK(lab.echo("example_path(\"extensions/swish.cpp\")") == "'" + fs::canonical(example("swish.cpp")).string() + "'");

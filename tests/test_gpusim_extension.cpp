@@ -15,30 +15,13 @@
 #include "core/device.h"
 #include "core/op.h"
 #include "gpusim/report.h"
+#include "extension_temp.h"
 #include "lab.h"
 
 using namespace opscope;
 namespace fs = std::filesystem;
 
 namespace {
-
-struct SimExtensionTemp {
-  fs::path path;
-  SimExtensionTemp() {
-    std::string t = (fs::temp_directory_path() / "opscope-simext-test-XXXXXX").string();
-    REQUIRE(mkdtemp(t.data()) != nullptr);
-    path = t;
-  }
-  ~SimExtensionTemp() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-SimExtensionTemp& sim_temp() {
-  static SimExtensionTemp t;
-  ext::ExtensionLoader::instance().set_cache_dir((t.path / "cache").string());
-  return t;
-}
 
 const std::string kStudentFile = std::string(OPSCOPE_SOURCE_DIR) + "/tests/extensions/student_kernels.cu";
 
@@ -65,7 +48,7 @@ std::string load_call(const std::string& path) { return "load_extension(\"" + pa
 TEST_CASE("sim extension: a student's .cu runs on sim, matches the CPU, is counted per line and checked at its lines",
           "[sim][gpusim][extension]") {
   if (skip_unless_sim_target()) return;
-  sim_temp();
+  test::extension_temp();
   test::Lab lab;
   const std::string out = lab.ok(load_call(kStudentFile));
   INFO(out);
@@ -132,7 +115,7 @@ TEST_CASE("sim extension: a .cu that does not compile shows the compiler's messa
           "[sim][gpusim][extension]") {
   if (skip_unless_sim_target()) return;
   test::Lab lab;
-  const fs::path bad = sim_temp().path / "bad_kernel.cu";
+  const fs::path bad = test::extension_temp().path / "bad_kernel.cu";
   std::ofstream(bad) << "#include \"ops/cuda/cuda_util.cuh\"\n"
                         "__global__ void k(float* y) {\n"
                         "  y[threadIdx.x] = 1.0f\n"
