@@ -276,6 +276,11 @@ TEST_CASE("kernel: last_launch() gives the simulator's report, for a kernel and 
   CHECK(field(r, "kernel").s.find("tiled") != std::string::npos);
   CHECK(field(field(r, "sites").items->at(0), "file").s == "matmul.cu");
   CHECK(field(r, "dram_bytes").i > 0);
+  // last_launches(): every kernel of the last op, in order, the last one being last_launch().
+  lab.ok("q = randn(1, 8, 4).to('sim')\no = scaled_dot_product_attention(q, q, q, algo='naive')");
+  CHECK(lab.echo("len(last_launches())") == "3");  // scores, softmax, P·V
+  CHECK(lab.echo("last_launches()[2]['kernel'] == last_launch()['kernel']") == "True");
+  CHECK(lab.echo("last_launches()[0]['simulated']") == "True");
 }
 
 TEST_CASE("kernel: Ctrl-C stops a launch of a million blocks and undoes the statement", "[kernel]") {

@@ -1,6 +1,7 @@
 // The lesson format, its runner, the progress file, the terminal rendering, and the lessons
 // themselves: both language versions carry the same cells, checks, quizzes and directives.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -482,17 +483,32 @@ TEST_CASE("checks and quiz verifications leave nothing in the graph; the cells' 
   }
   CHECK(after_cells == 1);  // b = a * 3
   // Lesson 9: its checks index tensors (E[0], W.grad[3], y_eval[0:1]) and its quizzes W.grad[3][0]
-  // (verified once the cells have run); only its cells' indexing stays: the print of W.grad[3]
-  // and W.grad[0], and BatchNorm's imgs[0:1] and y_eval[0:1].
+  // (verified once the cells have run): none of them adds a slice; its cells' indexing stays (the
+  // print of W.grad[3] and W.grad[0], BatchNorm's imgs[0:1] and y_eval[0:1]). A later statement
+  // with a loop (the simulated-GPU helpers walk last_launch()'s sites) drops the unreachable tape,
+  // as any loop at the console does, so the count may fall after a block, never rise after a check.
   LessonRunner nine;
   const Lesson L9 = load_lesson(find_lesson_file(lessons_dir(), "en", "9"));
-  for (const Block& b : L9.blocks)
-    if (b.kind != Block::Kind::quiz) REQUIRE(nine.run(L9, b).ok);
-  for (const Block& b : L9.blocks)
-    if (b.kind == Block::Kind::quiz) REQUIRE(nine.verify_quiz(L9, b).ok);
-  int slices = 0;
-  for (const Node& n : nine.workspace().graph().nodes()) slices += n.op->name == "slice";
-  CHECK(slices == 4);
+  const auto slices = [&nine] {
+    int k = 0;
+    for (const Node& n : nine.workspace().graph().nodes()) k += n.op->name == "slice";
+    return k;
+  };
+  int most = 0;
+  for (const Block& b : L9.blocks) {
+    if (b.kind == Block::Kind::quiz) continue;
+    const int before = slices();
+    REQUIRE(nine.run(L9, b).ok);
+    if (b.kind == Block::Kind::check) CHECK(slices() <= before);
+    most = std::max(most, slices());
+  }
+  CHECK(most >= 4);
+  for (const Block& b : L9.blocks) {
+    if (b.kind != Block::Kind::quiz) continue;
+    const int before = slices();
+    REQUIRE(nine.verify_quiz(L9, b).ok);
+    CHECK(slices() <= before);
+  }
 }
 
 TEST_CASE("the knowledge map: every concept points at a lesson section that exists, in both languages", "[lesson]") {

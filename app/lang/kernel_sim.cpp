@@ -25,7 +25,8 @@ constexpr const char* kTimeBoundGpu = "H100";  // the preset `opscope bench --de
 
 constexpr size_t kTraceRequests = 8192;  // the warp view's bound (app/gui/kernel_lab_state.h)
 
-nlohmann::ordered_json g_last_launch;  // the last simulated launch's report (null: none yet)
+nlohmann::ordered_json g_last_launch;     // the last simulated launch's report (null: none yet)
+nlohmann::ordered_json g_last_launches;   // every launch of the last op or kernel launch, in order
 LanguageKernelTrace g_last_trace;      // the last language kernel's first block, for the warp view
 
 // The launches a recording produced (the simulator's own JSON, as `opscope bench --json`
@@ -35,9 +36,15 @@ void keep_last_launch(LaunchReporter& reporter, const Function* kernel = nullptr
   const nlohmann::ordered_json j = nlohmann::ordered_json::parse(reporter.take_json(kTimeBoundGpu));
   const auto& launches = j.at("launches");
   if (launches.empty()) return;
-  g_last_launch = launches.back();
-  g_last_launch["simulated"] = true;
-  g_last_launch["gpu"] = j.at("gpu");
+  // An op may launch several kernels (im2col's unfold then its GEMM, naive attention's three):
+  // last_launches() keeps them all, so a lesson can add up an algorithm's whole traffic.
+  g_last_launches = nlohmann::ordered_json::array();
+  for (auto l : launches) {
+    l["simulated"] = true;
+    l["gpu"] = j.at("gpu");
+    g_last_launches.push_back(std::move(l));
+  }
+  g_last_launch = g_last_launches.back();
   if (kernel && j.contains("trace")) g_last_trace = {kernel->name, j.at("trace").dump(), kernel->source};
 }
 
@@ -327,6 +334,17 @@ void install_kernel_builtins(std::map<std::string, Builtin>& table) {
           in.fail(args.pos, "nothing has been launched on the simulated GPU yet",
                   "launch a @kernel (k[blocks, threads](...)) or run an op on sim tensors (x.to(\"sim\"))");
         return from_json(g_last_launch);
+      }};
+  table["last_launches"] = Builtin{
+      "last_launches", "last_launches()",
+      "every launch of the last built-in op on sim tensors (or the last @kernel launch), in order, as a list of "
+      "last_launch()'s dicts: conv2d's im2col then its GEMM, naive attention's scores, softmax and P·V; simulated numbers",
+      [](Interpreter& in, CallArgs& args) -> Value {
+        if (!args.positional.empty() || !args.keyword.empty()) in.fail(args.pos, "last_launches() takes no arguments");
+        if (g_last_launches.is_null())
+          in.fail(args.pos, "nothing has been launched on the simulated GPU yet",
+                  "launch a @kernel (k[blocks, threads](...)) or run an op on sim tensors (x.to(\"sim\"))");
+        return from_json(g_last_launches);
       }};
 }
 

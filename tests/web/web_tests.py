@@ -100,6 +100,11 @@ def test_lesson_5_zh(args, out):
     lesson_run(args, out, "5", "zh")
 
 
+def test_lesson_7_zh(args, out):
+    """Lesson 7 in Chinese: the matmul kernels run on the simulated GPU in the page, every check holds."""
+    lesson_run(args, out, "7", "zh")
+
+
 def test_interrupt(args, out):
     """A training loop interrupted from the window: frames went on, the statement was undone."""
     script = os.path.join(ROOT, "tests", "gui", "mlp.ops")
