@@ -380,13 +380,16 @@ TEST_CASE("gui: a parameter's initialisation and a lesson's checks are not in th
   CHECK(r.state["action_errors"].empty());
   CHECK(count_titled(r.state, "mul(·, 0.1)") == 0);
   CHECK(box(r.state, "n17") == nullptr);  // the mul that made w9's first value
-  // Lesson 9: its checks and quizzes index tensors; only the slices its cells make are drawn: the
-  // print of W.grad[3] and W.grad[0], and BatchNorm's imgs[0:1] and y_eval[0:1].
-  // (`graph`: the lesson's show: kernel_lab brought the Kernel Lab's tab over the graph.)
+  // Lesson 9: its checks and quizzes index tensors; at most the slices its cells make are drawn:
+  // the print of W.grad[3] and W.grad[0], and BatchNorm's imgs[0:1] and y_eval[0:1]. (Its
+  // simulated-GPU cells loop over a launch's sites, and a loop drops the tape no value reaches,
+  // dead slices included: test_lesson checks block by block, on the runner the window uses, that
+  // no check or quiz adds one.) `graph`: the lesson's show: kernel_lab brought the Kernel Lab's
+  // tab over the graph.
   const GuiRun l = run_gui("lesson9_checks", "lesson all;graph", 4, "--lesson 9");
   REQUIRE(l.rc == 0);
   CHECK(l.state["action_errors"].empty());
-  CHECK(count_titled(l.state, "slice") == 4);
+  CHECK(count_titled(l.state, "slice") <= 4);
 }
 
 TEST_CASE("gui: the knowledge map is a figure in both languages; a click opens the lesson at its section", "[viz][lesson]") {
