@@ -1,5 +1,6 @@
-// The extension tests' temporary folder (the loader's cache and the tests' own sources): made
-// once per process, removed when it ends; each call makes it the loader's cache again.
+// What the extension tests share: their temporary folder (the loader's cache and the tests' own
+// sources: made once per process, removed when it ends; each call makes it the loader's cache
+// again), and a lesson's file policy that refuses code from outside its folder.
 #pragma once
 #include <stdlib.h>
 
@@ -9,6 +10,8 @@
 #include <system_error>
 
 #include "app/extension/loader.h"
+#include "app/lang/file_policy.h"
+#include "core/error.h"
 
 namespace opscope::test {
 
@@ -30,5 +33,13 @@ inline ExtensionTempDir& extension_temp() {
   ext::ExtensionLoader::instance().set_cache_dir((t.path / "cache").string());
   return t;
 }
+
+// Refuses every file loaded as code, as a lesson's policy refuses one outside the lesson's folder.
+struct RefuseLoadingCode : lang::FilePolicy {
+  std::string resolve(const std::string& path, lang::FileMode mode) const override {
+    if (mode == lang::FileMode::load_code) throw Error("this lesson may load extensions only from its own folder", "");
+    return path;
+  }
+};
 
 }  // namespace opscope::test

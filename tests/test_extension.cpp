@@ -357,14 +357,8 @@ TEST_CASE("extension: compiler errors, collisions, kernel errors and reloading a
 
 TEST_CASE("extension: lessons load only what their file policy allows, and opscope's own examples", "[lesson]") {
   test::extension_temp();
-  struct RefuseCode : lang::FilePolicy {
-    std::string resolve(const std::string& path, lang::FileMode mode) const override {
-      if (mode == lang::FileMode::load_code) throw Error("this lesson may load extensions only from its own folder", "");
-      return path;
-    }
-  };
   test::Lab lab;
-  lab.session.interpreter().set_file_policy(std::make_shared<RefuseCode>());
+  lab.session.interpreter().set_file_policy(std::make_shared<test::RefuseLoadingCode>());
   CHECK_FALSE(lab.run(load_call((test::extension_temp().path / "elsewhere.cpp").string())));
   CHECK(lab.err.find("<test>:1:16: error: this lesson may load extensions only from its own folder") != std::string::npos);
   // example_path names a shipped example, which the policy does not stop (it is opscope's own code).

@@ -128,14 +128,8 @@ TEST_CASE("sim extension: a .cu that does not compile shows the compiler's messa
 }
 
 TEST_CASE("sim extension: a lesson's file policy stops a .cu as it stops a .cpp", "[extension]") {
-  struct RefuseCode : lang::FilePolicy {
-    std::string resolve(const std::string& path, lang::FileMode mode) const override {
-      if (mode == lang::FileMode::load_code) throw Error("this lesson may load extensions only from its own folder", "");
-      return path;
-    }
-  };
   test::Lab lab;
-  lab.session.interpreter().set_file_policy(std::make_shared<RefuseCode>());
+  lab.session.interpreter().set_file_policy(std::make_shared<test::RefuseLoadingCode>());
   CHECK_FALSE(lab.run(load_call(kStudentFile)));
   CHECK(lab.err.find("this lesson may load extensions only from its own folder") != std::string::npos);
   CHECK(OpRegistry::instance().find("student_axpy") == nullptr);
