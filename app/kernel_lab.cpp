@@ -132,7 +132,8 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
       const int64_t live_before = ws.tracker().live(MemCategory::workspace);
       ws.tracker().reset_peak();
       if (reporter) reporter->start();
-      if (reporter && options.trace_requests && algo == options.only_algo) reporter->trace_next_launch(options.trace_requests);
+      if (reporter && options.trace_requests && algo == options.only_algo)
+        reporter->trace_next_launch(options.trace_requests);
       Tensor out = ws.call_multi(op, inputs, attrs, algo)[0];
       if (reporter) row.device_report = reporter->take_json(gpu);
       row.workspace_bytes = ws.tracker().peak(MemCategory::workspace) - live_before;
@@ -176,7 +177,8 @@ LabResult run_lab(const std::string& op_name, const std::vector<int64_t>& given,
     } catch (const Error& e) {
       row.ok = false;
       row.error = e.what();
-      if (reporter && row.device_report.empty()) row.device_report = reporter->take_json(gpu);  // the hazard that stopped it
+      if (reporter && row.device_report.empty())
+        row.device_report = reporter->take_json(gpu);  // the hazard that stopped it
     }
     result.rows.push_back(row);
   }
@@ -194,22 +196,24 @@ nlohmann::json sim_flops(const LabRow& row, const nlohmann::json& report) {
   return {{"cost_model", row.flops},
           {"counted", counted},
           {"scalar_estimated", std::max(0.0, row.flops - counted)},
-          {"note", "counted: mma_sync and library GEMMs as they ran; scalar_estimated: the op's cost model minus the "
-                   "counted FLOPs (the scalar kernels' arithmetic, declared by the op, not counted per instruction)"}};
+          {"note",
+           "counted: mma_sync and library GEMMs as they ran; scalar_estimated: the op's cost model minus the "
+           "counted FLOPs (the scalar kernels' arithmetic, declared by the op, not counted per instruction)"}};
 }
 
 }  // namespace
 
 std::string lab_table(const LabResult& r) {
-  std::string out = r.op + " on " + r.description + " (float32, " + r.device_description + "; error vs " +
-                    r.reference_algo + ")\n";
+  std::string out =
+      r.op + " on " + r.description + " (float32, " + r.device_description + "; error vs " + r.reference_algo + ")\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-10s %11s %9s %9s %14s %12s %10s\n", "algorithm", "time (ms)", "GFLOP/s", "GB/s",
                 "multiplies", "workspace", "max error");
   out += line;
   for (const LabRow& row : r.rows) {
     if (!row.ok) {
-      out += row.algo + std::string(row.algo.size() < 10 ? 10 - row.algo.size() : 0, ' ') + " refused: " + row.error + "\n";
+      out += row.algo + std::string(row.algo.size() < 10 ? 10 - row.algo.size() : 0, ' ') + " refused: " + row.error +
+             "\n";
       continue;
     }
     char err[32];
@@ -222,13 +226,17 @@ std::string lab_table(const LabResult& r) {
   for (const LabRow& row : r.rows)  // algorithms loaded from extensions say where they come from
     if (!row.origin.empty()) out += row.algo + ": from " + row.origin + "\n";
   if (!r.gpu.empty()) {
-    out += "simulated: the times are the simulator's on this CPU; --json gives each launch's counters and its time "
-           "bound on a " + r.gpu + "\n";
+    out +=
+        "simulated: the times are the simulator's on this CPU; --json gives each launch's counters and its time "
+        "bound on a " +
+        r.gpu + "\n";
     for (const LabRow& row : r.rows) {
       if (!row.ok || row.device_report.empty()) continue;
       const nlohmann::json f = sim_flops(row, nlohmann::json::parse(row.device_report));
-      std::snprintf(line, sizeof line, "%s: %.4g FLOPs by the cost model; %.4g counted (mma_sync, library), %.4g estimated (scalar)\n",
-                    row.algo.c_str(), f["cost_model"].get<double>(), f["counted"].get<double>(), f["scalar_estimated"].get<double>());
+      std::snprintf(line, sizeof line,
+                    "%s: %.4g FLOPs by the cost model; %.4g counted (mma_sync, library), %.4g estimated (scalar)\n",
+                    row.algo.c_str(), f["cost_model"].get<double>(), f["counted"].get<double>(),
+                    f["scalar_estimated"].get<double>());
       out += line;
     }
   }

@@ -12,23 +12,23 @@ namespace opscope::app {
 
 struct LabRow {
   std::string algo;
-  double seconds = 0;         // median of repeats
+  double seconds = 0;  // median of repeats
   double gflops = 0, gbytes = 0;  // per second, from the op's cost model
   double multiplications = 0;
-  double flops = 0;             // one call's FLOPs by the op's cost model (declared, not counted)
+  double flops = 0;  // one call's FLOPs by the op's cost model (declared, not counted)
   int64_t workspace_bytes = 0;  // the tracker's real peak of workspace memory during the call
-  double max_error = 0;         // max |out - reference| / max |reference|
+  double max_error = 0;  // max |out - reference| / max |reference|
   bool ok = true;
-  std::string error;            // an algorithm that refused these inputs says why
-  std::string origin;           // "" for a built-in algorithm, else the extension that added it
-  std::string device_report;    // sim: the launches' counters as JSON (core/device.h LaunchReporter)
+  std::string error;  // an algorithm that refused these inputs says why
+  std::string origin;  // "" for a built-in algorithm, else the extension that added it
+  std::string device_report;  // sim: the launches' counters as JSON (core/device.h LaunchReporter)
 };
 
 struct LabResult {
   std::string op, reference_algo, description;  // description: the inputs' shapes
   Device device = Device::cpu;
-  std::string device_description;               // "one CPU thread" or the GPU's name
-  std::string gpu;                              // sim: the GPU preset the time bounds are for
+  std::string device_description;  // "one CPU thread" or the GPU's name
+  std::string gpu;  // sim: the GPU preset the time bounds are for
   std::vector<LabRow> rows;
 };
 

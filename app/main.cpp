@@ -21,9 +21,6 @@
 #include "app/extension/loader.h"
 #include "app/kernel_lab.h"
 #include "app/lang/extension_builtins.h"
-#include "app/onnx/conformance.h"
-#include "app/onnx/onnx_export.h"
-#include "app/onnx/onnx_import.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/session.h"
 #include "app/lesson/exercise_class.h"
@@ -32,6 +29,9 @@
 #include "app/lesson/lesson.h"
 #include "app/lesson/progress.h"
 #include "app/lesson/terminal_player.h"
+#include "app/onnx/conformance.h"
+#include "app/onnx/onnx_export.h"
+#include "app/onnx/onnx_import.h"
 #include "app/ops_listing.h"
 #include "app/progress_line.h"
 #include "app/repl.h"
@@ -128,8 +128,7 @@ int run_interactive() {
     lo.color = isatty(1) && !std::getenv("NO_COLOR");
     lo.interactive = isatty(0);
     lesson::install_lesson_command(session, lo);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   app::ReplOptions o;
   o.history_path = app::default_history_path();
   o.version = OPSCOPE_VERSION;
@@ -180,7 +179,8 @@ std::set<int> expanded_nodes(const Graph& g, const std::string& spec) {
       if (id < 0 || id >= static_cast<int>(g.num_nodes())) throw std::out_of_range("node");
       out.insert(id);
     } catch (const std::logic_error&) {
-      throw Error("--expand: '" + item + "' is not a node of the graph", "give node ids as :graph lists them (3,7), or all");
+      throw Error("--expand: '" + item + "' is not a node of the graph",
+                  "give node ids as :graph lists them (3,7), or all");
     }
   }
   return out;
@@ -191,14 +191,18 @@ Command add_export_command(CLI::App& app) {
     std::string file, dot, trace, svg, png, onnx, expand;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
-  sub->add_option("--expand", o->expand, "draw these nodes as the ops inside them (an @op, a fused node): all, or ids like 3,7");
+  auto* sub =
+      app.add_subcommand("export", "run a script and write its graph (DOT) or its executed steps (Chrome trace)");
+  sub->add_option("--expand", o->expand,
+                  "draw these nodes as the ops inside them (an @op, a fused node): all, or ids like 3,7");
   sub->add_option("FILE", o->file, "the script")->required();
   sub->add_option("--dot", o->dot, "write the graph as Graphviz DOT");
   sub->add_option("--svg", o->svg, "draw the graph as the window does (lanes, folding) to SVG, for slides");
   sub->add_option("--png", o->png, "draw the graph as the window does to PNG");
   sub->add_option("--trace", o->trace, "write the steps in Chrome's trace-event format (Perfetto, chrome://tracing)");
-  sub->add_option("--onnx", o->onnx, "write the forward graph as an ONNX model (opset 17): the last compiled program's outputs, else the graph's results");
+  sub->add_option("--onnx", o->onnx,
+                  "write the forward graph as an ONNX model (opset 17): the last compiled program's outputs, else the "
+                  "graph's results");
   return {sub, [o] {
             if (o->dot.empty() && o->trace.empty() && o->svg.empty() && o->png.empty() && o->onnx.empty())
               throw Error("export needs --dot, --svg, --png, --trace or --onnx OUT");
@@ -219,10 +223,12 @@ Command add_export_command(CLI::App& app) {
             if (!o->dot.empty()) write_text(o->dot, viz::graph_to_dot(shown, nodes, expand));
             if (!o->trace.empty()) write_text(o->trace, viz::chrome_trace_json(recorder.events(), recorder.labels));
             if (!o->onnx.empty()) {
-              const auto info = interop::save_onnx_values(
-                  ws, program ? session.interpreter().statics->last_options.fetch : interop::forward_sinks(ws.graph()), o->onnx);
-              std::cout << "wrote " << o->onnx << ": " << info.nodes << " ONNX nodes, " << info.initializers << " initializers, "
-                        << info.inputs << " inputs, opset " << info.opset << "\n";
+              const auto info = interop::save_onnx_values(ws,
+                                                          program ? session.interpreter().statics->last_options.fetch
+                                                                  : interop::forward_sinks(ws.graph()),
+                                                          o->onnx);
+              std::cout << "wrote " << o->onnx << ": " << info.nodes << " ONNX nodes, " << info.initializers
+                        << " initializers, " << info.inputs << " inputs, opset " << info.opset << "\n";
             }
             if (!o->svg.empty() || !o->png.empty()) {
 #ifdef OPSCOPE_HAVE_GRAPHVIZ
@@ -267,7 +273,8 @@ Command add_gradcheck_command(CLI::App& app) {
   sub->add_option("OP", o->op, "one operator");
   sub->add_flag("--all", o->all, "every differentiable operator (the default)");
   sub->add_flag("-v,--verbose", o->verbose, "print details of each case");
-  sub->add_option("--device", o->device, "cpu, or sim (the simulated GPU's kernels; cuda: see opscope_tests \"[cuda]\")")
+  sub->add_option("--device", o->device,
+                  "cpu, or sim (the simulated GPU's kernels; cuda: see opscope_tests \"[cuda]\")")
       ->check(CLI::IsMember({"cpu", "cuda", "sim"}));
   return {sub, [o] {
             if (o->device == "cuda") {  // the CUDA kernels are checked against the CPU by the [cuda] tests
@@ -296,7 +303,8 @@ Command add_bench_command(CLI::App& app) {
   sub->add_option("--sizes", o->sizes, "the inputs' sizes (see `opscope bench OP --help-sizes`)");
   sub->add_option("--repeats", o->repeats, "timed runs per algorithm (median)")->check(CLI::Range(1, 1000));
   sub->add_flag("--json", o->json, "print JSON");
-  sub->add_option("--device", o->device, "cpu, cuda (CUDA events time each kernel) or sim (the simulated GPU: counters per launch)")
+  sub->add_option("--device", o->device,
+                  "cpu, cuda (CUDA events time each kernel) or sim (the simulated GPU: counters per launch)")
       ->check(CLI::IsMember({"cpu", "cuda", "sim"}));
   sub->add_option("--gpu", o->gpu, "sim: the GPU the time bounds are for (T4, RTX4090, H100, H200)")
       ->check(CLI::IsMember({"T4", "RTX4090", "H100", "H200"}));
@@ -334,16 +342,20 @@ Command add_import_command(CLI::App& app) {
     bool ops = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("import", "read ONNX models and print them traced in static mode (opscope gui --open shows one)");
+  auto* sub =
+      app.add_subcommand("import",
+                         "read ONNX models and print them traced in static mode (opscope gui --open shows one)");
   sub->add_option("MODEL", o->files, "the .onnx files");
-  sub->add_option("--shape", o->shapes, "NAME=DIMS: sizes for an input's symbolic dimensions (default 1), e.g. x=8,1,28,28");
+  sub->add_option("--shape", o->shapes,
+                  "NAME=DIMS: sizes for an input's symbolic dimensions (default 1), e.g. x=8,1,28,28");
   sub->add_flag("--ops", o->ops, "list the ONNX operator types opscope maps");
   return {sub, [o] {
             if (o->ops) {
               for (auto& t : interop::mapped_op_types()) std::cout << t << "\n";
               return 0;
             }
-            if (o->files.empty()) throw Error("import needs an .onnx file", "opscope import model.onnx [--shape x=1,3,224,224]");
+            if (o->files.empty())
+              throw Error("import needs an .onnx file", "opscope import model.onnx [--shape x=1,3,224,224]");
             interop::ImportOptions opt;
             for (auto& s : o->shapes) opt.shapes.insert(interop::parse_shape_option(s));
             for (size_t i = 0; i < o->files.size(); ++i) {
@@ -360,8 +372,11 @@ Command add_onnx_test_command(CLI::App& app) {
     bool markdown = false, verbose = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("onnx-test", "run ONNX backend node tests through the importer: per op type passed/failed/skipped");
-  sub->add_option("DIR", o->dirs, "test folders (with model.onnx), or folders of them: /usr/share/libonnx-testdata/data/node")->required();
+  auto* sub = app.add_subcommand("onnx-test",
+                                 "run ONNX backend node tests through the importer: per op type passed/failed/skipped");
+  sub->add_option("DIR", o->dirs,
+                  "test folders (with model.onnx), or folders of them: /usr/share/libonnx-testdata/data/node")
+      ->required();
   sub->add_option("--op", o->ops, "only the tests of these ONNX op types");
   sub->add_flag("--markdown", o->markdown, "print the table as Markdown (the README's)");
   sub->add_flag("-v,--verbose", o->verbose, "a line for every test");
@@ -385,8 +400,10 @@ Command add_lesson_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* sub = app.add_subcommand("lesson", "play a lesson in the terminal, or check every lesson (--check)");
   sub->add_option("ID", o->id, "the lesson's number or part of its name (default: where you left off)");
-  sub->add_option("--lang", o->lang, "en or zh (default: the language you used last)")->check(CLI::IsMember({"en", "zh"}));
-  sub->add_flag("--check", o->check, "run every cell, check and quiz of the lessons headless (both languages unless --lang)");
+  sub->add_option("--lang", o->lang, "en or zh (default: the language you used last)")
+      ->check(CLI::IsMember({"en", "zh"}));
+  sub->add_flag("--check", o->check,
+                "run every cell, check and quiz of the lessons headless (both languages unless --lang)");
   sub->add_flag("--list", o->list, "list the lessons and your progress");
   return {sub, [o] {
             const std::string dir = lesson::lessons_dir();
@@ -427,15 +444,18 @@ Command add_exercise_command(CLI::App& app) {
     double seconds = 0;
   };
   auto o = std::make_shared<Opts>();
-  auto* sub = app.add_subcommand("exercise", "the course's exercises: list, show, check a student's file, grade a class's folder");
+  auto* sub = app.add_subcommand("exercise",
+                                 "the course's exercises: list, show, check a student's file, grade a class's folder");
   sub->require_subcommand(1);
   auto* list = sub->add_subcommand("list", "the exercises: id, lesson, title");
   list->add_flag("--json", o->json, "print JSON");
   auto* show = sub->add_subcommand("show", "one exercise: its story, prompt, starter code and what is checked");
   show->add_option("ID", o->id, "the exercise's id (opscope exercise list)")->required();
   show->add_flag("--solution", o->solution,
-                 "for a teacher: the hints, the checks' code and the reference solution too (from a lessons folder you own and may write)");
-  auto* check = sub->add_subcommand("check", "run an exercise's hidden checks on a student's file (exit 0: passed, 1: not)");
+                 "for a teacher: the hints, the checks' code and the reference solution too (from a lessons folder you "
+                 "own and may write)");
+  auto* check =
+      sub->add_subcommand("check", "run an exercise's hidden checks on a student's file (exit 0: passed, 1: not)");
   check->add_option("ID", o->id, "the exercise's id")->required();
   check->add_option("FILE", o->file, "the student's answer, a .ops file")->required();
   check->add_flag("--json", o->json, "print the result as JSON");
@@ -447,14 +467,18 @@ Command add_exercise_command(CLI::App& app) {
   grade->add_option("--csv", o->csv, "also write the table as CSV");
   grade->add_flag("--json", o->json, "print every attempt as JSON instead of the table");
   for (CLI::App* c : {check, grade})
-    c->add_option("--memory-mib", o->memory_mib, "each attempt's memory cap in MiB of address space (desktop; default 4096)")
+    c->add_option("--memory-mib", o->memory_mib,
+                  "each attempt's memory cap in MiB of address space (desktop; default 4096)")
         ->check(CLI::Range(256, 1 << 20));
   for (CLI::App* c : {check, grade})
-    c->add_option("--seconds", o->seconds, "each attempt's time limit (default: each exercise's own)")->check(CLI::Range(0.1, 600.0));
+    c->add_option("--seconds", o->seconds, "each attempt's time limit (default: each exercise's own)")
+        ->check(CLI::Range(0.1, 600.0));
   for (CLI::App* c : {list, show, check, grade})
-    c->add_option("--lang", o->lang, "en or zh (default: the language you used last)")->check(CLI::IsMember({"en", "zh"}));
+    c->add_option("--lang", o->lang, "en or zh (default: the language you used last)")
+        ->check(CLI::IsMember({"en", "zh"}));
   return {sub, [o, list, show, check, grade]() -> int {
-            const std::string lang = o->lang.empty() ? lesson::load_progress(lesson::default_progress_path()).lang : o->lang;
+            const std::string lang =
+                o->lang.empty() ? lesson::load_progress(lesson::default_progress_path()).lang : o->lang;
             const auto course = lesson::course_exercises(lesson::lessons_dir(), lang);
             if (*list) {
               std::cout << (o->json ? lesson::exercise_list_json(course) + "\n" : lesson::exercise_list_text(course));
@@ -462,7 +486,8 @@ Command add_exercise_command(CLI::App& app) {
             }
             if (*show) {
               if (o->solution) require_own_lessons(lesson::lessons_dir());
-              std::cout << lesson::exercise_text(lesson::find_exercise(course, o->id), {isatty(1) && !std::getenv("NO_COLOR"), 88}, o->solution);
+              std::cout << lesson::exercise_text(lesson::find_exercise(course, o->id),
+                                                 {isatty(1) && !std::getenv("NO_COLOR"), 88}, o->solution);
               return 0;
             }
             // Each graded attempt runs in a child process with a hard time and memory limit
@@ -477,9 +502,11 @@ Command add_exercise_command(CLI::App& app) {
               const lesson::ExerciseRef e = lesson::find_exercise(course, o->id);
               app::SigintInterrupts ctrl_c;  // Ctrl-C stops the attempt like its time limit
               const std::string shown = o->shown_as.empty() ? o->file : o->shown_as;
-              if (in_child && !std::filesystem::is_regular_file(o->file)) throw Error("cannot read '" + o->file + "'", "give the path of a .ops file");
-              const lesson::Attempt a = in_child ? lesson::run_attempt_in_child(e, o->file, shown, lang, limits)
-                                                 : lesson::run_attempt(*e.lesson, *e.exercise, read_file(o->file), shown, in_process);
+              if (in_child && !std::filesystem::is_regular_file(o->file))
+                throw Error("cannot read '" + o->file + "'", "give the path of a .ops file");
+              const lesson::Attempt a =
+                  in_child ? lesson::run_attempt_in_child(e, o->file, shown, lang, limits)
+                           : lesson::run_attempt(*e.lesson, *e.exercise, read_file(o->file), shown, in_process);
               if (o->json) std::cout << lesson::attempt_json(*e.exercise, a) << "\n";
               else if (a.status != lesson::AttemptStatus::passed && a.status != lesson::AttemptStatus::failed)
                 std::cerr << lesson::feedback_text(*e.exercise, a, lang == "zh");
@@ -487,13 +514,13 @@ Command add_exercise_command(CLI::App& app) {
               return a.status == lesson::AttemptStatus::passed ? 0 : 1;
             }
             (void)grade;
-            const lesson::GradeFile one_file = [&](const lesson::ExerciseRef& e, const std::string& code, const std::string& path,
-                                                   const std::string& shown) {
+            const lesson::GradeFile one_file = [&](const lesson::ExerciseRef& e, const std::string& code,
+                                                   const std::string& path, const std::string& shown) {
               return in_child ? lesson::run_attempt_in_child(e, path, shown, lang, limits)
                               : lesson::run_attempt(*e.lesson, *e.exercise, code, shown, in_process);
             };
-            const lesson::ClassGrades g =
-                lesson::grade_class(o->dir, course, [](const std::string& f) { std::cerr << "grading " << f << "\n"; }, one_file);
+            const lesson::ClassGrades g = lesson::grade_class(
+                o->dir, course, [](const std::string& f) { std::cerr << "grading " << f << "\n"; }, one_file);
             if (o->json) {
               std::cout << lesson::grades_json(g, course) << "\n";
             } else {
@@ -527,11 +554,15 @@ Command add_gui_command(CLI::App& app) {
   sub->add_option("--actions", o->gui.actions, "UI actions, one per frame: \"step;step;select n3;toggle backward\"");
   sub->add_option("--size", o->size, "window size WxH (default 1600x1000)");
   sub->add_flag("--dark", o->gui.dark, "the dark theme");
-  sub->add_flag("--journal", o->gui.journal_on, "keep the console's statements for the next session, which offers to run them again (the default without --frames)");
+  sub->add_flag("--journal", o->gui.journal_on,
+                "keep the console's statements for the next session, which offers to run them again (the default "
+                "without --frames)");
   sub->add_flag("--no-journal", o->gui.journal_off, "do not keep them (nor offer the last session's)");
-  sub->add_option("--zoom", o->gui.zoom, "View ▸ Zoom: 1 to 2.5 (default: the one you left it at)")->check(CLI::Range(1.0, 2.5));
+  sub->add_option("--zoom", o->gui.zoom, "View ▸ Zoom: 1 to 2.5 (default: the one you left it at)")
+      ->check(CLI::Range(1.0, 2.5));
   sub->add_option("--layout", o->gui.layout_mode,
-                  "where the graph's layouts are made: thread (default), slices (a few ms per frame) or sync (at once; the default with --frames)");
+                  "where the graph's layouts are made: thread (default), slices (a few ms per frame) or sync (at once; "
+                  "the default with --frames)");
   o->gui.process_start = std::chrono::steady_clock::now();  // (parsed at start-up: open_ms counts from here)
   return {sub, [o]() -> int {
 #ifdef OPSCOPE_HAVE_GUI
@@ -588,7 +619,8 @@ static int run_command_line(int argc, char** argv) {
            "\ncuda: " + (device_built(Device::cuda) ? "built (started on first use)" : "not built");
   });
   int threads = 0;
-  app.add_option("--threads", threads, "threads the CPU kernels use (default: the machine's cores, or OPSCOPE_NUM_THREADS)")
+  app.add_option("--threads", threads,
+                 "threads the CPU kernels use (default: the machine's cores, or OPSCOPE_NUM_THREADS)")
       ->check(CLI::Range(1, kMaxThreads));
   app.fallthrough();  // --threads also after the subcommand: opscope run f.ops --threads 1
   app.require_subcommand(0, 1);
@@ -597,7 +629,8 @@ static int run_command_line(int argc, char** argv) {
   app.add_option("-c", code, "run code given inline");
   app.add_flag("--json", json_top, "with -c: print values as JSON");
   std::vector<std::string> extensions;
-  app.add_option("--extension", extensions, "load a C++ (.cpp), CUDA (.cu) or prebuilt (.so) extension first (repeatable)")
+  app.add_option("--extension", extensions,
+                 "load a C++ (.cpp), CUDA (.cu) or prebuilt (.so) extension first (repeatable)")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.fallthrough();  // `opscope gradcheck swish --extension swish.cpp`: after a subcommand too

@@ -27,7 +27,10 @@ std::string ops_json() {
     j["num_outputs"] = op->num_outputs;
     nlohmann::json attrs = nlohmann::json::array();
     for (auto& a : op->attrs) {
-      nlohmann::json ja{{"name", a.name}, {"type", a.spatial_axes ? axes_attr_type(a.spatial_axes) : attr_type_name(a.type)}, {"doc", a.doc}, {"required", a.required}};
+      nlohmann::json ja{{"name", a.name},
+                        {"type", a.spatial_axes ? axes_attr_type(a.spatial_axes) : attr_type_name(a.type)},
+                        {"doc", a.doc},
+                        {"required", a.required}};
       if (!a.required) ja["default"] = attr_json(a.default_value);
       if (a.min) ja["min"] = *a.min;
       if (a.max) ja["max"] = *a.max;
@@ -75,7 +78,8 @@ std::string ops_table() {
     for (auto& a : op->algorithms) algos += (algos.empty() ? "" : ",") + a;
     // Where an operator or algorithm was loaded from, after its doc.
     std::string from = op->builtin() ? "" : "  [" + op->origin + "]";
-    for (auto& [key, file] : op->kernel_origin) from += "  [" + key.second + " " + device_name(key.first) + ": " + file + "]";
+    for (auto& [key, file] : op->kernel_origin)
+      from += "  [" + key.second + " " + device_name(key.first) + ": " + file + "]";
     std::snprintf(line, sizeof line, "%-24s %-12s %-26s %s%s\n", op->name.c_str(), op->family.c_str(), algos.c_str(),
                   op->doc.c_str(), from.c_str());
     out += line;

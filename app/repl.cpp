@@ -145,9 +145,8 @@ char** attempt_completion(const char* /*text*/, int start, int end) {
     size_t k = std::min(before.size(), c.size());
     while (k > 0 && before.compare(before.size() - k, k, c, 0, k) != 0) --k;
     const size_t session_start = cursor - k;
-    std::string replacement = session_start <= word_start
-                                  ? c.substr(word_start - session_start)
-                                  : before.substr(word_start, session_start - word_start) + c;
+    std::string replacement = session_start <= word_start ? c.substr(word_start - session_start)
+                                                          : before.substr(word_start, session_start - word_start) + c;
     g_candidates.push_back(std::move(replacement));
   }
   if (g_candidates.empty()) return nullptr;

@@ -11,9 +11,9 @@ namespace opscope::app {
 
 struct ReplOptions {
   std::string history_path;  // "" keeps no history file
-  bool color = true;         // ANSI colours in errors, when stderr is a terminal
-  bool banner = true;        // one line of greeting when interactive
-  std::string version;       // shown in the banner; "" uses OPSCOPE_VERSION, else "dev"
+  bool color = true;  // ANSI colours in errors, when stderr is a terminal
+  bool banner = true;  // one line of greeting when interactive
+  std::string version;  // shown in the banner; "" uses OPSCOPE_VERSION, else "dev"
 };
 
 // $XDG_STATE_HOME/opscope/history, else ~/.local/state/opscope/history; creates the folder.

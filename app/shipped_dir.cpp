@@ -6,7 +6,8 @@
 namespace opscope::app {
 
 std::string find_shipped_dir(const char* env_var, const char* built_in, const std::string& beside_exe,
-                             const std::string& installed, const std::function<bool(const std::filesystem::path&)>& holds) {
+                             const std::string& installed,
+                             const std::function<bool(const std::filesystem::path&)>& holds) {
   namespace fs = std::filesystem;
   std::vector<fs::path> tried;
   if (const char* env = std::getenv(env_var); env && *env) tried.emplace_back(env);

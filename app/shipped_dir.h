@@ -12,7 +12,8 @@ namespace opscope::app {
 // folder's path relative to the repository ("assets/models"), `installed` its name under
 // share/opscope/ ("models"); `built_in` may be null.
 std::string find_shipped_dir(const char* env_var, const char* built_in, const std::string& beside_exe,
-                             const std::string& installed, const std::function<bool(const std::filesystem::path&)>& holds);
+                             const std::string& installed,
+                             const std::function<bool(const std::filesystem::path&)>& holds);
 
 // Where a file of the student's own is kept between runs (lesson progress, the workspace's
 // journal): $XDG_CONFIG_HOME/opscope/NAME, else ~/.config/opscope/NAME; "" without either

@@ -20,7 +20,6 @@ using bench::random_tensor;
 
 namespace {
 
-
 struct Measure {
   double seconds = 0;
   int64_t bytes = 0;  // peak bytes above what was live before the call
@@ -73,9 +72,10 @@ int main() {
     const Measure f = measure(ws, {q, k, v}, "flash", budget);
     const double flops = 2.0 * T * T * (2 * D);
     if (T * T * 4 > kNaiveMaxScoreBytes) {
-      std::printf("%6lld | %10s %10.2f %7s | %12s %12s %7s | %8.1f  (naive skipped: its %s of scores pass the %s limit)\n",
-                  static_cast<long long>(T), "-", f.seconds * 1e3, "-", "-", mib(f.bytes).c_str(), "-",
-                  flops / f.seconds * 1e-9, mib(T * T * 4).c_str(), mib(kNaiveMaxScoreBytes).c_str());
+      std::printf(
+          "%6lld | %10s %10.2f %7s | %12s %12s %7s | %8.1f  (naive skipped: its %s of scores pass the %s limit)\n",
+          static_cast<long long>(T), "-", f.seconds * 1e3, "-", "-", mib(f.bytes).c_str(), "-",
+          flops / f.seconds * 1e-9, mib(T * T * 4).c_str(), mib(kNaiveMaxScoreBytes).c_str());
       continue;
     }
     const Measure n = measure(ws, {q, k, v}, "naive", budget);
@@ -89,9 +89,10 @@ int main() {
     }
   }
   std::printf("* flash, counting the two GEMMs only (2·T²·(D + Dv) FLOPs)\n");
-  std::printf("peak = tracker.peak_total() after reset_peak(), minus the bytes live before the call: the\n"
-              "       workspace (naive: T×S scores; flash: one 64×64 tile + row stats) plus the output [1, T, %lld]\n",
-              static_cast<long long>(D));
+  std::printf(
+      "peak = tracker.peak_total() after reset_peak(), minus the bytes live before the call: the\n"
+      "       workspace (naive: T×S scores; flash: one 64×64 tile + row stats) plus the output [1, T, %lld]\n",
+      static_cast<long long>(D));
   std::printf("\ntarget at T = 2048: flash bytes <= 10%% of naive's   %s\n", bench::verdict(mem_ok));
   std::printf("target at T = 2048: flash time <= 2x naive's         %s\n", bench::verdict(time_ok));
   std::printf("total bench time %.1f s\n", bench::now_s() - t_start);

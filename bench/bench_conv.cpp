@@ -20,7 +20,6 @@ using namespace opscope::bench;
 
 namespace {
 
-
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   const float *pa = a.data<float>(), *pb = b.data<float>();
   double m = 0;
@@ -125,7 +124,8 @@ int main() {
   std::printf("%-44s %11.1f× %12s %8s\n", "im2col speed-up over naive", speedup, ">= 20×", verdict(speedup >= 20));
   const double wi = t["winograd"] / t["im2col"];
   std::printf("%-44s %11.2f× %12s %8s\n", "winograd time / im2col time", wi, "<= 1.5×", verdict(wi <= 1.5));
-  std::printf("%-44s %11.2f× %12s\n", "fft time / im2col time (fft pays off for large kernels)", t["fft"] / t["im2col"], "");
+  std::printf("%-44s %11.2f× %12s\n", "fft time / im2col time (fft pays off for large kernels)", t["fft"] / t["im2col"],
+              "");
   if (t.count("onednn"))
     std::printf("%-44s %11.2f× %12s\n", "onednn time / im2col time", t["onednn"] / t["im2col"], "");
 

@@ -19,7 +19,6 @@ using namespace opscope::bench;
 
 namespace {
 
-
 void bench_dispatch(Workspace& ws) {
   std::printf("\n== Dispatch overhead (1-element float32 add, autograd on) ==\n");
   const OpDef& add = OpRegistry::instance().get("add");
@@ -39,7 +38,12 @@ void bench_dispatch(Workspace& ws) {
   float* pa = a.data<float>();
   float* pb = b.data<float>();
   volatile float sink = 0;
-  double raw = median_time([&] { for (int i = 0; i < kCalls; ++i) sink = sink + pa[0] + pb[0]; }, 31) / kCalls * 1e9;
+  double raw = median_time(
+                   [&] {
+                     for (int i = 0; i < kCalls; ++i) sink = sink + pa[0] + pb[0];
+                   },
+                   31) /
+               kCalls * 1e9;
 
   // A chain of 100 tiny ops, forward and backward.
   Tensor x = random_tensor({1}, 3).set_requires_grad(true);
@@ -74,8 +78,8 @@ void bench_dispatch(Workspace& ws) {
 void bench_matmul(Workspace& ws) {
   std::printf("\n== matmul float32: the engine's algorithms vs the libraries called directly on the same buffers ==\n");
   std::printf("kernels: %s\n", cpu_description().c_str());
-  std::printf("%7s %6s %-30s %10s %9s %9s %8s %8s\n", "threads", "n", "algo", "time (ms)", "GFLOP/s", "vs ref", "target",
-              "verdict");
+  std::printf("%7s %6s %-30s %10s %9s %9s %8s %8s\n", "threads", "n", "algo", "time (ms)", "GFLOP/s", "vs ref",
+              "target", "verdict");
   const OpDef& mm = OpRegistry::instance().get("matmul");
   const Attrs none = mm.resolve({});
   const cpu::BlasLibrary* openblas = cpu::blas_available() ? cpu::blas_library() : nullptr;
@@ -97,10 +101,17 @@ void bench_matmul(Workspace& ws) {
         std::printf("%7d %6lld %-30s %10.3f %9.1f %9s %8s %8s\n", threads, (long long)n, label.c_str(), t * 1e3,
                     flops / t / 1e9, is_ref ? "1.00" : std::to_string(ref / t).substr(0, 4).c_str(),
                     target > 0 ? (">= " + std::to_string(target).substr(0, 4)).c_str() : "",
-                    is_ref ? "ref" : target > 0 ? verdict(ref / t >= target) : "");
+                    is_ref       ? "ref"
+                    : target > 0 ? verdict(ref / t >= target)
+                                 : "");
       };
       auto engine = [&](const std::string& algo) {
-        return median_time([&] { ws.reset_graph(); ws.call_multi(mm, {a, b}, none, algo); }, algo == "naive" ? 3 : reps);
+        return median_time(
+            [&] {
+              ws.reset_graph();
+              ws.call_multi(mm, {a, b}, none, algo);
+            },
+            algo == "naive" ? 3 : reps);
       };
       // The library and the engine's algorithm in turns (see interleaved_medians).
       double direct_blas = 0, t_blas = 0, direct_eigen = 0, t_eigen = 0;
@@ -109,7 +120,10 @@ void bench_matmul(Workspace& ws) {
         openblas->sgemm(101, 111, 111, N, N, N, 1.f, a.data<float>(), N, b.data<float>(), N, 0.f, c.data<float>(), N);
       };
       auto run_engine = [&](const char* algo) {
-        return [&, algo] { ws.reset_graph(); ws.call_multi(mm, {a, b}, none, algo); };
+        return [&, algo] {
+          ws.reset_graph();
+          ws.call_multi(mm, {a, b}, none, algo);
+        };
       };
       if (openblas) {
         // OpenBLAS's own pool, as a program calling it would use it (opscope calls it single-threaded).
@@ -165,7 +179,8 @@ void bench_bandwidth(Workspace& ws) {
   double copy = median_time([&] { std::memcpy(out.raw_data(), a.raw_data(), static_cast<size_t>(bytes)); }, 9);
   const double copy_gbs = 2 * bytes / copy / 1e9;
   std::printf("%-26s %10s %12s %12s %10s %8s\n", "op", "time (ms)", "bytes moved", "GB/s", "of copy", "verdict");
-  std::printf("%-26s %10.2f %12.0f %12.1f %10s %8s\n", "memcpy (reference)", copy * 1e3, 2 * bytes, copy_gbs, "100%", "ref");
+  std::printf("%-26s %10.2f %12.0f %12.1f %10s %8s\n", "memcpy (reference)", copy * 1e3, 2 * bytes, copy_gbs, "100%",
+              "ref");
   struct Case {
     const char* label;
     const char* op;
@@ -182,7 +197,12 @@ void bench_bandwidth(Workspace& ws) {
   for (auto& c : cases) {
     const OpDef& op = OpRegistry::instance().get(c.op);
     Attrs attrs = op.resolve(c.attrs);
-    double t = median_time([&] { ws.reset_graph(); ws.call_multi(op, c.in, attrs); }, 9, 2);
+    double t = median_time(
+        [&] {
+          ws.reset_graph();
+          ws.call_multi(op, c.in, attrs);
+        },
+        9, 2);
     const double gbs = c.traffic / t / 1e9;
     std::printf("%-26s %10.2f %12.0f %12.1f %9.0f%% %8s\n", c.label, t * 1e3, c.traffic, gbs, 100 * gbs / copy_gbs,
                 verdict(gbs >= 0.5 * copy_gbs));
@@ -197,7 +217,8 @@ void bench_pool(Workspace& ws) {
   std::printf("%7s %-30s %10s %12s %9s %9s %8s\n", "threads", "op [algo]", "time (ms)", "bytes moved", "GB/s",
               "of copy", "verdict");
   NoGradGuard ng;
-  Tensor x = random_tensor({64, 16, 28, 28}, 11), dy = random_tensor({64, 16, 14, 14}, 12), out = Tensor::empty({64, 16, 28, 28});
+  Tensor x = random_tensor({64, 16, 28, 28}, 11), dy = random_tensor({64, 16, 14, 14}, 12),
+         out = Tensor::empty({64, 16, 28, 28});
   const double xb = static_cast<double>(x.nbytes()), yb = static_cast<double>(dy.nbytes());
   const AttrMap k2 = {{"kernel_size", int64_t{2}}};
   AttrMap k2s = k2;
@@ -221,7 +242,10 @@ void bench_pool(Workspace& ws) {
         const OpDef& op = OpRegistry::instance().get(c.op);
         const Attrs attrs = op.resolve(c.attrs);
         auto m = interleaved_medians({[&] { std::memcpy(out.raw_data(), x.raw_data(), static_cast<size_t>(xb)); },
-                                      [&] { ws.reset_graph(); ws.call_multi(op, c.in, attrs, algo); }},
+                                      [&] {
+                                        ws.reset_graph();
+                                        ws.call_multi(op, c.in, attrs, algo);
+                                      }},
                                      41, 3);
         const double copy_gbs = 2 * xb / m[0] / 1e9, gbs = c.bytes / m[1] / 1e9;
         const std::string label = std::string(c.op) + " [" + algo + "]";

@@ -33,10 +33,12 @@ int main() {
   WorkspaceScope scope(ws);
   NoGradGuard ng;
   std::printf("simulated GPU (sim): matmul n×n×n, float32, one CPU thread\n");
-  std::printf("%-18s %5s %12s %12s %14s %12s\n", "algorithm", "n", "accesses", "recorded ms", "accesses/s", "checks ms");
+  std::printf("%-18s %5s %12s %12s %14s %12s\n", "algorithm", "n", "accesses", "recorded ms", "accesses/s",
+              "checks ms");
   for (const char* algo : {"naive", "tiled", "tiled_conflicting", "register_blocked", "wmma"})
     for (int64_t n : {64, 128}) {
-      Tensor a = Tensor::full({n, n}, 1.0, DType::f32).to(Device::sim), b = Tensor::full({n, n}, 0.5, DType::f32).to(Device::sim);
+      Tensor a = Tensor::full({n, n}, 1.0, DType::f32).to(Device::sim),
+             b = Tensor::full({n, n}, 0.5, DType::f32).to(Device::sim);
       seconds_of(ws, a, b, algo);  // warm: stacks, allocator, line tables
       gpusim::start_recording();
       const double recorded = seconds_of(ws, a, b, algo);

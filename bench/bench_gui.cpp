@@ -125,9 +125,9 @@ int main() {
     const int vtx_mid = ImGui::GetDrawData()->TotalVtxCount;
     const double zoomed = frames(60, 1.0f);
     const double worst = std::max({median(vt), full, mid, zoomed});
-    std::printf("%-18s %6zu %6zu %10.1f %12.2f %12.2f %12.2f %12.2f   layout %s, frame %s\n", c.name, ws.graph().num_nodes(),
-                layout.boxes.size(), median(lt), median(vt), full, mid, zoomed, bench::verdict(median(lt) <= 200),
-                bench::verdict(worst <= 8));
+    std::printf("%-18s %6zu %6zu %10.1f %12.2f %12.2f %12.2f %12.2f   layout %s, frame %s\n", c.name,
+                ws.graph().num_nodes(), layout.boxes.size(), median(lt), median(vt), full, mid, zoomed,
+                bench::verdict(median(lt) <= 200), bench::verdict(worst <= 8));
     std::printf("%-18s vertices: %d at fit (zoom %.2f), %d at zoom 0.6\n", "", vtx_fit, fit_zoom, vtx_mid);
     s.log.reset();
     ImGui::DestroyContext();

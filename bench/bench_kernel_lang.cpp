@@ -54,7 +54,9 @@ struct Row {
 
 int main() {
   print_build_info();
-  std::printf("simulated GPU (gpusim): one launch per row, median of 5 after 1 warm-up; accesses = global + shared, every lane\n\n");
+  std::printf(
+      "simulated GPU (gpusim): one launch per row, median of 5 after 1 warm-up; accesses = global + shared, every "
+      "lane\n\n");
   std::printf("%-44s %10s %12s %14s %8s\n", "launch (n = 128)", "time ms", "accesses", "M accesses/s", "checked");
   Workspace ws;
   WorkspaceScope scope(ws);
@@ -85,14 +87,16 @@ int main() {
         },
         5, 1);
     std::ostringstream o, e;
-    session.run("acc_ = last_launch()['accesses']\nok_ = allclose(" + r.result + ", A @ B, atol=1e-3)\nC = zeros(n, n)", "<bench>", o, e);
+    session.run("acc_ = last_launch()['accesses']\nok_ = allclose(" + r.result + ", A @ B, atol=1e-3)\nC = zeros(n, n)",
+                "<bench>", o, e);
     const lang::Value* acc = session.interpreter().lookup("acc_");
     const lang::Value* good = session.interpreter().lookup("ok_");
     const double accesses = acc && acc->kind == lang::Value::integer ? double(acc->i) : 0;
     std::printf("%-44s %10.1f %12.0f %14.1f %8s\n", r.name.c_str(), t * 1e3, accesses, accesses / t / 1e6,
                 ok && good && good->b ? "values" : "FAILED");
   }
-  std::printf("\ntarget: the language's tiled 128 x 128 launch within 2 s in the browser; the first row is the native time\n"
-              "(in the page: tools/web_run.sh assets/examples/tiled_matmul_kernel.ops OUT.png OUT.json)\n");
+  std::printf(
+      "\ntarget: the language's tiled 128 x 128 launch within 2 s in the browser; the first row is the native time\n"
+      "(in the page: tools/web_run.sh assets/examples/tiled_matmul_kernel.ops OUT.png OUT.json)\n");
   return 0;
 }

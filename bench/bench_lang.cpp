@@ -83,8 +83,11 @@ double per_call(const std::string& setup, const std::string& call) {
 }
 
 void user_op_overhead() {
-  std::printf("\n== @op overhead: a one-op @op (my_relu: relu, with a hand-written backward) against relu called directly ==\n");
-  std::printf("%-40s %12s %12s %9s %8s %8s\n", "per call, from the language", "relu", "@op my_relu", "ratio", "target", "verdict");
+  std::printf(
+      "\n== @op overhead: a one-op @op (my_relu: relu, with a hand-written backward) against relu called directly "
+      "==\n");
+  std::printf("%-40s %12s %12s %9s %8s %8s\n", "per call, from the language", "relu", "@op my_relu", "ratio", "target",
+              "verdict");
   struct Row {
     const char* what;
     std::string setup, direct, user;
@@ -97,7 +100,8 @@ void user_op_overhead() {
   };
   for (const Row& r : rows) {
     const double direct = per_call(r.setup, r.direct), user = per_call(r.setup, r.user), ratio = user / direct;
-    std::printf("%-40s %9.2f us %9.2f us %8.2fx %8s %8s\n", r.what, direct * 1e6, user * 1e6, ratio, "<= 3x", verdict(ratio <= 3));
+    std::printf("%-40s %9.2f us %9.2f us %8.2fx %8s %8s\n", r.what, direct * 1e6, user * 1e6, ratio, "<= 3x",
+                verdict(ratio <= 3));
   }
 }
 

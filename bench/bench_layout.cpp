@@ -13,8 +13,8 @@
 #include "core/workspace.h"
 #include "viz/figure_export.h"
 #include "viz/graph_layout.h"
-#include "viz/layout_metrics.h"
 #include "viz/layout_job.h"
+#include "viz/layout_metrics.h"
 #include "viz/layout_plan.h"
 #include "viz/scope_layout.h"
 
@@ -48,8 +48,10 @@ viz::ScopeGraph chain(int n, bool frames) {
   for (int i = 0; i < n; ++i) {
     if (frames && i % 6 == 0) g.clusters.push_back({"layer_" + std::to_string(i / 6) + "()  [fold]", -1});
     const int op = static_cast<int>(g.items.size());
-    g.items.push_back({"n" + std::to_string(i), viz::ScopeItem::box, 130, 44, frames ? static_cast<int>(g.clusters.size()) - 1 : -1});
-    g.items.push_back({"w" + std::to_string(i), viz::ScopeItem::box, 90, 40, frames ? static_cast<int>(g.clusters.size()) - 1 : -1});
+    g.items.push_back(
+        {"n" + std::to_string(i), viz::ScopeItem::box, 130, 44, frames ? static_cast<int>(g.clusters.size()) - 1 : -1});
+    g.items.push_back(
+        {"w" + std::to_string(i), viz::ScopeItem::box, 90, 40, frames ? static_cast<int>(g.clusters.size()) - 1 : -1});
     g.edges.push_back({op + 1, op, "[768, 768] f32", false});
     if (!frames) g.same_column.push_back({op + 1, op});
     if (i > 0) g.edges.push_back({op - 2, op, "[1, 197, 768] f32", false});
@@ -122,11 +124,13 @@ void model_whole_or_by_call() {
   WorkspaceScope scope(ws);
   lang::Session session(ws);
   std::ostringstream out, err;
-  if (!session.run(":mode static\nm = load_onnx(\"" + path + "\")\nx = input(\"x\", [1, 3, 32, 32])\ny = m(x)\n", "<bench>", out, err)) {
+  if (!session.run(":mode static\nm = load_onnx(\"" + path + "\")\nx = input(\"x\", [1, 3, 32, 32])\ny = m(x)\n",
+                   "<bench>", out, err)) {
     std::fprintf(stderr, "%s", err.str().c_str());
     return;
   }
-  std::printf("\nViT-B/16's shape (12 layers, tests/models/vit_b_16_tiny.onnx), %zu nodes, every call unfolded\n", ws.graph().num_nodes());
+  std::printf("\nViT-B/16's shape (12 layers, tests/models/vit_b_16_tiny.onnx), %zu nodes, every call unfolded\n",
+              ws.graph().num_nodes());
   std::printf("%-28s %6s %7s %10s %12s\n", "layout", "boxes", "frames", "dot runs", "ms");
   for (const bool whole : {true, false}) {
     viz::LayoutOptions o;
@@ -137,16 +141,16 @@ void model_whole_or_by_call() {
     job.run_all();
     const viz::GraphLayout l = job.take();
     const double ms = (bench::now_s() - t0) * 1e3;
-    std::printf("%-28s %6zu %7zu %10d %12.0f\n", whole ? "one dot run (dot's frames)" : "a dot run per call", l.boxes.size(), l.clusters.size(),
-                cache->total_runs(), ms);
+    std::printf("%-28s %6zu %7zu %10d %12.0f\n", whole ? "one dot run (dot's frames)" : "a dot run per call",
+                l.boxes.size(), l.clusters.size(), cache->total_runs(), ms);
     if (whole) continue;
     o.folded = {"encoder/layers/encoder_layer_7"};  // one call folds: its frame and the frames around it again
     const int runs = cache->total_runs();
     const auto t1 = bench::now_s();
     viz::FigureJob again(viz::plan_figure(ws.graph(), o), cache);
     again.run_all();
-    std::printf("%-28s %6zu %7s %10d %12.0f\n", "  then one call folded", again.take().boxes.size(), "", cache->total_runs() - runs,
-                (bench::now_s() - t1) * 1e3);
+    std::printf("%-28s %6zu %7s %10d %12.0f\n", "  then one call folded", again.take().boxes.size(), "",
+                cache->total_runs() - runs, (bench::now_s() - t1) * 1e3);
   }
 }
 
@@ -161,8 +165,8 @@ int main(int argc, char** argv) {
                         {"Transformer block", read_file(src + "/assets/examples/transformer_block.ops")}};
   bench::print_build_info();
   std::printf("Graph figure, forward and backward shown (layout units: pixels at zoom 1)\n");
-  std::printf("%-18s %-8s %6s %6s %6s %10s %12s %10s %10s %10s\n", "graph", "layout", "nodes", "boxes", "edges", "crossings",
-              "edge length", "thru box", "size", "layout ms");
+  std::printf("%-18s %-8s %6s %6s %6s %10s %12s %10s %10s %10s\n", "graph", "layout", "nodes", "boxes", "edges",
+              "crossings", "edge length", "thru box", "size", "layout ms");
   for (const auto& c : cases) {
     Workspace ws;
     WorkspaceScope scope(ws);
@@ -195,8 +199,8 @@ int main(int argc, char** argv) {
       }
       char size[32];
       std::snprintf(size, sizeof size, "%.0fx%.0f", m.width, m.height);
-      std::printf("%-18s %-8s %6zu %6d %6d %10d %12.0f %10d %10s %10.1f\n", c.name.c_str(), row.layout, ws.graph().num_nodes(), m.boxes,
-                  m.edges, m.crossings, m.edge_length, m.through_boxes, size, ms);
+      std::printf("%-18s %-8s %6zu %6d %6d %10d %12.0f %10d %10s %10.1f\n", c.name.c_str(), row.layout,
+                  ws.graph().num_nodes(), m.boxes, m.edges, m.crossings, m.edge_length, m.through_boxes, size, ms);
     }
   }
   dot_by_size();

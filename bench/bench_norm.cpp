@@ -42,8 +42,9 @@ int main() {
 
   // Reference: memcpy of the same bytes into a buffer that is already faulted in.
   std::vector<float> dst(static_cast<size_t>(R * N), 1.f);
-  const double t_copy = bench::median_time(
-      [&] { std::memcpy(dst.data(), x.data<float>(), static_cast<size_t>(R * N) * sizeof(float)); }, 15, 2);
+  const double t_copy =
+      bench::median_time([&] { std::memcpy(dst.data(), x.data<float>(), static_cast<size_t>(R * N) * sizeof(float)); },
+                         15, 2);
   const double copy_gbs = bytes / t_copy / 1e9;
 
   std::printf("\nrow-wise over %lld×%lld float32 (%.0f MiB read + written per call)\n", static_cast<long long>(R),

@@ -62,8 +62,8 @@ int main(int argc, char** argv) {
   for (int t : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1}) {
     NumThreadsScope nt(t);
     std::printf("\n== the block's GEMMs, %d thread%s: GFLOP/s (fraction of %d × peak) ==\n", t, t == 1 ? "" : "s", t);
-    std::printf("%-20s %5s %5s %5s %4s %15s %15s %15s\n", "product", "M", "N", "K", "x", "blas (opscope)",
-                "eigen", "OpenBLAS 1 call");
+    std::printf("%-20s %5s %5s %5s %4s %15s %15s %15s\n", "product", "M", "N", "K", "x", "blas (opscope)", "eigen",
+                "OpenBLAS 1 call");
     double flops_sum = 0, blas_sum = 0;
     for (const GemmShape& g : kBlockShapes) {
       std::vector<float> A(g.M * g.K), B(g.K * g.N), C(g.M * g.N);
@@ -82,8 +82,8 @@ int main(int argc, char** argv) {
         fns.push_back([&] {
           direct->set_num_threads(t);
           for (int c = 0; c < g.count; ++c)
-            direct->sgemm(101, g.ta ? 112 : 111, g.tb ? 112 : 111, int(g.M), int(g.N), int(g.K), 1.f, A.data(), int(lda),
-                          B.data(), int(ldb), 0.f, C.data(), int(g.N));
+            direct->sgemm(101, g.ta ? 112 : 111, g.tb ? 112 : 111, int(g.M), int(g.N), int(g.K), 1.f, A.data(),
+                          int(lda), B.data(), int(ldb), 0.f, C.data(), int(g.N));
           direct->set_num_threads(1);
         });
       }

@@ -5,9 +5,9 @@
 // the noise of a shared machine); the table also times the arithmetic formulas against Eigen,
 // to show that their loops need no second form.
 #include <Eigen/Core>
-#include <unsupported/Eigen/SpecialFunctions>
 #include <cmath>
 #include <cstdio>
+#include <unsupported/Eigen/SpecialFunctions>
 #include <vector>
 
 #include "bench/bench_util.h"
@@ -30,17 +30,19 @@ struct Data {
 
 Data make_data(bool positive) {
   Tensor t = random_tensor({kN}, 1), u = random_tensor({kN}, 2);
-  Data d{std::vector<float>(t.data<float>(), t.data<float>() + kN), std::vector<float>(u.data<float>(), u.data<float>() + kN),
-         std::vector<float>(kN)};
+  Data d{std::vector<float>(t.data<float>(), t.data<float>() + kN),
+         std::vector<float>(u.data<float>(), u.data<float>() + kN), std::vector<float>(kN)};
   if (positive)
     for (auto& v : d.a) v = std::fabs(v) + 0.5f;
   return d;
 }
 
 template <Formula F>
-void row(const char* label, const Params& p, bool positive, bool has_vectorised, const std::function<void(Data&)>& eigen) {
+void row(const char* label, const Params& p, bool positive, bool has_vectorised,
+         const std::function<void(Data&)>& eigen) {
   Data d = make_data(positive);
-  const double loop = median_time([&] { cpu::pointwise_loop<F, float>(d.a.data(), d.b.data(), d.y.data(), kN, p); }, kRepeats);
+  const double loop =
+      median_time([&] { cpu::pointwise_loop<F, float>(d.a.data(), d.b.data(), d.y.data(), kN, p); }, kRepeats);
   const std::vector<float> by_loop = d.y;
   const double vec = median_time([&] { eigen(d); }, kRepeats);
   double diff = 0, ref = 0;
@@ -51,13 +53,12 @@ void row(const char* label, const Params& p, bool positive, bool has_vectorised,
   const double speedup = loop / vec;
   const char* verdict = has_vectorised ? (speedup >= 1.25 ? "vectorised form kept" : "MISS: drop the vectorised form")
                                        : (speedup >= 1.25 ? "MISS: a vectorised form would pay" : "loop only");
-  std::printf("%-22s %10.2f %12.2f %9.2fx %10.1e  %s\n", label, loop * 1e3, vec * 1e3, speedup, diff / std::max(ref, 1e-30),
-              verdict);
+  std::printf("%-22s %10.2f %12.2f %9.2fx %10.1e  %s\n", label, loop * 1e3, vec * 1e3, speedup,
+              diff / std::max(ref, 1e-30), verdict);
 }
 
 // The engine's own chunk function (the vectorised form where there is one).
-template <Formula F>
-std::function<void(Data&)> engine(const Params& p) {
+template <Formula F> std::function<void(Data&)> engine(const Params& p) {
   return [p](Data& d) { cpu::pointwise_chunk<F, float>(d.a.data(), d.b.data(), d.y.data(), kN, p); };
 }
 // An Eigen expression written here, for formulas that have none in the engine.
@@ -77,15 +78,18 @@ int main() {
   print_build_info();
   std::printf("\n== Pointwise formulas on the CPU: the formula's loop vs its vectorised Eigen form, %lld float32 ==\n",
               static_cast<long long>(kN));
-  std::printf("%-22s %10s %12s %10s %10s  %s\n", "formula", "loop (ms)", "Eigen (ms)", "speedup", "rel. diff", "verdict");
+  std::printf("%-22s %10s %12s %10s %10s  %s\n", "formula", "loop (ms)", "Eigen (ms)", "speedup", "rel. diff",
+              "verdict");
   const Params none, tanh_form{1, 0};
   row<Formula::exp>("exp", none, false, cpu::Vectorised<Formula::exp>::value, engine<Formula::exp>(none));
   row<Formula::log>("log", none, true, cpu::Vectorised<Formula::log>::value, engine<Formula::log>(none));
   row<Formula::sqrt>("sqrt", none, true, cpu::Vectorised<Formula::sqrt>::value, engine<Formula::sqrt>(none));
   row<Formula::tanh>("tanh", none, false, cpu::Vectorised<Formula::tanh>::value, engine<Formula::tanh>(none));
-  row<Formula::sigmoid>("sigmoid", none, false, cpu::Vectorised<Formula::sigmoid>::value, engine<Formula::sigmoid>(none));
+  row<Formula::sigmoid>("sigmoid", none, false, cpu::Vectorised<Formula::sigmoid>::value,
+                        engine<Formula::sigmoid>(none));
   row<Formula::gelu>("gelu (erf)", none, false, cpu::Vectorised<Formula::gelu>::value, engine<Formula::gelu>(none));
-  row<Formula::gelu>("gelu (tanh)", tanh_form, false, cpu::Vectorised<Formula::gelu>::value, engine<Formula::gelu>(tanh_form));
+  row<Formula::gelu>("gelu (tanh)", tanh_form, false, cpu::Vectorised<Formula::gelu>::value,
+                     engine<Formula::gelu>(tanh_form));
   row<Formula::gelu_backward>("gelu_backward (erf)", none, false, cpu::Vectorised<Formula::gelu_backward>::value,
                               engine<Formula::gelu_backward>(none));
   row<Formula::gelu_backward>("gelu_backward (tanh)", tanh_form, false, cpu::Vectorised<Formula::gelu_backward>::value,
@@ -107,6 +111,7 @@ int main() {
                               eigen_of([](const In& x, const In& z, Out& y) { y = (x > 0.f).select(z, 0.f); }));
   row<Formula::leaky_relu>("leaky_relu", Params{0.01, 0}, false, cpu::Vectorised<Formula::leaky_relu>::value,
                            engine<Formula::leaky_relu>(Params{0.01, 0}));
-  row<Formula::maximum>("maximum", none, false, false, eigen_of([](const In& x, const In& z, Out& y) { y = x.max(z); }));
+  row<Formula::maximum>("maximum", none, false, false,
+                        eigen_of([](const In& x, const In& z, Out& y) { y = x.max(z); }));
   return 0;
 }

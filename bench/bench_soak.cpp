@@ -29,7 +29,9 @@ std::string training_loop(int steps) {
          "w1 = param(randn(784, 256) * 0.05)\n"
          "w2 = param(randn(256, 256) * 0.05)\n"
          "w3 = param(randn(256, 10) * 0.05)\n"
-         "for i in range(" + std::to_string(steps) + "):\n"
+         "for i in range(" +
+         std::to_string(steps) +
+         "):\n"
          "    loss = mse_loss(relu(relu(x @ w1) @ w2) @ w3, t)\n"
          "    backward(loss)\n"
          "    w1 = param(detach(w1 - 0.01 * w1.grad))\n"
@@ -101,8 +103,8 @@ Result run(int steps) {
 void print_row(const Result& r) {
   std::printf("%8d %8.2f %12s %12s %12s %10lld %9lld %12lld %11lld %11.1f  %s\n", r.steps, r.seconds,
               bytes_str(r.peak_total).c_str(), bytes_str(r.peak_parameter).c_str(), bytes_str(r.peak_gradient).c_str(),
-              (long long)r.max_nodes, (long long)r.end_nodes, (long long)r.dropped_nodes, (long long)r.dropped_iterations,
-              static_cast<double>(r.max_rss_kb) / 1024.0, r.ok ? "" : "FAILED");
+              (long long)r.max_nodes, (long long)r.end_nodes, (long long)r.dropped_nodes,
+              (long long)r.dropped_iterations, static_cast<double>(r.max_rss_kb) / 1024.0, r.ok ? "" : "FAILED");
 }
 
 }  // namespace
@@ -119,18 +121,22 @@ int main(int argc, char** argv) {
   print_row(half);
   const Result big = run(steps);
   print_row(big);
-  const double peak_ratio = static_cast<double>(big.peak_total) / static_cast<double>(std::max<int64_t>(1, small.peak_total));
-  const double rss_ratio = static_cast<double>(big.max_rss_kb) / static_cast<double>(std::max<long>(1, half.max_rss_kb));
+  const double peak_ratio =
+      static_cast<double>(big.peak_total) / static_cast<double>(std::max<int64_t>(1, small.peak_total));
+  const double rss_ratio =
+      static_cast<double>(big.max_rss_kb) / static_cast<double>(std::max<long>(1, half.max_rss_kb));
   const bool nodes_bounded = big.max_nodes <= small.max_nodes + static_cast<int64_t>(4 * lang::kTapeCheckMin);
   std::printf("\nclaim: %d steps peak within 5%% of 10 steps (tracker): %.3f x -> %s\n", steps, peak_ratio,
               verdict(big.ok && peak_ratio <= 1.05));
   // The process keeps fixed-size windows (the tracker's last 16384 timeline points, the loop's
   // range list, the allocator's cache): resident memory grows until they are full, then not.
   std::printf("claim: resident memory stops growing: %d steps %.3f x %d steps -> %s (10 steps: %.1f MiB)\n", steps,
-              rss_ratio, steps / 2, verdict(big.ok && rss_ratio <= 1.05), static_cast<double>(small.max_rss_kb) / 1024.0);
+              rss_ratio, steps / 2, verdict(big.ok && rss_ratio <= 1.05),
+              static_cast<double>(small.max_rss_kb) / 1024.0);
   std::printf("claim: node count bounded: at most %lld nodes held (10 steps: %lld) -> %s\n", (long long)big.max_nodes,
               (long long)small.max_nodes, verdict(big.ok && nodes_bounded));
-  std::printf("the statements' undo log held at most %lld entries (variables, .grad of leaves; dead leaves are compacted)\n",
-              (long long)big.undo_entries);
+  std::printf(
+      "the statements' undo log held at most %lld entries (variables, .grad of leaves; dead leaves are compacted)\n",
+      (long long)big.undo_entries);
   return big.ok && peak_ratio <= 1.05 && nodes_bounded ? 0 : 1;
 }

@@ -140,21 +140,23 @@ void bench_mlp_memory() {
                            run_static("static + plan_memory (.grad kept)", planned),
                            run_static("static + plan_memory + SGD in the graph", training),
                            run_static("  ... + recompute every 2nd activation", recompute)};
-  std::printf("%-44s %12s %10s %14s %10s %12s %12s\n", "mode", "peak", "vs dyn", "peak − params", "vs dyn",
-              "act. held", "FLOPs");
+  std::printf("%-44s %12s %10s %14s %10s %12s %12s\n", "mode", "peak", "vs dyn", "peak − params", "vs dyn", "act. held",
+              "FLOPs");
   for (auto& r : rows) print_row(r, dyn);
   const Row& best = rows[3];
   const double ratio_total = static_cast<double>(best.peak) / static_cast<double>(dyn.peak);
   const double ratio_step = static_cast<double>(best.peak_no_params) / static_cast<double>(dyn.peak_no_params);
-  std::printf("claim: static + plan_memory peak ≤ 60%% of dynamic: %.0f%% of the whole peak, %.0f%% of the step's own memory "
-              "(parameters, %s, excluded) → %s\n",
-              100 * ratio_total, 100 * ratio_step, bytes_str(params).c_str(), verdict(ratio_step <= 0.60));
+  std::printf(
+      "claim: static + plan_memory peak ≤ 60%% of dynamic: %.0f%% of the whole peak, %.0f%% of the step's own memory "
+      "(parameters, %s, excluded) → %s\n",
+      100 * ratio_total, 100 * ratio_step, bytes_str(params).c_str(), verdict(ratio_step <= 0.60));
   const Row &base = rows[3], &rc = rows[4];
   const double held_drop = 1.0 - static_cast<double>(rc.held) / static_cast<double>(base.held);
   const double extra = rc.flops / base.flops - 1.0;
-  std::printf("claim: recompute (every other layer) cuts activation bytes ≥ 40%% for ≤ 35%% more FLOPs: -%.0f%% bytes, "
-              "+%.0f%% FLOPs → %s\n",
-              100 * held_drop, 100 * extra, verdict(held_drop >= 0.40 && extra <= 0.35));
+  std::printf(
+      "claim: recompute (every other layer) cuts activation bytes ≥ 40%% for ≤ 35%% more FLOPs: -%.0f%% bytes, "
+      "+%.0f%% FLOPs → %s\n",
+      100 * held_drop, 100 * extra, verdict(held_drop >= 0.40 && extra <= 0.35));
 }
 
 void bench_fusion() {
@@ -179,25 +181,29 @@ void bench_fusion() {
     auto p = compile_program(ws, opt);
     bytes = p->bytes_moved();
     std::unordered_map<int, Tensor> feeds{{p->placeholders.at(0), x}};
-    return median_time([&] {
-      ProgramRun run(ws, p, feeds);
-      run.run_all();
-      out = run.results()[0];
-    }, 5, 1);
+    return median_time(
+        [&] {
+          ProgramRun run(ws, p, feeds);
+          run.run_all();
+          out = run.results()[0];
+        },
+        5, 1);
   };
   double bytes_plain = 0, bytes_fused = 0;
   Tensor y_plain, y_fused;
   const double t_plain = time_program(false, bytes_plain, y_plain);
   const double t_fused = time_program(true, bytes_fused, y_fused);
   double maxdiff = 0;
-  for (int64_t i = 0; i < y_plain.numel(); i += 997) maxdiff = std::max(maxdiff, std::fabs(y_plain.get(i) - y_fused.get(i)));
+  for (int64_t i = 0; i < y_plain.numel(); i += 997)
+    maxdiff = std::max(maxdiff, std::fabs(y_plain.get(i) - y_fused.get(i)));
   std::printf("%-28s %10s %14s %12s\n", "program", "time", "bytes moved", "GB/s");
   std::printf("%-28s %8.1f ms %14s %12.1f\n", "unfused (mul, add, gelu)", t_plain * 1e3,
               bytes_str(static_cast<int64_t>(bytes_plain)).c_str(), bytes_plain / t_plain / 1e9);
   std::printf("%-28s %8.1f ms %14s %12.1f\n", "fused (mul, add, gelu)", t_fused * 1e3,
               bytes_str(static_cast<int64_t>(bytes_fused)).c_str(), bytes_fused / t_fused / 1e9);
   std::printf("max |fused − unfused| (sampled): %.2e\n", maxdiff);
-  std::printf("claim: fused ≥ 1.5× faster than unfused: %.2f× → %s\n", t_plain / t_fused, verdict(t_plain / t_fused >= 1.5));
+  std::printf("claim: fused ≥ 1.5× faster than unfused: %.2f× → %s\n", t_plain / t_fused,
+              verdict(t_plain / t_fused >= 1.5));
 }
 
 void bench_compile_time() {

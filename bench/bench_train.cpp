@@ -17,7 +17,7 @@ using namespace opscope;
 
 int main() {
   NumThreadsScope one_thread(1);  // PyTorch's side runs one thread too
-  bench::print_build_info();      // after it: its "run:" line says 1 thread
+  bench::print_build_info();  // after it: its "run:" line says 1 thread
   // opscope: the example as a student runs it; the training loop's batches give the memory
   // checkpoints.
   Workspace& ws = current_workspace();
@@ -26,23 +26,25 @@ int main() {
   const bench::EpochResult ours = bench::run_opscope_epoch(ws, [&](int64_t done, int64_t total) {
     batches = total;
     if (done == 2) ws.tracker().reset_peak();  // the first steps make Adam's state
-    if (done == 10) live10 = ws.tracker().live_total(), peak10 = ws.tracker().peak_total(), nodes10 = ws.graph().node_count();
-    if (done == 900) live900 = ws.tracker().live_total(), peak900 = ws.tracker().peak_total(), nodes900 = ws.graph().node_count();
+    if (done == 10)
+      live10 = ws.tracker().live_total(), peak10 = ws.tracker().peak_total(), nodes10 = ws.graph().node_count();
+    if (done == 900)
+      live900 = ws.tracker().live_total(), peak900 = ws.tracker().peak_total(), nodes900 = ws.graph().node_count();
   });
   if (ours.epoch_s < 0) return 1;
   const double epoch_s = ours.epoch_s, accuracy = ours.accuracy;
 
   const bench::EpochResult torch = bench::run_torch_epoch(1, bench::reference_openblas_core());
-  std::printf("\n== One Fashion-MNIST epoch: %lld batches of 64, CNN conv16-bn-pool-conv32-bn-pool-linear, Adam lr 2e-3 ==\n",
-              static_cast<long long>(batches));
+  std::printf(
+      "\n== One Fashion-MNIST epoch: %lld batches of 64, CNN conv16-bn-pool-conv32-bn-pool-linear, Adam lr 2e-3 ==\n",
+      static_cast<long long>(batches));
   std::printf("%-36s %12s %14s %12s\n", "framework", "epoch (s)", "test accuracy", "time ratio");
   std::printf("%-36s %12.2f %14.4f %12s\n", "opscope (the example, language)", epoch_s, accuracy,
               torch.epoch_s > 0 ? (std::to_string(epoch_s / torch.epoch_s).substr(0, 4) + "×").c_str() : "-");
   if (torch.epoch_s > 0)
     std::printf("%-36s %12.2f %14.4f %12s\n", ("PyTorch " + torch.version + ", 1 thread").c_str(), torch.epoch_s,
                 torch.accuracy, "1.00× (ref)");
-  else
-    std::printf("%-36s reference not run (apt-get install python3-torch)\n", "PyTorch");
+  else std::printf("%-36s reference not run (apt-get install python3-torch)\n", "PyTorch");
   if (!torch.blas.empty()) std::printf("  PyTorch's BLAS (libraries mapped): %s\n", torch.blas.c_str());
 
   std::printf("\n== Memory over the epoch (tracker; peaks from batch 2 on, after Adam made its state) ==\n");
@@ -54,7 +56,8 @@ int main() {
   const double growth = peak10 > 0 ? static_cast<double>(peak900) / static_cast<double>(peak10) : 0;
 
   std::printf("\n%-58s %10s %10s %8s\n", "claim", "measured", "target", "verdict");
-  std::printf("%-58s %10.4f %10s %8s\n", "test accuracy after one epoch", accuracy, ">= 0.88", bench::verdict(accuracy >= 0.88));
+  std::printf("%-58s %10.4f %10s %8s\n", "test accuracy after one epoch", accuracy, ">= 0.88",
+              bench::verdict(accuracy >= 0.88));
   std::printf("%-58s %9.1f%% %10s %8s\n", "peak after batch 900 vs after batch 10", 100 * (growth - 1), "<= 5%",
               bench::verdict(growth > 0 && growth <= 1.05));
   return 0;

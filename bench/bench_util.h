@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <random>
 
-#include "core/cpu_isa.h"
-#include "core/tensor.h"
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
+#include "core/cpu_isa.h"
+#include "core/tensor.h"
 
 namespace opscope::bench {
 
@@ -33,7 +33,8 @@ inline double median_time(const std::function<void()>& fn, int repeats, int warm
 
 // Medians of several functions timed in turns (f0, f1, ..., f0, f1, ...), so that a slow
 // stretch of a shared machine slows every candidate alike instead of one of them.
-inline std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int repeats, int warmup = 1) {
+inline std::vector<double> interleaved_medians(const std::vector<std::function<void()>>& fns, int repeats,
+                                               int warmup = 1) {
   for (int i = 0; i < warmup; ++i)
     for (auto& f : fns) f();
   std::vector<std::vector<double>> t(fns.size());

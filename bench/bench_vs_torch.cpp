@@ -141,10 +141,11 @@ TorchRun run_torch(int threads, int repeats, const std::string& workloads) {
   }
   const std::string core = reference_openblas_core();
   char cmd[2048];
-  std::snprintf(cmd, sizeof cmd,
-                "OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/torch_workloads.py "
-                "--threads %d --repeats %d --workloads %s",
-                core.c_str(), threads, threads, OPSCOPE_VS_TORCH_DIR, threads, repeats, workloads.c_str());
+  std::snprintf(
+      cmd, sizeof cmd,
+      "OPENBLAS_CORETYPE=%s OPENBLAS_NUM_THREADS=%d OMP_NUM_THREADS=%d /usr/bin/python3 %s/torch_workloads.py "
+      "--threads %d --repeats %d --workloads %s",
+      core.c_str(), threads, threads, OPSCOPE_VS_TORCH_DIR, threads, repeats, workloads.c_str());
   FILE* p = popen(cmd, "r");
   if (!p) {
     r.why = "could not start /usr/bin/python3";
@@ -156,8 +157,7 @@ TorchRun run_torch(int threads, int repeats, const std::string& workloads) {
       const nlohmann::json j = nlohmann::json::parse(line);
       if (j.contains("info")) r.info = j["info"];
       else r.seconds[j.at("workload").get<std::string>()] = j.at("seconds").get<double>();
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
   }
   r.available = pclose(p) == 0 && !r.seconds.empty();
   if (!r.available) r.why = "the PyTorch script failed (run bench/vs_torch/torch_workloads.py by hand to see why)";
@@ -170,8 +170,8 @@ TorchRun run_torch(int threads, int repeats, const std::string& workloads) {
 // machine only slows either down, so the table keeps the best of the rounds for both.
 struct BlockGemms {
   double step_s = -1, gemm_core_s = 0, gemm_flops = 0, peak_gflops = 0;
-  double best_rate = 0;                  // GEMM FLOP/s per core (flops / core-seconds), best round
-  std::vector<double> round_fractions;   // each round's rate over its own peak
+  double best_rate = 0;  // GEMM FLOP/s per core (flops / core-seconds), best round
+  std::vector<double> round_fractions;  // each round's rate over its own peak
   const char* vectors = "";
 };
 
@@ -216,9 +216,10 @@ BlockGemms measure_block_gemms(int rounds, int steps) {
 
 void print_block_gemms(const std::vector<int>& thread_counts, int rounds) {
   constexpr double kTarget = 0.8;
-  std::printf("\n== Transformer block: its GEMMs against this core's FMA peak (best of %d rounds, each: FMA loop, "
-              "then 5 steps) ==\n",
-              rounds);
+  std::printf(
+      "\n== Transformer block: its GEMMs against this core's FMA peak (best of %d rounds, each: FMA loop, "
+      "then 5 steps) ==\n",
+      rounds);
   std::printf("%7s %9s %12s %9s %11s %12s %12s %9s %15s %8s %8s\n", "threads", "step ms", "GEMM core-ms", "GEMM GF",
               "GEMM share", "GEMM GF/s", "peak GF/s", "fraction", "rounds", "target", "verdict");
   const char* vectors = "";
@@ -240,10 +241,11 @@ void print_block_gemms(const std::vector<int>& thread_counts, int rounds) {
                 b.gemm_core_s * 1e3, b.gemm_flops / 1e9, 100.0 * b.gemm_core_s / (b.step_s * t), b.best_rate / 1e9,
                 b.peak_gflops, fraction, range, ">= 0.80", verdict(fraction >= kTarget));
   }
-  std::printf("  GEMM GF/s: the products' FLOPs (2·M·N·K, causal tiles skipped are not counted) over the time they ran, "
-              "per core;\n  peak: one core's float32 FMA loop, %s (bench/fma_peak.h); fraction = GEMM GF/s / peak; "
-              "rounds: each round's own fraction\n",
-              vectors);
+  std::printf(
+      "  GEMM GF/s: the products' FLOPs (2·M·N·K, causal tiles skipped are not counted) over the time they ran, "
+      "per core;\n  peak: one core's float32 FMA loop, %s (bench/fma_peak.h); fraction = GEMM GF/s / peak; "
+      "rounds: each round's own fraction\n",
+      vectors);
 }
 
 std::string cpu_model() {
@@ -284,8 +286,9 @@ int main(int argc, char** argv) {
   all_names = names + "," + kEpochName;
   bool with_epoch = true;
   for (int i = 1; i < argc; ++i) {
-    const bool known = i + 1 < argc && (std::strcmp(argv[i], "--repeats") == 0 || std::strcmp(argv[i], "--rounds") == 0 ||
-                                        std::strcmp(argv[i], "--workloads") == 0);
+    const bool known =
+        i + 1 < argc && (std::strcmp(argv[i], "--repeats") == 0 || std::strcmp(argv[i], "--rounds") == 0 ||
+                         std::strcmp(argv[i], "--workloads") == 0);
     if (!known) {
       std::fprintf(stderr, "usage: bench_vs_torch [--repeats N] [--rounds R] [--workloads %s]\n", all_names.c_str());
       return std::strcmp(argv[i], "--help") == 0 ? 0 : 1;
@@ -362,8 +365,9 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::seconds(1));  // the machine settles before the next round
   }
 
-  std::printf("\n== opscope vs PyTorch: median time per step (%d repeats, after 3 warm-up runs; best of %d rounds) ==\n",
-              repeats, rounds);
+  std::printf(
+      "\n== opscope vs PyTorch: median time per step (%d repeats, after 3 warm-up runs; best of %d rounds) ==\n",
+      repeats, rounds);
   std::printf("%-48s %7s %12s %12s %9s %8s %8s\n", "workload", "threads", "opscope ms", "PyTorch ms", "ratio", "target",
               "verdict");
   for (const Workload& w : workloads)
@@ -377,7 +381,8 @@ int main(int argc, char** argv) {
   if (with_epoch && !epoch_data)
     std::printf("%-48s %7s %12s  (dataset-fashion-mnist is not installed)\n", kEpochLabel, "-", "not run");
   else if (with_epoch)
-    for (int t : thread_counts) print_row(kEpochLabel, t, epoch_ours[t], epoch_theirs.count(t) ? epoch_theirs[t] : -1, kEpochTarget);
+    for (int t : thread_counts)
+      print_row(kEpochLabel, t, epoch_ours[t], epoch_theirs.count(t) ? epoch_theirs[t] : -1, kEpochTarget);
   if (with_epoch)
     std::printf("  epoch: the training loop of assets/examples/fashion_mnist_cnn.ops, one time (best of %d rounds)\n",
                 std::min(rounds, kEpochRounds));
@@ -395,20 +400,23 @@ int main(int argc, char** argv) {
     }
     const nlohmann::json& i = tr.info;
     const nlohmann::json blas = i.value("blas", nlohmann::json::object());
-    std::printf("PyTorch %s (%d thread%s): %s kernels (ATen CPU capability), oneDNN %s for conv; BLAS: %s, %s kernels "
-                "(%s)\n",
-                i.value("torch", "?").c_str(), i.value("threads", 0), i.value("threads", 0) == 1 ? "" : "s",
-                i.value("isa", "?").c_str(), i.value("mkldnn", false) ? "on" : "off",
-                blas.value("config", blas.value("library", std::string("?"))).c_str(),
-                blas.value("kernels", std::string("?")).c_str(), blas.value("library", std::string("?")).c_str());
+    std::printf(
+        "PyTorch %s (%d thread%s): %s kernels (ATen CPU capability), oneDNN %s for conv; BLAS: %s, %s kernels "
+        "(%s)\n",
+        i.value("torch", "?").c_str(), i.value("threads", 0), i.value("threads", 0) == 1 ? "" : "s",
+        i.value("isa", "?").c_str(), i.value("mkldnn", false) ? "on" : "off",
+        blas.value("config", blas.value("library", std::string("?"))).c_str(),
+        blas.value("kernels", std::string("?")).c_str(), blas.value("library", std::string("?")).c_str());
   }
   if (const char* user_core = std::getenv("OPENBLAS_CORETYPE"))
-    std::printf("OPENBLAS_CORETYPE=%s was set in the environment: PyTorch's OpenBLAS and opscope's `blas` ran %s "
-                "kernels; opscope's default GEMM: %s.\n",
-                user_core, user_core, cpu::default_gemm_description().c_str());
+    std::printf(
+        "OPENBLAS_CORETYPE=%s was set in the environment: PyTorch's OpenBLAS and opscope's `blas` ran %s "
+        "kernels; opscope's default GEMM: %s.\n",
+        user_core, user_core, cpu::default_gemm_description().c_str());
   else
-    std::printf("PyTorch ran with OPENBLAS_CORETYPE=%s, the kernels of opscope's own OpenBLAS calls on this CPU "
-                "(Debian's OpenBLAS 0.3.21 takes its SSE3 kernels on CPUs newer than itself).\n",
-                reference_openblas_core().c_str());
+    std::printf(
+        "PyTorch ran with OPENBLAS_CORETYPE=%s, the kernels of opscope's own OpenBLAS calls on this CPU "
+        "(Debian's OpenBLAS 0.3.21 takes its SSE3 kernels on CPUs newer than itself).\n",
+        reference_openblas_core().c_str());
   return 0;
 }

@@ -26,7 +26,7 @@ inline bool have_fashion_mnist() {
 
 struct EpochResult {
   double epoch_s = -1, accuracy = -1;  // -1: not run or failed
-  std::string blas, version;           // PyTorch's side only
+  std::string blas, version;  // PyTorch's side only
 };
 
 // Runs the example in `ws` (a workspace of the caller's, so that it can read the tracker), on
@@ -65,8 +65,8 @@ inline EpochResult run_torch_epoch(int threads, const std::string& openblas_core
   if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) return r;
   std::string cmd = "OPENBLAS_NUM_THREADS=" + std::to_string(threads) + " OMP_NUM_THREADS=" + std::to_string(threads);
   if (!openblas_core.empty()) cmd += " OPENBLAS_CORETYPE=" + openblas_core;
-  cmd += std::string(" /usr/bin/python3 ") + OPSCOPE_SOURCE_DIR + "/bench/vs_torch/fashion_epoch.py " + kFashionMnistDir +
-         " --threads " + std::to_string(threads) + " 2>&1";
+  cmd += std::string(" /usr/bin/python3 ") + OPSCOPE_SOURCE_DIR + "/bench/vs_torch/fashion_epoch.py " +
+         kFashionMnistDir + " --threads " + std::to_string(threads) + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
   std::string out;

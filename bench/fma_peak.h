@@ -14,8 +14,8 @@
 namespace opscope::bench {
 
 struct FmaPeak {
-  double gflops = 0;             // float32 FLOP/s / 1e9, an FMA counted as two
-  const char* vectors = "";      // "AVX-512 (16 floats)" or "AVX2 (8 floats)"
+  double gflops = 0;  // float32 FLOP/s / 1e9, an FMA counted as two
+  const char* vectors = "";  // "AVX-512 (16 floats)" or "AVX2 (8 floats)"
 };
 
 namespace fma_peak_detail {
@@ -23,15 +23,24 @@ namespace fma_peak_detail {
 // Twelve accumulators: more chains than FMA units × FMA latency (2 × 4 on the cores we run on),
 // so the loop is bound by the units' throughput, not by one chain's latency. The empty asm keeps
 // the compiler from folding or shortening the chains.
-#define OPSCOPE_FMA_CHAINS(V, FMA)                                                                \
+#define OPSCOPE_FMA_CHAINS(V, FMA)                                                                    \
   V a0 = b, a1 = b, a2 = b, a3 = b, a4 = b, a5 = b, a6 = b, a7 = b, a8 = b, a9 = b, a10 = b, a11 = b; \
-  for (long i = 0; i < iters; ++i) {                                                              \
-    a0 = FMA(a0, b, c); a1 = FMA(a1, b, c); a2 = FMA(a2, b, c); a3 = FMA(a3, b, c);               \
-    a4 = FMA(a4, b, c); a5 = FMA(a5, b, c); a6 = FMA(a6, b, c); a7 = FMA(a7, b, c);               \
-    a8 = FMA(a8, b, c); a9 = FMA(a9, b, c); a10 = FMA(a10, b, c); a11 = FMA(a11, b, c);           \
-    asm volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5));                \
-    asm volatile("" : "+x"(a6), "+x"(a7), "+x"(a8), "+x"(a9), "+x"(a10), "+x"(a11));              \
-  }                                                                                               \
+  for (long i = 0; i < iters; ++i) {                                                                  \
+    a0 = FMA(a0, b, c);                                                                               \
+    a1 = FMA(a1, b, c);                                                                               \
+    a2 = FMA(a2, b, c);                                                                               \
+    a3 = FMA(a3, b, c);                                                                               \
+    a4 = FMA(a4, b, c);                                                                               \
+    a5 = FMA(a5, b, c);                                                                               \
+    a6 = FMA(a6, b, c);                                                                               \
+    a7 = FMA(a7, b, c);                                                                               \
+    a8 = FMA(a8, b, c);                                                                               \
+    a9 = FMA(a9, b, c);                                                                               \
+    a10 = FMA(a10, b, c);                                                                             \
+    a11 = FMA(a11, b, c);                                                                             \
+    asm volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5));                    \
+    asm volatile("" : "+x"(a6), "+x"(a7), "+x"(a8), "+x"(a9), "+x"(a10), "+x"(a11));                  \
+  }                                                                                                   \
   float sink[16];
 
 __attribute__((target("avx512f"), noinline)) inline float chains_avx512(long iters) {

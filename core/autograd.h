@@ -13,8 +13,8 @@ namespace opscope {
 class Workspace;
 
 struct BackwardNodes {
-  std::unordered_map<int, int> grads;   // value -> the value holding dL/d(value)
-  std::vector<int> no_backward_nodes;   // forward nodes whose formula added no node
+  std::unordered_map<int, int> grads;  // value -> the value holding dL/d(value)
+  std::vector<int> no_backward_nodes;  // forward nodes whose formula added no node
 };
 
 // Appends to `g` the backward nodes of every node on a path from a gradient-requiring value to

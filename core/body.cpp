@@ -31,7 +31,9 @@ std::shared_ptr<const NodeBody> node_body(const Graph& g, const Node& n) {
     ValueInfo vi;
     vi.meta = g.value(v).meta;
     vi.name = g.value(v).name;
-    vi.kind = producer >= 0 ? ValueKind::op_output : g.value(v).kind == ValueKind::constant ? ValueKind::constant : ValueKind::input;
+    vi.kind = producer >= 0                            ? ValueKind::op_output
+              : g.value(v).kind == ValueKind::constant ? ValueKind::constant
+                                                       : ValueKind::input;
     vi.constant = g.value(v).constant;
     vi.producer = producer;
     vi.out_index = out_index;
@@ -84,7 +86,8 @@ void run_body(const NodeBody& body, KernelCtx& k) {
     const ValueInfo& vi = g.value(v);
     if (vi.producer < 0 || g.node(vi.producer).op->makes_views || direct[static_cast<size_t>(v)] >= 0) continue;
     const Tensor& out = k.outputs[i];
-    if (!out.defined() || !out.is_contiguous() || out.shape() != vi.meta.shape || out.dtype() != vi.meta.dtype) continue;
+    if (!out.defined() || !out.is_contiguous() || out.shape() != vi.meta.shape || out.dtype() != vi.meta.dtype)
+      continue;
     direct[static_cast<size_t>(v)] = static_cast<int>(i);
   }
   auto read = [&](int v) -> Tensor {

@@ -13,8 +13,8 @@ namespace opscope {
 struct KernelCtx;
 
 struct NodeBody {
-  Graph graph;               // the body's nodes (in execution order) and values
-  std::vector<int> inputs;   // inputs[i]: the body value bound to the node's input i (a placeholder leaf)
+  Graph graph;  // the body's nodes (in execution order) and values
+  std::vector<int> inputs;  // inputs[i]: the body value bound to the node's input i (a placeholder leaf)
   std::vector<int> outputs;  // outputs[i]: the body value that becomes the node's output i
   // Index of the node input / output bound to body value v, or -1.
   int input_index(int v) const;

@@ -17,8 +17,7 @@ bool cpu_has_avx512() {
   // libgcc's cpuid reading also checks XGETBV: the OS must save the opmask and zmm state.
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
-         __builtin_cpu_supports("avx512vl");
+         __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
 #else
   return false;
 #endif
@@ -66,9 +65,7 @@ std::string cpu_description() {
   return s + "; heap: " + heap_allocator_name();
 }
 
-const char* cpu_isa_name(CpuIsa isa) {
-  return isa == CpuIsa::avx512 ? "AVX-512 (x86-64-v4)" : "AVX2+FMA (x86-64-v3)";
-}
+const char* cpu_isa_name(CpuIsa isa) { return isa == CpuIsa::avx512 ? "AVX-512 (x86-64-v4)" : "AVX2+FMA (x86-64-v3)"; }
 
 const char* cpu_isa_short_name(CpuIsa isa) { return isa == CpuIsa::avx512 ? "avx512" : "baseline"; }
 

@@ -32,7 +32,7 @@ CpuIsa parse_cpu_isa(const std::string& name);
 std::string cpu_description();
 struct CpuKernelsDescription {
   std::string kernels;  // "AVX-512 (x86-64-v4) kernels"
-  std::string blas;     // "OpenBLAS 0.3.21 (SkylakeX kernels, ...)"
+  std::string blas;  // "OpenBLAS 0.3.21 (SkylakeX kernels, ...)"
 };
 void set_cpu_kernels_describer(std::function<CpuKernelsDescription()> describe);
 

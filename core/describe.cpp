@@ -19,8 +19,8 @@ std::string describe_op(const OpDef& op) {
     s += "  attributes:\n";
     for (auto& a : op.attrs)
       s += "    " + a.name + ": " + (a.spatial_axes ? axes_attr_type(a.spatial_axes) : attr_type_name(a.type)) +
-           (a.required ? " (required)" : " = " + attr_value_str(a.default_value)) + (a.doc.empty() ? "" : "  " + a.doc) +
-           "\n";
+           (a.required ? " (required)" : " = " + attr_value_str(a.default_value)) +
+           (a.doc.empty() ? "" : "  " + a.doc) + "\n";
   }
   s += "  algorithms:";
   for (auto& a : op.algorithms) {
@@ -41,12 +41,14 @@ std::string describe_op(const OpDef& op) {
     s += "  not differentiable\n";
   } else {
     s += "  saves for backward:";
-    if (op.saves.empty()) s += op.body && op.output_names.empty() ? " known after its first call (its body is traced then)" : " nothing";
+    if (op.saves.empty())
+      s += op.body && op.output_names.empty() ? " known after its first call (its body is traced then)" : " nothing";
     for (auto& r : op.saves) {
       const auto& names = r.kind == SavedRef::input ? op.input_names : std::vector<std::string>{"output"};
       std::string n = r.kind == SavedRef::input ? names[std::min<size_t>(r.index, names.size() - 1)]
                       : static_cast<size_t>(r.index) < op.output_names.size()
-                          ? op.output_names[r.index] + (r.index >= op.num_outputs - op.hidden_outputs ? " (computed in the body)" : "")
+                          ? op.output_names[r.index] +
+                                (r.index >= op.num_outputs - op.hidden_outputs ? " (computed in the body)" : "")
                           : (op.num_outputs == 1 ? "output" : "output " + std::to_string(r.index));
       s += " " + n;
     }

@@ -7,6 +7,6 @@
 namespace opscope {
 
 std::string op_signature(const OpDef& op);  // "matmul(a, b, *, algo=\"eigen\")"
-std::string describe_op(const OpDef& op);   // several lines: doc, attributes, saves, backward, algorithms
+std::string describe_op(const OpDef& op);  // several lines: doc, attributes, saves, backward, algorithms
 
 }  // namespace opscope

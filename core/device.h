@@ -17,7 +17,7 @@ class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
   virtual Device device() const = 0;
-  virtual bool available() const = 0;          // a device is present and usable
+  virtual bool available() const = 0;  // a device is present and usable
   // Whether this process has called into the device's runtime yet. Nothing does before the
   // first use of the device (available(), a tensor moved there): start-up stays fast and
   // small on machines without one.

@@ -25,8 +25,8 @@ void release_saved(Workspace& ws, const Graph& g, Node& n) {
 }  // namespace
 
 std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& inputs,
-                                       const std::vector<int>& released_saved_of, const FinishFn* finish,
-                                       Graph* graph, const std::vector<Tensor>* outputs_into) {
+                                       const std::vector<int>& released_saved_of, const FinishFn* finish, Graph* graph,
+                                       const std::vector<Tensor>* outputs_into) {
   interrupt::check();  // a step boundary: nothing of this step has happened yet
   Graph& g = graph ? *graph : ws_.graph();
   Node& n = g.node(node_id);
@@ -38,8 +38,8 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   // The node runs where its outputs live; 0-d inputs from another device (constants such as
   // the 2 in x * 2) are copied there. Kernels that need dense data get it; strided views are
   // copied (both counted as temporary).
-  const Device dev = n.outputs.empty() ? (inputs.empty() ? Device::cpu : inputs[0].device())
-                                       : g.value(n.outputs[0]).meta.device;
+  const Device dev =
+      n.outputs.empty() ? (inputs.empty() ? Device::cpu : inputs[0].device()) : g.value(n.outputs[0]).meta.device;
   std::vector<Tensor> contiguous_inputs;
   const std::vector<Tensor>* ins = &inputs;
   bool all_ready = true;
@@ -134,8 +134,8 @@ std::vector<Tensor> Executor::run_node(int node_id, const std::vector<Tensor>& i
   return outs;
 }
 
-void run_kernel(Workspace& ws, const Node& n, const std::vector<TensorMeta>& out_meta, const std::vector<Tensor>& inputs,
-                std::vector<Tensor>& outputs, MemCategory category) {
+void run_kernel(Workspace& ws, const Node& n, const std::vector<TensorMeta>& out_meta,
+                const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, MemCategory category) {
   const OpDef& op = *n.op;
   const Device dev = !out_meta.empty() ? out_meta[0].device : inputs.empty() ? Device::cpu : inputs[0].device();
   std::vector<Tensor> ins;
@@ -268,7 +268,6 @@ Tensor ScheduleRun::lookup(int v, const Node& consumer) {
   }
   throw Error("internal: value " + std::to_string(v) + " is not available to node #" + std::to_string(consumer.id));
 }
-
 
 void ScheduleRun::step() {
   if (done()) return;

@@ -32,8 +32,8 @@ using StepListener = std::function<void(const StepEvent&)>;
 // Runs node `n`'s kernel on `inputs` with no event and no step: inputs are moved to the node's
 // device and made contiguous where its op needs that (counted as temporary); undefined
 // `outputs` are allocated under `category`. Constant folding and the ops of an @op's body.
-void run_kernel(Workspace& ws, const Node& n, const std::vector<TensorMeta>& out_meta, const std::vector<Tensor>& inputs,
-                std::vector<Tensor>& outputs, MemCategory category);
+void run_kernel(Workspace& ws, const Node& n, const std::vector<TensorMeta>& out_meta,
+                const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs, MemCategory category);
 
 class Executor {
  public:
@@ -98,8 +98,8 @@ class ScheduleRun {
   Workspace& ws_;
   std::vector<int> nodes_;
   std::unordered_map<int, Tensor> env_;
-  std::unordered_map<int, size_t> last_use_;        // value -> last schedule position reading it
-  std::unordered_map<int, size_t> last_backward_;   // forward node -> last position of its backward
+  std::unordered_map<int, size_t> last_use_;  // value -> last schedule position reading it
+  std::unordered_map<int, size_t> last_backward_;  // forward node -> last position of its backward
   std::unordered_map<int, std::vector<std::weak_ptr<TensorImpl>>> sinks_;  // one value may feed several leaves
   bool retain_saved_;
   size_t pos_ = 0;

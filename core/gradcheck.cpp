@@ -25,7 +25,8 @@ std::vector<int64_t> element_index(const Shape& shape, int64_t flat) {
 
 std::string element_index_str(const Shape& shape, int64_t flat) { return shape_str(element_index(shape, flat)); }
 
-std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic, double numeric) {
+std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic,
+                              double numeric) {
   char buf[160];
   std::snprintf(buf, sizeof buf, ": analytic %.6g vs numeric %.6g (relative error %.3g)", analytic, numeric,
                 std::fabs(analytic - numeric) / std::max(1e-12, std::fabs(numeric)));
@@ -141,8 +142,9 @@ GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const st
       ws.reset_graph();
       double acc = 0;
       for (size_t j = 0; j < differentiable.size(); ++j) {
-        const Tensor y = device == Device::cpu ? ys[differentiable[j]].contiguous()
-                                               : ys[differentiable[j]].to(Device::cpu, MemCategory::temporary).contiguous();
+        const Tensor y = device == Device::cpu
+                             ? ys[differentiable[j]].contiguous()
+                             : ys[differentiable[j]].to(Device::cpu, MemCategory::temporary).contiguous();
         for (int64_t i = 0; i < y.numel(); ++i) acc += y.get(i) * weights[j].data<double>()[i];
       }
       return acc;
@@ -212,8 +214,9 @@ std::vector<GradcheckResult> gradcheck_op(const OpDef& op, uint64_t seed, Device
       for (auto& r : out[i].saved_read) read = read || (r.kind == s.kind && r.index == s.index);
     }
     if (read || !present || out.empty()) continue;
-    const std::string what = s.kind == SavedRef::input ? "input " + op.input_names.at(std::min<size_t>(s.index, op.input_names.size() - 1))
-                                                       : "output " + std::to_string(s.index);
+    const std::string what = s.kind == SavedRef::input
+                                 ? "input " + op.input_names.at(std::min<size_t>(s.index, op.input_names.size() - 1))
+                                 : "output " + std::to_string(s.index);
     out[0].passed = false;
     out[0].message = "saves " + what + " for backward, but its backward never reads it";
   }

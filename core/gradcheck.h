@@ -24,11 +24,11 @@ std::vector<int64_t> element_index(const Shape& shape, int64_t flat);
 std::string element_index_str(const Shape& shape, int64_t flat);
 // The one line that pinpoints a wrong gradient: "input 'x' [1, 2]: analytic 0.21 vs numeric
 // 0.46 (relative error 0.54)".
-std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic, double numeric);
+std::string describe_mismatch(const std::string& input, const Shape& shape, int64_t flat, double analytic,
+                              double numeric);
 
 GradcheckResult gradcheck_case(const OpDef& op, const GradcheckCase& c, const std::string& algo, size_t case_index,
-                               uint64_t seed = 1234,
-                               Device device = Device::cpu);
+                               uint64_t seed = 1234, Device device = Device::cpu);
 // Every case of `op` for every CPU algorithm; the first result also fails when a tensor the op
 // saves is read by its backward in none of the cases.
 // device: the op's kernels there (sim, cuda) against central differences, inputs copied there

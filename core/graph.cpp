@@ -215,8 +215,10 @@ TapeDrops Graph::drop_unreachable(const Mark& from, const std::vector<int>& pinn
       release_saved_refs(n);
     }
   size_t at = 0;  // retain_if visits every item in order
-  dropped.nodes = static_cast<int64_t>(
-      nodes_.retain_if([&](int, const Node&) { const size_t p = at++; return p < node_base || keep_node[p - node_base]; }));
+  dropped.nodes = static_cast<int64_t>(nodes_.retain_if([&](int, const Node&) {
+    const size_t p = at++;
+    return p < node_base || keep_node[p - node_base];
+  }));
   at = 0;
   dropped.values = static_cast<int64_t>(values_.retain_if([&](int id, ValueInfo& v) {
     const size_t p = at++;

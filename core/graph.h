@@ -22,12 +22,12 @@ struct ValueInfo {
   ValueKind kind = ValueKind::op_output;
   int producer = -1;  // node id, -1 for leaves
   int out_index = 0;
-  std::string name;   // the user's variable name, when known
+  std::string name;  // the user's variable name, when known
   bool requires_grad = false;
   bool placeholder = false;  // static mode's input("x", shape): fed by run(...)
-  bool checkpoint = false;   // checkpoint(x): recomputation keeps this value
+  bool checkpoint = false;  // checkpoint(x): recomputation keeps this value
   std::weak_ptr<TensorImpl> tensor;  // the live tensor, while someone holds it
-  Tensor constant;                   // constants and grad seeds are held by the graph
+  Tensor constant;  // constants and grad seeds are held by the graph
   // param(x) of a computed x: x's value. The nodes that computed it initialised the parameter
   // (the figure folds them into it). -1 otherwise.
   int initialised_from = -1;
@@ -47,7 +47,7 @@ struct NodeBody;  // core/body.h
 // box and shows a loop's last iteration; ids are unique within the workspace.
 struct NodeFrame {
   enum Kind : uint8_t { call, loop } kind = call;
-  int id = -1;        // the call, or the loop's run (a loop statement starts a new run each time)
+  int id = -1;  // the call, or the loop's run (a loop statement starts a new run each time)
   int iteration = 0;  // loops: 0, 1, ...
   bool operator==(const NodeFrame&) const = default;
 };
@@ -69,14 +69,14 @@ struct Node {
   std::string algo;
   ValueIds inputs, outputs;
   Phase phase = Phase::forward;
-  std::string scope;     // composite function it belongs to ("" = top level)
+  std::string scope;  // composite function it belongs to ("" = top level)
   NodeFrames frames;  // the calls and loop iterations it ran in, outermost first
-  int forward_of = -1;   // backward nodes: the forward node whose gradient they compute
+  int forward_of = -1;  // backward nodes: the forward node whose gradient they compute
   // The cost model's FLOPs for its shapes, taken when the op made it from the metadata at hand
   // (-1: not taken). A dropped tape's FLOPs add up from these: asking the model again at the
   // drop copied every node's metadata back out of the graph.
   double flops = -1;
-  bool symbolic = false; // built in static mode: runs only in a compiled program
+  bool symbolic = false;  // built in static mode: runs only in a compiled program
   std::vector<Node> fused;  // a fused node: the nodes it replaced, in order (the GUI unfolds them)
   // An @op's node: the ops its kernel runs, traced for this call's input shapes (shared by
   // every call with the same shapes and attributes). node_body() gives a fused node's too.
@@ -96,7 +96,7 @@ Cost node_cost(const Graph& g, const Node& n);
 // long loop's tape is gone, and flops() still counts the work the dropped nodes did.
 struct TapeDrops {
   int64_t nodes = 0, values = 0;  // dropped in all
-  double flops = 0;               // FLOPs of the dropped nodes' runs (cost model × runs)
+  double flops = 0;  // FLOPs of the dropped nodes' runs (cost model × runs)
 };
 
 class Graph {

@@ -17,8 +17,7 @@
 
 namespace opscope {
 
-template <class T, size_t N>
-class InlineVector {
+template <class T, size_t N> class InlineVector {
   static_assert(std::is_trivially_copyable_v<T>, "InlineVector copies its items as bytes");
 
  public:
@@ -38,8 +37,7 @@ class InlineVector {
   InlineVector() = default;
   explicit InlineVector(size_t n, T value = T()) { assign(n, value); }
   InlineVector(std::initializer_list<T> l) { assign(l.begin(), l.end()); }
-  template <class It, class = typename std::iterator_traits<It>::iterator_category>
-  InlineVector(It first, It last) {
+  template <class It, class = typename std::iterator_traits<It>::iterator_category> InlineVector(It first, It last) {
     assign(first, last);
   }
   InlineVector(const std::vector<T>& v) { assign(v.begin(), v.end()); }  // NOLINT: implicit on purpose
@@ -63,10 +61,11 @@ class InlineVector {
   ~InlineVector() { release(); }
   // Implicit for shapes (attributes hold them as std::vector<int64_t>); explicit for the rest,
   // so that a hot loop cannot copy a node's ids into a vector without saying so.
-  explicit(!std::is_same_v<T, int64_t>) operator std::vector<T>() const { return std::vector<T>(begin(), end()); }  // NOLINT
+  explicit(!std::is_same_v<T, int64_t>) operator std::vector<T>() const {
+    return std::vector<T>(begin(), end());
+  }  // NOLINT
 
-  template <class It, class = typename std::iterator_traits<It>::iterator_category>
-  void assign(It first, It last) {
+  template <class It, class = typename std::iterator_traits<It>::iterator_category> void assign(It first, It last) {
     const auto n = static_cast<size_t>(std::distance(first, last));
     clear();
     reserve(n);

@@ -48,7 +48,8 @@ void check() {
 void set_idle_hook(std::function<void()> fn, double interval_s) {
   g_hook_set.store(false, std::memory_order_relaxed);
   g_hook.fn = std::move(fn);
-  g_hook.interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(interval_s));
+  g_hook.interval =
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(interval_s));
   g_hook.next = std::chrono::steady_clock::now() + g_hook.interval;
   g_hook.owner = std::this_thread::get_id();
   g_hook_set.store(static_cast<bool>(g_hook.fn), std::memory_order_relaxed);

@@ -18,8 +18,8 @@ class Interrupted : public Error {
 
 namespace interrupt {
 
-void request() noexcept;    // async-signal-safe: a SIGINT handler may call it
-void clear() noexcept;      // a front end, once it has reported the interrupt
+void request() noexcept;  // async-signal-safe: a SIGINT handler may call it
+void clear() noexcept;  // a front end, once it has reported the interrupt
 bool requested() noexcept;  // async-signal-safe
 // A step boundary: throws Interrupted when one was requested; otherwise gives the idle hook
 // its turn (at most once per its interval).

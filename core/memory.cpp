@@ -78,8 +78,8 @@ void MemoryTracker::reset_peak() {
 
 void MemoryTracker::check_cap(int64_t bytes, const Shape& shape, DType dtype) const {
   if (bytes > cap_ - live_total_)
-    throw Error("cannot allocate a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_str(shape) +
-                    " (" + bytes_str(bytes) + "): it would pass the memory cap of " + bytes_str(cap_) + " (" +
+    throw Error("cannot allocate a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_str(shape) + " (" +
+                    bytes_str(bytes) + "): it would pass the memory cap of " + bytes_str(cap_) + " (" +
                     bytes_str(live_total_) + " already live)",
                 "use a smaller shape, free tensors you no longer need, or raise the cap (:mem cap BYTES)");
 }
@@ -101,7 +101,7 @@ CpuCachingAllocator::~CpuCachingAllocator() { empty_cache(); }
 int64_t CpuCachingAllocator::round_size(int64_t bytes) {
   if (bytes <= 0) return 64;
   if (bytes < (1 << 20)) return (bytes + 511) & ~int64_t(511);  // small: 512-byte granules
-  return (bytes + (1 << 20) - 1) & ~int64_t((1 << 20) - 1);      // large: 1 MiB granules
+  return (bytes + (1 << 20) - 1) & ~int64_t((1 << 20) - 1);  // large: 1 MiB granules
 }
 
 void* CpuCachingAllocator::allocate(int64_t bytes, MemCategory c) {
@@ -159,7 +159,9 @@ std::shared_ptr<Allocator> checked_outside_parallel_loop(std::shared_ptr<Allocat
 }  // namespace
 
 Storage::Storage(std::shared_ptr<Allocator> alloc, int64_t nbytes, MemCategory c)
-    : alloc_(checked_outside_parallel_loop(std::move(alloc))), data_(alloc_->allocate(nbytes, c)), nbytes_(nbytes),
+    : alloc_(checked_outside_parallel_loop(std::move(alloc))),
+      data_(alloc_->allocate(nbytes, c)),
+      nbytes_(nbytes),
       category_(c) {}
 
 Storage::~Storage() { alloc_->release(data_, nbytes_, category_); }

@@ -15,7 +15,16 @@ namespace opscope {
 
 // optimizer_state: momentum buffers, Adam's m and v and the step count (as PyTorch's memory
 // profiler has it: neither parameters nor gradients, but held from step to step).
-enum class MemCategory : uint8_t { parameter, input, activation, saved, gradient, optimizer_state, workspace, temporary };
+enum class MemCategory : uint8_t {
+  parameter,
+  input,
+  activation,
+  saved,
+  gradient,
+  optimizer_state,
+  workspace,
+  temporary
+};
 constexpr int kNumCategories = 8;
 const char* category_name(MemCategory c);  // "parameter", ..., "saved" is saved-for-backward, "optimizer state"
 MemCategory parse_category(const std::string& name);  // also "optimizer_state" and "saved_for_backward"
@@ -28,8 +37,8 @@ inline int64_t total_bytes(const CategoryBytes& b) {
 }
 
 struct TimelinePoint {
-  int64_t step;        // executor step number
-  int node = -1;       // graph node that ran (-1: not a node)
+  int64_t step;  // executor step number
+  int node = -1;  // graph node that ran (-1: not a node)
   CategoryBytes live;  // live bytes by category after the step
 };
 

@@ -11,8 +11,8 @@ namespace opscope {
 
 struct ModuleFile {
   void* handle = nullptr;  // dlopen's handle, or null
-  std::string path;        // the file opened
-  std::string why;         // when there is no handle: which files were missing, or dlopen's message
+  std::string path;  // the file opened
+  std::string why;  // when there is no handle: which files were missing, or dlopen's message
 };
 
 // Opens `file_name` ("libopscope_window.so") with RTLD_NOW, so that a symbol the executable
@@ -25,7 +25,7 @@ std::string module_hint(const char* file_name, const char* env_var);
 
 // The first fields of every table that a module made of opscope's own code returns.
 struct ModuleTableHead {
-  int interface = 0;             // the table's version
+  int interface = 0;  // the table's version
   const char* abi_id = nullptr;  // OPSCOPE_ABI_ID the module was built with
 };
 

@@ -16,9 +16,10 @@ std::string axes_attr_type(int axes) {
 
 // The same, in a sentence: "an int or a pair (h, w)".
 std::string axes_attr_phrase(int axes) {
-  return axes == 1 ? "an int or a 1-tuple (l,)" : axes == 2 ? "an int or a pair (h, w)" : "an int or a triple (d, h, w)";
+  return axes == 1   ? "an int or a 1-tuple (l,)"
+         : axes == 2 ? "an int or a pair (h, w)"
+                     : "an int or a triple (d, h, w)";
 }
-
 
 const char* attr_type_name(AttrType t) {
   switch (t) {
@@ -59,7 +60,8 @@ std::string Attrs::str(bool all) const {
     if (!all && !op_->attrs[i].required && values_[i] == op_->attrs[i].default_value) continue;
     if (!r.empty()) r += ", ";
     const auto* axes = op_->attrs[i].spatial_axes ? std::get_if<std::vector<int64_t>>(&values_[i]) : nullptr;
-    const bool uniform = axes && !axes->empty() && std::all_of(axes->begin(), axes->end(), [&](int64_t v) { return v == (*axes)[0]; });
+    const bool uniform =
+        axes && !axes->empty() && std::all_of(axes->begin(), axes->end(), [&](int64_t v) { return v == (*axes)[0]; });
     r += op_->attrs[i].name + "=" + (uniform ? std::to_string((*axes)[0]) : attr_value_str(values_[i]));
   }
   return r;
@@ -80,16 +82,17 @@ void InferCtx::fail(const std::string& message, const std::string& hint) const {
 
 void InferCtx::expect_float(size_t i) const {
   if (!is_floating(inputs[i].dtype))
-    fail(std::string("expected a floating-point tensor for '") + op.input_names[std::min(i, op.input_names.size() - 1)] +
-             "', got " + dtype_name(inputs[i].dtype),
+    fail(std::string("expected a floating-point tensor for '") +
+             op.input_names[std::min(i, op.input_names.size() - 1)] + "', got " + dtype_name(inputs[i].dtype),
          "convert it first, e.g. x.float() or cast(x, dtype=\"float32\")");
 }
 
 void InferCtx::expect_rank(size_t i, int64_t lo, int64_t hi) const {
   int64_t r = static_cast<int64_t>(inputs[i].shape.size());
   if (r < lo || r > hi) {
-    std::string want = lo == hi ? std::to_string(lo) : (hi >= 64 ? "at least " + std::to_string(lo)
-                                                                  : std::to_string(lo) + ".." + std::to_string(hi));
+    std::string want =
+        lo == hi ? std::to_string(lo)
+                 : (hi >= 64 ? "at least " + std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi));
     fail("expected a tensor of rank " + want + " for '" + op.input_names[std::min(i, op.input_names.size() - 1)] +
          "', got shape " + shape_str(inputs[i].shape));
   }
@@ -183,7 +186,8 @@ std::vector<double> OpDef::formula_params(const Attrs& a) const {
     else if (auto p = std::get_if<bool>(&v)) out.push_back(*p ? 1.0 : 0.0);
     else if (auto p = std::get_if<std::string>(&v)) {
       auto it = std::find(spec->choices.begin(), spec->choices.end(), *p);
-      if (it == spec->choices.end()) throw Error("internal: '" + *p + "' is not a choice of " + this->name + "." + name);
+      if (it == spec->choices.end())
+        throw Error("internal: '" + *p + "' is not a choice of " + this->name + "." + name);
       out.push_back(static_cast<double>(it - spec->choices.begin()));
     } else {
       throw Error("internal: a list attribute cannot be a parameter of " + this->name + "'s formula");
@@ -236,11 +240,13 @@ AttrValue convert_attr(const OpDef& op, const AttrSpec& spec, const AttrValue& v
         if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>(n, *p);
         if (auto p = std::get_if<std::vector<int64_t>>(&v); p && (p->size() == 1 || p->size() == n))
           return p->size() == 1 ? std::vector<int64_t>(n, (*p)[0]) : *p;
-        throw Error(op.name + ": attribute '" + spec.name + "' must be " + axes_attr_phrase(spec.spatial_axes) + ", got " +
+        throw Error(op.name + ": attribute '" + spec.name + "' must be " + axes_attr_phrase(spec.spatial_axes) +
+                        ", got " +
                         (std::holds_alternative<std::vector<int64_t>>(v) ? attr_value_str(v) : std::string(got)),
                     n == 1 ? spec.name + "=2 means 2 along L"
-                    : n == 2 ? spec.name + "=2 means 2 along both H and W; " + spec.name + "=(2, 1) gives H and W their own"
-                             : spec.name + "=2 means 2 along D, H and W; " + spec.name + "=(1, 2, 2) gives each its own");
+                    : n == 2
+                        ? spec.name + "=2 means 2 along both H and W; " + spec.name + "=(2, 1) gives H and W their own"
+                        : spec.name + "=2 means 2 along D, H and W; " + spec.name + "=(1, 2, 2) gives each its own");
       }
       if (auto p = std::get_if<std::vector<int64_t>>(&v)) return *p;
       if (auto p = std::get_if<int64_t>(&v)) return std::vector<int64_t>{*p};
@@ -252,9 +258,10 @@ AttrValue convert_attr(const OpDef& op, const AttrSpec& spec, const AttrValue& v
 void validate_attr(const OpDef& op, const AttrSpec& spec, const AttrValue& v) {
   auto range = [&](double x) {
     if ((spec.min && x < *spec.min) || (spec.max && x > *spec.max)) {
-      std::string r = spec.min && spec.max ? "between " + attr_value_str(*spec.min) + " and " + attr_value_str(*spec.max)
-                      : spec.min          ? ">= " + attr_value_str(*spec.min)
-                                          : "<= " + attr_value_str(*spec.max);
+      std::string r = spec.min && spec.max
+                          ? "between " + attr_value_str(*spec.min) + " and " + attr_value_str(*spec.max)
+                      : spec.min ? ">= " + attr_value_str(*spec.min)
+                                 : "<= " + attr_value_str(*spec.max);
       throw Error(op.name + ": attribute '" + spec.name + "' must be " + r + ", got " + attr_value_str(v),
                   spec.doc.empty() ? std::string() : spec.name + ": " + spec.doc);
     }
@@ -263,8 +270,8 @@ void validate_attr(const OpDef& op, const AttrSpec& spec, const AttrValue& v) {
   if (auto p = std::get_if<double>(&v)) range(*p);
   if (auto p = std::get_if<std::vector<int64_t>>(&v))
     for (auto x : *p) range(static_cast<double>(x));
-  if (auto p = std::get_if<std::string>(&v); p && !spec.choices.empty() &&
-                                              std::find(spec.choices.begin(), spec.choices.end(), *p) == spec.choices.end()) {
+  if (auto p = std::get_if<std::string>(&v);
+      p && !spec.choices.empty() && std::find(spec.choices.begin(), spec.choices.end(), *p) == spec.choices.end()) {
     std::string all;
     for (auto& c : spec.choices) all += (all.empty() ? "\"" : ", \"") + c + "\"";
     throw Error(op.name + ": attribute '" + spec.name + "' must be one of " + all + ", got \"" + *p + "\"");
@@ -296,8 +303,7 @@ Attrs OpDef::resolve(const AttrMap& given) const {
     seen[i] = true;
   }
   for (size_t i = 0; i < attrs.size(); ++i) {
-    if (attrs[i].required && !seen[i])
-      throw Error(name + ": missing attribute '" + attrs[i].name + "'", attrs[i].doc);
+    if (attrs[i].required && !seen[i]) throw Error(name + ": missing attribute '" + attrs[i].name + "'", attrs[i].doc);
     if (seen[i] || attrs[i].required) validate_attr(*this, attrs[i], values[i]);
   }
   return Attrs(this, std::move(values));
@@ -324,10 +330,12 @@ OpDef& OpRegistry::add(OpDef def) {
     for (auto& a : def.algorithms) all += (all.empty() ? "" : ", ") + a;
     throw Error("internal: operator '" + def.name + "' has algorithms " + all + " but no default_algo");
   }
-  if (def.default_algo.empty() && def.algorithms.size() == 1) def.default_algo = def.algorithms[0];  // kept when devices add theirs
+  if (def.default_algo.empty() && def.algorithms.size() == 1)
+    def.default_algo = def.algorithms[0];  // kept when devices add theirs
   if (!def.default_algo.empty() &&
       std::find(def.algorithms.begin(), def.algorithms.end(), def.default_algo) == def.algorithms.end())
-    throw Error("internal: operator '" + def.name + "' defaults to algorithm '" + def.default_algo + "', which it lacks");
+    throw Error("internal: operator '" + def.name + "' defaults to algorithm '" + def.default_algo +
+                "', which it lacks");
   auto p = std::make_unique<OpDef>(std::move(def));
   auto& ref = *p;
   ops_.emplace(ref.name, std::move(p));
@@ -368,7 +376,8 @@ void OpRegistry::reinstate(const OpDef* def) {
   ops_.emplace(p->name, std::move(p));
 }
 
-void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn, bool device_default) {
+void OpRegistry::add_kernel(const std::string& op, Device d, const std::string& algo, KernelFn fn,
+                            bool device_default) {
   add_kernel(KernelAddition{op, d, algo, std::move(fn), device_default, {}});
 }
 
@@ -473,7 +482,8 @@ std::string closest_name(std::string_view name, const std::vector<std::string>& 
     for (size_t i = 1; i <= a.size(); ++i)
       for (size_t j = 1; j <= b.size(); ++j) {
         d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
     return d[a.size()][b.size()];
   };

@@ -6,9 +6,9 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -61,13 +61,14 @@ inline AttrSpec make_attr(std::string name, AttrType type, AttrValue default_val
 // accepts 2, (2, 1, 1) or [2, 1, 1].
 inline AttrSpec make_axes_attr(std::string name, int64_t default_value, std::string doc, int axes,
                                std::optional<double> min = {}) {
-  AttrSpec a = make_attr(std::move(name), AttrType::int_list, std::vector<int64_t>(static_cast<size_t>(axes), default_value),
-                         std::move(doc), min);
+  AttrSpec a = make_attr(std::move(name), AttrType::int_list,
+                         std::vector<int64_t>(static_cast<size_t>(axes), default_value), std::move(doc), min);
   a.spatial_axes = axes;
   return a;
 }
 // An int-or-pair attribute: make_pair_attr("stride", 1, "doc", 1) accepts 2, (2, 1) or [2, 1].
-inline AttrSpec make_pair_attr(std::string name, int64_t default_value, std::string doc, std::optional<double> min = {}) {
+inline AttrSpec make_pair_attr(std::string name, int64_t default_value, std::string doc,
+                               std::optional<double> min = {}) {
   return make_axes_attr(std::move(name), default_value, std::move(doc), 2, min);
 }
 // How a per-axis attribute is written in a signature: "int or (h, w)".
@@ -157,8 +158,8 @@ class GradCtx {
  public:
   virtual ~GradCtx() = default;
   virtual Val grad_output(size_t i) = 0;  // dL/d(output i)
-  virtual Val input(size_t i) = 0;        // forward input i (must be listed in OpDef::saves)
-  virtual Val output(size_t i) = 0;       // forward output i (must be listed in OpDef::saves)
+  virtual Val input(size_t i) = 0;  // forward input i (must be listed in OpDef::saves)
+  virtual Val output(size_t i) = 0;  // forward output i (must be listed in OpDef::saves)
   virtual const Attrs& attrs() const = 0;
   virtual const TensorMeta& input_meta(size_t i) const = 0;
   virtual const TensorMeta& output_meta(size_t i) const = 0;
@@ -206,20 +207,21 @@ using CostFn = std::function<Cost(const std::vector<TensorMeta>& in, const std::
 // differences, for differentiable ops), the generated CUDA-vs-CPU tests and the checks of what
 // backward reads all iterate. Values are drawn by make_case_inputs (core/random.h).
 enum class Domain : uint8_t {
-  any,        // uniform in [-1, 1]
-  positive,   // uniform in [0.5, 2]
+  any,  // uniform in [-1, 1]
+  positive,  // uniform in [0.5, 2]
   away_zero,  // |x| in [0.2, 1], random sign (kinks at 0: relu, abs, leaky_relu)
-  distinct,   // a shuffled arithmetic sequence: no ties (max, maximum)
-  index,      // int64 in [0, index_max)
-  mask,       // int64 0/1
-  normal,     // standard normal (benchmarks and the kernel lab)
+  distinct,  // a shuffled arithmetic sequence: no ties (max, maximum)
+  index,  // int64 in [0, index_max)
+  mask,  // int64 0/1
+  normal,  // standard normal (benchmarks and the kernel lab)
 };
 struct InputSpec {
   Shape shape;
   Domain domain = Domain::any;
   int64_t index_max = 0;
   bool differentiable = true;  // false: check no gradient for it (targets, masks)
-  std::optional<DType> dtype = std::nullopt;  // a dtype of its own, whatever the case runs in (Adam's float32 step count)
+  std::optional<DType> dtype =
+      std::nullopt;  // a dtype of its own, whatever the case runs in (Adam's float32 step count)
 };
 struct GradcheckCase {
   std::vector<InputSpec> inputs;
@@ -235,7 +237,7 @@ struct GradcheckCase {
 // How the kernel lab feeds an op from a student's sizes: what the sizes mean, their defaults,
 // and the case they make (shapes and attributes; the lab draws normal float32 values).
 struct LabSizes {
-  std::string help;               // "N [M K]: A is N×K, B is K×M"
+  std::string help;  // "N [M K]: A is N×K, B is K×M"
   std::vector<int64_t> defaults;  // {512}
   size_t min_sizes = 1;
   std::function<GradcheckCase(const std::vector<int64_t>&)> make;  // empty: not in the lab
@@ -259,7 +261,7 @@ struct SavedRef {
 // fused kernels are derived. fuse_elementwise turns chains of pointwise ops into one
 // `fused_elementwise` node; its chain names each op with its parameters.
 struct PointwiseTrait {
-  int arity = 0;     // 0: not pointwise; else 1 or 2 operands
+  int arity = 0;  // 0: not pointwise; else 1 or 2 operands
   int formula = -1;  // the formula's code in ops/pointwise.h (opaque to core)
   // Attributes that are numbers of the formula, in order (leaky_relu's slope). A string
   // attribute counts as the index of its value among its choices (gelu's form: 0 erf, 1 tanh).
@@ -301,10 +303,10 @@ inline constexpr size_t kMaxFusedInputs = 8;
 // ---------------------------------------------------------------------------------------------
 struct OpDef {
   std::string name;
-  std::string family;   // "elementwise", "reduction", "matmul", ...
-  std::string doc;      // one line with the formula
+  std::string family;  // "elementwise", "reduction", "matmul", ...
+  std::string doc;  // one line with the formula
   std::vector<std::string> input_names;  // last may end in "..." (variadic) or "?" (optional)
-  int min_inputs = 1, max_inputs = 1;    // max -1: variadic
+  int min_inputs = 1, max_inputs = 1;  // max -1: variadic
   int num_outputs = 1;
   // The last `hidden_outputs` outputs are tensors the kernel keeps for backward (a user @op's
   // saved activations): graph values with bytes of their own, not returned to the caller.
@@ -334,25 +336,25 @@ struct OpDef {
   }
   // A device's default when the op's default has no kernel there (matmul on cuda: "cublas").
   std::array<std::string, kNumDevices> device_default;
-  bool makes_views = false;       // kernel sets outputs to views of inputs (no allocation)
-  bool accepts_strided = false;   // kernel handles any strides; else inputs are made contiguous
-  bool updates_input0 = false;    // optimizer steps: a compiled program writes the output over input 0
+  bool makes_views = false;  // kernel sets outputs to views of inputs (no allocation)
+  bool accepts_strided = false;  // kernel handles any strides; else inputs are made contiguous
+  bool updates_input0 = false;  // optimizer steps: a compiled program writes the output over input 0
 
   // Traits (see above) --------------------------------------------------------------------
-  PointwiseTrait pointwise;       // a scalar formula per element: fusible
-  bool elementwise = false;       // out[i] reads the inputs at i only: may be written over a dying input
-  bool stateful = false;          // its kernel also writes state that is no output (batch_norm's
-                                  // running statistics): never merged, folded or recomputed
-  bool random = false;            // draws random numbers: two calls are two samples (never merged by
-                                  // CSE, never recomputed)
-  std::string anomaly_hint;       // what to do when its output has NaN/Inf (:anomaly on)
-  std::string output_name_suffix; // in backward graphs its output is named after its input plus this ("B.T")
+  PointwiseTrait pointwise;  // a scalar formula per element: fusible
+  bool elementwise = false;  // out[i] reads the inputs at i only: may be written over a dying input
+  bool stateful = false;  // its kernel also writes state that is no output (batch_norm's
+      // running statistics): never merged, folded or recomputed
+  bool random = false;  // draws random numbers: two calls are two samples (never merged by
+      // CSE, never recomputed)
+  std::string anomaly_hint;  // what to do when its output has NaN/Inf (:anomaly on)
+  std::string output_name_suffix;  // in backward graphs its output is named after its input plus this ("B.T")
   std::vector<AbsorbRule> absorbs;
 
-  bool differentiable = true;     // false: outputs never require grad (comparisons)
+  bool differentiable = true;  // false: outputs never require grad (comparisons)
   std::vector<SavedRef> saves;
   BackwardFn backward;
-  std::string backward_note;      // e.g. "dA = dC·Bᵀ, dB = Aᵀ·dC"
+  std::string backward_note;  // e.g. "dA = dC·Bᵀ, dB = Aᵀ·dC"
   // For ops used only inside backward formulas: the op whose gradcheck exercises this one.
   std::string checked_via;
 
@@ -384,7 +386,9 @@ struct OpDef {
   // Drops the kernel; the algorithm goes too once no device has it.
   void remove_kernel(Device d, std::string_view algo);
   const KernelFn* find_kernel(Device d, std::string_view algo) const;
-  const std::string& default_algorithm() const { return default_algo.empty() && algorithms.size() == 1 ? algorithms[0] : default_algo; }
+  const std::string& default_algorithm() const {
+    return default_algo.empty() && algorithms.size() == 1 ? algorithms[0] : default_algo;
+  }
   bool is_pointwise() const { return pointwise.arity > 0; }
   // The numbers of the formula of a pointwise op, from a call's attributes (PointwiseTrait::params).
   std::vector<double> formula_params(const Attrs& attrs) const;
@@ -401,16 +405,16 @@ struct KernelAddition {
   std::string algo;
   KernelFn fn;
   bool device_default = false;  // this algorithm is the op's default on `device`
-  std::string origin;           // "" for the built-ins; else the extension's file
+  std::string origin;  // "" for the built-ins; else the extension's file
 };
 
 // What a shared library registered while it was being loaded (see OpRegistry::begin_capture).
 struct RegistryCapture {
-  std::string abi;                          // the ABI id the library must have been built with
+  std::string abi;  // the ABI id the library must have been built with
   std::vector<std::unique_ptr<OpDef>> ops;  // stable addresses: add() returns a reference
   std::vector<KernelAddition> kernels;
-  std::vector<std::string> errors;          // a wrong ABI, an exception from a block, ...
-  bool unchecked = false;                   // a block registered without the ABI check
+  std::vector<std::string> errors;  // a wrong ABI, an exception from a block, ...
+  bool unchecked = false;  // a block registered without the ABI check
 };
 
 class OpRegistry {
@@ -427,7 +431,7 @@ class OpRegistry {
   void reinstate(const OpDef* def);
   const OpDef* find(std::string_view name) const;
   const OpDef& get(std::string_view name) const;  // throws "unknown operator" with suggestions
-  std::vector<const OpDef*> all() const;          // sorted by name
+  std::vector<const OpDef*> all() const;  // sorted by name
   size_t size() const { return ops_.size(); }
   // A kernel for an op declared in another file (the CUDA kernels of ops/cuda): attached now
   // if the op exists, else when it is added (static initialisation order is not defined).

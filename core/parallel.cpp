@@ -37,8 +37,7 @@ inline void cpu_relax() {
 // Spins for about `us` microseconds while `keep_waiting()`; true if the wait ended by itself.
 // Kernels come back to back (one op after another), so a short spin saves the futex round trip
 // of waking a sleeping thread; longer waits sleep and leave the core to others.
-template <class F>
-bool spin_while(F keep_waiting, int us) {
+template <class F> bool spin_while(F keep_waiting, int us) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
   for (int i = 0;; ++i) {
     if (!keep_waiting()) return true;
@@ -58,7 +57,8 @@ struct Job {
   std::mutex error_mu;
   std::exception_ptr error;
 
-  Job(FunctionRef<void(int, int64_t, int64_t)> b, int64_t n_, int64_t g) : body(b), n(n_), grain(g), chunks((n_ + g - 1) / g) {}
+  Job(FunctionRef<void(int, int64_t, int64_t)> b, int64_t n_, int64_t g)
+      : body(b), n(n_), grain(g), chunks((n_ + g - 1) / g) {}
 
   void run_chunks(int worker) {
     RegionFlag flag;
@@ -189,9 +189,9 @@ int num_threads() { return threads_setting().load(std::memory_order_relaxed); }
 
 void set_num_threads(int n) {
   if (n < 1 || n > kMaxThreads)
-    throw Error("cannot use " + std::to_string(n) + " threads",
-                "give 1 to " + std::to_string(kMaxThreads) + " (this machine has " + std::to_string(hardware_threads()) +
-                    " cores)");
+    throw Error("cannot use " + std::to_string(n) + " threads", "give 1 to " + std::to_string(kMaxThreads) +
+                                                                    " (this machine has " +
+                                                                    std::to_string(hardware_threads()) + " cores)");
   if (n > g_thread_limit.load(std::memory_order_relaxed))
     throw Error("cannot use " + std::to_string(n) + " threads here", thread_limit_reason());
   threads_setting().store(n, std::memory_order_relaxed);

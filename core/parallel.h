@@ -19,9 +19,9 @@ namespace opscope {
 
 constexpr int kMaxThreads = 64;
 
-int hardware_threads();     // CPUs this process may run on
+int hardware_threads();  // CPUs this process may run on
 int default_num_threads();  // OPSCOPE_NUM_THREADS when set, else hardware_threads()
-int num_threads();          // threads a kernel may use now (1: everything on the calling thread)
+int num_threads();  // threads a kernel may use now (1: everything on the calling thread)
 void set_num_threads(int n);  // 1 <= n <= kMaxThreads, else a student error
 // The platform's limit (the browser: one thread), set before any kernel runs; `why` is the
 // hint a student gets when asking for more.
@@ -31,18 +31,16 @@ void limit_threads(int max_threads, const std::string& why);
 bool in_parallel_region();
 
 // A non-owning reference to a callable: what parallel_for takes (no allocation per call).
-template <class Sig>
-class FunctionRef;
-template <class R, class... Args>
-class FunctionRef<R(Args...)> {
+template <class Sig> class FunctionRef;
+template <class R, class... Args> class FunctionRef<R(Args...)> {
  public:
   template <class F, class = std::enable_if_t<!std::is_same_v<std::decay_t<F>, FunctionRef>>>
-  FunctionRef(F&& f) : obj_(const_cast<void*>(static_cast<const void*>(&f))), call_(&call<std::remove_reference_t<F>>) {}
+  FunctionRef(F&& f)
+      : obj_(const_cast<void*>(static_cast<const void*>(&f))), call_(&call<std::remove_reference_t<F>>) {}
   R operator()(Args... args) const { return call_(obj_, std::forward<Args>(args)...); }
 
  private:
-  template <class F>
-  static R call(void* obj, Args... args) {
+  template <class F> static R call(void* obj, Args... args) {
     return (*static_cast<F*>(obj))(std::forward<Args>(args)...);
   }
   void* obj_;

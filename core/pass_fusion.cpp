@@ -31,11 +31,11 @@ bool has_kernel_on(const OpDef& op, Device d) { return op.find_kernel(d, default
 
 struct Group {
   std::vector<int> members;  // node ids in schedule order
-  int tail = -1;             // the value the last member writes
+  int tail = -1;  // the value the last member writes
   Shape shape;
   DType dtype;
   Phase phase;
-  std::set<int> inputs;      // values read from outside the group
+  std::set<int> inputs;  // values read from outside the group
 };
 
 // An op that absorbs the producer of one of its inputs (OpDef::absorbs): with a training
@@ -96,12 +96,12 @@ void fuse_absorbed_producers(Program& p, std::unordered_map<int, int>& readers, 
       replace[u] = fid;
       removed.insert(prod);
       const std::string wname = g.value(g.node(fid).inputs[0]).name;
-      changes.push_back("fused #" + std::to_string(prod) + " " + rule.producer + " into its update #" +
-                        std::to_string(u) + " as #" + std::to_string(fid) + " " + g.node(fid).label() +
-                        ": the gradient of " + (wname.empty() ? std::string("a parameter") : wname) + " " +
-                        shape_str(g.value(dw).meta.shape) + " (" +
-                        bytes_str(shape_numel(g.value(dw).meta.shape) * static_cast<int64_t>(dtype_size(g.value(dw).meta.dtype))) +
-                        ") is never stored");
+      changes.push_back(
+          "fused #" + std::to_string(prod) + " " + rule.producer + " into its update #" + std::to_string(u) + " as #" +
+          std::to_string(fid) + " " + g.node(fid).label() + ": the gradient of " +
+          (wname.empty() ? std::string("a parameter") : wname) + " " + shape_str(g.value(dw).meta.shape) + " (" +
+          bytes_str(shape_numel(g.value(dw).meta.shape) * static_cast<int64_t>(dtype_size(g.value(dw).meta.dtype))) +
+          ") is never stored");
       break;
     }
   }
@@ -158,7 +158,8 @@ std::vector<std::string> pass_fuse_elementwise(Program& p) {
       size_t inputs = G.inputs.size();
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         const int w = n.inputs[i];
-        const bool seen = w == v || G.inputs.count(w) || std::find(n.inputs.begin(), n.inputs.begin() + i, w) != n.inputs.begin() + i;
+        const bool seen =
+            w == v || G.inputs.count(w) || std::find(n.inputs.begin(), n.inputs.begin() + i, w) != n.inputs.begin() + i;
         inputs += seen ? 0 : 1;
       }
       if (G.members.size() >= kMaxFusedOps || inputs > kMaxFusedInputs) continue;
@@ -220,8 +221,8 @@ std::vector<std::string> pass_fuse_elementwise(Program& p) {
     Cost fc = node_cost(g, g.node(fid));
     std::string names;
     for (int id : G.members) names += (names.empty() ? "#" : ", #") + std::to_string(id);
-    changes.push_back("fused " + names + " into #" + std::to_string(fid) + " " + g.node(fid).label() + ": bytes moved " +
-                      bytes_str(static_cast<int64_t>(unfused_bytes)) + " → " +
+    changes.push_back("fused " + names + " into #" + std::to_string(fid) + " " + g.node(fid).label() +
+                      ": bytes moved " + bytes_str(static_cast<int64_t>(unfused_bytes)) + " → " +
                       bytes_str(static_cast<int64_t>(fc.bytes_read + fc.bytes_written)));
   }
   std::vector<int> schedule;

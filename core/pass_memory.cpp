@@ -24,7 +24,8 @@ int64_t value_bytes(const Graph& g, int v) {
 std::vector<std::string> pass_recompute(Program& p, const RecomputePolicy& policy) {
   std::vector<std::string> changes;
   if (policy.kind == RecomputePolicy::none) {
-    changes.push_back("no policy: every activation backward reads is kept (recompute=\"every:2\", \"marks\" or a byte budget)");
+    changes.push_back(
+        "no policy: every activation backward reads is kept (recompute=\"every:2\", \"marks\" or a byte budget)");
     return changes;
   }
   Graph& g = p.graph;
@@ -172,9 +173,9 @@ std::vector<std::string> pass_plan_memory(Program& p) {
 
   std::unordered_map<int, const LiveInterval*> interval_of;
   for (auto& iv : live) interval_of[iv.value] = &iv;
-  std::multimap<size_t, int> ending;          // last use -> buffer (freed after that position)
-  std::multimap<int64_t, int> free_buffers;   // size -> buffer
-  std::unordered_map<int, int> holder;        // buffer -> value
+  std::multimap<size_t, int> ending;  // last use -> buffer (freed after that position)
+  std::multimap<int64_t, int> free_buffers;  // size -> buffer
+  std::unordered_map<int, int> holder;  // buffer -> value
   size_t in_place_count = 0;
   for (auto& iv : live) {
     if (caller_owned.count(iv.value)) continue;
@@ -294,9 +295,9 @@ std::vector<std::string> check_memory_plan(const Program& p) {
         const bool disjoint = b0 > a1;
         const bool in_place = p.plan.in_place.count(v) && b0 == a1 && reads(v, latest);
         if (!disjoint && !in_place)
-          problems.push_back("values " + std::to_string(latest) + " and " + std::to_string(v) + " are alive together (" +
-                             std::to_string(a0) + ".." + std::to_string(a1) + " and " + std::to_string(b0) + ".." +
-                             std::to_string(b1) + ") in buffer " + std::to_string(b));
+          problems.push_back("values " + std::to_string(latest) + " and " + std::to_string(v) +
+                             " are alive together (" + std::to_string(a0) + ".." + std::to_string(a1) + " and " +
+                             std::to_string(b0) + ".." + std::to_string(b1) + ") in buffer " + std::to_string(b));
         if (life[v].second < a1) continue;
       }
       latest = v;

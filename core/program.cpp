@@ -41,9 +41,7 @@ void replace_uses(Program& p, const std::unordered_map<int, int>& repl) {
 
 }  // namespace
 
-bool has_side_effects(const Node& n) {
-  return n.phase == Phase::update || n.op->updates_input0 || n.op->stateful;
-}
+bool has_side_effects(const Node& n) { return n.phase == Phase::update || n.op->updates_input0 || n.op->stateful; }
 
 std::string RecomputePolicy::describe() const {
   switch (kind) {
@@ -147,7 +145,9 @@ const std::vector<PassInfo>& all_passes() {
       {"dce", "dead-code elimination: drop nodes no output, gradient or update needs"},
       {"cse", "common-subexpression elimination: the same op on the same inputs runs once"},
       {"constant_folding", "nodes whose inputs are all constants run at compile time"},
-      {"fuse_elementwise", "chains of elementwise ops become one fused node: one pass over the data (and a gradient's matmul folds into its SGD update)"},
+      {"fuse_elementwise",
+       "chains of elementwise ops become one fused node: one pass over the data (and a gradient's matmul folds into "
+       "its SGD update)"},
       {"recompute", "checkpointing: drop activations after forward, recompute them in backward"},
       {"plan_memory", "liveness → buffers reused (and written in place) so one run allocates once"},
   };
@@ -166,7 +166,8 @@ std::vector<std::string> pass_autodiff(Workspace& ws, Program& p, const CompileO
   }
   const TensorMeta ym = g.value(y).meta;
   if (shape_numel(ym.shape) != 1)
-    throw Error("compile: " + (g.value(y).name.empty() ? std::string("the first output") : "'" + g.value(y).name + "'") +
+    throw Error("compile: " +
+                    (g.value(y).name.empty() ? std::string("the first output") : "'" + g.value(y).name + "'") +
                     " has shape " + shape_str(ym.shape) + "; gradients start from a scalar loss",
                 "reduce it (loss.sum(), mean(...)) or compile(y, grad=False) for an inference program");
   ValueInfo seed;
@@ -242,9 +243,10 @@ std::vector<std::string> pass_autodiff(Workspace& ws, Program& p, const CompileO
       if (g.node(id).phase == Phase::update && ops.find(g.node(id).op->name) == std::string::npos)
         ops += (ops.empty() ? "" : "/") + g.node(id).op->name;
     const std::string what = opt.update ? opt.update_name : "lr=" + attr_value_str(*opt.sgd_lr);
-    changes.push_back("added " + std::to_string(added) + " " + (ops.empty() ? std::string("update") : ops) + " nodes (" +
-                      what + "), each right after its gradient and the parameter's last reader: parameters" +
-                      (opt.update ? " and optimizer state" : "") + " change in place, each gradient dies at its update");
+    changes.push_back(
+        "added " + std::to_string(added) + " " + (ops.empty() ? std::string("update") : ops) + " nodes (" + what +
+        "), each right after its gradient and the parameter's last reader: parameters" +
+        (opt.update ? " and optimizer state" : "") + " change in place, each gradient dies at its update");
     p.grads = std::move(kept);
     place_updates(p);
   }
@@ -334,7 +336,8 @@ std::vector<std::string> pass_cse(Program& p) {
     }
     const Node& first = g.node(it->second);
     for (size_t i = 0; i < n.outputs.size(); ++i) repl[n.outputs[i]] = first.outputs[i];
-    changes.push_back("merged " + node_str(g, id) + " into #" + std::to_string(first.id) + " (same op on the same inputs)");
+    changes.push_back("merged " + node_str(g, id) + " into #" + std::to_string(first.id) +
+                      " (same op on the same inputs)");
   }
   p.schedule = std::move(kept);
   replace_uses(p, repl);
@@ -407,7 +410,8 @@ std::shared_ptr<Program> replay_program(const Graph& tape) {
     for (int v : n.outputs) available[static_cast<size_t>(v)] = 1;
     p->schedule.push_back(n.id);
   }
-  if (p->schedule.empty()) throw Error("replay: the tape has no forward nodes", "compute something first, e.g. y = relu(x @ w)");
+  if (p->schedule.empty())
+    throw Error("replay: the tape has no forward nodes", "compute something first, e.g. y = relu(x @ w)");
   return p;
 }
 
@@ -455,7 +459,8 @@ void trace_forward(const Graph& wg, Program& p) {
 }
 
 // One row of the :compile table: what a pass changed and the program's size after it.
-void report_pass(Program& p, const std::string& name, bool enabled, const std::function<std::vector<std::string>()>& pass) {
+void report_pass(Program& p, const std::string& name, bool enabled,
+                 const std::function<std::vector<std::string>()>& pass) {
   PassReport r;
   r.pass = name;
   r.enabled = enabled;

@@ -21,19 +21,19 @@ struct PassReport {
   std::string pass;
   bool enabled = true;
   std::vector<std::string> changes;  // one line each: what was removed, merged, fused, planned
-  size_t nodes = 0;                  // scheduled nodes after the pass
-  double flops = 0;                  // FLOPs of one run after the pass
-  double bytes_moved = 0;            // bytes read + written by the kernels
-  int64_t peak_bytes = 0;            // memory of one run after the pass (see Program::peak_bytes)
-  double ms = 0;                     // time the pass took
+  size_t nodes = 0;  // scheduled nodes after the pass
+  double flops = 0;  // FLOPs of one run after the pass
+  double bytes_moved = 0;  // bytes read + written by the kernels
+  int64_t peak_bytes = 0;  // memory of one run after the pass (see Program::peak_bytes)
+  double ms = 0;  // time the pass took
 };
 
 // Recomputation (checkpointing): which forward values are kept for backward; the others are
 // dropped after forward and recomputed from the nearest kept one when backward needs them.
 struct RecomputePolicy {
   enum Kind { none, every_k, marks, within_budget } kind = none;
-  int k = 2;            // every_k: keep every k-th recomputable activation
-  int64_t budget = 0;   // within_budget: keep activations while their bytes fit
+  int k = 2;  // every_k: keep every k-th recomputable activation
+  int64_t budget = 0;  // within_budget: keep activations while their bytes fit
   std::string describe() const;
 };
 
@@ -48,13 +48,13 @@ struct ParamUpdate {
 using UpdateFn = std::function<std::optional<ParamUpdate>(const Tensor& param)>;
 
 struct CompileOptions {
-  std::vector<int> fetch;            // workspace values run() returns; fetch[0] is the loss
-  std::vector<int> wrt;              // gradients for these leaves (empty: every parameter)
-  bool gradients = true;             // append the backward graph (needs a scalar fetch[0])
-  std::optional<double> sgd_lr;      // a training step: w ← w − lr·dw in place after each dw
-  UpdateFn update;                   // a training step with an optimizer's updates (instead of sgd_lr)
-  std::string update_name;           // the optimizer, for the report: "Adam(lr=0.001)"
-  std::set<std::string> disabled;    // pass names switched off
+  std::vector<int> fetch;  // workspace values run() returns; fetch[0] is the loss
+  std::vector<int> wrt;  // gradients for these leaves (empty: every parameter)
+  bool gradients = true;  // append the backward graph (needs a scalar fetch[0])
+  std::optional<double> sgd_lr;  // a training step: w ← w − lr·dw in place after each dw
+  UpdateFn update;  // a training step with an optimizer's updates (instead of sgd_lr)
+  std::string update_name;  // the optimizer, for the report: "Adam(lr=0.001)"
+  std::set<std::string> disabled;  // pass names switched off
   RecomputePolicy recompute;
 };
 
@@ -63,11 +63,11 @@ struct CompileOptions {
 struct MemoryPlan {
   bool enabled = false;
   std::vector<int64_t> buffer_bytes;
-  std::unordered_map<int, int> buffer_of;     // value -> buffer
-  std::set<int> in_place;                     // values written over their input's buffer
-  int64_t naive_bytes = 0;                    // one buffer per value, nothing reused
-  int64_t liveness_bytes = 0;                 // the most bytes alive at once (a lower bound without in-place)
-  int64_t planned_bytes = 0;                  // sum of buffer_bytes
+  std::unordered_map<int, int> buffer_of;  // value -> buffer
+  std::set<int> in_place;  // values written over their input's buffer
+  int64_t naive_bytes = 0;  // one buffer per value, nothing reused
+  int64_t liveness_bytes = 0;  // the most bytes alive at once (a lower bound without in-place)
+  int64_t planned_bytes = 0;  // sum of buffer_bytes
 };
 
 // Liveness of the values a schedule writes: [def, last use] in schedule positions. Views
@@ -79,11 +79,11 @@ struct LiveInterval {
 };
 
 struct Program {
-  Graph graph;                        // a copy of the workspace graph; passes append to it
-  std::vector<int> schedule;          // node ids, in execution order
-  std::vector<int> fetch;             // values run() returns
+  Graph graph;  // a copy of the workspace graph; passes append to it
+  std::vector<int> schedule;  // node ids, in execution order
+  std::vector<int> fetch;  // values run() returns
   std::vector<std::pair<int, int>> grads;  // (leaf value, value of its gradient)
-  std::vector<int> placeholders;      // values fed by run(x=...)
+  std::vector<int> placeholders;  // values fed by run(x=...)
   MemoryPlan plan;
   RecomputePolicy recompute;
   std::vector<PassReport> reports;

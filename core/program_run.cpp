@@ -7,7 +7,11 @@ namespace opscope {
 
 ProgramRun::ProgramRun(Workspace& ws, std::shared_ptr<const Program> program, std::unordered_map<int, Tensor> feeds,
                        bool stepping, bool side_effects)
-    : ws_(ws), program_(std::move(program)), feeds_(std::move(feeds)), stepping_(stepping), side_effects_(side_effects) {
+    : ws_(ws),
+      program_(std::move(program)),
+      feeds_(std::move(feeds)),
+      stepping_(stepping),
+      side_effects_(side_effects) {
   const Program& p = *program_;
   const Graph& g = p.graph;
   outputs_ = p.outputs();
@@ -95,8 +99,8 @@ void ProgramRun::step() {
       const int v = n.outputs[i];
       // What the bytes are now: kept for backward, an activation, or a gradient.
       const MemCategory cat = read_by_backward_.count(v) && n.phase == Phase::forward ? MemCategory::saved
-                              : n.phase == Phase::forward                            ? MemCategory::activation
-                                                                                     : MemCategory::gradient;
+                              : n.phase == Phase::forward                             ? MemCategory::activation
+                                                                                      : MemCategory::gradient;
       if (outs[i].defined() && !n.op->makes_views && !n.op->updates_input0 && outs[i].storage().category() != cat)
         outs[i].storage().set_category(cat);
       env_[v] = outs[i];

@@ -58,13 +58,13 @@ class ProgramRun {
   bool stepping_;
   bool side_effects_;
   size_t pos_ = 0;
-  std::unordered_map<int, Tensor> env_;           // values computed so far
-  std::vector<Tensor> arena_;                     // the plan's buffers (one storage each)
-  std::unordered_map<int, size_t> last_read_;     // value -> last position reading it (plan only)
-  std::unordered_map<int, size_t> root_last_;     // buffer-owning value -> end of its interval
+  std::unordered_map<int, Tensor> env_;  // values computed so far
+  std::vector<Tensor> arena_;  // the plan's buffers (one storage each)
+  std::unordered_map<int, size_t> last_read_;  // value -> last position reading it (plan only)
+  std::unordered_map<int, size_t> root_last_;  // buffer-owning value -> end of its interval
   std::unordered_map<int, bool> read_by_backward_;
   std::vector<std::pair<Tensor, Tensor>> undo_updates_;  // (tensor changed in place, its values before)
-  std::set<int> outputs_;                          // fetched values and gradients: kept to the end
+  std::set<int> outputs_;  // fetched values and gradients: kept to the end
 };
 
 }  // namespace opscope

@@ -29,16 +29,20 @@ Tensor random_tensor(const InputSpec& s, std::mt19937_64& rng, DType float_dtype
         }
         case Domain::distinct: {  // offset per input, so two inputs never tie either
           const double step = 2.0 / static_cast<double>(std::max<int64_t>(1, n));
-          x = -1.0 + step * (static_cast<double>(perm[static_cast<size_t>(i)]) + 0.3 * static_cast<double>(position + 1) / 4.0);
+          x = -1.0 + step * (static_cast<double>(perm[static_cast<size_t>(i)]) +
+                             0.3 * static_cast<double>(position + 1) / 4.0);
           break;
         }
-        case Domain::index: x = static_cast<double>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, s.index_max))); break;
+        case Domain::index:
+          x = static_cast<double>(rng() % static_cast<uint64_t>(std::max<int64_t>(1, s.index_max)));
+          break;
         case Domain::mask: x = static_cast<double>(rng() % 2); break;
         case Domain::normal: break;
       }
     }
   }
-  return Tensor::from_vector<double>(v, s.shape, integer ? DType::i64 : s.dtype.value_or(float_dtype), MemCategory::input);
+  return Tensor::from_vector<double>(v, s.shape, integer ? DType::i64 : s.dtype.value_or(float_dtype),
+                                     MemCategory::input);
 }
 
 Tensor random_tensor(const Shape& shape, uint64_t seed, DType dtype, Domain domain) {

@@ -52,8 +52,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* what) {
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1)
       throw Error(std::string(what) + ": shapes " + shape_str(a) + " and " + shape_str(b) +
-                      " cannot be broadcast (dimension " + std::to_string(i) + ": " +
-                      std::to_string(da) + " vs " + std::to_string(db) + ")",
+                      " cannot be broadcast (dimension " + std::to_string(i) + ": " + std::to_string(da) + " vs " +
+                      std::to_string(db) + ")",
                   "broadcasting matches trailing dimensions; each pair must be equal or one of them 1");
     out[i] = da == 1 ? db : da;
   }

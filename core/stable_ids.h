@@ -10,8 +10,7 @@
 
 namespace opscope {
 
-template <class T>
-class StableIdVector {
+template <class T> class StableIdVector {
  public:
   int push(T&& item) {
     items_.push_back(std::move(item));
@@ -53,8 +52,7 @@ class StableIdVector {
     dense_id_ = next_ - static_cast<int>(items_.size() - dense_pos_);
   }
   // Keeps the items for which keep(id, item) is true, in order; ids never change.
-  template <class Keep>
-  size_t retain_if(Keep&& keep) {
+  template <class Keep> size_t retain_if(Keep&& keep) {
     size_t w = 0;
     for (size_t r = 0; r < items_.size(); ++r)
       if (keep(ids_[r], items_[r])) {
@@ -69,7 +67,8 @@ class StableIdVector {
     ids_.resize(w);
     // The longest tail that is still dense (ending at next_ - 1).
     dense_pos_ = ids_.size();
-    while (dense_pos_ > 0 && ids_[dense_pos_ - 1] == next_ - static_cast<int>(ids_.size() - dense_pos_) - 1) --dense_pos_;
+    while (dense_pos_ > 0 && ids_[dense_pos_ - 1] == next_ - static_cast<int>(ids_.size() - dense_pos_) - 1)
+      --dense_pos_;
     dense_id_ = next_ - static_cast<int>(ids_.size() - dense_pos_);
     // A long tape gives its memory back; a loop's steady tape (drops of a few thousand) keeps its
     // capacity, or each drop would be followed by regrowing it and moving every item again.

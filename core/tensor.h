@@ -23,7 +23,7 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> grad;
   int value_id = -1;  // the graph value this tensor is (-1: not yet in the graph)
   bool from_op = false;  // produced by an op (not a leaf the user made)
-  std::string name;   // the user's variable name, when known
+  std::string name;  // the user's variable name, when known
   Device symbolic_device = Device::cpu;  // static mode: a tensor with a shape and no storage yet
 };
 
@@ -36,8 +36,8 @@ class Tensor {
   static Tensor empty(const Shape& shape, DType dtype = DType::f32, MemCategory c = MemCategory::temporary,
                       Device d = Device::cpu);
   static Tensor zeros(const Shape& shape, DType dtype = DType::f32, MemCategory c = MemCategory::input);
-  static Tensor full(const Shape& shape, double value, DType dtype = DType::f32,
-                     MemCategory c = MemCategory::input, Device d = Device::cpu);
+  static Tensor full(const Shape& shape, double value, DType dtype = DType::f32, MemCategory c = MemCategory::input,
+                     Device d = Device::cpu);
   static Tensor scalar(double value, DType dtype = DType::f32, MemCategory c = MemCategory::input);
   template <class T>
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape, DType dtype = dtype_of<T>(),
@@ -66,8 +66,7 @@ class Tensor {
     if (!impl_->storage) throw_symbolic();
     return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(dtype_size(dtype()));
   }
-  template <class T>
-  T* data() const { return static_cast<T*>(raw_data()); }
+  template <class T> T* data() const { return static_cast<T*>(raw_data()); }
 
   // Element at a flat (row-major) index, following strides, as double. For tests and printing
   // (a device tensor copies the element to the host).
@@ -108,8 +107,7 @@ class Tensor {
 };
 
 // Calls f(T{}) with T the C++ type of `dtype`.
-template <class F>
-decltype(auto) visit_dtype(DType dtype, F&& f) {
+template <class F> decltype(auto) visit_dtype(DType dtype, F&& f) {
   switch (dtype) {
     case DType::f32: return f(float{});
     case DType::f64: return f(double{});

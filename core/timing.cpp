@@ -39,7 +39,9 @@ std::string duration_text(double ns) {
   if (clock_is_fine()) std::snprintf(text, sizeof text, "%.1f µs", ns / 1e3);
   else if (ns < platform::clock_resolution_ns())
     std::snprintf(text, sizeof text, "under %.0f µs (the browser's clock ticks every %.0f µs)", tick_us, tick_us);
-  else std::snprintf(text, sizeof text, "%.0f µs (± %.0f µs: the browser's clock ticks every %.0f µs)", ns / 1e3, tick_us, tick_us);
+  else
+    std::snprintf(text, sizeof text, "%.0f µs (± %.0f µs: the browser's clock ticks every %.0f µs)", ns / 1e3, tick_us,
+                  tick_us);
   return text;
 }
 

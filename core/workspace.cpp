@@ -22,8 +22,7 @@ Workspace& current_workspace() {
 WorkspaceScope::WorkspaceScope(Workspace& ws) : prev_(&current_workspace()) { g_current = &ws; }
 WorkspaceScope::~WorkspaceScope() { g_current = prev_; }
 
-Workspace::Workspace()
-    : tracker_(std::make_shared<MemoryTracker>()), allocators_(kNumDevices), executor_(*this) {
+Workspace::Workspace() : tracker_(std::make_shared<MemoryTracker>()), allocators_(kNumDevices), executor_(*this) {
   allocators_[static_cast<int>(Device::cpu)] = std::make_shared<CpuCachingAllocator>(tracker_);
 }
 
@@ -63,7 +62,9 @@ const std::string& default_algorithm_on(const OpDef& op, Device d) {
   return only ? *only : op.default_algorithm();  // none: the executor explains which devices have kernels
 }
 
-void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) { allocators_[static_cast<int>(d)] = std::move(a); }
+void Workspace::set_allocator(Device d, std::shared_ptr<Allocator> a) {
+  allocators_[static_cast<int>(d)] = std::move(a);
+}
 
 void Workspace::push_scope(const std::string& name, bool call_frame) {
   scope_stack_.push_back({scope_, call_frame});
@@ -97,7 +98,10 @@ void Workspace::pop_loop() {
     }
 }
 
-void Workspace::reset_graph() { graph_.clear(); tracker_->clear_timeline(); }
+void Workspace::reset_graph() {
+  graph_.clear();
+  tracker_->clear_timeline();
+}
 
 int Workspace::value_of(const Tensor& t) {
   TensorImpl* impl = t.impl();
@@ -141,8 +145,8 @@ std::vector<TensorMeta> Workspace::infer(const OpDef& op, const std::vector<Tens
     std::string names;
     for (auto& s : op.input_names) names += (names.empty() ? "" : ", ") + s;
     std::string want = op.min_inputs == op.max_inputs ? std::to_string(op.min_inputs)
-                       : op.max_inputs < 0           ? "at least " + std::to_string(op.min_inputs)
-                                          : std::to_string(op.min_inputs) + " or " + std::to_string(op.max_inputs);
+                       : op.max_inputs < 0            ? "at least " + std::to_string(op.min_inputs)
+                                           : std::to_string(op.min_inputs) + " or " + std::to_string(op.max_inputs);
     throw Error(op.name + ": expects " + want + " input" + (want == "1" ? "" : "s") + " (" + names + "), got " +
                     std::to_string(n),
                 op.name + "(" + names + ")");
@@ -181,7 +185,8 @@ std::vector<Tensor> Workspace::call_multi(const OpDef& op, const std::vector<Ten
   if (std::find(op.algorithms.begin(), op.algorithms.end(), chosen) == op.algorithms.end()) {
     std::string all;
     for (auto& a : op.algorithms) all += (all.empty() ? "\"" : ", \"") + a + "\"";
-    throw Error(op.name + ": unknown algorithm \"" + std::string(chosen) + "\"", "algorithms of " + op.name + ": " + all);
+    throw Error(op.name + ": unknown algorithm \"" + std::string(chosen) + "\"",
+                "algorithms of " + op.name + ": " + all);
   }
   const bool rg = grad_enabled_ && op.differentiable && any_grad;
   if (!static_mode_)
@@ -298,12 +303,14 @@ void check_anomaly(Workspace&, const Graph& g, int node_id, const std::vector<Te
     std::string ins;
     for (int v : n.inputs) {
       const ValueInfo& vi = g.value(v);
-      ins += (ins.empty() ? "" : ", ") + (vi.name.empty() ? std::string("?") : vi.name) + " " + shape_str(vi.meta.shape);
+      ins +=
+          (ins.empty() ? "" : ", ") + (vi.name.empty() ? std::string("?") : vi.name) + " " + shape_str(vi.meta.shape);
     }
     throw Error("anomaly: node #" + std::to_string(node_id) + " (" + n.op->name + ", " + phase_name(n.phase) +
                     ") produced " + (nan ? "NaN" : "Inf") + " at element " + std::to_string(bad) + " of its output " +
                     shape_str(t.shape()) + "; inputs: " + ins,
-                !n.op->anomaly_hint.empty() ? n.op->anomaly_hint : "check the inputs of this op for large or invalid values");
+                !n.op->anomaly_hint.empty() ? n.op->anomaly_hint
+                                            : "check the inputs of this op for large or invalid values");
   }
 }
 

@@ -18,7 +18,9 @@ thread_local std::vector<Access>* g_log = nullptr;
 
 namespace {
 
-const char* kind_text(AccessKind k) { return k == AccessKind::load ? "load" : k == AccessKind::store ? "store" : "atomic"; }
+const char* kind_text(AccessKind k) {
+  return k == AccessKind::load ? "load" : k == AccessKind::store ? "store" : "atomic";
+}
 
 std::string hex(uintptr_t a) {
   char buf[32];
@@ -30,10 +32,10 @@ thread_local Allocation t_last{0, 0};
 
 void check_global(uintptr_t a, unsigned bytes, AccessKind kind, const void* site, int lane) {
   if (bytes > 1 && bytes <= 16 && (bytes & (bytes - 1)) == 0 && (a & (bytes - 1)) != 0)
-    fail_lane("misaligned global " + std::string(kind_text(kind)) + " of " + std::to_string(bytes) + " bytes at address " +
-                  hex(a) + " (" + where(lane) + ", at " + site_text(site) + ")",
-              "a " + std::to_string(bytes) + "-byte access needs an address that is a multiple of " + std::to_string(bytes) +
-                  ": check the offset of a float4/double view");
+    fail_lane("misaligned global " + std::string(kind_text(kind)) + " of " + std::to_string(bytes) +
+                  " bytes at address " + hex(a) + " (" + where(lane) + ", at " + site_text(site) + ")",
+              "a " + std::to_string(bytes) + "-byte access needs an address that is a multiple of " +
+                  std::to_string(bytes) + ": check the offset of a float4/double view");
   if (a - t_last.begin + bytes <= t_last.bytes) return;
   const Allocation* al = find_allocation(a);
   if (al && a + bytes <= al->begin + al->bytes) {
@@ -41,10 +43,11 @@ void check_global(uintptr_t a, unsigned bytes, AccessKind kind, const void* site
     return;
   }
   std::string rel = "outside every allocation";
-  if (al) rel = std::to_string(a + bytes - (al->begin + al->bytes)) + " bytes past the end of the " +
-                std::to_string(al->bytes) + "-byte allocation at " + hex(al->begin);
-  fail_lane("out-of-bounds global " + std::string(kind_text(kind)) + " of " + std::to_string(bytes) + " bytes at address " +
-                hex(a) + ", " + rel + " (" + where(lane) + ", at " + site_text(site) + ")",
+  if (al)
+    rel = std::to_string(a + bytes - (al->begin + al->bytes)) + " bytes past the end of the " +
+          std::to_string(al->bytes) + "-byte allocation at " + hex(al->begin);
+  fail_lane("out-of-bounds global " + std::string(kind_text(kind)) + " of " + std::to_string(bytes) +
+                " bytes at address " + hex(a) + ", " + rel + " (" + where(lane) + ", at " + site_text(site) + ")",
             "an index runs past the tensor: check the kernel's bound against the size it was launched for");
 }
 
@@ -57,9 +60,9 @@ void on_access(uintptr_t a, unsigned bytes, AccessKind kind, const void* site) {
   if (in_shared(a)) {
     space = Space::shared;
     if (bytes > 1 && bytes <= 16 && (bytes & (bytes - 1)) == 0 && (a & (bytes - 1)) != 0)
-      fail_lane("misaligned shared " + std::string(kind_text(kind)) + " of " + std::to_string(bytes) + " bytes at offset " +
-                    std::to_string(a - reinterpret_cast<uintptr_t>(shared_base())) + " (" + where(lane->linear) + ", at " +
-                    site_text(site) + ")",
+      fail_lane("misaligned shared " + std::string(kind_text(kind)) + " of " + std::to_string(bytes) +
+                    " bytes at offset " + std::to_string(a - reinterpret_cast<uintptr_t>(shared_base())) + " (" +
+                    where(lane->linear) + ", at " + site_text(site) + ")",
                 "align the shared array for its widest access");
     if (kind == AccessKind::store) park_before_shared_store();
     check_shared(a, bytes, kind, site, lane->linear);

@@ -45,7 +45,8 @@ uint64_t wavefronts_of(const Request& r, uint64_t& words_out) {
   uintptr_t words[128];
   size_t n = 0;
   for (uint32_t i = 0; i < r.n; ++i)
-    for (uintptr_t w = (r.addr[i] - base) / 4; w <= (r.addr[i] - base + r.bytes[i] - 1) / 4 && n < 128; ++w) words[n++] = w;
+    for (uintptr_t w = (r.addr[i] - base) / 4; w <= (r.addr[i] - base + r.bytes[i] - 1) / 4 && n < 128; ++w)
+      words[n++] = w;
   std::sort(words, words + n);
   n = size_t(std::unique(words, words + n) - words);
   words_out = n;
@@ -143,7 +144,8 @@ void analyse_block(const std::vector<Access>& log, int threads, LaunchRecord& re
       const uint64_t site_id = (reinterpret_cast<uintptr_t>(a.site) << 2 | uint64_t(a.kind)) + 1;
       bool fresh = false;
       const uint32_t occ = sc.occurrence.at(site_id << 5 | (a.lane & 31u), 0, fresh)++;
-      uint32_t& r = sc.request_of.at(site_id * 0x100000001B3ull ^ (uint64_t(occ) << 1 | 1), uint32_t(sc.requests.size()), fresh);
+      uint32_t& r =
+          sc.request_of.at(site_id * 0x100000001B3ull ^ (uint64_t(occ) << 1 | 1), uint32_t(sc.requests.size()), fresh);
       if (fresh) {
         sc.requests.emplace_back();
         Request& q = sc.requests.back();

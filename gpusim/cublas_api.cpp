@@ -6,8 +6,8 @@
 namespace opscope::gpusim_cuda {
 
 const CublasApi& cublas_api() {
-  static const CublasApi api{&cublasCreate_v2,          &cublasSetStream_v2,       &cublasSgemm_v2,
-                             &cublasDgemm_v2,           &cublasSgemmStridedBatched, &cublasDgemmStridedBatched};
+  static const CublasApi api{&cublasCreate_v2, &cublasSetStream_v2,        &cublasSgemm_v2,
+                             &cublasDgemm_v2,  &cublasSgemmStridedBatched, &cublasDgemmStridedBatched};
   return api;
 }
 

@@ -64,14 +64,16 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t, cublasOperation_t ta, c
                                          int k, const float* alpha, const float* A, int lda, long long sa,
                                          const float* B, int ldb, long long sb, const float* beta, float* C, int ldc,
                                          long long sc, int batch) {
-  reference_gemm("cublasSgemmStridedBatched", ta, tb, m, n, k, *alpha, A, lda, sa, B, ldb, sb, *beta, C, ldc, sc, batch);
+  reference_gemm("cublasSgemmStridedBatched", ta, tb, m, n, k, *alpha, A, lda, sa, B, ldb, sb, *beta, C, ldc, sc,
+                 batch);
   return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                          int k, const double* alpha, const double* A, int lda, long long sa,
-                                         const double* B, int ldb, long long sb, const double* beta, double* C,
-                                         int ldc, long long sc, int batch) {
-  reference_gemm("cublasDgemmStridedBatched", ta, tb, m, n, k, *alpha, A, lda, sa, B, ldb, sb, *beta, C, ldc, sc, batch);
+                                         const double* B, int ldb, long long sb, const double* beta, double* C, int ldc,
+                                         long long sc, int batch) {
+  reference_gemm("cublasDgemmStridedBatched", ta, tb, m, n, k, *alpha, A, lda, sa, B, ldb, sb, *beta, C, ldc, sc,
+                 batch);
   return CUBLAS_STATUS_SUCCESS;
 }
 

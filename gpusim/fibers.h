@@ -16,7 +16,7 @@ void run_as_scheduler(void (*scheduler)(void*), void* arg);
 // Makes lanes 0..n-1 fibers that each run lane_main(i, arg) on their first resume.
 void fibers_start(int n, LaneMain lane_main, void* arg);
 void fiber_resume(int lane);  // from the scheduler: runs the lane until it yields or returns
-void fiber_yield(int lane);   // from the lane: back to the scheduler
+void fiber_yield(int lane);  // from the lane: back to the scheduler
 // After an error: the lanes still suspended are unwound where the platform can (the desktop:
 // their destructors run) and dropped otherwise; a lane marked in `never_unwind` (stopped inside an
 // access hook, through which no exception may pass) is dropped.

@@ -20,7 +20,8 @@ constexpr size_t kStackBytes = 64 * 1024;
 class StackPool {
  public:
   StackPool() {
-    void* p = mmap(nullptr, kStackBytes * kMaxThreads, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* p = mmap(nullptr, kStackBytes * kMaxThreads, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     base_ = static_cast<unsigned char*>(p);
     reset();
@@ -60,7 +61,7 @@ struct PoolAllocator {
 };
 
 struct LaneFiber {
-  ctx::fiber self;    // the lane while it waits
+  ctx::fiber self;  // the lane while it waits
   ctx::fiber caller;  // the scheduler while the lane runs
 };
 thread_local std::vector<LaneFiber> t_fibers;
@@ -76,11 +77,12 @@ void fibers_start(int n, LaneMain lane_main, void* arg) {
   t_fibers.clear();
   t_fibers.resize(size_t(n));
   for (int i = 0; i < n; ++i)
-    t_fibers[size_t(i)].self = ctx::fiber(std::allocator_arg, PoolAllocator{}, [i, lane_main, arg](ctx::fiber&& caller) {
-      t_fibers[size_t(i)].caller = std::move(caller);
-      lane_main(i, arg);
-      return std::move(t_fibers[size_t(i)].caller);
-    });
+    t_fibers[size_t(i)].self =
+        ctx::fiber(std::allocator_arg, PoolAllocator{}, [i, lane_main, arg](ctx::fiber&& caller) {
+          t_fibers[size_t(i)].caller = std::move(caller);
+          lane_main(i, arg);
+          return std::move(t_fibers[size_t(i)].caller);
+        });
 }
 
 void fiber_resume(int lane) {

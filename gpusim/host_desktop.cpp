@@ -26,7 +26,9 @@ backtrace_state* line_tables(const void* pc) {
   Dl_info info{};
   const void* base = dladdr(pc, &info) ? info.dli_fbase : nullptr;
   backtrace_state*& s = by_object[base];
-  if (!s) s = backtrace_create_state(nullptr, 0, [](void*, const char*, int) {}, nullptr);
+  if (!s)
+    s = backtrace_create_state(
+        nullptr, 0, [](void*, const char*, int) {}, nullptr);
   return s;
 }
 }  // namespace
@@ -62,18 +64,20 @@ AddressRange reserve_device_range() {
   return {};
 }
 
-void discard_device_pages(uintptr_t begin, size_t bytes) { madvise(reinterpret_cast<void*>(begin), bytes, MADV_DONTNEED); }
+void discard_device_pages(uintptr_t begin, size_t bytes) {
+  madvise(reinterpret_cast<void*>(begin), bytes, MADV_DONTNEED);
+}
 
 }  // namespace gpusim
 
 // The hooks GCC's kernel-address instrumentation calls (one per access; N: any size).
 extern "C" {
-#define GPUSIM_HOOK(n)                                                                                         \
-  void __asan_load##n##_noabort(uintptr_t a) {                                                               \
-    gpusim::on_access(a, n, gpusim::AccessKind::load, __builtin_return_address(0));                          \
-  }                                                                                                          \
-  void __asan_store##n##_noabort(uintptr_t a) {                                                              \
-    gpusim::on_access(a, n, gpusim::AccessKind::store, __builtin_return_address(0));                         \
+#define GPUSIM_HOOK(n)                                                               \
+  void __asan_load##n##_noabort(uintptr_t a) {                                       \
+    gpusim::on_access(a, n, gpusim::AccessKind::load, __builtin_return_address(0));  \
+  }                                                                                  \
+  void __asan_store##n##_noabort(uintptr_t a) {                                      \
+    gpusim::on_access(a, n, gpusim::AccessKind::store, __builtin_return_address(0)); \
   }
 GPUSIM_HOOK(1)
 GPUSIM_HOOK(2)

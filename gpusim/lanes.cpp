@@ -54,7 +54,8 @@ std::vector<SharedSlot> g_slots;
 size_t g_shared_used = 0, g_dynamic_bytes = 0;
 
 Lane& running() {
-  if (!g_block || !g_lane) throw opscope::Error("a CUDA device function was called outside a kernel (simulated device)");
+  if (!g_block || !g_lane)
+    throw opscope::Error("a CUDA device function was called outside a kernel (simulated device)");
   return *static_cast<Lane*>(const_cast<LaneRef*>(g_lane));
 }
 
@@ -85,7 +86,8 @@ void* shared_slot(const void* key, size_t bytes, size_t align) {
     if (s.key == key) return g_shared_arena + s.offset;
   const size_t off = (g_shared_used + align - 1) / align * align;
   if (off + bytes > kSharedBytes)
-    fail(where(running().linear) + ": the block's shared memory exceeds " + std::to_string(kSharedBytes / 1024) + " KiB",
+    fail(where(running().linear) + ": the block's shared memory exceeds " + std::to_string(kSharedBytes / 1024) +
+             " KiB",
          "use smaller shared arrays");
   g_slots.push_back({key, off});
   g_shared_used = off + bytes;
@@ -161,7 +163,8 @@ bool complete_warp(Block& b, int w) {
            "every lane of a warp collective's mask must call the same one");
     if (l.state == LaneState::done || l.state == LaneState::at_barrier)
       fail(where(first->linear) + ": the warp collective at " + site_text(first->site) + " never completes: thread " +
-               std::to_string(l.linear) + " of its mask " + (l.state == LaneState::done ? "has exited" : "waits at a __syncthreads"),
+               std::to_string(l.linear) + " of its mask " +
+               (l.state == LaneState::done ? "has exited" : "waits at a __syncthreads"),
            "the mask of a _sync collective must name only lanes that reach it");
   }
   uint64_t ballot = 0;
@@ -202,10 +205,11 @@ bool release_barrier(Block& b) {
     if (l.state == LaneState::at_barrier && l.site != waiting->site)
       fail("divergent __syncthreads: " + where(waiting->linear) + " waits at " + site_text(waiting->site) + ", " +
                where(l.linear) + " at " + site_text(l.site),
-           "every thread of a block must reach the same __syncthreads: keep barriers out of conditions that differ between threads");
+           "every thread of a block must reach the same __syncthreads: keep barriers out of conditions that differ "
+           "between threads");
   if (exited)
-    fail("__syncthreads reached by part of the block: " + where(waiting->linear) + " waits at " + site_text(waiting->site) +
-             " but " + where(exited->linear) + " has exited",
+    fail("__syncthreads reached by part of the block: " + where(waiting->linear) + " waits at " +
+             site_text(waiting->site) + " but " + where(exited->linear) + " has exited",
          "threads must not return before a __syncthreads the others reach: guard the work, not the barrier");
   for (Lane& l : b.lanes) l.state = LaneState::runnable;
   ++g_view.epoch;
@@ -301,10 +305,12 @@ void run_launch(const LaunchInfo& info, void (*thread)(void*), void* tctx) {
       info.grid.y > 65535 || info.grid.z > 65535)
     fail("kernel " + std::string(info.kernel) + " launched with grid " +
              dim_text({info.grid.x, info.grid.y, info.grid.z}) + " and block " +
-             dim_text({info.block.x, info.block.y, info.block.z}) + " (at " + info.file + ":" + std::to_string(info.line) + ")",
+             dim_text({info.block.x, info.block.y, info.block.z}) + " (at " + info.file + ":" +
+             std::to_string(info.line) + ")",
          "a block has 1 to 1024 threads; each grid size is at least 1");
   if (info.shared_bytes > kSharedBytes)
-    fail("kernel " + std::string(info.kernel) + " asks for " + std::to_string(info.shared_bytes) + " bytes of dynamic shared memory",
+    fail("kernel " + std::string(info.kernel) + " asks for " + std::to_string(info.shared_bytes) +
+             " bytes of dynamic shared memory",
          "at most " + std::to_string(kSharedBytes) + " bytes per block");
   LaunchRecord rec;
   rec.kernel = info.kernel;
@@ -380,8 +386,7 @@ void run_launch(const LaunchInfo& info, void (*thread)(void*), void* tctx) {
         std::rethrow_exception(blocks.error);
       } catch (const opscope::Error& e) {
         if (std::string(e.what()).rfind("simulated GPU: ", 0) == 0) rec.hazards.push_back(e.what());
-      } catch (...) {
-      }
+      } catch (...) {}
       finish_record(rec);
       rec.barriers = g_view.barriers;
       rec.flops = g_view.flops;

@@ -38,17 +38,13 @@ void note_atomic(const void* p, size_t bytes, const void* site);
 // Static __shared__ arrays: one per declaration (the lambda's type K) and block; rewritten from
 // `__shared__ T name[N];` to `auto& name = *::gpusim::shared_alloc<T[N], alignof(T)>([]{});`.
 void* shared_slot(const void* key, size_t bytes, size_t align);
-template <class A, size_t Align = alignof(A), class K>
-A* shared_alloc(K) {
+template <class A, size_t Align = alignof(A), class K> A* shared_alloc(K) {
   static const char key = 0;
   return static_cast<A*>(shared_slot(&key, sizeof(A), Align < alignof(A) ? alignof(A) : Align));
 }
 // `extern __shared__ T name[];`: the launch's dynamic shared memory.
 void* dynamic_shared_base();
-template <class T>
-T* dynamic_shared() {
-  return static_cast<T*>(dynamic_shared_base());
-}
+template <class T> T* dynamic_shared() { return static_cast<T*>(dynamic_shared_base()); }
 
 struct LaunchInfo {
   dim3 grid, block;

@@ -13,7 +13,9 @@ void* device_alloc(size_t bytes) {
 void device_free(void* p) { gpusim_rt::cudaFree(p); }
 unsigned char* shared_memory() { return shared_base(); }
 size_t shared_memory_bytes() { return kSharedBytes; }
-void lane_access(uintptr_t addr, unsigned bytes, AccessKind kind, const void* site) { on_access(addr, bytes, kind, site); }
+void lane_access(uintptr_t addr, unsigned bytes, AccessKind kind, const void* site) {
+  on_access(addr, bytes, kind, site);
+}
 std::string running_lane_text() { return g_lane ? where(g_lane->linear) : std::string("outside a kernel"); }
 int running_lane() { return g_lane ? g_lane->linear : -1; }
 int last_resumed_lane() {

@@ -105,7 +105,8 @@ cudaError_t copy(void* dst, const void* src, size_t n) {
   if (n == 0) return cudaSuccess;
   const bool dst_dev = in_global_arena(reinterpret_cast<uintptr_t>(dst)),
              src_dev = in_global_arena(reinterpret_cast<uintptr_t>(src));
-  if ((dst_dev && !arena().holds(dst, n)) || (src_dev && !arena().holds(src, n))) return t_last_error = cudaErrorInvalidValue;
+  if ((dst_dev && !arena().holds(dst, n)) || (src_dev && !arena().holds(src, n)))
+    return t_last_error = cudaErrorInvalidValue;
   std::memmove(dst, src, n);
   return cudaSuccess;
 }
@@ -128,7 +129,9 @@ cudaError_t cudaFree(void* p) {
   if (!p) return cudaSuccess;
   return arena().release(p) ? cudaSuccess : (gpusim::t_last_error = cudaErrorInvalidValue);
 }
-cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) { return gpusim::copy(dst, src, bytes); }
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind) {
+  return gpusim::copy(dst, src, bytes);
+}
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind, cudaStream_t) {
   return gpusim::copy(dst, src, bytes);
 }

@@ -32,10 +32,11 @@ bool ordered(const Touch& t, int lane, uint32_t warp_epoch) {
 
 [[noreturn]] void hazard(const char* kind, const char* verb, const Touch& earlier, const char* earlier_verb, int lane,
                          const void* site, size_t offset) {
-  fail_lane(std::string(kind) + " hazard in shared memory: " + where(lane) + " " + verb + " offset " + std::to_string(offset) +
-                " at " + site_text(site) + "; thread (" + std::to_string(thread_of(earlier.lane).x) + "," +
-                std::to_string(thread_of(earlier.lane).y) + "," + std::to_string(thread_of(earlier.lane).z) + ") " +
-                earlier_verb + " it at " + site_text(earlier.site) + " with no __syncthreads between",
+  fail_lane(std::string(kind) + " hazard in shared memory: " + where(lane) + " " + verb + " offset " +
+                std::to_string(offset) + " at " + site_text(site) + "; thread (" +
+                std::to_string(thread_of(earlier.lane).x) + "," + std::to_string(thread_of(earlier.lane).y) + "," +
+                std::to_string(thread_of(earlier.lane).z) + ") " + earlier_verb + " it at " + site_text(earlier.site) +
+                " with no __syncthreads between",
             "put a __syncthreads between the two accesses (after the reads of a tile, before it is overwritten)");
 }
 
@@ -49,8 +50,8 @@ void check_shared(uintptr_t a, unsigned bytes, AccessKind kind, const void* site
   for (size_t w = off / kGranule; w <= (off + bytes - 1) / kGranule && w < g_shadow.size(); ++w) {
     WordShadow& s = g_shadow[w];
     if (!ordered(s.write, lane, we))
-      hazard(kind == AccessKind::load ? "read-after-write" : "write-after-write", kind == AccessKind::load ? "reads" : "writes",
-             s.write, "wrote", lane, site, off);
+      hazard(kind == AccessKind::load ? "read-after-write" : "write-after-write",
+             kind == AccessKind::load ? "reads" : "writes", s.write, "wrote", lane, site, off);
     if (kind == AccessKind::store) {
       if (!ordered(s.read_a, lane, we)) hazard("write-after-read", "writes", s.read_a, "read", lane, site, off);
       if (!ordered(s.read_b, lane, we)) hazard("write-after-read", "writes", s.read_b, "read", lane, site, off);

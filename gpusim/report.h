@@ -24,7 +24,7 @@ struct LaunchRecord {
   std::string kernel;
   unsigned grid[3] = {1, 1, 1}, block[3] = {1, 1, 1};
   bool library = false;  // cuBLAS: computed on the host, not simulated
-  uint64_t flops = 0;    // known FLOPs (mma_sync; a library GEMM's 2·M·N·K)
+  uint64_t flops = 0;  // known FLOPs (mma_sync; a library GEMM's 2·M·N·K)
   uint64_t barriers = 0;  // __syncthreads released, summed over blocks
   uint64_t accesses = 0;  // global and shared accesses of all lanes
   std::vector<std::string> hazards;  // the check that stopped the launch (its message), if one did
@@ -35,13 +35,13 @@ struct LaunchRecord {
 
 struct GpuPreset {
   const char* name;
-  double flops_per_s;   // FP32 peak
-  double bytes_per_s;   // DRAM bandwidth
+  double flops_per_s;  // FP32 peak
+  double bytes_per_s;  // DRAM bandwidth
   int sms;
   double clock_hz;
-  double launch_us;     // launch overhead
-  int arch;             // compute capability as a number: 75 for sm_75
-  int memory_gib;       // DRAM size
+  double launch_us;  // launch overhead
+  int arch;  // compute capability as a number: 75 for sm_75
+  int memory_gib;  // DRAM size
 };
 const GpuPreset* find_gpu(const std::string& name);  // "T4", "RTX4090", "H100" (or null)
 std::string gpu_names();
@@ -71,9 +71,9 @@ struct TraceRequest {
   int line = 0;
   bool shared = false;
   AccessKind kind = AccessKind::load;
-  int site = 0;         // the memory instruction: numbered in the order the trace first meets them
+  int site = 0;  // the memory instruction: numbered in the order the trace first meets them
   int warp = 0;
-  int phase = 0;        // barriers the block passed before this request
+  int phase = 0;  // barriers the block passed before this request
   int allocation = -1;  // global: the allocation's number in the order the trace first touches them
   uint64_t sectors = 0, wavefronts = 0, words = 0;  // as the counters count this one request
   std::vector<TraceLane> lanes;

@@ -33,8 +33,9 @@ std::string site_json(const SiteRecord& s) {
   const double req = s.requests ? double(s.requests) : 1.0;
   const char* access = s.kind == AccessKind::load ? "load" : s.kind == AccessKind::store ? "store" : "atomic";
   return "{\"file\": " + quoted(s.file) + ", \"line\": " + std::to_string(s.line) + ", \"space\": \"" +
-         (s.shared ? "shared" : "global") + "\", \"access\": \"" + access + "\", \"requests\": " +
-         std::to_string(s.requests) + ", \"sectors_per_request\": " + number(s.shared ? 0 : s.sectors / req) +
+         (s.shared ? "shared" : "global") + "\", \"access\": \"" + access +
+         "\", \"requests\": " + std::to_string(s.requests) +
+         ", \"sectors_per_request\": " + number(s.shared ? 0 : s.sectors / req) +
          ", \"wavefronts_per_request\": " + number(s.shared ? s.wavefronts / req : 0) +
          ", \"active_lanes\": " + number(s.lanes / req) + "}";
 }
@@ -51,7 +52,9 @@ std::string launch_json(const LaunchRecord& r, const GpuPreset& gpu) {
          ", \"hazards\": [" + hazards + "], \"sites\": [" + sites + "]}";
 }
 
-const char* access_name(AccessKind k) { return k == AccessKind::load ? "load" : k == AccessKind::store ? "store" : "atomic"; }
+const char* access_name(AccessKind k) {
+  return k == AccessKind::load ? "load" : k == AccessKind::store ? "store" : "atomic";
+}
 
 // The warp view's block: each request with its lanes as [lane, offset, bytes].
 std::string trace_json(const BlockTrace& t) {
@@ -59,10 +62,12 @@ std::string trace_json(const BlockTrace& t) {
   for (const TraceRequest& r : t.requests) {
     std::string lanes;
     for (const TraceLane& l : r.lanes)
-      lanes += (lanes.empty() ? "[" : ", [") + std::to_string(l.lane) + ", " + std::to_string(l.offset) + ", " + std::to_string(l.bytes) + "]";
-    requests += (requests.empty() ? "" : ", ") + std::string("{\"file\": ") + quoted(r.file) + ", \"line\": " + std::to_string(r.line) +
-                ", \"space\": \"" + (r.shared ? "shared" : "global") + "\", \"access\": \"" + access_name(r.kind) +
-                "\", \"site\": " + std::to_string(r.site) + ", \"warp\": " + std::to_string(r.warp) + ", \"phase\": " + std::to_string(r.phase) +
+      lanes += (lanes.empty() ? "[" : ", [") + std::to_string(l.lane) + ", " + std::to_string(l.offset) + ", " +
+               std::to_string(l.bytes) + "]";
+    requests += (requests.empty() ? "" : ", ") + std::string("{\"file\": ") + quoted(r.file) +
+                ", \"line\": " + std::to_string(r.line) + ", \"space\": \"" + (r.shared ? "shared" : "global") +
+                "\", \"access\": \"" + access_name(r.kind) + "\", \"site\": " + std::to_string(r.site) +
+                ", \"warp\": " + std::to_string(r.warp) + ", \"phase\": " + std::to_string(r.phase) +
                 ", \"allocation\": " + std::to_string(r.allocation) + ", \"sectors\": " + std::to_string(r.sectors) +
                 ", \"wavefronts\": " + std::to_string(r.wavefronts) + ", \"words\": " + std::to_string(r.words) +
                 ", \"lanes\": [" + lanes + "]}";
@@ -83,12 +88,15 @@ class SimReporter final : public opscope::LaunchReporter {
   std::string take_json(const std::string& gpu_name) override {
     const std::vector<LaunchRecord> records = take_records();
     const GpuPreset* gpu = find_gpu(gpu_name);
-    if (!gpu) throw opscope::Error("unknown GPU '" + gpu_name + "' for the simulated device's time bounds", "presets: " + gpu_names());
+    if (!gpu)
+      throw opscope::Error("unknown GPU '" + gpu_name + "' for the simulated device's time bounds",
+                           "presets: " + gpu_names());
     std::string launches;
     for (const LaunchRecord& r : records) launches += (launches.empty() ? "" : ", ") + launch_json(r, *gpu);
     BlockTrace trace;
     const std::string traced = take_trace(trace) ? ", \"trace\": " + trace_json(trace) : "";
-    return "{\"gpu\": " + quoted(gpu->name) + ", \"simulated\": true, \"peak_flops_per_s\": " + number(gpu->flops_per_s) +
+    return "{\"gpu\": " + quoted(gpu->name) +
+           ", \"simulated\": true, \"peak_flops_per_s\": " + number(gpu->flops_per_s) +
            ", \"dram_bytes_per_s\": " + number(gpu->bytes_per_s) + ", \"launches\": [" + launches + "]" + traced + "}";
   }
 };

@@ -17,11 +17,13 @@ file(READ "${IN}" text)
 string(REPLACE ";" "@GPUSIM_SEMI@" text "${text}")
 
 # Launches: a name with optional template arguments (one level of nesting), then <<<...>>>(.
+# clang-format may break a long launch before its <<<: that line break is kept in front of the
+# call, so every line stays where it was.
 set(name "([A-Za-z_][A-Za-z0-9_:]*(<[^<>\n]*(<[^<>\n]*>[^<>\n]*)*>)?)")
-string(REGEX MATCHALL "${name}<<<[^\n]*>>>\\(" launches "${text}")
+string(REGEX MATCHALL "${name}[ \n]*<<<[^\n]*>>>\\(" launches "${text}")
 list(LENGTH launches n_launches)
-string(REGEX REPLACE "${name}<<<([^\n]*)>>>\\("
-       "::gpusim::launch(::gpusim::LaunchConfig(\\4), \"\\1\", __FILE__, __LINE__, [@GPUSIM_AMP@](auto@GPUSIM_AMP@... gpusim_a) { \\1(gpusim_a...)@GPUSIM_SEMI@ })("
+string(REGEX REPLACE "${name}([ \n]*)<<<([^\n]*)>>>\\("
+       "\\4::gpusim::launch(::gpusim::LaunchConfig(\\5), \"\\1\", __FILE__, __LINE__, [@GPUSIM_AMP@](auto@GPUSIM_AMP@... gpusim_a) { \\1(gpusim_a...)@GPUSIM_SEMI@ })("
        text "${text}")
 
 # Dynamic shared memory.

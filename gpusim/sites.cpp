@@ -39,7 +39,8 @@ const void* source_site(const char* file, int line) {
   static std::unordered_map<Key, const SourceSite*, KeyHash> interned;
   auto [it, fresh] = interned.try_emplace(Key{file, line}, nullptr);
   if (fresh) {
-    if (g_source_site_count == kMaxSourceSites) throw opscope::Error("simulated GPU: too many distinct barrier, collective and atomic sites");
+    if (g_source_site_count == kMaxSourceSites)
+      throw opscope::Error("simulated GPU: too many distinct barrier, collective and atomic sites");
     g_source_sites[g_source_site_count] = SourceSite{base_name(file), line};
     it->second = &g_source_sites[g_source_site_count++];
   }

@@ -57,7 +57,7 @@ struct BlockView {
   uint64_t epoch;  // advances at every barrier and block: accesses of one epoch are unordered
   std::vector<uint64_t>* warp_epochs;  // per warp: advances at its collectives
   uint64_t barriers = 0;  // of this launch
-  uint64_t flops = 0;     // counted by mma_sync
+  uint64_t flops = 0;  // counted by mma_sync
 };
 extern thread_local BlockView g_view;
 uint3 thread_of(int linear);
@@ -71,7 +71,8 @@ struct SourceSite {
   int line;
 };
 const SourceSite* as_source_site(const void* site);  // null when `site` is a code address
-std::string code_site_text(const void* pc);  // the platform's: desktop line tables; the browser's sites are all SourceSites
+std::string code_site_text(
+    const void* pc);  // the platform's: desktop line tables; the browser's sites are all SourceSites
 // The lanes' stacks and cudaMalloc's address range come from the platform (gpusim/host_desktop.cpp,
 // platform/web/gpusim_host_web.cpp).
 struct AddressRange {
@@ -100,7 +101,7 @@ uint64_t wavefronts_of(const Request& r, uint64_t& words_out);
 bool tracing_block(const LaunchInfo& launch, uint3 block);
 void note_traced_barrier(const void* site);
 void trace_block(const std::vector<Access>& log);
-void discard_totals();                  // at a launch's start
+void discard_totals();  // at a launch's start
 void finish_record(LaunchRecord& rec);  // at its end: the sites with file:line
 void park_before_shared_store();
 // One access of the running lane (the platform's instrumentation hooks call it; outside a lane it returns).

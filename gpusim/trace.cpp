@@ -98,7 +98,7 @@ void trace_block(const std::vector<Access>& log) {
   for (const void* s : g_barrier_sites) t.barrier_sites.push_back(site_text(s));
   t.total_requests = built.size();
   std::vector<uintptr_t> allocations;  // begin of each allocation, in first-touched order
-  std::vector<const void*> sites;      // each instruction, in first-met order
+  std::vector<const void*> sites;  // each instruction, in first-met order
   const uintptr_t shared = reinterpret_cast<uintptr_t>(shared_base());
   for (const Built& b : built) {
     if (t.requests.size() >= g_trace_max) break;
@@ -110,7 +110,8 @@ void trace_block(const std::vector<Access>& log) {
     const auto site = std::find(sites.begin(), sites.end(), b.q.site);
     r.site = int(site - sites.begin());
     if (site == sites.end()) sites.push_back(b.q.site);
-    r.phase = int(std::upper_bound(g_barrier_log_sizes.begin(), g_barrier_log_sizes.end(), b.first) - g_barrier_log_sizes.begin());
+    r.phase = int(std::upper_bound(g_barrier_log_sizes.begin(), g_barrier_log_sizes.end(), b.first) -
+                  g_barrier_log_sizes.begin());
     uintptr_t base = shared;
     if (r.shared) {
       r.wavefronts = wavefronts_of(b.q, r.words);

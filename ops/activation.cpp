@@ -24,7 +24,8 @@ auto infer_like_dy(std::string v) {
   return [v](const InferCtx& c) {
     c.expect_float(0);
     if (c.inputs[0].shape != c.inputs[1].shape)
-      c.fail(v + " " + shape_str(c.inputs[0].shape) + " and dy " + shape_str(c.inputs[1].shape) + " must have one shape");
+      c.fail(v + " " + shape_str(c.inputs[0].shape) + " and dy " + shape_str(c.inputs[1].shape) +
+             " must have one shape");
     return std::vector<TensorMeta>{c.inputs[0]};
   };
 }
@@ -77,7 +78,9 @@ OpDef relu_def() {
   OpDef d = activation("relu", "y = max(x, 0)");
   cpu::make_pointwise(d, Formula::relu);
   d.saves = {{SavedRef::output, 0}};
-  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("relu_backward", {g.output(0), g.grad_output(0)})}; };
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("relu_backward", {g.output(0), g.grad_output(0)})};
+  };
   d.backward_note = "dx = relu_backward(y, dy) = dy where y > 0, else 0";
   d.gradcheck = {gc({{{3, 4}, Domain::away_zero}}, {}, "kink at 0 avoided")};
   return d;
@@ -99,7 +102,8 @@ OpDef leaky_relu_def() {
 
 OpDef gelu_def() {
   OpDef d = activation("gelu", "y = x·Φ(x) = x/2·(1 + erf(x/√2)); tanh form: x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))");
-  d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
+  d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {},
+                       {"none", "tanh"})};
   cpu::make_pointwise(d, Formula::gelu, {"approximate"});
   d.saves = {{SavedRef::input, 0}};
   d.backward = [](GradCtx& g) -> std::vector<Val> {
@@ -112,14 +116,17 @@ OpDef gelu_def() {
 }
 
 OpDef gelu_backward_def() {
-  OpDef d = OpDef::declare("gelu_backward", "activation", "dx = dy·(Φ(x) + x·φ(x)) (erf form) or the derivative of the tanh form", {"x", "dy"});
-  d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {}, {"none", "tanh"})};
+  OpDef d = OpDef::declare("gelu_backward", "activation",
+                           "dx = dy·(Φ(x) + x·φ(x)) (erf form) or the derivative of the tanh form", {"x", "dy"});
+  d.attrs = {make_attr("approximate", AttrType::string, std::string("none"), "\"none\" (erf) or \"tanh\"", {}, {},
+                       {"none", "tanh"})};
   d.infer = infer_like_dy("x");
   cpu::make_pointwise(d, Formula::gelu_backward, {"approximate"});
   d.differentiable = false;
   d.checked_via = "gelu";
   // Cases for the CUDA tests and the saved-tensor check (it is gradchecked through gelu).
-  d.gradcheck = {gc({{{3, 4}}, {{3, 4}}}), gc({{{3, 4}}, {{3, 4}}}, {{"approximate", std::string("tanh")}}, "tanh form")};
+  d.gradcheck = {gc({{{3, 4}}, {{3, 4}}}),
+                 gc({{{3, 4}}, {{3, 4}}}, {{"approximate", std::string("tanh")}}, "tanh form")};
   d.cost = cpu::elementwise_cost(30);
   return d;
 }
@@ -128,7 +135,9 @@ OpDef sigmoid_def() {
   OpDef d = activation("sigmoid", "y = 1 / (1 + e^-x)");
   cpu::make_pointwise(d, Formula::sigmoid);
   d.saves = {{SavedRef::output, 0}};
-  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("sigmoid_backward", {g.output(0), g.grad_output(0)})}; };
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("sigmoid_backward", {g.output(0), g.grad_output(0)})};
+  };
   d.backward_note = "dx = sigmoid_backward(y, dy) = dy · y · (1 - y)";
   d.cost = cpu::elementwise_cost(12);
   return d;
@@ -137,7 +146,8 @@ OpDef sigmoid_def() {
 OpDef softplus_def() {
   OpDef d = activation("softplus", "y = log(1 + e^(beta·x)) / beta; y = x where beta·x > threshold (a smooth relu)");
   d.attrs = {make_attr("beta", AttrType::real, 1.0, "sharpness: the larger, the closer to relu", 1e-6),
-             make_attr("threshold", AttrType::real, 20.0, "above it beta·x gives x itself (e^(beta·x) would overflow)")};
+             make_attr("threshold", AttrType::real, 20.0,
+                       "above it beta·x gives x itself (e^(beta·x) would overflow)")};
   cpu::make_pointwise(d, Formula::softplus, {"beta", "threshold"});
   d.saves = {{SavedRef::input, 0}};
   d.backward = [](GradCtx& g) -> std::vector<Val> {
@@ -156,7 +166,9 @@ OpDef tanh_def() {
   OpDef d = activation("tanh", "y = tanh(x)");
   cpu::make_pointwise(d, Formula::tanh);
   d.saves = {{SavedRef::output, 0}};
-  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("tanh_backward", {g.output(0), g.grad_output(0)})}; };
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("tanh_backward", {g.output(0), g.grad_output(0)})};
+  };
   d.backward_note = "dx = tanh_backward(y, dy) = dy · (1 - y²)";
   d.cost = cpu::elementwise_cost(12);
   return d;
@@ -174,7 +186,8 @@ OpDef hardsigmoid_def() {
   d.backward_note = "dx = hardsigmoid_backward(x, dy) = alpha·dy where 0 < alpha·x + beta < 1, else 0";
   d.cost = cpu::elementwise_cost(4);
   d.gradcheck = {gc({{{3, 4}}}, {}, "the ramp (|x| < 3)"),
-                 gc({{{3, 4}, Domain::away_zero}}, {{"alpha", 1.0}, {"beta", 0.25}}, "alpha 1, beta 0.25: both flat parts")};
+                 gc({{{3, 4}, Domain::away_zero}}, {{"alpha", 1.0}, {"beta", 0.25}},
+                    "alpha 1, beta 0.25: both flat parts")};
   return d;
 }
 
@@ -182,7 +195,9 @@ OpDef hardswish_def() {
   OpDef d = activation("hardswish", "y = x·relu6(x + 3)/6: 0 below −3, x above 3, x·(x + 3)/6 between");
   cpu::make_pointwise(d, Formula::hardswish);
   d.saves = {{SavedRef::input, 0}};
-  d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.call("hardswish_backward", {g.input(0), g.grad_output(0)})}; };
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    return {g.call("hardswish_backward", {g.input(0), g.grad_output(0)})};
+  };
   d.backward_note = "dx = hardswish_backward(x, dy) = 0, dy·(2x + 3)/6, dy below −3, between, above 3";
   d.cost = cpu::elementwise_cost(5);
   return d;
@@ -252,9 +267,10 @@ OPSCOPE_REGISTER_OPS(register_activation_ops) {
                                  Formula::mish_backward, "mish", 40));
   // One op, one pass, for each of these backward formulas (as PyTorch's tanh_backward,
   // sigmoid_backward and threshold_backward): gradchecked through the forward op they differentiate.
-  registry.add(output_backward_op("tanh_backward", "dx = dy · (1 - y²), y = tanh(x)", Formula::tanh_backward, "tanh", 3));
-  registry.add(output_backward_op("sigmoid_backward", "dx = dy · y · (1 - y), y = sigmoid(x)", Formula::sigmoid_backward,
-                                  "sigmoid", 3));
+  registry.add(
+      output_backward_op("tanh_backward", "dx = dy · (1 - y²), y = tanh(x)", Formula::tanh_backward, "tanh", 3));
+  registry.add(output_backward_op("sigmoid_backward", "dx = dy · y · (1 - y), y = sigmoid(x)",
+                                  Formula::sigmoid_backward, "sigmoid", 3));
   // One pass where where(gt(y, 0), dy, 0) was two and an int64 mask as large as y.
   registry.add(output_backward_op("relu_backward", "dx = dy where y > 0, else 0; y = relu(x)", Formula::relu_backward,
                                   "relu", 1));

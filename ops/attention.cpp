@@ -86,8 +86,7 @@ double resolve_scale(double scale, int64_t D) {
 }
 
 // Everything a kernel reads, with the tensors and offset vectors it points into kept alive.
-template <class T>
-struct Prepared {
+template <class T> struct Prepared {
   cpu::AttentionArgs<T> args;
   Shape batch;
   int64_t batches = 1;
@@ -97,8 +96,7 @@ struct Prepared {
 
 // The mask as the kernels read it: broadcast to [batch..., T, S] by strides (0 on broadcast
 // axes), never copied to its full size.
-template <class T>
-void prepare_mask(const KernelCtx& k, size_t mask_input, Prepared<T>& p) {
+template <class T> void prepare_mask(const KernelCtx& k, size_t mask_input, Prepared<T>& p) {
   cpu::AttentionArgs<T>& a = p.args;
   a.causal = k.attrs.b("causal");
   if (k.inputs.size() <= mask_input) return;
@@ -119,8 +117,7 @@ void prepare_mask(const KernelCtx& k, size_t mask_input, Prepared<T>& p) {
 }
 
 // q, k, v (inputs 0..2) as T, the batch, the scale, and the mask at input `mask_input`.
-template <class T>
-Prepared<T> prepare(const KernelCtx& k, const Shape& out_batch, size_t mask_input) {
+template <class T> Prepared<T> prepare(const KernelCtx& k, const Shape& out_batch, size_t mask_input) {
   Prepared<T> p;
   const Tensor &q = k.in(0), &kk = k.in(1), &v = k.in(2);
   cpu::AttentionArgs<T>& a = p.args;
@@ -165,8 +162,7 @@ int64_t per_thread(int64_t elements, double element_bytes) {
 
 // ---------------------------------------------------------------------------------------------
 // naive: the whole T×S score matrix per batch index, one buffer per thread.
-template <class T>
-void attention_naive(KernelCtx& k) {
+template <class T> void attention_naive(KernelCtx& k) {
   Prepared<T> p = prepare<T>(k, batch_of(k.out().shape()), 3);
   cpu::AttentionArgs<T>& a = p.args;
   a.out = k.out().data<T>();
@@ -183,8 +179,7 @@ void attention_naive(KernelCtx& k) {
 
 // ---------------------------------------------------------------------------------------------
 // flash: online softmax over key tiles, per block of query rows; one tile per thread.
-template <class T>
-void attention_flash(KernelCtx& k) {
+template <class T> void attention_flash(KernelCtx& k) {
   Prepared<T> p = prepare<T>(k, batch_of(k.out().shape()), 3);
   cpu::AttentionArgs<T>& a = p.args;
   a.out = k.out().data<T>();
@@ -205,8 +200,7 @@ void attention_flash(KernelCtx& k) {
 // ---------------------------------------------------------------------------------------------
 // attention_backward: dQ, dK, dV by recomputing the softmax tile by tile, per batch index
 // (dK and dV add up over the query blocks of their batch, so a batch stays on one thread).
-template <class T>
-void attention_backward_kernel(KernelCtx& k) {
+template <class T> void attention_backward_kernel(KernelCtx& k) {
   for (int i = 0; i < 3; ++i) k.out(i).fill(0.0);
   Prepared<T> p = prepare<T>(k, batch_of(k.out(0).shape()), 5);
   cpu::AttentionArgs<T>& a = p.args;
@@ -256,8 +250,8 @@ Dims check_qkv(const InferCtx& c) {
     c.fail("q has head size D=" + std::to_string(d.D) + " but k has D=" + std::to_string(k.back()) + " (" + all + ")",
            "the last axes of q and k must be equal: scores are q·kᵀ");
   if (v[v.size() - 2] != d.S)
-    c.fail("k has S=" + std::to_string(d.S) + " keys but v has " + std::to_string(v[v.size() - 2]) + " values (" +
-               all + ")",
+    c.fail("k has S=" + std::to_string(d.S) + " keys but v has " + std::to_string(v[v.size() - 2]) + " values (" + all +
+               ")",
            "the second-last axes of k and v must be equal: one value per key");
   Shape qk;
   if (!broadcast_batch(batch_of(q), batch_of(k), qk) || !broadcast_batch(qk, batch_of(v), d.batch))
@@ -302,7 +296,8 @@ std::vector<TensorMeta> infer_attention_backward(const InferCtx& c) {
              shape_str(o));
   }
   check_mask(c, 5, d);
-  const DType dt = promote(promote(promote(c.inputs[0].dtype, c.inputs[1].dtype), c.inputs[2].dtype), c.inputs[4].dtype);
+  const DType dt =
+      promote(promote(promote(c.inputs[0].dtype, c.inputs[1].dtype), c.inputs[2].dtype), c.inputs[4].dtype);
   auto meta = [&](int64_t rows, int64_t cols) {
     TensorMeta m;
     m.shape = d.batch;
@@ -319,11 +314,8 @@ std::vector<AttrSpec> attention_attrs() {
           make_attr("scale", AttrType::real, 0.0, "score scale; 0 means 1/sqrt(D)", 0.0)};
 }
 
-template <class F>
-KernelFn typed(F f) {
-  return [f](KernelCtx& k) {
-    cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { f(k, z); });
-  };
+template <class F> KernelFn typed(F f) {
+  return [f](KernelCtx& k) { cpu::visit_float(k.out(0).dtype(), k.op.name, [&](auto z) { f(k, z); }); };
 }
 
 OpDef scaled_dot_product_attention_def() {
@@ -338,13 +330,13 @@ OpDef scaled_dot_product_attention_def() {
   d.default_algo = "flash";
   d.kernel(Device::cpu, "naive", typed([](KernelCtx& k, auto z) { attention_naive<decltype(z)>(k); }));
   // Not the T×S probabilities: the backward recomputes them (the mask only when given).
-  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::output, 0},
-             {SavedRef::input, 3}};
+  d.saves = {
+      {SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::output, 0}, {SavedRef::input, 3}};
   d.backward = [](GradCtx& g) -> std::vector<Val> {
     std::vector<Val> ins = {g.input(0), g.input(1), g.input(2), g.output(0), g.grad_output(0)};
     if (g.num_inputs() > 3) ins.push_back(g.input(3));
-    auto grads = g.call_multi("attention_backward", ins,
-                              {{"causal", g.attrs().b("causal")}, {"scale", g.attrs().f("scale")}});
+    auto grads =
+        g.call_multi("attention_backward", ins, {{"causal", g.attrs().b("causal")}, {"scale", g.attrs().f("scale")}});
     return {grads[0], grads[1], grads[2], Val{}};
   };
   d.backward_note = "dQ, dK, dV by attention_backward (recomputes the softmax tile by tile); the mask gets none";
@@ -366,33 +358,39 @@ OpDef scaled_dot_product_attention_def() {
       const double ts = batch * Tq * S * sz;
       c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2]) + mask_bytes + 2 * ts;
       c.bytes_written += 2 * ts;
-      c.workspace_bytes = parallel_workers(static_cast<int64_t>(batch), naive_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv))) *
-                          static_cast<double>(per_thread(int64_t(Tq * S), sz)) * sz;
+      c.workspace_bytes =
+          parallel_workers(static_cast<int64_t>(batch), naive_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv))) *
+          static_cast<double>(per_thread(int64_t(Tq * S), sz)) * sz;
     } else {
       // K and V are read once per block of query rows; nothing T×S touches memory.
       const double passes = std::ceil(Tq / static_cast<double>(kBlockRows));
       c.bytes_read = cpu::meta_bytes(in[0]) + passes * (cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2])) + mask_bytes;
       const int64_t items = static_cast<int64_t>(batch) * flash_blocks(int64_t(Tq));
       const int workers = parallel_workers(items, flash_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
-      c.workspace_bytes = static_cast<double>(workers * per_thread(cpu::attention_flash_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
+      c.workspace_bytes =
+          static_cast<double>(workers * per_thread(cpu::attention_flash_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
     }
     return c;
   };
   const InputSpec q{{4, 3}}, k{{5, 3}}, v{{5, 3}};
   GradcheckCase float_mask = gc({q, k, v, InputSpec{{4, 5}, Domain::any, 0, false}}, {}, "float mask");
   GradcheckCase int_mask = gc({q, k, v, InputSpec{{4, 5}, Domain::mask, 0, false}}, {}, "int64 0/1 mask");
-  d.gradcheck = with_float32_rtol({gc({q, k, v}, {}, "T=4, S=5, D=3"),
-                 gc({q, k, v}, {{"causal", true}}, "causal"),
-                 float_mask,
-                 int_mask,
-                 gc({q, k, v, InputSpec{{5}, Domain::any, 0, false}}, {{"causal", true}, {"scale", 0.7}},
-                    "causal + broadcast float mask [S], scale 0.7"),
-                 gc({{{2, 4, 3}}, {{2, 5, 3}}, {{2, 5, 2}}}, {}, "batch of 2, Dv=2"),
-                 gc({{{2, 4, 3}}, {{5, 3}}, {{1, 5, 3}}}, {{"causal", true}}, "q batch 2, k and v broadcast")}, kRowSumFloat32Rtol);
-  d.lab = {"T [D]: q, k, v are T×D", {1024, 64}, 1, [](const std::vector<int64_t>& s) {
+  d.gradcheck =
+      with_float32_rtol({gc({q, k, v}, {}, "T=4, S=5, D=3"), gc({q, k, v}, {{"causal", true}}, "causal"), float_mask,
+                         int_mask,
+                         gc({q, k, v, InputSpec{{5}, Domain::any, 0, false}}, {{"causal", true}, {"scale", 0.7}},
+                            "causal + broadcast float mask [S], scale 0.7"),
+                         gc({{{2, 4, 3}}, {{2, 5, 3}}, {{2, 5, 2}}}, {}, "batch of 2, Dv=2"),
+                         gc({{{2, 4, 3}}, {{5, 3}}, {{1, 5, 3}}}, {{"causal", true}}, "q batch 2, k and v broadcast")},
+                        kRowSumFloat32Rtol);
+  d.lab = {"T [D]: q, k, v are T×D",
+           {1024, 64},
+           1,
+           [](const std::vector<int64_t>& s) {
              const int64_t t = s[0], dh = cpu::size_or(s, 1, 64);
              return cpu::lab_case({{t, dh}, {t, dh}, {t, dh}});
-           }, {}};
+           },
+           {}};
   return d;
 }
 
@@ -411,9 +409,10 @@ OpDef attention_backward_def() {
   // Cases for the CUDA tests (gradchecked through scaled_dot_product_attention); o need not be
   // the forward's output for the devices to agree.
   d.gradcheck = with_float32_rtol({gc({{{5, 4}}, {{6, 4}}, {{6, 3}}, {{5, 3}}, {{5, 3}}}),
-                 gc({{{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}}, {{"causal", true}}, "batch 2, causal")}, kRowSumFloat32Rtol);
-  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
-              std::string_view) {
+                                   gc({{{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}, {{2, 5, 4}}},
+                                      {{"causal", true}}, "batch 2, causal")},
+                                  kRowSumFloat32Rtol);
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     const Shape& q = in[0].shape;
     const double Tq = static_cast<double>(q[q.size() - 2]), D = static_cast<double>(q.back());
@@ -428,8 +427,10 @@ OpDef attention_backward_def() {
     for (size_t i = 0; i < in.size(); ++i) c.bytes_read += (i == 1 || i == 2 ? passes : 1.0) * cpu::meta_bytes(in[i]);
     for (auto& m : out) c.bytes_written += cpu::meta_bytes(m);
     c.bytes_written += (passes - 1) * (cpu::meta_bytes(out[1]) + cpu::meta_bytes(out[2]));  // dK, dV accumulated
-    const int workers = parallel_workers(static_cast<int64_t>(batch), backward_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
-    c.workspace_bytes = static_cast<double>(workers * per_thread(cpu::attention_backward_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
+    const int workers =
+        parallel_workers(static_cast<int64_t>(batch), backward_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
+    c.workspace_bytes =
+        static_cast<double>(workers * per_thread(cpu::attention_backward_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
     return c;
   };
   return d;

@@ -28,7 +28,8 @@ OpDef binary(const std::string& name, const std::string& doc, bool float_result 
   d.infer = [float_result](const InferCtx& c) { return infer_binary(c, float_result); };
   d.cost = cpu::elementwise_cost(1);
   const InputSpec a{{3, 4}}, b{{3, 4}}, row{{4}}, col{{3, 1}};
-  d.gradcheck = {gc({a, b}, {}, "same shape"), gc({a, row}, {}, "broadcast a row"), gc({col, row}, {}, "outer broadcast")};
+  d.gradcheck = {gc({a, b}, {}, "same shape"), gc({a, row}, {}, "broadcast a row"),
+                 gc({col, row}, {}, "outer broadcast")};
   return d;
 }
 
@@ -89,7 +90,8 @@ OpDef pow_def() {
   };
   d.backward_note = "da = dc * b * a^(b-1), db = dc * c * log(a)";
   d.cost = cpu::elementwise_cost(10);
-  d.gradcheck = {gc({{{3, 4}, Domain::positive}, {{3, 4}}}), gc({{{3, 4}, Domain::positive}, {{}}}, {}, "scalar exponent")};
+  d.gradcheck = {gc({{{3, 4}, Domain::positive}, {{3, 4}}}),
+                 gc({{{3, 4}, Domain::positive}, {{}}}, {}, "scalar exponent")};
   return d;
 }
 
@@ -99,8 +101,8 @@ OpDef where_def() {
   d.elementwise = true;
   d.infer = [](const InferCtx& c) {
     TensorMeta m;
-    m.shape = broadcast_shapes(broadcast_shapes(c.inputs[0].shape, c.inputs[1].shape, "where"), c.inputs[2].shape,
-                               "where");
+    m.shape =
+        broadcast_shapes(broadcast_shapes(c.inputs[0].shape, c.inputs[1].shape, "where"), c.inputs[2].shape, "where");
     m.dtype = promote(c.inputs[1].dtype, c.inputs[2].dtype);
     return std::vector<TensorMeta>{m};
   };
@@ -146,8 +148,8 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
   registry.add(div_def());
   registry.add(pow_def());
   for (bool is_max : {true, false}) {
-    OpDef d = binary(is_max ? "maximum" : "minimum",
-                     is_max ? "c = max(a, b) elementwise" : "c = min(a, b) elementwise");
+    OpDef d =
+        binary(is_max ? "maximum" : "minimum", is_max ? "c = max(a, b) elementwise" : "c = min(a, b) elementwise");
     cpu::make_pointwise(d, is_max ? Formula::maximum : Formula::minimum);
     d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
     d.backward = [is_max](GradCtx& g) -> std::vector<Val> {
@@ -157,7 +159,8 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
       Val zero = g.scalar_like(0, dc);
       return {g.call("where", {a_wins, dc, zero}), g.call("where", {a_wins, zero, dc})};
     };
-    d.backward_note = is_max ? "da = dc where a >= b, db = dc where a < b" : "da = dc where a <= b, db = dc where a > b";
+    d.backward_note =
+        is_max ? "da = dc where a >= b, db = dc where a < b" : "da = dc where a <= b, db = dc where a > b";
     const InputSpec a{{3, 4}, Domain::distinct}, b{{3, 4}, Domain::distinct}, row{{4}, Domain::distinct};
     d.gradcheck = {gc({a, b}), gc({a, row}, {}, "broadcast")};
     registry.add(std::move(d));
@@ -176,12 +179,14 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
       if (g.needs_grad(1)) db = -(dc * ((g.input(0) - g.output(0)) / g.input(1)));
       return {dc, db};
     };
-    d.backward_note = floor_q ? "da = dc, db = −dc·⌊a/b⌋ (read as (a − c)/b)" : "da = dc, db = −dc·trunc(a/b) (read as (a − c)/b)";
+    d.backward_note =
+        floor_q ? "da = dc, db = −dc·⌊a/b⌋ (read as (a − c)/b)" : "da = dc, db = −dc·trunc(a/b) (read as (a − c)/b)";
     d.cost = cpu::elementwise_cost(4);
     // b away from 0, so that a/b stays away from the jumps at whole numbers by more than the
     // central differences' step.
     const InputSpec a{{3, 4}}, b{{3, 4}, Domain::positive}, row{{4}, Domain::positive}, col{{3, 1}};
-    d.gradcheck = {gc({a, b}, {}, "same shape"), gc({a, row}, {}, "broadcast divisor"), gc({col, row}, {}, "outer broadcast")};
+    d.gradcheck = {gc({a, b}, {}, "same shape"), gc({a, row}, {}, "broadcast divisor"),
+                   gc({col, row}, {}, "outer broadcast")};
     registry.add(std::move(d));
   }
   struct Cmp {
@@ -189,9 +194,10 @@ OPSCOPE_REGISTER_OPS(register_binary_ops) {
     const char* doc;
     Formula formula;
   };
-  for (Cmp c : {Cmp{"eq", "c = (a == b) as int64 0/1", Formula::eq}, Cmp{"ne", "c = (a != b) as int64 0/1", Formula::ne},
-                Cmp{"lt", "c = (a < b) as int64 0/1", Formula::lt}, Cmp{"le", "c = (a <= b) as int64 0/1", Formula::le},
-                Cmp{"gt", "c = (a > b) as int64 0/1", Formula::gt}, Cmp{"ge", "c = (a >= b) as int64 0/1", Formula::ge}}) {
+  for (Cmp c :
+       {Cmp{"eq", "c = (a == b) as int64 0/1", Formula::eq}, Cmp{"ne", "c = (a != b) as int64 0/1", Formula::ne},
+        Cmp{"lt", "c = (a < b) as int64 0/1", Formula::lt}, Cmp{"le", "c = (a <= b) as int64 0/1", Formula::le},
+        Cmp{"gt", "c = (a > b) as int64 0/1", Formula::gt}, Cmp{"ge", "c = (a >= b) as int64 0/1", Formula::ge}}) {
     OpDef d = binary(c.name, c.doc);
     d.family = "comparison";
     d.differentiable = false;  // its cases (binary's) serve the CUDA tests

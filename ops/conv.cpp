@@ -16,13 +16,13 @@
 // where g = k / Kg and x is zero outside [0, H) × [0, W); conv3d adds the depth axis (D, Q, OD)
 // the same way.
 #include <Eigen/Dense>
-#include <unsupported/Eigen/FFT>
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <unsupported/Eigen/FFT>
 
 #include "core/parallel.h"
 #include "ops/cpu/kernels.h"
@@ -77,7 +77,10 @@ V bias_sum_axes(size_t rank) {
 }
 
 AttrMap conv_attr_map(const Attrs& a) {
-  return {{"stride", a.ints("stride")}, {"padding", a.ints("padding")}, {"dilation", a.ints("dilation")}, {"groups", a.i("groups")}};
+  return {{"stride", a.ints("stride")},
+          {"padding", a.ints("padding")},
+          {"dilation", a.ints("dilation")},
+          {"groups", a.i("groups")}};
 }
 
 // Checks an input of shape x against a weight of shape w for the call's attributes (the rules
@@ -89,14 +92,19 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
   if (x.size() != rank) {
     std::string batched = "[1";
     for (int64_t v : x) batched += ", " + std::to_string(v);
-    c.fail(xname + " must be " + std::to_string(rank) + "-D " + spatial_layout(axes) + ", got " + shape_str(x) + " (rank " +
-               std::to_string(x.size()) + ")",
-           (x.size() >= 3 && x.size() <= 5 ? "for a " + spatial_layout(x.size() - 2) + " input use " + ranked("conv", x.size() - 2)
-                                            : op + " works on " + spatial_layout(axes) + ": batch, channels, then the spatial axes") +
-               (x.size() + 1 == rank ? "; for one unbatched example add a batch axis: reshape(x, " + batched + "])" : ""));
+    c.fail(xname + " must be " + std::to_string(rank) + "-D " + spatial_layout(axes) + ", got " + shape_str(x) +
+               " (rank " + std::to_string(x.size()) + ")",
+           (x.size() >= 3 && x.size() <= 5
+                ? "for a " + spatial_layout(x.size() - 2) + " input use " + ranked("conv", x.size() - 2)
+                : op + " works on " + spatial_layout(axes) + ": batch, channels, then the spatial axes") +
+               (x.size() + 1 == rank ? "; for one unbatched example add a batch axis: reshape(x, " + batched + "])"
+                                     : ""));
   }
   if (w.size() != rank)
-    c.fail("weight must be " + std::to_string(rank) + "-D [K, C/groups, " + (axes == 1 ? "S" : axes == 2 ? "R, S" : "Q, R, S") +
+    c.fail("weight must be " + std::to_string(rank) + "-D [K, C/groups, " +
+               (axes == 1   ? "S"
+                : axes == 2 ? "R, S"
+                            : "Q, R, S") +
                "], got " + shape_str(w) + " (rank " + std::to_string(w.size()) + ")",
            "weight holds K filters of C/groups channels and one tap per kernel position");
   const int64_t G = a.i("groups");
@@ -111,8 +119,8 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
   if (w[1] != x[1] / G)
     c.fail(xname + " has " + std::to_string(x[1]) + " channels but weight expects " + std::to_string(w[1] * G) +
                " (weight " + shape_str(w) + ", groups=" + std::to_string(G) + ")",
-           "weight must be [K, C/groups, kernel...] = [" + std::to_string(w[0]) + ", " + std::to_string(x[1] / G) + ", " +
-               spatial_str(w) + "] for this input");
+           "weight must be [K, C/groups, kernel...] = [" + std::to_string(w[0]) + ", " + std::to_string(x[1] / G) +
+               ", " + spatial_str(w) + "] for this input");
   for (size_t i = 2; i < rank; ++i)
     if (w[i] < 1) c.fail("kernel must be at least 1 along every axis, got weight " + shape_str(w));
   const ConvGeom g = conv_geom(x, w, a);
@@ -123,11 +131,12 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
       padded += (i ? "×" : "") + std::to_string(x[2 + i] + 2 * pad[i]);
       dilated += (i ? "×" : "") + std::to_string(dil[i] * (w[2 + i] - 1) + 1);
     }
-    c.fail("output would be empty: " + xname + " " + shape_str(x) + " padded by " + attr_value_str(a.get("padding")) +
-               " is " + padded + ", smaller than the dilated kernel " + dilated + " (weight " + shape_str(w) +
-               ", dilation=" + attr_value_str(a.get("dilation")) + ")",
-           "OH = (H + 2·padding − dilation·(R − 1) − 1) / stride + 1 must be >= 1 along every axis: add padding or use a "
-           "smaller kernel or dilation");
+    c.fail(
+        "output would be empty: " + xname + " " + shape_str(x) + " padded by " + attr_value_str(a.get("padding")) +
+            " is " + padded + ", smaller than the dilated kernel " + dilated + " (weight " + shape_str(w) +
+            ", dilation=" + attr_value_str(a.get("dilation")) + ")",
+        "OH = (H + 2·padding − dilation·(R − 1) − 1) / stride + 1 must be >= 1 along every axis: add padding or use a "
+        "smaller kernel or dilation");
   }
   return g;
 }
@@ -140,8 +149,7 @@ ConvGeom check_conv(const InferCtx& c, const Shape& x, const Shape& w, const std
 // Cg·Q·R·S inputs scattered over Cg volumes, with a bounds test per tap (the padding).
 //
 // Calls f(x index, w index, y index) for every tap that lands inside x.
-template <class F>
-void for_each_tap(const ConvGeom& g, F f) {
+template <class F> void for_each_tap(const ConvGeom& g, F f) {
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t k = 0; k < g.K; ++k)
       for (int64_t od = 0; od < g.OD; ++od)
@@ -161,9 +169,9 @@ void for_each_tap(const ConvGeom& g, F f) {
           }
 }
 
-template <class T>
-void conv_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
-  for (int64_t i = 0; i < g.N * g.K; ++i) std::fill(y + i * g.out_volume(), y + (i + 1) * g.out_volume(), b ? b[i % g.K] : T(0));
+template <class T> void conv_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
+  for (int64_t i = 0; i < g.N * g.K; ++i)
+    std::fill(y + i * g.out_volume(), y + (i + 1) * g.out_volume(), b ? b[i % g.K] : T(0));
   for_each_tap(g, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += x[xi] * w[wi]; });
 }
 
@@ -176,8 +184,7 @@ cpu::ConvWindow window_of(const ConvGeom& g) {
 // vol2col: im2col over three spatial axes, rows [q0, q1) of
 // col[((c·Q + q)·R + r)·S + s][(od·OH + oh)·OW + ow] = x[c, od·sd − pd + q·dd, oh·sh − ph + r·dh, ow·sw − pw + s·dw].
 // (The 2-D kernels of ops/cpu serve every planar geometry, conv1d's included.)
-template <class T>
-void vol2col_rows(const ConvGeom& g, const T* xc, T* col, int64_t q0, int64_t q1) {
+template <class T> void vol2col_rows(const ConvGeom& g, const T* xc, T* col, int64_t q0, int64_t q1) {
   for (int64_t row = q0; row < q1; ++row) {
     const int64_t s = row % g.S, r = (row / g.S) % g.R, q = (row / (g.S * g.R)) % g.Q, c = row / g.taps();
     T* out = col + row * g.out_volume();
@@ -195,8 +202,7 @@ void vol2col_rows(const ConvGeom& g, const T* xc, T* col, int64_t q0, int64_t q1
 }
 
 // col2vol: the adjoint, channels [c0, c1) (each channel's rows write only its own volume).
-template <class T>
-void col2vol_channels(const ConvGeom& g, const T* col, T* dxc, int64_t c0, int64_t c1) {
+template <class T> void col2vol_channels(const ConvGeom& g, const T* col, T* dxc, int64_t c0, int64_t c1) {
   for (int64_t row = c0 * g.taps(); row < c1 * g.taps(); ++row) {
     const int64_t s = row % g.S, r = (row / g.S) % g.R, q = (row / (g.S * g.R)) % g.Q, c = row / g.taps();
     const T* in = col + row * g.out_volume();
@@ -215,27 +221,23 @@ void col2vol_channels(const ConvGeom& g, const T* col, T* dxc, int64_t c0, int64
 
 // col[(c·R + r)·S + s][oh·OW + ow] = x[c, oh·sh − ph + r·dh, ow·sw − pw + s·dw] (0 outside), for one
 // image and one group; xc points at channel g·Cg of image n. Rows [q0, q1) only.
-template <class T>
-void im2col_rows(const ConvGeom& g, const T* xc, T* col, int64_t q0, int64_t q1) {
+template <class T> void im2col_rows(const ConvGeom& g, const T* xc, T* col, int64_t q0, int64_t q1) {
   if (g.planar()) cpu::kern<T>().im2col_rows(xc, col, q0, q1, window_of(g));
   else vol2col_rows(g, xc, col, q0, q1);
 }
 
 // col2im: the adjoint of im2col, dx[c, ih, iw] += col[row][oh·OW + ow] (overlapping windows add).
-template <class T>
-void col2im_channels(const ConvGeom& g, const T* col, T* dxc, int64_t c0, int64_t c1) {
+template <class T> void col2im_channels(const ConvGeom& g, const T* col, T* dxc, int64_t c0, int64_t c1) {
   if (g.planar()) cpu::kern<T>().col2im_channels(col, dxc, c0, c1, window_of(g));
   else col2vol_channels(g, col, dxc, c0, c1);
 }
 
-template <class T>
-void im2col(const ConvGeom& g, const T* xc, T* col) {
+template <class T> void im2col(const ConvGeom& g, const T* xc, T* col) {
   parallel_for(g.col_rows(), grain_for(static_cast<double>(g.out_volume())),
                [&](int64_t q0, int64_t q1) { im2col_rows(g, xc, col, q0, q1); });
 }
 
-template <class T>
-void col2im(const ConvGeom& g, const T* col, T* dxc) {
+template <class T> void col2im(const ConvGeom& g, const T* col, T* dxc) {
   parallel_for(g.Cg, grain_for(static_cast<double>(g.taps() * g.out_volume())),
                [&](int64_t c0, int64_t c1) { col2im_channels(g, col, dxc, c0, c1); });
 }
@@ -256,7 +258,8 @@ Im2colPlan im2col_plan(const ConvGeom& g) {
   p.items = g.N * g.G;
   p.per_item = p.items >= 2 * hardware_threads();
   if (p.per_item) {
-    p.grain = grain_for(2.0 * static_cast<double>(g.Kg) * static_cast<double>(g.col_rows()) * static_cast<double>(g.out_volume()));
+    p.grain = grain_for(2.0 * static_cast<double>(g.Kg) * static_cast<double>(g.col_rows()) *
+                        static_cast<double>(g.out_volume()));
     p.workers = parallel_workers(p.items, p.grain);
   }
   return p;
@@ -264,8 +267,7 @@ Im2colPlan im2col_plan(const ConvGeom& g) {
 
 // Runs item(i, col) for every (image, group) i = n·G + grp, with col a Cg·R·S × OH·OW buffer;
 // `serial_im2col` tells the item whether it is alone on its thread.
-template <class T, class F>
-void for_each_item(const KernelCtx& k, const ConvGeom& g, F item) {
+template <class T, class F> void for_each_item(const KernelCtx& k, const ConvGeom& g, F item) {
   const Im2colPlan plan = im2col_plan(g);
   Tensor col_t = k.workspace({plan.workers, g.col_rows(), g.out_volume()}, k.out().dtype());
   T* col = col_t.data<T>();
@@ -279,8 +281,7 @@ void for_each_item(const KernelCtx& k, const ConvGeom& g, F item) {
 }
 
 // im2col of one item: on this thread only, or spread over the threads.
-template <class T>
-void im2col_item(const ConvGeom& g, const T* xc, T* col, bool on_this_thread) {
+template <class T> void im2col_item(const ConvGeom& g, const T* xc, T* col, bool on_this_thread) {
   if (on_this_thread) im2col_rows(g, xc, col, 0, g.col_rows());
   else im2col(g, xc, col);
 }
@@ -296,16 +297,16 @@ void gemm_item(bool on_this_thread, bool ta, bool tb, int64_t M, int64_t N, int6
 // im2col: per image and group, y[n, g] (Kg × OH·OW) = W_g (Kg × Cg·R·S) · col (Cg·R·S × OH·OW)
 // (conv3d: Cg·Q·R·S rows and OD·OH·OW columns),
 // one GEMM through OpenBLAS (ops/gemm.h). The col buffers (Cg·R·S·OH·OW elements) are workspace.
-template <class T>
-void conv_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
+template <class T> void conv_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
   for_each_item<T>(k, g, [&](int64_t i, T* col, bool alone) {
     const int64_t n = i / g.G, grp = i % g.G;
     im2col_item(g, x + (n * g.C + grp * g.Cg) * g.in_volume(), col, alone);
     T* out = y + (n * g.K + grp * g.Kg) * g.out_volume();
     if (b)  // y = b, then y += W·col
-      for (int64_t kk = 0; kk < g.Kg; ++kk) std::fill(out + kk * g.out_volume(), out + (kk + 1) * g.out_volume(), b[grp * g.Kg + kk]);
-    gemm_item<T>(alone, false, false, g.Kg, g.out_volume(), g.col_rows(), w + grp * g.Kg * g.col_rows(), g.col_rows(), col, g.out_volume(),
-                 b ? T(1) : T(0), out, g.out_volume());
+      for (int64_t kk = 0; kk < g.Kg; ++kk)
+        std::fill(out + kk * g.out_volume(), out + (kk + 1) * g.out_volume(), b[grp * g.Kg + kk]);
+    gemm_item<T>(alone, false, false, g.Kg, g.out_volume(), g.col_rows(), w + grp * g.Kg * g.col_rows(), g.col_rows(),
+                 col, g.out_volume(), b ? T(1) : T(0), out, g.out_volume());
   });
 }
 
@@ -324,15 +325,16 @@ bool winograd_fits(const ConvGeom& g) {
 
 void check_winograd(const ConvGeom& g) {
   if (winograd_fits(g)) return;
-  auto pair = [](int64_t h, int64_t w) { return h == w ? std::to_string(h) : "(" + std::to_string(h) + ", " + std::to_string(w) + ")"; };
+  auto pair = [](int64_t h, int64_t w) {
+    return h == w ? std::to_string(h) : "(" + std::to_string(h) + ", " + std::to_string(w) + ")";
+  };
   std::string got = std::to_string(g.R) + "×" + std::to_string(g.S) + " stride " + pair(g.sh, g.sw);
   if (g.dh != 1 || g.dw != 1) got += " dilation " + pair(g.dh, g.dw);
   throw Error("conv2d: winograd: needs a 3×3 kernel with stride 1 and dilation 1, got " + got,
               "use algo=\"im2col\" (the default) or \"fft\" for other kernels, strides and dilations");
 }
 
-template <class T>
-void conv_winograd(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
+template <class T> void conv_winograd(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
   check_winograd(g);
   const int64_t tH = (g.OH + 1) / 2, tW = (g.OW + 1) / 2, per_image = tH * tW, T_ = g.N * per_image;
   const int64_t Kg = g.Kg, Cg = g.Cg, TB = std::min(T_, kWinogradBlock);
@@ -446,8 +448,7 @@ FftPlan fft_plan(const ConvGeom& g) {
   return {fft_size(g.H + 2 * g.ph), fft_size(g.W + 2 * g.pw), g.N * g.Cg + g.Cg + 1};
 }
 
-template <class T>
-struct Fft2 {
+template <class T> struct Fft2 {
   using Cx = std::complex<T>;
   Eigen::FFT<T> fft;
   Cx *a, *b;  // line buffers of max(P, Q)
@@ -470,8 +471,7 @@ struct Fft2 {
   }
 };
 
-template <class T>
-void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
+template <class T> void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, const T* b, T* y) {
   using Cx = std::complex<T>;
   using CxArray = Eigen::Array<Cx, Eigen::Dynamic, 1>;
   const FftPlan pl = fft_plan(g);
@@ -480,9 +480,9 @@ void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, con
   // Complex buffers as pairs of reals: the tracker sees them as workspace like any other.
   Tensor spec_t = k.workspace({pl.planes, PQ, 2}, dt), line_t = k.workspace({2 * std::max(P, Q), 2}, dt);
   Cx* spec = reinterpret_cast<Cx*>(spec_t.data<T>());
-  Cx* Xh = spec;                    // [N][Cg][P·Q]
+  Cx* Xh = spec;  // [N][Cg][P·Q]
   Cx* Wh = spec + g.N * g.Cg * PQ;  // [Cg][P·Q]
-  Cx* Yh = Wh + g.Cg * PQ;          // [P·Q]
+  Cx* Yh = Wh + g.Cg * PQ;  // [P·Q]
   Fft2<T> fft(reinterpret_cast<Cx*>(line_t.data<T>()), P, Q);
   const T scale = T(1) / static_cast<T>(PQ);
   for (int64_t grp = 0; grp < g.G; ++grp) {
@@ -527,8 +527,7 @@ void conv_fft(const KernelCtx& k, const ConvGeom& g, const T* x, const T* w, con
 // dx: dcol (Cg·R·S × OH·OW) = W_gᵀ · dy[n, g], then col2im into dx[n, g].
 // dw: dW_g (Kg × Cg·R·S) += dy[n, g] · colᵀ, with col = im2col(x[n, g]).
 
-template <class T>
-void backward_input_im2col(const KernelCtx& k, const ConvGeom& g, const T* dy, const T* w, T* dx) {
+template <class T> void backward_input_im2col(const KernelCtx& k, const ConvGeom& g, const T* dy, const T* w, T* dx) {
   std::fill(dx, dx + g.N * g.C * g.in_volume(), T(0));
   for_each_item<T>(k, g, [&](int64_t i, T* col, bool alone) {
     const int64_t n = i / g.G, grp = i % g.G;
@@ -540,8 +539,7 @@ void backward_input_im2col(const KernelCtx& k, const ConvGeom& g, const T* dy, c
   });
 }
 
-template <class T>
-void backward_input_naive(const KernelCtx&, const ConvGeom& g, const T* dy, const T* w, T* dx) {
+template <class T> void backward_input_naive(const KernelCtx&, const ConvGeom& g, const T* dy, const T* w, T* dx) {
   std::fill(dx, dx + g.N * g.C * g.in_volume(), T(0));
   for_each_tap(g, [&](int64_t xi, int64_t wi, int64_t yi) { dx[xi] += dy[yi] * w[wi]; });
 }
@@ -550,8 +548,7 @@ void backward_input_naive(const KernelCtx&, const ConvGeom& g, const T* dy, cons
 // shape) each sum into their own dW, and the ranges are added in order.
 constexpr int64_t kWeightRanges = 16;
 
-template <class T>
-void backward_weight_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* dy, T* dw) {
+template <class T> void backward_weight_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, const T* dy, T* dw) {
   const int64_t wsize = g.K * g.col_rows();
   std::fill(dw, dw + wsize, T(0));
   const Im2colPlan plan = im2col_plan(g);
@@ -561,8 +558,9 @@ void backward_weight_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, c
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t grp = 0; grp < g.G; ++grp) {
         im2col(g, x + (n * g.C + grp * g.Cg) * g.in_volume(), col);
-        gemm_item<T>(false, false, true, g.Kg, g.col_rows(), g.out_volume(), dy + (n * g.K + grp * g.Kg) * g.out_volume(), g.out_volume(), col,
-                     g.out_volume(), T(1), dw + grp * g.Kg * g.col_rows(), g.col_rows());
+        gemm_item<T>(false, false, true, g.Kg, g.col_rows(), g.out_volume(),
+                     dy + (n * g.K + grp * g.Kg) * g.out_volume(), g.out_volume(), col, g.out_volume(), T(1),
+                     dw + grp * g.Kg * g.col_rows(), g.col_rows());
       }
     return;
   }
@@ -581,8 +579,9 @@ void backward_weight_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, c
       for (int64_t n = r * per_range; n < std::min(g.N, (r + 1) * per_range); ++n)
         for (int64_t grp = 0; grp < g.G; ++grp) {
           im2col_item(g, x + (n * g.C + grp * g.Cg) * g.in_volume(), col, true);
-          gemm_item<T>(true, false, true, g.Kg, g.col_rows(), g.out_volume(), dy + (n * g.K + grp * g.Kg) * g.out_volume(), g.out_volume(), col,
-                       g.out_volume(), T(1), part + grp * g.Kg * g.col_rows(), g.col_rows());
+          gemm_item<T>(true, false, true, g.Kg, g.col_rows(), g.out_volume(),
+                       dy + (n * g.K + grp * g.Kg) * g.out_volume(), g.out_volume(), col, g.out_volume(), T(1),
+                       part + grp * g.Kg * g.col_rows(), g.col_rows());
         }
     }
   });
@@ -590,8 +589,7 @@ void backward_weight_im2col(const KernelCtx& k, const ConvGeom& g, const T* x, c
     for (int64_t i = 0; i < wsize; ++i) dw[i] += parts[r * wsize + i];
 }
 
-template <class T>
-void backward_weight_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* dy, T* dw) {
+template <class T> void backward_weight_naive(const KernelCtx&, const ConvGeom& g, const T* x, const T* dy, T* dw) {
   std::fill(dw, dw + g.K * g.col_rows(), T(0));
   for_each_tap(g, [&](int64_t xi, int64_t wi, int64_t yi) { dw[wi] += dy[yi] * x[xi]; });
 }
@@ -618,15 +616,15 @@ void backward_weight_onednn(const KernelCtx& k, const ConvGeom& g, const float* 
 void conv_onednn_f64(const KernelCtx& k, const ConvGeom&, const double*, const double*, const double*, double*) {
   onednn_float64(k);
 }
-void backward_onednn_f64(const KernelCtx& k, const ConvGeom&, const double*, const double*, double*) { onednn_float64(k); }
+void backward_onednn_f64(const KernelCtx& k, const ConvGeom&, const double*, const double*, double*) {
+  onednn_float64(k);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Kernel wrappers: cast inputs to the output dtype, build the geometry, pick float or double.
 
-template <class T>
-using ForwardFn = void (*)(const KernelCtx&, const ConvGeom&, const T*, const T*, const T*, T*);
-template <class T>
-using BackwardFnT = void (*)(const KernelCtx&, const ConvGeom&, const T*, const T*, T*);
+template <class T> using ForwardFn = void (*)(const KernelCtx&, const ConvGeom&, const T*, const T*, const T*, T*);
+template <class T> using BackwardFnT = void (*)(const KernelCtx&, const ConvGeom&, const T*, const T*, T*);
 
 KernelFn forward_kernel(ForwardFn<float> f32, ForwardFn<double> f64) {
   return [f32, f64](KernelCtx& k) {
@@ -650,8 +648,8 @@ KernelFn backward_kernel(bool input_grad, BackwardFnT<float> f32, BackwardFnT<do
   return [=](KernelCtx& k) {
     const DType dt = k.out().dtype();
     const Tensor a = cpu::as_dtype(k.in(0), dt), b = cpu::as_dtype(k.in(1), dt);
-    const ConvGeom g = input_grad ? conv_geom(k.out().shape(), b.shape(), k.attrs)
-                                  : conv_geom(a.shape(), k.out().shape(), k.attrs);
+    const ConvGeom g =
+        input_grad ? conv_geom(k.out().shape(), b.shape(), k.attrs) : conv_geom(a.shape(), k.out().shape(), k.attrs);
     if (k.out().numel() == 0) return;
     cpu::visit_float(dt, k.op.name, [&](auto z) {
       using T = decltype(z);
@@ -694,9 +692,7 @@ KernelFn transpose_kernel(BackwardFnT<float> f32, BackwardFnT<double> f64) {
 // fft: on P×Q planes, a 2-D FFT ≈ 5·PQ·log2(PQ) flops (of which ≈ 2·PQ·log2(PQ) multiplications);
 //   G·(N·Cg + Kg·Cg) forward and N·K inverse FFTs, and N·K·Cg·PQ complex MACs (4 multiplications,
 //   8 flops each).
-double direct_macs(const ConvGeom& g) {
-  return static_cast<double>(g.N) * g.K * g.out_volume() * g.Cg * g.taps();
-}
+double direct_macs(const ConvGeom& g) { return static_cast<double>(g.N) * g.K * g.out_volume() * g.Cg * g.taps(); }
 
 // Whether x and w have the ranks of a convolution over their call's spatial axes (the cost
 // model runs on shapes inference may still reject).
@@ -722,8 +718,8 @@ Cost conv_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>&
   } else if (algo == "fft") {
     const FftPlan pl = fft_plan(g);
     const double PQ = static_cast<double>(pl.P) * pl.Q, lg = std::log2(std::max(PQ, 2.0));
-    const double ffts = g.G * (static_cast<double>(g.N) * g.Cg + static_cast<double>(g.Kg) * g.Cg) +
-                        static_cast<double>(g.N) * g.K;
+    const double ffts =
+        g.G * (static_cast<double>(g.N) * g.Cg + static_cast<double>(g.Kg) * g.Cg) + static_cast<double>(g.N) * g.K;
     const double cmacs = static_cast<double>(g.N) * g.K * g.Cg * PQ;
     c.multiplications = ffts * 2 * PQ * lg + 4 * cmacs;
     c.flops = ffts * 5 * PQ * lg + 8 * cmacs;
@@ -732,7 +728,8 @@ Cost conv_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>&
     c.multiplications = macs;
     c.flops = 2 * macs;
     if (algo == "onednn") c.workspace_bytes = cpu::onednn_workspace_bytes(cpu::OnednnPass::forward, g, in.size() > 2);
-    else if (algo != "naive") c.workspace_bytes = im2col_plan(g).workers * static_cast<double>(g.col_rows()) * g.out_volume() * elem;
+    else if (algo != "naive")
+      c.workspace_bytes = im2col_plan(g).workers * static_cast<double>(g.col_rows()) * g.out_volume() * elem;
   }
   if (in.size() > 2) c.flops += static_cast<double>(g.N) * g.K * g.out_volume();  // bias adds
   return c;
@@ -752,8 +749,9 @@ CostFn backward_cost(bool input_grad) {
     c.multiplications = direct_macs(g);
     c.flops = 2 * c.multiplications;
     if (algo == "onednn") {  // oneDNN's layouts of the tensors and its scratchpad
-      c.workspace_bytes = cpu::onednn_workspace_bytes(
-          input_grad ? cpu::OnednnPass::backward_data : cpu::OnednnPass::backward_weights, g, false);
+      c.workspace_bytes =
+          cpu::onednn_workspace_bytes(input_grad ? cpu::OnednnPass::backward_data : cpu::OnednnPass::backward_weights,
+                                      g, false);
     } else if (algo != "naive") {  // the column buffers, and for dW with many images the partial sums
       const double elem = static_cast<double>(dtype_size(out[0].dtype));
       const Im2colPlan plan = im2col_plan(g);
@@ -811,8 +809,8 @@ std::vector<TensorMeta> infer_conv(const InferCtx& c) {
 void check_dy(const InferCtx& c, const ConvGeom& g, const Shape& x, const Shape& dy) {
   const Shape expect = conv_out_shape(g);
   if (dy != expect)
-    c.fail("dy has shape " + shape_str(dy) + " but " + ranked("conv", x.size() - 2) + " of x " + shape_str(x) + " gives " +
-               shape_str(expect),
+    c.fail("dy has shape " + shape_str(dy) + " but " + ranked("conv", x.size() - 2) + " of x " + shape_str(x) +
+               " gives " + shape_str(expect),
            "dy must have the shape of the forward output");
 }
 
@@ -854,13 +852,15 @@ std::vector<TensorMeta> infer_conv_transpose(const InferCtx& c) {
   if (x.size() != rank)
     c.fail("x must be " + std::to_string(rank) + "-D " + spatial_layout(axes) + ", got " + shape_str(x),
            ranked("conv_transpose", axes) + " works on " + spatial_layout(axes) +
-               (x.size() >= 3 && x.size() <= 5 ? "; for this input use " + ranked("conv_transpose", x.size() - 2) : ""));
+               (x.size() >= 3 && x.size() <= 5 ? "; for this input use " + ranked("conv_transpose", x.size() - 2)
+                                               : ""));
   if (w.size() != rank)
     c.fail("weight must be " + std::to_string(rank) + "-D [Cin, Cout/groups, kernel...], got " + shape_str(w),
            "PyTorch's ConvTranspose layout: input channels first (the convolution's weight read the other way)");
   const int64_t G = c.attrs.i("groups");
   if (w[0] != x[1])
-    c.fail("x has " + std::to_string(x[1]) + " channels but weight " + shape_str(w) + " expects " + std::to_string(w[0]),
+    c.fail("x has " + std::to_string(x[1]) + " channels but weight " + shape_str(w) + " expects " +
+               std::to_string(w[0]),
            "weight is [Cin, Cout/groups, R, S]: its first axis is x's channels");
   if (x[1] % G != 0)
     c.fail("x has " + std::to_string(x[1]) + " channels, which groups=" + std::to_string(G) + " does not divide",
@@ -876,9 +876,9 @@ std::vector<TensorMeta> infer_conv_transpose(const InferCtx& c) {
              "output_padding chooses among the stride's possible input sizes of the convolution it reverses");
     y[2 + a] = (x[2 + a] - 1) * st[a] - 2 * pad[a] + dil[a] * (w[2 + a] - 1) + op[a] + 1;
     if (y[2 + a] <= 0)
-      c.fail("output would be empty: x " + shape_str(x) + " with weight " + shape_str(w) + ", stride " + attr_value_str(st) +
-                 " and padding " + attr_value_str(pad) + " gives " + std::to_string(y[2 + a]) + " along " +
-                 axis_names[3 - axes + a],
+      c.fail("output would be empty: x " + shape_str(x) + " with weight " + shape_str(w) + ", stride " +
+                 attr_value_str(st) + " and padding " + attr_value_str(pad) + " gives " + std::to_string(y[2 + a]) +
+                 " along " + axis_names[3 - axes + a],
              "OH = (H − 1)·stride − 2·padding + dilation·(R − 1) + output_padding + 1 must be >= 1: less padding");
   }
   check_conv(c, y, w, "the output");  // the convolution it reverses: x is that convolution's output
@@ -886,7 +886,8 @@ std::vector<TensorMeta> infer_conv_transpose(const InferCtx& c) {
   if (c.inputs.size() > 2) {
     c.expect_float(2);
     if (c.inputs[2].shape != Shape{y[1]})
-      c.fail("bias has shape " + shape_str(c.inputs[2].shape) + " but the output has " + std::to_string(y[1]) + " channels",
+      c.fail("bias has shape " + shape_str(c.inputs[2].shape) + " but the output has " + std::to_string(y[1]) +
+                 " channels",
              "bias holds one value per output channel");
     dt = promote(dt, c.inputs[2].dtype);
   }
@@ -909,20 +910,22 @@ struct ConvRank {
 };
 
 std::string input_axes_doc(size_t axes) {
-  return axes == 1 ? "x [N, C, L], w [K, C/groups, S]" : axes == 2 ? "x [N, C, H, W], w [K, C/groups, R, S]"
-                                                                   : "x [N, C, D, H, W], w [K, C/groups, Q, R, S]";
+  return axes == 1   ? "x [N, C, L], w [K, C/groups, S]"
+         : axes == 2 ? "x [N, C, H, W], w [K, C/groups, R, S]"
+                     : "x [N, C, D, H, W], w [K, C/groups, Q, R, S]";
 }
 
 OpDef conv_op(const ConvRank& rank) {
   const size_t axes = rank.axes;
   const std::string name = ranked("conv", axes);
-  OpDef d = OpDef::declare(
-      name, "conv",
-      axes == 2 ? "y[n, k, oh, ow] = b[k] + Σ_{c, r, s} x[n, g·C/G + c, oh·stride − pad + r·dil, ow·stride − pad + s·dil]·w[k, c, r, s] "
-                  "(NCHW; x [N, C, H, W], w [K, C/groups, R, S], g = k / (K/groups))"
-                : "y[n, k, o] = b[k] + Σ_{c, t} x[n, g·C/G + c, o·stride − pad + t·dil]·w[k, c, t] along each spatial axis (" +
-                      input_axes_doc(axes) + ", g = k / (K/groups))",
-      {"x", "weight", "bias?"});
+  OpDef d = OpDef::declare(name, "conv",
+                           axes == 2 ? "y[n, k, oh, ow] = b[k] + Σ_{c, r, s} x[n, g·C/G + c, oh·stride − pad + r·dil, "
+                                       "ow·stride − pad + s·dil]·w[k, c, r, s] "
+                                       "(NCHW; x [N, C, H, W], w [K, C/groups, R, S], g = k / (K/groups))"
+                                     : "y[n, k, o] = b[k] + Σ_{c, t} x[n, g·C/G + c, o·stride − pad + t·dil]·w[k, c, "
+                                       "t] along each spatial axis (" +
+                                           input_axes_doc(axes) + ", g = k / (K/groups))",
+                           {"x", "weight", "bias?"});
   d.attrs = conv_attrs(static_cast<int>(axes));
   d.infer = infer_conv;
   d.kernel(Device::cpu, "im2col", forward_kernel(conv_im2col<float>, conv_im2col<double>));
@@ -948,12 +951,16 @@ OpDef conv_op(const ConvRank& rank) {
       aw.emplace_back("weight_shape", V(g.input_meta(1).shape));
       dw = g.call(name + "_backward_weight", {g.input(0), dy}, aw);
     }
-    if (g.num_inputs() == 3 && g.needs_grad(2)) db = g.call("sum", {dy}, {{"axes", bias_sum_axes(g.input_meta(0).shape.size())}});
+    if (g.num_inputs() == 3 && g.needs_grad(2))
+      db = g.call("sum", {dy}, {{"axes", bias_sum_axes(g.input_meta(0).shape.size())}});
     if (g.num_inputs() == 3) return {dx, dw, db};
     return {dx, dw};
   };
-  d.backward_note = "dx = " + name + "_backward_input(dy, w), dw = " + name + "_backward_weight(x, dy), db = Σ dy over N and " +
-                    (axes == 1 ? "L" : axes == 2 ? "H, W" : "D, H, W");
+  d.backward_note = "dx = " + name + "_backward_input(dy, w), dw = " + name +
+                    "_backward_weight(x, dy), db = Σ dy over N and " +
+                    (axes == 1   ? "L"
+                     : axes == 2 ? "H, W"
+                                 : "D, H, W");
   d.cost = conv_cost;
   d.gradcheck = rank.forward_cases;
   d.lab = rank.forward_lab;
@@ -967,8 +974,8 @@ OpDef backward_input_op(const ConvRank& rank) {
                            "(col2im(Wᵀ·dy))",
                            {"dy", "weight"});
   d.attrs = conv_attrs(static_cast<int>(rank.axes));
-  d.attrs.push_back(make_attr("input_shape", AttrType::int_list, V{}, "shape of the forward input x " + spatial_layout(rank.axes),
-                              {}, {}, {}, true));
+  d.attrs.push_back(make_attr("input_shape", AttrType::int_list, V{},
+                              "shape of the forward input x " + spatial_layout(rank.axes), {}, {}, {}, true));
   d.infer = infer_backward_input;
   d.kernel(Device::cpu, "im2col", backward_kernel(true, backward_input_im2col<float>, backward_input_im2col<double>));
   d.default_algo = "im2col";
@@ -991,10 +998,11 @@ OpDef backward_weight_op(const ConvRank& rank) {
                            "positions o (dy·im2col(x)ᵀ)",
                            {"x", "dy"});
   d.attrs = conv_attrs(static_cast<int>(rank.axes));
-  d.attrs.push_back(make_attr("weight_shape", AttrType::int_list, V{}, "shape of the forward weight [K, C/groups, kernel...]",
-                              {}, {}, {}, true));
+  d.attrs.push_back(make_attr("weight_shape", AttrType::int_list, V{},
+                              "shape of the forward weight [K, C/groups, kernel...]", {}, {}, {}, true));
   d.infer = infer_backward_weight;
-  d.kernel(Device::cpu, "im2col", backward_kernel(false, backward_weight_im2col<float>, backward_weight_im2col<double>));
+  d.kernel(Device::cpu, "im2col",
+           backward_kernel(false, backward_weight_im2col<float>, backward_weight_im2col<double>));
   d.default_algo = "im2col";
   d.kernel(Device::cpu, "naive", backward_kernel(false, backward_weight_naive<float>, backward_weight_naive<double>));
   if (rank.axes == 2) {
@@ -1011,15 +1019,18 @@ OpDef backward_weight_op(const ConvRank& rank) {
 OpDef conv_transpose_op(const ConvRank& rank) {
   const size_t axes = rank.axes;
   const std::string conv = ranked("conv", axes);
-  OpDef d = OpDef::declare(
-      ranked("conv_transpose", axes), "conv",
-      "y = " + conv + "_backward_input(x, w) + b: each x element adds x·w[c, ...] into the window of y that the "
-      "convolution would have read (x [N, Cin, spatial...], w [Cin, Cout/groups, kernel...])",
-      {"x", "weight", "bias?"});
+  OpDef d =
+      OpDef::declare(ranked("conv_transpose", axes), "conv",
+                     "y = " + conv +
+                         "_backward_input(x, w) + b: each x element adds x·w[c, ...] into the window of y that the "
+                         "convolution would have read (x [N, Cin, spatial...], w [Cin, Cout/groups, kernel...])",
+                     {"x", "weight", "bias?"});
   const int n = static_cast<int>(axes);
-  d.attrs = {make_axes_attr("stride", 1, "the step of the convolution it reverses: y grows by stride per x element", n, 1),
+  d.attrs = {make_axes_attr("stride", 1, "the step of the convolution it reverses: y grows by stride per x element", n,
+                            1),
              make_axes_attr("padding", 0, "the padding of the convolution it reverses: cropped from y's borders", n, 0),
-             make_axes_attr("output_padding", 0, "extra positions at y's end (< stride): which input size of the convolution", n, 0),
+             make_axes_attr("output_padding", 0,
+                            "extra positions at y's end (< stride): which input size of the convolution", n, 0),
              make_attr("groups", AttrType::integer, int64_t{1}, "channel groups (Cin and Cout multiples of it)", 1),
              make_axes_attr("dilation", 1, "spacing between kernel taps", n, 1)};
   d.infer = infer_conv_transpose;
@@ -1036,12 +1047,14 @@ OpDef conv_transpose_op(const ConvRank& rank) {
       aw.emplace_back("weight_shape", V(g.input_meta(1).shape));
       dw = g.call(conv + "_backward_weight", {dy, g.input(0)}, aw);
     }
-    if (g.num_inputs() == 3 && g.needs_grad(2)) db = g.call("sum", {dy}, {{"axes", bias_sum_axes(g.input_meta(0).shape.size())}});
+    if (g.num_inputs() == 3 && g.needs_grad(2))
+      db = g.call("sum", {dy}, {{"axes", bias_sum_axes(g.input_meta(0).shape.size())}});
     if (g.num_inputs() == 3) return {dx, dw, db};
     return {dx, dw};
   };
   d.backward_note = d.name + " is " + conv + "'s input gradient, so its own gradients are convolutions: dx = " + conv +
-                    "(dy, w), dw = " + conv + "_backward_weight(dy, x) (dy as the convolution's input, x as its output "
+                    "(dy, w), dw = " + conv +
+                    "_backward_weight(dy, x) (dy as the convolution's input, x as its output "
                     "gradient), db = Σ dy over N and the spatial axes";
   d.cost = transpose_cost;
   d.gradcheck = rank.transpose_cases;
@@ -1067,33 +1080,46 @@ ConvRank conv2d_rank() {
                      gc({x1, w1, b1}, {{"padding", int64_t{1}}}, "padding 1, bias"),
                      gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", int64_t{1}}}, "groups 2, batch 2, bias"),
                      gc({x2, w2}, {{"groups", int64_t{2}}}, "groups 2, no bias"),
-                     gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}}, "padding (1, 0): H padded, W not")};
+                     gc({x2, w2, b2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}},
+                        "padding (1, 0): H padded, W not")};
   // dy of x [1, 2, 5, 5] ⊛ w [3, 2, 3, 3], and a strided grouped one.
   r.input_cases = {gc({{{1, 3, 3, 3}}, {{3, 2, 3, 3}}}, {{"input_shape", V{1, 2, 5, 5}}}),
-                   gc({{{2, 6, 3, 3}}, {{6, 2, 3, 2}}}, {{"input_shape", V{2, 4, 7, 6}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}},
+                   gc({{{2, 6, 3, 3}}, {{6, 2, 3, 2}}},
+                      {{"input_shape", V{2, 4, 7, 6}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}},
                       "stride 2, groups 2")};
   r.weight_cases = {gc({{{1, 2, 5, 5}}, {{1, 3, 3, 3}}}, {{"weight_shape", V{3, 2, 3, 3}}}),
-                    gc({{{2, 4, 7, 6}}, {{2, 6, 3, 3}}}, {{"weight_shape", V{6, 2, 3, 2}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}},
+                    gc({{{2, 4, 7, 6}}, {{2, 6, 3, 3}}},
+                       {{"weight_shape", V{6, 2, 3, 2}}, {"stride", int64_t{2}}, {"groups", int64_t{2}}},
                        "stride 2, groups 2")};
   const InputSpec tx1{{1, 3, 3, 3}}, tw1{{3, 2, 3, 3}}, tb1{{2}};
   const InputSpec tx2{{2, 4, 3, 2}}, tw2{{4, 3, 2, 3}}, tb2{{6}};
-  r.transpose_cases = {gc({tx1, tw1, tb1}, {}, "3×3, bias: 3×3 → 5×5"),
-                       gc({tx1, tw1}, {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}},
-                          "stride 2, padding 1, output_padding 1: 3×3 → 6×6 (the U-Net doubling)"),
-                       gc({tx2, tw2, tb2}, {{"groups", int64_t{2}}, {"stride", V{2, 1}}, {"dilation", V{1, 2}}},
-                          "groups 2, stride (2, 1), dilation (1, 2), batch 2"),
-                       gc({tx2, tw2}, {{"groups", int64_t{2}}, {"padding", V{1, 0}}, {"stride", int64_t{3}}, {"output_padding", V{2, 0}}},
-                          "stride 3, output_padding (2, 0), padding (1, 0)")};
-  r.forward_lab = {"N C H W K R: x N×C×H×W, weight K×C×R×R, padding R/2", {8, 64, 56, 56, 64, 3}, 6,
-                   [](const std::vector<int64_t>& s) {
-                     return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[4], s[1], s[5], s[5]}}, {{"padding", s[5] / 2}});
-                   }, {}};
+  r.transpose_cases = {
+      gc({tx1, tw1, tb1}, {}, "3×3, bias: 3×3 → 5×5"),
+      gc({tx1, tw1}, {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}},
+         "stride 2, padding 1, output_padding 1: 3×3 → 6×6 (the U-Net doubling)"),
+      gc({tx2, tw2, tb2}, {{"groups", int64_t{2}}, {"stride", V{2, 1}}, {"dilation", V{1, 2}}},
+         "groups 2, stride (2, 1), dilation (1, 2), batch 2"),
+      gc({tx2, tw2},
+         {{"groups", int64_t{2}}, {"padding", V{1, 0}}, {"stride", int64_t{3}}, {"output_padding", V{2, 0}}},
+         "stride 3, output_padding (2, 0), padding (1, 0)")};
+  r.forward_lab = {
+      "N C H W K R: x N×C×H×W, weight K×C×R×R, padding R/2",
+      {8, 64, 56, 56, 64, 3},
+      6,
+      [](const std::vector<int64_t>& s) {
+        return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[4], s[1], s[5], s[5]}}, {{"padding", s[5] / 2}});
+      },
+      {}};
   r.transpose_lab = {"N C H W K R: x N×C×H×W, weight C×K×R×R, stride 2, padding R/2, output_padding 1 (H doubles)",
-                     {8, 64, 28, 28, 32, 3}, 6,
+                     {8, 64, 28, 28, 32, 3},
+                     6,
                      [](const std::vector<int64_t>& s) {
                        return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[1], s[4], s[5], s[5]}},
-                                            {{"stride", int64_t{2}}, {"padding", s[5] / 2}, {"output_padding", int64_t{1}}});
-                     }, {}};
+                                            {{"stride", int64_t{2}},
+                                             {"padding", s[5] / 2},
+                                             {"output_padding", int64_t{1}}});
+                     },
+                     {}};
   return r;
 }
 
@@ -1104,25 +1130,35 @@ ConvRank conv1d_rank() {
   r.forward_cases = {gc({x1, w1, b1}, {{"groups", int64_t{2}}, {"padding", int64_t{1}}}, "groups 2, padding 1, bias"),
                      gc({x1, w1}, {{"groups", int64_t{2}}, {"stride", int64_t{2}}, {"dilation", int64_t{2}}},
                         "stride 2, dilation 2"),
-                     gc({{{1, 3, 7}}, {{2, 3, 4}}, {{2}}}, {{"padding", int64_t{2}}, {"stride", int64_t{3}}}, "even kernel, stride 3")};
-  r.input_cases = {gc({{{2, 6, 4}}, {{6, 2, 3}}}, {{"input_shape", V{2, 4, 9}}, {"groups", int64_t{2}}, {"stride", int64_t{2}}},
+                     gc({{{1, 3, 7}}, {{2, 3, 4}}, {{2}}}, {{"padding", int64_t{2}}, {"stride", int64_t{3}}},
+                        "even kernel, stride 3")};
+  r.input_cases = {gc({{{2, 6, 4}}, {{6, 2, 3}}},
+                      {{"input_shape", V{2, 4, 9}}, {"groups", int64_t{2}}, {"stride", int64_t{2}}},
                       "stride 2, groups 2")};
-  r.weight_cases = {gc({{{2, 4, 9}}, {{2, 6, 4}}}, {{"weight_shape", V{6, 2, 3}}, {"groups", int64_t{2}}, {"stride", int64_t{2}}},
+  r.weight_cases = {gc({{{2, 4, 9}}, {{2, 6, 4}}},
+                       {{"weight_shape", V{6, 2, 3}}, {"groups", int64_t{2}}, {"stride", int64_t{2}}},
                        "stride 2, groups 2")};
-  r.transpose_cases = {gc({{{2, 4, 5}}, {{4, 3, 3}}, {{6}}},
-                          {{"groups", int64_t{2}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}},
-                          "groups 2, stride 2, padding 1, output_padding 1: L 5 → 10"),
-                       gc({{{1, 2, 4}}, {{2, 3, 2}}}, {{"dilation", int64_t{3}}}, "dilation 3")};
-  r.forward_lab = {"N C L K S: x N×C×L, weight K×C×S, padding S/2", {8, 64, 4096, 64, 9}, 5,
+  r.transpose_cases = {
+      gc({{{2, 4, 5}}, {{4, 3, 3}}, {{6}}},
+         {{"groups", int64_t{2}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}},
+         "groups 2, stride 2, padding 1, output_padding 1: L 5 → 10"),
+      gc({{{1, 2, 4}}, {{2, 3, 2}}}, {{"dilation", int64_t{3}}}, "dilation 3")};
+  r.forward_lab = {"N C L K S: x N×C×L, weight K×C×S, padding S/2",
+                   {8, 64, 4096, 64, 9},
+                   5,
                    [](const std::vector<int64_t>& s) {
                      return cpu::lab_case({{s[0], s[1], s[2]}, {s[3], s[1], s[4]}}, {{"padding", s[4] / 2}});
-                   }, {}};
+                   },
+                   {}};
   r.transpose_lab = {"N C L K S: x N×C×L, weight C×K×S, stride 2, padding S/2, output_padding 1 (L doubles)",
-                     {8, 64, 2048, 32, 3}, 5,
+                     {8, 64, 2048, 32, 3},
+                     5,
                      [](const std::vector<int64_t>& s) {
-                       return cpu::lab_case({{s[0], s[1], s[2]}, {s[1], s[3], s[4]}},
-                                            {{"stride", int64_t{2}}, {"padding", s[4] / 2}, {"output_padding", int64_t{1}}});
-                     }, {}};
+                       return cpu::lab_case({{s[0], s[1], s[2]}, {s[1], s[3], s[4]}}, {{"stride", int64_t{2}},
+                                                                                       {"padding", s[4] / 2},
+                                                                                       {"output_padding", int64_t{1}}});
+                     },
+                     {}};
   return r;
 }
 
@@ -1130,24 +1166,37 @@ ConvRank conv1d_rank() {
 ConvRank conv3d_rank() {
   ConvRank r{3, {}, {}, {}, {}, {}, {}};
   const InputSpec x1{{1, 2, 4, 4, 5}}, w1{{4, 1, 2, 3, 3}}, b1{{4}};
-  r.forward_cases = {gc({x1, w1, b1}, {{"groups", int64_t{2}}, {"padding", V{0, 1, 1}}}, "groups 2, padding (0, 1, 1), bias"),
-                     gc({{{2, 2, 5, 4, 4}}, {{2, 2, 3, 2, 2}}}, {{"stride", V{2, 1, 2}}, {"dilation", V{1, 2, 1}}, {"padding", int64_t{1}}},
+  r.forward_cases = {gc({x1, w1, b1}, {{"groups", int64_t{2}}, {"padding", V{0, 1, 1}}},
+                        "groups 2, padding (0, 1, 1), bias"),
+                     gc({{{2, 2, 5, 4, 4}}, {{2, 2, 3, 2, 2}}},
+                        {{"stride", V{2, 1, 2}}, {"dilation", V{1, 2, 1}}, {"padding", int64_t{1}}},
                         "stride (2, 1, 2), dilation (1, 2, 1), padding 1")};
-  r.input_cases = {gc({{{1, 4, 3, 2, 3}}, {{4, 1, 2, 3, 3}}}, {{"input_shape", V{1, 2, 4, 4, 5}}, {"groups", int64_t{2}}}, "groups 2")};
-  r.weight_cases = {gc({{{1, 2, 4, 4, 5}}, {{1, 4, 3, 2, 3}}}, {{"weight_shape", V{4, 1, 2, 3, 3}}, {"groups", int64_t{2}}}, "groups 2")};
-  r.transpose_cases = {gc({{{1, 2, 2, 3, 2}}, {{2, 2, 2, 2, 3}}, {{4}}},
-                          {{"groups", int64_t{2}}, {"stride", V{2, 1, 2}}, {"padding", V{0, 1, 1}}, {"output_padding", V{1, 0, 1}}},
-                          "groups 2, stride (2, 1, 2), padding (0, 1, 1), output_padding (1, 0, 1)")};
-  r.forward_lab = {"N C D H W K R: x N×C×D×H×W, weight K×C×R×R×R, padding R/2", {2, 16, 8, 28, 28, 16, 3}, 7,
-                   [](const std::vector<int64_t>& s) {
-                     return cpu::lab_case({{s[0], s[1], s[2], s[3], s[4]}, {s[5], s[1], s[6], s[6], s[6]}}, {{"padding", s[6] / 2}});
-                   }, {}};
+  r.input_cases = {gc({{{1, 4, 3, 2, 3}}, {{4, 1, 2, 3, 3}}},
+                      {{"input_shape", V{1, 2, 4, 4, 5}}, {"groups", int64_t{2}}}, "groups 2")};
+  r.weight_cases = {gc({{{1, 2, 4, 4, 5}}, {{1, 4, 3, 2, 3}}},
+                       {{"weight_shape", V{4, 1, 2, 3, 3}}, {"groups", int64_t{2}}}, "groups 2")};
+  r.transpose_cases = {
+      gc({{{1, 2, 2, 3, 2}}, {{2, 2, 2, 2, 3}}, {{4}}},
+         {{"groups", int64_t{2}}, {"stride", V{2, 1, 2}}, {"padding", V{0, 1, 1}}, {"output_padding", V{1, 0, 1}}},
+         "groups 2, stride (2, 1, 2), padding (0, 1, 1), output_padding (1, 0, 1)")};
+  r.forward_lab = {
+      "N C D H W K R: x N×C×D×H×W, weight K×C×R×R×R, padding R/2",
+      {2, 16, 8, 28, 28, 16, 3},
+      7,
+      [](const std::vector<int64_t>& s) {
+        return cpu::lab_case({{s[0], s[1], s[2], s[3], s[4]}, {s[5], s[1], s[6], s[6], s[6]}}, {{"padding", s[6] / 2}});
+      },
+      {}};
   r.transpose_lab = {"N C D H W K R: x N×C×D×H×W, weight C×K×R×R×R, stride 2, padding R/2, output_padding 1",
-                     {2, 16, 8, 14, 14, 8, 3}, 7,
+                     {2, 16, 8, 14, 14, 8, 3},
+                     7,
                      [](const std::vector<int64_t>& s) {
                        return cpu::lab_case({{s[0], s[1], s[2], s[3], s[4]}, {s[1], s[5], s[6], s[6], s[6]}},
-                                            {{"stride", int64_t{2}}, {"padding", s[6] / 2}, {"output_padding", int64_t{1}}});
-                     }, {}};
+                                            {{"stride", int64_t{2}},
+                                             {"padding", s[6] / 2},
+                                             {"output_padding", int64_t{1}}});
+                     },
+                     {}};
   return r;
 }
 

@@ -13,14 +13,11 @@
 namespace opscope::cpu {
 
 // Contiguous data seen as an Eigen array (vectorized elementwise expressions).
-template <class T>
-using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
-template <class T>
-using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T> using ArrayMap = Eigen::Map<Eigen::Array<T, Eigen::Dynamic, 1>>;
+template <class T> using ConstArrayMap = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
 
 // Calls f(T{}) for float32/float64; int64 is an error naming the op.
-template <class F>
-void visit_float(DType dt, const std::string& op, F&& f) {
+template <class F> void visit_float(DType dt, const std::string& op, F&& f) {
   if (dt == DType::f32) f(float{});
   else if (dt == DType::f64) f(double{});
   else throw Error(op + ": expected a floating-point tensor, got int64");
@@ -52,8 +49,7 @@ inline std::vector<int64_t> batch_offsets(const Shape& batch, const Strides& str
 }
 
 // out[i] = f(a[i], b[i]) with NumPy broadcasting; out contiguous with the broadcast shape.
-template <class T, class R, class F>
-void broadcast_binary(const Tensor& a, const Tensor& b, Tensor& out, F f) {
+template <class T, class R, class F> void broadcast_binary(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   const int64_t n = out.numel();
   if (n == 0) return;
   R* o = out.data<R>();
@@ -135,8 +131,7 @@ inline std::vector<TensorMeta> norm_backward_outputs(const InferCtx& c, Shape pa
   return {dx, p, p};
 }
 // ... and its kernel: an empty x has zero parameter gradients (nothing to sum), else `run`.
-template <class F>
-void norm_backward_or_zero(KernelCtx& k, F&& run) {
+template <class F> void norm_backward_or_zero(KernelCtx& k, F&& run) {
   if (k.in(0).numel() == 0) {
     k.out(1).fill(0);
     k.out(2).fill(0);
@@ -195,12 +190,18 @@ inline GradcheckCase lab_case(const std::vector<Shape>& shapes, AttrMap attrs = 
   return gc(std::move(inputs), std::move(attrs));
 }
 // The size at `i`, or `fallback` when the student gave fewer.
-inline int64_t size_or(const std::vector<int64_t>& s, size_t i, int64_t fallback) { return i < s.size() ? s[i] : fallback; }
+inline int64_t size_or(const std::vector<int64_t>& s, size_t i, int64_t fallback) {
+  return i < s.size() ? s[i] : fallback;
+}
 
 // "ROWS COLS": one matrix x of ROWS×COLS (square when COLS is left out), 4096×4096 by default.
 inline LabSizes lab_rows_cols(AttrMap attrs = {}, std::string reference_algo = {}) {
-  return {"ROWS COLS", {4096, 4096}, 1,
-          [attrs](const std::vector<int64_t>& s) { return lab_case({{s[0], size_or(s, 1, s[0])}}, attrs); },
+  return {"ROWS COLS",
+          {4096, 4096},
+          1,
+          [attrs](const std::vector<int64_t>& s) {
+            return lab_case({{s[0], size_or(s, 1, s[0])}}, attrs);
+          },
           std::move(reference_algo)};
 }
 

@@ -43,7 +43,8 @@ std::vector<char> term_letters(const std::string& term, const std::string& equat
     } else if (is_letter(term[i])) {
       out.push_back(term[i]);
     } else {
-      einsum_error(equation, std::string("'") + term[i] + "' is not a letter", "subscripts are letters a-z, A-Z and \"...\"");
+      einsum_error(equation, std::string("'") + term[i] + "' is not a letter",
+                   "subscripts are letters a-z, A-Z and \"...\"");
     }
   }
   return out;
@@ -81,15 +82,19 @@ EinsumSpec parse_einsum(const std::string& eq_in, const std::vector<Shape>& shap
   std::vector<std::vector<char>> terms;
   for (size_t start = 0;;) {
     const size_t comma = lhs.find(',', start);
-    terms.push_back(term_letters(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), eq_in));
+    terms.push_back(
+        term_letters(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start), eq_in));
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
   if (terms.size() != shapes.size())
-    einsum_error(eq_in, std::to_string(terms.size()) + " subscript terms for " + std::to_string(shapes.size()) + " operands",
+    einsum_error(eq_in,
+                 std::to_string(terms.size()) + " subscript terms for " + std::to_string(shapes.size()) + " operands",
                  "one comma-separated term per operand");
   if (shapes.size() > static_cast<size_t>(kEinsumMaxOperands))
-    einsum_error(eq_in, std::to_string(shapes.size()) + " operands; opscope's einsum takes up to " + std::to_string(kEinsumMaxOperands),
+    einsum_error(eq_in,
+                 std::to_string(shapes.size()) + " operands; opscope's einsum takes up to " +
+                     std::to_string(kEinsumMaxOperands),
                  "contract some of them first with a separate einsum");
   // How many axes "..." stands for in each operand, and in all (right-aligned, as NumPy).
   std::vector<int64_t> ell(shapes.size(), 0);
@@ -99,8 +104,9 @@ EinsumSpec parse_einsum(const std::string& eq_in, const std::vector<Shape>& shap
     const bool has_ell = std::find(terms[k].begin(), terms[k].end(), '.') != terms[k].end();
     const int64_t rank = static_cast<int64_t>(shapes[k].size());
     if (has_ell ? named > rank : named != rank)
-      einsum_error(eq_in, "operand " + std::to_string(k + 1) + " has shape " + shape_str(shapes[k]) + " (" + std::to_string(rank) +
-                              " axes) but its subscripts name " + std::to_string(named),
+      einsum_error(eq_in,
+                   "operand " + std::to_string(k + 1) + " has shape " + shape_str(shapes[k]) + " (" +
+                       std::to_string(rank) + " axes) but its subscripts name " + std::to_string(named),
                    "one letter per axis, or \"...\" for the leading ones");
     ell[k] = has_ell ? rank - named : 0;
     ell_rank = std::max(ell_rank, ell[k]);
@@ -160,9 +166,10 @@ EinsumSpec parse_einsum(const std::string& eq_in, const std::vector<Shape>& shap
       const int64_t dim = shapes[k][a];
       int64_t& size = s.sizes[static_cast<size_t>(l)];
       if (size >= 0 && size != dim)
-        einsum_error(eq_in, "'" + std::string(1, s.letters[static_cast<size_t>(l)]) + "' is " + std::to_string(size) +
-                                " in one place and " + std::to_string(dim) + " in operand " + std::to_string(k + 1) + " " +
-                                shape_str(shapes[k]),
+        einsum_error(eq_in,
+                     "'" + std::string(1, s.letters[static_cast<size_t>(l)]) + "' is " + std::to_string(size) +
+                         " in one place and " + std::to_string(dim) + " in operand " + std::to_string(k + 1) + " " +
+                         shape_str(shapes[k]),
                      "a letter is one axis: its size must agree everywhere (opscope's einsum does not broadcast)");
       size = dim;
       labels.push_back(l);
@@ -170,7 +177,8 @@ EinsumSpec parse_einsum(const std::string& eq_in, const std::vector<Shape>& shap
     s.operands.push_back(labels);
   }
   if (keys.size() > static_cast<size_t>(kEinsumMaxLabels))
-    einsum_error(eq_in, std::to_string(keys.size()) + " letters; opscope's einsum takes up to " + std::to_string(kEinsumMaxLabels));
+    einsum_error(eq_in, std::to_string(keys.size()) + " letters; opscope's einsum takes up to " +
+                            std::to_string(kEinsumMaxLabels));
   for (size_t l = 0; l < s.sizes.size(); ++l)
     if (s.sizes[l] < 0) einsum_error(eq_in, std::string("the output's '") + s.letters[l] + "' is in no operand");
   return s;
@@ -181,7 +189,8 @@ EinsumPlan einsum_plan(const EinsumSpec& s, const std::string& op) {
   p.operands = static_cast<int>(s.operands.size());
   p.labels = static_cast<int>(s.sizes.size());
   p.out_labels = static_cast<int>(s.output.size());
-  if (p.operands > kEinsumMaxOperands || p.labels > kEinsumMaxLabels) throw Error(op + ": too many operands or letters");
+  if (p.operands > kEinsumMaxOperands || p.labels > kEinsumMaxLabels)
+    throw Error(op + ": too many operands or letters");
   for (int l = 0; l < p.labels; ++l) p.size[l] = s.sizes[static_cast<size_t>(l)];
   for (int l = p.out_labels; l < p.labels; ++l) p.summed *= p.size[l];
   for (int k = 0; k < p.operands; ++k) {
@@ -199,8 +208,7 @@ namespace {
 
 using cpu::gc;
 
-template <class T>
-void einsum_naive(const EinsumPlan& p, const std::vector<const T*>& ops, T* y, int64_t n) {
+template <class T> void einsum_naive(const EinsumPlan& p, const std::vector<const T*>& ops, T* y, int64_t n) {
   const T* ptrs[kEinsumMaxOperands] = {};
   for (size_t k = 0; k < ops.size(); ++k) ptrs[k] = ops[k];
   parallel_for(n, grain_for(2.0 * static_cast<double>(p.summed)), [&](int64_t e0, int64_t e1) {
@@ -211,8 +219,8 @@ void einsum_naive(const EinsumPlan& p, const std::vector<const T*>& ops, T* y, i
 // dst (row-major over `order`'s labels) = src summed over `summed`'s labels; `stride` is src's
 // element stride per label.
 template <class T>
-void pack(const T* src, const int64_t* stride, const int64_t* size, const std::vector<int>& order, const std::vector<int>& summed,
-          T* dst) {
+void pack(const T* src, const int64_t* stride, const int64_t* size, const std::vector<int>& order,
+          const std::vector<int>& summed, T* dst) {
   int64_t n = 1, m = 1;
   for (int l : order) n *= size[l];
   for (int l : summed) m *= size[l];
@@ -262,8 +270,8 @@ void einsum_matmul(const KernelCtx& k, const EinsumSpec& s, const EinsumPlan& p,
   pack(a, p.stride[0], p.size, cat(batch, m, kk), a_only, at.data<T>());
   pack(b, p.stride[1], p.size, cat(batch, kk, n), b_only, bt.data<T>());
   for (int64_t i = 0; i < B; ++i)
-    cpu::gemm<T>(cpu::default_gemm(), false, false, M, N, K, T(1), at.data<T>() + i * M * K, K, bt.data<T>() + i * K * N, N,
-                 T(0), ct.data<T>() + i * M * N, N);
+    cpu::gemm<T>(cpu::default_gemm(), false, false, M, N, K, T(1), at.data<T>() + i * M * K, K,
+                 bt.data<T>() + i * K * N, N, T(0), ct.data<T>() + i * M * N, N);
   // The output's letters read from C [batch, M, N].
   int64_t c_stride[kEinsumMaxLabels] = {}, st = 1;
   const std::vector<int> c_order = cat(batch, m, n);
@@ -312,8 +320,10 @@ std::vector<Val> einsum_backward(GradCtx& g) {
     std::vector<int> sorted = own;
     std::sort(sorted.begin(), sorted.end());
     if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-      throw Error("einsum: the gradient of an operand that repeats a letter (a diagonal, \"" + s.subscripts(own) + "\") is not "
-                  "implemented", "take the diagonal another way (e.g. multiply by eye(n) and sum) when it needs a gradient");
+      throw Error("einsum: the gradient of an operand that repeats a letter (a diagonal, \"" + s.subscripts(own) +
+                      "\") is not "
+                      "implemented",
+                  "take the diagonal another way (e.g. multiply by eye(n) and sum) when it needs a gradient");
     std::string eq = s.subscripts(s.output);
     std::vector<Val> ins = {g.grad_output(0)};
     std::vector<int> reachable = s.output;
@@ -331,7 +341,8 @@ std::vector<Val> einsum_backward(GradCtx& g) {
     Val d = g.call("einsum", ins, {{"equation", eq}});
     if (kept.size() != own.size()) {  // put back the letters only operand i summed, as size-1 axes, and broadcast
       std::vector<int64_t> with_ones;
-      for (int l : own) with_ones.push_back(std::find(kept.begin(), kept.end(), l) != kept.end() ? s.sizes[static_cast<size_t>(l)] : 1);
+      for (int l : own)
+        with_ones.push_back(std::find(kept.begin(), kept.end(), l) != kept.end() ? s.sizes[static_cast<size_t>(l)] : 1);
       d = g.call("reshape", {d}, {{"shape", with_ones}});
       d = g.call("expand", {d}, {{"shape", std::vector<int64_t>(shapes[i].begin(), shapes[i].end())}});
     }
@@ -340,7 +351,8 @@ std::vector<Val> einsum_backward(GradCtx& g) {
   return grads;
 }
 
-Cost einsum_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
+Cost einsum_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a,
+                 std::string_view) {
   Cost c;
   for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
   c.bytes_written = cpu::meta_bytes(out[0]);
@@ -352,16 +364,16 @@ Cost einsum_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta
     for (int64_t size : s.sizes) combos *= static_cast<double>(size);
     c.multiplications = combos * static_cast<double>(std::max<size_t>(1, in.size() - 1));
     c.flops = c.multiplications + combos;
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return c;
 }
 
 OPSCOPE_REGISTER_OPS(register_einsum_ops) {
-  OpDef d = OpDef::declare("einsum", "matmul",
-                           "y[out letters] = Σ over the other letters of Π operands[their letters] (\"bij,bjk->bik\": a batched "
-                           "matmul; \"...\" the shared leading axes)",
-                           {"operands..."});
+  OpDef d = OpDef::declare(
+      "einsum", "matmul",
+      "y[out letters] = Σ over the other letters of Π operands[their letters] (\"bij,bjk->bik\": a batched "
+      "matmul; \"...\" the shared leading axes)",
+      {"operands..."});
   d.max_inputs = kEinsumMaxOperands;
   d.attrs = {make_attr("equation", AttrType::string, std::string(), "the subscripts: \"ij,jk->ik\"", {}, {}, {}, true)};
   d.infer = [](const InferCtx& c) {
@@ -386,20 +398,28 @@ OPSCOPE_REGISTER_OPS(register_einsum_ops) {
   d.kernel(Device::cpu, "naive", einsum_kernel(false));
   for (int i = 0; i < kEinsumMaxOperands; ++i) d.saves.push_back({SavedRef::input, i});
   d.backward = einsum_backward;
-  d.backward_note = "d(operand i) = einsum(dy, the other operands -> operand i's letters) (letters only it summed: expanded back)";
+  d.backward_note =
+      "d(operand i) = einsum(dy, the other operands -> operand i's letters) (letters only it summed: expanded back)";
   d.cost = einsum_cost;
   const InputSpec a{{2, 3, 4}}, b{{2, 4, 5}};
   d.gradcheck = {gc({a, b}, {{"equation", std::string("bij,bjk->bik")}}, "batched matmul"),
-                 gc({InputSpec{{2, 2, 3, 4}}, InputSpec{{2, 2, 5, 4}}}, {{"equation", std::string("bhqd,bhkd->bhqk")}}, "attention's scores"),
+                 gc({InputSpec{{2, 2, 3, 4}}, InputSpec{{2, 2, 5, 4}}}, {{"equation", std::string("bhqd,bhkd->bhqk")}},
+                    "attention's scores"),
                  gc({InputSpec{{3, 4}}}, {{"equation", std::string("ij->j")}}, "a column sum"),
-                 gc({InputSpec{{3}}, InputSpec{{4}}}, {{"equation", std::string("i,j")}}, "outer product, implicit output"),
-                 gc({InputSpec{{2, 3, 4}}, InputSpec{{4, 3}}}, {{"equation", std::string("...ij,ji->...")}}, "ellipsis, a trace of a product"),
-                 gc({InputSpec{{2, 3}}, InputSpec{{3, 4}}, InputSpec{{4}}}, {{"equation", std::string("ij,jk,k->i")}}, "three operands")};
-  d.lab = {"B M K N: bmk,bkn->bmn", {8, 256, 256, 256}, 4,
-           [](const std::vector<int64_t>& s) {
-             return cpu::lab_case({{s[0], s[1], s[2]}, {s[0], s[2], s[3]}}, {{"equation", std::string("bmk,bkn->bmn")}});
-           },
-           "naive"};
+                 gc({InputSpec{{3}}, InputSpec{{4}}}, {{"equation", std::string("i,j")}},
+                    "outer product, implicit output"),
+                 gc({InputSpec{{2, 3, 4}}, InputSpec{{4, 3}}}, {{"equation", std::string("...ij,ji->...")}},
+                    "ellipsis, a trace of a product"),
+                 gc({InputSpec{{2, 3}}, InputSpec{{3, 4}}, InputSpec{{4}}}, {{"equation", std::string("ij,jk,k->i")}},
+                    "three operands")};
+  d.lab = {
+      "B M K N: bmk,bkn->bmn",
+      {8, 256, 256, 256},
+      4,
+      [](const std::vector<int64_t>& s) {
+        return cpu::lab_case({{s[0], s[1], s[2]}, {s[0], s[2], s[3]}}, {{"equation", std::string("bmk,bkn->bmn")}});
+      },
+      "naive"};
   registry.add(std::move(d));
 }
 

@@ -19,9 +19,9 @@ constexpr int kEinsumMaxLabels = 16;
 // Labels are numbered: the output's first (in the output's order), then the summed ones.
 struct EinsumSpec {
   std::vector<std::vector<int>> operands;  // each operand's label per axis
-  std::vector<int> output;                 // 0 .. output.size() − 1
-  std::vector<int64_t> sizes;              // per label
-  std::vector<char> letters;               // per label: the letter it was written with (ellipsis axes get free ones)
+  std::vector<int> output;  // 0 .. output.size() − 1
+  std::vector<int64_t> sizes;  // per label
+  std::vector<char> letters;  // per label: the letter it was written with (ellipsis axes get free ones)
   Shape out_shape() const;
   // The subscripts of the labels, as an equation would write them ("bik").
   std::string subscripts(const std::vector<int>& labels) const;
@@ -44,8 +44,7 @@ struct EinsumPlan {
 };
 EinsumPlan einsum_plan(const EinsumSpec& s, const std::string& op);
 
-template <class T, class Ptrs>
-OPSCOPE_HD T einsum_element(const EinsumPlan& p, Ptrs operand, int64_t e) {
+template <class T, class Ptrs> OPSCOPE_HD T einsum_element(const EinsumPlan& p, Ptrs operand, int64_t e) {
   int64_t base[kEinsumMaxOperands] = {};
   for (int l = p.out_labels - 1; l >= 0; --l) {  // the output is row-major over its labels
     const int64_t v = e % p.size[l];

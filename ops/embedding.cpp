@@ -37,8 +37,7 @@ void check_padding_idx(const InferCtx& c, int64_t V) {
 // Throws naming the first index outside [0, V).
 void check_range(const int64_t* idx, int64_t n, int64_t V, const std::string& op) {
   for (int64_t i = 0; i < n; ++i)
-    if (idx[i] < 0 || idx[i] >= V)
-      throw index_out_of_range(op, idx[i], i, V);
+    if (idx[i] < 0 || idx[i] >= V) throw index_out_of_range(op, idx[i], i, V);
 }
 
 Shape gathered_shape(const Shape& x, int64_t axis, const Shape& indices) {
@@ -81,8 +80,9 @@ OpDef embedding_def() {
     return {Val{}, g.call("embedding_backward", {g.input(0), g.grad_output(0)},
                           {{"num_embeddings", g.input_meta(1).shape[0]}, {"padding_idx", g.attrs().i("padding_idx")}})};
   };
-  d.backward_note = "dweight[indices[i]] += dy[i] for every lookup i (repeated indices add up; padding_idx gets "
-                    "nothing); no gradient for indices";
+  d.backward_note =
+      "dweight[indices[i]] += dy[i] for every lookup i (repeated indices add up; padding_idx gets "
+      "nothing); no gradient for indices";
   d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(out[0]);  // the rows looked up, not the whole table
@@ -135,7 +135,8 @@ OpDef embedding_backward_def() {
   d.differentiable = false;
   d.checked_via = "embedding";
   // Cases for the CUDA tests (gradchecked through embedding): repeated indices, a padding row.
-  d.gradcheck = {gc({{{3, 4}, Domain::index, 6}, {{3, 4, 5}}}, {{"num_embeddings", int64_t{6}}, {"padding_idx", int64_t{2}}})};
+  d.gradcheck = {
+      gc({{{3, 4}, Domain::index, 6}, {{3, 4, 5}}}, {{"num_embeddings", int64_t{6}}, {"padding_idx", int64_t{2}}})};
   d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     c.bytes_read = cpu::meta_bytes(in[0]) + 2 * cpu::meta_bytes(in[1]);  // dy and the rows it adds into
@@ -147,10 +148,11 @@ OpDef embedding_backward_def() {
 }
 
 OpDef gather_def() {
-  OpDef d = OpDef::declare("gather", "embedding",
-                           "y = x with axis indexed by indices (NumPy take): y[a.., i.., b..] = x[a.., indices[i..], b..]; "
-                           "y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]",
-                           {"x", "indices"});
+  OpDef d =
+      OpDef::declare("gather", "embedding",
+                     "y = x with axis indexed by indices (NumPy take): y[a.., i.., b..] = x[a.., indices[i..], b..]; "
+                     "y.shape = x.shape[:axis] + indices.shape + x.shape[axis+1:]",
+                     {"x", "indices"});
   d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "axis of x to index (negative counts from the end)")};
   d.infer = [](const InferCtx& c) {
     if (c.inputs[1].dtype != DType::i64)
@@ -185,8 +187,9 @@ OpDef gather_def() {
     const int64_t axis = normalize_axis(g.attrs().i("axis"), static_cast<int64_t>(xs.size()), "gather");
     return {g.call("gather_backward", {g.grad_output(0), g.input(1)}, {{"axis", axis}, {"size", xs[axis]}}), Val{}};
   };
-  d.backward_note = "dx = gather_backward(dy, indices): dx[a.., indices[i..], b..] += dy[a.., i.., b..] (repeated indices add up); "
-                    "no gradient for indices";
+  d.backward_note =
+      "dx = gather_backward(dy, indices): dx[a.., indices[i..], b..] += dy[a.., i.., b..] (repeated indices add up); "
+      "no gradient for indices";
   d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     c.bytes_read = cpu::meta_bytes(in[1]) + cpu::meta_bytes(out[0]);  // the rows taken, not all of x
@@ -196,7 +199,8 @@ OpDef gather_def() {
   const InputSpec x45{{4, 5}}, idx3{{3}, Domain::index, 4, false}, idx22{{2, 2}, Domain::index, 5, false};
   d.gradcheck = {gc({x45, idx3}, {}, "rows of a matrix, repeated indices"),
                  gc({x45, idx22}, {{"axis", int64_t{1}}}, "columns by 2-d indices"),
-                 gc({InputSpec{{2, 3, 4}}, InputSpec{{}, Domain::index, 3, false}}, {{"axis", int64_t{-2}}}, "a 0-d index drops the axis")};
+                 gc({InputSpec{{2, 3, 4}}, InputSpec{{}, Domain::index, 3, false}}, {{"axis", int64_t{-2}}},
+                    "a 0-d index drops the axis")};
   return d;
 }
 

@@ -11,8 +11,8 @@
 #include <Eigen/Core>
 
 #include "ops/cpu_util.h"
-#include "ops/pointwise_op.h"
 #include "ops/pointwise_cpu.h"
+#include "ops/pointwise_op.h"
 
 namespace opscope {
 namespace {
@@ -90,10 +90,12 @@ std::vector<TensorMeta> infer_fused(const InferCtx& c) {
 }
 
 OpDef fused_elementwise_def() {
-  OpDef d = OpDef::declare("fused_elementwise", "fused",
-                           "y = the chain of elementwise ops in `chain`, computed in one pass (no intermediate tensors)",
-                           {"x..."});
-  d.attrs = {make_attr("chain", AttrType::string, std::string("neg i0"), "instructions: \"mul i0 i1;add r0 i2;gelu/0 r1\""),
+  OpDef d =
+      OpDef::declare("fused_elementwise", "fused",
+                     "y = the chain of elementwise ops in `chain`, computed in one pass (no intermediate tensors)",
+                     {"x..."});
+  d.attrs = {make_attr("chain", AttrType::string, std::string("neg i0"),
+                       "instructions: \"mul i0 i1;add r0 i2;gelu/0 r1\""),
              make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "the output shape")};
   d.infer = infer_fused;
   d.elementwise = true;
@@ -101,10 +103,11 @@ OpDef fused_elementwise_def() {
   d.accepts_strided = true;
   d.differentiable = false;  // made by the compiler after autodiff
   using V = std::vector<int64_t>;
-  d.gradcheck = {cpu::gc({{{3, 4}}, {{4}}}, {{"chain", std::string("mul i0 i1;add r0 i0;gelu/1 r1")}, {"shape", V{3, 4}}}),
-                 cpu::gc({{{2, 3}, Domain::positive}, {{2, 1}}},
-                         {{"chain", std::string("log i0;leaky_relu/0.2 r0;maximum r1 i1;softplus/2/1 r2")}, {"shape", V{2, 3}}},
-                         "parameters, broadcast column")};
+  d.gradcheck = {
+      cpu::gc({{{3, 4}}, {{4}}}, {{"chain", std::string("mul i0 i1;add r0 i0;gelu/1 r1")}, {"shape", V{3, 4}}}),
+      cpu::gc({{{2, 3}, Domain::positive}, {{2, 1}}},
+              {{"chain", std::string("log i0;leaky_relu/0.2 r0;maximum r1 i1;softplus/2/1 r2")}, {"shape", V{2, 3}}},
+              "parameters, broadcast column")};
   // Fusion saves memory traffic, not arithmetic: each instruction costs the FLOPs of its op
   // on the output's size; only the bytes are those of one pass.
   d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
@@ -114,7 +117,9 @@ OpDef fused_elementwise_def() {
     c.bytes_written = cpu::meta_bytes(y);
     for (const FusedInstruction& ins : parse_fused_chain(a.s("chain"), in.size())) {
       const OpDef* op = OpRegistry::instance().find(pointwise::name_of(ins.formula));
-      c.flops += op && op->cost ? op->cost(std::vector<TensorMeta>(static_cast<size_t>(ins.arity), y), {y}, op->resolve({}), "default").flops
+      c.flops += op && op->cost ? op->cost(std::vector<TensorMeta>(static_cast<size_t>(ins.arity), y), {y},
+                                           op->resolve({}), "default")
+                                      .flops
                                 : cpu::meta_numel(y);
     }
     return c;
@@ -123,16 +128,18 @@ OpDef fused_elementwise_def() {
 }
 
 OpDef sgd_matmul_update_def() {
-  OpDef d = OpDef::declare("sgd_matmul_update", "optimizer",
-                           "w ← w − lr·(a·b): a gradient's matmul accumulated straight into the parameter (the gradient is never stored)",
-                           {"w", "a", "b"});
+  OpDef d = OpDef::declare(
+      "sgd_matmul_update", "optimizer",
+      "w ← w − lr·(a·b): a gradient's matmul accumulated straight into the parameter (the gradient is never stored)",
+      {"w", "a", "b"});
   d.attrs = {make_attr("lr", AttrType::real, 0.01, "the learning rate", 0.0)};
   d.infer = [](const InferCtx& c) {
     c.expect_float(0);
     for (size_t i = 0; i < 3; ++i) c.expect_rank(i, 2, 2);
     const Shape &w = c.inputs[0].shape, &a = c.inputs[1].shape, &b = c.inputs[2].shape;
     if (a[1] != b[0] || w[0] != a[0] || w[1] != b[1])
-      c.fail("w " + shape_str(w) + " cannot take a·b with a " + shape_str(a) + " and b " + shape_str(b), "w is [M, N], a [M, K], b [K, N]");
+      c.fail("w " + shape_str(w) + " cannot take a·b with a " + shape_str(a) + " and b " + shape_str(b),
+             "w is [M, N], a [M, K], b [K, N]");
     return std::vector<TensorMeta>{c.inputs[0]};
   };
   d.accepts_strided = true;  // a is usually a transposed view (xᵀ): read in place through its strides

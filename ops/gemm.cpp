@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <mutex>
@@ -100,8 +100,10 @@ const OpenBlas& openblas() {
 #else
   static const OpenBlas b = [] {
     OpenBlas x;
-    x.description = kHaveSimd128Gemm ? "a browser has no OpenBLAS: `blas` runs opscope's WebAssembly SIMD128 GEMM in float32, Eigen's in float64"
-                                     : "built without OpenBLAS (libopenblas-dev was not found): `blas` runs Eigen's GEMM";
+    x.description =
+        kHaveSimd128Gemm
+            ? "a browser has no OpenBLAS: `blas` runs opscope's WebAssembly SIMD128 GEMM in float32, Eigen's in float64"
+            : "built without OpenBLAS (libopenblas-dev was not found): `blas` runs Eigen's GEMM";
     return x;
   }();
 #endif
@@ -111,7 +113,8 @@ const OpenBlas& openblas() {
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
 template <class T>
-void blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C, int64_t ldc) {
+void blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C,
+               int64_t ldc) {
 #if OPSCOPE_HAVE_OPENBLAS
   const OpenBlas& b = openblas();
   if (b.loaded && fits_int(M) && fits_int(N) && fits_int(K) && fits_int(A.ld) && fits_int(B.ld) && fits_int(ldc)) {
@@ -120,8 +123,7 @@ void blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T>
     const int lda = static_cast<int>(std::max<int64_t>(A.ld, 1)), ldb = static_cast<int>(std::max<int64_t>(B.ld, 1));
     if constexpr (sizeof(T) == 4)
       b.sgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A.data, lda, B.data, ldb, beta, C, int(ldc));
-    else
-      b.dgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A.data, lda, B.data, ldb, beta, C, int(ldc));
+    else b.dgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A.data, lda, B.data, ldb, beta, C, int(ldc));
     return;
   }
 #endif
@@ -136,13 +138,11 @@ constexpr double kPanelMacs = double(1 << 22);
 constexpr int64_t kPanelAlign = 16;  // panel edges on whole SIMD registers / micro-kernel tiles
 
 // Columns j0.. of B (and C); rows i0.. of A (and C).
-template <class T>
-ConstMatrix<T> columns_from(ConstMatrix<T> m, int64_t j0) {
+template <class T> ConstMatrix<T> columns_from(ConstMatrix<T> m, int64_t j0) {
   m.data += m.row_major ? j0 : j0 * m.ld;
   return m;
 }
-template <class T>
-ConstMatrix<T> rows_from(ConstMatrix<T> m, int64_t i0) {
+template <class T> ConstMatrix<T> rows_from(ConstMatrix<T> m, int64_t i0) {
   m.data += m.row_major ? i0 * m.ld : i0;
   return m;
 }
@@ -241,7 +241,8 @@ GemmAlgo choose_default_gemm(CpuIsa kernels, const char* user_coretype, bool hav
 }
 
 GemmAlgo default_gemm() {
-  static const GemmAlgo chosen = choose_default_gemm(kernels().isa, user_openblas_coretype(), kHaveOpenBlas || kHaveSimd128Gemm);
+  static const GemmAlgo chosen =
+      choose_default_gemm(kernels().isa, user_openblas_coretype(), kHaveOpenBlas || kHaveSimd128Gemm);
   return chosen;
 }
 
@@ -263,7 +264,7 @@ template void gemm<double>(GemmAlgo, int64_t, int64_t, int64_t, ConstMatrix<doub
                            double, double*, int64_t);
 template void gemm_serial<float>(GemmAlgo, int64_t, int64_t, int64_t, ConstMatrix<float>, ConstMatrix<float>, float,
                                  float, float*, int64_t);
-template void gemm_serial<double>(GemmAlgo, int64_t, int64_t, int64_t, ConstMatrix<double>, ConstMatrix<double>,
-                                  double, double, double*, int64_t);
+template void gemm_serial<double>(GemmAlgo, int64_t, int64_t, int64_t, ConstMatrix<double>, ConstMatrix<double>, double,
+                                  double, double*, int64_t);
 
 }  // namespace opscope::cpu

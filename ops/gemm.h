@@ -60,8 +60,8 @@ struct GemmTally {
   double seconds = 0, flops = 0;  // flops: 2·M·N·K of the products actually run
   int64_t calls = 0;
 };
-void gemm_tally_start();       // zeroes the tally and starts counting
-GemmTally gemm_tally_stop();   // stops counting and returns what was counted
+void gemm_tally_start();  // zeroes the tally and starts counting
+GemmTally gemm_tally_stop();  // stops counting and returns what was counted
 
 // The loaded library's own entry points, for benchmarks that compare against OpenBLAS called
 // directly (with its own threads); nullptr when it is not loaded. CBLAS enums are ints.

@@ -32,8 +32,8 @@ OPSCOPE_HD int64_t conv_out_size(int64_t in, int64_t k, int64_t stride, int64_t 
 
 struct ConvGeom {
   int64_t N = 0, C = 0, D = 1, H = 0, W = 0;  // input
-  int64_t K = 0, Q = 1, R = 0, S = 0;         // weight [K, Cg, Q, R, S]
-  int64_t OD = 1, OH = 0, OW = 0;             // output
+  int64_t K = 0, Q = 1, R = 0, S = 0;  // weight [K, Cg, Q, R, S]
+  int64_t OD = 1, OH = 0, OW = 0;  // output
   int64_t sd = 1, sh = 1, sw = 1, pd = 0, ph = 0, pw = 0, dd = 1, dh = 1, dw = 1;  // stride, padding, dilation per axis
   int64_t G = 1, Cg = 0, Kg = 0;
   int spatial = 2;  // spatial axes of x: 1, 2 or 3
@@ -186,8 +186,7 @@ OPSCOPE_HD int64_t window_argmax(const T* volume, const PoolWindow& w, int64_t o
   return best;
 }
 // The 2-D form (D = 1): the flat index in the H×W plane.
-template <class T>
-OPSCOPE_HD int64_t window_argmax(const T* plane, const PoolWindow& w, int64_t oh, int64_t ow) {
+template <class T> OPSCOPE_HD int64_t window_argmax(const T* plane, const PoolWindow& w, int64_t oh, int64_t ow) {
   return window_argmax(plane, w, 0, oh, ow);
 }
 
@@ -258,7 +257,9 @@ inline ResizeGeom resize_geom(const Shape& x, const Shape& y, const Attrs& a) {
   ResizeGeom g;
   g.planes = x[0] * x[1];
   const std::string& m = a.s("mode");
-  g.mode = m == "bilinear" ? ResizeMode::bilinear : m == "nearest-exact" ? ResizeMode::nearest_exact : ResizeMode::nearest;
+  g.mode = m == "bilinear"        ? ResizeMode::bilinear
+           : m == "nearest-exact" ? ResizeMode::nearest_exact
+                                  : ResizeMode::nearest;
   const double sh = a.f("scale_factor"), sw = a.f("scale_factor_w") > 0 ? a.f("scale_factor_w") : sh;
   const bool given_size = a.ints("size")[0] > 0;
   g.h = resize_axis(x[2], y[2], given_size ? 0.0 : sh, a.b("align_corners"));

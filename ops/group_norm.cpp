@@ -25,8 +25,7 @@ using cpu::kRowSumFloat32Rtol;
 using cpu::with_float32_rtol;
 
 // Mean and rstd of each group: stats[2·b] = μ, stats[2·b + 1] = rstd, b = n·G + g.
-template <class T>
-void group_stats(const T* x, const GroupSplit& s, T eps, T* stats) {
+template <class T> void group_stats(const T* x, const GroupSplit& s, T eps, T* stats) {
   parallel_for(s.N * s.G, grain_for(3.0 * static_cast<double>(s.block())), [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       const T* p = x + b * s.block();
@@ -41,8 +40,7 @@ void group_stats(const T* x, const GroupSplit& s, T eps, T* stats) {
   });
 }
 
-template <class T>
-void group_norm_forward(KernelCtx& k, const GroupSplit& s) {
+template <class T> void group_norm_forward(KernelCtx& k, const GroupSplit& s) {
   const DType dt = k.out().dtype();
   const Tensor x = cpu::as_dtype(k.in(0), dt);
   const Tensor w = k.inputs.size() > 1 ? cpu::as_dtype(k.in(1), dt) : Tensor();
@@ -65,8 +63,7 @@ void group_norm_forward(KernelCtx& k, const GroupSplit& s) {
 
 // dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) over each group, g = dy·γ_c; dγ_c = Σ_{n, s} dy·x̂;
 // dβ_c = Σ_{n, s} dy.
-template <class T>
-void group_norm_backward(KernelCtx& k, const GroupSplit& s) {
+template <class T> void group_norm_backward(KernelCtx& k, const GroupSplit& s) {
   const DType dt = k.out(0).dtype();
   const Tensor x = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
   const Tensor w = k.inputs.size() > 2 ? cpu::as_dtype(k.in(2), dt) : Tensor();
@@ -128,9 +125,10 @@ void check_group_inputs(const InferCtx& c, size_t first, size_t last) {
            "a single image needs its batch axis: x.reshape(1, C, H, W)");
   const int64_t G = groups_of(c.op, c.attrs, xs);
   if (G < 1 || xs[1] % G != 0)
-    c.fail("x has " + std::to_string(xs[1]) + " channels, which num_groups=" + std::to_string(G) + " does not divide (x " +
-               shape_str(xs) + ")",
-           "each group holds C/num_groups whole channels: choose num_groups among the divisors of " + std::to_string(xs[1]));
+    c.fail("x has " + std::to_string(xs[1]) + " channels, which num_groups=" + std::to_string(G) +
+               " does not divide (x " + shape_str(xs) + ")",
+           "each group holds C/num_groups whole channels: choose num_groups among the divisors of " +
+               std::to_string(xs[1]));
   static const char* names[] = {"weight", "bias"};
   for (size_t i = first; i < c.inputs.size() && i <= last; ++i) {
     c.expect_float(i);
@@ -151,7 +149,8 @@ KernelFn forward_kernel() {
   };
 }
 
-Cost group_norm_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
+Cost group_norm_cost(const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
+                     std::string_view) {
   Cost c;
   for (auto& m : in) c.bytes_read += cpu::meta_bytes(m);
   c.bytes_read += cpu::meta_bytes(in[0]);  // the second pass over x for σ²
@@ -173,10 +172,12 @@ std::vector<Val> group_norm_grads(GradCtx& g, int64_t groups) {
   return r;
 }
 
-AttrSpec eps_attr() { return make_attr("eps", AttrType::real, 1e-5, "added to the variance before the square root", 0.0); }
+AttrSpec eps_attr() {
+  return make_attr("eps", AttrType::real, 1e-5, "added to the variance before the square root", 0.0);
+}
 AttrSpec groups_attr() {
-  return make_attr("num_groups", AttrType::integer, int64_t{1}, "G: the channels split into G groups of C/G, each normalized alone", 1.0,
-                   {}, {}, true);
+  return make_attr("num_groups", AttrType::integer, int64_t{1},
+                   "G: the channels split into G groups of C/G, each normalized alone", 1.0, {}, {}, true);
 }
 
 const char* const kBackwardNote =
@@ -199,14 +200,21 @@ OpDef group_norm_def() {
   d.backward_note = kBackwardNote;
   d.cost = group_norm_cost;
   const InputSpec x{{2, 6, 3, 2}}, c6{{6}};
-  d.gradcheck = with_float32_rtol({gc({x, c6, c6}, {{"num_groups", int64_t{3}}}, "3 groups of 2 channels, weight and bias"),
-                 gc({x}, {{"num_groups", int64_t{2}}}, "no weight, no bias"),
-                 gc({InputSpec{{3, 4, 5}}, InputSpec{{4}}}, {{"num_groups", int64_t{1}}, {"eps", 0.1}}, "1 group (layer norm over C, L), weight only"),
-                 gc({InputSpec{{2, 4}}, InputSpec{{4}}, InputSpec{{4}}}, {{"num_groups", int64_t{2}}}, "no spatial axes")}, kRowSumFloat32Rtol);
-  d.lab = {"N C H W G", {8, 64, 32, 32, 8}, 4,
+  d.gradcheck =
+      with_float32_rtol({gc({x, c6, c6}, {{"num_groups", int64_t{3}}}, "3 groups of 2 channels, weight and bias"),
+                         gc({x}, {{"num_groups", int64_t{2}}}, "no weight, no bias"),
+                         gc({InputSpec{{3, 4, 5}}, InputSpec{{4}}}, {{"num_groups", int64_t{1}}, {"eps", 0.1}},
+                            "1 group (layer norm over C, L), weight only"),
+                         gc({InputSpec{{2, 4}}, InputSpec{{4}}, InputSpec{{4}}}, {{"num_groups", int64_t{2}}},
+                            "no spatial axes")},
+                        kRowSumFloat32Rtol);
+  d.lab = {"N C H W G",
+           {8, 64, 32, 32, 8},
+           4,
            [](const std::vector<int64_t>& s) {
              return cpu::lab_case({{s[0], s[1], s[2], s[3]}, {s[1]}, {s[1]}}, {{"num_groups", cpu::size_or(s, 4, 8)}});
-           }, {}};
+           },
+           {}};
   return d;
 }
 
@@ -226,14 +234,16 @@ OpDef instance_norm_def() {
   d.backward_note = std::string("group_norm_backward with num_groups = C: ") + kBackwardNote;
   d.cost = group_norm_cost;
   d.gradcheck = with_float32_rtol({gc({InputSpec{{2, 3, 4, 3}}, InputSpec{{3}}, InputSpec{{3}}}, {}, "weight and bias"),
-                 gc({InputSpec{{2, 2, 5}}}, {{"eps", 0.01}}, "1-D, no weight")}, kRowSumFloat32Rtol);
+                                   gc({InputSpec{{2, 2, 5}}}, {{"eps", 0.01}}, "1-D, no weight")},
+                                  kRowSumFloat32Rtol);
   return d;
 }
 
 OpDef group_norm_backward_def() {
-  OpDef d = OpDef::declare("group_norm_backward", "norm",
-                           "dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per group with g = dy·γ_c; dγ_c = Σ dy·x̂; dβ_c = Σ dy",
-                           {"x", "dy", "weight?"});
+  OpDef d =
+      OpDef::declare("group_norm_backward", "norm",
+                     "dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per group with g = dy·γ_c; dγ_c = Σ dy·x̂; dβ_c = Σ dy",
+                     {"x", "dy", "weight?"});
   d.attrs = {groups_attr(), eps_attr()};
   d.num_outputs = 3;
   d.infer = [](const InferCtx& c) {
@@ -249,9 +259,12 @@ OpDef group_norm_backward_def() {
   d.differentiable = false;
   d.checked_via = "group_norm";
   // Cases for the CUDA tests (gradchecked through group_norm and instance_norm).
-  d.gradcheck = with_float32_rtol({gc({{{2, 6, 3, 2}}, {{2, 6, 3, 2}}, {{6}}}, {{"num_groups", int64_t{3}}}, "with weight"),
-                 gc({{{2, 4, 5}}, {{2, 4, 5}}}, {{"num_groups", int64_t{4}}}, "instance norm, no weight")}, kRowSumFloat32Rtol);
-  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view algo) {
+  d.gradcheck =
+      with_float32_rtol({gc({{{2, 6, 3, 2}}, {{2, 6, 3, 2}}, {{6}}}, {{"num_groups", int64_t{3}}}, "with weight"),
+                         gc({{{2, 4, 5}}, {{2, 4, 5}}}, {{"num_groups", int64_t{4}}}, "instance norm, no weight")},
+                        kRowSumFloat32Rtol);
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a,
+              std::string_view algo) {
     Cost c = group_norm_cost(in, out, a, algo);
     c.flops *= 2;
     return c;

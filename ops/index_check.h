@@ -31,8 +31,9 @@ inline int64_t gather_index(int64_t v, int64_t flat, int64_t n, const std::strin
 
 // A loss's class targets for logits of C classes.
 inline Error target_out_of_range(const std::string& op, int64_t value, int64_t position, int64_t C) {
-  return Error(op + ": target " + std::to_string(value) + " at index " + std::to_string(position) + " is out of range [0, " +
-                   std::to_string(C) + ") for logits with C = " + std::to_string(C) + " classes",
+  return Error(op + ": target " + std::to_string(value) + " at index " + std::to_string(position) +
+                   " is out of range [0, " + std::to_string(C) + ") for logits with C = " + std::to_string(C) +
+                   " classes",
                "targets are class indices 0 .. C-1; check the number of classes in the last layer");
 }
 

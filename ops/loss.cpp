@@ -17,14 +17,12 @@ AttrSpec reduction_attr() {
                    "how per-sample losses combine: mean over samples, or their sum", {}, {}, {"mean", "sum"});
 }
 
-template <class T>
-using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
+template <class T> using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
 
 // The class index of sample i, checked against C (a bad target would read out of bounds).
 int64_t checked_target(const int64_t* targets, int64_t i, int64_t C, const std::string& op) {
   const int64_t t = targets[i];
-  if (t < 0 || t >= C)
-    throw target_out_of_range(op, t, i, C);
+  if (t < 0 || t >= C) throw target_out_of_range(op, t, i, C);
   return t;
 }
 
@@ -36,8 +34,9 @@ void check_logits_targets(const InferCtx& c) {
   c.expect_rank(1, 1, 1);
   const Shape &ls = c.inputs[0].shape, &ts = c.inputs[1].shape;
   if (ts[0] != ls[0])
-    c.fail("logits have shape " + shape_str(ls) + " (N = " + std::to_string(ls[0]) + " samples) but targets have shape " +
-               shape_str(ts) + "; targets need one class index per sample, shape [N]",
+    c.fail("logits have shape " + shape_str(ls) + " (N = " + std::to_string(ls[0]) +
+               " samples) but targets have shape " + shape_str(ts) +
+               "; targets need one class index per sample, shape [N]",
            "logits are [N, C] scores, targets [N] class indices");
 }
 
@@ -48,8 +47,7 @@ OpDef loss_op(const std::string& name, const std::string& doc, std::vector<std::
 }
 
 OpDef cross_entropy_def() {
-  OpDef d = loss_op("cross_entropy",
-                    "L = mean_i (logsumexp(logits_i) - logits_i[target_i])  (sum when reduction=sum)",
+  OpDef d = loss_op("cross_entropy", "L = mean_i (logsumexp(logits_i) - logits_i[target_i])  (sum when reduction=sum)",
                     {"logits", "targets"});
   d.infer = [](const InferCtx& c) {
     check_logits_targets(c);
@@ -96,9 +94,9 @@ OpDef cross_entropy_def() {
 }
 
 OpDef cross_entropy_backward_def() {
-  OpDef d = loss_op("cross_entropy_backward",
-                    "dlogits = (softmax(logits) - onehot(targets)) * dL  (/ N when reduction=mean)",
-                    {"logits", "targets", "dL"});
+  OpDef d =
+      loss_op("cross_entropy_backward", "dlogits = (softmax(logits) - onehot(targets)) * dL  (/ N when reduction=mean)",
+              {"logits", "targets", "dL"});
   d.infer = [](const InferCtx& c) {
     check_logits_targets(c);
     if (shape_numel(c.inputs[2].shape) != 1)

@@ -23,10 +23,10 @@ using cpu::gc;
 // row-major (column stride 1) or column-major (row stride 1; a transposed view), plus the
 // element offset of each matrix of the broadcast batch.
 struct Operand {
-  Tensor t;         // the tensor read (a contiguous copy only when neither layout fits)
-  int64_t rs, cs;   // row and column strides (elements)
-  bool row_major;   // cs == 1; else rs == 1
-  int64_t ld;       // leading dimension: rs if row-major, cs if column-major
+  Tensor t;  // the tensor read (a contiguous copy only when neither layout fits)
+  int64_t rs, cs;  // row and column strides (elements)
+  bool row_major;  // cs == 1; else rs == 1
+  int64_t ld;  // leading dimension: rs if row-major, cs if column-major
   std::vector<int64_t> batch_offsets;  // one per matrix of the output batch
 };
 
@@ -70,8 +70,7 @@ Operand make_operand(const Tensor& x, DType dt, const Shape& batch) {
 }
 
 // Runs `gemm(A, B, C, M, N, K)` for every matrix of the batch (C is the contiguous output).
-template <class T, class F>
-void for_each_matrix(KernelCtx& k, F gemm) {
+template <class T, class F> void for_each_matrix(KernelCtx& k, F gemm) {
   Tensor& out = k.out();
   const DType dt = out.dtype();
   const int64_t r = out.dim(), M = out.shape()[r - 2], N = out.shape()[r - 1];
@@ -132,10 +131,7 @@ void gemm_blocked(const Operand& a, const T* A, const T* B, int64_t ldb, T* C, i
 }
 
 // blas and eigen: the product through ops/gemm.h on the operands' own buffers.
-template <class T>
-cpu::ConstMatrix<T> matrix_of(const Operand& o, const T* p) {
-  return {p, o.ld, o.row_major};
-}
+template <class T> cpu::ConstMatrix<T> matrix_of(const Operand& o, const T* p) { return {p, o.ld, o.row_major}; }
 
 // True when B is one matrix for the whole batch (broadcast) and A's matrices are row-major and
 // follow each other at one row stride, so A's batch is a single matrix of count·M rows.
@@ -153,8 +149,7 @@ inline bool stacks_rows(const Operand& a, const Operand& b, int64_t M) {
 // matrices (a batch of heads) run one matrix per thread; a large one is split into
 // panels by cpu::gemm. Which of the two depends on the shapes only, so the bits do not depend
 // on the thread count.
-template <class T>
-void for_each_product(KernelCtx& k, cpu::GemmAlgo algo) {
+template <class T> void for_each_product(KernelCtx& k, cpu::GemmAlgo algo) {
   Tensor& out = k.out();
   const int64_t r = out.dim(), M = out.shape()[r - 2], N = out.shape()[r - 1];
   const int64_t K = k.in(0).shape().back();
@@ -217,9 +212,11 @@ std::vector<TensorMeta> infer_matmul(const InferCtx& c) {
     const bool batched = ra > 2 || rb > 2;
     std::string hint = "the last dimension of a must equal the second-last dimension of b";
     if (K == N)
-      hint = batched ? "did you mean transpose(b) (swaps b's last two axes)?" : "did you mean b.T (transpose(b, 0, 1))?";
+      hint =
+          batched ? "did you mean transpose(b) (swaps b's last two axes)?" : "did you mean b.T (transpose(b, 0, 1))?";
     else if (M == Kb)
-      hint = batched ? "did you mean transpose(a) (swaps a's last two axes)?" : "did you mean a.T (transpose(a, 0, 1))?";
+      hint =
+          batched ? "did you mean transpose(a) (swaps a's last two axes)?" : "did you mean a.T (transpose(a, 0, 1))?";
     c.fail("inner dimensions differ: " + shape_str(a) + " @ " + shape_str(b) + " (" + std::to_string(K) +
                " != " + std::to_string(Kb) + ")",
            hint);
@@ -238,7 +235,8 @@ std::vector<TensorMeta> infer_matmul(const InferCtx& c) {
 }
 
 OpDef matmul_def() {
-  OpDef d = OpDef::declare("matmul", "matmul", "C = A·B: C[..., i, j] = Σ_k A[..., i, k]·B[..., k, j] (batch axes broadcast)", {"a", "b"});
+  OpDef d = OpDef::declare("matmul", "matmul",
+                           "C = A·B: C[..., i, j] = Σ_k A[..., i, k]·B[..., k, j] (batch axes broadcast)", {"a", "b"});
   d.accepts_strided = true;  // transposed views are read in place (column-major), not copied
   d.infer = infer_matmul;
   d.default_algo = cpu::gemm_algo_name(cpu::default_gemm());
@@ -283,8 +281,7 @@ OpDef matmul_def() {
     return {da, db};
   };
   d.backward_note = "dA = dC·Bᵀ, dB = Aᵀ·dC";
-  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
-              std::string_view) {
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     const Shape& s = out[0].shape;
     const double M = static_cast<double>(s[s.size() - 2]), N = static_cast<double>(s.back());
@@ -296,15 +293,20 @@ OpDef matmul_def() {
     c.bytes_written = cpu::meta_bytes(out[0]);
     return c;
   };
-  d.gradcheck = {gc({{{3, 4}}, {{4, 5}}}, {}, "2-D"), gc({{{2, 3, 4}}, {{2, 4, 5}}}, {}, "batched"),
+  d.gradcheck = {gc({{{3, 4}}, {{4, 5}}}, {}, "2-D"),
+                 gc({{{2, 3, 4}}, {{2, 4, 5}}}, {}, "batched"),
                  gc({{{2, 3, 4}}, {{4, 5}}}, {}, "broadcast b over a's batch"),
                  gc({{{1, 3, 4}}, {{2, 4, 5}}}, {}, "broadcast batch of size 1"),
                  gc({{{1, 1}}, {{1, 3}}}, {}, "outer product of 1x1"),
                  gc({{{3, 2, 3, 2}}, {{2, 3}}}, {}, "two batch axes")};
-  d.lab = {"N [M K]: A is N×K, B is K×M", {512}, 1, [](const std::vector<int64_t>& s) {
-              const int64_t n = s[0], m = cpu::size_or(s, 1, n), k = cpu::size_or(s, 2, n);
-              return cpu::lab_case({{n, k}, {k, m}});
-            }, {}};
+  d.lab = {"N [M K]: A is N×K, B is K×M",
+           {512},
+           1,
+           [](const std::vector<int64_t>& s) {
+             const int64_t n = s[0], m = cpu::size_or(s, 1, n), k = cpu::size_or(s, 2, n);
+             return cpu::lab_case({{n, k}, {k, m}});
+           },
+           {}};
   return d;
 }
 

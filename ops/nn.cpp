@@ -26,8 +26,7 @@ Val as_rows(GradCtx& g, const Val& v, int64_t n) {
 std::vector<TensorMeta> infer_linear(const InferCtx& c) {
   const Shape &x = c.inputs[0].shape, &w = c.inputs[1].shape;
   if (x.empty()) c.fail("x must have at least one axis (its last axis holds the input features), got a 0-d scalar");
-  if (w.size() != 2)
-    c.fail("weight must be 2-D [out_features, in_features], got shape " + shape_str(w));
+  if (w.size() != 2) c.fail("weight must be 2-D [out_features, in_features], got shape " + shape_str(w));
   for (size_t i = 0; i < c.inputs.size(); ++i) c.expect_float(i);
   const int64_t in = x.back(), out = w[0];
   if (w[1] != in)
@@ -53,12 +52,12 @@ std::vector<TensorMeta> infer_linear(const InferCtx& c) {
 
 // y = x·Wᵀ (+ b): W [out, in] row-major is Wᵀ [in, out] column-major, the same bytes, so the
 // product reads it in place (no transpose copy).
-template <class T>
-void linear_kernel(KernelCtx& k, cpu::GemmAlgo algo) {
+template <class T> void linear_kernel(KernelCtx& k, cpu::GemmAlgo algo) {
   Tensor& y = k.out();
   const DType dt = y.dtype();
   const Tensor x = cpu::as_dtype(k.in(0), dt), w = cpu::as_dtype(k.in(1), dt);
-  const int64_t in = w.shape()[1], out = w.shape()[0], rows = in > 0 ? x.numel() / in : y.numel() / std::max<int64_t>(out, 1);
+  const int64_t in = w.shape()[1], out = w.shape()[0],
+                rows = in > 0 ? x.numel() / in : y.numel() / std::max<int64_t>(out, 1);
   if (y.numel() == 0) return;
   T* py = y.data<T>();
   if (k.inputs.size() == 3) {  // y = b broadcast over the rows, then y += x·Wᵀ
@@ -91,8 +90,7 @@ std::vector<TensorMeta> infer_dropout(const InferCtx& c) {
   return {c.inputs[0]};
 }
 
-template <class T>
-void dropout_kernel(KernelCtx& k) {
+template <class T> void dropout_kernel(KernelCtx& k) {
   const Tensor& x = k.in(0);
   Tensor& y = k.out();
   const double p = k.attrs.f("p");
@@ -138,8 +136,7 @@ OpDef linear_def() {
     return {dx, dw, db};
   };
   d.backward_note = "dx = dy·W, dW = dy2ᵀ·x2 (dy, x as [rows, out], [rows, in]), db = Σ_rows dy";
-  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&,
-              std::string_view) {
+  d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     const double n_out = static_cast<double>(in[1].shape[0]), n_in = static_cast<double>(in[1].shape[1]);
     const double rows = cpu::meta_numel(out[0]) / std::max(1.0, n_out);
@@ -150,8 +147,7 @@ OpDef linear_def() {
     return c;
   };
   d.gradcheck = {gc({{{3, 4}}, {{5, 4}}, {{5}}}, {}, "2-D with bias"),
-                 gc({{{2, 3, 4}}, {{5, 4}}, {{5}}}, {}, "batched x"),
-                 gc({{{3, 4}}, {{2, 4}}}, {}, "no bias"),
+                 gc({{{2, 3, 4}}, {{5, 4}}, {{5}}}, {}, "batched x"), gc({{{3, 4}}, {{2, 4}}}, {}, "no bias"),
                  gc({{{4}}, {{3, 4}}, {{3}}}, {}, "1-D x")};
   return d;
 }
@@ -182,8 +178,7 @@ OpDef dropout_def() {
   d.cost = cpu::elementwise_cost(2);
   d.gradcheck = {gc({{{4, 5}}}, {{"p", 0.5}, {"seed", int64_t{7}}}, "p = 0.5"),
                  gc({{{3, 4}}}, {{"p", 0.2}, {"seed", int64_t{1}}}, "p = 0.2"),
-                 gc({{{3, 4}}}, {{"training", false}}, "inference: identity"),
-                 gc({{{2, 3}}}, {{"p", 0.0}}, "p = 0")};
+                 gc({{{3, 4}}}, {{"training", false}}, "inference: identity"), gc({{{2, 3}}}, {{"p", 0.0}}, "p = 0")};
   return d;
 }
 

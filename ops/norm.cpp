@@ -39,10 +39,7 @@ Algo algo_of(std::string_view name) {
   return Algo::welford;
 }
 
-template <class T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
-}
+template <class T> const T* data_or_null(const Tensor& t) { return t.defined() ? t.data<T>() : nullptr; }
 
 AttrSpec eps_attr() {
   return make_attr("eps", AttrType::real, 1e-5, "added to the variance before the square root", 0.0);
@@ -65,13 +62,14 @@ void check_layer_inputs(const InferCtx& c, size_t first_param) {
   const Shape& xs = c.inputs[0].shape;
   const Shape ns = c.attrs.ints("normalized_shape");
   const int64_t k = static_cast<int64_t>(ns.size());
-  const std::string hint = "normalized_shape lists the trailing sizes of x normalized together, as in PyTorch: "
-                           "layer_norm(x, x.shape[-1:]) for the last axis";
+  const std::string hint =
+      "normalized_shape lists the trailing sizes of x normalized together, as in PyTorch: "
+      "layer_norm(x, x.shape[-1:]) for the last axis";
   if (k == 0) c.fail("normalized_shape is empty: at least one axis must be normalized", hint);
   if (k > static_cast<int64_t>(xs.size()) || normalized_shape(xs, k) != ns)
     c.fail("normalized_shape=" + shape_str(ns) + " but x " + shape_str(xs) +
                (k > static_cast<int64_t>(xs.size()) ? " has only " + std::to_string(xs.size()) + " axes"
-                                                     : " ends in " + shape_str(normalized_shape(xs, k))),
+                                                    : " ends in " + shape_str(normalized_shape(xs, k))),
            hint);
   static const char* names[] = {"weight", "bias"};
   for (size_t i = first_param; i < c.inputs.size() && i < first_param + 2; ++i) {
@@ -88,8 +86,7 @@ AttrSpec normalized_shape_attr() {
                    "the trailing sizes of x normalized together (x.shape[-k:]), as in PyTorch", 1.0, {}, {}, true);
 }
 
-template <class T>
-void layer_norm_forward(KernelCtx& k, Algo algo) {
+template <class T> void layer_norm_forward(KernelCtx& k, Algo algo) {
   const Tensor& x = k.in(0);
   const RowSplit s = layer_split(x.shape(), normalized_ndim(k.attrs));
   const T eps = static_cast<T>(k.attrs.f("eps"));
@@ -97,15 +94,13 @@ void layer_norm_forward(KernelCtx& k, Algo algo) {
   Tensor b = k.inputs.size() > 2 ? cpu::as_dtype(k.in(2), x.dtype()) : Tensor();
   const T *px = x.data<T>(), *pw = data_or_null<T>(w), *pb = data_or_null<T>(b);
   T* py = k.out().data<T>();
-  parallel_for(s.M, grain_for(8.0 * static_cast<double>(s.N)), [&](int64_t m0, int64_t m1) {
-    cpu::kern<T>().layer_norm_rows(px, py, m0, m1, s.N, eps, pw, pb, algo);
-  });
+  parallel_for(s.M, grain_for(8.0 * static_cast<double>(s.N)),
+               [&](int64_t m0, int64_t m1) { cpu::kern<T>().layer_norm_rows(px, py, m0, m1, s.N, eps, pw, pb, algo); });
 }
 
 // dx = rstd·(g - mean(g) - x̂·mean(g·x̂)) with g = dy·γ; dγ = Σ_rows dy·x̂; dβ = Σ_rows dy. Each
 // range of rows sums its own dγ, dβ (workspace); the ranges are then added in order.
-template <class T>
-void layer_norm_backward_kernel(KernelCtx& k) {
+template <class T> void layer_norm_backward_kernel(KernelCtx& k) {
   const DType dt = k.out(0).dtype();
   Tensor x = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
   Tensor w = k.inputs.size() > 2 ? cpu::as_dtype(k.in(2), dt) : Tensor();
@@ -136,8 +131,7 @@ void layer_norm_backward_kernel(KernelCtx& k) {
 // ---------------------------------------------------------------------------------------------
 // batch_norm: x [N, C, S...] with per-channel statistics over N and S.
 
-template <class T>
-void batch_norm_forward(KernelCtx& k, Algo algo) {
+template <class T> void batch_norm_forward(KernelCtx& k, Algo algo) {
   const Tensor& x = k.in(0);
   const ChannelSplit s = channel_split(x.shape());
   const T eps = static_cast<T>(k.attrs.f("eps"));
@@ -157,8 +151,7 @@ void batch_norm_forward(KernelCtx& k, Algo algo) {
 
 // Training: dx = γ·rstd·(dy - mean(dy) - x̂·mean(dy·x̂)) with batch statistics (two-pass);
 // eval: dx = γ·rstd·dy with the running statistics. Both: dγ = Σ dy·x̂, dβ = Σ dy per channel.
-template <class T>
-void batch_norm_backward_kernel(KernelCtx& k) {
+template <class T> void batch_norm_backward_kernel(KernelCtx& k) {
   const DType dt = k.out(0).dtype();
   Tensor x = cpu::as_dtype(k.in(0), dt), dy = cpu::as_dtype(k.in(1), dt);
   Tensor rm = cpu::as_dtype(k.in(2), dt), rv = cpu::as_dtype(k.in(3), dt);
@@ -181,9 +174,8 @@ void check_batch_inputs(const InferCtx& c, size_t first, const std::vector<std::
   for (size_t i = first; i < c.inputs.size(); ++i) {
     c.expect_float(i);
     if (c.inputs[i].shape != Shape{xs[1]})
-      c.fail(names[i - first] + " has shape " + shape_str(c.inputs[i].shape) + " but x " + shape_str(xs) +
-                 " has " + std::to_string(xs[1]) + " channels (axis 1), so it must be [" + std::to_string(xs[1]) +
-                 "]",
+      c.fail(names[i - first] + " has shape " + shape_str(c.inputs[i].shape) + " but x " + shape_str(xs) + " has " +
+                 std::to_string(xs[1]) + " channels (axis 1), so it must be [" + std::to_string(xs[1]) + "]",
              "batch_norm's per-channel tensors have one entry per channel of x (layout [N, C, ...])");
   }
 }
@@ -201,8 +193,7 @@ CostFn norm_cost(double flops_per_element) {
   };
 }
 
-template <class F>
-KernelFn float_kernel(F f) {
+template <class F> KernelFn float_kernel(F f) {
   return [f](KernelCtx& k) {
     if (k.in(0).numel() == 0) return;
     cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) { f(k, z); });
@@ -223,9 +214,8 @@ OpDef layer_norm_def() {
   };
   d.default_algo = "welford";
   for (const auto& a : kLayerNormAlgos)
-    d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
-      layer_norm_forward<decltype(z)>(k, algo);
-    }));
+    d.kernel(Device::cpu, a,
+             float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) { layer_norm_forward<decltype(z)>(k, algo); }));
   // Saves x and weight. NOTE: core/workspace.cpp indexes inputs[s.index] for every saved
   // ref, so calling without weight while x requires grad needs core to skip absent inputs.
   d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
@@ -247,13 +237,16 @@ OpDef layer_norm_def() {
   const InputSpec x35{{3, 5}}, w5{{5}}, x234{{2, 3, 4}}, w34{{3, 4}}, x27{{2, 7}}, w7{{7}};
   using V = std::vector<int64_t>;
   d.gradcheck = with_float32_rtol({gc({x35, w5, w5}, {{"normalized_shape", V{5}}}, "weight and bias"),
-                 gc({x234, w34, w34}, {{"normalized_shape", V{3, 4}}}, "two normalized axes"),
-                 gc({x27, w7}, {{"normalized_shape", V{7}}, {"eps", 0.1}}, "weight only, large eps"),
-                 gc({x234}, {{"normalized_shape", V{4}}}, "no weight, no bias"),
-                 gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}}, {{"normalized_shape", V{40}}},
-                    "rows longer than the Welford lanes")}, kRowSumFloat32Rtol);
+                                   gc({x234, w34, w34}, {{"normalized_shape", V{3, 4}}}, "two normalized axes"),
+                                   gc({x27, w7}, {{"normalized_shape", V{7}}, {"eps", 0.1}}, "weight only, large eps"),
+                                   gc({x234}, {{"normalized_shape", V{4}}}, "no weight, no bias"),
+                                   gc({InputSpec{{2, 3, 40}}, InputSpec{{40}}, InputSpec{{40}}},
+                                      {{"normalized_shape", V{40}}}, "rows longer than the Welford lanes")},
+                                  kRowSumFloat32Rtol);
   // The reference is the two-pass algorithm: "naive" is the cancelling E[x²] − E[x]² the lab shows failing.
-  d.lab = {"ROWS COLS", {4096, 4096}, 1,
+  d.lab = {"ROWS COLS",
+           {4096, 4096},
+           1,
            [](const std::vector<int64_t>& s) {
              const int64_t cols = s.size() > 1 ? s[1] : s[0];
              return cpu::lab_case({{s[0], cols}}, {{"normalized_shape", V{cols}}});
@@ -280,20 +273,24 @@ OpDef layer_norm_backward_def() {
   d.differentiable = false;
   d.checked_via = "layer_norm";
   // Cases for the CUDA tests (gradchecked through layer_norm).
-  d.gradcheck = with_float32_rtol({gc({{{3, 5}}, {{3, 5}}, {{5}}}, {{"normalized_shape", std::vector<int64_t>{5}}}, "with weight"),
-                 gc({{{2, 3, 4}}, {{2, 3, 4}}}, {{"normalized_shape", std::vector<int64_t>{3, 4}}}, "two axes, no weight")}, kRowSumFloat32Rtol);
+  d.gradcheck = with_float32_rtol(
+      {gc({{{3, 5}}, {{3, 5}}, {{5}}}, {{"normalized_shape", std::vector<int64_t>{5}}}, "with weight"),
+       gc({{{2, 3, 4}}, {{2, 3, 4}}}, {{"normalized_shape", std::vector<int64_t>{3, 4}}}, "two axes, no weight")},
+      kRowSumFloat32Rtol);
   d.cost = norm_cost(14);
   return d;
 }
 
 OpDef batch_norm_def() {
-  OpDef d = OpDef::declare("batch_norm", "norm",
-                           "y = (x - μ_c) / sqrt(σ²_c + eps) · γ_c + β_c per channel c of x [N, C, ...]; training: batch "
-                           "statistics, running = (1 - momentum)·running + momentum·batch (σ² unbiased) in place; "
-                           "eval: running statistics",
-                           {"x", "running_mean", "running_var", "weight?", "bias?"});
+  OpDef d =
+      OpDef::declare("batch_norm", "norm",
+                     "y = (x - μ_c) / sqrt(σ²_c + eps) · γ_c + β_c per channel c of x [N, C, ...]; training: batch "
+                     "statistics, running = (1 - momentum)·running + momentum·batch (σ² unbiased) in place; "
+                     "eval: running statistics",
+                     {"x", "running_mean", "running_var", "weight?", "bias?"});
   d.attrs = {make_attr("training", AttrType::boolean, true, "use batch statistics and update the running ones"),
-             make_attr("momentum", AttrType::real, 0.1, "weight of the batch statistics in the running update", 0.0, 1.0),
+             make_attr("momentum", AttrType::real, 0.1, "weight of the batch statistics in the running update", 0.0,
+                       1.0),
              eps_attr()};
   d.infer = [](const InferCtx& c) {
     check_batch_inputs(c, 1, {"running_mean", "running_var", "weight", "bias"});
@@ -305,8 +302,8 @@ OpDef batch_norm_def() {
     const Shape& xs = c.inputs[0].shape;
     const int64_t per_channel = shape_numel(xs) / std::max<int64_t>(1, xs[1]);
     if (c.attrs.b("training") && per_channel <= 1 && shape_numel(xs) > 0)
-      c.fail("training needs more than one value per channel to estimate a variance, but x " + shape_str(xs) +
-                 " has " + std::to_string(per_channel),
+      c.fail("training needs more than one value per channel to estimate a variance, but x " + shape_str(xs) + " has " +
+                 std::to_string(per_channel),
              "use a batch of 2 or more, or training=False");
     return std::vector<TensorMeta>{c.inputs[0]};
   };
@@ -317,25 +314,26 @@ OpDef batch_norm_def() {
   d.default_algo = "welford";
   for (const auto& a : kLayerNormAlgos)
     d.kernel(Device::cpu, a, float_kernel([algo = algo_of(a)](KernelCtx& k, auto z) {
-      for (size_t i = 1; i <= 2; ++i)
-        if (!k.in(i).is_contiguous())
-          throw Error(std::string("batch_norm: ") + (i == 1 ? "running_mean" : "running_var") +
-                          " must be a contiguous tensor: it is updated in place",
-                      "make the running statistics with zeros(C) and ones(C), not as a slice of another tensor");
-      std::vector<Tensor> dense = k.inputs;
-      for (size_t i = 0; i < dense.size(); ++i)
-        if (i != 1 && i != 2) dense[i] = dense[i].contiguous();
-      KernelCtx kd{k.op, dense, k.attrs, k.out_meta, k.outputs, k.ws, k.out_category};
-      batch_norm_forward<decltype(z)>(kd, algo);
-    }));
+               for (size_t i = 1; i <= 2; ++i)
+                 if (!k.in(i).is_contiguous())
+                   throw Error(
+                       std::string("batch_norm: ") + (i == 1 ? "running_mean" : "running_var") +
+                           " must be a contiguous tensor: it is updated in place",
+                       "make the running statistics with zeros(C) and ones(C), not as a slice of another tensor");
+               std::vector<Tensor> dense = k.inputs;
+               for (size_t i = 0; i < dense.size(); ++i)
+                 if (i != 1 && i != 2) dense[i] = dense[i].contiguous();
+               KernelCtx kd{k.op, dense, k.attrs, k.out_meta, k.outputs, k.ws, k.out_category};
+               batch_norm_forward<decltype(z)>(kd, algo);
+             }));
   // weight is input 3 (see the note at layer_norm about absent optional inputs).
   d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::input, 2}, {SavedRef::input, 3}};
   d.backward = [](GradCtx& g) -> std::vector<Val> {
     const size_t n = g.num_inputs();
     std::vector<Val> ins = {g.input(0), g.grad_output(0), g.input(1), g.input(2)};
     if (n > 3) ins.push_back(g.input(3));
-    auto outs = g.call_multi("batch_norm_backward", ins,
-                             {{"training", g.attrs().b("training")}, {"eps", g.attrs().f("eps")}});
+    auto outs =
+        g.call_multi("batch_norm_backward", ins, {{"training", g.attrs().b("training")}, {"eps", g.attrs().f("eps")}});
     std::vector<Val> r = {g.needs_grad(0) ? outs[0] : Val{}, Val{}, Val{}};
     if (n > 3) r.push_back(g.needs_grad(3) ? outs[1] : Val{});
     if (n > 4) r.push_back(g.needs_grad(4) ? outs[2] : Val{});
@@ -347,17 +345,20 @@ OpDef batch_norm_def() {
   d.cost = norm_cost(8);
   const InputSpec x{{4, 3, 2, 2}}, c3{{3}}, rv{{3}, Domain::positive, 0, false}, rm{{3}, Domain::any, 0, false};
   d.gradcheck = with_float32_rtol({gc({x, rm, rv, c3, c3}, {}, "training, weight and bias"),
-                 gc({x, rm, rv, c3, c3}, {{"training", false}}, "eval: running statistics"),
-                 gc({InputSpec{{6, 3}}, rm, rv, c3}, {}, "2-d input, weight only"),
-                 gc({InputSpec{{2, 3, 37}}, rm, rv, c3, c3}, {{"momentum", 0.5}}, "chunks longer than the Welford lanes")}, kRowSumFloat32Rtol);
+                                   gc({x, rm, rv, c3, c3}, {{"training", false}}, "eval: running statistics"),
+                                   gc({InputSpec{{6, 3}}, rm, rv, c3}, {}, "2-d input, weight only"),
+                                   gc({InputSpec{{2, 3, 37}}, rm, rv, c3, c3}, {{"momentum", 0.5}},
+                                      "chunks longer than the Welford lanes")},
+                                  kRowSumFloat32Rtol);
   return d;
 }
 
 OpDef batch_norm_backward_def() {
-  OpDef d = OpDef::declare("batch_norm_backward", "norm",
-                           "training: dx = γ·rstd·(dy - mean(dy) - x̂·mean(dy·x̂)); eval: dx = γ·rstd·dy; dγ = Σ dy·x̂; dβ = Σ dy "
-                           "(per channel)",
-                           {"x", "dy", "running_mean", "running_var", "weight?"});
+  OpDef d = OpDef::declare(
+      "batch_norm_backward", "norm",
+      "training: dx = γ·rstd·(dy - mean(dy) - x̂·mean(dy·x̂)); eval: dx = γ·rstd·dy; dγ = Σ dy·x̂; dβ = Σ dy "
+      "(per channel)",
+      {"x", "dy", "running_mean", "running_var", "weight?"});
   d.attrs = {make_attr("training", AttrType::boolean, true, "the forward used batch statistics"), eps_attr()};
   d.num_outputs = 3;
   d.infer = [](const InferCtx& c) {
@@ -372,8 +373,11 @@ OpDef batch_norm_backward_def() {
   d.differentiable = false;
   d.checked_via = "batch_norm";
   // Cases for the CUDA tests (gradchecked through batch_norm).
-  d.gradcheck = with_float32_rtol({gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}, {{3}}}, {}, "training"),
-                 gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}}, {{"training", false}}, "eval, no weight")}, kRowSumFloat32Rtol);
+  d.gradcheck =
+      with_float32_rtol({gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}, {{3}}}, {}, "training"),
+                         gc({{{4, 3, 2, 2}}, {{4, 3, 2, 2}}, {{3}}, {{3}, Domain::positive}}, {{"training", false}},
+                            "eval, no weight")},
+                        kRowSumFloat32Rtol);
   d.cost = norm_cost(14);
   return d;
 }

@@ -81,7 +81,7 @@ OpscopeOnednnConv describe(OnednnPass pass, const ConvGeom& g, bool bias) {
   OpscopeOnednnConv c{};
   c.N = g.N, c.C = g.C, c.H = g.H, c.W = g.W, c.K = g.K, c.R = g.R, c.S = g.S, c.OH = g.OH, c.OW = g.OW;
   c.sh = g.sh, c.sw = g.sw, c.ph = g.ph, c.pw = g.pw, c.dh = g.dh, c.dw = g.dw, c.G = g.G;
-  c.pass = pass == OnednnPass::forward ? opscope_onednn_forward
+  c.pass = pass == OnednnPass::forward         ? opscope_onednn_forward
            : pass == OnednnPass::backward_data ? opscope_onednn_backward_data
                                                : opscope_onednn_backward_weights;
   c.has_bias = bias ? 1 : 0;
@@ -91,7 +91,9 @@ OpscopeOnednnConv describe(OnednnPass pass, const ConvGeom& g, bool bias) {
 }
 
 const char* pass_name(OnednnPass pass) {
-  return pass == OnednnPass::forward ? "conv2d" : pass == OnednnPass::backward_data ? "conv2d_backward_input" : "conv2d_backward_weight";
+  return pass == OnednnPass::forward         ? "conv2d"
+         : pass == OnednnPass::backward_data ? "conv2d_backward_input"
+                                             : "conv2d_backward_weight";
 }
 
 }  // namespace
@@ -101,7 +103,8 @@ void onednn_conv(const KernelCtx& k, OnednnPass pass, const ConvGeom& g, const f
   const Module& m = module_or_throw();
   const OpscopeOnednnConv d = describe(pass, g, c != nullptr);
   size_t bytes = 0;
-  if (const char* e = m.plan(&d, &bytes)) throw Error(std::string(pass_name(pass)) + ": onednn: " + e, "algo=\"im2col\" runs every geometry");
+  if (const char* e = m.plan(&d, &bytes))
+    throw Error(std::string(pass_name(pass)) + ": onednn: " + e, "algo=\"im2col\" runs every geometry");
   // Float32 elements; the CPU allocator aligns every block to 64 bytes, as oneDNN wants.
   Tensor ws = k.workspace({static_cast<int64_t>(std::max<size_t>(1, (bytes + 3) / 4))}, DType::f32);
   if (const char* e = m.run(&d, a, b, c, out, ws.data<float>()))

@@ -13,8 +13,9 @@ namespace {
 // What the kernel writes in place must be the caller's own dense buffer.
 void check_in_place(const KernelCtx& k, size_t i) {
   if (!k.in(i).is_contiguous())
-    throw Error(k.op.name + ": '" + k.op.input_names[i] + "' must be a contiguous tensor: it is updated in place",
-                "parameters and optimizer state are made whole (param(...), zeros(...)), not as views of other tensors");
+    throw Error(
+        k.op.name + ": '" + k.op.input_names[i] + "' must be a contiguous tensor: it is updated in place",
+        "parameters and optimizer state are made whole (param(...), zeros(...)), not as views of other tensors");
 }
 
 // Input i has w's shape (and, for state written in place, w's dtype).
@@ -45,7 +46,8 @@ void declare_sgd(OpRegistry& registry) {
                            "w ← w − lr·g, in place (torch.optim.SGD)",
                            {"w", "dw", "momentum_buffer?"});
   d.attrs = {make_attr("lr", AttrType::real, 0.01, "the learning rate", 0.0),
-             make_attr("momentum", AttrType::real, 0.0, "μ: the momentum buffer's decay (0 = plain SGD, no buffer)", 0.0),
+             make_attr("momentum", AttrType::real, 0.0, "μ: the momentum buffer's decay (0 = plain SGD, no buffer)",
+                       0.0),
              make_attr("weight_decay", AttrType::real, 0.0, "λ: an L2 penalty λ·w added to the gradient", 0.0),
              make_attr("nesterov", AttrType::boolean, false, "Nesterov momentum: step along g + μ·b")};
   d.infer = [](const InferCtx& c) {
@@ -54,8 +56,10 @@ void declare_sgd(OpRegistry& registry) {
     const double mu = c.attrs.f("momentum");
     if (c.inputs.size() > 2) check_like_w(c, 2, true);
     else if (mu > 0)
-      c.fail("momentum=" + attr_value_str(mu) + " needs a momentum_buffer input", "sgd_update(w, dw, buffer, momentum=0.9)");
-    if (c.attrs.b("nesterov") && mu == 0) c.fail("nesterov=True needs a momentum above 0", "SGD(params, lr, momentum=0.9, nesterov=True)");
+      c.fail("momentum=" + attr_value_str(mu) + " needs a momentum_buffer input",
+             "sgd_update(w, dw, buffer, momentum=0.9)");
+    if (c.attrs.b("nesterov") && mu == 0)
+      c.fail("nesterov=True needs a momentum above 0", "SGD(params, lr, momentum=0.9, nesterov=True)");
     return std::vector<TensorMeta>{c.inputs[0]};
   };
   d.kernel(Device::cpu, "default", [](KernelCtx& k) {
@@ -74,7 +78,7 @@ void declare_sgd(OpRegistry& registry) {
       for (int64_t i = 0, n = k.in(0).numel(); i < n; ++i) optim::sgd_element(c, w[i], g[i], b ? b + i : nullptr);
     });
   });
-  d.makes_views = true;      // output 0 is w, updated in place (no allocation)
+  d.makes_views = true;  // output 0 is w, updated in place (no allocation)
   d.accepts_strided = true;  // so w and its buffer reach the kernel as the caller's own tensors
   d.differentiable = false;
   d.updates_input0 = true;
@@ -92,11 +96,12 @@ void declare_sgd(OpRegistry& registry) {
 }
 
 void declare_adam(OpRegistry& registry, bool decoupled) {
-  const std::string decay = decoupled ? "w ← w·(1 − lr·weight_decay) first (decoupled weight decay), g = dw; "
-                                      : "g = dw + weight_decay·w; ";
+  const std::string decay =
+      decoupled ? "w ← w·(1 − lr·weight_decay) first (decoupled weight decay), g = dw; " : "g = dw + weight_decay·w; ";
   OpDef d = OpDef::declare(decoupled ? "adamw_update" : "adam_update", "optimizer",
-                           decay + "t ← t + 1, m ← β1·m + (1 − β1)·g, v ← β2·v + (1 − β2)·g², "
-                                   "w ← w − lr·(m/(1 − β1ᵗ)) / (sqrt(v/(1 − β2ᵗ)) + eps), all in place (torch.optim." +
+                           decay +
+                               "t ← t + 1, m ← β1·m + (1 − β1)·g, v ← β2·v + (1 − β2)·g², "
+                               "w ← w − lr·(m/(1 − β1ᵗ)) / (sqrt(v/(1 − β2ᵗ)) + eps), all in place (torch.optim." +
                                (decoupled ? "AdamW)" : "Adam)"),
                            {"w", "dw", "exp_avg", "exp_avg_sq", "step"});
   d.attrs = {make_attr("lr", AttrType::real, 1e-3, "the learning rate", 0.0),
@@ -104,15 +109,16 @@ void declare_adam(OpRegistry& registry, bool decoupled) {
              make_attr("beta2", AttrType::real, 0.999, "decay of v, the running mean of g²", 0.0, 1.0),
              make_attr("eps", AttrType::real, 1e-8, "added to sqrt(v̂) so the step stays finite", 0.0),
              make_attr("weight_decay", AttrType::real, decoupled ? 1e-2 : 0.0,
-                       decoupled ? "λ: w shrinks by lr·λ·w each step" : "λ: an L2 penalty λ·w added to the gradient", 0.0)};
+                       decoupled ? "λ: w shrinks by lr·λ·w each step" : "λ: an L2 penalty λ·w added to the gradient",
+                       0.0)};
   d.infer = [](const InferCtx& c) {
     c.expect_float(0);
     check_like_w(c, 1, false);
     check_like_w(c, 2, true);
     check_like_w(c, 3, true);
     if (!c.inputs[4].shape.empty() || c.inputs[4].dtype != DType::f32)
-      c.fail("step must be a 0-d float32 tensor (the number of steps taken), got " + shape_str(c.inputs[4].shape) + " " +
-                 dtype_name(c.inputs[4].dtype),
+      c.fail("step must be a 0-d float32 tensor (the number of steps taken), got " + shape_str(c.inputs[4].shape) +
+                 " " + dtype_name(c.inputs[4].dtype),
              "zeros([]) is a fresh step count, as PyTorch's state['step']");
     return std::vector<TensorMeta>{c.inputs[0]};
   };

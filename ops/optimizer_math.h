@@ -14,16 +14,14 @@
 namespace opscope::optim {
 
 // std:: on the host (float stays float), the CUDA overloads on the device.
-template <class T>
-OPSCOPE_OPTIM_HD T root(T x) {
+template <class T> OPSCOPE_OPTIM_HD T root(T x) {
 #if defined(__CUDA_ARCH__)
   return sqrt(x);
 #else
   return std::sqrt(x);
 #endif
 }
-template <class T>
-OPSCOPE_OPTIM_HD T power(T x, T y) {
+template <class T> OPSCOPE_OPTIM_HD T power(T x, T y) {
 #if defined(__CUDA_ARCH__)
   return pow(x, y);
 #else
@@ -33,14 +31,12 @@ OPSCOPE_OPTIM_HD T power(T x, T y) {
 
 // SGD: g = dw + λ·w;  with momentum μ: b ← μ·b + g, then g = b (or g + μ·b with Nesterov);
 // w ← w − lr·g.
-template <class T>
-struct Sgd {
+template <class T> struct Sgd {
   T lr, momentum, weight_decay;
   bool nesterov;
 };
 
-template <class T>
-OPSCOPE_OPTIM_HD void sgd_element(const Sgd<T>& c, T& w, T dw, T* buf) {
+template <class T> OPSCOPE_OPTIM_HD void sgd_element(const Sgd<T>& c, T& w, T dw, T* buf) {
   T g = dw + c.weight_decay * w;
   if (buf) {
     *buf = c.momentum * *buf + g;
@@ -52,8 +48,7 @@ OPSCOPE_OPTIM_HD void sgd_element(const Sgd<T>& c, T& w, T dw, T* buf) {
 // Adam at step t (1 for the first update): g = dw (+ λ·w for Adam; AdamW instead decays w by
 // lr·λ first: decoupled weight decay), m ← β1·m + (1 − β1)·g, v ← β2·v + (1 − β2)·g²,
 // w ← w − lr·(m / (1 − β1ᵗ)) / (sqrt(v / (1 − β2ᵗ)) + eps).
-template <class T>
-struct Adam {
+template <class T> struct Adam {
   T lr, beta1, beta2, eps, weight_decay;
   bool decoupled;  // AdamW
   T bias1, bias2;  // 1 − β1ᵗ and 1 − β2ᵗ
@@ -64,8 +59,7 @@ OPSCOPE_OPTIM_HD Adam<T> adam_at_step(T lr, T beta1, T beta2, T eps, T weight_de
   return {lr, beta1, beta2, eps, weight_decay, decoupled, T(1) - power(beta1, t), T(1) - power(beta2, t)};
 }
 
-template <class T>
-OPSCOPE_OPTIM_HD void adam_element(const Adam<T>& c, T& w, T dw, T& m, T& v) {
+template <class T> OPSCOPE_OPTIM_HD void adam_element(const Adam<T>& c, T& w, T dw, T& m, T& v) {
   T g = dw;
   if (c.decoupled) w *= T(1) - c.lr * c.weight_decay;
   else g += c.weight_decay * w;

@@ -66,8 +66,8 @@ void for_each_padded(const Shape& in, const Shape& out, const std::vector<int64_
 // Checks pads against x's shape (shared by pad and pad_backward).
 void check_pads(const InferCtx& c, const Shape& xs, const std::vector<int64_t>& pads, PadMode mode) {
   if (pads.size() % 2 != 0 || pads.size() > 2 * xs.size())
-    c.fail("pads=" + attr_value_str(pads) + " must be (left, right) pairs for at most the " + std::to_string(xs.size()) +
-               " axes of x " + shape_str(xs),
+    c.fail("pads=" + attr_value_str(pads) + " must be (left, right) pairs for at most the " +
+               std::to_string(xs.size()) + " axes of x " + shape_str(xs),
            "F.pad order: [left, right] pads the last axis, [left, right, top, bottom] the last two");
   for (int64_t p : pads)
     if (p < 0) c.fail("pads=" + attr_value_str(pads) + " has a negative pad", "use slice to crop");
@@ -128,25 +128,32 @@ OpDef pad_def() {
     }
     return {dy};
   };
-  d.backward_note = "constant: dx = dy cropped (slice per padded axis); reflect, replicate: dx[i] = Σ dy over every "
-                    "output position that reads x[i] (pad_backward)";
+  d.backward_note =
+      "constant: dx = dy cropped (slice per padded axis); reflect, replicate: dx[i] = Σ dy over every "
+      "output position that reads x[i] (pad_backward)";
   d.cost = cpu::elementwise_cost(0);
   const InputSpec x{{2, 3, 4, 5}}, x1{{7}};
   d.gradcheck = {gc({x}, {{"pads", std::vector<int64_t>{1, 2, 0, 1}}, {"value", 0.5}}, "constant, last two axes"),
-                 gc({x}, {{"pads", std::vector<int64_t>{2, 3, 3, 1}}, {"mode", std::string("reflect")}}, "reflect, last two axes"),
-                 gc({x1}, {{"pads", std::vector<int64_t>{3, 6}}, {"mode", std::string("reflect")}}, "reflect, 1-d, pads up to n - 1"),
-                 gc({x}, {{"pads", std::vector<int64_t>{2, 6, 0, 3}}, {"mode", std::string("replicate")}}, "replicate: pads longer than the axis"),
-                 gc({InputSpec{{2, 3, 4}}}, {{"pads", std::vector<int64_t>{1, 1, 1, 1, 1, 0}}}, "constant, three axes")};
+                 gc({x}, {{"pads", std::vector<int64_t>{2, 3, 3, 1}}, {"mode", std::string("reflect")}},
+                    "reflect, last two axes"),
+                 gc({x1}, {{"pads", std::vector<int64_t>{3, 6}}, {"mode", std::string("reflect")}},
+                    "reflect, 1-d, pads up to n - 1"),
+                 gc({x}, {{"pads", std::vector<int64_t>{2, 6, 0, 3}}, {"mode", std::string("replicate")}},
+                    "replicate: pads longer than the axis"),
+                 gc({InputSpec{{2, 3, 4}}}, {{"pads", std::vector<int64_t>{1, 1, 1, 1, 1, 0}}},
+                    "constant, three axes")};
   return d;
 }
 
 OpDef pad_backward_def() {
   OpDef d = OpDef::declare("pad_backward", "shape",
-                           "dx[i] = Σ dy[o] over the output positions o that reflect- or replicate-pad reads from x[i]", {"dy"});
+                           "dx[i] = Σ dy[o] over the output positions o that reflect- or replicate-pad reads from x[i]",
+                           {"dy"});
   d.attrs = {make_attr("pads", AttrType::int_list, std::vector<int64_t>{}, "the forward pads", {}, {}, {}, true),
              make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x", {}, {}, {},
                        true),
-             make_attr("mode", AttrType::string, std::string("reflect"), "the forward mode", {}, {}, {"reflect", "replicate"})};
+             make_attr("mode", AttrType::string, std::string("reflect"), "the forward mode", {}, {},
+                       {"reflect", "replicate"})};
   d.infer = [](const InferCtx& c) {
     c.expect_float(0);
     const Shape xs = c.attrs.ints("shape");
@@ -167,13 +174,15 @@ OpDef pad_backward_def() {
       using T = decltype(z);
       const T* dy = k.in(0).data<T>();
       T* dx = k.out().data<T>();
-      for_each_padded(xs, k.in(0).shape(), left, pad_mode(k.attrs.s("mode")), [&](int64_t o, int64_t i) { dx[i] += dy[o]; });
+      for_each_padded(xs, k.in(0).shape(), left, pad_mode(k.attrs.s("mode")),
+                      [&](int64_t o, int64_t i) { dx[i] += dy[o]; });
     });
   });
   d.differentiable = false;
   d.checked_via = "pad";
   // Cases for the CUDA tests (gradchecked through pad): x [1, 2, 4, 5] padded (top, bottom, left, right).
-  d.gradcheck = {gc({{{1, 2, 7, 8}}}, {{"pads", std::vector<int64_t>{1, 2, 2, 1}}, {"shape", std::vector<int64_t>{1, 2, 4, 5}}},
+  d.gradcheck = {gc({{{1, 2, 7, 8}}},
+                    {{"pads", std::vector<int64_t>{1, 2, 2, 1}}, {"shape", std::vector<int64_t>{1, 2, 4, 5}}},
                     "reflected borders add")};
   d.cost = cpu::elementwise_cost(1);
   return d;
@@ -210,10 +219,12 @@ OpDef upsample_nearest2d_def() {
   d.backward = [](GradCtx& g) -> std::vector<Val> {
     const Shape& xs = g.input_meta(0).shape;
     const int64_t s = g.attrs().i("scale_factor");
-    Val blocks = g.call("reshape", {g.grad_output(0)}, {{"shape", std::vector<int64_t>{xs[0], xs[1], xs[2], s, xs[3], s}}});
+    Val blocks =
+        g.call("reshape", {g.grad_output(0)}, {{"shape", std::vector<int64_t>{xs[0], xs[1], xs[2], s, xs[3], s}}});
     return {g.call("sum", {blocks}, {{"axes", std::vector<int64_t>{3, 5}}, {"keepdim", false}})};
   };
-  d.backward_note = "dx[n, c, i, j] = Σ of the s×s block of dy it was copied to (reshape to [N, C, H, s, W, s], sum axes 3, 5)";
+  d.backward_note =
+      "dx[n, c, i, j] = Σ of the s×s block of dy it was copied to (reshape to [N, C, H, s, W, s], sum axes 3, 5)";
   d.cost = cpu::elementwise_cost(0);
   d.gradcheck = {gc({InputSpec{{1, 2, 3, 4}}}, {}, "scale 2"),
                  gc({InputSpec{{2, 1, 2, 3}}}, {{"scale_factor", int64_t{3}}}, "scale 3"),

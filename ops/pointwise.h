@@ -21,6 +21,7 @@ struct Params {
 };
 
 // X(name, arity, takes_int64): every formula, each the op of the same name.
+// clang-format off
 #define OPSCOPE_POINTWISE_FORMULAS(X)                                                                                 \
   X(add, 2, true) X(sub, 2, true) X(mul, 2, true) X(div, 2, false) X(pow, 2, true) X(maximum, 2, true)                \
   X(minimum, 2, true) X(eq, 2, true) X(ne, 2, true) X(lt, 2, true) X(le, 2, true) X(gt, 2, true) X(ge, 2, true)       \
@@ -31,6 +32,7 @@ struct Params {
   X(hardswish, 1, false) X(hardswish_backward, 2, false) X(elu, 1, false) X(selu, 1, false)                            \
   X(elu_backward, 2, false) X(mish, 1, false) X(mish_backward, 2, false) X(floor, 1, true) X(ceil, 1, true)           \
   X(round, 1, true) X(sin, 1, false) X(cos, 1, false) X(mod, 2, true) X(fmod, 2, true)
+// clang-format on
 
 enum class Formula : uint8_t {
 #define OPSCOPE_PW_ENUM(name, arity, ints) name,
@@ -71,12 +73,12 @@ constexpr const char* name_of(Formula f) {
 // The maths the formulas call, the same name on both devices (CUDA's own functions on the GPU).
 namespace math {
 #if defined(__CUDA_ARCH__)
-#define OPSCOPE_PW_MATH(fn)                                        \
-  OPSCOPE_HD float fn(float x) { return ::fn##f(x); }              \
+#define OPSCOPE_PW_MATH(fn)                           \
+  OPSCOPE_HD float fn(float x) { return ::fn##f(x); } \
   OPSCOPE_HD double fn(double x) { return ::fn(x); }
 #else
-#define OPSCOPE_PW_MATH(fn)                                        \
-  OPSCOPE_HD float fn(float x) { return std::fn(x); }              \
+#define OPSCOPE_PW_MATH(fn)                           \
+  OPSCOPE_HD float fn(float x) { return std::fn(x); } \
   OPSCOPE_HD double fn(double x) { return std::fn(x); }
 #endif
 OPSCOPE_PW_MATH(exp)
@@ -100,8 +102,7 @@ OPSCOPE_HD double fmod(double a, double b) { return ::fmod(a, b); }
 OPSCOPE_HD float fmod(float a, float b) { return std::fmod(a, b); }
 OPSCOPE_HD double fmod(double a, double b) { return std::fmod(a, b); }
 #endif
-template <class T>
-OPSCOPE_HD T pow(T a, T b) {
+template <class T> OPSCOPE_HD T pow(T a, T b) {
   if constexpr (std::is_integral_v<T>) {  // as the CPU always did: std::pow in double, then cast
     return static_cast<T>(pow(static_cast<double>(a), static_cast<double>(b)));
   } else {
@@ -114,9 +115,9 @@ OPSCOPE_HD T pow(T a, T b) {
 }
 }  // namespace math
 
-inline constexpr double kSqrt1_2 = 0.70710678118654752440;      // 1/√2
+inline constexpr double kSqrt1_2 = 0.70710678118654752440;  // 1/√2
 inline constexpr double kSqrt2OverPi = 0.79788456080286535588;  // √(2/π)
-inline constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1/√(2π)
+inline constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1/√(2π)
 
 // --- the formulas: y = f(a, b) (b unused by unary ones) ----------------------------------------
 template <class T> OPSCOPE_HD T f_add(T a, T b, const Params&) { return a + b; }
@@ -284,12 +285,11 @@ template <class T> OPSCOPE_HD T f_fmod(T a, T b, const Params&) {
 
 // --- evaluation --------------------------------------------------------------------------------
 // y = f(a, b) for a formula known when compiling (folded to the one formula).
-template <Formula F, class T>
-OPSCOPE_HD T eval(T a, T b, const Params& p) {
-#define OPSCOPE_PW_STATIC(name, arity, ints)                          \
-  if constexpr (F == Formula::name) {                                 \
+template <Formula F, class T> OPSCOPE_HD T eval(T a, T b, const Params& p) {
+#define OPSCOPE_PW_STATIC(name, arity, ints)                                   \
+  if constexpr (F == Formula::name) {                                          \
     if constexpr (ints || !std::is_integral_v<T>) return f_##name<T>(a, b, p); \
-    else return T(0);                                                 \
+    else return T(0);                                                          \
   } else
   OPSCOPE_POINTWISE_FORMULAS(OPSCOPE_PW_STATIC)
 #undef OPSCOPE_PW_STATIC
@@ -297,8 +297,7 @@ OPSCOPE_HD T eval(T a, T b, const Params& p) {
 }
 
 // y = f(a, b) for a formula chosen at run time (a fused kernel's instruction).
-template <class T>
-OPSCOPE_HD T eval(Formula f, T a, T b, const Params& p) {
+template <class T> OPSCOPE_HD T eval(Formula f, T a, T b, const Params& p) {
   switch (f) {
 #define OPSCOPE_PW_DYNAMIC(name, arity, ints) \
   case Formula::name: return eval<Formula::name, T>(a, b, p);

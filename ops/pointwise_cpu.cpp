@@ -9,8 +9,7 @@ namespace opscope::cpu {
 namespace {
 
 // The computing dtype T and the stored one R (R = T, or int64 for the 0/1 of a comparison).
-template <class F>
-void visit_compute(DType compute, DType stored, bool ints, const std::string& op, F&& f) {
+template <class F> void visit_compute(DType compute, DType stored, bool ints, const std::string& op, F&& f) {
   auto with_r = [&](auto t) {
     using T = decltype(t);
     if (stored == dtype_of<T>()) f(t, t);
@@ -25,15 +24,13 @@ void visit_compute(DType compute, DType stored, bool ints, const std::string& op
 
 // Contiguous operands: chunks of the flat range over the thread pool (elements are independent,
 // so any thread count gives the same bits).
-template <Formula F, class T>
-void dense_chunks(const T* a, const T* b, T* y, int64_t n, const Params& p) {
+template <Formula F, class T> void dense_chunks(const T* a, const T* b, T* y, int64_t n, const Params& p) {
   parallel_for(n, grain_for(1.0), [&](int64_t i0, int64_t i1) {
     pointwise_chunk<F, T>(a + i0, b ? b + i0 : nullptr, y + i0, i1 - i0, p);
   });
 }
 
-template <Formula F>
-void run_pointwise(KernelCtx& k) {
+template <Formula F> void run_pointwise(KernelCtx& k) {
   const Params p = pointwise_params(k.op, k.attrs);
   Tensor& out = k.out();
   const int64_t n = out.numel();
@@ -51,7 +48,8 @@ void run_pointwise(KernelCtx& k) {
       using T = decltype(t);
       using R = decltype(r);
       if constexpr (pointwise::takes_int64(F) || std::is_floating_point_v<T>) {
-        const bool dense = a.is_contiguous() && b.is_contiguous() && a.shape() == out.shape() && b.shape() == out.shape();
+        const bool dense =
+            a.is_contiguous() && b.is_contiguous() && a.shape() == out.shape() && b.shape() == out.shape();
         if constexpr (std::is_same_v<T, R>) {
           if (dense) return dense_chunks<F, T>(a.data<T>(), b.data<T>(), out.data<T>(), n, p);
         }

@@ -5,8 +5,8 @@
 // bench_pointwise measures it faster than the loop (its table prints both, side by side).
 #pragma once
 #include <Eigen/Core>
-#include <unsupported/Eigen/SpecialFunctions>
 #include <type_traits>
+#include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/op.h"
 #include "ops/pointwise.h"
@@ -17,8 +17,7 @@ using pointwise::Formula;
 using pointwise::Params;
 
 // y[i] = f(a[i], b[i]) over n contiguous elements: the formula itself, one element at a time.
-template <Formula F, class T>
-void pointwise_loop(const T* a, const T* b, T* y, int64_t n, const Params& p) {
+template <Formula F, class T> void pointwise_loop(const T* a, const T* b, T* y, int64_t n, const Params& p) {
   if constexpr (pointwise::arity_of(F) == 1) {
     for (int64_t i = 0; i < n; ++i) y[i] = pointwise::eval<F, T>(a[i], a[i], p);
   } else {
@@ -28,17 +27,14 @@ void pointwise_loop(const T* a, const T* b, T* y, int64_t n, const Params& p) {
 
 // The vectorised forms (Eigen array expressions of the same formula); a formula without one
 // runs its loop.
-template <Formula F>
-struct Vectorised : std::false_type {};
-#define OPSCOPE_VECTORISED(name, expr)                                  \
-  template <>                                                           \
-  struct Vectorised<Formula::name> : std::true_type {                   \
-    template <class T, class X, class Y>                                \
-    static void run(const X& x, const X& y, Y& out, const Params& p) {  \
-      (void)y;                                                          \
-      (void)p;                                                          \
-      out = expr;                                                       \
-    }                                                                   \
+template <Formula F> struct Vectorised : std::false_type {};
+#define OPSCOPE_VECTORISED(name, expr)                                                                      \
+  template <> struct Vectorised<Formula::name> : std::true_type {                                           \
+    template <class T, class X, class Y> static void run(const X& x, const X& y, Y& out, const Params& p) { \
+      (void)y;                                                                                              \
+      (void)p;                                                                                              \
+      out = expr;                                                                                           \
+    }                                                                                                       \
   };
 OPSCOPE_VECTORISED(exp, x.exp())
 OPSCOPE_VECTORISED(log, x.log())
@@ -50,43 +46,40 @@ OPSCOPE_VECTORISED(sigmoid, x.logistic())  // Eigen's overflow-safe 1 / (1 + e^-
 // conditional product under -ftrapping-math), mispredicted on random signs.
 OPSCOPE_VECTORISED(leaky_relu, x.max(T(0)) + T(p.p0) * x.min(T(0)))
 #undef OPSCOPE_VECTORISED
-template <>
-struct Vectorised<Formula::gelu> : std::true_type {
-  template <class T, class X, class Y>
-  static void run(const X& x, const X&, Y& out, const Params& p) {
+template <> struct Vectorised<Formula::gelu> : std::true_type {
+  template <class T, class X, class Y> static void run(const X& x, const X&, Y& out, const Params& p) {
     if (p.p0 == 1) out = T(0.5) * x * (T(1) + (T(pointwise::kSqrt2OverPi) * (x + T(0.044715) * x * x * x)).tanh());
     else out = T(0.5) * x * (T(1) + (x * T(pointwise::kSqrt1_2)).erf());
   }
 };
 // a = y, b = dy. relu_backward has no second form: its select loop runs as fast as Eigen's
 // (bench_pointwise).
-template <>
-struct Vectorised<Formula::tanh_backward> : std::true_type {
-  template <class T, class X, class Y>
-  static void run(const X& y, const X& dy, Y& out, const Params&) { out = dy * (T(1) - y * y); }
+template <> struct Vectorised<Formula::tanh_backward> : std::true_type {
+  template <class T, class X, class Y> static void run(const X& y, const X& dy, Y& out, const Params&) {
+    out = dy * (T(1) - y * y);
+  }
 };
-template <>
-struct Vectorised<Formula::sigmoid_backward> : std::true_type {
-  template <class T, class X, class Y>
-  static void run(const X& y, const X& dy, Y& out, const Params&) { out = dy * y * (T(1) - y); }
+template <> struct Vectorised<Formula::sigmoid_backward> : std::true_type {
+  template <class T, class X, class Y> static void run(const X& y, const X& dy, Y& out, const Params&) {
+    out = dy * y * (T(1) - y);
+  }
 };
 // dx = gelu_backward(x, dy)
-template <>
-struct Vectorised<Formula::gelu_backward> : std::true_type {
-  template <class T, class X, class Y>
-  static void run(const X& x, const X& dy, Y& out, const Params& p) {
+template <> struct Vectorised<Formula::gelu_backward> : std::true_type {
+  template <class T, class X, class Y> static void run(const X& x, const X& dy, Y& out, const Params& p) {
     if (p.p0 == 1) {
       out = (T(pointwise::kSqrt2OverPi) * (x + T(0.044715) * x * x * x)).tanh();  // t, then dx over it
-      out = dy * (T(0.5) * (T(1) + out) + T(0.5) * x * (T(1) - out * out) * (T(pointwise::kSqrt2OverPi) * (T(1) + T(3 * 0.044715) * x * x)));
+      out = dy * (T(0.5) * (T(1) + out) +
+                  T(0.5) * x * (T(1) - out * out) * (T(pointwise::kSqrt2OverPi) * (T(1) + T(3 * 0.044715) * x * x)));
     } else {
-      out = dy * (T(0.5) * (T(1) + (x * T(pointwise::kSqrt1_2)).erf()) + x * T(pointwise::kInvSqrt2Pi) * (T(-0.5) * x * x).exp());
+      out = dy * (T(0.5) * (T(1) + (x * T(pointwise::kSqrt1_2)).erf()) +
+                  x * T(pointwise::kInvSqrt2Pi) * (T(-0.5) * x * x).exp());
     }
   }
 };
 
 // y = f(a, b) over n contiguous elements, the fastest way measured.
-template <Formula F, class T>
-void pointwise_chunk(const T* a, const T* b, T* y, int64_t n, const Params& p) {
+template <Formula F, class T> void pointwise_chunk(const T* a, const T* b, T* y, int64_t n, const Params& p) {
   if constexpr (Vectorised<F>::value && std::is_floating_point_v<T>) {
     using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
     Eigen::Map<const Arr> x(a, n), z(pointwise::arity_of(F) == 2 ? b : a, n);
@@ -98,11 +91,10 @@ void pointwise_chunk(const T* a, const T* b, T* y, int64_t n, const Params& p) {
 }
 
 // The same for a formula chosen at run time (one switch per chunk, not per element).
-template <class T>
-void pointwise_chunk(Formula f, const T* a, const T* b, T* y, int64_t n, const Params& p) {
+template <class T> void pointwise_chunk(Formula f, const T* a, const T* b, T* y, int64_t n, const Params& p) {
   switch (f) {
-#define OPSCOPE_PW_CHUNK(name, arity, ints)                                            \
-  case Formula::name:                                                                  \
+#define OPSCOPE_PW_CHUNK(name, arity, ints)                                                              \
+  case Formula::name:                                                                                    \
     if constexpr (ints || std::is_floating_point_v<T>) pointwise_chunk<Formula::name, T>(a, b, y, n, p); \
     return;
     OPSCOPE_POINTWISE_FORMULAS(OPSCOPE_PW_CHUNK)

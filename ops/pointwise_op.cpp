@@ -38,7 +38,8 @@ std::vector<FusedInstruction> parse_fused_chain(const std::string& chain, size_t
     const std::string name = parts.empty() ? std::string() : parts[0];
     const OpDef* op = OpRegistry::instance().find(name);
     if (!op || !op->is_pointwise() || op->pointwise.formula < 0)
-      throw Error("fused_elementwise: '" + name + "' cannot be fused", "fusible: the ops with a pointwise formula (ops/pointwise.h)");
+      throw Error("fused_elementwise: '" + name + "' cannot be fused",
+                  "fusible: the ops with a pointwise formula (ops/pointwise.h)");
     FusedInstruction in;
     in.formula = static_cast<pointwise::Formula>(op->pointwise.formula);
     in.arity = op->pointwise.arity;
@@ -58,8 +59,7 @@ std::vector<FusedInstruction> parse_fused_chain(const std::string& chain, size_t
       int index = -1;
       try {
         index = std::stoi(arg.substr(1));
-      } catch (const std::exception&) {
-      }
+      } catch (const std::exception&) {}
       const size_t limit = arg[0] == 'i' ? num_inputs : out.size();
       if (index < 0 || static_cast<size_t>(index) >= limit)
         throw Error("fused_elementwise: operand " + arg + " does not exist");

@@ -34,11 +34,13 @@ std::vector<AttrSpec> window_attrs(int axes, bool average) {
       make_axes_attr("kernel_size", 2, "window size: K along every axis, or one per spatial axis", axes, 1.0),
       make_axes_attr("stride", 0, "step between windows: n or one per spatial axis; 0 means = kernel_size", axes, 0.0),
       make_axes_attr("padding", 0, "implicit border on each side: n or one per spatial axis", axes, 0.0),
-      make_attr("ceil_mode", AttrType::boolean, false,
-                "True: round the number of windows up (a last partial window, if it starts inside x or its left padding)")};
+      make_attr(
+          "ceil_mode", AttrType::boolean, false,
+          "True: round the number of windows up (a last partial window, if it starts inside x or its left padding)")};
   if (average)
-    a.push_back(make_attr("count_include_pad", AttrType::boolean, true,
-                          "True: divide by the window's size in the padded input; False: by the elements of x it covers"));
+    a.push_back(
+        make_attr("count_include_pad", AttrType::boolean, true,
+                  "True: divide by the window's size in the padded input; False: by the elements of x it covers"));
   return a;
 }
 
@@ -115,9 +117,8 @@ KernelFn vectorized_avg_pool_backward(KernelFn direct) {
       using T = decltype(z);
       const T* dy = k.in(0).data<T>();
       T* dx = k.out().data<T>();
-      over_planes(w, static_cast<double>(w.H * w.W), [&](int64_t p0, int64_t p1) {
-        cpu::kern<T>().avg_pool_backward_planes(dy, dx, p0, p1, geom_of(w));
-      });
+      over_planes(w, static_cast<double>(w.H * w.W),
+                  [&](int64_t p0, int64_t p1) { cpu::kern<T>().avg_pool_backward_planes(dy, dx, p0, p1, geom_of(w)); });
     });
   };
 }
@@ -126,8 +127,9 @@ KernelFn vectorized_avg_pool_backward(KernelFn direct) {
 void check_rank(const InferCtx& c, const Shape& x, const std::string& stem, size_t axes) {
   if (x.size() == axes + 2) return;
   c.fail("expected x of rank " + std::to_string(axes + 2) + " " + spatial_layout(axes) + ", got " + shape_str(x),
-         (x.size() >= 3 && x.size() <= 5 ? "for a " + spatial_layout(x.size() - 2) + " input use " + ranked(stem, x.size() - 2)
-                                          : ranked(stem, axes) + " pools " + spatial_layout(axes)) +
+         (x.size() >= 3 && x.size() <= 5
+              ? "for a " + spatial_layout(x.size() - 2) + " input use " + ranked(stem, x.size() - 2)
+              : ranked(stem, axes) + " pools " + spatial_layout(axes)) +
              (x.size() + 1 == axes + 2 ? "; for one unbatched example add a batch axis with reshape" : ""));
 }
 
@@ -178,8 +180,7 @@ std::function<std::vector<TensorMeta>(const InferCtx&)> infer_pool(const std::st
 
 // Calls f(o, i) for every output position o of one volume (flat) and every input position i
 // (flat) of its window clipped to the input. `start(o)` runs first for each window.
-template <class Start, class F>
-void for_each_window(const Window& w, Start start, F f) {
+template <class Start, class F> void for_each_window(const Window& w, Start start, F f) {
   int64_t o = 0;
   for (int64_t od = 0; od < w.OD; ++od) {
     int64_t d0, d1;
@@ -218,8 +219,7 @@ AdaptiveGeom adaptive_geom(const Shape& x, const Shape& y) {
 
 // Calls f(o, i, count) for every output o of one volume and every input i of its window
 // (count: the window's size).
-template <class F>
-void for_each_adaptive_window(const AdaptiveGeom& g, F f) {
+template <class F> void for_each_adaptive_window(const AdaptiveGeom& g, F f) {
   for (int64_t od = 0; od < g.OD; ++od) {
     const int64_t d0 = adaptive_start(od, g.D, g.OD), d1 = adaptive_end(od, g.D, g.OD);
     for (int64_t oh = 0; oh < g.OH; ++oh) {
@@ -274,27 +274,30 @@ void set_algorithms(OpDef& d, const PoolRank& rank, KernelFn (*vectorized)(Kerne
 OpDef max_pool_op(const PoolRank& rank) {
   const std::string name = ranked("max_pool", rank.axes);
   OpDef d = OpDef::declare(name, "pool",
-                           rank.axes == 2 ? "y[n, c, i, j] = max over the KH×KW window at (i·SH - PH, j·SW - PW) of x "
-                                            "(padding counts as -inf)"
-                                          : "y[n, c, o] = max over the window at o·stride − padding of x, along each of the " +
-                                                std::to_string(rank.axes) + " spatial axes (padding counts as -inf)",
+                           rank.axes == 2
+                               ? "y[n, c, i, j] = max over the KH×KW window at (i·SH - PH, j·SW - PW) of x "
+                                 "(padding counts as -inf)"
+                               : "y[n, c, o] = max over the window at o·stride − padding of x, along each of the " +
+                                     std::to_string(rank.axes) + " spatial axes (padding counts as -inf)",
                            {"x"});
   d.attrs = window_attrs(static_cast<int>(rank.axes), false);
   d.infer = infer_pool("max_pool");
-  set_algorithms(d, rank, [](KernelFn direct) { return vectorized_pool(true, std::move(direct)); }, [](KernelCtx& k) {
-    const Window w = window_of(k.in(0).shape(), k.attrs, false);
-    if (k.out().numel() == 0) return;
-    cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-      using T = decltype(z);
-      for (int64_t p = 0; p < w.N * w.C; ++p) {
-        const T* volume = k.in(0).data<T>() + p * w.in_volume();
-        T* o = k.out().data<T>() + p * w.out_volume();
-        for (int64_t od = 0; od < w.OD; ++od)
-          for (int64_t oh = 0; oh < w.OH; ++oh)
-            for (int64_t ow = 0; ow < w.OW; ++ow) *o++ = volume[window_argmax(volume, w, od, oh, ow)];
-      }
-    });
-  });
+  set_algorithms(
+      d, rank, [](KernelFn direct) { return vectorized_pool(true, std::move(direct)); },
+      [](KernelCtx& k) {
+        const Window w = window_of(k.in(0).shape(), k.attrs, false);
+        if (k.out().numel() == 0) return;
+        cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+          using T = decltype(z);
+          for (int64_t p = 0; p < w.N * w.C; ++p) {
+            const T* volume = k.in(0).data<T>() + p * w.in_volume();
+            T* o = k.out().data<T>() + p * w.out_volume();
+            for (int64_t od = 0; od < w.OD; ++od)
+              for (int64_t oh = 0; oh < w.OH; ++oh)
+                for (int64_t ow = 0; ow < w.OW; ++ow) *o++ = volume[window_argmax(volume, w, od, oh, ow)];
+          }
+        });
+      });
   d.saves = {{SavedRef::input, 0}};
   d.backward = [name](GradCtx& g) -> std::vector<Val> {
     return {g.call(name + "_backward", {g.input(0), g.grad_output(0)}, g.attrs().to_map())};
@@ -316,8 +319,8 @@ OpDef max_pool_backward_op(const PoolRank& rank) {
     const Window w = check_window(c, c.inputs[0].shape, "max_pool");
     const Shape expect = pooled_shape(w, pool_axes(c.attrs));
     if (c.inputs[1].shape != expect)
-      c.fail("dy has shape " + shape_str(c.inputs[1].shape) + " but " + forward + " of x " + shape_str(c.inputs[0].shape) +
-             " gives " + shape_str(expect));
+      c.fail("dy has shape " + shape_str(c.inputs[1].shape) + " but " + forward + " of x " +
+             shape_str(c.inputs[0].shape) + " gives " + shape_str(expect));
     TensorMeta m = c.inputs[0];
     m.dtype = promote(c.inputs[0].dtype, c.inputs[1].dtype);
     return std::vector<TensorMeta>{m};
@@ -349,28 +352,33 @@ OpDef max_pool_backward_op(const PoolRank& rank) {
 OpDef avg_pool_op(const PoolRank& rank) {
   const std::string name = ranked("avg_pool", rank.axes);
   OpDef d = OpDef::declare(name, "pool",
-                           rank.axes == 2 ? "y[n, c, i, j] = (1/(KH·KW))·Σ over the KH×KW window of x (padding counts as "
-                                            "zeros unless count_include_pad=False)"
-                                          : "y[n, c, o] = (1/window size)·Σ over the window at o·stride − padding of x, along "
-                                            "each of the " + std::to_string(rank.axes) +
-                                                " spatial axes (padding counts as zeros unless count_include_pad=False)",
+                           rank.axes == 2
+                               ? "y[n, c, i, j] = (1/(KH·KW))·Σ over the KH×KW window of x (padding counts as "
+                                 "zeros unless count_include_pad=False)"
+                               : "y[n, c, o] = (1/window size)·Σ over the window at o·stride − padding of x, along "
+                                 "each of the " +
+                                     std::to_string(rank.axes) +
+                                     " spatial axes (padding counts as zeros unless count_include_pad=False)",
                            {"x"});
   d.attrs = window_attrs(static_cast<int>(rank.axes), true);
   d.infer = infer_pool("avg_pool");
-  set_algorithms(d, rank, [](KernelFn direct) { return vectorized_pool(false, std::move(direct)); }, [](KernelCtx& k) {
-    const Window w = window_of(k.in(0).shape(), k.attrs, true);
-    if (k.out().numel() == 0) return;
-    cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
-      using T = decltype(z);
-      for (int64_t p = 0; p < w.N * w.C; ++p) {
-        const T* volume = k.in(0).data<T>() + p * w.in_volume();
-        T* o = k.out().data<T>() + p * w.out_volume();
-        for_each_window(w, [&](int64_t at) { o[at] = 0; }, [&](int64_t at, int64_t i) { o[at] += volume[i]; });
-        // (× 1/divisor, not ÷: bit for bit what the vectorized kernels give for the plain windows)
-        for (int64_t i = 0; i < w.out_volume(); ++i) o[i] *= static_cast<T>(1) / static_cast<T>(divisor_at(w, i));
-      }
-    });
-  });
+  set_algorithms(
+      d, rank, [](KernelFn direct) { return vectorized_pool(false, std::move(direct)); },
+      [](KernelCtx& k) {
+        const Window w = window_of(k.in(0).shape(), k.attrs, true);
+        if (k.out().numel() == 0) return;
+        cpu::visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
+          using T = decltype(z);
+          for (int64_t p = 0; p < w.N * w.C; ++p) {
+            const T* volume = k.in(0).data<T>() + p * w.in_volume();
+            T* o = k.out().data<T>() + p * w.out_volume();
+            for_each_window(
+                w, [&](int64_t at) { o[at] = 0; }, [&](int64_t at, int64_t i) { o[at] += volume[i]; });
+            // (× 1/divisor, not ÷: bit for bit what the vectorized kernels give for the plain windows)
+            for (int64_t i = 0; i < w.out_volume(); ++i) o[i] *= static_cast<T>(1) / static_cast<T>(divisor_at(w, i));
+          }
+        });
+      });
   d.backward = [name](GradCtx& g) -> std::vector<Val> {
     AttrMap a = g.attrs().to_map();
     a.push_back({"shape", g.input_meta(0).shape});
@@ -384,11 +392,11 @@ OpDef avg_pool_op(const PoolRank& rank) {
 
 OpDef avg_pool_backward_op(const PoolRank& rank) {
   const std::string forward = ranked("avg_pool", rank.axes);
-  OpDef d = OpDef::declare(forward + "_backward", "pool", "dx[each element of each window] += dy / (what it divides by)",
-                           {"dy"});
+  OpDef d = OpDef::declare(forward + "_backward", "pool",
+                           "dx[each element of each window] += dy / (what it divides by)", {"dy"});
   d.attrs = window_attrs(static_cast<int>(rank.axes), true);
-  d.attrs.push_back(make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x",
-                              {}, {}, {}, true));
+  d.attrs.push_back(
+      make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x", {}, {}, {}, true));
   d.infer = [forward](const InferCtx& c) {
     c.expect_float(0);
     const Shape xs = shape_attr_of(c.attrs);
@@ -410,8 +418,9 @@ OpDef avg_pool_backward_op(const PoolRank& rank) {
         const T* g = k.in(0).data<T>() + p * w.out_volume();
         T* dx = k.out().data<T>() + p * w.in_volume();
         T v = 0;
-        for_each_window(w, [&](int64_t at) { v = g[at] * (static_cast<T>(1) / static_cast<T>(divisor_at(w, at))); },
-                        [&](int64_t, int64_t i) { dx[i] += v; });
+        for_each_window(
+            w, [&](int64_t at) { v = g[at] * (static_cast<T>(1) / static_cast<T>(divisor_at(w, at))); },
+            [&](int64_t, int64_t i) { dx[i] += v; });
       }
     });
   });
@@ -425,12 +434,13 @@ OpDef avg_pool_backward_op(const PoolRank& rank) {
 OpDef adaptive_avg_pool_op(const PoolRank& rank) {
   const size_t axes = rank.axes;
   const std::string name = ranked("adaptive_avg_pool", axes);
-  OpDef d = OpDef::declare(name, "pool",
-                           axes == 2 ? "y[n, c, i, j] = mean of x[n, c, floor(i·H/OH) : ceil((i+1)·H/OH), floor(j·W/OW) : "
-                                       "ceil((j+1)·W/OW)]"
-                                     : "y[n, c, o] = mean of x[n, c, floor(o·L/OL) : ceil((o+1)·L/OL)] along each of the " +
-                                           std::to_string(axes) + " spatial axes (L its size, OL the output's)",
-                           {"x"});
+  OpDef d =
+      OpDef::declare(name, "pool",
+                     axes == 2 ? "y[n, c, i, j] = mean of x[n, c, floor(i·H/OH) : ceil((i+1)·H/OH), floor(j·W/OW) : "
+                                 "ceil((j+1)·W/OW)]"
+                               : "y[n, c, o] = mean of x[n, c, floor(o·L/OL) : ceil((o+1)·L/OL)] along each of the " +
+                                     std::to_string(axes) + " spatial axes (L its size, OL the output's)",
+                     {"x"});
   const std::string sizes = axes == 1 ? "[OL]" : axes == 2 ? "[OH, OW]" : "[OD, OH, OW]";
   d.attrs = {make_attr("output_size", AttrType::int_list, std::vector<int64_t>{}, sizes, {}, {}, {}, true)};
   d.infer = [axes, sizes](const InferCtx& c) {
@@ -438,11 +448,12 @@ OpDef adaptive_avg_pool_op(const PoolRank& rank) {
     const Shape& xs = c.inputs[0].shape;
     const auto& os = c.attrs.ints("output_size");
     if (os.size() != axes || std::any_of(os.begin(), os.end(), [](int64_t v) { return v < 1; }))
-      c.fail("output_size must be " + std::to_string(axes) + " positive size" + (axes > 1 ? "s " : " ") + sizes + ", got " +
-             attr_value_str(os));
+      c.fail("output_size must be " + std::to_string(axes) + " positive size" + (axes > 1 ? "s " : " ") + sizes +
+             ", got " + attr_value_str(os));
     check_rank(c, xs, "adaptive_avg_pool", axes);
     if (std::any_of(xs.begin() + 2, xs.end(), [](int64_t v) { return v == 0; }) && xs[0] * xs[1] > 0)
-      c.fail("x " + shape_str(xs) + " has an empty plane: there is nothing to average", "every spatial axis must be at least 1");
+      c.fail("x " + shape_str(xs) + " has an empty plane: there is nothing to average",
+             "every spatial axis must be at least 1");
     TensorMeta m = c.inputs[0];
     m.shape = {xs[0], xs[1]};
     m.shape.insert(m.shape.end(), os.begin(), os.end());
@@ -458,7 +469,9 @@ OpDef adaptive_avg_pool_op(const PoolRank& rank) {
         const T* volume = k.in(0).data<T>() + p * in;
         T* o = k.out().data<T>() + p * out;
         std::fill(o, o + out, T(0));
-        for_each_adaptive_window(g, [&](int64_t at, int64_t i, int64_t count) { o[at] += volume[i] / static_cast<T>(count); });
+        for_each_adaptive_window(g, [&](int64_t at, int64_t i, int64_t count) {
+          o[at] += volume[i] / static_cast<T>(count);
+        });
       }
     });
   });
@@ -475,8 +488,8 @@ OpDef adaptive_avg_pool_backward_op(const PoolRank& rank) {
   const size_t axes = rank.axes;
   const std::string forward = ranked("adaptive_avg_pool", axes);
   OpDef d = OpDef::declare(forward + "_backward", "pool", "dx[each element of a window] += dy / (window size)", {"dy"});
-  d.attrs = {make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x", {}, {}, {},
-                       true)};
+  d.attrs = {
+      make_attr("shape", AttrType::int_list, std::vector<int64_t>{}, "shape of the forward input x", {}, {}, {}, true)};
   d.infer = [axes](const InferCtx& c) {
     c.expect_float(0);
     const Shape xs = shape_attr_of(c.attrs);
@@ -497,7 +510,9 @@ OpDef adaptive_avg_pool_backward_op(const PoolRank& rank) {
       for (int64_t p = 0; p < g.P; ++p) {
         const T* dy = k.in(0).data<T>() + p * out;
         T* dx = k.out().data<T>() + p * in;
-        for_each_adaptive_window(g, [&](int64_t at, int64_t i, int64_t count) { dx[i] += dy[at] / static_cast<T>(count); });
+        for_each_adaptive_window(g, [&](int64_t at, int64_t i, int64_t count) {
+          dx[i] += dy[at] / static_cast<T>(count);
+        });
       }
     });
   });
@@ -514,31 +529,42 @@ PoolRank pool2d_rank() {
   PoolRank r{2, {}, {}, {}, {}, {}, {}};
   const InputSpec x5{{1, 2, 5, 5}, Domain::distinct}, x6{{2, 1, 6, 6}, Domain::distinct};
   r.max_cases = {gc({x5}, {{"kernel_size", int64_t{2}}}, "2×2, stride 2, odd size drops the last row"),
-                 gc({x5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, "3×3, stride 2, padding 1"),
+                 gc({x5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
+                    "3×3, stride 2, padding 1"),
                  gc({x6}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}, "overlapping windows"),
                  gc({x6}, {{"kernel_size", V{3, 2}}, {"stride", V{1, 2}}, {"padding", V{1, 0}}},
                     "non-square: 3×2 window, stride (1, 2), padding (1, 0)"),
                  gc({x5}, {{"kernel_size", int64_t{2}}, {"ceil_mode", true}}, "ceil_mode: a last partial window")};
   // Distinct x, one argmax per window.
   r.max_backward_cases = {gc({{{2, 3, 6, 6}, Domain::distinct}, {{2, 3, 3, 3}}}, {{"kernel_size", int64_t{2}}}),
-                          gc({{{1, 2, 5, 5}, Domain::distinct}, {{1, 2, 4, 4}}}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}},
-                             "overlapping windows add")};
+                          gc({{{1, 2, 5, 5}, Domain::distinct}, {{1, 2, 4, 4}}},
+                             {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}, "overlapping windows add")};
   const InputSpec a5{{1, 2, 5, 5}}, a6{{2, 1, 6, 7}};
-  r.avg_cases = {gc({a5}, {{"kernel_size", int64_t{2}}}, "2×2, stride 2"),
-                 gc({a5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, "3×3, stride 2, padding 1"),
-                 gc({a6}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{1}}}, "overlapping windows"),
-                 gc({a6}, {{"kernel_size", V{2, 3}}, {"stride", V{2, 1}}, {"padding", V{0, 1}}},
-                    "non-square: 2×3 window, stride (2, 1), padding (0, 1)"),
-                 gc({a5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"count_include_pad", false}},
-                    "count_include_pad=False: the padding is not counted"),
-                 gc({a6}, {{"kernel_size", int64_t{2}}, {"ceil_mode", true}}, "ceil_mode: partial windows divide by what they cover")};
-  r.avg_backward_cases = {gc({{{2, 3, 3, 3}}}, {{"kernel_size", int64_t{2}}, {"shape", V{2, 3, 6, 6}}}),
-                          gc({{{1, 2, 3, 3}}}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"shape", V{1, 2, 5, 5}}},
-                             "padding"),
-                          gc({{{1, 2, 3, 4}}},
-                             {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"ceil_mode", true},
-                              {"count_include_pad", false}, {"shape", V{1, 2, 5, 6}}},
-                             "ceil_mode, padding not counted")};
+  r.avg_cases = {
+      gc({a5}, {{"kernel_size", int64_t{2}}}, "2×2, stride 2"),
+      gc({a5}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
+         "3×3, stride 2, padding 1"),
+      gc({a6}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{1}}}, "overlapping windows"),
+      gc({a6}, {{"kernel_size", V{2, 3}}, {"stride", V{2, 1}}, {"padding", V{0, 1}}},
+         "non-square: 2×3 window, stride (2, 1), padding (0, 1)"),
+      gc({a5},
+         {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"count_include_pad", false}},
+         "count_include_pad=False: the padding is not counted"),
+      gc({a6}, {{"kernel_size", int64_t{2}}, {"ceil_mode", true}},
+         "ceil_mode: partial windows divide by what they cover")};
+  r.avg_backward_cases = {
+      gc({{{2, 3, 3, 3}}}, {{"kernel_size", int64_t{2}}, {"shape", V{2, 3, 6, 6}}}),
+      gc({{{1, 2, 3, 3}}},
+         {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"shape", V{1, 2, 5, 5}}},
+         "padding"),
+      gc({{{1, 2, 3, 4}}},
+         {{"kernel_size", int64_t{3}},
+          {"stride", int64_t{2}},
+          {"padding", int64_t{1}},
+          {"ceil_mode", true},
+          {"count_include_pad", false},
+          {"shape", V{1, 2, 5, 6}}},
+         "ceil_mode, padding not counted")};
   r.adaptive_cases = {gc({InputSpec{{1, 2, 5, 7}}}, {{"output_size", V{3, 4}}}, "overlapping windows"),
                       gc({InputSpec{{2, 1, 4, 4}}}, {{"output_size", V{2, 2}}}, "even split"),
                       gc({InputSpec{{1, 1, 3, 3}}}, {{"output_size", V{5, 4}}}, "output larger than input")};
@@ -551,15 +577,24 @@ PoolRank pool1d_rank() {
   PoolRank r{1, {}, {}, {}, {}, {}, {}};
   const InputSpec x{{2, 3, 9}, Domain::distinct};
   r.max_cases = {gc({x}, {{"kernel_size", int64_t{2}}}, "2, stride 2, odd length drops the last"),
-                 gc({x}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, "3, stride 2, padding 1")};
-  r.max_backward_cases = {gc({{{2, 3, 9}, Domain::distinct}, {{2, 3, 8}}}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}},
-                             "overlapping windows add")};
-  r.avg_cases = {gc({InputSpec{{2, 3, 9}}}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
+                 gc({x}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
+                    "3, stride 2, padding 1")};
+  r.max_backward_cases = {gc({{{2, 3, 9}, Domain::distinct}, {{2, 3, 8}}},
+                             {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}, "overlapping windows add")};
+  r.avg_cases = {gc({InputSpec{{2, 3, 9}}},
+                    {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
                     "3, stride 2, padding 1"),
-                 gc({InputSpec{{2, 3, 10}}}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"ceil_mode", true},
-                    {"count_include_pad", false}}, "ceil_mode, padding not counted")};
-  r.avg_backward_cases = {gc({{{2, 3, 5}}}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"shape", V{2, 3, 9}}},
-                             "padding")};
+                 gc({InputSpec{{2, 3, 10}}},
+                    {{"kernel_size", int64_t{3}},
+                     {"stride", int64_t{2}},
+                     {"padding", int64_t{1}},
+                     {"ceil_mode", true},
+                     {"count_include_pad", false}},
+                    "ceil_mode, padding not counted")};
+  r.avg_backward_cases = {
+      gc({{{2, 3, 5}}},
+         {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"shape", V{2, 3, 9}}},
+         "padding")};
   r.adaptive_cases = {gc({InputSpec{{2, 3, 7}}}, {{"output_size", V{3}}}, "overlapping windows"),
                       gc({InputSpec{{1, 2, 3}}}, {{"output_size", V{5}}}, "output longer than input")};
   r.adaptive_backward_cases = {gc({{{2, 3, 4}}}, {{"shape", V{2, 3, 9}}})};
@@ -573,14 +608,17 @@ PoolRank pool3d_rank() {
   r.max_cases = {gc({x}, {{"kernel_size", int64_t{2}}}, "2×2×2, stride 2"),
                  gc({x}, {{"kernel_size", V{1, 3, 3}}, {"stride", V{1, 2, 2}}, {"padding", V{0, 1, 1}}},
                     "1×3×3, stride (1, 2, 2), padding (0, 1, 1)")};
-  r.max_backward_cases = {gc({{{1, 2, 4, 5, 5}, Domain::distinct}, {{1, 2, 3, 4, 4}}}, {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}},
-                             "overlapping windows add")};
-  r.avg_cases = {gc({InputSpec{{1, 2, 4, 5, 5}}}, {{"kernel_size", V{2, 3, 3}}, {"stride", V{2, 2, 1}}, {"padding", V{1, 1, 0}}},
+  r.max_backward_cases = {gc({{{1, 2, 4, 5, 5}, Domain::distinct}, {{1, 2, 3, 4, 4}}},
+                             {{"kernel_size", int64_t{2}}, {"stride", int64_t{1}}}, "overlapping windows add")};
+  r.avg_cases = {gc({InputSpec{{1, 2, 4, 5, 5}}},
+                    {{"kernel_size", V{2, 3, 3}}, {"stride", V{2, 2, 1}}, {"padding", V{1, 1, 0}}},
                     "2×3×3, stride (2, 2, 1), padding (1, 1, 0)"),
-                 gc({InputSpec{{1, 2, 5, 5, 4}}}, {{"kernel_size", int64_t{2}}, {"ceil_mode", true}, {"count_include_pad", false}},
+                 gc({InputSpec{{1, 2, 5, 5, 4}}},
+                    {{"kernel_size", int64_t{2}}, {"ceil_mode", true}, {"count_include_pad", false}},
                     "ceil_mode along the odd axes")};
   r.avg_backward_cases = {gc({{{1, 2, 2, 2, 2}}}, {{"kernel_size", int64_t{2}}, {"shape", V{1, 2, 4, 5, 5}}})};
-  r.adaptive_cases = {gc({InputSpec{{1, 2, 3, 5, 4}}}, {{"output_size", V{2, 3, 1}}}, "overlapping windows, one global axis")};
+  r.adaptive_cases = {
+      gc({InputSpec{{1, 2, 3, 5, 4}}}, {{"output_size", V{2, 3, 1}}}, "overlapping windows, one global axis")};
   r.adaptive_backward_cases = {gc({{{1, 2, 2, 3, 1}}}, {{"shape", V{1, 2, 3, 5, 4}}})};
   return r;
 }

@@ -141,8 +141,7 @@ enum class ReduceKind { sum, mean, max, var };
 // NaN-propagating maxCoeff (and hasNaN) are several times slower than its plain max and sum,
 // so: the plain max of each L1-sized chunk, and its sum while the chunk is in cache as a
 // cheap NaN probe (NaN in, NaN out; an exact check only when the sum is NaN, as +inf + -inf is).
-template <class T>
-T max_of(const T* p, int64_t n) {
+template <class T> T max_of(const T* p, int64_t n) {
   using Col = Eigen::Array<T, Eigen::Dynamic, 1>;
   if constexpr (!std::is_floating_point_v<T>) {
     return Eigen::Map<const Col>(p, n).maxCoeff();
@@ -161,8 +160,7 @@ T max_of(const T* p, int64_t n) {
 // One reduction of x seen as [A, R, B] (contiguous) into out[A·B]: the groups a of [a0, a1)
 // and, within each, the columns [b0, b1). Each output element is reduced in the same order
 // whatever the ranges, so splitting groups or columns over threads changes no bit.
-template <class T>
-struct Reduction {
+template <class T> struct Reduction {
   const T* x;
   T* out;
   int64_t A, R, B;
@@ -170,8 +168,7 @@ struct Reduction {
   T inv_r{}, inv_dof{};  // mean and var (float only): 1/R and 1/(R - correction)
 };
 
-template <class T>
-void reduce_block(const Reduction<T>& d, int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
+template <class T> void reduce_block(const Reduction<T>& d, int64_t a0, int64_t a1, int64_t b0, int64_t b1) {
   using Col = Eigen::Array<T, Eigen::Dynamic, 1>;
   using Row = Eigen::Array<T, 1, Eigen::Dynamic>;
   using StridedRow = Eigen::Map<const Row>;
@@ -224,8 +221,7 @@ void reduce_block(const Reduction<T>& d, int64_t a0, int64_t a1, int64_t b0, int
 // combined in order (the chunks depend on R only, so the bits do not depend on the threads).
 constexpr int64_t kRowChunk = 1 << 15;
 
-template <class T>
-void reduce_long_row(const KernelCtx& k, const Reduction<T>& d) {
+template <class T> void reduce_long_row(const KernelCtx& k, const Reduction<T>& d) {
   const int64_t chunks = (d.R + kRowChunk - 1) / kRowChunk;
   Tensor partial_t = k.workspace({chunks}, dtype_of<T>());
   T* partial = partial_t.data<T>();
@@ -350,8 +346,7 @@ KernelFn reduce_kernel(ReduceKind kind) {
 }
 
 // argmax / argmin over the R axis of v: the index along it (ties: the first; NaN wins, as PyTorch).
-template <class T>
-void arg_reduce_into(const ReduceView& v, int64_t* out, bool largest) {
+template <class T> void arg_reduce_into(const ReduceView& v, int64_t* out, bool largest) {
   const T* x = v.data.template data<T>();
   for (int64_t a = 0; a < v.A; ++a)
     for (int64_t b = 0; b < v.B; ++b) {
@@ -389,8 +384,7 @@ CostFn reduce_cost(double per_element) {
     c.bytes_written = cpu::meta_bytes(out[0]);
     try {  // a cost is asked only of valid calls; a bad axis list just means no copy estimate
       if (!consecutive(reduce_axes(in[0].shape, attrs.ints("axes"), "reduce"))) c.workspace_bytes = c.bytes_read;
-    } catch (const Error&) {
-    }
+    } catch (const Error&) {}
     return c;
   };
 }
@@ -403,7 +397,8 @@ Val keepdim_shaped(GradCtx& g, const Val& dy, const Shape& keep) {
 OpDef reduction(const std::string& name, const std::string& doc, bool needs_float) {
   OpDef d = OpDef::declare(name, "reduction", doc, {"x"});
   d.attrs = {
-      attr("axes", AttrType::int_list, std::vector<int64_t>{}, "axes to reduce (negative counts from the end); [] = all axes"),
+      attr("axes", AttrType::int_list, std::vector<int64_t>{},
+           "axes to reduce (negative counts from the end); [] = all axes"),
       attr("keepdim", AttrType::boolean, false, "keep reduced axes as size 1 (the result broadcasts against x)"),
   };
   d.infer = [needs_float](const InferCtx& c) {
@@ -518,8 +513,11 @@ OpDef var_def() {
 }
 
 OpDef sum_to_def() {
-  OpDef d = OpDef::declare("sum_to", "reduction", "y = x summed down to `shape` (the reverse of broadcasting: leading axes summed away, size-1 axes kept)", {"x"});
-  d.attrs = {attr("shape", AttrType::int_list, std::vector<int64_t>{}, "target shape; must broadcast to x's shape", true)};
+  OpDef d = OpDef::declare(
+      "sum_to", "reduction",
+      "y = x summed down to `shape` (the reverse of broadcasting: leading axes summed away, size-1 axes kept)", {"x"});
+  d.attrs = {
+      attr("shape", AttrType::int_list, std::vector<int64_t>{}, "target shape; must broadcast to x's shape", true)};
   d.infer = [](const InferCtx& c) {
     const Shape& from = c.inputs[0].shape;
     const Shape& to = c.attrs.ints("shape");
@@ -558,8 +556,7 @@ OpDef sum_to_def() {
   d.gradcheck = {gc({x3}, {{"shape", V{4}}}, "leading axes summed away"),
                  gc({x3}, {{"shape", V{3, 1}}}, "leading axis away, last kept as 1"),
                  gc({x3}, {{"shape", V{2, 1, 4}}}, "middle axis kept as 1"),
-                 gc({x3}, {{"shape", V{}}}, "down to a scalar"),
-                 gc({x3}, {{"shape", V{2, 3, 4}}}, "identity")};
+                 gc({x3}, {{"shape", V{}}}, "down to a scalar"), gc({x3}, {{"shape", V{2, 3, 4}}}, "identity")};
   return d;
 }
 
@@ -582,8 +579,9 @@ OPSCOPE_REGISTER_OPS(register_reduction_ops) {
         c.fail("takes one axis, got axes=" + attr_value_str(c.attrs.ints("axes")),
                c.op.name + "(x, axis=1) for each row's index, " + c.op.name + "(x) for the flattened tensor");
       for (int64_t a : reduce_axes(s, c.attrs.ints("axes"), c.op.name))
-        if (s[a] == 0) c.fail("axis " + std::to_string(a) + " of " + shape_str(s) + " is empty: it has no " +
-                              (c.op.name == "argmax" ? "largest" : "smallest") + " element");
+        if (s[a] == 0)
+          c.fail("axis " + std::to_string(a) + " of " + shape_str(s) + " is empty: it has no " +
+                 (c.op.name == "argmax" ? "largest" : "smallest") + " element");
       auto out = infer(c);
       out[0].dtype = DType::i64;
       return out;
@@ -592,8 +590,8 @@ OPSCOPE_REGISTER_OPS(register_reduction_ops) {
     d.differentiable = false;  // an index: piecewise constant, no gradient
     d.cost = reduce_cost(1);
     const InputSpec x{{4, 7}, Domain::distinct};  // no ties: both devices pick the same index
-    d.gradcheck = {gc({x}, {{"axes", std::vector<int64_t>{1}}}, "rows"), gc({x}, {{"axes", std::vector<int64_t>{0}}}, "columns"),
-                   gc({x}, {}, "flattened")};
+    d.gradcheck = {gc({x}, {{"axes", std::vector<int64_t>{1}}}, "rows"),
+                   gc({x}, {{"axes", std::vector<int64_t>{0}}}, "columns"), gc({x}, {}, "flattened")};
     registry.add(std::move(d));
   }
   registry.add(sum_to_def());

@@ -13,8 +13,7 @@ using cpu::gc;
 
 // cumsum along one line of n elements `inner` apart: y[i] = Σ_{j <= i} x[j] (exclusive: j < i;
 // reverse: from the end).
-template <class T>
-void cumsum_line(const T* x, T* y, int64_t n, int64_t inner, bool exclusive, bool reverse) {
+template <class T> void cumsum_line(const T* x, T* y, int64_t n, int64_t inner, bool exclusive, bool reverse) {
   T acc = 0;
   for (int64_t s = 0; s < n; ++s) {
     const int64_t i = (reverse ? n - 1 - s : s) * inner;
@@ -29,8 +28,7 @@ void cumsum_line(const T* x, T* y, int64_t n, int64_t inner, bool exclusive, boo
 }
 
 // triu keeps x[..., i, j] with j − i >= diagonal, tril with j − i <= diagonal; zeros elsewhere.
-template <class T>
-void triangle(const T* x, T* y, int64_t planes, int64_t R, int64_t C, int64_t diagonal, bool upper) {
+template <class T> void triangle(const T* x, T* y, int64_t planes, int64_t R, int64_t C, int64_t diagonal, bool upper) {
   parallel_for(planes, grain_for(static_cast<double>(R * C)), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p)
       for (int64_t i = 0; i < R; ++i)
@@ -72,13 +70,17 @@ OpDef cumsum_def() {
   });
   d.backward = [](GradCtx& g) -> std::vector<Val> {
     return {g.call("cumsum", {g.grad_output(0)},
-                   {{"axis", g.attrs().i("axis")}, {"exclusive", g.attrs().b("exclusive")}, {"reverse", !g.attrs().b("reverse")}})};
+                   {{"axis", g.attrs().i("axis")},
+                    {"exclusive", g.attrs().b("exclusive")},
+                    {"reverse", !g.attrs().b("reverse")}})};
   };
-  d.backward_note = "dx = cumsum(dy) the other way along the axis (reverse flipped): x[j] reaches every y[i] with i >= j";
+  d.backward_note =
+      "dx = cumsum(dy) the other way along the axis (reverse flipped): x[j] reaches every y[i] with i >= j";
   d.cost = cpu::elementwise_cost(1);
   d.gradcheck = {gc({InputSpec{{3, 5}}}, {{"axis", int64_t{1}}}, "along rows"),
                  gc({InputSpec{{4, 2, 3}}}, {{"axis", int64_t{0}}, {"exclusive", true}}, "exclusive, first axis"),
-                 gc({InputSpec{{2, 5}}}, {{"axis", int64_t{-1}}, {"reverse", true}, {"exclusive", true}}, "reverse and exclusive")};
+                 gc({InputSpec{{2, 5}}}, {{"axis", int64_t{-1}}, {"reverse", true}, {"exclusive", true}},
+                    "reverse and exclusive")};
   d.lab = cpu::lab_rows_cols({{"axis", int64_t{1}}});
   return d;
 }
@@ -102,7 +104,8 @@ OPSCOPE_REGISTER_OPS(register_scan_ops) {
       if (k.out().numel() == 0) return;
       visit_dtype(k.out().dtype(), [&](auto z) {
         using T = decltype(z);
-        triangle<T>(k.in(0).data<T>(), k.out().data<T>(), k.out().numel() / (R * C), R, C, k.attrs.i("diagonal"), upper);
+        triangle<T>(k.in(0).data<T>(), k.out().data<T>(), k.out().numel() / (R * C), R, C, k.attrs.i("diagonal"),
+                    upper);
       });
     });
     d.elementwise = true;
@@ -110,7 +113,8 @@ OPSCOPE_REGISTER_OPS(register_scan_ops) {
     d.backward = [name](GradCtx& g) -> std::vector<Val> {
       return {g.call(name, {g.grad_output(0)}, {{"diagonal", g.attrs().i("diagonal")}})};
     };
-    d.backward_note = std::string("dx = ") + name + "(dy): the kept elements pass their gradient, the zeroed ones get none";
+    d.backward_note =
+        std::string("dx = ") + name + "(dy): the kept elements pass their gradient, the zeroed ones get none";
     d.cost = cpu::elementwise_cost(0);
     d.gradcheck = {gc({InputSpec{{4, 5}}}, {}, "the main diagonal"),
                    gc({InputSpec{{2, 3, 4}}}, {{"diagonal", int64_t{1}}}, "above the diagonal, a batch"),

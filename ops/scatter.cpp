@@ -60,7 +60,8 @@ void check_elements(const InferCtx& c, const Shape& x, const Shape& idx, int64_t
            "gather_elements picks one element per index: index has one axis per axis of x");
   for (size_t a = 0; a < x.size(); ++a)
     if (static_cast<int64_t>(a) != axis && idx[a] > x[a])
-      c.fail("index " + shape_str(idx) + " is larger than " + xname + " " + shape_str(x) + " along axis " + std::to_string(a),
+      c.fail("index " + shape_str(idx) + " is larger than " + xname + " " + shape_str(x) + " along axis " +
+                 std::to_string(a),
              "along the axes other than `axis`, index may be at most as large as x");
 }
 
@@ -82,10 +83,10 @@ void scatter_add_elements_cpu(const KernelCtx& k, const T* dy, const int64_t* id
 // axes shared with indices); each index row selects a slice of data.shape[b + q:].
 struct NdGeom {
   int64_t batches = 1;  // product of the batch axes
-  int64_t rows = 0;     // index rows per batch
-  int64_t q = 0;        // components per row
-  int64_t slice = 1;    // elements per selected slice
-  V dims;               // data's sizes along the q indexed axes
+  int64_t rows = 0;  // index rows per batch
+  int64_t q = 0;  // components per row
+  int64_t slice = 1;  // elements per selected slice
+  V dims;  // data's sizes along the q indexed axes
   int64_t data_batch = 0;  // elements of data per batch
 };
 NdGeom nd_geom(const Shape& data, const Shape& idx, int64_t b) {
@@ -118,8 +119,8 @@ void check_nd(const InferCtx& c, const Shape& data, const Shape& idx, int64_t b)
            "the last axis of indices holds one component per indexed axis of data");
   for (int64_t a = 0; a < b; ++a)
     if (idx[a] != data[a])
-      c.fail("batch axis " + std::to_string(a) + " is " + std::to_string(idx[a]) + " in indices " + shape_str(idx) + " but " +
-             std::to_string(data[a]) + " in data " + shape_str(data));
+      c.fail("batch axis " + std::to_string(a) + " is " + std::to_string(idx[a]) + " in indices " + shape_str(idx) +
+             " but " + std::to_string(data[a]) + " in data " + shape_str(data));
 }
 
 Shape gather_nd_shape(const Shape& data, const Shape& idx, int64_t b) {
@@ -128,8 +129,7 @@ Shape gather_nd_shape(const Shape& data, const Shape& idx, int64_t b) {
   return s;
 }
 
-template <class T>
-void gather_nd_cpu(const KernelCtx& k, const T* data, const int64_t* idx, T* y, const NdGeom& g) {
+template <class T> void gather_nd_cpu(const KernelCtx& k, const T* data, const int64_t* idx, T* y, const NdGeom& g) {
   for (int64_t bt = 0; bt < g.batches; ++bt)
     for (int64_t r = 0; r < g.rows; ++r) {
       const int64_t row = bt * g.rows + r;
@@ -153,8 +153,7 @@ void scatter_nd_cpu(const KernelCtx& k, const T* updates, const int64_t* idx, T*
 // ---------------------------------------------------------------------------------------------
 // topk along an axis: x seen as [outer, n, inner]; the k first of each line in the order
 // "greater first" (largest) or "smaller first", ties by the lower index, NaN greatest (PyTorch).
-template <class T>
-bool before(T a, int64_t ia, T b, int64_t ib, bool largest) {
+template <class T> bool before(T a, int64_t ia, T b, int64_t ib, bool largest) {
   const bool na = a != a, nb = b != b;
   if (na || nb) {
     if (na && nb) return ia < ib;
@@ -164,8 +163,7 @@ bool before(T a, int64_t ia, T b, int64_t ib, bool largest) {
   return ia < ib;
 }
 
-template <class T>
-void topk_cpu(const T* x, T* vals, int64_t* idx, const GatherGeom& g, int64_t k, bool largest) {
+template <class T> void topk_cpu(const T* x, T* vals, int64_t* idx, const GatherGeom& g, int64_t k, bool largest) {
   parallel_for(g.outer * g.inner, grain_for(4.0 * static_cast<double>(g.n)), [&](int64_t l0, int64_t l1) {
     std::vector<int64_t> order(static_cast<size_t>(g.n));
     for (int64_t l = l0; l < l1; ++l) {
@@ -183,17 +181,16 @@ void topk_cpu(const T* x, T* vals, int64_t* idx, const GatherGeom& g, int64_t k,
   });
 }
 
-template <class F>
-void visit_any(DType dt, F&& f) {
-  visit_dtype(dt, std::forward<F>(f));
-}
+template <class F> void visit_any(DType dt, F&& f) { visit_dtype(dt, std::forward<F>(f)); }
 
 OpDef gather_elements_def() {
-  OpDef d = OpDef::declare("gather_elements", "indexing",
-                           "y[i, j, k] = x[index[i, j, k], j, k] along axis 0 (likewise any axis): one element of x per "
-                           "index (torch.gather, ONNX GatherElements); y has index's shape",
-                           {"x", "index"});
-  d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the axis index points along (negative counts from the end)")};
+  OpDef d =
+      OpDef::declare("gather_elements", "indexing",
+                     "y[i, j, k] = x[index[i, j, k], j, k] along axis 0 (likewise any axis): one element of x per "
+                     "index (torch.gather, ONNX GatherElements); y has index's shape",
+                     {"x", "index"});
+  d.attrs = {
+      make_attr("axis", AttrType::integer, int64_t{0}, "the axis index points along (negative counts from the end)")};
   d.infer = [](const InferCtx& c) {
     expect_indices(c, 1);
     c.expect_rank(0, 1);
@@ -219,7 +216,8 @@ OpDef gather_elements_def() {
                    {{"axis", g.attrs().i("axis")}, {"shape", V(g.input_meta(0).shape)}}),
             Val{}};
   };
-  d.backward_note = "dx = gather_elements_backward(dy, index): zeros, then dx[index[e] along axis] += dy[e]; no gradient for index";
+  d.backward_note =
+      "dx = gather_elements_backward(dy, index): zeros, then dx[index[e] along axis] += dy[e]; no gradient for index";
   d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     c.bytes_read = cpu::meta_bytes(in[1]) + cpu::meta_bytes(out[0]);
@@ -227,15 +225,18 @@ OpDef gather_elements_def() {
     return c;
   };
   const InputSpec x34{{3, 4}}, i24{{2, 4}, Domain::index, 3, false}, i32{{3, 2}, Domain::index, 4, false};
-  d.gradcheck = {gc({x34, i24}, {}, "axis 0, repeated rows"), gc({x34, i32}, {{"axis", int64_t{-1}}}, "last axis, a narrower index"),
-                 gc({InputSpec{{2, 3, 2}}, InputSpec{{2, 5, 2}, Domain::index, 3, false}}, {{"axis", int64_t{1}}}, "middle axis, more indices than x")};
+  d.gradcheck = {gc({x34, i24}, {}, "axis 0, repeated rows"),
+                 gc({x34, i32}, {{"axis", int64_t{-1}}}, "last axis, a narrower index"),
+                 gc({InputSpec{{2, 3, 2}}, InputSpec{{2, 5, 2}, Domain::index, 3, false}}, {{"axis", int64_t{1}}},
+                    "middle axis, more indices than x")};
   return d;
 }
 
 OpDef gather_elements_backward_def() {
-  OpDef d = OpDef::declare("gather_elements_backward", "indexing",
-                           "dx = zeros(shape); dx[index[i, j, k], j, k] += dy[i, j, k] along axis (repeated indices add up)",
-                           {"dy", "index"});
+  OpDef d =
+      OpDef::declare("gather_elements_backward", "indexing",
+                     "dx = zeros(shape); dx[index[i, j, k], j, k] += dy[i, j, k] along axis (repeated indices add up)",
+                     {"dy", "index"});
   d.attrs = {make_attr("axis", AttrType::integer, int64_t{0}, "the forward's axis"),
              make_attr("shape", AttrType::int_list, V{}, "the forward input's shape", {}, {}, {}, true)};
   d.infer = [](const InferCtx& c) {
@@ -268,10 +269,11 @@ OpDef gather_elements_backward_def() {
 }
 
 OpDef gather_nd_def() {
-  OpDef d = OpDef::declare("gather_nd", "indexing",
-                           "y[m..., :] = data[batch..., indices[m..., 0], ..., indices[m..., q−1], :]: each row of q index "
-                           "components selects a slice of data (ONNX GatherND)",
-                           {"data", "indices"});
+  OpDef d =
+      OpDef::declare("gather_nd", "indexing",
+                     "y[m..., :] = data[batch..., indices[m..., 0], ..., indices[m..., q−1], :]: each row of q index "
+                     "components selects a slice of data (ONNX GatherND)",
+                     {"data", "indices"});
   d.attrs = {make_attr("batch_dims", AttrType::integer, int64_t{0}, "leading axes shared by data and indices", 0.0)};
   d.infer = [](const InferCtx& c) {
     expect_indices(c, 1);
@@ -298,35 +300,41 @@ OpDef gather_nd_def() {
     Val zeros = g.call("expand", {g.scalar(0, g.grad_output(0).dtype())}, {{"shape", V(ds)}});
     return {g.call("scatter_nd", {zeros, g.input(1), g.grad_output(0)}, {{"reduction", std::string("add")}}), Val{}};
   };
-  d.backward_note = "ddata = scatter_nd(zeros, indices, dy, reduction=\"add\") (repeated rows add up); no gradient for indices";
+  d.backward_note =
+      "ddata = scatter_nd(zeros, indices, dy, reduction=\"add\") (repeated rows add up); no gradient for indices";
   d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     c.bytes_read = cpu::meta_bytes(in[1]) + cpu::meta_bytes(out[0]);
     c.bytes_written = cpu::meta_bytes(out[0]);
     return c;
   };
-  d.gradcheck = {gc({InputSpec{{3, 4, 2}}, InputSpec{{5, 2}, Domain::index, 3, false}}, {}, "rows of 2 components: slices of 2"),
-                 gc({InputSpec{{3, 4}}, InputSpec{{2, 2, 1}, Domain::index, 3, false}}, {}, "one component: whole rows")};
+  d.gradcheck = {gc({InputSpec{{3, 4, 2}}, InputSpec{{5, 2}, Domain::index, 3, false}}, {},
+                    "rows of 2 components: slices of 2"),
+                 gc({InputSpec{{3, 4}}, InputSpec{{2, 2, 1}, Domain::index, 3, false}}, {},
+                    "one component: whole rows")};
   return d;
 }
 
 OpDef scatter_nd_def() {
-  OpDef d = OpDef::declare("scatter_nd", "indexing",
-                           "y = data, then y[indices[m..., :], :] = updates[m..., :] (reduction \"add\": +=) (ONNX ScatterND)",
-                           {"data", "indices", "updates"});
+  OpDef d = OpDef::declare(
+      "scatter_nd", "indexing",
+      "y = data, then y[indices[m..., :], :] = updates[m..., :] (reduction \"add\": +=) (ONNX ScatterND)",
+      {"data", "indices", "updates"});
   d.attrs = {make_attr("reduction", AttrType::string, std::string("none"),
                        "\"none\": write (with repeated index rows the last wins on the CPU; ONNX leaves it undefined), "
-                       "\"add\": add", {}, {}, {"none", "add"})};
+                       "\"add\": add",
+                       {}, {}, {"none", "add"})};
   d.infer = [](const InferCtx& c) {
     expect_indices(c, 1);
     const Shape &ds = c.inputs[0].shape, &is = c.inputs[1].shape, &us = c.inputs[2].shape;
     check_nd(c, ds, is, 0);
     if (us != gather_nd_shape(ds, is, 0))
-      c.fail("updates " + shape_str(us) + " must be " + shape_str(gather_nd_shape(ds, is, 0)) + " for data " + shape_str(ds) +
-                 " and indices " + shape_str(is),
+      c.fail("updates " + shape_str(us) + " must be " + shape_str(gather_nd_shape(ds, is, 0)) + " for data " +
+                 shape_str(ds) + " and indices " + shape_str(is),
              "updates.shape = indices.shape[:-1] + data.shape[q:], q = indices.shape[-1]");
     if (c.inputs[2].dtype != c.inputs[0].dtype)
-      c.fail("updates are " + std::string(dtype_name(c.inputs[2].dtype)) + " but data is " + dtype_name(c.inputs[0].dtype));
+      c.fail("updates are " + std::string(dtype_name(c.inputs[2].dtype)) + " but data is " +
+             dtype_name(c.inputs[0].dtype));
     return std::vector<TensorMeta>{c.inputs[0]};
   };
   d.kernel(Device::cpu, "default", [](KernelCtx& k) {
@@ -334,7 +342,8 @@ OpDef scatter_nd_def() {
     k.out().copy_from(k.in(0));
     visit_any(k.out().dtype(), [&](auto z) {
       using T = decltype(z);
-      scatter_nd_cpu<T>(k, k.in(2).data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g, k.attrs.s("reduction") == "add");
+      scatter_nd_cpu<T>(k, k.in(2).data<T>(), k.in(1).data<int64_t>(), k.out().data<T>(), g,
+                        k.attrs.s("reduction") == "add");
     });
   });
   d.saves = {{SavedRef::input, 1}};
@@ -351,8 +360,9 @@ OpDef scatter_nd_def() {
     if (g.needs_grad(2)) dupdates = g.call("gather_nd", {dy, g.input(1)});
     return {ddata, Val{}, dupdates};
   };
-  d.backward_note = "ddata = dy with the written positions zeroed (scatter_nd(dy, indices, 0); \"add\": dy itself), "
-                    "dupdates = gather_nd(dy, indices)";
+  d.backward_note =
+      "ddata = dy with the written positions zeroed (scatter_nd(dy, indices, 0); \"add\": dy itself), "
+      "dupdates = gather_nd(dy, indices)";
   d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs&, std::string_view) {
     Cost c;
     c.bytes_read = cpu::meta_bytes(in[0]) + cpu::meta_bytes(in[1]) + cpu::meta_bytes(in[2]);
@@ -362,7 +372,8 @@ OpDef scatter_nd_def() {
   };
   // "none" with one row (random rows may repeat, and then which write wins is undefined);
   // "add" with repeats.
-  d.gradcheck = {gc({InputSpec{{4, 3}}, InputSpec{{1, 1}, Domain::index, 4, false}, InputSpec{{1, 3}}}, {}, "one row written"),
+  d.gradcheck = {gc({InputSpec{{4, 3}}, InputSpec{{1, 1}, Domain::index, 4, false}, InputSpec{{1, 3}}}, {},
+                    "one row written"),
                  gc({InputSpec{{4, 3}}, InputSpec{{3, 1}, Domain::index, 4, false}, InputSpec{{3, 3}}},
                     {{"reduction", std::string("add")}}, "rows added (repeats add up)"),
                  gc({InputSpec{{2, 3, 2}}, InputSpec{{2, 2}, Domain::index, 2, false}, InputSpec{{2, 2}}},
@@ -371,14 +382,16 @@ OpDef scatter_nd_def() {
 }
 
 OpDef topk_def() {
-  OpDef d = OpDef::declare("topk", "indexing",
-                           "values, indices = the k largest (or smallest) elements along axis, in order (ties: the lower "
-                           "index first; NaN counts as the largest)",
-                           {"x"});
+  OpDef d =
+      OpDef::declare("topk", "indexing",
+                     "values, indices = the k largest (or smallest) elements along axis, in order (ties: the lower "
+                     "index first; NaN counts as the largest)",
+                     {"x"});
   d.attrs = {make_attr("k", AttrType::integer, int64_t{1}, "how many to keep", 0.0, {}, {}, true),
              make_attr("axis", AttrType::integer, int64_t{-1}, "the axis searched (negative counts from the end)"),
              make_attr("largest", AttrType::boolean, true, "the largest (True) or the smallest (False)"),
-             make_attr("sorted", AttrType::boolean, true, "in order (opscope always sorts; False is accepted for ONNX)")};
+             make_attr("sorted", AttrType::boolean, true,
+                       "in order (opscope always sorts; False is accepted for ONNX)")};
   d.num_outputs = 2;
   d.output_names = {"values", "indices"};
   d.infer = [](const InferCtx& c) {
@@ -410,7 +423,8 @@ OpDef topk_def() {
     const int64_t axis = normalize_axis(g.attrs().i("axis"), static_cast<int64_t>(xs.size()), "topk");
     return {g.call("gather_elements_backward", {g.grad_output(0), g.output(1)}, {{"axis", axis}, {"shape", V(xs)}})};
   };
-  d.backward_note = "dx = gather_elements_backward(dvalues, indices): each value's gradient goes back where it was taken from";
+  d.backward_note =
+      "dx = gather_elements_backward(dvalues, indices): each value's gradient goes back where it was taken from";
   d.cost = [](const std::vector<TensorMeta>& in, const std::vector<TensorMeta>& out, const Attrs& a, std::string_view) {
     Cost c;
     c.bytes_read = cpu::meta_bytes(in[0]);
@@ -421,8 +435,10 @@ OpDef topk_def() {
   };
   const InputSpec x{{3, 5}, Domain::distinct};  // no ties: one answer on every device
   d.gradcheck = {gc({x}, {{"k", int64_t{2}}}, "the 2 largest of each row"),
-                 gc({x}, {{"k", int64_t{3}}, {"axis", int64_t{0}}, {"largest", false}}, "the 3 smallest of each column"),
-                 gc({InputSpec{{2, 4, 3}, Domain::distinct}}, {{"k", int64_t{4}}, {"axis", int64_t{1}}}, "k = the whole axis: a sort")};
+                 gc({x}, {{"k", int64_t{3}}, {"axis", int64_t{0}}, {"largest", false}},
+                    "the 3 smallest of each column"),
+                 gc({InputSpec{{2, 4, 3}, Domain::distinct}}, {{"k", int64_t{4}}, {"axis", int64_t{1}}},
+                    "k = the whole axis: a sort")};
   return d;
 }
 

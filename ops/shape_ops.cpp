@@ -121,7 +121,8 @@ Shape resolve_reshape(const InferCtx& c, const Shape& in, const Shape& want) {
         c.fail("only one dimension can be -1, got " + shape_str(want), "give every size but one explicitly");
       infer_at = static_cast<int64_t>(i);
     } else if (want[i] < 0) {
-      c.fail("invalid size " + std::to_string(want[i]) + " in " + shape_str(want), "sizes are >= 0, or -1 to infer one");
+      c.fail("invalid size " + std::to_string(want[i]) + " in " + shape_str(want),
+             "sizes are >= 0, or -1 to infer one");
     } else {
       if (want[i] != 0 && known > INT64_MAX / want[i]) c.fail("shape " + shape_str(want) + " has too many elements");
       known *= want[i];
@@ -149,7 +150,8 @@ OpDef transpose_op() {
   d.infer = [](const InferCtx& c) {
     const int64_t r = static_cast<int64_t>(c.inputs[0].shape.size());
     if (r == 0) c.fail("cannot transpose a 0-d tensor (it has no axes)");
-    const int64_t a = normalize_axis(c.attrs.i("dim0"), r, "transpose"), b = normalize_axis(c.attrs.i("dim1"), r, "transpose");
+    const int64_t a = normalize_axis(c.attrs.i("dim0"), r, "transpose"),
+                  b = normalize_axis(c.attrs.i("dim1"), r, "transpose");
     TensorMeta m = c.inputs[0];
     std::swap(m.shape[a], m.shape[b]);
     return std::vector<TensorMeta>{m};
@@ -163,7 +165,8 @@ OpDef transpose_op() {
     return {g.call("transpose", {g.grad_output(0)}, {{"dim0", g.attrs().i("dim0")}, {"dim1", g.attrs().i("dim1")}})};
   };
   d.backward_note = "dx = transpose(dy, dim0, dim1)";
-  d.gradcheck = {gc({{{3, 4}}}, {}, "matrix"), gc({{{2, 3, 4}}}, {{"dim0", int64_t{0}}, {"dim1", int64_t{2}}}, "outer axes"),
+  d.gradcheck = {gc({{{3, 4}}}, {}, "matrix"),
+                 gc({{{2, 3, 4}}}, {{"dim0", int64_t{0}}, {"dim1", int64_t{2}}}, "outer axes"),
                  gc({{{2, 3, 4}}}, {{"dim0", int64_t{1}}, {"dim1", int64_t{-3}}}, "negative axis")};
   return d;
 }
@@ -271,8 +274,7 @@ OpDef flatten_op() {
 
 OpDef slice_op() {
   OpDef d = shape_op("slice", "y = x[start:stop:step] along axis (Python semantics; a view with a larger stride)");
-  d.attrs = {int_attr("axis", 0, "axis to slice"),
-             int_attr("start", 0, "first index (negative counts from the end)"),
+  d.attrs = {int_attr("axis", 0, "axis to slice"), int_attr("start", 0, "first index (negative counts from the end)"),
              int_attr("stop", kEnd, "one past the last index (negative counts from the end; default: the end)"),
              int_attr("step", 1, "stride between taken elements", 1.0)};
   d.infer = [](const InferCtx& c) {
@@ -292,8 +294,11 @@ OpDef slice_op() {
   d.backward = [](GradCtx& g) -> std::vector<Val> {
     const Attrs& a = g.attrs();
     return {g.call("slice_backward", {g.grad_output(0)},
-                   {{"shape", g.input_meta(0).shape}, {"axis", a.i("axis")}, {"start", a.i("start")},
-                    {"stop", a.i("stop")}, {"step", a.i("step")}})};
+                   {{"shape", g.input_meta(0).shape},
+                    {"axis", a.i("axis")},
+                    {"start", a.i("start")},
+                    {"stop", a.i("stop")},
+                    {"step", a.i("step")}})};
   };
   d.backward_note = "dx = zeros(x.shape) with dx[start:stop:step] = dy (slice_backward)";
   auto sl = [](int64_t axis, int64_t start, int64_t stop, int64_t step) {
@@ -313,11 +318,11 @@ OpDef slice_backward_op() {
   d.differentiable = false;
   d.checked_via = "slice";
   // Cases for the CUDA tests (gradchecked through slice).
-  d.gradcheck = {gc({{{2, 3}}}, {{"shape", std::vector<int64_t>{5, 3}}, {"start", int64_t{1}}, {"stop", int64_t{5}}, {"step", int64_t{2}}})};
-  d.attrs = {ints_attr("shape", "shape of the sliced input"),
-             int_attr("axis", 0, "sliced axis"),
-             int_attr("start", 0, "first index"),
-             int_attr("stop", kEnd, "one past the last index"),
+  d.gradcheck = {
+      gc({{{2, 3}}},
+         {{"shape", std::vector<int64_t>{5, 3}}, {"start", int64_t{1}}, {"stop", int64_t{5}}, {"step", int64_t{2}}})};
+  d.attrs = {ints_attr("shape", "shape of the sliced input"), int_attr("axis", 0, "sliced axis"),
+             int_attr("start", 0, "first index"), int_attr("stop", kEnd, "one past the last index"),
              int_attr("step", 1, "stride", 1.0)};
   d.infer = [](const InferCtx& c) {
     const Shape& shape = c.attrs.ints("shape");
@@ -354,7 +359,8 @@ OpDef slice_backward_op() {
 }
 
 OpDef concat_op() {
-  OpDef d = OpDef::declare("concat", "shape", "y = [x1, x2, ...] joined along axis (every other dimension must match)", {"xs..."});
+  OpDef d = OpDef::declare("concat", "shape", "y = [x1, x2, ...] joined along axis (every other dimension must match)",
+                           {"xs..."});
   d.accepts_strided = true;  // each input is copied straight into its window of y
   d.attrs = {int_attr("axis", 0, "axis to join along")};
   d.infer = [](const InferCtx& c) {
@@ -404,12 +410,14 @@ OpDef concat_op() {
   d.cost = copy_cost;
   d.gradcheck = {gc({{{2, 3}}, {{4, 3}}}, {}, "rows"),
                  gc({{{2, 3}}, {{2, 1}}, {{2, 2}}}, {{"axis", int64_t{-1}}}, "three inputs, last axis"),
-                 gc({{{2, 3, 2}}, {{2, 1, 2}}}, {{"axis", int64_t{1}}}, "middle axis"), gc({{{3, 2}}}, {}, "one input")};
+                 gc({{{2, 3, 2}}, {{2, 1, 2}}}, {{"axis", int64_t{1}}}, "middle axis"),
+                 gc({{{3, 2}}}, {}, "one input")};
   return d;
 }
 
 OpDef stack_op() {
-  OpDef d = OpDef::declare("stack", "shape", "y = tensors of one shape stacked along a new axis: y[..., i, ...] = x_i", {"xs..."});
+  OpDef d = OpDef::declare("stack", "shape", "y = tensors of one shape stacked along a new axis: y[..., i, ...] = x_i",
+                           {"xs..."});
   d.accepts_strided = true;
   d.attrs = {int_attr("axis", 0, "position of the new axis in the result")};
   d.infer = [](const InferCtx& c) {

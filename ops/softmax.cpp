@@ -18,7 +18,8 @@ namespace {
 using cpu::gc;
 
 AttrSpec axis_attr() {
-  return make_attr("axis", AttrType::integer, int64_t{-1}, "the axis whose entries sum to 1 (negative counts from the end)");
+  return make_attr("axis", AttrType::integer, int64_t{-1},
+                   "the axis whose entries sum to 1 (negative counts from the end)");
 }
 
 struct AxisSplit {
@@ -54,9 +55,8 @@ KernelFn softmax_kernel(SoftmaxKind kind) {
       using T = decltype(z);
       const T* px = x.data<T>();
       T* po = k.out().data<T>();
-      parallel_for(s.A, group_grain(s, 4), [&](int64_t a0, int64_t a1) {
-        cpu::kern<T>().softmax_rows(px, po, a0, a1, s.C, s.B, kind);
-      });
+      parallel_for(s.A, group_grain(s, 4),
+                   [&](int64_t a0, int64_t a1) { cpu::kern<T>().softmax_rows(px, po, a0, a1, s.C, s.B, kind); });
     });
   };
 }
@@ -73,16 +73,15 @@ OpDef softmax_like(const std::string& name, const std::string& doc, double flops
   d.infer = infer_softmax;
   d.cost = cpu::elementwise_cost(flops_per_element);
   const InputSpec x2{{3, 5}}, x3{{2, 3, 4}}, x1{{6}};
-  d.gradcheck = {gc({x2}, {}, "last axis"),
-                 gc({x3}, {{"axis", int64_t{1}}}, "middle axis"),
-                 gc({x3}, {{"axis", int64_t{0}}}, "leading axis"),
-                 gc({x3}, {{"axis", int64_t{-2}}}, "negative axis"),
+  d.gradcheck = {gc({x2}, {}, "last axis"), gc({x3}, {{"axis", int64_t{1}}}, "middle axis"),
+                 gc({x3}, {{"axis", int64_t{0}}}, "leading axis"), gc({x3}, {{"axis", int64_t{-2}}}, "negative axis"),
                  gc({x1}, {}, "one row")};
   return d;
 }
 
 OpDef softmax_backward_def() {
-  OpDef d = OpDef::declare("softmax_backward", "softmax", "dx = s * (dy - Σ dy·s) along axis, with s = softmax(x)", {"s", "dy"});
+  OpDef d = OpDef::declare("softmax_backward", "softmax", "dx = s * (dy - Σ dy·s) along axis, with s = softmax(x)",
+                           {"s", "dy"});
   d.attrs = {axis_attr()};
   d.infer = [](const InferCtx& c) {
     c.expect_float(0);
@@ -112,7 +111,8 @@ OpDef softmax_backward_def() {
   d.differentiable = false;
   d.checked_via = "softmax";
   // Cases for the CUDA tests (gradchecked through softmax): s is a softmax output, positive.
-  d.gradcheck = {gc({{{3, 5}, Domain::positive}, {{3, 5}}}), gc({{{4, 3, 2}, Domain::positive}, {{4, 3, 2}}}, {{"axis", int64_t{1}}}, "columns")};
+  d.gradcheck = {gc({{{3, 5}, Domain::positive}, {{3, 5}}}),
+                 gc({{{4, 3, 2}, Domain::positive}, {{4, 3, 2}}}, {{"axis", int64_t{1}}}, "columns")};
   d.cost = cpu::elementwise_cost(4);
   return d;
 }

@@ -119,7 +119,8 @@ OpDef clip_def() {
   d.saves = {{SavedRef::input, 0}};
   d.backward = [](GradCtx& g) -> std::vector<Val> {
     Val x = g.input(0), dy = g.grad_output(0);
-    Val inside = g.call("ge", {x, g.scalar_like(g.attrs().f("min"), x)}) * g.call("le", {x, g.scalar_like(g.attrs().f("max"), x)});
+    Val inside = g.call("ge", {x, g.scalar_like(g.attrs().f("min"), x)}) *
+                 g.call("le", {x, g.scalar_like(g.attrs().f("max"), x)});
     return {g.call("where", {inside, dy, g.scalar_like(0, dy)})};
   };
   d.backward_note = "dx = dy where min <= x <= max, else 0";
@@ -130,7 +131,8 @@ OpDef clip_def() {
 
 OpDef cast_def() {
   OpDef d = unary("cast", "y = x converted to dtype", false);
-  d.attrs = {make_attr("dtype", AttrType::string, std::string("float32"), "target dtype", {}, {}, {"float32", "float64", "int64"})};
+  d.attrs = {make_attr("dtype", AttrType::string, std::string("float32"), "target dtype", {}, {},
+                       {"float32", "float64", "int64"})};
   d.infer = [](const InferCtx& c) {
     TensorMeta m = c.inputs[0];
     m.dtype = parse_dtype(c.attrs.s("dtype"));
@@ -165,7 +167,8 @@ OPSCOPE_REGISTER_OPS(register_unary_ops) {
   };
   for (Rounding r : {Rounding{"floor", "y = ⌊x⌋, the largest whole number <= x", Formula::floor},
                      Rounding{"ceil", "y = ⌈x⌉, the smallest whole number >= x", Formula::ceil},
-                     Rounding{"round", "y = x rounded to the nearest whole number, ties to even (round(2.5) = 2)", Formula::round}}) {
+                     Rounding{"round", "y = x rounded to the nearest whole number, ties to even (round(2.5) = 2)",
+                              Formula::round}}) {
     OpDef d = unary(r.name, r.doc, false);
     cpu::make_pointwise(d, r.formula);
     d.differentiable = false;  // a staircase: its derivative is 0 almost everywhere (the case serves the CUDA tests)

@@ -19,7 +19,7 @@ namespace opscope::platform {
 // address (index.html?lesson=5&lang=zh, or ?argv=[...] as JSON for tests and tools).
 struct Arguments {
   std::vector<std::string> args;  // args[0] is the program's name
-  std::vector<char*> argv;        // pointers into args, for CLI11
+  std::vector<char*> argv;  // pointers into args, for CLI11
   int argc() const { return static_cast<int>(args.size()); }
   char** data() { return argv.data(); }
 };
@@ -105,9 +105,9 @@ void require(Feature f, const std::string& what);
 // attempt runs in. Desktop only (Feature::child_processes); the browser grades in-process.
 struct ChildRun {
   enum class End { exited, killed_at_limit, signal } end = End::exited;
-  int code = 0;          // the exit code, or the signal
-  std::string output;    // its stdout
-  std::string errors;    // its stderr (the last 64 KiB)
+  int code = 0;  // the exit code, or the signal
+  std::string output;  // its stdout
+  std::string errors;  // its stderr (the last 64 KiB)
   double seconds = 0;
 };
 ChildRun run_self_limited(const std::vector<std::string>& args, double seconds, size_t memory_bytes);

@@ -39,7 +39,6 @@ struct Lab {
   }
 };
 
-
 // A tensor variable of the session.
 inline Tensor var(Lab& lab, const std::string& name) {
   const lang::Value* v = lab.session.interpreter().lookup(name);

@@ -19,7 +19,8 @@ struct OnnxTempDir {
   std::filesystem::path path;
   OnnxTempDir() {
     std::random_device rd;
-    path = std::filesystem::temp_directory_path() / ("opscope_test_onnx_" + std::to_string(rd()) + std::to_string(rd()));
+    path =
+        std::filesystem::temp_directory_path() / ("opscope_test_onnx_" + std::to_string(rd()) + std::to_string(rd()));
     std::filesystem::create_directories(path);
   }
   ~OnnxTempDir() {
@@ -53,7 +54,8 @@ struct ModelBuilder {
   }
   onnx::GraphProto& g() { return *m.mutable_graph(); }
   // dims: a size, or -1 for a symbolic "batch"; no dims at all with has_shape = false.
-  void value(onnx::ValueInfoProto* v, const std::string& name, int elem, const std::vector<int64_t>& dims, bool has_shape) {
+  void value(onnx::ValueInfoProto* v, const std::string& name, int elem, const std::vector<int64_t>& dims,
+             bool has_shape) {
     v->set_name(name);
     auto* t = v->mutable_type()->mutable_tensor_type();
     t->set_elem_type(elem);
@@ -78,8 +80,8 @@ struct ModelBuilder {
     interop::tensor_to_proto(t, name, *g().add_initializer());
     return *this;
   }
-  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs,
-                        const std::string& name = "") {
+  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& ins,
+                        const std::vector<std::string>& outs, const std::string& name = "") {
     auto* n = g().add_node();
     n->set_op_type(op);
     n->set_name(name);

@@ -158,10 +158,10 @@ TEST_CASE("bad input gives clear errors and leaves the workspace usable", "[core
   const size_t nodes = ws.graph().num_nodes();
   const int64_t live = ws.tracker().live_total();
   REQUIRE_THROWS_WITH(ws.call("matmul", {a, b}), Catch::Contains("matmul: inner dimensions differ: [2, 3] @ [4, 5]"));
-  REQUIRE_THROWS_WITH(ws.call("exp", {Tensor::zeros({2}, DType::i64)}), Catch::Contains("exp: expected a floating-point"));
+  REQUIRE_THROWS_WITH(ws.call("exp", {Tensor::zeros({2}, DType::i64)}),
+                      Catch::Contains("exp: expected a floating-point"));
   REQUIRE_THROWS_WITH(ws.call("leaky_relu", {a}, {{"negative_slope", -1.0}}), Catch::Contains("must be >= 0"));
-  REQUIRE_THROWS_WITH(ws.call("softmax", {a}, {{"axs", int64_t(0)}}),
-                      Catch::Contains("unknown attribute 'axs'"));
+  REQUIRE_THROWS_WITH(ws.call("softmax", {a}, {{"axs", int64_t(0)}}), Catch::Contains("unknown attribute 'axs'"));
   try {
     ws.call("softmax", {a}, {{"axs", int64_t(0)}});
   } catch (const Error& e) {

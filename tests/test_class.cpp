@@ -67,7 +67,8 @@ TEST_CASE("the adapter reads the grader's --json into a grade with its failing c
   CHECK(f[0]["check"] == "gradcheck");
   CHECK(f[0]["message"] == "wrong at [2, 0]");
 
-  g = grade_from_grader(ran(R"({"status": "error", "error": "a.ops:1:5: error: out of memory allocating 1.49 GiB\n"})"));
+  g = grade_from_grader(
+      ran(R"({"status": "error", "error": "a.ops:1:5: error: out of memory allocating 1.49 GiB\n"})"));
   CHECK(g.status == "out of memory");
   g = grade_from_grader(ran(R"({"status": "error", "error": "a.ops:2:12: error: recursion deeper than 64 calls\n"})"));
   CHECK(g.status == "error");
@@ -140,7 +141,8 @@ TEST_CASE("with a roster only its names join, each once", "[class]") {
   fs::remove_all(dir);
 }
 
-TEST_CASE("a roster student's join link joins them, again the same student; the lesson they are at is kept", "[class]") {
+TEST_CASE("a roster student's join link joins them, again the same student; the lesson they are at is kept",
+          "[class]") {
   const std::string dir = temp_dir();
   Store s(dir + "/class.db");
   s.create_class({"c", "key", "CODE"});
@@ -167,7 +169,8 @@ TEST_CASE("a roster student's join link joins them, again the same student; the 
   fs::remove_all(dir);
 }
 
-TEST_CASE("the summary clusters the latest failures by check, most students first; the CSV is exercise grade's", "[class]") {
+TEST_CASE("the summary clusters the latest failures by check, most students first; the CSV is exercise grade's",
+          "[class]") {
   const std::vector<Student> students{{1, "ada", ""}, {2, "ben", ""}, {3, "=HYPERLINK(\"x\")", ""}};
   const auto row = [](long long id, long long who, const char* status, const char* failures) {
     AttemptRow a;

@@ -189,8 +189,9 @@ TEST_CASE("core names no operator of ops/ beyond the primitive contract of core/
     for (const std::string& lit : string_literals(src)) {
       const OpDef* op = OpRegistry::instance().find(lit);
       if (!op || !op->builtin() || contract.count(lit) || attribute_names.count(lit)) continue;
-      INFO(entry.path().filename().string() << " names the operator \"" << lit
-                                            << "\": ask a trait of OpDef instead, or add it to kPrimitiveOps with the reason");
+      INFO(entry.path().filename().string()
+           << " names the operator \"" << lit
+           << "\": ask a trait of OpDef instead, or add it to kPrimitiveOps with the reason");
       CHECK(false);
     }
   }

@@ -110,16 +110,20 @@ TEST_CASE("matmul and linear: blas and eigen across kernel sets and thread count
   Tensor a = uniform({300, 200}, 1), b = uniform({200, 260}, 2);
   for (const char* algo : {"blas", "eigen"}) {
     check_case({"matmul", algo, {a, b}, {}, 1e-5, "300x200 @ 200x260 (split into panels)"});
-    check_case({"matmul", algo, {a.view_transpose(0, 1).contiguous().view_transpose(0, 1), b}, {}, 1e-5, "a transposed view"});
-    check_case({"matmul", algo, {uniform({12, 40, 24}, 3), uniform({12, 24, 36}, 4)}, {}, 1e-5, "a batch of small products"});
-    check_case({"matmul", algo, {uniform({64, 96}, 5, DType::f64), uniform({96, 80}, 6, DType::f64)}, {}, 1e-13, "float64"});
-    check_case({"linear", algo, {uniform({64, 784}, 7), uniform({256, 784}, 8), uniform({256}, 9)}, {}, 1e-5, "MLP layer"});
+    check_case(
+        {"matmul", algo, {a.view_transpose(0, 1).contiguous().view_transpose(0, 1), b}, {}, 1e-5, "a transposed view"});
+    check_case(
+        {"matmul", algo, {uniform({12, 40, 24}, 3), uniform({12, 24, 36}, 4)}, {}, 1e-5, "a batch of small products"});
+    check_case(
+        {"matmul", algo, {uniform({64, 96}, 5, DType::f64), uniform({96, 80}, 6, DType::f64)}, {}, 1e-13, "float64"});
+    check_case(
+        {"linear", algo, {uniform({64, 784}, 7), uniform({256, 784}, 8), uniform({256}, 9)}, {}, 1e-5, "MLP layer"});
   }
 }
 
 TEST_CASE("the default GEMM: OpenBLAS unless its kernels are narrower than opscope's", "[op]") {
-  using cpu::GemmAlgo;
   using cpu::choose_default_gemm;
+  using cpu::GemmAlgo;
   // No OPENBLAS_CORETYPE: opscope asks OpenBLAS for kernels as wide as its own.
   CHECK(choose_default_gemm(CpuIsa::avx512, nullptr, true) == GemmAlgo::blas);
   CHECK(choose_default_gemm(CpuIsa::baseline, nullptr, true) == GemmAlgo::blas);
@@ -148,11 +152,11 @@ TEST_CASE("matmul blas against naive: shapes, layouts, batches, both dtypes", "[
   for (DType dt : {DType::f32, DType::f64}) {
     const double tol = dt == DType::f32 ? 2e-5 : 1e-12;
     for (const Shapes& s : std::vector<Shapes>{{{1, 1}, {1, 1}},
-                                                {{7, 3}, {3, 5}},
-                                                {{33, 65}, {65, 17}},
-                                                {{130, 257}, {257, 129}},
-                                                {{3, 31, 20}, {20, 9}},
-                                                {{2, 1, 8, 5}, {3, 5, 6}}}) {
+                                               {{7, 3}, {3, 5}},
+                                               {{33, 65}, {65, 17}},
+                                               {{130, 257}, {257, 129}},
+                                               {{3, 31, 20}, {20, 9}},
+                                               {{2, 1, 8, 5}, {3, 5, 6}}}) {
       Tensor a = uniform(s.a, 11, dt), b = uniform(s.b, 12, dt);
       const Tensor ref = ws.call("matmul", {a, b}, {}, "naive");
       const Tensor y = ws.call("matmul", {a, b}, {}, "blas");
@@ -210,8 +214,8 @@ TEST_CASE("relu_backward is where(y > 0, dy, 0), the formula it replaced", "[op]
     CHECK(got.get(3) == 0.0);  // NaN in y: no gradient, as the mask said
   }
   Tensor a = Tensor::zeros({2, 3}), b = Tensor::zeros({3, 2});
-  CHECK_THROWS_WITH(ws.call("relu_backward", {a, b}), Catch::Contains("relu_backward") && Catch::Contains("[2, 3]") &&
-                                                           Catch::Contains("[3, 2]"));
+  CHECK_THROWS_WITH(ws.call("relu_backward", {a, b}),
+                    Catch::Contains("relu_backward") && Catch::Contains("[2, 3]") && Catch::Contains("[3, 2]"));
 }
 
 TEST_CASE("softmax, log_softmax and softmax_backward across kernel sets and thread counts", "[op]") {
@@ -219,7 +223,12 @@ TEST_CASE("softmax, log_softmax and softmax_backward across kernel sets and thre
   WorkspaceScope scope(ws);
   Tensor x = uniform({512, 300}, 21, DType::f32, -6, 6), dy = uniform({512, 300}, 22);
   for (const char* algo : {"stable", "naive"}) check_case({"softmax", algo, {x}, {}, 1e-6, "rows of 300"});
-  check_case({"softmax", "stable", {uniform({64, 50, 40}, 23, DType::f32, -6, 6)}, {{"axis", int64_t{1}}}, 1e-6, "middle axis"});
+  check_case({"softmax",
+              "stable",
+              {uniform({64, 50, 40}, 23, DType::f32, -6, 6)},
+              {{"axis", int64_t{1}}},
+              1e-6,
+              "middle axis"});
   check_case({"softmax", "stable", {uniform({256, 100}, 24, DType::f64, -6, 6)}, {}, 1e-14, "float64"});
   check_case({"log_softmax", "stable", {x}, {}, 1e-6, "rows of 300"});
   Tensor s;
@@ -237,9 +246,24 @@ TEST_CASE("layer_norm, batch_norm and their backward across kernel sets and thre
   Tensor w = uniform({256}, 33), b = uniform({256}, 34);
   for (const char* algo : {"welford", "two_pass", "naive"})
     check_case({"layer_norm", algo, {x, w, b}, {{"normalized_shape", std::vector<int64_t>{256}}}, 1e-5, "rows of 256"});
-  check_case({"layer_norm", "welford", {uniform({300, 70}, 35, DType::f64), uniform({70}, 36, DType::f64)}, {{"normalized_shape", std::vector<int64_t>{70}}}, 1e-13, "float64"});
-  check_case({"layer_norm_backward", "default", {x, dy, w}, {{"normalized_shape", std::vector<int64_t>{256}}}, 1e-5, "rows of 256"});
-  check_case({"layer_norm_backward", "default", {uniform({1000, 33}, 37), uniform({1000, 33}, 38)}, {{"normalized_shape", std::vector<int64_t>{33}}}, 1e-5, "no weight"});
+  check_case({"layer_norm",
+              "welford",
+              {uniform({300, 70}, 35, DType::f64), uniform({70}, 36, DType::f64)},
+              {{"normalized_shape", std::vector<int64_t>{70}}},
+              1e-13,
+              "float64"});
+  check_case({"layer_norm_backward",
+              "default",
+              {x, dy, w},
+              {{"normalized_shape", std::vector<int64_t>{256}}},
+              1e-5,
+              "rows of 256"});
+  check_case({"layer_norm_backward",
+              "default",
+              {uniform({1000, 33}, 37), uniform({1000, 33}, 38)},
+              {{"normalized_shape", std::vector<int64_t>{33}}},
+              1e-5,
+              "no weight"});
   Tensor xb = uniform({16, 24, 14, 14}, 41, DType::f32, -2, 3), dyb = uniform({16, 24, 14, 14}, 42);
   Tensor wc = uniform({24}, 43), bc = uniform({24}, 44);
   for (const char* algo : {"welford", "two_pass", "naive"}) {
@@ -265,8 +289,18 @@ TEST_CASE("layer_norm, batch_norm and their backward across kernel sets and thre
     }
     for (size_t i = 0; i < one.size(); ++i) CHECK(same_bits(one[i], two[i]));  // y and both running statistics
   }
-  check_case({"batch_norm", "welford", {xb, uniform({24}, 45), uniform({24}, 46, DType::f32, 0.5, 2)}, {{"training", false}}, 1e-5, "eval"});
-  check_case({"batch_norm_backward", "default", {xb, dyb, Tensor::zeros({24}), Tensor::full({24}, 1.0), wc}, {}, 1e-5, "training"});
+  check_case({"batch_norm",
+              "welford",
+              {xb, uniform({24}, 45), uniform({24}, 46, DType::f32, 0.5, 2)},
+              {{"training", false}},
+              1e-5,
+              "eval"});
+  check_case({"batch_norm_backward",
+              "default",
+              {xb, dyb, Tensor::zeros({24}), Tensor::full({24}, 1.0), wc},
+              {},
+              1e-5,
+              "training"});
 }
 
 TEST_CASE("pooling: vectorized against direct (every window shape, NaN and ties), kernel sets, threads", "[op]") {
@@ -278,7 +312,7 @@ TEST_CASE("pooling: vectorized against direct (every window shape, NaN and ties)
     int64_t k, s, p;
   };
   const std::vector<Geometry> shapes = {{{4, 3, 28, 28}, 2, 2, 0}, {{2, 3, 7, 9}, 2, 2, 0},   {{2, 2, 5, 40}, 2, 2, 0},
-                                        {{2, 3, 11, 11}, 3, 2, 1}, {{1, 2, 8, 8}, 2, 1, 0},    {{3, 2, 9, 10}, 3, 3, 1},
+                                        {{2, 3, 11, 11}, 3, 2, 1}, {{1, 2, 8, 8}, 2, 1, 0},   {{3, 2, 9, 10}, 3, 3, 1},
                                         {{1, 1, 2, 2}, 2, 2, 0},   {{2, 1, 33, 34}, 2, 2, 0}, {{2, 2, 9, 36}, 2, 2, 0}};
   for (DType dt : {DType::f32, DType::f64})
     for (const Geometry& g : shapes) {
@@ -300,10 +334,12 @@ TEST_CASE("pooling: vectorized against direct (every window shape, NaN and ties)
         CHECK(same_bits(ref, y));  // max: the same element; avg: the same sums in the same order
       }
       const Tensor dy = uniform(ws.call("max_pool2d", {x}, a).shape(), 52, dt);
-      CHECK(same_bits(ws.call("max_pool2d_backward", {x, dy}, a, "direct"), ws.call("max_pool2d_backward", {x, dy}, a, "vectorized")));
+      CHECK(same_bits(ws.call("max_pool2d_backward", {x, dy}, a, "direct"),
+                      ws.call("max_pool2d_backward", {x, dy}, a, "vectorized")));
       AttrMap ab = a;
       ab.push_back({"shape", std::vector<int64_t>(g.x.begin(), g.x.end())});
-      const Tensor ra = ws.call("avg_pool2d_backward", {dy}, ab, "direct"), va = ws.call("avg_pool2d_backward", {dy}, ab, "vectorized");
+      const Tensor ra = ws.call("avg_pool2d_backward", {dy}, ab, "direct"),
+                   va = ws.call("avg_pool2d_backward", {dy}, ab, "vectorized");
       CHECK(max_rel_diff(ra, va) <= (dt == DType::f32 ? 1e-6 : 1e-15));  // overlapping windows add in another order
     }
   Tensor x = uniform({64, 16, 28, 28}, 53), dy = uniform({64, 16, 14, 14}, 54);
@@ -311,10 +347,16 @@ TEST_CASE("pooling: vectorized against direct (every window shape, NaN and ties)
   check_case({"max_pool2d", "vectorized", {x}, a, 0, "64x16x28x28"});
   check_case({"max_pool2d_backward", "vectorized", {x, dy}, a, 0, "64x16x28x28"});
   check_case({"avg_pool2d", "vectorized", {x}, a, 1e-7, "64x16x28x28"});
-  check_case({"max_pool2d", "vectorized", {x}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, 0, "3x3/2 pad 1"});
+  check_case({"max_pool2d",
+              "vectorized",
+              {x},
+              {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}},
+              0,
+              "3x3/2 pad 1"});
   // Per-axis sizes (kernel_size, stride, padding as pairs) take the plain loop: the same bits as direct.
   Tensor xr = uniform({2, 3, 9, 10}, 55);
-  const AttrMap pair = {{"kernel_size", std::vector<int64_t>{3, 2}}, {"stride", std::vector<int64_t>{1, 2}},
+  const AttrMap pair = {{"kernel_size", std::vector<int64_t>{3, 2}},
+                        {"stride", std::vector<int64_t>{1, 2}},
                         {"padding", std::vector<int64_t>{1, 0}}};
   for (const char* op : {"max_pool2d", "avg_pool2d"}) {
     INFO(op << " 3x2 window, stride (1, 2), padding (1, 0)");
@@ -332,7 +374,12 @@ TEST_CASE("conv2d (im2col + blas) and attention across kernel sets and thread co
   const AttrMap pad1 = {{"padding", int64_t{1}}};
   check_case({"conv2d", "im2col", {x, w, b}, pad1, 1e-5, "3x3 pad 1"});
   check_case({"conv2d", "winograd", {x, w, b}, pad1, 1e-5, "winograd"});
-  check_case({"conv2d", "im2col", {x, uniform({24, 4, 3, 3}, 64)}, {{"stride", int64_t{2}}, {"groups", int64_t{4}}}, 1e-5, "stride 2, groups 4"});
+  check_case({"conv2d",
+              "im2col",
+              {x, uniform({24, 4, 3, 3}, 64)},
+              {{"stride", int64_t{2}}, {"groups", int64_t{4}}},
+              1e-5,
+              "stride 2, groups 4"});
   Tensor dy = uniform({4, 24, 20, 20}, 65);
   AttrMap bi = pad1;
   bi.push_back({"input_shape", std::vector<int64_t>{4, 16, 20, 20}});
@@ -371,7 +418,8 @@ TEST_CASE("reductions: the same bits for any thread count; blocks of axes reduce
   const Tensor xd = x.cast(DType::f64);
   const Tensor ref = ws.call("sum", {xd}, {{"axes", V{0, 2, 3}}});
   CHECK(max_rel_diff(ref, ws.call("sum", {x}, {{"axes", V{0, 2, 3}}})) <= 1e-6);
-  CHECK(max_rel_diff(ws.call("mean", {xd}, {{"axes", V{0, 2, 3}}}), ws.call("mean", {x}, {{"axes", V{0, 2, 3}}})) <= 1e-6);
+  CHECK(max_rel_diff(ws.call("mean", {xd}, {{"axes", V{0, 2, 3}}}), ws.call("mean", {x}, {{"axes", V{0, 2, 3}}})) <=
+        1e-6);
   // A long cancelling sum: its float32 error is relative to Σ|x|, not to the (small) total.
   const double sum_abs = ws.call("sum", {ws.call("abs", {big.cast(DType::f64)})}).item();
   CHECK(std::fabs(ws.call("sum", {big.cast(DType::f64)}).item() - ws.call("sum", {big}).item()) <= 1e-6 * sum_abs);

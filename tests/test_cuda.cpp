@@ -4,8 +4,8 @@
 // relative error max|gpu − cpu| / max|cpu| against the CPU computing in float64, under the
 // tolerance stated with each case. Without a GPU every [cuda] test that needs one prints
 // "SKIPPED: no CUDA device" and ctest counts it as skipped.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -210,18 +210,18 @@ TEST_CASE("sim: every op has the same algorithms on sim as on cuda", "[sim]") {
 // two-stage reductions, block-per-row kernels) and what a case cannot say (running statistics).
 // Each case list below runs twice: on the GPU ("cuda: ..." [cuda], skipped without one) and on
 // the simulated GPU ("sim: ..." [sim], everywhere): the same kernels, lane by lane on the CPU.
-#define DEVICE_TEST_CASE(title, fn) \
-  void fn();                        \
+#define DEVICE_TEST_CASE(title, fn)     \
+  void fn();                            \
   TEST_CASE("cuda: " title, "[cuda]") { \
-    if (skip_without_gpu()) return; \
+    if (skip_without_gpu()) return;     \
     g_device_under_test = Device::cuda; \
-    fn();                           \
-  }                                 \
-  TEST_CASE("sim: " title, "[sim]") { \
-    if (skip_without_sim()) return; \
-    g_device_under_test = Device::sim; \
-    fn();                           \
-  }                                 \
+    fn();                               \
+  }                                     \
+  TEST_CASE("sim: " title, "[sim]") {   \
+    if (skip_without_sim()) return;     \
+    g_device_under_test = Device::sim;  \
+    fn();                               \
+  }                                     \
   void fn()
 
 DEVICE_TEST_CASE("every op's cases match the CPU in every CUDA algorithm", device_case_1) {
@@ -265,19 +265,28 @@ DEVICE_TEST_CASE("elementwise and broadcasting match the CPU", device_case_2) {
     cases.push_back({op, "default", {a, random_input(row, r, Domain::distinct)}, {}, 0, "exact 0/1"});
     cases.push_back({op, "default", {a, a}, {}, 0, "ties"});
   }
-  cases.push_back({"where", "default", {random_indices(col, 2, r), random_input(full, r), random_input(row, r)}, {}, 0,
+  cases.push_back({"where",
+                   "default",
+                   {random_indices(col, 2, r), random_input(full, r), random_input(row, r)},
+                   {},
+                   0,
                    "broadcast condition"});
   for (const char* op : {"neg", "exp", "tanh", "sigmoid", "relu", "abs", "sign", "erf"})
     cases.push_back({op, "default", {random_input(big, r)}, {}, 1e-6, "odd size"});
   cases.push_back({"clip", "default", {random_input(big, r)}, {{"min", -0.25}, {"max", 0.5}}, 0, "both bounds"});
   cases.push_back({"clip", "default", {random_indices(big, 9, r)}, {{"min", 2.0}}, 0, "int64, lower bound only"});
-  for (const char* op : {"log", "sqrt"}) cases.push_back({op, "default", {random_input(big, r, Domain::positive)}, {}, 1e-6, ""});
+  for (const char* op : {"log", "sqrt"})
+    cases.push_back({op, "default", {random_input(big, r, Domain::positive)}, {}, 1e-6, ""});
   cases.push_back({"leaky_relu", "default", {random_input(big, r)}, {{"negative_slope", 0.2}}, 1e-6, ""});
   cases.push_back({"gelu", "default", {random_input(big, r)}, {}, 1e-6, "erf"});
   cases.push_back({"gelu", "default", {random_input(big, r)}, {{"approximate", std::string("tanh")}}, 1e-6, "tanh"});
   cases.push_back({"gelu_backward", "default", {random_input(big, r), random_input(big, r)}, {}, 1e-6, "erf"});
-  cases.push_back({"gelu_backward", "default", {random_input(big, r), random_input(big, r)},
-                   {{"approximate", std::string("tanh")}}, 1e-6, "tanh"});
+  cases.push_back({"gelu_backward",
+                   "default",
+                   {random_input(big, r), random_input(big, r)},
+                   {{"approximate", std::string("tanh")}},
+                   1e-6,
+                   "tanh"});
   for (const char* op : {"tanh_backward", "sigmoid_backward", "relu_backward"})
     cases.push_back({op, "default", {random_input(big, r), random_input(big, r)}, {}, 1e-6, ""});
   for (auto& c : cases) check_case(c, f.seed);
@@ -297,12 +306,21 @@ DEVICE_TEST_CASE("reductions (rows, columns, two-stage) match the CPU", device_c
     const Domain long_fill = std::string(op) == "max" ? Domain::distinct : Domain::positive;
     cases.push_back({op, "default", {random_input(x3, r, long_fill)}, {}, 1e-5, "all axes"});
     cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{-1}}}, 1e-5, "last axis (rows)"});
-    cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{0}}, {"keepdim", true}}, 1e-5,
+    cases.push_back({op,
+                     "default",
+                     {random_input(x3, r, fill)},
+                     {{"axes", V{0}}, {"keepdim", true}},
+                     1e-5,
                      "first axis (columns), keepdim"});
     cases.push_back({op, "default", {random_input(x3, r, fill)}, {{"axes", V{0, 2}}}, 1e-5, "axes 0 and 2 (permuted)"});
-    cases.push_back({op, "default", {random_input({3, 200003}, r, long_fill)}, {{"axes", V{1}}}, 1e-5, "long rows: two-stage"});
+    cases.push_back(
+        {op, "default", {random_input({3, 200003}, r, long_fill)}, {{"axes", V{1}}}, 1e-5, "long rows: two-stage"});
   }
-  cases.push_back({"sum", "default", {random_input({(1 << 20) + 3}, r, Domain::positive)}, {}, 1e-5,
+  cases.push_back({"sum",
+                   "default",
+                   {random_input({(1 << 20) + 3}, r, Domain::positive)},
+                   {},
+                   1e-5,
                    "a million elements: two-stage"});
   cases.push_back({"var", "default", {random_input(x3, r)}, {{"axes", V{1}}, {"unbiased", true}}, 1e-5, "unbiased"});
   cases.push_back({"sum_to", "default", {random_input(x3, r)}, {{"shape", V{37, 1}}}, 1e-5, "broadcast reduction"});
@@ -324,11 +342,12 @@ DEVICE_TEST_CASE("every matmul version matches the CPU", device_case_4) {
   // float32 versions: error grows like √K of rounding steps; the Tensor Core versions are held to
   // the reduced precision matmul declares.
   const OpDef& matmul = *OpRegistry::instance().find("matmul");
-  for (const char* algo : {"naive", "tiled", "tiled_conflicting", "tiled_padded", "register_blocked", "cublas", "wmma",
-                           "wmma_half"}) {
+  for (const char* algo :
+       {"naive", "tiled", "tiled_conflicting", "tiled_padded", "register_blocked", "cublas", "wmma", "wmma_half"}) {
     for (auto& d : dims)
-      check_case({"matmul", algo, {random_input(d.a, r), random_input(d.b, r)}, {}, matmul.float32_rtol(algo, 1e-5), d.note},
-                 f.seed);
+      check_case(
+          {"matmul", algo, {random_input(d.a, r), random_input(d.b, r)}, {}, matmul.float32_rtol(algo, 1e-5), d.note},
+          f.seed);
   }
 }
 
@@ -339,16 +358,26 @@ DEVICE_TEST_CASE("softmax, log_softmax and softmax_backward match the CPU", devi
   for (const char* algo : {"stable", "naive"}) {
     cases.push_back({"softmax", algo, {random_input({33, 37}, r)}, {}, 1e-5, "warp per row", algo});
     cases.push_back({"softmax", algo, {random_input({7, 3001}, r)}, {}, 1e-5, "block per row, online", algo});
-    cases.push_back({"softmax", algo, {random_input({5, 11, 13}, r)}, {{"axis", int64_t{1}}}, 1e-5, "middle axis", algo});
+    cases.push_back(
+        {"softmax", algo, {random_input({5, 11, 13}, r)}, {{"axis", int64_t{1}}}, 1e-5, "middle axis", algo});
   }
-  cases.push_back({"softmax", "stable", {scaled(random_input({4, 1025}, r, Domain::distinct), 1500)}, {}, 1e-5,
+  cases.push_back({"softmax",
+                   "stable",
+                   {scaled(random_input({4, 1025}, r, Domain::distinct), 1500)},
+                   {},
+                   1e-5,
                    "large logits: no overflow"});
   cases.push_back({"log_softmax", "stable", {random_input({33, 37}, r)}, {}, 1e-5, "warp"});
   cases.push_back({"log_softmax", "stable", {random_input({3, 4099}, r)}, {}, 1e-5, "block"});
   for (const Shape& s : {Shape{33, 37}, Shape{3, 2049}})
-    cases.push_back({"softmax_backward", "default", {random_input(s, r, Domain::positive), random_input(s, r)}, {}, 1e-5, ""});
-  cases.push_back({"softmax_backward", "default", {random_input({5, 7, 3}, r, Domain::positive), random_input({5, 7, 3}, r)},
-                   {{"axis", int64_t{1}}}, 1e-5, "columns"});
+    cases.push_back(
+        {"softmax_backward", "default", {random_input(s, r, Domain::positive), random_input(s, r)}, {}, 1e-5, ""});
+  cases.push_back({"softmax_backward",
+                   "default",
+                   {random_input({5, 7, 3}, r, Domain::positive), random_input({5, 7, 3}, r)},
+                   {{"axis", int64_t{1}}},
+                   1e-5,
+                   "columns"});
   for (auto& c : cases) check_case(c, f.seed);
 }
 
@@ -357,18 +386,40 @@ DEVICE_TEST_CASE("layer_norm (three algorithms) and its backward match the CPU",
   auto& r = f.rng;
   std::vector<Case> cases;
   for (const char* algo : {"welford", "two_pass", "naive"}) {
-    cases.push_back({"layer_norm", algo, {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)},
-                     {{"normalized_shape", int64_t{37}}}, 1e-4, "weight and bias", algo});
-    cases.push_back({"layer_norm", algo, {random_input({3, 5, 7, 211}, r)}, {{"normalized_shape", std::vector<int64_t>{7, 211}}},
-                     1e-4, "two axes, no weight", algo});
-    cases.push_back({"layer_norm", algo, {random_input({4, 5000}, r)}, {{"normalized_shape", int64_t{5000}}}, 1e-4,
-                     "long rows", algo});
+    cases.push_back({"layer_norm",
+                     algo,
+                     {random_input({9, 37}, r), random_input({37}, r), random_input({37}, r)},
+                     {{"normalized_shape", int64_t{37}}},
+                     1e-4,
+                     "weight and bias",
+                     algo});
+    cases.push_back({"layer_norm",
+                     algo,
+                     {random_input({3, 5, 7, 211}, r)},
+                     {{"normalized_shape", std::vector<int64_t>{7, 211}}},
+                     1e-4,
+                     "two axes, no weight",
+                     algo});
+    cases.push_back({"layer_norm",
+                     algo,
+                     {random_input({4, 5000}, r)},
+                     {{"normalized_shape", int64_t{5000}}},
+                     1e-4,
+                     "long rows",
+                     algo});
   }
-  cases.push_back({"layer_norm_backward", "default",
+  cases.push_back({"layer_norm_backward",
+                   "default",
                    {random_input({9, 37}, r), random_input({9, 37}, r), random_input({37}, r)},
-                   {{"normalized_shape", int64_t{37}}}, 1e-4, "with weight"});
-  cases.push_back({"layer_norm_backward", "default", {random_input({6, 5, 301}, r), random_input({6, 5, 301}, r)},
-                   {{"normalized_shape", std::vector<int64_t>{5, 301}}}, 1e-4, "no weight, two axes"});
+                   {{"normalized_shape", int64_t{37}}},
+                   1e-4,
+                   "with weight"});
+  cases.push_back({"layer_norm_backward",
+                   "default",
+                   {random_input({6, 5, 301}, r), random_input({6, 5, 301}, r)},
+                   {{"normalized_shape", std::vector<int64_t>{5, 301}}},
+                   1e-4,
+                   "no weight, two axes"});
   for (auto& c : cases) check_case(c, f.seed);
 }
 
@@ -395,11 +446,16 @@ DEVICE_TEST_CASE("batch_norm (three algorithms, training and eval) and its backw
       (*bn.find_kernel(dut(), algo))(ctx);
       Tensor rm64 = rm.cast(DType::f64), rv64 = rv.cast(DType::f64);
       NoGradGuard ng;
-      Tensor ref = f.ws.call_multi(bn, {x.cast(DType::f64), rm64, rv64, w.cast(DType::f64), b.cast(DType::f64)}, attrs, algo)[0];
+      Tensor ref =
+          f.ws.call_multi(bn, {x.cast(DType::f64), rm64, rv64, w.cast(DType::f64), b.cast(DType::f64)}, attrs, algo)[0];
       CHECK(relative_error(outs[0], ref) < 1e-4);
       CHECK(relative_error(rm_gpu, rm64) < 1e-5);
       CHECK(relative_error(rv_gpu, rv64) < 1e-5);
-      check_case({"batch_norm_backward", "default", {x, random_input(xs, r), rm, rv, w}, {{"training", training}}, 1e-4,
+      check_case({"batch_norm_backward",
+                  "default",
+                  {x, random_input(xs, r), rm, rv, w},
+                  {{"training", training}},
+                  1e-4,
                   training ? "training" : "eval"},
                  f.seed);
     }
@@ -410,14 +466,23 @@ DEVICE_TEST_CASE("embedding lookup and atomic backward match the CPU", device_ca
   auto& r = f.rng;
   Tensor idx = random_indices({7, 13}, 11, r);  // 91 lookups into 11 rows: many repeats
   check_case({"embedding", "gather", {idx, random_input({11, 33}, r)}, {}, 0, "exact copy"}, f.seed);
-  check_case({"embedding_backward", "scatter_add", {idx, random_input({7, 13, 33}, r)},
-              {{"num_embeddings", int64_t{11}}, {"padding_idx", int64_t{3}}}, 1e-5, "repeated indices, padding row"},
+  check_case({"embedding_backward",
+              "scatter_add",
+              {idx, random_input({7, 13, 33}, r)},
+              {{"num_embeddings", int64_t{11}}, {"padding_idx", int64_t{3}}},
+              1e-5,
+              "repeated indices, padding row"},
              f.seed);
   // gather along a middle axis (negative indices count from the end) and its scatter-add.
   Tensor signed_idx = Tensor::from_vector<int64_t>({0, -1, 3, 3, -5, 2}, {2, 3}, DType::i64);
-  check_case({"gather", "default", {random_input({3, 5, 7}, r), signed_idx}, {{"axis", int64_t{1}}}, 0, "middle axis"}, f.seed);
-  check_case({"gather_backward", "default", {random_input({3, 2, 3, 7}, r), signed_idx}, {{"axis", int64_t{1}}, {"size", int64_t{5}}},
-              1e-5, "repeated indices add"},
+  check_case({"gather", "default", {random_input({3, 5, 7}, r), signed_idx}, {{"axis", int64_t{1}}}, 0, "middle axis"},
+             f.seed);
+  check_case({"gather_backward",
+              "default",
+              {random_input({3, 2, 3, 7}, r), signed_idx},
+              {{"axis", int64_t{1}}, {"size", int64_t{5}}},
+              1e-5,
+              "repeated indices add"},
              f.seed);
   // An index out of range is an error that names it, as on the CPU.
   Tensor bad = Tensor::from_vector<int64_t>({0, 4, 11}, {3}, DType::i64);
@@ -445,7 +510,8 @@ DEVICE_TEST_CASE("attention naive and flash, forward and backward, match the CPU
   for (auto& s : shapes) {
     std::vector<Tensor> ins = {random_input(s.q, r), random_input(s.k, r), random_input(s.v, r)};
     if (s.mask) ins.push_back(s.int_mask ? random_indices({33, 40}, 2, r) : random_input({40}, r));
-    for (const char* algo : {"naive", "flash"}) check_case({"scaled_dot_product_attention", algo, ins, s.attrs, 1e-4, s.note}, f.seed);
+    for (const char* algo : {"naive", "flash"})
+      check_case({"scaled_dot_product_attention", algo, ins, s.attrs, 1e-4, s.note}, f.seed);
     // Backward inputs: o from the CPU forward, any dO.
     const OpDef& fwd = OpRegistry::instance().get("scaled_dot_product_attention");
     NoGradGuard ng;
@@ -469,7 +535,9 @@ DEVICE_TEST_CASE("conv2d naive and im2col, both backward ops, match the CPU", de
       {{2, 3, 11, 13}, {5, 3, 3, 3}, {{"padding", int64_t{1}}}, "3x3, padding 1"},
       {{1, 4, 17, 9}, {6, 2, 3, 2}, {{"stride", int64_t{2}}, {"groups", int64_t{2}}}, "stride 2, groups 2, 3x2 kernel"},
       {{2, 2, 12, 12}, {3, 2, 3, 3}, {{"dilation", int64_t{2}}, {"padding", int64_t{2}}}, "dilation 2"},
-      {{1, 3, 10, 9}, {4, 3, 3, 2}, {{"stride", V{2, 1}}, {"padding", V{1, 0}}, {"dilation", V{1, 2}}},
+      {{1, 3, 10, 9},
+       {4, 3, 3, 2},
+       {{"stride", V{2, 1}}, {"padding", V{1, 0}}, {"dilation", V{1, 2}}},
        "pairs: stride (2, 1), padding (1, 0), dilation (1, 2)"},
   };
   for (auto& c : convs) {
@@ -553,11 +621,17 @@ DEVICE_TEST_CASE("argmax, argmin and the optimizer steps (written in place) matc
 DEVICE_TEST_CASE("linear and dropout match the CPU", device_case_13) {
   Fixture f;
   auto& r = f.rng;
-  check_case({"linear", "cublas", {random_input({5, 7, 33}, r), random_input({17, 33}, r), random_input({17}, r)}, {},
-              1e-5, "batched rows, bias", "eigen"},
+  check_case({"linear",
+              "cublas",
+              {random_input({5, 7, 33}, r), random_input({17, 33}, r), random_input({17}, r)},
+              {},
+              1e-5,
+              "batched rows, bias",
+              "eigen"},
              f.seed);
-  check_case({"linear", "cublas", {random_input({33}, r), random_input({9, 33}, r)}, {}, 1e-5, "a vector, no bias", "eigen"},
-             f.seed);
+  check_case(
+      {"linear", "cublas", {random_input({33}, r), random_input({9, 33}, r)}, {}, 1e-5, "a vector, no bias", "eigen"},
+      f.seed);
   const int64_t seed = static_cast<int64_t>(f.seed % 1000);
   check_case({"dropout", "default", {random_input({37, 41}, r)}, {{"p", 0.3}, {"seed", seed}}, 1e-6, "the CPU's mask"},
              f.seed);
@@ -591,12 +665,26 @@ DEVICE_TEST_CASE("pad, pad_backward, upsample_nearest2d and adaptive average poo
   Tensor x = random_input(xs, r);
   check_case({"pad", "direct", {x}, {{"pads", V{1, 2, 3, 0}}, {"value", 0.5}}, 0, "constant"}, f.seed);
   check_case({"pad", "direct", {x}, {{"pads", V{2, 3, 1, 4}}, {"mode", std::string("reflect")}}, 0, "reflect"}, f.seed);
-  check_case({"pad_backward", "direct", {random_input({2, 3, 12, 14}, r)}, {{"pads", V{2, 3, 1, 4}}, {"shape", V(xs)}},
-              1e-5, "reflected borders add"},
+  check_case({"pad_backward",
+              "direct",
+              {random_input({2, 3, 12, 14}, r)},
+              {{"pads", V{2, 3, 1, 4}}, {"shape", V(xs)}},
+              1e-5,
+              "reflected borders add"},
              f.seed);
-  check_case({"pad", "direct", {x}, {{"pads", V{4, 11, 9, 1}}, {"mode", std::string("replicate")}}, 0, "replicate, pads beyond the axis"}, f.seed);
-  check_case({"pad_backward", "direct", {random_input({2, 3, 17, 24}, r)},
-              {{"pads", V{4, 11, 9, 1}}, {"shape", V(xs)}, {"mode", std::string("replicate")}}, 1e-5, "replicated edges add"},
+  check_case({"pad",
+              "direct",
+              {x},
+              {{"pads", V{4, 11, 9, 1}}, {"mode", std::string("replicate")}},
+              0,
+              "replicate, pads beyond the axis"},
+             f.seed);
+  check_case({"pad_backward",
+              "direct",
+              {random_input({2, 3, 17, 24}, r)},
+              {{"pads", V{4, 11, 9, 1}}, {"shape", V(xs)}, {"mode", std::string("replicate")}},
+              1e-5,
+              "replicated edges add"},
              f.seed);
   check_case({"upsample_nearest2d", "direct", {x}, {{"scale_factor", int64_t{3}}}, 0, "scale 3"}, f.seed);
   check_case({"adaptive_avg_pool2d", "direct", {x}, {{"output_size", V{3, 4}}}, 1e-5, "overlapping windows"}, f.seed);
@@ -662,14 +750,16 @@ DEVICE_TEST_CASE("x.to(device), dispatch, autograd and memory accounting through
     f.ws.call("conv2d", {img, ker}, {}, "winograd");
     FAIL("conv2d winograd ran on cuda");
   } catch (const Error& e) {
-    CHECK(std::string(e.what()).find(std::string("no kernel for algorithm 'winograd' on ") + device_name(dut())) != std::string::npos);
+    CHECK(std::string(e.what()).find(std::string("no kernel for algorithm 'winograd' on ") + device_name(dut())) !=
+          std::string::npos);
     CHECK(e.hint().find("im2col") != std::string::npos);
   }
   // The REPL: :device cuda (sim) makes new tensors there; printing copies back.
   lang::Session session(f.ws);
   std::ostringstream out, err;
   const std::string dev = device_name(dut());
-  REQUIRE(session.run(":device " + dev + "\na = ones(2, 3)\nb = (a * 2).sum()\nprint(b.item(), a.device)", "<t>", out, err));
+  REQUIRE(session.run(":device " + dev + "\na = ones(2, 3)\nb = (a * 2).sum()\nprint(b.item(), a.device)", "<t>", out,
+                      err));
   CHECK(out.str().find("12.0 " + dev) != std::string::npos);  // 2·6 ones (the GPU-only test said 6.0: never run)
 }
 

@@ -122,22 +122,28 @@ TEST_CASE("mistakes in an exercise fence are reported at their line and column",
     return std::string("no error");
   };
   std::string f = exercise_fence();
-  CHECK_THAT(error_of(std::string(f).replace(f.find("[hint]"), 6, "[hnit]")), Catch::StartsWith("l.md:20:2: unknown exercise section [hnit]"));
-  CHECK_THAT(error_of(std::string(f).replace(f.find("story:"), 6, "stroy:")), Catch::StartsWith("l.md:9:1: unknown exercise key 'stroy'"));
+  CHECK_THAT(error_of(std::string(f).replace(f.find("[hint]"), 6, "[hnit]")),
+             Catch::StartsWith("l.md:20:2: unknown exercise section [hnit]"));
+  CHECK_THAT(error_of(std::string(f).replace(f.find("story:"), 6, "stroy:")),
+             Catch::StartsWith("l.md:9:1: unknown exercise key 'stroy'"));
   CHECK_THAT(error_of(std::string(f).replace(f.find("id: scale-backward"), 18, "id: Scale_Backward")),
              Catch::StartsWith("l.md:7:5: an exercise id is lower-case letters"));
-  CHECK_THAT(error_of(std::string(f).replace(f.find("[check] gradcheck"), 17, "[check]")), Catch::StartsWith("l.md:27:8: a [check] needs a description"));
+  CHECK_THAT(error_of(std::string(f).replace(f.find("[check] gradcheck"), 17, "[check]")),
+             Catch::StartsWith("l.md:27:8: a [check] needs a description"));
   const std::string story = "story: A backward that was wrong for two days.\n";
   CHECK_THAT(error_of(std::string(f).replace(f.find(story), story.size(), "")),
              Catch::StartsWith("l.md:6:1: exercise 'scale-backward' has no story"));
   // A typo in a check's code: at its line and column in the lesson file.
   CHECK_THAT(error_of(std::string(f).replace(f.find("expect_gradcheck(scale3"), 23, "expect_gradcheck(scale3 +")),
              Catch::StartsWith("l.md:28:"));
-  CHECK_THAT(error_of(std::string(f).replace(f.find("[solution]"), 10, "[starter]")), Catch::Contains("a second [starter] section"));
-  CHECK_THAT(error_of(std::string(f).replace(f.find("[prompt]\n"), 9, "[prompt]\n\n")).substr(0, 8), Catch::Equals("no error"));
+  CHECK_THAT(error_of(std::string(f).replace(f.find("[solution]"), 10, "[starter]")),
+             Catch::Contains("a second [starter] section"));
+  CHECK_THAT(error_of(std::string(f).replace(f.find("[prompt]\n"), 9, "[prompt]\n\n")).substr(0, 8),
+             Catch::Equals("no error"));
 }
 
-TEST_CASE("two language versions of an exercise share its code; comments and text are translated", "[lesson][exercise]") {
+TEST_CASE("two language versions of an exercise share its code; comments and text are translated",
+          "[lesson][exercise]") {
   const Exercise a = sample_lesson().blocks[0].exercise;
   Exercise b = a;
   b.title = "scale 的反向";
@@ -152,14 +158,17 @@ TEST_CASE("two language versions of an exercise share its code; comments and tex
   CHECK(code_without_comments("x = '#'  # c\n# only\n\ny = 2\n") == "x = '#'\ny = 2\n");
 }
 
-TEST_CASE("an attempt: a pass, and a fail naming the element, both values and the student's lines", "[lesson][exercise]") {
+TEST_CASE("an attempt: a pass, and a fail naming the element, both values and the student's lines",
+          "[lesson][exercise]") {
   const Lesson L = sample_lesson();
   const Exercise& ex = L.blocks[0].exercise;
   const Attempt good = run_attempt(L, ex, ex.solution, "ana/scale-backward.ops");
   CHECK(good.status == AttemptStatus::passed);
   CHECK(good.checks_passed() == 2);
 
-  const std::string wrong = "x0 = 1\n@op\ndef scale3(x):\n    return x * 3.0\n\n@scale3.backward\ndef scale3_backward(dy):\n    return dy * 2.0\n";
+  const std::string wrong =
+      "x0 = 1\n@op\ndef scale3(x):\n    return x * 3.0\n\n@scale3.backward\ndef scale3_backward(dy):\n    return dy * "
+      "2.0\n";
   const Attempt bad = run_attempt(L, ex, wrong, "ben/scale-backward.ops");
   CHECK(bad.status == AttemptStatus::failed);
   REQUIRE(bad.checks.size() == 2);
@@ -169,10 +178,10 @@ TEST_CASE("an attempt: a pass, and a fail naming the element, both values and th
   CHECK_THAT(bad.checks[1].message, Catch::Contains("the backward gives"));
   CHECK_THAT(bad.checks[1].message, Catch::Contains("central differences give"));
   CHECK(bad.checks[1].where == "lessons/en/04-fb.md:28");
-  CHECK(bad.checks[1].your_lines == std::vector<std::string>{"ben/scale-backward.ops:3: def scale3(x):",
-                                                              "ben/scale-backward.ops:4: return x * 3.0",
-                                                              "ben/scale-backward.ops:7: def scale3_backward(dy):",
-                                                              "ben/scale-backward.ops:8: return dy * 2.0"});
+  CHECK(bad.checks[1].your_lines ==
+        std::vector<std::string>{"ben/scale-backward.ops:3: def scale3(x):", "ben/scale-backward.ops:4: return x * 3.0",
+                                 "ben/scale-backward.ops:7: def scale3_backward(dy):",
+                                 "ben/scale-backward.ops:8: return dy * 2.0"});
   const std::string text = feedback_text(ex, bad);
   CHECK_THAT(text, Catch::Contains("Not yet: 1/2 checks pass."));
   CHECK_THAT(text, Catch::Contains("✗ gradcheck"));
@@ -180,7 +189,8 @@ TEST_CASE("an attempt: a pass, and a fail naming the element, both values and th
   CHECK_THAT(attempt_json(ex, bad), Catch::Contains("\"status\": \"fail\""));
 }
 
-TEST_CASE("an attempt that fails to run is an error at its line; one that loops is stopped at the time limit", "[lesson][exercise]") {
+TEST_CASE("an attempt that fails to run is an error at its line; one that loops is stopped at the time limit",
+          "[lesson][exercise]") {
   const Lesson L = sample_lesson("seconds: 1\n");
   const Exercise& ex = L.blocks[0].exercise;
   const Attempt broken = run_attempt(L, ex, "y = 1\nz = relu(nope)\n", "cy/scale-backward.ops");
@@ -189,7 +199,9 @@ TEST_CASE("an attempt that fails to run is an error at its line; one that loops 
   CHECK(broken.checks.size() == 2);  // counted, not run
   CHECK(broken.checks_passed() == 0);
   // Exponential recursion: no loop bound catches it, the clock does.
-  const Attempt looping = run_attempt(L, ex, "def f(n):\n    if n == 0:\n        return 0\n    return f(n - 1) + f(n - 1)\nf(40)\n", "dee/scale-backward.ops");
+  const Attempt looping =
+      run_attempt(L, ex, "def f(n):\n    if n == 0:\n        return 0\n    return f(n - 1) + f(n - 1)\nf(40)\n",
+                  "dee/scale-backward.ops");
   CHECK(looping.status == AttemptStatus::timeout);
   CHECK(looping.seconds < 5);
   CHECK_THAT(looping.error, Catch::Contains("time limit of 1 s; stopped at dee/scale-backward.ops:"));
@@ -197,7 +209,8 @@ TEST_CASE("an attempt that fails to run is an error at its line; one that loops 
   CHECK(run_attempt(L, ex, ex.solution, "a.ops").status == AttemptStatus::passed);
 }
 
-TEST_CASE("lesson --check proves an exercise both ways: the solution passes and the starter fails", "[lesson][exercise]") {
+TEST_CASE("lesson --check proves an exercise both ways: the solution passes and the starter fails",
+          "[lesson][exercise]") {
   const Lesson L = sample_lesson();
   CHECK(check_exercise(L, L.blocks[0].exercise).empty());
   Exercise lazy = L.blocks[0].exercise;
@@ -211,16 +224,22 @@ TEST_CASE("lesson --check proves an exercise both ways: the solution passes and 
   CHECK_THAT(check_exercise(L, crashing), Catch::Contains("its [starter] does not run (error)"));
 }
 
-TEST_CASE("saved_for_backward names what an op keeps; expect_close names the element that differs", "[lesson][exercise][repl]") {
+TEST_CASE("saved_for_backward names what an op keeps; expect_close names the element that differs",
+          "[lesson][exercise][repl]") {
   LessonRunner r;
-  CHECK(r.run_code("@op\ndef sq(x):\n    save(x)\n    return x * x\n@sq.backward\ndef sq_b(dy, x):\n    return 2.0 * dy * x\n").ok);
+  CHECK(
+      r.run_code(
+           "@op\ndef sq(x):\n    save(x)\n    return x * x\n@sq.backward\ndef sq_b(dy, x):\n    return 2.0 * dy * x\n")
+          .ok);
   CHECK(r.run_code("assert saved_for_backward(sq, randn(3)) == [\"x\"]").ok);
   CHECK(r.run_code("assert saved_for_backward(softmax, randn(2, 3)) == [\"output\"]").ok);
   CHECK(r.run_code("assert saved_for_backward(matmul, randn(2, 3), randn(3, 4)) == [\"a\", \"b\"]").ok);
-  const BlockResult close = r.run_code("expect_close(tensor([[1.0, 2.0], [3.0, 4.0]]), tensor([[1.0, 2.0], [3.0, 5.0]]), what=\"y\")");
+  const BlockResult close =
+      r.run_code("expect_close(tensor([[1.0, 2.0], [3.0, 4.0]]), tensor([[1.0, 2.0], [3.0, 5.0]]), what=\"y\")");
   CHECK_FALSE(close.ok);
   CHECK_THAT(close.error, Catch::Contains("y at [1, 1] is 4, expected 5 (1 of 4 elements differ)"));
-  CHECK_THAT(r.run_code("expect_close(zeros(2, 3), zeros(3, 2))").error, Catch::Contains("the result has shape [2, 3], expected [3, 2]"));
+  CHECK_THAT(r.run_code("expect_close(zeros(2, 3), zeros(3, 2))").error,
+             Catch::Contains("the result has shape [2, 3], expected [3, 2]"));
 }
 
 TEST_CASE("a class's folder is graded into one table: right, wrong and crashing answers", "[lesson][exercise]") {
@@ -245,15 +264,20 @@ TEST_CASE("a class's folder is graded into one table: right, wrong and crashing 
   CHECK_THAT(g.students[2].attempts.at("scale-backward").error, Catch::Contains("cy/scale-backward.ops:2:"));
 }
 
-TEST_CASE("a lesson opens with goals, closes with a recap, and asks each quiz before the cell that answers it", "[lesson]") {
+TEST_CASE("a lesson opens with goals, closes with a recap, and asks each quiz before the cell that answers it",
+          "[lesson]") {
   const std::string head = "---\nid: 1\ntitle: t\nminutes: 5\n---\n";
-  const std::string good = head + "```goals\n- count nodes\n```\n\n```quiz\nHow many nodes?\nanswer: 1\nverify: node_count()\n```\n\n"
-                                  "Now run it.\n\n```ops\ny = relu(tensor([1.0]))\n```\n\n```check\nassert node_count() == 1\n```\n\n"
-                                  "```recap\n- one node\n```\n\n<!-- pause -->\n";
+  const std::string good =
+      head +
+      "```goals\n- count nodes\n```\n\n```quiz\nHow many nodes?\nanswer: 1\nverify: node_count()\n```\n\n"
+      "Now run it.\n\n```ops\ny = relu(tensor([1.0]))\n```\n\n```check\nassert node_count() == 1\n```\n\n"
+      "```recap\n- one node\n```\n\n<!-- pause -->\n";
   const Lesson L = parse_lesson(good, "g.md");
   CHECK(structure_problems(L).empty());
   CHECK(check_lesson(L).empty());  // the quiz's verify ran after the cell that answers it
-  const std::string late = head + "```ops\nx = 1\n```\n\n```goals\n- g\n```\n\n```check\nassert x == 1\n```\n\n```quiz\nx?\nanswer: 1\n```\n";
+  const std::string late =
+      head +
+      "```ops\nx = 1\n```\n\n```goals\n- g\n```\n\n```check\nassert x == 1\n```\n\n```quiz\nx?\nanswer: 1\n```\n";
   const auto problems = structure_problems(parse_lesson(late, "l.md"));
   REQUIRE(problems.size() == 3);
   CHECK_THAT(problems[0], Catch::Contains("l.md:10: the ```goals block comes after the first cell"));
@@ -261,7 +285,8 @@ TEST_CASE("a lesson opens with goals, closes with a recap, and asks each quiz be
   CHECK_THAT(problems[2], Catch::Contains("l.md:18: this quiz is not followed by the cell that answers it"));
 }
 
-TEST_CASE("the terminal player: an exercise's file, a hint, a failed check, giving up; the progress file keeps them", "[lesson][exercise]") {
+TEST_CASE("the terminal player: an exercise's file, a hint, a failed check, giving up; the progress file keeps them",
+          "[lesson][exercise]") {
   TempDir lessons("exercise-player");
   lessons.write("en/04-fb.md", kHead + exercise_fence() + "\n```recap\n- done\n```\n");
   const std::string progress = (lessons.dir / "config" / "progress.json").string();
@@ -293,7 +318,8 @@ TEST_CASE("the terminal player: an exercise's file, a hint, a failed check, givi
   CHECK_THAT(e.code, Catch::Contains("return dy  # the factor is missing"));
 }
 
-TEST_CASE("the player model: an exercise starts from the saved code, and a pass shows the solution", "[lesson][exercise]") {
+TEST_CASE("the player model: an exercise starts from the saved code, and a pass shows the solution",
+          "[lesson][exercise]") {
   TempDir lessons("exercise-model");
   lessons.write("en/04-fb.md", kHead + exercise_fence());
   const std::string progress = (lessons.dir / "progress.json").string();
@@ -347,11 +373,14 @@ def f(x):
                       "lessons/en/04-fb.md");
 }
 
-Attempt attempt_at(const Lesson& L, const std::string& code) { return run_attempt(L, L.blocks[0].exercise, code, "ana/guarded.ops"); }
+Attempt attempt_at(const Lesson& L, const std::string& code) {
+  return run_attempt(L, L.blocks[0].exercise, code, "ana/guarded.ops");
+}
 
 }  // namespace
 
-TEST_CASE("the checks run in a scope of their own: the student's code cannot read or replace them", "[lesson][exercise]") {
+TEST_CASE("the checks run in a scope of their own: the student's code cannot read or replace them",
+          "[lesson][exercise]") {
   const Lesson L = guarded_lesson();
   CHECK(attempt_at(L, "def f(x):\n    return x * 2.0\n").status == AttemptStatus::passed);
   // The check's variable is out of the student's functions' sight.
@@ -360,55 +389,78 @@ TEST_CASE("the checks run in a scope of their own: the student's code cannot rea
   CHECK_THAT(peek.checks[0].message, Catch::Contains("ana/guarded.ops:2:12: error: unknown name 'secret'"));
   // Nor can it change a check's tensor in place: zeroing `secret` by an optimizer step would make
   // 2·secret agree with anything zero.
-  const Attempt zeroed = attempt_at(L, "def f(x):\n    x.requires_grad = True\n    backward((x * x).sum())\n    SGD([x], lr=0.5).step()\n    return x * 2.0\n");
+  const Attempt zeroed = attempt_at(L,
+                                    "def f(x):\n    x.requires_grad = True\n    backward((x * x).sum())\n    SGD([x], "
+                                    "lr=0.5).step()\n    return x * 2.0\n");
   CHECK(zeroed.status == AttemptStatus::failed);
   CHECK_THAT(zeroed.checks[0].message, Catch::Contains("your code changes the checks' tensor 'secret' in place"));
   // A name the student's code keeps is theirs, whatever the checks call theirs.
-  CHECK(attempt_at(L, "secret = 100.0\ndef f(x):\n    return x * 2.0 + secret * 0.0\n").status == AttemptStatus::passed);
+  CHECK(attempt_at(L, "secret = 100.0\ndef f(x):\n    return x * 2.0 + secret * 0.0\n").status ==
+        AttemptStatus::passed);
   // The set-up's names are read freely.
   CHECK(attempt_at(L, "def f(x):\n    return x * (given - 5.0)\n").status == AttemptStatus::passed);
   // Redefining a check's helper, an operator or the set-up is an error at that line, quoted.
-  const Attempt fake = attempt_at(L, "def f(x):\n    return x\n\ndef expect_close(a, b, what=None):\n    return True\n");
+  const Attempt fake =
+      attempt_at(L, "def f(x):\n    return x\n\ndef expect_close(a, b, what=None):\n    return True\n");
   CHECK(fake.status == AttemptStatus::error);
   CHECK_THAT(fake.error, Catch::Contains("ana/guarded.ops:4: error: your code redefines the built-in expect_close()"));
   CHECK_THAT(fake.error, Catch::Contains("    def expect_close(a, b, what=None):"));
   CHECK_THAT(fake.error, Catch::Contains("hint: give yours another name (my_expect_close)"));
-  CHECK_THAT(attempt_at(L, "randn = ones\ndef f(x):\n    return x\n").error, Catch::Contains("redefines the built-in randn()"));
-  CHECK_THAT(attempt_at(L, "def f(x):\n    return x\nrelu = f\n").error, Catch::Contains("ana/guarded.ops:3: error: your code redefines the operator relu"));
-  CHECK_THAT(attempt_at(L, "given = 3.0\ndef f(x):\n    return x\n").error, Catch::Contains("'given', which the exercise's set-up defines"));
+  CHECK_THAT(attempt_at(L, "randn = ones\ndef f(x):\n    return x\n").error,
+             Catch::Contains("redefines the built-in randn()"));
+  CHECK_THAT(attempt_at(L, "def f(x):\n    return x\nrelu = f\n").error,
+             Catch::Contains("ana/guarded.ops:3: error: your code redefines the operator relu"));
+  CHECK_THAT(attempt_at(L, "given = 3.0\ndef f(x):\n    return x\n").error,
+             Catch::Contains("'given', which the exercise's set-up defines"));
 }
 
-TEST_CASE("an exercise's forbidden built-ins: the student's code may not use them, the checks may", "[lesson][exercise]") {
+TEST_CASE("an exercise's forbidden built-ins: the student's code may not use them, the checks may",
+          "[lesson][exercise]") {
   const Lesson L = guarded_lesson();
   const Exercise& ex = L.blocks[0].exercise;
   REQUIRE(ex.forbidden.size() == 2);
   CHECK(ex.forbidden[1].name == "softmax_backward");
   CHECK(ex.forbidden[1].why == "it is what you are writing");
-  const Attempt used = attempt_at(L, "def f(x):\n    y = conv2d(zeros(1, 1, 3, 3), zeros(1, 1, 1, 1))\n    return x * 2.0\n");
+  const Attempt used =
+      attempt_at(L, "def f(x):\n    y = conv2d(zeros(1, 1, 3, 3), zeros(1, 1, 1, 1))\n    return x * 2.0\n");
   CHECK(used.status == AttemptStatus::failed);
-  CHECK_THAT(used.checks[0].message, Catch::Contains("ana/guarded.ops:2:9: error: this exercise does not let your code use conv2d: it is what you are writing"));
+  CHECK_THAT(
+      used.checks[0].message,
+      Catch::Contains(
+          "ana/guarded.ops:2:9: error: this exercise does not let your code use conv2d: it is what you are writing"));
   // At the top level too, and by an alias's road.
-  CHECK_THAT(attempt_at(L, "g = softmax_backward\ndef f(x):\n    return x * 2.0\n").error, Catch::Contains("does not let your code use softmax_backward"));
-  CHECK_THROWS_WITH(parse_exercise("id: x\nforbid: conv2d\n", "l.md", 2), Catch::Contains("forbid: needs the names, a ':' and why"));
+  CHECK_THAT(attempt_at(L, "g = softmax_backward\ndef f(x):\n    return x * 2.0\n").error,
+             Catch::Contains("does not let your code use softmax_backward"));
+  CHECK_THROWS_WITH(parse_exercise("id: x\nforbid: conv2d\n", "l.md", 2),
+                    Catch::Contains("forbid: needs the names, a ':' and why"));
 }
 
-TEST_CASE("skill checks: own backward, saved tensors as a set, products counted, log() in an @op", "[lesson][exercise]") {
+TEST_CASE("skill checks: own backward, saved tensors as a set, products counted, log() in an @op",
+          "[lesson][exercise]") {
   LessonRunner r;
-  const std::string op = "@op\ndef mm(a, b):\n    save(b, a)\n    return a @ b\n\n@mm.backward\ndef mm_backward(dc, b, a):\n    return dc @ b.T, a.T @ dc\n";
-  BlockResult res = r.run_code(op + "print(saved_for_backward(mm, randn(2, 3), randn(3, 2)) == [\"a\", \"b\"])\nprint(expect_own_backward(mm))\n");
+  const std::string op =
+      "@op\ndef mm(a, b):\n    save(b, a)\n    return a @ b\n\n@mm.backward\ndef mm_backward(dc, b, a):\n    return dc "
+      "@ b.T, a.T @ dc\n";
+  BlockResult res = r.run_code(
+      op +
+      "print(saved_for_backward(mm, randn(2, 3), randn(3, 2)) == [\"a\", \"b\"])\nprint(expect_own_backward(mm))\n");
   CHECK(res.ok);
   CHECK(res.output == "True\nTrue\n");
   res = r.run_code("def plain(a, b):\n    return a @ b\nexpect_own_backward(plain)\n");
   CHECK_THAT(res.error, Catch::Contains("plain is a plain def, so autograd differentiated it for you"));
   res = r.run_code("@op\ndef nob(x):\n    return x * 2.0\nexpect_own_backward(nob)\n");
   CHECK_THAT(res.error, Catch::Contains("@op nob has no @nob.backward of yours"));
-  CHECK_THAT(r.run_code("expect_own_backward(relu)\n").error, Catch::Contains("relu is a built-in operator, not yours"));
+  CHECK_THAT(r.run_code("expect_own_backward(relu)\n").error,
+             Catch::Contains("relu is a built-in operator, not yours"));
   // Every product is counted as it runs, one whose result is thrown away too.
-  res = r.run_code("def bm(A, B):\n    junk = ones(1, 1) @ ones(1, 1)\n    return matmul(A, B)\nprint(op_calls(bm, randn(2, 3), randn(3, 4)))\n");
+  res = r.run_code(
+      "def bm(A, B):\n    junk = ones(1, 1) @ ones(1, 1)\n    return matmul(A, B)\nprint(op_calls(bm, randn(2, 3), "
+      "randn(3, 4)))\n");
   CHECK(res.ok);
   CHECK_THAT(res.output, Catch::Contains("[[[1, 1], [1, 1]], [[2, 3], [3, 4]]]"));
   // log(x) is ln in an @op's body, as `opscope ops` lists it.
-  res = r.run_code("@op\ndef lse(x):\n    return log(exp(x).sum(axis=-1, keepdim=True))\nprint(lse(zeros(1, 4)).item())\n");
+  res = r.run_code(
+      "@op\ndef lse(x):\n    return log(exp(x).sum(axis=-1, keepdim=True))\nprint(lse(zeros(1, 4)).item())\n");
   CHECK(res.ok);
   CHECK_THAT(res.output, Catch::StartsWith("1.386"));
 }
@@ -423,7 +475,8 @@ TEST_CASE("an allocation refused is an attempt's out of memory, not a crash", "[
   CHECK(attempt_at(L, "def f(x):\n    return x * 2.0\n").status == AttemptStatus::passed);
 }
 
-TEST_CASE("an attempt's JSON reads back into the same attempt (what a graded child process prints)", "[lesson][exercise]") {
+TEST_CASE("an attempt's JSON reads back into the same attempt (what a graded child process prints)",
+          "[lesson][exercise]") {
   const Lesson L = guarded_lesson();
   const Exercise& ex = L.blocks[0].exercise;
   const Attempt a = attempt_at(L, "def f(x):\n    return x * 3.0\n");
@@ -437,14 +490,17 @@ TEST_CASE("an attempt's JSON reads back into the same attempt (what a graded chi
 }
 
 // What the test below runs in a child process of this test program (hidden tags: not run alone).
-TEST_CASE("(a graded child) sleeps ten seconds", "[.sandbox_child_sleeps]") { std::this_thread::sleep_for(std::chrono::seconds(10)); }
+TEST_CASE("(a graded child) sleeps ten seconds", "[.sandbox_child_sleeps]") {
+  std::this_thread::sleep_for(std::chrono::seconds(10));
+}
 TEST_CASE("(a graded child) asks for 3 GiB", "[.sandbox_child_allocates]") {
   std::vector<char> hog(size_t(3) << 30, 1);
   std::printf("allocated %d\n", hog[size_t(1) << 29]);
 }
 TEST_CASE("(a graded child) prints", "[.sandbox_child_prints]") { std::printf("hello from the child\n"); }
 
-TEST_CASE("a graded child process is killed at its wall-clock limit, capped in memory, and its output read", "[exercise][sandbox]") {
+TEST_CASE("a graded child process is killed at its wall-clock limit, capped in memory, and its output read",
+          "[exercise][sandbox]") {
   const platform::ChildRun slow = platform::run_self_limited({"[.sandbox_child_sleeps]"}, 0.5, size_t(4) << 30);
   CHECK(slow.end == platform::ChildRun::End::killed_at_limit);
   CHECK(slow.seconds < 3);

@@ -69,7 +69,8 @@ OPSCOPE_REGISTER_OPS(register_test_ops) {
     k.out().copy_from(k.in(0));
   }));
 )";
-  if (!extra_op.empty()) s += "  registry.add(unary(\"" + extra_op + "\", \"a copy\", [](KernelCtx& k) { k.out().copy_from(k.in(0)); }));\n";
+  if (!extra_op.empty())
+    s += "  registry.add(unary(\"" + extra_op + "\", \"a copy\", [](KernelCtx& k) { k.out().copy_from(k.in(0)); }));\n";
   s += "}\n}  // namespace\n";
   const std::string f = std::to_string(factor);
   for (size_t at; (at = s.find("FACTOR")) != std::string::npos;) s.replace(at, 6, f);
@@ -86,7 +87,8 @@ std::unique_ptr<OpDef> test_op(const std::string& name) {
   return d;
 }
 
-ext::LoadedFile fake_file(const std::string& origin, std::vector<std::string> ops, std::vector<KernelAddition> kernels = {}) {
+ext::LoadedFile fake_file(const std::string& origin, std::vector<std::string> ops,
+                          std::vector<KernelAddition> kernels = {}) {
   auto cap = std::make_shared<RegistryCapture>();
   for (auto& n : ops) cap->ops.push_back(test_op(n));
   cap->kernels = std::move(kernels);
@@ -143,7 +145,8 @@ TEST_CASE("extension: compiler output is read as file:line:col diagnostics", "[r
   CHECK(ext::format_errors(ds, "my_ops.cpp", gcc, 1).find("... and 1 more error\n") != std::string::npos);
 
   // nvcc's own front end: file(line), the column from its caret.
-  const auto nv = ext::parse_diagnostics("k.cu(12): error: identifier \"foo\" is undefined\n    y = foo(x);\n        ^\n");
+  const auto nv =
+      ext::parse_diagnostics("k.cu(12): error: identifier \"foo\" is undefined\n    y = foo(x);\n        ^\n");
   REQUIRE(nv.size() == 1);
   CHECK(nv[0].line == 12);
   CHECK(nv[0].col == 5);
@@ -162,13 +165,15 @@ TEST_CASE("extension: what a file registers is checked before any of it is", "[o
   // The language's builtin functions are not op names either.
   ext::LoadOptions names;
   names.reserved_names = {"print"};
-  CHECK(error_of([&] { loader.adopt(fake_file("/t/p.cpp", {"print"}), names); }).find("builtin function") != std::string::npos);
+  CHECK(error_of([&] { loader.adopt(fake_file("/t/p.cpp", {"print"}), names); }).find("builtin function") !=
+        std::string::npos);
   // A new algorithm must not take a built-in one's name, on any device; its op must exist.
   e = error_of([&] { loader.adopt(fake_file("/t/k.cpp", {}, {cpu_algorithm("matmul", "eigen")})); });
   CHECK(e.find("already has a cpu kernel 'eigen' (built in)") != std::string::npos);
   e = error_of([&] { loader.adopt(fake_file("/t/k.cpp", {}, {cpu_algorithm("matmull", "mine")})); });
   CHECK(e.find("'matmull', which is not an operator") != std::string::npos);
-  CHECK(error_of([&] { loader.adopt(fake_file("/t/empty.cpp", {})); }).find("declares no operators") != std::string::npos);
+  CHECK(error_of([&] { loader.adopt(fake_file("/t/empty.cpp", {})); }).find("declares no operators") !=
+        std::string::npos);
 
   // Two files: b.cpp adds an algorithm to a.cpp's op; reloading a.cpp keeps b's algorithm on it.
   loader.adopt(fake_file("/t/a.cpp", {"ext_t_a"}));
@@ -196,7 +201,8 @@ TEST_CASE("extension: what a file registers is checked before any of it is", "[o
   CHECK(first->name == "ext_t_a");
   CHECK(has_algorithm("ext_t_a", "fast"));
   // Another file may not take a.cpp's op.
-  CHECK(error_of([&] { loader.adopt(fake_file("/t/c.cpp", {"ext_t_a"})); }).find("the operator ext_t_a of /t/a.cpp") != std::string::npos);
+  CHECK(error_of([&] { loader.adopt(fake_file("/t/c.cpp", {"ext_t_a"})); }).find("the operator ext_t_a of /t/a.cpp") !=
+        std::string::npos);
   for (const auto& f : loader.loaded())
     if (f.origin.rfind("/t/", 0) == 0) loader.restore(f.origin, std::nullopt);
 }
@@ -214,12 +220,13 @@ TEST_CASE("extension: the fused swish example loads, runs, gradchecks and works 
   const std::string out = lab.ok(load_call(swish));
   CHECK(out.find("operators swish, swish_backward") != std::string::npos);
   CHECK(lab.ok(load_call(swish)).find("already loaded and unchanged") != std::string::npos);
-  lab.ok("x = param(randn(3, 4))\n"
-         "y = swish(x)\n"
-         "assert allclose(y, x * sigmoid(x))\n"
-         "backward(y.sum())\n"
-         "s = sigmoid(x)\n"
-         "assert allclose(x.grad, s * (1 + x * (1 - s)), atol=1e-6)");
+  lab.ok(
+      "x = param(randn(3, 4))\n"
+      "y = swish(x)\n"
+      "assert allclose(y, x * sigmoid(x))\n"
+      "backward(y.sum())\n"
+      "s = sigmoid(x)\n"
+      "assert allclose(x.grad, s * (1 + x * (1 - s)), atol=1e-6)");
   const OpDef& op = OpRegistry::instance().get("swish");
   CHECK(op.origin == fs::canonical(swish).string());
   for (const GradcheckResult& r : gradcheck_op(op)) {
@@ -229,12 +236,13 @@ TEST_CASE("extension: the fused swish example loads, runs, gradchecks and works 
   CHECK(describe_op(op).find("from: " + op.origin) != std::string::npos);
   CHECK(app::ops_table().find("swish_backward") != std::string::npos);
   // Static mode: the op's shape inference and kernel serve a compiled program as any built-in's.
-  lab.ok(":mode static\n"
-         "xs = input(\"xs\", [2, 3])\n"
-         "loss = swish(xs).sum()\n"
-         "compile(loss)\n"
-         "r = run(loss, xs=ones(2, 3))\n"
-         ":mode dynamic");
+  lab.ok(
+      ":mode static\n"
+      "xs = input(\"xs\", [2, 3])\n"
+      "loss = swish(xs).sum()\n"
+      "compile(loss)\n"
+      "r = run(loss, xs=ones(2, 3))\n"
+      ":mode dynamic");
   CHECK(lab.echo("r.item()").substr(0, 6) == "4.3863");  // 6·swish(1) = 6·0.7310586
 
   // The CUDA kernels: compiled by nvcc where a GPU runs them, else for the simulated GPU (sim).
@@ -244,16 +252,21 @@ TEST_CASE("extension: the fused swish example loads, runs, gradchecks and works 
     lab.ok(load_call(cu));
     CHECK(OpRegistry::instance().get("swish").find_kernel(gpu, "fused") != nullptr);
     CHECK(OpRegistry::instance().get("swish_backward").find_kernel(gpu, "default") != nullptr);
-    CHECK(describe_op(OpRegistry::instance().get("swish")).find(std::string("algorithm fused [") + device_name(gpu) + "] from: ") !=
-          std::string::npos);
+    CHECK(describe_op(OpRegistry::instance().get("swish"))
+              .find(std::string("algorithm fused [") + device_name(gpu) + "] from: ") != std::string::npos);
     if (device_available(gpu)) {
       const std::string to = std::string("to(\"") + device_name(gpu) + "\")";
-      lab.ok("xc = randn(257, 33)\n"
-             "assert allclose(swish(xc." + to + ").to(\"cpu\"), swish(xc), atol=1e-6)\n"
-             "xg = param(xc." + to + ")\n"
-             "backward(swish(xg).sum())\n"
-             "sc = sigmoid(xc)\n"
-             "assert allclose(xg.grad.to(\"cpu\"), sc * (1 + xc * (1 - sc)), atol=1e-6)");
+      lab.ok(
+          "xc = randn(257, 33)\n"
+          "assert allclose(swish(xc." +
+          to +
+          ").to(\"cpu\"), swish(xc), atol=1e-6)\n"
+          "xg = param(xc." +
+          to +
+          ")\n"
+          "backward(swish(xg).sum())\n"
+          "sc = sigmoid(xc)\n"
+          "assert allclose(xg.grad.to(\"cpu\"), sc * (1 + xc * (1 - sc)), atol=1e-6)");
     }
     ext::ExtensionLoader::instance().unload(cu);
   }
@@ -268,10 +281,11 @@ TEST_CASE("extension: a student's matmul algorithm is checked by gradcheck and t
   CHECK(lab.ok(load_call(file)).find("algorithm matmul: mine [cpu]") != std::string::npos);
   REQUIRE(has_algorithm("matmul", "mine"));
   // Edge tiles, a transposed (strided) operand and a broadcast batch, against naive.
-  lab.ok("a = randn(37, 29); b = randn(45, 29)\n"
-         "assert allclose(matmul(a, b.T, algo=\"mine\"), matmul(a, b.T, algo=\"naive\"), atol=1e-4)\n"
-         "p = randn(3, 2, 9, 40); q = randn(40, 33)\n"
-         "assert allclose(matmul(p, q, algo=\"mine\"), matmul(p, q, algo=\"naive\"), atol=1e-4)");
+  lab.ok(
+      "a = randn(37, 29); b = randn(45, 29)\n"
+      "assert allclose(matmul(a, b.T, algo=\"mine\"), matmul(a, b.T, algo=\"naive\"), atol=1e-4)\n"
+      "p = randn(3, 2, 9, 40); q = randn(40, 33)\n"
+      "assert allclose(matmul(p, q, algo=\"mine\"), matmul(p, q, algo=\"naive\"), atol=1e-4)");
   int checked = 0;
   for (const GradcheckResult& r : gradcheck_op(OpRegistry::instance().get("matmul"))) {
     if (r.algo != "mine") continue;
@@ -316,7 +330,8 @@ TEST_CASE("extension: compiler errors, collisions, kernel errors and reloading a
   }
   SECTION("a file of the wrong kind, or a .cu without CUDA") {
     CHECK_FALSE(lab.run(load_call(write_source("notes.txt", "hello"))));
-    CHECK(lab.err.find("a C++ file (.cpp, .cc, .cxx), a CUDA file (.cu) or a shared object (.so)") != std::string::npos);
+    CHECK(lab.err.find("a C++ file (.cpp, .cc, .cxx), a CUDA file (.cu) or a shared object (.so)") !=
+          std::string::npos);
     if (!device_built(Device::cuda) && !device_built(Device::sim)) {
       CHECK_FALSE(lab.run(load_call(write_source("k.cu", "__global__ void k() {}\n"))));
       CHECK(lab.err.find("built without CUDA and without the simulated GPU") != std::string::npos);
@@ -327,7 +342,8 @@ TEST_CASE("extension: compiler errors, collisions, kernel errors and reloading a
   SECTION("an op that collides with a built-in is refused, naming both, and nothing of the file loads") {
     const std::string clash = write_source("clash.cpp", scale_extension(2, false, "relu"));
     CHECK_FALSE(lab.run(load_call(clash)));
-    CHECK(lab.err.find("clash.cpp declares operator 'relu', which is already the built-in operator relu") != std::string::npos);
+    CHECK(lab.err.find("clash.cpp declares operator 'relu', which is already the built-in operator relu") !=
+          std::string::npos);
     CHECK(OpRegistry::instance().find("ext_scale") == nullptr);
   }
   SECTION("a kernel's opscope::Error fails its statement; an edited file replaces its ops") {
@@ -344,7 +360,8 @@ TEST_CASE("extension: compiler errors, collisions, kernel errors and reloading a
     const OpDef* v1 = OpRegistry::instance().find("ext_scale");
     std::ofstream(file) << scale_extension(3, false, "ext_copy");
     const std::string out = lab.ok(load_call(file));
-    CHECK(out.find("reloaded " + file + " (edited): replaced ext_scale; new ext_copy; removed ext_refuses") != std::string::npos);
+    CHECK(out.find("reloaded " + file + " (edited): replaced ext_scale; new ext_copy; removed ext_refuses") !=
+          std::string::npos);
     CHECK(lab.echo("ext_scale(keep).tolist()") == "[3.0, 6.0]");
     CHECK(OpRegistry::instance().find("ext_refuses") == nullptr);
     // The node made before the reload keeps the first version, whose code stays loaded.
@@ -360,7 +377,8 @@ TEST_CASE("extension: lessons load only what their file policy allows, and opsco
   test::Lab lab;
   lab.session.interpreter().set_file_policy(std::make_shared<test::RefuseLoadingCode>());
   CHECK_FALSE(lab.run(load_call((test::extension_temp().path / "elsewhere.cpp").string())));
-  CHECK(lab.err.find("<test>:1:16: error: this lesson may load extensions only from its own folder") != std::string::npos);
+  CHECK(lab.err.find("<test>:1:16: error: this lesson may load extensions only from its own folder") !=
+        std::string::npos);
   // example_path names a shipped example, which the policy does not stop (it is opscope's own code).
   CHECK(lab.echo("example_path(\"extensions/swish.cpp\")") == "'" + fs::canonical(example("swish.cpp")).string() + "'");
   CHECK_FALSE(lab.run("example_path(\"extensions/nope.cpp\")"));

@@ -30,7 +30,8 @@ int line_of(const std::string& file, const std::string& text) {
 std::vector<gpusim::LaunchRecord> record_matmul(const std::string& algo, int64_t n) {
   Workspace ws;
   WorkspaceScope scope(ws);
-  Tensor a = test::uniform({n, n}, DType::f32, 1).to(Device::sim), b = test::uniform({n, n}, DType::f32, 2).to(Device::sim);
+  Tensor a = test::uniform({n, n}, DType::f32, 1).to(Device::sim),
+         b = test::uniform({n, n}, DType::f32, 2).to(Device::sim);
   NoGradGuard ng;
   gpusim::start_recording();
   ws.call("matmul", {a, b}, {}, algo);
@@ -180,9 +181,8 @@ std::string error_of(const std::function<void()>& f) {
 TEST_CASE("sim: a removed __syncthreads is a write-after-read hazard naming both lines", "[sim][gpusim]") {
   if (skip_without_sim()) return;
   SimBuffers b(64 * 64);
-  const std::string msg = error_of([&] {
-    gpusim_defects::launch_missing_barrier(b.x.data<float>(), b.x.data<float>(), b.y.data<float>(), 64);
-  });
+  const std::string msg = error_of(
+      [&] { gpusim_defects::launch_missing_barrier(b.x.data<float>(), b.x.data<float>(), b.y.data<float>(), 64); });
   INFO(msg);
   CHECK(msg.find("write-after-read hazard in shared memory") != std::string::npos);
   CHECK(msg.find("mm_tiled_missing_barrier") != std::string::npos);
@@ -200,9 +200,8 @@ TEST_CASE("sim: a launch stopped by a hazard is reported with the hazard in its 
   LaunchReporter* reporter = launch_reporter(Device::sim);
   REQUIRE(reporter != nullptr);
   reporter->start();
-  const std::string msg = error_of([&] {
-    gpusim_defects::launch_missing_barrier(b.x.data<float>(), b.x.data<float>(), b.y.data<float>(), 64);
-  });
+  const std::string msg = error_of(
+      [&] { gpusim_defects::launch_missing_barrier(b.x.data<float>(), b.x.data<float>(), b.y.data<float>(), 64); });
   const std::string json = reporter->take_json("T4");
   INFO(json);
   CHECK(msg.find("write-after-read hazard") != std::string::npos);
@@ -227,7 +226,8 @@ TEST_CASE("sim: an off-by-one bound is an out-of-bounds load with thread and lin
   // 128 floats: 512 bytes, exactly the caching allocator's block (it rounds to 512 bytes: a
   // read past a tensor but inside its block is not seen, as on a GPU under a caching allocator).
   SimBuffers b(128);
-  const std::string msg = error_of([&] { gpusim_defects::launch_off_by_one(b.x.data<float>(), b.y.data<float>(), 128); });
+  const std::string msg =
+      error_of([&] { gpusim_defects::launch_off_by_one(b.x.data<float>(), b.y.data<float>(), 128); });
   INFO(msg);
   CHECK(msg.find("out-of-bounds global load of 4 bytes") != std::string::npos);
   CHECK(msg.find("copy_off_by_one, block (2,0,0), thread (0,0,0)") != std::string::npos);  // thread 128
@@ -239,7 +239,8 @@ TEST_CASE("sim: an off-by-one bound is an out-of-bounds load with thread and lin
 TEST_CASE("sim: an unaligned float4 view is a misaligned load", "[sim][gpusim]") {
   if (skip_without_sim()) return;
   SimBuffers b(64);
-  const std::string msg = error_of([&] { gpusim_defects::launch_unaligned_float4(b.x.data<float>(), b.y.data<float>(), 8); });
+  const std::string msg =
+      error_of([&] { gpusim_defects::launch_unaligned_float4(b.x.data<float>(), b.y.data<float>(), 8); });
   INFO(msg);
   CHECK(msg.find("misaligned global load of 16 bytes") != std::string::npos);
   CHECK(msg.find("thread (0,0,0)") != std::string::npos);
@@ -278,7 +279,8 @@ TEST_CASE("sim: the backend's add_into adds on the device", "[sim][gpusim]") {
   Tensor acc = a.to(Device::sim);
   device_backend(Device::sim)->add_into(acc, b.to(Device::sim));
   const std::vector<double> got = acc.to_vector(), x = a.to_vector(), y = b.to_vector();
-  for (size_t i = 0; i < got.size(); ++i) CHECK(got[i] == static_cast<double>(static_cast<float>(x[i]) + static_cast<float>(y[i])));
+  for (size_t i = 0; i < got.size(); ++i)
+    CHECK(got[i] == static_cast<double>(static_cast<float>(x[i]) + static_cast<float>(y[i])));
 }
 
 }  // namespace opscope

@@ -14,8 +14,8 @@
 #include "app/lang/file_policy.h"
 #include "core/device.h"
 #include "core/op.h"
-#include "gpusim/report.h"
 #include "extension_temp.h"
+#include "gpusim/report.h"
 #include "lab.h"
 
 using namespace opscope;
@@ -56,13 +56,15 @@ TEST_CASE("sim extension: a student's .cu runs on sim, matches the CPU, is count
   REQUIRE(OpRegistry::instance().get("student_axpy").find_kernel(Device::sim, "default") != nullptr);
 
   // Values: the kernel on sim against the same op's CPU kernel.
-  lab.ok("x = randn(1000)\n"
-         "xs = x.to(\"sim\")");
+  lab.ok(
+      "x = randn(1000)\n"
+      "xs = x.to(\"sim\")");
   gpusim::start_recording();
   lab.ok("ys = student_axpy(xs)");
   const auto records = gpusim::take_records();
-  lab.ok("assert allclose(ys.to(\"cpu\"), 2 * x + 1)\n"
-         "assert allclose(ys.to(\"cpu\"), student_axpy(x))");
+  lab.ok(
+      "assert allclose(ys.to(\"cpu\"), 2 * x + 1)\n"
+      "assert allclose(ys.to(\"cpu\"), student_axpy(x))");
 
   // Counted at the student's line: 1000 floats in 4 blocks of 256 threads = 32 warps with a lane
   // in range (the last with 1000 - 31·32 = 8 lanes), one load request each; a full warp reads
@@ -105,7 +107,8 @@ TEST_CASE("sim extension: a student's .cu runs on sim, matches the CPU, is count
   CHECK(lab.err.find("hazard") != std::string::npos);
   CHECK(lab.err.find("student_kernels.cu:" + std::to_string(line_in_student_file("s[t] = t < n ? x[t] : 0.0f;"))) !=
         std::string::npos);
-  CHECK(lab.err.find("student_kernels.cu:" + std::to_string(line_in_student_file("acc += s[j];"))) != std::string::npos);
+  CHECK(lab.err.find("student_kernels.cu:" + std::to_string(line_in_student_file("acc += s[j];"))) !=
+        std::string::npos);
 
   ext::ExtensionLoader::instance().unload(kStudentFile);
   CHECK(OpRegistry::instance().find("student_axpy") == nullptr);

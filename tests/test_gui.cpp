@@ -27,20 +27,24 @@ struct GuiRun {
 };
 
 // `what` is what the window opens: "--script FILE" (default: the MLP) or "--lesson N".
-std::string script_arg(const std::string& name) { return std::string("--script '") + OPSCOPE_SOURCE_DIR + "/tests/gui/" + name + "'"; }
+std::string script_arg(const std::string& name) {
+  return std::string("--script '") + OPSCOPE_SOURCE_DIR + "/tests/gui/" + name + "'";
+}
 // The folder a run keeps its settings, lesson progress and workspace journal in.
 std::string config_dir(const std::string& name) { return std::string(OPSCOPE_TEST_OUT) + "/gui-test-config-" + name; }
 // `config_of`: run in that earlier run's config folder (a next session); "": one of its own, emptied first.
-GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20, const std::string& what = script_arg("mlp.ops"),
-               const std::string& extra = "", const std::string& config_of = "") {
+GuiRun run_gui(const std::string& name, const std::string& actions, int frames = 20,
+               const std::string& what = script_arg("mlp.ops"), const std::string& extra = "",
+               const std::string& config_of = "") {
   const std::string dir = OPSCOPE_TEST_OUT;
   const std::string png = dir + "/" + name + ".png", json = dir + "/" + name + ".json";
   std::remove(png.c_str());
   std::remove(json.c_str());
   const std::string config = config_dir(config_of.empty() ? name : config_of);
   if (config_of.empty()) std::system(("rm -rf '" + config + "'").c_str());
-  const std::string cmd = "XDG_CONFIG_HOME='" + config + "' '" + std::string(OPSCOPE_BIN) + "' gui " + what + " --frames " +
-                          std::to_string(frames) + " --screenshot '" + png + "' --state-json '" + json + "' --actions '" + actions + "' " + extra;
+  const std::string cmd = "XDG_CONFIG_HOME='" + config + "' '" + std::string(OPSCOPE_BIN) + "' gui " + what +
+                          " --frames " + std::to_string(frames) + " --screenshot '" + png + "' --state-json '" + json +
+                          "' --actions '" + actions + "' " + extra;
   GuiRun r;
   r.rc = std::system(cmd.c_str());
   std::ifstream f(json);
@@ -59,7 +63,8 @@ int count_color(const GuiRun& r, float x0, float y0, float x1, float y1, int cr,
   int n = 0;
   for (int y = std::max(0, static_cast<int>(y0)); y < std::min(r.h, static_cast<int>(y1)); ++y)
     for (int x = std::max(0, static_cast<int>(x0)); x < std::min(r.w, static_cast<int>(x1)); ++x) {
-      const unsigned char* p = &r.pixels[(static_cast<size_t>(y) * static_cast<size_t>(r.w) + static_cast<size_t>(x)) * 4];
+      const unsigned char* p =
+          &r.pixels[(static_cast<size_t>(y) * static_cast<size_t>(r.w) + static_cast<size_t>(x)) * 4];
       n += std::abs(p[0] - cr) <= tol && std::abs(p[1] - cg) <= tol && std::abs(p[2] - cb) <= tol;
     }
   return n;
@@ -82,7 +87,8 @@ int count_titled(const nlohmann::json& state, const std::string& part) {
   return n;
 }
 
-const std::string kTransformer = std::string("--script '") + OPSCOPE_SOURCE_DIR + "/assets/examples/transformer_block.ops'";
+const std::string kTransformer =
+    std::string("--script '") + OPSCOPE_SOURCE_DIR + "/assets/examples/transformer_block.ops'";
 
 }  // namespace
 
@@ -108,7 +114,7 @@ TEST_CASE("gui: mid-backward, the current step is highlighted on screen and in t
     saw_loss |= title.find("cross_entropy") != std::string::npos;
   }
   CHECK(op_boxes == graph_nodes);  // every node once
-  CHECK(params == 2);              // w1 and w2 as leaf boxes with their shapes
+  CHECK(params == 2);  // w1 and w2 as leaf boxes with their shapes
   CHECK(saw_matmul);
   CHECK(saw_relu);
   CHECK(saw_loss);
@@ -144,7 +150,8 @@ TEST_CASE("gui: mid-backward, the current step is highlighted on screen and in t
     if (n["current"] == true || n["next"] == true || n["node"].get<int>() < 0) continue;
     const auto& q = n["rect"];
     const float w = q[2].get<float>() - q[0].get<float>();
-    CHECK(count_color(r, q[0].get<float>() + 4, q[1].get<float>() + 4, q[2].get<float>() - 4, q[3].get<float>() - 4, 255, 140, 0, 12) < w / 4);
+    CHECK(count_color(r, q[0].get<float>() + 4, q[1].get<float>() + 4, q[2].get<float>() - 4, q[3].get<float>() - 4,
+                      255, 140, 0, 12) < w / 4);
     break;
   }
 }
@@ -186,7 +193,8 @@ TEST_CASE("gui: a console statement and a fold change the graph in the next fram
   // The dark theme keeps the highlight colour on the last step's box (here: z's mul).
   const auto& rect = (*z)["rect"];
   CHECK((*z)["current"] == true);
-  CHECK(count_color(r, rect[0].get<float>() - 3, rect[1].get<float>() - 3, rect[2].get<float>() + 3, rect[3].get<float>() + 3, 255, 140, 0, 12) > 20);
+  CHECK(count_color(r, rect[0].get<float>() - 3, rect[1].get<float>() - 3, rect[2].get<float>() + 3,
+                    rect[3].get<float>() + 3, 255, 140, 0, 12) > 20);
 }
 
 TEST_CASE("gui: a mouse click on a box selects it and the inspector shows it", "[viz]") {
@@ -291,7 +299,8 @@ TEST_CASE("gui: File > Open shows an ONNX model (the Transformer encoder) traced
   CHECK((*sel)["selected"] == true);
   // The picture: parameter pills drawn in their yellow (more than the legend's swatch), the
   // out_proj's beside its Gemm.
-  const GuiRun gemm = run_gui("onnx_encoder_gemm", "select /layer/self_attn/Gemm", 10, "--open '" + std::string(OPSCOPE_SOURCE_DIR) + "/assets/models/encoder.onnx'");
+  const GuiRun gemm = run_gui("onnx_encoder_gemm", "select /layer/self_attn/Gemm", 10,
+                              "--open '" + std::string(OPSCOPE_SOURCE_DIR) + "/assets/models/encoder.onnx'");
   REQUIRE(gemm.rc == 0);
   const auto& c = gemm.state["canvas"];
   CHECK(count_color(gemm, c[0], c[1], c[2], c[3], 253, 230, 138, 8) > 200);
@@ -359,7 +368,8 @@ TEST_CASE("gui: at Fit a graph too big to read folds its calls; no box is narrow
   CHECK((*attention)["folded_nodes"].get<int>() == 13);
   CHECK((*attention)["matched"] == true);  // its matmuls are found inside the fold
   // The picture: the folded box's label drawn in dark text.
-  CHECK(count_color(r, x0(*attention) + 4, y0(*attention) + 4, x1(*attention) - 4, y1(*attention) - 4, 17, 24, 39, 60) > 15);
+  CHECK(count_color(r, x0(*attention) + 4, y0(*attention) + 4, x1(*attention) - 4, y1(*attention) - 4, 17, 24, 39, 60) >
+        15);
 }
 
 TEST_CASE("gui: a click on a folded call unfolds it", "[viz]") {
@@ -392,13 +402,15 @@ TEST_CASE("gui: a parameter's initialisation and a lesson's checks are not in th
   CHECK(count_titled(l.state, "slice") <= 4);
 }
 
-TEST_CASE("gui: the knowledge map is a figure in both languages; a click opens the lesson at its section", "[viz][lesson]") {
+TEST_CASE("gui: the knowledge map is a figure in both languages; a click opens the lesson at its section",
+          "[viz][lesson]") {
   const GuiRun en = run_gui("map_en", "map", 6, "--lesson 10");
   REQUIRE(en.rc == 0);
   CHECK(en.state["map_shown"] == true);
   REQUIRE(en.state["map"].size() >= 12);
   bool conv = false;
-  for (const auto& c : en.state["map"]) conv = conv || (c["id"] == "conv" && c["label"] == "Convolution" && c["status"] == "not yet");
+  for (const auto& c : en.state["map"])
+    conv = conv || (c["id"] == "conv" && c["label"] == "Convolution" && c["status"] == "not yet");
   CHECK(conv);
   const GuiRun zh = run_gui("map_zh", "lesson lang zh;map;pause;lesson map conv", 12, "--lesson 10");
   REQUIRE(zh.rc == 0);
@@ -412,7 +424,8 @@ TEST_CASE("gui: the knowledge map is a figure in both languages; a click opens t
   CHECK(count_titled(zh.state, "conv2d") > 0);
 }
 
-TEST_CASE("gui: the metrics panel plots each logged series, drawn while the loop ran, the current step marked", "[viz]") {
+TEST_CASE("gui: the metrics panel plots each logged series, drawn while the loop ran, the current step marked",
+          "[viz]") {
   const std::string live = std::string(OPSCOPE_TEST_OUT) + "/metrics_live.png";
   std::remove(live.c_str());
   const GuiRun r = run_gui("metrics", "", 6, script_arg("train.ops"), "--live-screenshot '" + live + "'");
@@ -448,28 +461,32 @@ TEST_CASE("gui: the metrics panel plots each logged series, drawn while the loop
 
 TEST_CASE("gui: a long statement keeps the window drawing, and Interrupt stops and undoes it", "[viz]") {
   // "interrupt 3": the Interrupt button is clicked in the third frame drawn while the loop runs.
-  const GuiRun r = run_gui("interrupt",
-                           "interrupt 3;exec keep = logits\nfor i in range(1000000): z = matmul(randn(64, 64), randn(64, 64))", 8);
+  const GuiRun r =
+      run_gui("interrupt",
+              "interrupt 3;exec keep = logits\nfor i in range(1000000): z = matmul(randn(64, 64), randn(64, 64))", 8);
   REQUIRE(r.rc == 0);
   const auto& s = r.state;
   CHECK(s["idle_frames"].get<int>() >= 3);  // frames went on while the statement ran
   CHECK(s["running"] == false);
   bool reported = false;
-  for (const auto& line : s["console"]) reported = reported || std::string(line).rfind("interrupted at <console>:", 0) == 0;
+  for (const auto& line : s["console"])
+    reported = reported || std::string(line).rfind("interrupted at <console>:", 0) == 0;
   CHECK(reported);
   CHECK(s["graph_nodes"] == 16);  // the MLP's nodes, as before the loop (relu's backward is one node)
-  CHECK(s["steps_left"] == 10);   // the stepped backward pass is still there
+  CHECK(s["steps_left"] == 10);  // the stepped backward pass is still there
 }
 
 TEST_CASE("gui: a loop's tape shows its last iteration and says how much was dropped", "[viz]") {
-  const GuiRun r = run_gui("loop_tape", "exec for i in range(60): l2 = cross_entropy(dense(relu(dense(x, w1, b1)), w2, b2), labels)", 6);
+  const GuiRun r =
+      run_gui("loop_tape", "exec for i in range(60): l2 = cross_entropy(dense(relu(dense(x, w1, b1)), w2, b2), labels)",
+              6);
   REQUIRE(r.rc == 0);
   const auto& s = r.state;
   CHECK(s["loop"]["iterations"] == 60);
   CHECK(s["loop"]["dropped_iterations"] == 59);
   CHECK(s["graph_dropped_nodes"].get<int>() == 59 * 6);  // 6 nodes an iteration: 2 matmuls, 2 adds, relu, cross_entropy
-  CHECK(s["graph_nodes"] == 16 + 6);                       // the MLP and the loop's last iteration
-  CHECK(s["steps_left"] == 10);                            // the stepped pass keeps what it needs
+  CHECK(s["graph_nodes"] == 16 + 6);  // the MLP and the loop's last iteration
+  CHECK(s["steps_left"] == 10);  // the stepped pass keeps what it needs
   // The figure's loop frame counts the same 60 iterations though 59 of them were dropped.
   int loop_frames = 0;
   for (const auto& c : s["clusters"])
@@ -515,7 +532,8 @@ bool inside_canvas(const nlohmann::json& s, const nlohmann::json& b) {
 }
 }  // namespace
 
-TEST_CASE("gui: a real model's first frame comes before its layout; then it fits the window, read in the dump", "[viz][static]") {
+TEST_CASE("gui: a real model's first frame comes before its layout; then it fits the window, read in the dump",
+          "[viz][static]") {
   for (const std::string mode : {"slices", "thread"}) {
     INFO(mode);
     const GuiRun r = run_gui("vit_open_" + mode, "", mode == "slices" ? 30 : 40, kVitTiny, "--layout " + mode);
@@ -541,8 +559,10 @@ TEST_CASE("gui: a real model's first frame comes before its layout; then it fits
   }
 }
 
-TEST_CASE("gui: stepping a model's backward reveals the current node inside its folds and scrolls to it", "[viz][static]") {
-  const std::string run = "exec loss = y.sum();exec compile(loss);exec run(loss, x=randn([1, 3, 32, 32]), step=True);step bwd;step bwd";
+TEST_CASE("gui: stepping a model's backward reveals the current node inside its folds and scrolls to it",
+          "[viz][static]") {
+  const std::string run =
+      "exec loss = y.sum();exec compile(loss);exec run(loss, x=randn([1, 3, 32, 32]), step=True);step bwd;step bwd";
   const GuiRun r = run_gui("vit_step", run, 24, kVitTiny);
   REQUIRE(r.rc == 0);
   const auto& s = r.state;
@@ -557,7 +577,8 @@ TEST_CASE("gui: stepping a model's backward reveals the current node inside its 
   CHECK((*cur)["kind"] == "op");  // its own box: the calls around it unfolded
   CHECK(inside_canvas(s, *cur));
   // A node deep in the encoder, selected by its name: revealed, and the view scrolled to it.
-  const GuiRun sel_run = run_gui("vit_select", run + ";select /encoder/layers/encoder_layer_5/mlp/mlp.0/MatMul", 24, kVitTiny);
+  const GuiRun sel_run =
+      run_gui("vit_select", run + ";select /encoder/layers/encoder_layer_5/mlp/mlp.0/MatMul", 24, kVitTiny);
   REQUIRE(sel_run.rc == 0);
   const auto* sel = box(sel_run.state, sel_run.state["selected"]);
   REQUIRE(sel);
@@ -596,7 +617,8 @@ TEST_CASE("gui: Fit mid-backward shows every box of the figure (folding more, no
 // The console's statements are kept for the next session (the browser's reload, a window
 // closed): it offers them, Restore runs them again; a statement that failed is not kept.
 TEST_CASE("gui: the next session restores the console's statements; a failed one is not kept", "[viz]") {
-  const GuiRun first = run_gui("journal_first", "exec kept = 6 * 7;exec bad = no_such_name + 1;exec twice = kept * 2", 8, "", "--journal");
+  const GuiRun first = run_gui("journal_first", "exec kept = 6 * 7;exec bad = no_such_name + 1;exec twice = kept * 2",
+                               8, "", "--journal");
   CHECK(first.state["action_errors"].size() == 1);  // the failing statement, reported
   CHECK(first.state["journal"]["kept"] == 2);
   std::ifstream f(config_dir("journal_first") + "/opscope/workspace.json");
@@ -606,7 +628,8 @@ TEST_CASE("gui: the next session restores the console's statements; a failed one
   const GuiRun offered = run_gui("journal_offer", "", 4, "", "--journal", "journal_first");
   CHECK(offered.rc == 0);
   CHECK(offered.state["journal"]["offered"] == 2);
-  const GuiRun restored = run_gui("journal_restore", "workspace restore;exec print(twice)", 8, "", "--journal", "journal_first");
+  const GuiRun restored =
+      run_gui("journal_restore", "workspace restore;exec print(twice)", 8, "", "--journal", "journal_first");
   CHECK(restored.rc == 0);
   CHECK(restored.state["journal"]["offered"] == 0);
   CHECK(restored.state["journal"]["kept"] == 3);
@@ -636,7 +659,9 @@ namespace {
 struct Rect {
   float l, t, r, b;
 };
-Rect rect_of(const nlohmann::json& r) { return {r[0].get<float>(), r[1].get<float>(), r[2].get<float>(), r[3].get<float>()}; }
+Rect rect_of(const nlohmann::json& r) {
+  return {r[0].get<float>(), r[1].get<float>(), r[2].get<float>(), r[3].get<float>()};
+}
 // Overlapping by more than half a pixel each way (touching borders do not count).
 bool overlap(const Rect& a, const Rect& b) {
   return std::min(a.r, b.r) - std::max(a.l, b.l) > 0.5f && std::min(a.b, b.b) - std::max(a.t, b.t) > 0.5f;
@@ -650,13 +675,14 @@ struct FigureMeasure {
   int boxes = 0, off_screen = 0, labels = 0, box_label = 0, label_label = 0;
   int titles = 0, badges = 0, title_label = 0, badge_label = 0;
   float cover_w = 0, cover_h = 0;  // the boxes' bounding box over the canvas's width and height
-  std::string worst;               // the first overlap found, for the failure message
+  std::string worst;  // the first overlap found, for the failure message
 };
 std::ostream& operator<<(std::ostream& os, const FigureMeasure& m) {
-  return os << "text " << m.text_px << " px (min " << m.min_text_px << "), " << m.boxes << " boxes, " << m.off_screen << " off screen, cover "
-            << m.cover_w << " x " << m.cover_h << ", " << m.labels << " labels, " << m.box_label << " box-label and " << m.label_label
-            << " label-label overlaps, " << m.titles << " frame titles and " << m.badges << " badges, " << m.title_label << " title-label and "
-            << m.badge_label << " badge-label overlaps " << m.worst;
+  return os << "text " << m.text_px << " px (min " << m.min_text_px << "), " << m.boxes << " boxes, " << m.off_screen
+            << " off screen, cover " << m.cover_w << " x " << m.cover_h << ", " << m.labels << " labels, "
+            << m.box_label << " box-label and " << m.label_label << " label-label overlaps, " << m.titles
+            << " frame titles and " << m.badges << " badges, " << m.title_label << " title-label and " << m.badge_label
+            << " badge-label overlaps " << m.worst;
 }
 
 FigureMeasure measure_figure(const nlohmann::json& s) {
@@ -670,12 +696,15 @@ FigureMeasure measure_figure(const nlohmann::json& s) {
     const Rect r = rect_of(b["rect"]);
     boxes.push_back({b["key"], r});
     all = {std::min(all.l, r.l), std::min(all.t, r.t), std::max(all.r, r.r), std::max(all.b, r.b)};
-    m.off_screen += !(r.l >= canvas.l - 0.5f && r.t >= canvas.t - 0.5f && r.r <= canvas.r + 0.5f && r.b <= canvas.b + 0.5f);
+    m.off_screen +=
+        !(r.l >= canvas.l - 0.5f && r.t >= canvas.t - 0.5f && r.r <= canvas.r + 0.5f && r.b <= canvas.b + 0.5f);
   }
   m.boxes = static_cast<int>(boxes.size());
   for (const auto& e : s["edges"])
-    if (e.contains("label")) labels.push_back({e["label"]["text"].get<std::string>() + " on " + e["from"].get<std::string>() + "->" +
-                                                   e["to"].get<std::string>(), rect_of(e["label"]["rect"])});
+    if (e.contains("label"))
+      labels.push_back({e["label"]["text"].get<std::string>() + " on " + e["from"].get<std::string>() + "->" +
+                            e["to"].get<std::string>(),
+                        rect_of(e["label"]["rect"])});
   m.labels = static_cast<int>(labels.size());
   std::vector<std::pair<std::string, Rect>> titles, badges;
   for (const auto& b : s["nodes"])
@@ -683,17 +712,21 @@ FigureMeasure measure_figure(const nlohmann::json& s) {
   if (s.contains("frames"))
     for (const auto& f : s["frames"]) {
       if (f.contains("title_rect")) titles.push_back({f["key"], rect_of(f["title_rect"])});
-      if (f.contains("badge_rect")) badges.push_back({"of frame " + f["key"].get<std::string>(), rect_of(f["badge_rect"])});
+      if (f.contains("badge_rect"))
+        badges.push_back({"of frame " + f["key"].get<std::string>(), rect_of(f["badge_rect"])});
     }
   m.titles = static_cast<int>(titles.size());
   m.badges = static_cast<int>(badges.size());
   for (size_t i = 0; i < labels.size(); ++i) {
     for (const auto& [key, r] : boxes)
-      if (overlap(labels[i].second, r) && ++m.box_label == 1) m.worst = "(" + labels[i].first + " over box " + key + ")";
+      if (overlap(labels[i].second, r) && ++m.box_label == 1)
+        m.worst = "(" + labels[i].first + " over box " + key + ")";
     for (const auto& [key, r] : titles)
-      if (overlap(labels[i].second, r) && ++m.title_label == 1 && m.worst.empty()) m.worst = "(" + labels[i].first + " over the title of " + key + ")";
+      if (overlap(labels[i].second, r) && ++m.title_label == 1 && m.worst.empty())
+        m.worst = "(" + labels[i].first + " over the title of " + key + ")";
     for (const auto& [key, r] : badges)
-      if (overlap(labels[i].second, r) && ++m.badge_label == 1 && m.worst.empty()) m.worst = "(" + labels[i].first + " over the badge " + key + ")";
+      if (overlap(labels[i].second, r) && ++m.badge_label == 1 && m.worst.empty())
+        m.worst = "(" + labels[i].first + " over the badge " + key + ")";
     for (size_t j = i + 1; j < labels.size(); ++j)
       if (overlap(labels[i].second, labels[j].second) && ++m.label_label == 1 && m.worst.empty())
         m.worst = "(" + labels[i].first + " over " + labels[j].first + ")";
@@ -748,7 +781,8 @@ TEST_CASE("gui: the README's MLP figure has no edge label over a box or another 
   CHECK(m.badge_label == 0);
 }
 
-TEST_CASE("gui: the Transformer block at Fit, mid-backward and at the end of backward, is readable and fills the panel", "[viz][fit]") {
+TEST_CASE("gui: the Transformer block at Fit, mid-backward and at the end of backward, is readable and fills the panel",
+          "[viz][fit]") {
   const std::string script = transformer_stepped();
   for (const std::string steps : {"step 21", "step 42"}) {
     for (const bool present : {false, true}) {
@@ -788,7 +822,8 @@ static void check_vit_fit(const std::string& name, const std::string& actions) {
   }
 }
 
-TEST_CASE("gui: ViT-B/16 at its opening depth, at Fit: readable, every box on screen, no label over a box", "[viz][fit][static]") {
+TEST_CASE("gui: ViT-B/16 at its opening depth, at Fit: readable, every box on screen, no label over a box",
+          "[viz][fit][static]") {
   check_vit_fit("fit_vit", "fit");
 }
 
@@ -797,8 +832,12 @@ TEST_CASE("gui: ViT-B/16 at its opening depth, at Fit: readable, every box on sc
 // too tall together), and Fit may not fold what the user opened. It stays readable and scrolls, as
 // Netron and Model Explorer do: rows as wide as the panel (it scrolls down only, as a page), the
 // layer the user opened whole in view. (It was drawn at 6.6 px, all on screen, nothing legible.)
-TEST_CASE("gui: ViT-B/16 with one encoder layer unfolded, at Fit: readable, the open layer in view, scrolling down only", "[viz][fit][static]") {
-  const GuiRun r = run_gui("fit_vit_layer", "fit;unfold encoder;unfold encoder/layers;unfold encoder/layers/encoder_layer_0;fit", 40, kVitTiny);
+TEST_CASE(
+    "gui: ViT-B/16 with one encoder layer unfolded, at Fit: readable, the open layer in view, scrolling down only",
+    "[viz][fit][static]") {
+  const GuiRun r =
+      run_gui("fit_vit_layer", "fit;unfold encoder;unfold encoder/layers;unfold encoder/layers/encoder_layer_0;fit", 40,
+              kVitTiny);
   REQUIRE(r.rc == 0);
   CHECK(r.state["action_errors"].empty());
   const FigureMeasure m = measure_figure(r.state);
@@ -921,7 +960,8 @@ TEST_CASE("gui: the warp view steps naive matmul's 16x16 block: 2 sectors per re
   CHECK(wv["barriers"].empty());
 }
 
-TEST_CASE("gui: the warp view replays a @kernel written in the language: a transpose's column store, 32 sectors", "[viz][sim]") {
+TEST_CASE("gui: the warp view replays a @kernel written in the language: a transpose's column store, 32 sectors",
+          "[viz][sim]") {
   const GuiRun r = run_gui("lab_language_kernel", "lab kernel;lab step", 4, script_arg("kernel_transpose.ops"));
   REQUIRE(r.rc == 0);
   const auto& lab = r.state["kernel_lab"];

@@ -2,8 +2,8 @@
 // running statement at its next step boundary; the statement rolls back like any failure
 // (variables, graph, gradients, saved tensors, the generator), prints "interrupted at
 // FILE:LINE:COL", and the session goes on.
-#include <catch2/catch.hpp>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <thread>
 
@@ -66,7 +66,8 @@ TEST_CASE("interrupt: a long loop stopped from another thread keeps every variab
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     interrupt::request();  // what the SIGINT handler does
   });
-  const bool ok = lab.run("for i in range(1000000):\n    z = matmul(randn(64, 64), randn(64, 64))\n    keep = keep + 1");
+  const bool ok =
+      lab.run("for i in range(1000000):\n    z = matmul(randn(64, 64), randn(64, 64))\n    keep = keep + 1");
   presser.join();
   CHECK_FALSE(ok);
   CHECK(lab.session.interrupted());
@@ -138,9 +139,11 @@ TEST_CASE("interrupt: inside a user function, at the function's own line", "[rep
   Lab lab;
   lab.ok("def spin(n):\n    s = 0\n    for i in range(n):\n        s = s + i\n    return s");
   int boundaries = 0;  // no executor steps here: the loop's back-edge is the boundary
-  interrupt::set_idle_hook([&] {
-    if (++boundaries == 10) interrupt::request();
-  }, 0.0);
+  interrupt::set_idle_hook(
+      [&] {
+        if (++boundaries == 10) interrupt::request();
+      },
+      0.0);
   const bool ok = lab.run("r = spin(1000000)");
   interrupt::set_idle_hook({});
   CHECK_FALSE(ok);
@@ -153,9 +156,11 @@ TEST_CASE("interrupt: inside a user function, at the function's own line", "[rep
 TEST_CASE("interrupt: the idle hook runs between steps and may press Interrupt itself", "[core]") {
   Lab lab;
   int calls = 0;
-  interrupt::set_idle_hook([&] {
-    if (++calls == 3) interrupt::request();  // the GUI's Interrupt button, clicked in a frame
-  }, 0.0);
+  interrupt::set_idle_hook(
+      [&] {
+        if (++calls == 3) interrupt::request();  // the GUI's Interrupt button, clicked in a frame
+      },
+      0.0);
   const bool ok = lab.run("for i in range(100000):\n    z = ones(2) + 1");
   interrupt::set_idle_hook({});
   CHECK_FALSE(ok);

@@ -56,7 +56,9 @@ TEST_CASE("the kernel lab on the simulated GPU names the GPU its time bounds are
     CHECK(row["flops"]["scalar_estimated"] == 2.0 * 32 * 32 * 32 - counted);
   }
   CHECK(seen == 2);
-  CHECK(app::lab_table(t4).find("naive: 6.554e+04 FLOPs by the cost model; 0 counted (mma_sync, library), 6.554e+04 estimated (scalar)") !=
+  CHECK(app::lab_table(t4).find(
+            "naive: 6.554e+04 FLOPs by the cost model; 0 counted (mma_sync, library), 6.554e+04 estimated (scalar)") !=
         std::string::npos);
-  REQUIRE_THROWS_WITH(app::run_lab("matmul", {32, 32, 32}, 1, Device::sim, "A100"), Catch::Contains("unknown GPU 'A100' for the simulated device"));
+  REQUIRE_THROWS_WITH(app::run_lab("matmul", {32, 32, 32}, 1, Device::sim, "A100"),
+                      Catch::Contains("unknown GPU 'A100' for the simulated device"));
 }

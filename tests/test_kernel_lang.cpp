@@ -41,7 +41,8 @@ std::string site_field(Lab& lab, int line, const std::string& access, const std:
   const lang::Value r = last_launch(lab);
   std::string out;
   for (const lang::Value& s : *field(r, "sites").items)
-    if (field(s, "line").i == line && field(s, "access").s == access) out += (out.empty() ? "" : ", ") + lang::repr(field(s, name));
+    if (field(s, "line").i == line && field(s, "access").s == access)
+      out += (out.empty() ? "" : ", ") + lang::repr(field(s, name));
   return out;
 }
 
@@ -67,14 +68,15 @@ TEST_CASE("kernel: a map with a guard fills C, and only C", "[kernel]") {
 
 TEST_CASE("kernel: 2-D indices, 2-D grids and blocks, float and int arguments", "[kernel]") {
   Lab lab;
-  lab.ok("@kernel\n"
-         "def fill(C, scale, bias):\n"
-         "    row = blockIdx.y * blockDim.y + threadIdx.y\n"
-         "    col = blockIdx.x * blockDim.x + threadIdx.x\n"
-         "    if row < C.shape[0] and col < C.shape[1]:\n"
-         "        C[row, col] = row * scale + col + bias\n"
-         "C = zeros(12, 20)\n"
-         "fill[(3, 2), (8, 8)](C, 100, 0.5)");
+  lab.ok(
+      "@kernel\n"
+      "def fill(C, scale, bias):\n"
+      "    row = blockIdx.y * blockDim.y + threadIdx.y\n"
+      "    col = blockIdx.x * blockDim.x + threadIdx.x\n"
+      "    if row < C.shape[0] and col < C.shape[1]:\n"
+      "        C[row, col] = row * scale + col + bias\n"
+      "C = zeros(12, 20)\n"
+      "fill[(3, 2), (8, 8)](C, 100, 0.5)");
   const Tensor c = var(lab, "C");
   for (int64_t r = 0; r < 12; ++r)
     for (int64_t col = 0; col < 20; ++col) REQUIRE(c.get(r * 20 + col) == Approx(double(r * 100 + col) + 0.5));
@@ -82,54 +84,58 @@ TEST_CASE("kernel: 2-D indices, 2-D grids and blocks, float and int arguments", 
 
 TEST_CASE("kernel: a block sum in shared memory with barriers, atomic_add and a shfl_xor reduction", "[kernel]") {
   Lab lab;
-  lab.ok("@kernel\n"
-         "def block_sum(X, out):\n"
-         "    s = shared(64)\n"
-         "    t = threadIdx.x\n"
-         "    s[t] = X[blockIdx.x * 64 + t]\n"
-         "    syncthreads()\n"
-         "    stride = 32\n"
-         "    while stride > 0:\n"
-         "        if t < stride:\n"
-         "            s[t] += s[t + stride]\n"
-         "        syncthreads()\n"
-         "        stride = stride // 2\n"
-         "    if t == 0:\n"
-         "        out[blockIdx.x] = s[0]\n"
-         "X = arange(256) * 1.0\nout = zeros(4)\nblock_sum[4, 64](X, out)");
+  lab.ok(
+      "@kernel\n"
+      "def block_sum(X, out):\n"
+      "    s = shared(64)\n"
+      "    t = threadIdx.x\n"
+      "    s[t] = X[blockIdx.x * 64 + t]\n"
+      "    syncthreads()\n"
+      "    stride = 32\n"
+      "    while stride > 0:\n"
+      "        if t < stride:\n"
+      "            s[t] += s[t + stride]\n"
+      "        syncthreads()\n"
+      "        stride = stride // 2\n"
+      "    if t == 0:\n"
+      "        out[blockIdx.x] = s[0]\n"
+      "X = arange(256) * 1.0\nout = zeros(4)\nblock_sum[4, 64](X, out)");
   const Tensor out = var(lab, "out");
   for (int64_t b = 0; b < 4; ++b) CHECK(out.get(b) == Approx(double(64 * b * 64 + 63 * 64 / 2)));
 
-  lab.ok("@kernel\n"
-         "def total(X, out, n):\n"
-         "    i = blockIdx.x * blockDim.x + threadIdx.x\n"
-         "    if i < n:\n"
-         "        atomic_add(out, 0, X[i])\n"
-         "T = zeros(1)\ntotal[3, 64](X, T, 150)");
+  lab.ok(
+      "@kernel\n"
+      "def total(X, out, n):\n"
+      "    i = blockIdx.x * blockDim.x + threadIdx.x\n"
+      "    if i < n:\n"
+      "        atomic_add(out, 0, X[i])\n"
+      "T = zeros(1)\ntotal[3, 64](X, T, 150)");
   CHECK(var(lab, "T").get(0) == Approx(149.0 * 150 / 2));
 
-  lab.ok("@kernel\n"
-         "def warp_sum(X, out):\n"
-         "    v = X[threadIdx.x]\n"
-         "    m = 16\n"
-         "    while m > 0:\n"
-         "        v += shfl_xor(v, m)\n"
-         "        m = m // 2\n"
-         "    out[threadIdx.x] = v\n"
-         "W = zeros(32)\nwarp_sum[1, 32](arange(32) * 1.0, W)");
+  lab.ok(
+      "@kernel\n"
+      "def warp_sum(X, out):\n"
+      "    v = X[threadIdx.x]\n"
+      "    m = 16\n"
+      "    while m > 0:\n"
+      "        v += shfl_xor(v, m)\n"
+      "        m = m // 2\n"
+      "    out[threadIdx.x] = v\n"
+      "W = zeros(32)\nwarp_sum[1, 32](arange(32) * 1.0, W)");
   const Tensor w = var(lab, "W");
   for (int64_t i = 0; i < 32; ++i) REQUIRE(w.get(i) == 496.0);  // every lane holds the warp's sum
 }
 
 TEST_CASE("kernel: sectors per request per kernel line: a coalesced row 4, a column 32", "[kernel]") {
   Lab lab;
-  lab.ok("@kernel\n"
-         "def copy(A, B, C):\n"
-         "    tx = threadIdx.x\n"
-         "    ty = threadIdx.y\n"
-         "    B[ty, tx] = A[ty, tx]\n"   // line 5: a warp reads one row: 128 bytes, 4 sectors
-         "    C[ty, tx] = A[tx, ty]\n"   // line 6: a warp reads one column: 32 rows, 32 sectors
-         "A = randn(32, 32)\nB = zeros(32, 32)\nC = zeros(32, 32)\ncopy[1, (32, 32)](A, B, C)");
+  lab.ok(
+      "@kernel\n"
+      "def copy(A, B, C):\n"
+      "    tx = threadIdx.x\n"
+      "    ty = threadIdx.y\n"
+      "    B[ty, tx] = A[ty, tx]\n"  // line 5: a warp reads one row: 128 bytes, 4 sectors
+      "    C[ty, tx] = A[tx, ty]\n"  // line 6: a warp reads one column: 32 rows, 32 sectors
+      "A = randn(32, 32)\nB = zeros(32, 32)\nC = zeros(32, 32)\ncopy[1, (32, 32)](A, B, C)");
   CHECK(site_field(lab, 5, "load", "sectors_per_request") == "4");
   CHECK(site_field(lab, 6, "load", "sectors_per_request") == "32");
   CHECK(site_field(lab, 6, "store", "sectors_per_request") == "4");
@@ -142,15 +148,18 @@ TEST_CASE("kernel: sectors per request per kernel line: a coalesced row 4, a col
 TEST_CASE("kernel: a shared column read is a 32-way bank conflict, a padded tile 1 wavefront", "[kernel]") {
   Lab lab;
   for (int width : {32, 33}) {
-    lab.ok("@kernel\n"
-           "def transpose(A, B):\n"
-           "    tile = shared((32, " + std::to_string(width) + "))\n"
-           "    tx = threadIdx.x\n"
-           "    ty = threadIdx.y\n"
-           "    tile[ty, tx] = A[ty, tx]\n"   // line 6: a row of the tile
-           "    syncthreads()\n"
-           "    B[ty, tx] = tile[tx, ty]\n"   // line 8: a column of the tile
-           "A = randn(32, 32)\nB = zeros(32, 32)\ntranspose[1, (32, 32)](A, B)");
+    lab.ok(
+        "@kernel\n"
+        "def transpose(A, B):\n"
+        "    tile = shared((32, " +
+        std::to_string(width) +
+        "))\n"
+        "    tx = threadIdx.x\n"
+        "    ty = threadIdx.y\n"
+        "    tile[ty, tx] = A[ty, tx]\n"  // line 6: a row of the tile
+        "    syncthreads()\n"
+        "    B[ty, tx] = tile[tx, ty]\n"  // line 8: a column of the tile
+        "A = randn(32, 32)\nB = zeros(32, 32)\ntranspose[1, (32, 32)](A, B)");
     INFO("tile width " << width);
     CHECK(site_field(lab, 8, "load", "wavefronts_per_request") == (width == 32 ? "32" : "1"));
     CHECK(site_field(lab, 6, "store", "wavefronts_per_request") == "1");
@@ -161,39 +170,43 @@ TEST_CASE("kernel: a shared column read is a 32-way bank conflict, a padded tile
 
 TEST_CASE("kernel: a missing barrier is a shared-memory race at both lines, the workspace unchanged", "[kernel]") {
   Lab lab;
-  lab.ok("@kernel\n"
-         "def reverse(X, out):\n"
-         "    s = shared(64)\n"
-         "    t = threadIdx.x\n"
-         "    s[t] = X[t]\n"             // line 5
-         "    out[t] = s[63 - t]\n"      // line 6: no syncthreads() before it
-         "X = arange(64) * 1.0\nout = zeros(64)");
+  lab.ok(
+      "@kernel\n"
+      "def reverse(X, out):\n"
+      "    s = shared(64)\n"
+      "    t = threadIdx.x\n"
+      "    s[t] = X[t]\n"  // line 5
+      "    out[t] = s[63 - t]\n"  // line 6: no syncthreads() before it
+      "X = arange(64) * 1.0\nout = zeros(64)");
   // Lanes run one after another: thread 31 reads s[32] (line 6) before thread 32 writes it (line 5).
   const std::string err = fails(lab, "reverse[1, 64](X, out)");
   CHECK(err.find("<test>:5:") != std::string::npos);
-  CHECK(err.find("write-after-read hazard in shared memory: kernel reverse, block (0,0,0), thread (32,0,0) writes") != std::string::npos);
+  CHECK(err.find("write-after-read hazard in shared memory: kernel reverse, block (0,0,0), thread (32,0,0) writes") !=
+        std::string::npos);
   CHECK(err.find("at <test>:5; thread (31,0,0) read it at <test>:6") != std::string::npos);
   CHECK(var(lab, "out").get(5) == 0.0);  // nothing written back
   CHECK(lab.echo("len(last_launch()['hazards'])") == "1");
   // With the barrier the same kernel runs.
-  lab.ok("@kernel\n"
-         "def reverse(X, out):\n"
-         "    s = shared(64)\n"
-         "    t = threadIdx.x\n"
-         "    s[t] = X[t]\n"
-         "    syncthreads()\n"
-         "    out[t] = s[63 - t]\n"
-         "reverse[1, 64](X, out)");
+  lab.ok(
+      "@kernel\n"
+      "def reverse(X, out):\n"
+      "    s = shared(64)\n"
+      "    t = threadIdx.x\n"
+      "    s[t] = X[t]\n"
+      "    syncthreads()\n"
+      "    out[t] = s[63 - t]\n"
+      "reverse[1, 64](X, out)");
   CHECK(var(lab, "out").get(5) == 58.0);
 }
 
 TEST_CASE("kernel: an out-of-bounds access fails at its line with block and thread", "[kernel]") {
   Lab lab;
-  lab.ok("@kernel\n"
-         "def add(A, B, C, n):\n"
-         "    i = blockIdx.x * blockDim.x + threadIdx.x\n"
-         "    C[i] = A[i] + B[i]\n"  // no guard: 128 threads for 100 elements
-         "A = ones(100)\nB = ones(100)\nC = zeros(100)");
+  lab.ok(
+      "@kernel\n"
+      "def add(A, B, C, n):\n"
+      "    i = blockIdx.x * blockDim.x + threadIdx.x\n"
+      "    C[i] = A[i] + B[i]\n"  // no guard: 128 threads for 100 elements
+      "A = ones(100)\nB = ones(100)\nC = zeros(100)");
   const std::string err = fails(lab, "add[4, 32](A, B, C, 100)");
   CHECK(err.find("<test>:4:") != std::string::npos);
   CHECK(err.find("out-of-bounds global load of A: index 100 on axis 0 of shape (100)") != std::string::npos);
@@ -203,13 +216,14 @@ TEST_CASE("kernel: an out-of-bounds access fails at its line with block and thre
 
 TEST_CASE("kernel: a barrier inside a branch some threads skip is a divergent barrier", "[kernel]") {
   Lab lab;
-  lab.ok("@kernel\n"
-         "def half(X):\n"
-         "    if threadIdx.x < 16:\n"
-         "        syncthreads()\n"   // line 4
-         "    X[threadIdx.x] = 1.0\n"
-         "    syncthreads()\n"       // line 6
-         "X = zeros(64)");
+  lab.ok(
+      "@kernel\n"
+      "def half(X):\n"
+      "    if threadIdx.x < 16:\n"
+      "        syncthreads()\n"  // line 4
+      "    X[threadIdx.x] = 1.0\n"
+      "    syncthreads()\n"  // line 6
+      "X = zeros(64)");
   const std::string err = fails(lab, "half[1, 64](X)");
   CHECK(err.find("divergent syncthreads()") != std::string::npos);
   CHECK(err.find("<test>:4") != std::string::npos);
@@ -227,7 +241,8 @@ TEST_CASE("kernel: launches of the wrong shape say so", "[kernel]") {
   CHECK(fails(lab, "add[0, 32](A, B, C, 8)").find("at least 1, not 0") != std::string::npos);
   CHECK(fails(lab, "add[1, -4](A, B, C, 8)").find("at least 1, not -4") != std::string::npos);
   CHECK(fails(lab, "add[1](A, B, C, 8)").find("a launch takes [blocks, threads]") != std::string::npos);
-  CHECK(fails(lab, "add[1, 2.5](A, B, C, 8)").find("a launch's threads is an int or a tuple of up to 3 ints, not float") != std::string::npos);
+  CHECK(fails(lab, "add[1, 2.5](A, B, C, 8)")
+            .find("a launch's threads is an int or a tuple of up to 3 ints, not float") != std::string::npos);
   CHECK(fails(lab, "add(A, B, C, 8)").find("launched with its grid: add[blocks, threads]") != std::string::npos);
   CHECK(fails(lab, "add[1, 8](A, B, C)").find("add takes 4 arguments (A, B, C, n), not 3") != std::string::npos);
   CHECK(fails(lab, "add[1, 8](A, B, 'C', 8)").find("a kernel takes tensors and numbers") != std::string::npos);
@@ -236,22 +251,25 @@ TEST_CASE("kernel: launches of the wrong shape say so", "[kernel]") {
 
 TEST_CASE("kernel: what a kernel cannot do fails at its line when launched", "[kernel]") {
   Lab lab;
-  lab.ok("@kernel\n"
-         "def bad(A):\n"
-         "    x = [1, 2]\n"
-         "A = zeros(4)");
+  lab.ok(
+      "@kernel\n"
+      "def bad(A):\n"
+      "    x = [1, 2]\n"
+      "A = zeros(4)");
   std::string err = fails(lab, "bad[1, 4](A)");
   CHECK(err.find("<test>:3:") != std::string::npos);
   CHECK(err.find("kernel bad: a kernel computes with numbers only") != std::string::npos);
-  lab.ok("@kernel\n"
-         "def bad2(A):\n"
-         "    A[threadIdx.x] = nope\n");
+  lab.ok(
+      "@kernel\n"
+      "def bad2(A):\n"
+      "    A[threadIdx.x] = nope\n");
   CHECK(fails(lab, "bad2[1, 4](A)").find("name 'nope' is not defined") != std::string::npos);
-  lab.ok("TILE = 4\n"
-         "@kernel\n"
-         "def good(A):\n"
-         "    A[threadIdx.x] = TILE * 1.5 + sqrt(4.0) + min(threadIdx.x, 2) + max(0.0, -1.0)\n"
-         "good[1, 4](A)");
+  lab.ok(
+      "TILE = 4\n"
+      "@kernel\n"
+      "def good(A):\n"
+      "    A[threadIdx.x] = TILE * 1.5 + sqrt(4.0) + min(threadIdx.x, 2) + max(0.0, -1.0)\n"
+      "good[1, 4](A)");
   CHECK(var(lab, "A").get(3) == 10.0);
 }
 
@@ -263,7 +281,7 @@ TEST_CASE("kernel: last_launch() gives the simulator's report, for a kernel and 
   CHECK(lab.echo("r['grid']") == "[4, 1, 1]");
   CHECK(lab.echo("r['block']") == "[32, 1, 1]");
   CHECK(lab.echo("r['hazards']") == "[]");
-  CHECK(lab.echo("r['flops']") == "100");        // one float add per lane that passes the guard
+  CHECK(lab.echo("r['flops']") == "100");  // one float add per lane that passes the guard
   CHECK(lab.echo("r['dram_bytes']") == "1248");  // 100 floats read twice and written once: 13 sectors each (12 + 1)
   CHECK(lab.echo("len(r['sites'])") == "3");
   CHECK(site_field(lab, 5, "load", "file") == "'<test>', '<test>'");
@@ -285,10 +303,11 @@ TEST_CASE("kernel: last_launch() gives the simulator's report, for a kernel and 
 
 TEST_CASE("kernel: Ctrl-C stops a launch of a million blocks and undoes the statement", "[kernel]") {
   Lab lab;
-  lab.ok("@kernel\n"
-         "def spin(X):\n"
-         "    X[0] = 1.0\n"
-         "X = zeros(1)");
+  lab.ok(
+      "@kernel\n"
+      "def spin(X):\n"
+      "    X[0] = 1.0\n"
+      "X = zeros(1)");
   interrupt::clear();
   std::thread raiser([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -5,8 +5,8 @@
 #include <sstream>
 
 #include "app/lang/session.h"
-#include "tests/lab.h"
 #include "core/workspace.h"
+#include "tests/lab.h"
 
 using namespace opscope;
 using opscope::test::Lab;
@@ -38,9 +38,10 @@ struct Snapshot {
 
 TEST_CASE("the course's first program runs and differentiates", "[repl]") {
   Lab lab;
-  lab.ok("a = tensor([1.0, -2.0]); b = tensor([3.0, 1.0]); e = param(tensor([2.0, 4.0]))\n"
-         "c = a + b; d = c * e; f = relu(d)\n"
-         "backward(f.sum())");
+  lab.ok(
+      "a = tensor([1.0, -2.0]); b = tensor([3.0, 1.0]); e = param(tensor([2.0, 4.0]))\n"
+      "c = a + b; d = c * e; f = relu(d)\n"
+      "backward(f.sum())");
   CHECK(lab.echo("f") == "tensor([8.0, 0.0], shape=[2], dtype=float32, requires_grad=True)");
   CHECK(lab.echo("e.grad") == "tensor([4.0, 0.0], shape=[2], dtype=float32)");
   CHECK(lab.echo("grad(e).shape") == "[2]");
@@ -233,10 +234,11 @@ TEST_CASE("errors print FILE:LINE:COL, the line, a caret and a hint", "[repl]") 
 
 TEST_CASE("30+ bad inputs: each is a clear error that leaves the workspace unchanged", "[repl]") {
   Lab lab;
-  lab.ok("seed(1); x = randn(2, 3); w = param(3, 4); w2 = randn(4, 5); i = arange(6)\n"
-         "loss = (x @ w).sum(); backward(loss)\n"
-         "def rec(n):\n    return rec(n)\n"
-         "items = [1, 2]");
+  lab.ok(
+      "seed(1); x = randn(2, 3); w = param(3, 4); w2 = randn(4, 5); i = arange(6)\n"
+      "loss = (x @ w).sum(); backward(loss)\n"
+      "def rec(n):\n    return rec(n)\n"
+      "items = [1, 2]");
   struct Bad {
     std::string code;
     std::string message;
@@ -299,7 +301,7 @@ TEST_CASE("30+ bad inputs: each is a clear error that leaves the workspace uncha
     CHECK(lab.err.find("<test>:") == 0);
     CHECK(lab.err.find("^") != std::string::npos);  // a caret under the column
     CHECK(Snapshot::of(lab) == before);
-    CHECK_FALSE(lab.run("z") );  // no half-made variable survived
+    CHECK_FALSE(lab.run("z"));  // no half-made variable survived
   }
   lab.ok("ok = relu(x)");  // still usable
 }

@@ -1,7 +1,7 @@
 // The lesson format, its runner, the progress file, the terminal rendering, and the lessons
 // themselves: both language versions carry the same cells, checks, quizzes and directives.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -128,7 +128,8 @@ TEST_CASE("lesson format errors name the file and line", "[lesson]") {
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("x/en/07-s.md:21: unknown directive 'shwo'") != std::string::npos);
   }
-  CHECK_THROWS_WITH(parse_lesson("# no front matter\n", "f.md"), Catch::Contains("f.md:1: a lesson starts with front matter"));
+  CHECK_THROWS_WITH(parse_lesson("# no front matter\n", "f.md"),
+                    Catch::Contains("f.md:1: a lesson starts with front matter"));
   std::string no_answer = kSample;
   no_answer.replace(no_answer.find("answer: 6.0"), 11, "");
   CHECK_THROWS_WITH(parse_lesson(no_answer, "f.md"), Catch::Contains("this quiz has no answer"));
@@ -150,7 +151,8 @@ TEST_CASE("a show: directive names a panel the window has: a misspelt one fails 
   CHECK(parse_lesson(lab, "x/en/07-s.md").blocks.size() == parse_lesson(kSample, "x/en/07-s.md").blocks.size());
   std::string bad_op = kSample;
   bad_op.replace(at, 12, "show: kernel_lab matmull 64");
-  CHECK_THROWS_WITH(parse_lesson(bad_op, "x/en/07-s.md"), Catch::Contains("x/en/07-s.md:21: show: the kernel lab cannot feed 'matmull'"));
+  CHECK_THROWS_WITH(parse_lesson(bad_op, "x/en/07-s.md"),
+                    Catch::Contains("x/en/07-s.md:21: show: the kernel lab cannot feed 'matmull'"));
   std::string bad_size = kSample;
   bad_size.replace(at, 12, "show: kernel_lab matmul 6x4");
   CHECK_THROWS_WITH(parse_lesson(bad_size, "x/en/07-s.md"), Catch::Contains("sizes are positive numbers, got '6x4'"));
@@ -329,12 +331,14 @@ TEST_CASE("Markdown renders for a terminal: headings, lists, tables, CJK width",
   CHECK(display_width("abc") == 3);
   CHECK(display_width("计算图") == 6);
   CHECK(display_width("\x1b[1mab\x1b[0m") == 2);
-  const std::string r = render_markdown("# Title\n\nSome **bold** text.\n\n- one\n- two\n\n| a | bb |\n|---|---|\n| 1 | 22 |\n",
-                                        TerminalStyle{false, 40});
+  const std::string r =
+      render_markdown("# Title\n\nSome **bold** text.\n\n- one\n- two\n\n| a | bb |\n|---|---|\n| 1 | 22 |\n",
+                      TerminalStyle{false, 40});
   CHECK_THAT(r, Catch::Contains("Title\n====="));
   CHECK_THAT(r, Catch::Contains("Some *bold* text."));
   // A line break before a code span is a space outside the span.
-  CHECK_THAT(render_markdown("such as `stride` and\n`padding`.", TerminalStyle{false, 80}), Catch::Contains("`stride` and `padding`."));
+  CHECK_THAT(render_markdown("such as `stride` and\n`padding`.", TerminalStyle{false, 80}),
+             Catch::Contains("`stride` and `padding`."));
   CHECK_THAT(r, Catch::Contains("  • one\n  • two"));
   CHECK_THAT(r, Catch::Contains("  a  │ bb"));
   CHECK_THAT(r, Catch::Contains("  1  │ 22"));
@@ -351,7 +355,8 @@ TEST_CASE("Markdown renders for a terminal: headings, lists, tables, CJK width",
   CHECK(n == 3);
 }
 
-TEST_CASE("every lesson's English and Chinese versions carry the same cells, checks, quizzes and directives", "[lesson]") {
+TEST_CASE("every lesson's English and Chinese versions carry the same cells, checks, quizzes and directives",
+          "[lesson]") {
   const std::string dir = lessons_root();
   const auto en = lesson_files(dir, "en");
   const auto zh = lesson_files(dir, "zh");
@@ -388,7 +393,8 @@ TEST_CASE("an `ops fails` cell must fail, and its error becomes its output", "[l
   CHECK(r.ok);
   CHECK_THAT(r.output, Catch::Contains("f.md:7:10: error: unknown name 'nope'"));
   Lesson bad = parse_lesson(head + "```ops fails\nx = 1\n```\n", "f.md");
-  CHECK_THAT(check_lesson(bad), Catch::Contains("f.md:6: error: this cell is marked `ops fails` but it ran without an error"));
+  CHECK_THAT(check_lesson(bad),
+             Catch::Contains("f.md:6: error: this cell is marked `ops fails` but it ran without an error"));
   // The two language versions must agree on it too.
   Lesson plain = parse_lesson(head + "```ops\nx = relu(nope)\n```\n", "g.md");
   CHECK_THAT(compare_languages(good, plain), Catch::Contains("the cells differ"));
@@ -416,7 +422,9 @@ TEST_CASE("a player model can run in a front end's own workspace and session", "
 }
 
 TEST_CASE("prose parses into styled blocks a GUI can draw", "[lesson]") {
-  auto blocks = parse_markdown("## Two\n\nA **bold** `x` and\n中文\n跨行\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```cuda\nk<<<1, 1>>>();\n```\n");
+  auto blocks = parse_markdown(
+      "## Two\n\nA **bold** `x` and\n中文\n跨行\n\n- one\n- two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n```cuda\nk<<<1, "
+      "1>>>();\n```\n");
   REQUIRE(blocks.size() == 6);  // heading, paragraph, two list items, table, code
   CHECK(blocks[0].kind == MdBlock::Kind::heading);
   CHECK(blocks[0].heading_level == 2);
@@ -479,7 +487,8 @@ TEST_CASE("checks and quiz verifications leave nothing in the graph; the cells' 
     CHECK(res.ok);
     if (b.kind == Block::Kind::cell) after_cells = r.workspace().graph().num_nodes();
     // The check indexes b (b.sum()) and the quiz b[1]: neither adds a node.
-    if (b.kind == Block::Kind::check || b.kind == Block::Kind::quiz) CHECK(r.workspace().graph().num_nodes() == after_cells);
+    if (b.kind == Block::Kind::check || b.kind == Block::Kind::quiz)
+      CHECK(r.workspace().graph().num_nodes() == after_cells);
   }
   CHECK(after_cells == 1);  // b = a * 3
   // Lesson 9: its checks index tensors (E[0], W.grad[3], y_eval[0:1]) and its quizzes W.grad[3][0]
@@ -530,8 +539,10 @@ TEST_CASE("the knowledge map: every concept points at a lesson section that exis
 }
 
 TEST_CASE("the knowledge map: mistakes in the file are reported with their lines", "[lesson]") {
-  CHECK_THROWS_WITH(parse_knowledge_map("concept a\n  en: A\n  colour: red\n", "m.txt"), Catch::Contains("m.txt:3: unknown key 'colour:'"));
-  CHECK_THROWS_WITH(parse_knowledge_map("concept a\n  en: A\n  zh: 甲\n", "m.txt"), Catch::Contains("m.txt:1: concept 'a' needs `lesson: N`"));
+  CHECK_THROWS_WITH(parse_knowledge_map("concept a\n  en: A\n  colour: red\n", "m.txt"),
+                    Catch::Contains("m.txt:3: unknown key 'colour:'"));
+  CHECK_THROWS_WITH(parse_knowledge_map("concept a\n  en: A\n  zh: 甲\n", "m.txt"),
+                    Catch::Contains("m.txt:1: concept 'a' needs `lesson: N`"));
   CHECK_THROWS_WITH(parse_knowledge_map("  en: A\n", "m.txt"), Catch::Contains("before any `concept ID`"));
   const KnowledgeMap bad = parse_knowledge_map(
       "concept a\n  en: A\n  zh: 甲\n  lesson: 6\n  section: No such heading\n  after: nobody\n"

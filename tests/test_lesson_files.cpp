@@ -1,8 +1,8 @@
 // Lessons are untrusted: their cells read and write only in the lesson's scratch folder and
 // read the lesson's own folder; `..`, absolute paths and symlinks out of those are refused with
 // a positioned error that says where lessons may read and write. The REPL keeps full access.
-#include <catch2/catch.hpp>
 #include <unistd.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -60,7 +60,9 @@ TEST_CASE("lesson files: a plain name is the scratch folder; the lesson's folder
   test::Lab repl;  // the REPL: full access, so it can prepare a file the lesson ships with
   repl.ok("save(\"" + (d.folder / "shipped.npy").string() + "\", tensor([1.0, 2.0]))");
   lesson::LessonRunner runner;
-  auto l = d.make("save(\"x.npy\", tensor([3.0]))\ny = load(\"x.npy\")\nz = load(\"shipped.npy\")\nprint(y.item(), z.sum().item())");
+  auto l = d.make(
+      "save(\"x.npy\", tensor([3.0]))\ny = load(\"x.npy\")\nz = load(\"shipped.npy\")\nprint(y.item(), "
+      "z.sum().item())");
   auto r = run_cell(runner, l);
   INFO(r.error);
   REQUIRE(r.ok);
@@ -69,14 +71,17 @@ TEST_CASE("lesson files: a plain name is the scratch folder; the lesson's folder
   CHECK_FALSE(fs::exists(d.folder / "x.npy"));
 }
 
-TEST_CASE("lesson files: absolute paths, .. and symlinks out of the folders are refused, nothing is written", "[lesson]") {
+TEST_CASE("lesson files: absolute paths, .. and symlinks out of the folders are refused, nothing is written",
+          "[lesson]") {
   LessonDir d;
   lesson::LessonRunner runner;
   const std::string escape = (d.outside / "escape.npy").string();
   fs::create_directories(d.scratch());
   fs::create_symlink(d.outside, d.scratch() / "out");
-  const char* attempts[] = {"save(\"ESCAPE\", tensor([1.0]))", "save(\"../../../../outside/escape.npy\", tensor([1.0]))",
-                            "save(\"out/escape.npy\", tensor([1.0]))", "save(\"../../../../lessons/en/42-files.md\", tensor([1.0]))"};
+  const char* attempts[] = {"save(\"ESCAPE\", tensor([1.0]))",
+                            "save(\"../../../../outside/escape.npy\", tensor([1.0]))",
+                            "save(\"out/escape.npy\", tensor([1.0]))",
+                            "save(\"../../../../lessons/en/42-files.md\", tensor([1.0]))"};
   for (const char* a : attempts) {
     std::string code = a;
     if (auto k = code.find("ESCAPE"); k != std::string::npos) code.replace(k, 6, escape);

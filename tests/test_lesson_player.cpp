@@ -56,8 +56,8 @@ TEST_CASE("a wrong quiz answer gets another try before the answer is shown", "[l
   CHECK(m.lesson().blocks[1].desktop_only);  // the cell and the check say what they need
   CHECK(m.lesson().blocks[2].desktop_only);
   CHECK_FALSE(m.lesson().blocks[4].desktop_only);
-  m.step();                                // prose
-  CHECK(m.step().ok);                      // the desktop runs the desktop's cells
+  m.step();  // prose
+  CHECK(m.step().ok);  // the desktop runs the desktop's cells
   CHECK(m.step().ok);
   REQUIRE(m.current()->kind == Block::Kind::quiz);
   QuizFeedback first = m.answer("3.0");

@@ -75,8 +75,8 @@ TEST_CASE("the cap refuses an allocation before it is made", "[core]") {
   ws.tracker().set_cap(1 << 20);
   Tensor a = Tensor::zeros({1000});
   const int64_t live = ws.tracker().live_total();
-  REQUIRE_THROWS_WITH(Tensor::zeros({1024, 1024}), Catch::Contains("shape [1024, 1024]") && Catch::Contains("4.0 MiB") &&
-                                                      Catch::Contains("memory cap"));
+  REQUIRE_THROWS_WITH(Tensor::zeros({1024, 1024}), Catch::Contains("shape [1024, 1024]") &&
+                                                       Catch::Contains("4.0 MiB") && Catch::Contains("memory cap"));
   CHECK(ws.tracker().live_total() == live);
   CHECK(ws.tracker().reserved() < (1 << 20));
   // An op whose output would pass the cap fails the same way and leaves the graph as it was.
@@ -122,6 +122,7 @@ TEST_CASE("the timeline has one point per step and falls during backward", "[cor
   // Saved bytes fall step by step during backward.
   bool fell = false;
   for (size_t i = forward_points + 1; i < tl.size(); ++i)
-    fell = fell || tl[i].live[static_cast<int>(MemCategory::saved)] < tl[i - 1].live[static_cast<int>(MemCategory::saved)];
+    fell =
+        fell || tl[i].live[static_cast<int>(MemCategory::saved)] < tl[i - 1].live[static_cast<int>(MemCategory::saved)];
   CHECK(fell);
 }

@@ -62,8 +62,7 @@ std::string npy_header(int major, const std::string& dict) {
 }
 
 // The raw little-endian bytes of some values (the test hosts are little-endian, as the code asserts).
-template <class T>
-std::string bytes_of(const std::vector<T>& v) {
+template <class T> std::string bytes_of(const std::vector<T>& v) {
   std::string s(v.size() * sizeof(T), '\0');
   if (!v.empty()) std::memcpy(s.data(), v.data(), s.size());
   return s;
@@ -75,8 +74,7 @@ std::string tensor_bytes(const Tensor& t) {
 }
 
 // The Error message and hint thrown by f.
-template <class F>
-std::pair<std::string, std::string> error_of(F&& f) {
+template <class F> std::pair<std::string, std::string> error_of(F&& f) {
   try {
     f();
   } catch (const Error& e) {
@@ -150,12 +148,16 @@ TEST_CASE("npy float32 fixture matches NumPy's bytes exactly", "[repl]") {
   TempDir dir;
   // np.save(f, np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32))
   const std::string expected =
-      "\x93NUMPY\x01\x00"s          // magic, version 1.0
-      "\x76\x00"s                   // header length 118, uint16 little-endian
+      "\x93NUMPY\x01\x00"s  // magic, version 1.0
+      "\x76\x00"s  // header length 118, uint16 little-endian
       "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }"s
       "                                                          \n"s  // 58 spaces: 10 + 118 = 128
-      "\x00\x00\x80\x3f"s "\x00\x00\x00\x40"s "\x00\x00\x40\x40"s     // 1, 2, 3
-      "\x00\x00\x80\x40"s "\x00\x00\xa0\x40"s "\x00\x00\xc0\x40"s;    // 4, 5, 6
+      "\x00\x00\x80\x3f"s
+      "\x00\x00\x00\x40"s
+      "\x00\x00\x40\x40"s  // 1, 2, 3
+      "\x00\x00\x80\x40"s
+      "\x00\x00\xa0\x40"s
+      "\x00\x00\xc0\x40"s;  // 4, 5, 6
   REQUIRE(expected.size() == 128 + 24);
 
   Tensor t = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3});
@@ -174,8 +176,8 @@ TEST_CASE("npy int64 1-d and float64 0-d fixtures", "[repl]") {
   WorkspaceScope scope(ws);
   TempDir dir;
   // np.save(f, np.arange(3))
-  const std::string arange = npy_header(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }") +
-                             bytes_of<int64_t>({0, 1, 2});
+  const std::string arange =
+      npy_header(1, "{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }") + bytes_of<int64_t>({0, 1, 2});
   REQUIRE(arange.size() == 128 + 24);
   REQUIRE(arange.substr(8, 2) == "\x76\x00"s);  // 118
   save_npy(dir.file("a.npy"), Tensor::from_vector<int64_t>({0, 1, 2}, {3}));
@@ -221,8 +223,8 @@ TEST_CASE("npy fortran_order True is transposed into C order", "[repl]") {
   WorkspaceScope scope(ws);
   TempDir dir;
   // np.save(f, np.asfortranarray(np.array([[1, 2, 3], [4, 5, 6]], dtype=np.float32)))
-  const std::string f2 = npy_header(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }") +
-                         bytes_of<float>({1, 4, 2, 5, 3, 6});
+  const std::string f2 =
+      npy_header(1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }") + bytes_of<float>({1, 4, 2, 5, 3, 6});
   write_bytes(dir.file("f2.npy"), f2);
   Tensor t = load_npy(dir.file("f2.npy"));
   CHECK(t.shape() == Shape{2, 3});
@@ -257,12 +259,12 @@ TEST_CASE("npy accepts int32, '|' and '=' byte orders, and other header spelling
   CHECK(t.data<int64_t>()[2] == 2147483647LL);
   CHECK(t.data<int64_t>()[3] == -2147483648LL);
 
-  write_bytes(dir.file("bar.npy"), npy_header(1, "{'descr': '|f4', 'fortran_order': False, 'shape': (1,), }") +
-                                       bytes_of<float>({0.5f}));
+  write_bytes(dir.file("bar.npy"),
+              npy_header(1, "{'descr': '|f4', 'fortran_order': False, 'shape': (1,), }") + bytes_of<float>({0.5f}));
   CHECK(load_npy(dir.file("bar.npy")).item() == 0.5);
   // Key order, double quotes, no trailing comma and a Python 2 long are all legal Python.
-  write_bytes(dir.file("eq.npy"), npy_header(1, R"({"shape": (2L,), "fortran_order": False, "descr": "=f8"})") +
-                                      bytes_of<double>({1, 2}));
+  write_bytes(dir.file("eq.npy"),
+              npy_header(1, R"({"shape": (2L,), "fortran_order": False, "descr": "=f8"})") + bytes_of<double>({1, 2}));
   Tensor e = load_npy(dir.file("eq.npy"));
   CHECK(e.dtype() == DType::f64);
   CHECK(e.to_vector() == std::vector<double>{1, 2});
@@ -288,10 +290,11 @@ TEST_CASE("npy bool arrays load as int64 masks and save back as NumPy's bool", "
   // A comparison's mask saves as bool too; anything but 0/1 is refused, naming the element.
   save_npy(dir.file("gt.npy"), ws.call("gt", {a, b}), true);
   CHECK(load_npy(dir.file("gt.npy")).to_vector() == std::vector<double>(6, 1));
-  CHECK_THROWS_WITH(save_npy(dir.file("bad.npy"), a, true), Catch::Contains("element 0 is 5") && Catch::Contains("not 0 or 1"));
+  CHECK_THROWS_WITH(save_npy(dir.file("bad.npy"), a, true),
+                    Catch::Contains("element 0 is 5") && Catch::Contains("not 0 or 1"));
   // A byte other than 0 or 1 is not something NumPy writes.
-  write_bytes(dir.file("two.npy"), npy_header(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }") +
-                                       bytes_of<uint8_t>({1, 2}));
+  write_bytes(dir.file("two.npy"),
+              npy_header(1, "{'descr': '|b1', 'fortran_order': False, 'shape': (2,), }") + bytes_of<uint8_t>({1, 2}));
   CHECK_THROWS_WITH(load_npy(dir.file("two.npy")), Catch::Contains("element 1") && Catch::Contains("byte 2"));
 }
 
@@ -365,16 +368,15 @@ TEST_CASE("npy errors name the file and say what is wrong", "[repl]") {
   }
   SECTION("big-endian data") {
     const std::string p = dir.file("be.npy");
-    write_bytes(p, npy_header(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }") +
-                       std::string(24, '\0'));
+    write_bytes(p,
+                npy_header(1, "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }") + std::string(24, '\0'));
     auto [msg, hint] = error_of([&] { load_npy(p); });
     CHECK_THAT(msg, Catch::Contains(p) && Catch::Contains("big-endian"));
     CHECK_THAT(hint, Catch::Contains("newbyteorder"));
   }
   SECTION("an unsupported dtype") {
     const std::string p = dir.file("c8.npy");
-    write_bytes(p, npy_header(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }") +
-                       std::string(16, '\0'));
+    write_bytes(p, npy_header(1, "{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }") + std::string(16, '\0'));
     auto [msg, hint] = error_of([&] { load_npy(p); });
     CHECK_THAT(msg, Catch::Contains(p) && Catch::Contains("'<c8'"));
     CHECK_THAT(hint, Catch::Contains("astype"));

@@ -21,7 +21,9 @@ namespace {
 
 const std::string kModels = std::string(OPSCOPE_SOURCE_DIR) + "/assets/models/";
 
-Tensor ref(const std::string& model, const std::string& file) { return lang::load_npy(kModels + model + ".ref/" + file); }
+Tensor ref(const std::string& model, const std::string& file) {
+  return lang::load_npy(kModels + model + ".ref/" + file);
+}
 
 double max_abs(const Tensor& t) {
   double m = 0;
@@ -79,7 +81,8 @@ TEST_CASE("onnx: import folds PyTorch's shape arithmetic and keeps the ONNX name
   CHECK(m->param("layer.self_attn.in_proj_weight").requires_grad());
   auto traced = m->trace(ws);
   int shape_ops = 0, onnx_shape_nodes = 0;
-  for (auto& n : m->model().nodes) onnx_shape_nodes += n.op_type == "Shape" || n.op_type == "Gather" || n.op_type == "Unsqueeze";
+  for (auto& n : m->model().nodes)
+    onnx_shape_nodes += n.op_type == "Shape" || n.op_type == "Gather" || n.op_type == "Unsqueeze";
   for (const Node& n : ws.graph().nodes()) {
     CHECK(n.symbolic);
     shape_ops += n.op->name == "gather" || n.op->name == "concat";
@@ -128,7 +131,8 @@ TEST_CASE("onnx: the model object in the language, both modes", "[onnx][repl]") 
   const Tensor g = test::var(lab, "x");  // the input has no gradient; the parameter has
   CHECK_FALSE(g.grad().defined());
   lab.ok("g = m.param(\"fc.weight\").grad");
-  CHECK(max_diff(test::var(lab, "g"), ref("fashion_cnn", "grad.fc.weight.npy")) <= 1e-3 * max_abs(ref("fashion_cnn", "grad.fc.weight.npy")));
+  CHECK(max_diff(test::var(lab, "g"), ref("fashion_cnn", "grad.fc.weight.npy")) <=
+        1e-3 * max_abs(ref("fashion_cnn", "grad.fc.weight.npy")));
   // Static mode: m traces against input(); compile/run give the same numbers.
   lab.ok("zero_grad(m.parameters())\n:mode static");
   lab.ok("xs = input(\"x\", [2, 1, 28, 28])\nys = m(xs)\nls = (ys * load(" + dir + "fashion_cnn.ref/r.npy\")).sum()");
@@ -136,12 +140,14 @@ TEST_CASE("onnx: the model object in the language, both modes", "[onnx][repl]") 
   CHECK(max_diff(test::var(lab, "yv"), ref("fashion_cnn", "y.npy")) <= 1e-4);
   lab.ok("compile(ls)\nlv = run(ls, x=x)");
   lab.ok(":mode dynamic\ng2 = m.param(\"fc.weight\").grad");
-  CHECK(max_diff(test::var(lab, "g2"), ref("fashion_cnn", "grad.fc.weight.npy")) <= 1e-3 * max_abs(ref("fashion_cnn", "grad.fc.weight.npy")));
+  CHECK(max_diff(test::var(lab, "g2"), ref("fashion_cnn", "grad.fc.weight.npy")) <=
+        1e-3 * max_abs(ref("fashion_cnn", "grad.fc.weight.npy")));
 }
 
 TEST_CASE("onnx: an imported model trains with an optimizer written in the language", "[onnx][repl]") {
   Lab lab;
-  lab.ok(":seed 0\nm = load_onnx(\"" + kModels + "fashion_cnn.onnx\")\nx = rand(16, 1, 28, 28)\n"
+  lab.ok(":seed 0\nm = load_onnx(\"" + kModels +
+         "fashion_cnn.onnx\")\nx = rand(16, 1, 28, 28)\n"
          "y = argmax(randn(16, 10), axis=1)\nopt = Adam(m.parameters(), lr=2e-3)\nw0 = m.param(\"fc.weight\") * 1.0\n"
          "losses = []\nfor i in range(12):\n    opt.zero_grad()\n    loss = cross_entropy(m(x), y)\n"
          "    backward(loss)\n    opt.step()\n    losses.append(loss.item())");
@@ -216,7 +222,8 @@ TEST_CASE("onnx: damaged and hostile files are clear errors that leave nothing b
   w->set_data_type(onnx::TensorProto::FLOAT);
   w->add_dims(100000);
   w->add_dims(100000);
-  refused(lab, huge.save(dir, "huge.onnx"), "its initializers need 37.25 GiB as opscope stores them, more than the memory cap leaves");
+  refused(lab, huge.save(dir, "huge.onnx"),
+          "its initializers need 37.25 GiB as opscope stores them, more than the memory cap leaves");
 
   ModelBuilder newer(99);
   newer.input("x", {2}).output("y");
@@ -231,7 +238,8 @@ TEST_CASE("onnx: damaged and hostile files are clear errors that leave nothing b
   ModelBuilder missing;
   missing.input("x", {2, 3}).output("y");
   missing.node("MatMul", {"x", "w"}, {"y"}, "fc");
-  refused(lab, missing.save(dir, "missing_init.onnx"), "node MatMul 'fc' reads 'w', which no node, graph input or initializer provides");
+  refused(lab, missing.save(dir, "missing_init.onnx"),
+          "node MatMul 'fc' reads 'w', which no node, graph input or initializer provides");
 
   ModelBuilder cycle;
   cycle.input("x", {2}).output("c");
@@ -252,7 +260,8 @@ TEST_CASE("onnx: damaged and hostile files are clear errors that leave nothing b
   many.node("NonZero", {"x"}, {"u"}, "nz1");
   many.node("NonZero", {"x"}, {"v"}, "nz2");
   many.node("Relu", {"x"}, {"z"}, "ok");
-  refused(lab, many.save(dir, "unmapped.onnx"), "2 operator types that opscope does not map: NonZero (nodes 'nz1', 'nz2'); Unique (node 'uniq')");
+  refused(lab, many.save(dir, "unmapped.onnx"),
+          "2 operator types that opscope does not map: NonZero (nodes 'nz1', 'nz2'); Unique (node 'uniq')");
 
   // Shapes that cannot be resolved at import.
   ModelBuilder shapeless;
@@ -262,7 +271,8 @@ TEST_CASE("onnx: damaged and hostile files are clear errors that leave nothing b
   ModelBuilder dynamic;
   dynamic.input("x", {6}).input("s", {2}, onnx::TensorProto::INT64).output("y");
   dynamic.node("Reshape", {"x", "s"}, {"y"}, "reshape_by_data");
-  refused(lab, dynamic.save(dir, "dynamic.onnx"), "node Reshape 'reshape_by_data': the new shape ('s') is computed from the model's inputs");
+  refused(lab, dynamic.save(dir, "dynamic.onnx"),
+          "node Reshape 'reshape_by_data': the new shape ('s') is computed from the model's inputs");
 
   // An initializer whose data is shorter than its dims, one kept in an external file.
   ModelBuilder shorted = relu_model();
@@ -293,11 +303,13 @@ TEST_CASE("onnx: damaged and hostile files are clear errors that leave nothing b
   auto& pool = pads.node("MaxPool", {"x"}, {"y"}, "pool");
   ModelBuilder::attr(pool, "kernel_shape", std::vector<int64_t>{2, 3});
   ModelBuilder::attr(pool, "dilations", std::vector<int64_t>{2, 1});
-  refused(lab, pads.save(dir, "dilated_pool.onnx"), "node MaxPool 'pool': dilations [2, 1] (opscope's pools are undilated)");
+  refused(lab, pads.save(dir, "dilated_pool.onnx"),
+          "node MaxPool 'pool': dilations [2, 1] (opscope's pools are undilated)");
 
   // After all that the session still works and the relu model loads.
   lab.ok("good = load_onnx(\"" + relu_model().save(dir, "relu.onnx") + "\")");
-  CHECK(lab.echo("good(tensor([[-1.0, 2.0, -3.0, 4.0]]))") == "tensor([[0.0, 2.0, 0.0, 4.0]], shape=[1, 4], dtype=float32)");
+  CHECK(lab.echo("good(tensor([[-1.0, 2.0, -3.0, 4.0]]))") ==
+        "tensor([[0.0, 2.0, 0.0, 4.0]], shape=[1, 4], dtype=float32)");
 }
 
 TEST_CASE("onnx: the newer opsets' forms: Gelu (20), axes and num_outputs (18)", "[onnx]") {
@@ -387,7 +399,8 @@ TEST_CASE("onnx: --shape sizes a symbolic input, and is checked", "[onnx]") {
   opt.shapes["x"] = {8, 3, 28, 28};
   CHECK_THROWS_WITH(ImportedModel::load(kModels + "fashion_cnn.onnx", opt), Catch::Contains("fixes dimension 1 to 1"));
   opt.shapes = {{"image", {1, 1, 28, 28}}};
-  CHECK_THROWS_WITH(ImportedModel::load(kModels + "fashion_cnn.onnx", opt), Catch::Contains("not an input of the model"));
+  CHECK_THROWS_WITH(ImportedModel::load(kModels + "fashion_cnn.onnx", opt),
+                    Catch::Contains("not an input of the model"));
 }
 
 // --- the conformance runner -------------------------------------------------------------------
@@ -395,8 +408,8 @@ TEST_CASE("onnx: --shape sizes a symbolic input, and is checked", "[onnx]") {
 namespace {
 
 // A backend-test folder: model.onnx and test_data_set_0 with the inputs and expected outputs.
-void write_node_test(const OnnxTempDir& dir, const std::string& name, const ModelBuilder& b, const std::vector<Tensor>& inputs,
-                     const std::vector<Tensor>& outputs) {
+void write_node_test(const OnnxTempDir& dir, const std::string& name, const ModelBuilder& b,
+                     const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs) {
   const auto folder = dir.path / name / "test_data_set_0";
   std::filesystem::create_directories(folder);
   test::write_file((dir.path / name / "model.onnx").string(), b.bytes());
@@ -433,7 +446,10 @@ TEST_CASE("onnx: the conformance runner passes, fails with the first difference,
   CHECK(report.count(interop::ConformanceTest::passed) == 1);
   CHECK(report.count(interop::ConformanceTest::failed) == 1);
   CHECK(report.count(interop::ConformanceTest::skipped) == 1);
-  CHECK(log.str().find("FAILED test_relu_wrong [Relu]: test_data_set_0 output 0: first difference at [1]: 2, expected 2.00999999") != std::string::npos);
+  CHECK(
+      log.str().find(
+          "FAILED test_relu_wrong [Relu]: test_data_set_0 output 0: first difference at [1]: 2, expected 2.00999999") !=
+      std::string::npos);
   CHECK(log.str().find("nodes: Relu 'r'") != std::string::npos);
   const std::string table = interop::conformance_table(report, true);
   CHECK(table.find("| MaxPool | 0 | 0 | 1 | dilations [1, 2] (opscope's pools are undilated) |") != std::string::npos);

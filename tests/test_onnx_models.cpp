@@ -45,8 +45,8 @@ double relative_error(const Tensor& a, const Tensor& e, double floor = 1e-12) {
 
 // Runs `name` on its x, checks y, then L = sum(y·r)'s gradients: x's (float inputs) and every
 // parameter's, each within `tolerance` of its largest entry. Returns the model for more checks.
-std::shared_ptr<ImportedModel> check_against_pytorch(Workspace& ws, const std::string& name, const ImportOptions& opt = {},
-                                                     double tolerance = 1e-4) {
+std::shared_ptr<ImportedModel> check_against_pytorch(Workspace& ws, const std::string& name,
+                                                     const ImportOptions& opt = {}, double tolerance = 1e-4) {
   INFO(name);
   auto m = ImportedModel::load(kDir + name + ".onnx", opt);
   Tensor x = ref(name, "x.npy");
@@ -79,7 +79,8 @@ std::multiset<std::string> op_names(const Workspace& ws) {
 
 }  // namespace
 
-TEST_CASE("onnx models: MobileNetV3 and DeepLabV3 (hardswish, hardsigmoid, Resize) agree with PyTorch", "[onnx][grad]") {
+TEST_CASE("onnx models: MobileNetV3 and DeepLabV3 (hardswish, hardsigmoid, Resize) agree with PyTorch",
+          "[onnx][grad]") {
   {
     Workspace ws;
     WorkspaceScope scope(ws);
@@ -94,7 +95,8 @@ TEST_CASE("onnx models: MobileNetV3 and DeepLabV3 (hardswish, hardsigmoid, Resiz
   CHECK(op_names(ws).count("interpolate") == 2);  // the pooled branch, and the output back to the input's size
 }
 
-TEST_CASE("onnx models: a Swin Transformer (shifted windows: Mod, ScatterND folded) agrees with PyTorch", "[onnx][grad]") {
+TEST_CASE("onnx models: a Swin Transformer (shifted windows: Mod, ScatterND folded) agrees with PyTorch",
+          "[onnx][grad]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   auto m = check_against_pytorch(ws, "swin_t");
@@ -108,18 +110,20 @@ TEST_CASE("onnx models: a Swin Transformer (shifted windows: Mod, ScatterND fold
   CHECK(used_mod);
 }
 
-TEST_CASE("onnx models: a U-Net (ConvTranspose, GroupNorm folded back, InstanceNorm, bilinear) agrees with PyTorch", "[onnx][grad]") {
+TEST_CASE("onnx models: a U-Net (ConvTranspose, GroupNorm folded back, InstanceNorm, bilinear) agrees with PyTorch",
+          "[onnx][grad]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   check_against_pytorch(ws, "unet");
   const auto ops = op_names(ws);
-  CHECK(ops.count("group_norm") == 2);     // PyTorch's Reshape–InstanceNormalization–Reshape–Mul–Add, one node each
+  CHECK(ops.count("group_norm") == 2);  // PyTorch's Reshape–InstanceNormalization–Reshape–Mul–Add, one node each
   CHECK(ops.count("instance_norm") == 2);  // the two InstanceNorm2d layers
   CHECK(ops.count("conv_transpose2d") == 1);
   CHECK(ops.count("interpolate") == 1);
 }
 
-TEST_CASE("onnx models: an LSTM language model and a bidirectional GRU agree with PyTorch, unrolled per step", "[onnx][grad]") {
+TEST_CASE("onnx models: an LSTM language model and a bidirectional GRU agree with PyTorch, unrolled per step",
+          "[onnx][grad]") {
   {
     Workspace ws;
     WorkspaceScope scope(ws);
@@ -134,13 +138,15 @@ TEST_CASE("onnx models: an LSTM language model and a bidirectional GRU agree wit
   check_against_pytorch(ws, "gru_tagger");
 }
 
-TEST_CASE("onnx models: tied initializers are named on load, and untie=True gives PyTorch's parameters back", "[onnx][grad][repl]") {
+TEST_CASE("onnx models: tied initializers are named on load, and untie=True gives PyTorch's parameters back",
+          "[onnx][grad][repl]") {
   {  // tied, as the file says: one parameter, whose gradient is the sum of its three uses'
     Workspace ws;
     WorkspaceScope scope(ws);
     auto m = ImportedModel::load(kDir + "tied_encoder.onnx");
     REQUIRE(m->ties().size() == 2);
-    CHECK(m->ties_note().find("'layer.norm2.bias' and 'layer.norm1.bias' are 'layer.self_attn.out_proj.bias'") != std::string::npos);
+    CHECK(m->ties_note().find("'layer.norm2.bias' and 'layer.norm1.bias' are 'layer.self_attn.out_proj.bias'") !=
+          std::string::npos);
     CHECK(m->parameters().size() == 9);
     const Tensor y = m->apply(ws, {ref("tied_encoder", "x.npy")}).at(0);
     ws.backward(ws.call("sum", {ws.call("mul", {y, ref("tied_encoder", "r.npy")})}));
@@ -159,11 +165,13 @@ TEST_CASE("onnx models: tied initializers are named on load, and untie=True give
   // The language says so on load_onnx, and takes untie=.
   test::Lab lab;
   CHECK(lab.ok("m = load_onnx(\"" + kDir + "tied_encoder.onnx\")").find("note: tied parameters:") != std::string::npos);
-  CHECK(lab.ok("u = load_onnx(\"" + kDir + "tied_encoder.onnx\", untie=True)").find("note: untied:") != std::string::npos);
+  CHECK(lab.ok("u = load_onnx(\"" + kDir + "tied_encoder.onnx\", untie=True)").find("note: untied:") !=
+        std::string::npos);
   CHECK(lab.echo("len(u.parameters())") == "12");
 }
 
-TEST_CASE("onnx models: a 1-D keyword spotter and a 3-D video CNN agree with PyTorch in float64 (issue 44)", "[onnx][grad]") {
+TEST_CASE("onnx models: a 1-D keyword spotter and a 3-D video CNN agree with PyTorch in float64 (issue 44)",
+          "[onnx][grad]") {
   const double float64_tolerance = 1e-6;
   {
     Workspace ws;

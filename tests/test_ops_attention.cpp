@@ -153,7 +153,8 @@ TEST_CASE("attention: explicit scale and broadcast batch axes", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   // q [2, 3, T, D] against one k, v [T, ...] shared by every batch entry (broadcast).
-  Tensor q = uniform({2, 3, 70, 5}, DType::f64, 4), k = uniform({67, 5}, DType::f64, 5), v = uniform({67, 4}, DType::f64, 6);
+  Tensor q = uniform({2, 3, 70, 5}, DType::f64, 4), k = uniform({67, 5}, DType::f64, 5),
+         v = uniform({67, 4}, DType::f64, 6);
   Tensor kb = ws.call("expand", {k}, {{"shape", Shape{6, 67, 5}}}).contiguous();
   Tensor vb = ws.call("expand", {v}, {{"shape", Shape{6, 67, 4}}}).contiguous();
   const Ref want = reference(q, kb, vb, 6, no_mask, false, 0.3);
@@ -168,7 +169,8 @@ TEST_CASE("attention: float additive masks, broadcast masks and int64 0/1 masks"
   Workspace ws;
   WorkspaceScope scope(ws);
   const int64_t T = 130, S = 77, D = 7;
-  Tensor q = uniform({2, T, D}, DType::f64, 7), k = uniform({2, S, D}, DType::f64, 8), v = uniform({2, S, D}, DType::f64, 9);
+  Tensor q = uniform({2, T, D}, DType::f64, 7), k = uniform({2, S, D}, DType::f64, 8),
+         v = uniform({2, S, D}, DType::f64, 9);
   const double inf = std::numeric_limits<double>::infinity();
 
   // Float [T, S] with some −inf entries (row 0 keeps at least key 0).
@@ -203,8 +205,9 @@ TEST_CASE("attention: float additive masks, broadcast masks and int64 0/1 masks"
         Tensor o = ws.call("scaled_dot_product_attention", {q, k, v, mc.mask}, {{"causal", causal}}, algo);
         require_close(o, want.o, 1e-12);
         // float32 inputs with the same mask (a float64 mask is cast to the inputs' dtype).
-        Tensor o32 = ws.call("scaled_dot_product_attention",
-                             {q.cast(DType::f32), k.cast(DType::f32), v.cast(DType::f32), mc.mask}, {{"causal", causal}}, algo);
+        Tensor o32 =
+            ws.call("scaled_dot_product_attention",
+                    {q.cast(DType::f32), k.cast(DType::f32), v.cast(DType::f32), mc.mask}, {{"causal", causal}}, algo);
         require_close(o32, want.o, 2e-5);
       }
     }
@@ -218,7 +221,8 @@ TEST_CASE("attention: a fully masked row gives 0 (not NaN) in both algorithms, a
   for (int64_t j = 0; j < S; ++j) mask.data<int64_t>()[2 * S + j] = 0;  // query 2 sees nothing
   Tensor fmask = Tensor::full({T, S}, 0.0, DType::f64);
   for (int64_t j = 0; j < S; ++j) fmask.data<double>()[4 * S + j] = -std::numeric_limits<double>::infinity();
-  Tensor qv = uniform({T, D}, DType::f64, 15), kv = uniform({S, D}, DType::f64, 16), vv = uniform({S, D}, DType::f64, 17);
+  Tensor qv = uniform({T, D}, DType::f64, 15), kv = uniform({S, D}, DType::f64, 16),
+         vv = uniform({S, D}, DType::f64, 17);
   for (const Tensor& m : {mask, fmask}) {
     const int64_t row = m.dtype() == DType::i64 ? 2 : 4;
     for (auto& algo : kAlgos) {
@@ -349,7 +353,8 @@ TEST_CASE("attention: shape and dtype errors", "[op]") {
                       Catch::Contains("mask of shape [4, 6] cannot be broadcast to the scores [2, 4, 5]"));
   REQUIRE_THROWS_WITH(ws.call("scaled_dot_product_attention", {q, Tensor::zeros({3, 5, 3}), v}),
                       Catch::Contains("cannot be broadcast"));
-  REQUIRE_THROWS_WITH(ws.call("scaled_dot_product_attention", {Tensor::zeros({3}), k, v}), Catch::Contains("rank >= 2"));
+  REQUIRE_THROWS_WITH(ws.call("scaled_dot_product_attention", {Tensor::zeros({3}), k, v}),
+                      Catch::Contains("rank >= 2"));
   REQUIRE_THROWS_WITH(ws.call("scaled_dot_product_attention", {Tensor::zeros({4, 3}, DType::i64), k, v}),
                       Catch::Contains("expected a floating-point"));
   REQUIRE_THROWS_WITH(ws.call("scaled_dot_product_attention", {q, k, v}, {{"scale", -1.0}}), Catch::Contains("scale"));
@@ -381,13 +386,13 @@ TEST_CASE("attention: empty sizes", "[op]") {
   WorkspaceScope scope(ws);
   for (auto& algo : kAlgos) {
     // No keys: every row is fully masked, so the output is 0.
-    Tensor o = ws.call("scaled_dot_product_attention", {Tensor::full({3, 2}, 1.0), Tensor::zeros({0, 2}), Tensor::zeros({0, 4})},
-                       {}, algo);
+    Tensor o = ws.call("scaled_dot_product_attention",
+                       {Tensor::full({3, 2}, 1.0), Tensor::zeros({0, 2}), Tensor::zeros({0, 4})}, {}, algo);
     REQUIRE(o.shape() == Shape{3, 4});
     for (int64_t i = 0; i < o.numel(); ++i) REQUIRE(o.get(i) == 0.0);
     // No queries: an empty output.
-    Tensor e = ws.call("scaled_dot_product_attention", {Tensor::zeros({0, 2}), Tensor::zeros({5, 2}), Tensor::zeros({5, 4})},
-                       {}, algo);
+    Tensor e = ws.call("scaled_dot_product_attention",
+                       {Tensor::zeros({0, 2}), Tensor::zeros({5, 2}), Tensor::zeros({5, 4})}, {}, algo);
     REQUIRE(e.shape() == Shape{0, 4});
   }
 }

@@ -3,8 +3,8 @@
 // counts, and gradients: conv2d's registry cases are the ones winograd can run (3×3, stride 1,
 // dilation 1); stride, dilation and other kernel sizes are gradchecked here for the algorithms
 // that support them, one (case, algorithm) at a time.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
 #include <string>
@@ -68,22 +68,22 @@ std::vector<double> reference_conv(const Tensor& x, const Tensor& w, const Tenso
 
 const std::vector<Conf> kConfs = {
     {{1, 1, 5, 5}, {1, 1, 3, 3}, false},
-    {{2, 3, 7, 6}, {4, 3, 3, 3}, true, 1, 1},                 // odd sizes, padding
-    {{1, 2, 9, 8}, {3, 2, 3, 3}, true, 1, 2},                 // padding 2
-    {{2, 4, 6, 7}, {6, 2, 3, 3}, true, 1, 1, 1, 2},           // groups 2
-    {{1, 6, 5, 5}, {6, 1, 3, 3}, false, 1, 1, 1, 6},          // depthwise
-    {{2, 3, 9, 9}, {4, 3, 3, 3}, true, 2, 1},                 // stride 2
-    {{1, 2, 11, 10}, {3, 2, 3, 3}, true, 1, 2, 2},            // dilation 2
-    {{2, 4, 8, 9}, {4, 2, 5, 5}, true, 2, 2, 1, 2},           // 5×5, stride 2, groups
-    {{1, 3, 6, 6}, {5, 3, 1, 1}, true},                       // 1×1
-    {{1, 2, 12, 13}, {2, 2, 7, 7}, false, 3, 3, 2},           // 7×7, stride 3, dilation 2
-    {{3, 2, 4, 4}, {2, 2, 2, 3}, true, 1, 0},                 // non-square kernel
-    {{3, 2, 23, 25}, {2, 2, 3, 3}, true, 1, 1},               // 468 winograd tiles: 2 blocks, odd output
+    {{2, 3, 7, 6}, {4, 3, 3, 3}, true, 1, 1},  // odd sizes, padding
+    {{1, 2, 9, 8}, {3, 2, 3, 3}, true, 1, 2},  // padding 2
+    {{2, 4, 6, 7}, {6, 2, 3, 3}, true, 1, 1, 1, 2},  // groups 2
+    {{1, 6, 5, 5}, {6, 1, 3, 3}, false, 1, 1, 1, 6},  // depthwise
+    {{2, 3, 9, 9}, {4, 3, 3, 3}, true, 2, 1},  // stride 2
+    {{1, 2, 11, 10}, {3, 2, 3, 3}, true, 1, 2, 2},  // dilation 2
+    {{2, 4, 8, 9}, {4, 2, 5, 5}, true, 2, 2, 1, 2},  // 5×5, stride 2, groups
+    {{1, 3, 6, 6}, {5, 3, 1, 1}, true},  // 1×1
+    {{1, 2, 12, 13}, {2, 2, 7, 7}, false, 3, 3, 2},  // 7×7, stride 3, dilation 2
+    {{3, 2, 4, 4}, {2, 2, 2, 3}, true, 1, 0},  // non-square kernel
+    {{3, 2, 23, 25}, {2, 2, 3, 3}, true, 1, 1},  // 468 winograd tiles: 2 blocks, odd output
     // Pairs (h, w), as PyTorch takes them: each axis its own stride, padding and dilation.
-    {{2, 3, 9, 8}, {4, 3, 3, 3}, true, 1, 1, 1, 1, -1, 0},    // padding (1, 0): winograd too
-    {{1, 2, 10, 9}, {3, 2, 3, 2}, true, 2, 0, 1, 1, 1},       // 3×2 kernel, stride (2, 1)
-    {{2, 2, 8, 11}, {2, 2, 2, 3}, false, 1, 1, 2, 1, 3, 0, 1}, // stride (1, 3), padding (1, 0), dilation (2, 1)
-    {{1, 4, 7, 12}, {4, 2, 1, 3}, true, 3, 0, 1, 2, 2, 2, 3}, // 1×3 kernel, groups 2, every pair different
+    {{2, 3, 9, 8}, {4, 3, 3, 3}, true, 1, 1, 1, 1, -1, 0},  // padding (1, 0): winograd too
+    {{1, 2, 10, 9}, {3, 2, 3, 2}, true, 2, 0, 1, 1, 1},  // 3×2 kernel, stride (2, 1)
+    {{2, 2, 8, 11}, {2, 2, 2, 3}, false, 1, 1, 2, 1, 3, 0, 1},  // stride (1, 3), padding (1, 0), dilation (2, 1)
+    {{1, 4, 7, 12}, {4, 2, 1, 3}, true, 3, 0, 1, 2, 2, 2, 3},  // 1×3 kernel, groups 2, every pair different
 };
 
 }  // namespace
@@ -134,9 +134,8 @@ TEST_CASE("conv2d: hand-computed tiny cases", "[op]") {
   }
   // 3×3 Laplacian-like kernel with padding 1 (winograd too): centre 4·x − the 4 neighbours.
   Tensor lap = Tensor::from_vector<double>({0, -1, 0, -1, 4, -1, 0, -1, 0}, {1, 1, 3, 3});
-  const std::vector<double> expect = {4 - 2 - 4, 8 - 1 - 3 - 5, 12 - 2 - 6,
-                                      16 - 1 - 5 - 7, 20 - 2 - 4 - 6 - 8, 24 - 3 - 5 - 9,
-                                      28 - 4 - 8, 32 - 7 - 9 - 5, 36 - 8 - 6};
+  const std::vector<double> expect = {4 - 2 - 4,      8 - 1 - 3 - 5, 12 - 2 - 6,     16 - 1 - 5 - 7, 20 - 2 - 4 - 6 - 8,
+                                      24 - 3 - 5 - 9, 28 - 4 - 8,    32 - 7 - 9 - 5, 36 - 8 - 6};
   for (const auto& algo : kAlgos) {
     INFO(algo);
     Tensor y = ws.call("conv2d", {x, lap}, {{"padding", int64_t{1}}}, algo);
@@ -181,10 +180,12 @@ TEST_CASE("conv2d: shape errors name the shapes and the rule", "[op]") {
   // Non-square: padding may differ per axis in winograd; kernels, strides and dilations may not.
   CHECK(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"padding", V{1, 0}}}, "winograd") == "no error");
   CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 2}, {}, "winograd"), Catch::Contains("got 3×2 stride 1"));
-  CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"stride", V{1, 2}}}, "winograd"), Catch::Contains("got 3×3 stride (1, 2)"));
+  CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"stride", V{1, 2}}}, "winograd"),
+             Catch::Contains("got 3×3 stride (1, 2)"));
   CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"dilation", V{2, 1}}}, "winograd"), Catch::Contains("dilation (2, 1)"));
   // A pair is two sizes: three is an error that says what is accepted.
-  CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"stride", V{1, 2, 3}}}), Catch::Contains("must be an int or a pair (h, w)"));
+  CHECK_THAT(err({1, 1, 8, 8}, {1, 1, 3, 3}, {{"stride", V{1, 2, 3}}}),
+             Catch::Contains("must be an int or a pair (h, w)"));
 }
 
 TEST_CASE("conv2d: im2col buffer is workspace memory, freed after the call", "[op]") {
@@ -299,7 +300,8 @@ TEST_CASE("conv2d gradcheck: stride, dilation, groups, other kernels per compati
       {c({{{1, 3, 4, 4}}, {{2, 3, 1, 1}}}, {}, "1×1"), false},
       {c({x, w, b}, {{"padding", int64_t{2}}}, "3×3, padding 2"), true},
       {c({{{1, 2, 6, 7}}, w, b}, {{"stride", V{2, 1}}, {"padding", V{0, 1}}}, "stride (2, 1), padding (0, 1)"), false},
-      {c({{{1, 2, 7, 6}}, {{2, 2, 3, 2}}}, {{"dilation", V{2, 1}}, {"padding", V{1, 0}}}, "3×2 kernel, dilation (2, 1)"),
+      {c({{{1, 2, 7, 6}}, {{2, 2, 3, 2}}}, {{"dilation", V{2, 1}}, {"padding", V{1, 0}}},
+         "3×2 kernel, dilation (2, 1)"),
        false},
       {c({x, w}, {{"padding", V{2, 1}}}, "3×3, padding (2, 1)"), true},
   };
@@ -409,7 +411,8 @@ TEST_CASE("conv_transpose2d: its backward is a conv2d and a weight gradient, and
   Workspace ws;
   WorkspaceScope scope(ws);
   Tensor x = test::param(uniform({1, 2, 3, 3}, DType::f64, 5)), w = test::param(uniform({2, 3, 3, 3}, DType::f64, 6));
-  Tensor y = ws.call("conv_transpose2d", {x, w}, {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}});
+  Tensor y = ws.call("conv_transpose2d", {x, w},
+                     {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}});
   CHECK(y.shape() == Shape{1, 3, 6, 6});
   ws.backward(ws.call("sum", {y}));
   std::vector<std::string> backward_ops;

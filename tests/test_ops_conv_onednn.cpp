@@ -4,8 +4,8 @@
 // results at one and at two threads; the float64 error; its workspace counted by the memory
 // tracker. Without the module the tests print
 // "SKIPPED: no oneDNN module" and ctest counts them as skipped.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <iostream>
 #include <random>
@@ -46,7 +46,9 @@ struct Geometry {
   int64_t groups = 1;
   bool bias = true;
   const char* note;
-  AttrMap attrs() const { return {{"stride", stride}, {"padding", padding}, {"dilation", dilation}, {"groups", groups}}; }
+  AttrMap attrs() const {
+    return {{"stride", stride}, {"padding", padding}, {"dilation", dilation}, {"groups", groups}};
+  }
 };
 
 const std::vector<Geometry> kGeometries = {
@@ -70,7 +72,8 @@ struct Passes {
   Tensor y, dx, dw;
 };
 Passes run_passes(Workspace& ws, const Geometry& g, const std::string& algo, uint64_t seed) {
-  Tensor x = uniform(g.x, DType::f32, seed), w = uniform(g.w, DType::f32, seed + 1), b = uniform({g.w[0]}, DType::f32, seed + 2);
+  Tensor x = uniform(g.x, DType::f32, seed), w = uniform(g.w, DType::f32, seed + 1),
+         b = uniform({g.w[0]}, DType::f32, seed + 2);
   std::vector<Tensor> in = {x, w};
   if (g.bias) in.push_back(b);
   Passes p;

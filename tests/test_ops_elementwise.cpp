@@ -16,7 +16,8 @@ void check_unary(Workspace& ws, const char* op, const std::function<double(doubl
   INFO(op);
   Tensor y = ws.call(op, {x}, attrs);
   REQUIRE(y.shape() == x.shape());
-  for (int64_t i = 0; i < x.numel(); ++i) CHECK(std::fabs(y.get(i) - ref(x.get(i))) <= tol * std::max(1.0, std::fabs(ref(x.get(i)))));
+  for (int64_t i = 0; i < x.numel(); ++i)
+    CHECK(std::fabs(y.get(i) - ref(x.get(i))) <= tol * std::max(1.0, std::fabs(ref(x.get(i)))));
 }
 }  // namespace
 
@@ -25,34 +26,52 @@ TEST_CASE("unary ops and activations match std:: math", "[op]") {
   WorkspaceScope scope(ws);
   Tensor x = test::randn({5, 7}, 11);
   Tensor pos = ws.call("abs", {x});
-  check_unary(ws, "neg", [](double v) { return -v; }, x);
-  check_unary(ws, "exp", [](double v) { return std::exp(v); }, x);
-  check_unary(ws, "log", [](double v) { return std::log(v); }, pos);
-  check_unary(ws, "sqrt", [](double v) { return std::sqrt(v); }, pos);
-  check_unary(ws, "abs", [](double v) { return std::fabs(v); }, x);
-  check_unary(ws, "sign", [](double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }, x);
-  check_unary(ws, "relu", [](double v) { return v > 0 ? v : 0.0; }, x);
+  check_unary(
+      ws, "neg", [](double v) { return -v; }, x);
+  check_unary(
+      ws, "exp", [](double v) { return std::exp(v); }, x);
+  check_unary(
+      ws, "log", [](double v) { return std::log(v); }, pos);
+  check_unary(
+      ws, "sqrt", [](double v) { return std::sqrt(v); }, pos);
+  check_unary(
+      ws, "abs", [](double v) { return std::fabs(v); }, x);
+  check_unary(
+      ws, "sign", [](double v) { return v > 0   ? 1.0
+                                        : v < 0 ? -1.0
+                                                : 0.0; }, x);
+  check_unary(
+      ws, "relu", [](double v) { return v > 0 ? v : 0.0; }, x);
   check_unary(ws, "leaky_relu", [](double v) { return v > 0 ? v : 0.2 * v; }, x, {{"negative_slope", 0.2}});
-  check_unary(ws, "sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }, x);
-  check_unary(ws, "tanh", [](double v) { return std::tanh(v); }, x);
-  check_unary(ws, "erf", [](double v) { return std::erf(v); }, x);
+  check_unary(
+      ws, "sigmoid", [](double v) { return 1 / (1 + std::exp(-v)); }, x);
+  check_unary(
+      ws, "tanh", [](double v) { return std::tanh(v); }, x);
+  check_unary(
+      ws, "erf", [](double v) { return std::erf(v); }, x);
   check_unary(ws, "clip", [](double v) { return std::clamp(v, -0.3, 0.5); }, x, {{"min", -0.3}, {"max", 0.5}});
   check_unary(ws, "clip", [](double v) { return std::max(v, 0.1); }, x, {{"min", 0.1}});
-  check_unary(ws, "gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, x);
+  check_unary(
+      ws, "gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, x);
   check_unary(ws, "gelu",
               [](double v) { return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))); }, x,
               {{"approximate", std::string("tanh")}});
   // softplus: PyTorch's log(1 + e^(βx))/β, and x itself once βx passes the threshold.
-  check_unary(ws, "softplus", [](double v) { return std::log(1 + std::exp(v)); }, x);
+  check_unary(
+      ws, "softplus", [](double v) { return std::log(1 + std::exp(v)); }, x);
   check_unary(ws, "softplus", [](double v) { return 2 * v > 1 ? v : std::log(1 + std::exp(2 * v)) / 2; }, x,
               {{"beta", 2.0}, {"threshold", 1.0}});
   Tensor big = ws.call("mul", {x, Tensor::scalar(100.0)});  // e^(βx) would overflow: softplus is x there
-  check_unary(ws, "softplus", [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); }, big);
+  check_unary(
+      ws, "softplus", [](double v) { return v > 20 ? v : std::log1p(std::exp(v)); }, big);
   // float32 kernels agree with the float64 reference to float precision.
   Tensor xf = x.cast(DType::f32);
-  check_unary(ws, "gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, xf, {}, 1e-6);
-  check_unary(ws, "exp", [](double v) { return std::exp(v); }, xf, {}, 1e-6);
-  check_unary(ws, "erf", [](double v) { return std::erf(v); }, xf, {}, 1e-6);
+  check_unary(
+      ws, "gelu", [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); }, xf, {}, 1e-6);
+  check_unary(
+      ws, "exp", [](double v) { return std::exp(v); }, xf, {}, 1e-6);
+  check_unary(
+      ws, "erf", [](double v) { return std::erf(v); }, xf, {}, 1e-6);
   // clip keeps integers integers; infinite bounds saturate.
   Tensor ints = Tensor::from_vector<int64_t>({-5, 0, 7, 12}, {4}, DType::i64);
   Tensor clipped = ws.call("clip", {ints}, {{"min", -1.0}, {"max", 9.0}});
@@ -69,18 +88,27 @@ TEST_CASE("hardsigmoid, hardswish, elu, selu, mish, floor, ceil, round, sin, cos
   WorkspaceScope scope(ws);
   Tensor x = test::randn({6, 9}, 21, DType::f64, 3.0);
   const auto relu6 = [](double v) { return std::clamp(v, 0.0, 6.0); };
-  check_unary(ws, "hardsigmoid", [&](double v) { return relu6(v + 3) / 6; }, x);
+  check_unary(
+      ws, "hardsigmoid", [&](double v) { return relu6(v + 3) / 6; }, x);
   check_unary(ws, "hardsigmoid", [](double v) { return std::clamp(0.2 * v + 0.5, 0.0, 1.0); }, x, {{"alpha", 0.2}});
-  check_unary(ws, "hardswish", [&](double v) { return v * relu6(v + 3) / 6; }, x);
-  check_unary(ws, "elu", [](double v) { return v > 0 ? v : std::exp(v) - 1; }, x);
+  check_unary(
+      ws, "hardswish", [&](double v) { return v * relu6(v + 3) / 6; }, x);
+  check_unary(
+      ws, "elu", [](double v) { return v > 0 ? v : std::exp(v) - 1; }, x);
   check_unary(ws, "elu", [](double v) { return v > 0 ? v : 0.5 * (std::exp(v) - 1); }, x, {{"alpha", 0.5}});
   const double a = 1.6732632423543772848170429916717, s = 1.0507009873554804934193349852946;
-  check_unary(ws, "selu", [&](double v) { return s * (std::max(0.0, v) + std::min(0.0, a * (std::exp(v) - 1))); }, x);
-  check_unary(ws, "mish", [](double v) { return v * std::tanh(std::log(1 + std::exp(v))); }, x);
-  check_unary(ws, "floor", [](double v) { return std::floor(v); }, x);
-  check_unary(ws, "ceil", [](double v) { return std::ceil(v); }, x);
-  check_unary(ws, "sin", [](double v) { return std::sin(v); }, x);
-  check_unary(ws, "cos", [](double v) { return std::cos(v); }, x);
+  check_unary(
+      ws, "selu", [&](double v) { return s * (std::max(0.0, v) + std::min(0.0, a * (std::exp(v) - 1))); }, x);
+  check_unary(
+      ws, "mish", [](double v) { return v * std::tanh(std::log(1 + std::exp(v))); }, x);
+  check_unary(
+      ws, "floor", [](double v) { return std::floor(v); }, x);
+  check_unary(
+      ws, "ceil", [](double v) { return std::ceil(v); }, x);
+  check_unary(
+      ws, "sin", [](double v) { return std::sin(v); }, x);
+  check_unary(
+      ws, "cos", [](double v) { return std::cos(v); }, x);
   // round: halves go to the even neighbour, as NumPy's and PyTorch's.
   Tensor halves = Tensor::from_vector<double>({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.6, -2.4}, {8});
   CHECK(ws.call("round", {halves}).to_vector() == std::vector<double>{-2, -2, -0, 0, 2, 2, 3, -2});
@@ -106,7 +134,8 @@ TEST_CASE("the piecewise activations' backward ops give the derivative on every 
   Tensor x = Tensor::from_vector<double>({-4, -3, -2, -0.5, 0.5, 2, 3, 4}, {8});
   Tensor dy = Tensor::full({8}, 2.0, DType::f64);
   CHECK(ws.call("hardswish_backward", {x, dy}).to_vector() ==
-        std::vector<double>{0, 2 * (-1 + 0.5), 2 * (-2.0 / 3 + 0.5), 2 * (-0.5 / 3 + 0.5), 2 * (0.5 / 3 + 0.5), 2 * (2.0 / 3 + 0.5), 2 * 1.5, 2});
+        std::vector<double>{0, 2 * (-1 + 0.5), 2 * (-2.0 / 3 + 0.5), 2 * (-0.5 / 3 + 0.5), 2 * (0.5 / 3 + 0.5),
+                            2 * (2.0 / 3 + 0.5), 2 * 1.5, 2});
   CHECK(ws.call("hardsigmoid_backward", {x, dy}).to_vector() ==
         std::vector<double>{0, 0, 2.0 / 6, 2.0 / 6, 2.0 / 6, 2.0 / 6, 0, 0});
   Tensor xp = test::param(x.clone());
@@ -134,7 +163,8 @@ TEST_CASE("mod and fmod: the sign of the remainder, floats and integers, and the
   Tensor big = Tensor::from_vector<int64_t>({5, INT64_MIN}, {2}, DType::i64);
   CHECK(ws.call("mod", {big, zero}).to_vector() == std::vector<double>{0, 0});
   // db = −dc·⌊a/b⌋ (mod) or −dc·trunc(a/b) (fmod).
-  Tensor ap = test::param(Tensor::from_vector<double>({7, -7}, {2})), bp = test::param(Tensor::from_vector<double>({2, 2}, {2}));
+  Tensor ap = test::param(Tensor::from_vector<double>({7, -7}, {2})),
+         bp = test::param(Tensor::from_vector<double>({2, 2}, {2}));
   ws.backward(ws.call("sum", {ws.call("mod", {ap, bp})}));
   CHECK(bp.grad().to_vector() == std::vector<double>{-3, 4});
   CHECK(ap.grad().to_vector() == std::vector<double>{1, 1});
@@ -161,10 +191,13 @@ TEST_CASE("binary ops broadcast like NumPy", "[op]") {
   CHECK(ws.call("add", {a, row}).to_vector() == std::vector<double>{11, 22, 33, 14, 25, 36});
   CHECK(ws.call("sub", {a, col}).to_vector() == std::vector<double>{-99, -98, -97, -196, -195, -194});
   CHECK(ws.call("mul", {row, col}).to_vector() == std::vector<double>{1000, 2000, 3000, 2000, 4000, 6000});
-  CHECK(ws.call("div", {a, Tensor::scalar(2.0, DType::f64)}).to_vector() == std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3});
+  CHECK(ws.call("div", {a, Tensor::scalar(2.0, DType::f64)}).to_vector() ==
+        std::vector<double>{0.5, 1, 1.5, 2, 2.5, 3});
   CHECK(ws.call("pow", {a, Tensor::scalar(2.0, DType::f64)}).to_vector() == std::vector<double>{1, 4, 9, 16, 25, 36});
-  CHECK(ws.call("maximum", {a, Tensor::scalar(3.5, DType::f64)}).to_vector() == std::vector<double>{3.5, 3.5, 3.5, 4, 5, 6});
-  CHECK(ws.call("minimum", {a, Tensor::scalar(3.5, DType::f64)}).to_vector() == std::vector<double>{1, 2, 3, 3.5, 3.5, 3.5});
+  CHECK(ws.call("maximum", {a, Tensor::scalar(3.5, DType::f64)}).to_vector() ==
+        std::vector<double>{3.5, 3.5, 3.5, 4, 5, 6});
+  CHECK(ws.call("minimum", {a, Tensor::scalar(3.5, DType::f64)}).to_vector() ==
+        std::vector<double>{1, 2, 3, 3.5, 3.5, 3.5});
   // A strided (transposed) operand.
   Tensor at = a.view_transpose(0, 1);  // [[1,4],[2,5],[3,6]]
   CHECK(ws.call("add", {at, col.view_reshape({2})}).to_vector() == std::vector<double>{101, 204, 102, 205, 103, 206});

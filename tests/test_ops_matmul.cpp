@@ -88,8 +88,7 @@ void check_all_algos(Workspace& ws, const Tensor& a, const Tensor& b) {
   }
 }
 
-template <class F>
-double best_seconds(int reps, F f) {
+template <class F> double best_seconds(int reps, F f) {
   double best = 1e30;
   for (int r = 0; r < reps; ++r) {
     auto t0 = std::chrono::steady_clock::now();
@@ -138,11 +137,12 @@ TEST_CASE("matmul: a batch against one B is one tall product, other layouts one 
     check_all_algos(ws, random_tensor({2, 3, 41, 67}, dt, 23), b);
     check_all_algos(ws, random_tensor({5, 41, 67}, dt, 24), random_tensor({1, 67, 130}, dt, 25));
     Tensor tall = random_tensor({5, 50, 67}, dt, 26);
-    check_all_algos(ws, ws.call("slice", {tall}, {{"axis", int64_t{1}}, {"stop", int64_t{41}}}), b);  // gaps between matrices
+    check_all_algos(ws, ws.call("slice", {tall}, {{"axis", int64_t{1}}, {"stop", int64_t{41}}}),
+                    b);  // gaps between matrices
     Tensor wide = random_tensor({5, 41, 80}, dt, 27);
     check_all_algos(ws, ws.call("slice", {wide}, {{"axis", int64_t{2}}, {"stop", int64_t{67}}}), b);  // rows 80 apart
-    check_all_algos(ws, ws.call("transpose", {random_tensor({5, 67, 41}, dt, 28)}), b);              // column-major
-    Tensor bt = ws.call("transpose", {random_tensor({130, 67}, dt, 29)});                            // B read transposed
+    check_all_algos(ws, ws.call("transpose", {random_tensor({5, 67, 41}, dt, 28)}), b);  // column-major
+    Tensor bt = ws.call("transpose", {random_tensor({130, 67}, dt, 29)});  // B read transposed
     check_all_algos(ws, random_tensor({5, 41, 67}, dt, 30), bt);
   }
 }
@@ -277,7 +277,7 @@ TEST_CASE("matmul speed: blocked >= 5x naive, eigen >= 90% of direct Eigen", "[.
   }
   const double gf = 2.0 * n * n * n * 1e-9;
   WARN("512^3 float32 GFLOP/s: naive " << gf / naive << ", blocked " << gf / blocked << ", eigen " << gf / eigen
-                                        << ", direct Eigen " << gf / direct);
+                                       << ", direct Eigen " << gf / direct);
   CHECK(naive / blocked >= 5.0);
   CHECK(direct / eigen >= 0.9);
 }
@@ -335,7 +335,8 @@ TEST_CASE("linear: shape errors", "[op]") {
 TEST_CASE("linear backward matches the composite formulas", "[op][grad]") {
   Workspace ws;
   WorkspaceScope scope(ws);
-  Tensor x = Tensor::from_vector<double>({1, 2, 3, 4}, {2, 2}), w = Tensor::from_vector<double>({1, 0, 2, 1, 0, 3}, {3, 2});
+  Tensor x = Tensor::from_vector<double>({1, 2, 3, 4}, {2, 2}),
+         w = Tensor::from_vector<double>({1, 0, 2, 1, 0, 3}, {3, 2});
   w.set_requires_grad(true);
   x.set_requires_grad(true);
   Tensor y = ws.call("linear", {x, w});
@@ -401,7 +402,8 @@ TEST_CASE("dropout backward uses the forward mask", "[op][grad]") {
   Tensor x = Tensor::full({64}, 1.0, DType::f64);
   x.set_requires_grad(true);
   Tensor y = ws.call("dropout", {x}, {{"p", 0.3}, {"seed", int64_t{9}}});
-  const int64_t saved_nodes = static_cast<int64_t>(ws.graph().node(static_cast<int>(ws.graph().num_nodes()) - 1).saved.size());
+  const int64_t saved_nodes =
+      static_cast<int64_t>(ws.graph().node(static_cast<int>(ws.graph().num_nodes()) - 1).saved.size());
   REQUIRE(saved_nodes == 0);
   ws.backward(y, Tensor::full({64}, 1.0, DType::f64));
   REQUIRE(x.grad().to_vector() == y.to_vector());  // dy = 1: dx = mask / (1 - p) = y / x

@@ -58,20 +58,29 @@ Tensor filled(const Shape& s, double v) {
 }  // namespace
 
 TEST_CASE("conv1d, conv3d and their transposes agree with PyTorch", "[op][grad]") {
-  check_against_pytorch("conv1d", "conv1d", {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"dilation", int64_t{2}}, {"groups", int64_t{2}}}, 3);
-  check_against_pytorch("conv3d", "conv3d", {{"stride", V{2, 1, 2}}, {"padding", V{1, 0, 1}}, {"dilation", V{1, 2, 1}}}, 3);
+  check_against_pytorch(
+      "conv1d", "conv1d",
+      {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"dilation", int64_t{2}}, {"groups", int64_t{2}}}, 3);
+  check_against_pytorch("conv3d", "conv3d", {{"stride", V{2, 1, 2}}, {"padding", V{1, 0, 1}}, {"dilation", V{1, 2, 1}}},
+                        3);
   check_against_pytorch("conv3d_groups", "conv3d", {{"padding", int64_t{1}}, {"groups", int64_t{2}}}, 2);
-  check_against_pytorch("conv_transpose1d", "conv_transpose1d",
-                        {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}, {"groups", int64_t{2}}}, 3);
-  check_against_pytorch("conv_transpose3d", "conv_transpose3d",
-                        {{"stride", V{2, 1, 2}}, {"padding", V{0, 1, 1}}, {"output_padding", V{1, 0, 1}}, {"dilation", V{1, 2, 1}}}, 3);
+  check_against_pytorch(
+      "conv_transpose1d", "conv_transpose1d",
+      {{"stride", int64_t{2}}, {"padding", int64_t{1}}, {"output_padding", int64_t{1}}, {"groups", int64_t{2}}}, 3);
+  check_against_pytorch(
+      "conv_transpose3d", "conv_transpose3d",
+      {{"stride", V{2, 1, 2}}, {"padding", V{0, 1, 1}}, {"output_padding", V{1, 0, 1}}, {"dilation", V{1, 2, 1}}}, 3);
 }
 
 TEST_CASE("1-D and 3-D pools agree with PyTorch", "[op][grad]") {
-  check_against_pytorch("max_pool1d", "max_pool1d", {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, 1);
-  check_against_pytorch("max_pool3d", "max_pool3d", {{"kernel_size", V{2, 3, 3}}, {"stride", V{1, 2, 2}}, {"padding", V{1, 1, 1}}}, 1);
-  check_against_pytorch("avg_pool1d", "avg_pool1d", {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, 1);
-  check_against_pytorch("avg_pool3d", "avg_pool3d", {{"kernel_size", V{2, 3, 3}}, {"stride", V{1, 2, 2}}, {"padding", V{1, 1, 0}}}, 1);
+  check_against_pytorch("max_pool1d", "max_pool1d",
+                        {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, 1);
+  check_against_pytorch("max_pool3d", "max_pool3d",
+                        {{"kernel_size", V{2, 3, 3}}, {"stride", V{1, 2, 2}}, {"padding", V{1, 1, 1}}}, 1);
+  check_against_pytorch("avg_pool1d", "avg_pool1d",
+                        {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}}, 1);
+  check_against_pytorch("avg_pool3d", "avg_pool3d",
+                        {{"kernel_size", V{2, 3, 3}}, {"stride", V{1, 2, 2}}, {"padding", V{1, 1, 0}}}, 1);
   check_against_pytorch("adaptive_avg_pool1d", "adaptive_avg_pool1d", {{"output_size", V{4}}}, 1);
   check_against_pytorch("adaptive_avg_pool3d", "adaptive_avg_pool3d", {{"output_size", V{2, 3, 4}}}, 1);
 }
@@ -80,18 +89,26 @@ TEST_CASE("1-D and 3-D pools agree with PyTorch", "[op][grad]") {
 // counted in the average) at every rank, in every algorithm (the vectorized 1-D and 2-D kernels
 // hand these windows to the direct loop).
 TEST_CASE("the pools' ceil_mode and count_include_pad agree with PyTorch", "[op][grad]") {
-  const AttrMap k3s2p1 = {{"kernel_size", int64_t{3}}, {"stride", int64_t{2}}, {"padding", int64_t{1}}, {"ceil_mode", true}};
+  const AttrMap k3s2p1 = {{"kernel_size", int64_t{3}},
+                          {"stride", int64_t{2}},
+                          {"padding", int64_t{1}},
+                          {"ceil_mode", true}};
   check_against_pytorch("max_pool2d_ceil", "max_pool2d", k3s2p1, 1);
   AttrMap exclude = k3s2p1;
   exclude.push_back({"count_include_pad", false});
   check_against_pytorch("avg_pool2d_ceil_exclude", "avg_pool2d", exclude, 1);
   check_against_pytorch("avg_pool2d_ceil_include", "avg_pool2d",
-                        {{"kernel_size", V{3, 2}}, {"stride", int64_t{2}}, {"padding", V{1, 0}}, {"ceil_mode", true}}, 1);
-  check_against_pytorch("avg_pool1d_exclude", "avg_pool1d",
-                        {{"kernel_size", int64_t{4}}, {"stride", int64_t{3}}, {"padding", int64_t{2}}, {"count_include_pad", false}}, 1);
+                        {{"kernel_size", V{3, 2}}, {"stride", int64_t{2}}, {"padding", V{1, 0}}, {"ceil_mode", true}},
+                        1);
+  check_against_pytorch(
+      "avg_pool1d_exclude", "avg_pool1d",
+      {{"kernel_size", int64_t{4}}, {"stride", int64_t{3}}, {"padding", int64_t{2}}, {"count_include_pad", false}}, 1);
   check_against_pytorch("max_pool3d_ceil", "max_pool3d", {{"kernel_size", int64_t{2}}, {"ceil_mode", true}}, 1);
   check_against_pytorch("avg_pool3d_ceil_exclude", "avg_pool3d",
-                        {{"kernel_size", V{2, 3, 3}}, {"stride", int64_t{2}}, {"padding", V{1, 1, 0}}, {"ceil_mode", true},
+                        {{"kernel_size", V{2, 3, 3}},
+                         {"stride", int64_t{2}},
+                         {"padding", V{1, 1, 0}},
+                         {"ceil_mode", true},
                          {"count_include_pad", false}},
                         1);
 }
@@ -103,8 +120,9 @@ TEST_CASE("batch_norm and instance_norm over 1 and 3 spatial axes agree with PyT
 }
 
 TEST_CASE("the 1-D and 3-D ops pass their gradchecks in every algorithm", "[op][grad]") {
-  for (const char* op : {"conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
-                         "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d"})
+  for (const char* op :
+       {"conv1d", "conv3d", "conv_transpose1d", "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
+        "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d"})
     test::require_gradcheck(op);
 }
 
@@ -112,7 +130,10 @@ TEST_CASE("conv1d is conv2d of height 1: the same numbers from the one geometry"
   Workspace ws;
   WorkspaceScope scope(ws);
   const Tensor x = test::uniform({2, 4, 13}, DType::f64, 1), w = test::uniform({6, 2, 3}, DType::f64, 2);
-  const AttrMap a1 = {{"stride", int64_t{2}}, {"padding", int64_t{2}}, {"dilation", int64_t{2}}, {"groups", int64_t{2}}};
+  const AttrMap a1 = {{"stride", int64_t{2}},
+                      {"padding", int64_t{2}},
+                      {"dilation", int64_t{2}},
+                      {"groups", int64_t{2}}};
   const AttrMap a2 = {{"stride", V{1, 2}}, {"padding", V{0, 2}}, {"dilation", V{1, 2}}, {"groups", int64_t{2}}};
   const Tensor y1 = ws.call("conv1d", {x, w}, a1);
   const Tensor y2 = ws.call("conv2d", {x.view_reshape({2, 4, 1, 13}), w.view_reshape({6, 2, 1, 3})}, a2);
@@ -137,9 +158,12 @@ TEST_CASE("1-D and 3-D shape errors name the layout and the op of the input's ra
   CHECK_THAT(message("conv1d", {test::uniform({2, 7}, DType::f64, 4), test::uniform({3, 2, 3}, DType::f64, 5)}),
              Catch::Contains("add a batch axis: reshape(x, [1, 2, 7])"));
   CHECK_THAT(message("conv3d", {x5, test::uniform({3, 2, 4, 3, 3}, DType::f64, 6)}),
-             Catch::Contains("output would be empty") && Catch::Contains("is 3×5×5, smaller than the dilated kernel 4×3×3"));
-  CHECK_THAT(message("max_pool3d", {x4}), Catch::Contains("rank 5 [N, C, D, H, W]") && Catch::Contains("use max_pool2d"));
+             Catch::Contains("output would be empty") &&
+                 Catch::Contains("is 3×5×5, smaller than the dilated kernel 4×3×3"));
+  CHECK_THAT(message("max_pool3d", {x4}),
+             Catch::Contains("rank 5 [N, C, D, H, W]") && Catch::Contains("use max_pool2d"));
   CHECK_THAT(message("avg_pool3d", {x5}, {{"kernel_size", V{4, 2, 2}}}), Catch::Contains("does not fit"));
-  CHECK_THAT(message("max_pool3d", {x5}, {{"stride", V{1, 2}}}), Catch::Contains("must be an int or a triple (d, h, w)"));
+  CHECK_THAT(message("max_pool3d", {x5}, {{"stride", V{1, 2}}}),
+             Catch::Contains("must be an int or a triple (d, h, w)"));
   CHECK_THAT(message("adaptive_avg_pool1d", {x4}, {{"output_size", V{2}}}), Catch::Contains("use adaptive_avg_pool2d"));
 }

@@ -98,7 +98,8 @@ TEST_CASE("layer_norm: every algorithm against a naive loop, odd sizes, float32 
     Shape shape;
     int64_t k;
   };
-  for (const Case& c : {Case{{3, 37}, 1}, Case{{2, 5, 7}, 2}, Case{{4, 1}, 1}, Case{{2, 3, 100}, 1}, Case{{1, 65}, 1}}) {
+  for (const Case& c :
+       {Case{{3, 37}, 1}, Case{{2, 5, 7}, 2}, Case{{4, 1}, 1}, Case{{2, 3, 100}, 1}, Case{{1, 65}, 1}}) {
     for (DType dt : {DType::f64, DType::f32}) {
       const Shape ns(c.shape.end() - c.k, c.shape.end());
       Tensor x = test::randn(c.shape, 7, dt, 2.0);
@@ -156,7 +157,8 @@ TEST_CASE("layer_norm: Welford and two-pass survive a large mean, the naive E[x�
     return rv.get(0);
   };
   const double v_welford = running_var("welford"), v_two = running_var("two_pass"), v_naive = running_var("naive");
-  INFO("variance: reference " << ref_var << ", welford " << v_welford << ", two_pass " << v_two << ", naive " << v_naive);
+  INFO("variance: reference " << ref_var << ", welford " << v_welford << ", two_pass " << v_two << ", naive "
+                              << v_naive);
   CHECK(std::fabs(v_welford - ref_var) < 1e-3);
   CHECK(std::fabs(v_two - ref_var) < 1e-3);
   CHECK(!(std::fabs(v_naive - ref_var) < 0.1));  // NaN-safe: a NaN counts as wrong
@@ -166,15 +168,23 @@ TEST_CASE("layer_norm: errors name the shapes", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   Tensor x = test::randn({2, 3}, 1);
-  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x, test::randn({2}, 2)}, {{"normalized_shape", int64_t{3}}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("layer_norm", {x, test::randn({2}, 2)}, {{"normalized_shape", int64_t{3}}});
+             }),
              Contains("weight has shape [2]") && Contains("normalized_shape is [3]"));
   // PyTorch's convention: the trailing sizes of x, not a count of axes.
-  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{2}}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{2}}});
+             }),
              Contains("normalized_shape=[2] but x [2, 3] ends in [3]"));
-  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{1, 2, 3}}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{1, 2, 3}}});
+             }),
              Contains("has only 2 axes"));
   CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}); }), Contains("missing attribute 'normalized_shape'"));
-  CHECK_THAT(error_of([&] { ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{}}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("layer_norm", {x}, {{"normalized_shape", std::vector<int64_t>{}}});
+             }),
              Contains("normalized_shape is empty"));
 }
 
@@ -232,7 +242,8 @@ std::vector<double> ref_group_norm(const Tensor& x, int64_t G, const Tensor* w, 
       const double rstd = 1 / std::sqrt(sq / static_cast<double>(count) + eps);
       for (int64_t i = 0; i < count; ++i) {
         const int64_t c = g * Cg + i / S;
-        y[static_cast<size_t>(base + i)] = (x.get(base + i) - mean) * rstd * (w ? w->get(c) : 1.0) + (b ? b->get(c) : 0.0);
+        y[static_cast<size_t>(base + i)] =
+            (x.get(base + i) - mean) * rstd * (w ? w->get(c) : 1.0) + (b ? b->get(c) : 0.0);
       }
     }
   return y;
@@ -245,12 +256,15 @@ TEST_CASE("group_norm and instance_norm: against the loops, float32 and float64;
   for (int64_t G : {1, 2, 3, 6}) {
     INFO("groups " << G);
     require_close(ws.call("group_norm", {x, w, b}, {{"num_groups", G}}), ref_group_norm(x, G, &w, &b, 1e-5), 1e-12);
-    require_close(ws.call("group_norm", {x.cast(DType::f32), w, b}, {{"num_groups", G}}), ref_group_norm(x, G, &w, &b, 1e-5), 1e-4);
+    require_close(ws.call("group_norm", {x.cast(DType::f32), w, b}, {{"num_groups", G}}),
+                  ref_group_norm(x, G, &w, &b, 1e-5), 1e-4);
   }
-  require_close(ws.call("group_norm", {x}, {{"num_groups", int64_t{2}}, {"eps", 0.5}}), ref_group_norm(x, 2, nullptr, nullptr, 0.5), 1e-12);
+  require_close(ws.call("group_norm", {x}, {{"num_groups", int64_t{2}}, {"eps", 0.5}}),
+                ref_group_norm(x, 2, nullptr, nullptr, 0.5), 1e-12);
   // instance_norm is group_norm with one group per channel.
   require_close(ws.call("instance_norm", {x, w, b}), ref_group_norm(x, 6, &w, &b, 1e-5), 1e-12);
-  require_close(ws.call("instance_norm", {test::randn({2, 3, 7}, 8)}), ref_group_norm(test::randn({2, 3, 7}, 8), 3, nullptr, nullptr, 1e-5), 1e-12);
+  require_close(ws.call("instance_norm", {test::randn({2, 3, 7}, 8)}),
+                ref_group_norm(test::randn({2, 3, 7}, 8), 3, nullptr, nullptr, 1e-5), 1e-12);
   CHECK_THROWS_WITH(ws.call("group_norm", {x}, {{"num_groups", int64_t{4}}}),
                     Contains("x has 6 channels, which num_groups=4 does not divide"));
   CHECK_THROWS_WITH(ws.call("group_norm", {x, test::randn({4}, 1)}, {{"num_groups", int64_t{2}}}),
@@ -258,12 +272,14 @@ TEST_CASE("group_norm and instance_norm: against the loops, float32 and float64;
   CHECK_THROWS_WITH(ws.call("group_norm", {x}), Contains("missing attribute 'num_groups'"));
 }
 
-TEST_CASE("group_norm and instance_norm: gradcheck, and the backward formula against central differences of the loops", "[op][grad]") {
+TEST_CASE("group_norm and instance_norm: gradcheck, and the backward formula against central differences of the loops",
+          "[op][grad]") {
   test::require_gradcheck("group_norm");
   test::require_gradcheck("instance_norm");
   Workspace ws;
   WorkspaceScope scope(ws);
-  const Tensor x = test::param(test::randn({2, 4, 3}, 9)), w = test::param(test::randn({4}, 10)), b = test::param(test::randn({4}, 11));
+  const Tensor x = test::param(test::randn({2, 4, 3}, 9)), w = test::param(test::randn({4}, 10)),
+               b = test::param(test::randn({4}, 11));
   const Tensor r = test::randn({2, 4, 3}, 12);
   ws.backward(ws.call("sum", {ws.call("mul", {ws.call("group_norm", {x, w, b}, {{"num_groups", int64_t{2}}}), r})}));
   auto loss = [&](const Tensor& xv, const Tensor& wv) {
@@ -296,7 +312,7 @@ TEST_CASE("batch_norm: running statistics update and eval mode, hand-computed", 
     Tensor y = ws.call("batch_norm", {x, rm, rv}, {{"eps", 0.0}}, algo);
     const double r = 1 / std::sqrt(1.25);
     require_close(y, {-1.5 * r, -0.5 * r, 0.5 * r, 1.5 * r}, 1e-12);
-    require_close(rm, {0.25}, 1e-12);                 // 0.9·0 + 0.1·2.5
+    require_close(rm, {0.25}, 1e-12);  // 0.9·0 + 0.1·2.5
     require_close(rv, {0.9 + 0.1 * 5.0 / 3.0}, 1e-12);  // 0.9·1 + 0.1·(5/3)
     ws.call("batch_norm", {x, rm, rv}, {{"eps", 0.0}, {"momentum", 0.5}}, algo);
     require_close(rm, {0.5 * 0.25 + 0.5 * 2.5}, 1e-12);
@@ -347,11 +363,18 @@ TEST_CASE("batch_norm: errors", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   Tensor x = test::randn({4, 3, 2}, 1);
-  CHECK_THAT(error_of([&] { ws.call("batch_norm", {x, Tensor::zeros({2}, DType::f64), Tensor::zeros({3}, DType::f64)}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("batch_norm", {x, Tensor::zeros({2}, DType::f64), Tensor::zeros({3}, DType::f64)});
+             }),
              Contains("running_mean has shape [2]") && Contains("3 channels"));
-  CHECK_THAT(error_of([&] { ws.call("batch_norm", {test::randn({1, 3}, 2), Tensor::zeros({3}, DType::f64), Tensor::zeros({3}, DType::f64)}); }),
-             Contains("more than one value per channel"));
-  CHECK_THAT(error_of([&] { ws.call("batch_norm", {x, Tensor::zeros({3}, DType::f32), Tensor::zeros({3}, DType::f64)}); }),
+  CHECK_THAT(
+      error_of([&] {
+        ws.call("batch_norm", {test::randn({1, 3}, 2), Tensor::zeros({3}, DType::f64), Tensor::zeros({3}, DType::f64)});
+      }),
+      Contains("more than one value per channel"));
+  CHECK_THAT(error_of([&] {
+               ws.call("batch_norm", {x, Tensor::zeros({3}, DType::f32), Tensor::zeros({3}, DType::f64)});
+             }),
              Contains("running_mean is float32"));
 }
 
@@ -371,14 +394,17 @@ TEST_CASE("max_pool2d: padding and stride, hand-computed; ties send the gradient
 
   // All equal: each window's gradient goes to its first (top-left) element.
   Tensor t = test::param(Tensor::full({1, 1, 2, 4}, 1.0, DType::f64));
-  ws.backward(ws.call("max_pool2d", {t}, {{"kernel_size", int64_t{2}}}), Tensor::from_vector<double>({10, 20}, {1, 1, 1, 2}));
+  ws.backward(ws.call("max_pool2d", {t}, {{"kernel_size", int64_t{2}}}),
+              Tensor::from_vector<double>({10, 20}, {1, 1, 1, 2}));
   require_close(t.grad(), {10, 0, 20, 0, 0, 0, 0, 0}, 0);
   // Overlapping windows add up at a shared max.
   Tensor u = test::param(Tensor::from_vector<double>({0, 9, 0, 0}, {1, 1, 1, 4}));
   ws.backward(ws.call("max_pool2d", {u}, {{"kernel_size", int64_t{1}}, {"stride", int64_t{1}}}),
               Tensor::from_vector<double>({1, 2, 3, 4}, {1, 1, 1, 4}));
   require_close(u.grad(), {1, 2, 3, 4}, 0);
-  CHECK_THAT(error_of([&] { ws.call("max_pool2d", {x}, {{"kernel_size", int64_t{2}}, {"padding", int64_t{2}}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("max_pool2d", {x}, {{"kernel_size", int64_t{2}}, {"padding", int64_t{2}}});
+             }),
              Contains("padding=2 is more than half of kernel_size=2"));
   CHECK_THAT(error_of([&] { ws.call("max_pool2d", {test::randn({3, 3}, 1)}); }), Contains("rank 4"));
 }
@@ -389,7 +415,8 @@ TEST_CASE("avg_pool2d: padding counts as zeros (count_include_pad); adaptive win
   Tensor x = Tensor::from_vector<double>({1, 2, 3, 4, 5, 6, 7, 8, 9}, {1, 1, 3, 3});
   require_close(ws.call("avg_pool2d", {x}, {{"kernel_size", int64_t{2}}, {"padding", int64_t{1}}}),
                 {1.0 / 4, 5.0 / 4, 11.0 / 4, 28.0 / 4}, 1e-15);
-  require_close(ws.call("avg_pool2d", {x}, {{"kernel_size", int64_t{3}}, {"stride", int64_t{1}}, {"padding", int64_t{1}}}),
+  require_close(ws.call("avg_pool2d", {x},
+                        {{"kernel_size", int64_t{3}}, {"stride", int64_t{1}}, {"padding", int64_t{1}}}),
                 {12.0 / 9, 21.0 / 9, 16.0 / 9, 27.0 / 9, 45.0 / 9, 33.0 / 9, 24.0 / 9, 39.0 / 9, 28.0 / 9}, 1e-14);
 
   // adaptive: H = 5 -> 3 windows [0, 2), [1, 4), [3, 5); W = 7 -> 4 windows [0, 2), [1, 4), [3, 6), [5, 7).
@@ -410,10 +437,15 @@ TEST_CASE("avg_pool2d: padding counts as zeros (count_include_pad); adaptive win
   // output_size = input size: identity; 1×1: global average.
   CHECK(test::max_diff(ws.call("adaptive_avg_pool2d", {a}, {{"output_size", V{5, 7}}}), a) == 0);
   Tensor g = ws.call("adaptive_avg_pool2d", {a}, {{"output_size", V{1, 1}}});
-  CHECK(std::fabs(g.get(0) - ws.call("mean", {ws.call("slice", {a}, {{"axis", int64_t{1}}, {"start", int64_t{0}}, {"stop", int64_t{1}}})}, {{"axes", V{1, 2, 3}}}).get(0)) < 1e-12);
+  CHECK(std::fabs(g.get(0) -
+                  ws.call("mean",
+                          {ws.call("slice", {a}, {{"axis", int64_t{1}}, {"start", int64_t{0}}, {"stop", int64_t{1}}})},
+                          {{"axes", V{1, 2, 3}}})
+                      .get(0)) < 1e-12);
 }
 
-TEST_CASE("max_pool2d, avg_pool2d: non-square windows, strides and padding (pairs, as PyTorch) against a loop", "[op]") {
+TEST_CASE("max_pool2d, avg_pool2d: non-square windows, strides and padding (pairs, as PyTorch) against a loop",
+          "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   const int64_t H = 7, W = 6;
@@ -450,9 +482,13 @@ TEST_CASE("max_pool2d, avg_pool2d: non-square windows, strides and padding (pair
   }
   // An int is the same along both axes; the error names both sizes when they differ.
   CHECK(ws.call("max_pool2d", {x}, {{"kernel_size", int64_t{2}}}).shape() == Shape{2, 3, 3, 3});
-  CHECK_THAT(error_of([&] { ws.call("max_pool2d", {x}, {{"kernel_size", V{2, 3}}, {"padding", V{0, 2}}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("max_pool2d", {x}, {{"kernel_size", V{2, 3}}, {"padding", V{0, 2}}});
+             }),
              Contains("padding=(0, 2) is more than half of kernel_size=(2, 3)"));
-  CHECK_THAT(error_of([&] { ws.call("avg_pool2d", {x}, {{"kernel_size", V{8, 1}}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("avg_pool2d", {x}, {{"kernel_size", V{8, 1}}});
+             }),
              Contains("the 8×1 window does not fit in x [2, 3, 7, 6]"));
 }
 
@@ -482,7 +518,10 @@ TEST_CASE("embedding: lookup, repeated-index gradient, padding_idx, range error"
   Tensor neg = Tensor::from_vector<int64_t>({-1}, {1}, DType::i64);
   CHECK_THAT(error_of([&] { ws.call("embedding", {neg, w}); }), Contains("index -1"));
   CHECK_THAT(error_of([&] { ws.call("embedding", {test::randn({3}, 1), w}); }), Contains("indices must be int64"));
-  CHECK_THAT(error_of([&] { ws.call("embedding", {idx, w}, {{"padding_idx", int64_t{4}}}); }), Contains("padding_idx=4"));
+  CHECK_THAT(error_of([&] {
+               ws.call("embedding", {idx, w}, {{"padding_idx", int64_t{4}}});
+             }),
+             Contains("padding_idx=4"));
 }
 
 TEST_CASE("embedding: gradcheck", "[op][grad]") { test::require_gradcheck("embedding"); }
@@ -501,7 +540,8 @@ TEST_CASE("gather: NumPy take along any axis, negative indices, scatter-add back
         const int64_t k = static_cast<int64_t>(idx.get(i)), at = k < 0 ? k + 4 : k;
         CHECK(y.get((a * 6 + i) * 2 + b) == x.get((a * 4 + at) * 2 + b));
       }
-  CHECK(ws.call("gather", {x, Tensor::scalar(1, DType::i64)}, {{"axis", int64_t{-1}}}).shape() == Shape{3, 4});  // a 0-d index drops the axis
+  CHECK(ws.call("gather", {x, Tensor::scalar(1, DType::i64)}, {{"axis", int64_t{-1}}}).shape() ==
+        Shape{3, 4});  // a 0-d index drops the axis
   // Backward: index 3 is taken twice, 2 never.
   Tensor dy = Tensor::full({3, 2, 3, 2}, 1.0, DType::f64);
   ws.backward(y, dy);
@@ -512,7 +552,9 @@ TEST_CASE("gather: NumPy take along any axis, negative indices, scatter-add back
       CHECK(x.grad().get((a * 4 + 2) * 2 + b) == 0);
       CHECK(x.grad().get((a * 4 + 3) * 2 + b) == 3);  // 3, 3 and -1
     }
-  CHECK_THAT(error_of([&] { ws.call("gather", {x, Tensor::from_vector<int64_t>({4}, {1}, DType::i64)}, {{"axis", int64_t{1}}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("gather", {x, Tensor::from_vector<int64_t>({4}, {1}, DType::i64)}, {{"axis", int64_t{1}}});
+             }),
              Contains("index 4") && Contains("axis of size 4"));
   CHECK_THAT(error_of([&] { ws.call("gather", {x, test::randn({2}, 1)}); }), Contains("indices must be int64"));
   test::require_gradcheck("gather");
@@ -525,7 +567,8 @@ TEST_CASE("pad: reflect and constant values, F.pad order", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);
   Tensor x = Tensor::from_vector<double>({1, 2, 3, 4}, {4});
-  require_close(ws.call("pad", {x}, {{"pads", V{2, 2}}, {"mode", std::string("reflect")}}), {3, 2, 1, 2, 3, 4, 3, 2}, 0);
+  require_close(ws.call("pad", {x}, {{"pads", V{2, 2}}, {"mode", std::string("reflect")}}), {3, 2, 1, 2, 3, 4, 3, 2},
+                0);
   require_close(ws.call("pad", {x}, {{"pads", V{1, 3}}, {"value", -1.0}}), {-1, 1, 2, 3, 4, -1, -1, -1}, 0);
 
   // [left, right, top, bottom]: W gets 1 left, H gets 1 on top.
@@ -540,23 +583,31 @@ TEST_CASE("pad: reflect and constant values, F.pad order", "[op]") {
 
   // Reflect backward: every output position that read x[i] adds into dx[i].
   Tensor p = test::param(Tensor::from_vector<double>({1, 2, 3}, {3}));
-  ws.backward(ws.call("pad", {p}, {{"pads", V{1, 1}}, {"mode", std::string("reflect")}}), Tensor::full({5}, 1.0, DType::f64));
+  ws.backward(ws.call("pad", {p}, {{"pads", V{1, 1}}, {"mode", std::string("reflect")}}),
+              Tensor::full({5}, 1.0, DType::f64));
   require_close(p.grad(), {1, 3, 1}, 0);  // [2 | 1 2 3 | 2]: x[1] is read three times
   Tensor q = test::param(Tensor::from_vector<double>({1, 2, 3}, {3}));
   ws.backward(ws.call("pad", {q}, {{"pads", V{2, 1}}}), Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {6}));
   require_close(q.grad(), {3, 4, 5}, 0);
 
-  CHECK_THAT(error_of([&] { ws.call("pad", {x}, {{"pads", V{4, 0}}, {"mode", std::string("reflect")}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("pad", {x}, {{"pads", V{4, 0}}, {"mode", std::string("reflect")}});
+             }),
              Contains("reflect padding of 4 on axis 0 of size 4"));
   // Replicate repeats the edge, as far as asked (ONNX's "edge"); its backward adds the copies.
-  require_close(ws.call("pad", {x}, {{"pads", V{2, 5}}, {"mode", std::string("replicate")}}), {1, 1, 1, 2, 3, 4, 4, 4, 4, 4, 4}, 0);
+  require_close(ws.call("pad", {x}, {{"pads", V{2, 5}}, {"mode", std::string("replicate")}}),
+                {1, 1, 1, 2, 3, 4, 4, 4, 4, 4, 4}, 0);
   require_close(ws.call("pad", {m}, {{"pads", V{1, 0, 0, 2}}, {"mode", std::string("replicate")}}),
                 {1, 1, 2, 3, 4, 4, 5, 6, 4, 4, 5, 6, 4, 4, 5, 6}, 0);
   Tensor e = test::param(Tensor::from_vector<double>({1, 2, 3}, {3}));
-  ws.backward(ws.call("pad", {e}, {{"pads", V{2, 1}}, {"mode", std::string("replicate")}}), Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {6}));
+  ws.backward(ws.call("pad", {e}, {{"pads", V{2, 1}}, {"mode", std::string("replicate")}}),
+              Tensor::from_vector<double>({1, 2, 3, 4, 5, 6}, {6}));
   require_close(e.grad(), {1 + 2 + 3, 4, 5 + 6}, 0);
   CHECK_THAT(error_of([&] { ws.call("pad", {x}, {{"pads", V{1, 1, 1}}}); }), Contains("pairs"));
-  CHECK_THAT(error_of([&] { ws.call("pad", {x}, {{"pads", V{1, 1}}, {"mode", std::string("wrap")}}); }), Contains("wrap"));
+  CHECK_THAT(error_of([&] {
+               ws.call("pad", {x}, {{"pads", V{1, 1}}, {"mode", std::string("wrap")}});
+             }),
+             Contains("wrap"));
 }
 
 TEST_CASE("upsample_nearest2d: values and block-sum backward", "[op]") {

@@ -1,8 +1,8 @@
 // Tests of ops/reduce.cpp (sum, mean, max, var, sum_to), ops/softmax.cpp (softmax,
 // softmax_backward, log_softmax) and ops/loss.cpp (cross_entropy, mse_loss): values against
 // hand-computed numbers and naive loops written here, shape errors, and gradcheck.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -374,8 +374,7 @@ TEST_CASE("softmax errors", "[op]") {
   WorkspaceScope scope(ws);
   Tensor x = Tensor::zeros({2, 3}, DType::f64);
   REQUIRE_THROWS_WITH(ws.call("softmax", {x}, {{"axis", int64_t{2}}}), Contains("out of range"));
-  REQUIRE_THROWS_WITH(ws.call("log_softmax", {Tensor::from_vector<int64_t>({1, 2}, {2})}),
-                      Contains("floating-point"));
+  REQUIRE_THROWS_WITH(ws.call("log_softmax", {Tensor::from_vector<int64_t>({1, 2}, {2})}), Contains("floating-point"));
 }
 
 TEST_CASE("softmax, log_softmax pass gradcheck (softmax_backward through softmax)", "[op][grad]") {
@@ -486,7 +485,8 @@ TEST_CASE("cross_entropy errors: target out of range, shape mismatch", "[op]") {
   REQUIRE_THROWS_WITH(ws.call("cross_entropy", {logits, Tensor::zeros({3}, DType::f64)}), Contains("int64"));
   REQUIRE_THROWS_WITH(ws.call("cross_entropy", {Tensor::zeros({5}, DType::f64), Tensor::zeros({5}, DType::i64)}),
                       Contains("rank 2"));
-  REQUIRE_THROWS(ws.call("cross_entropy", {logits, Tensor::zeros({3}, DType::i64)}, {{"reduction", std::string("max")}}));
+  REQUIRE_THROWS(
+      ws.call("cross_entropy", {logits, Tensor::zeros({3}, DType::i64)}, {{"reduction", std::string("max")}}));
 }
 
 TEST_CASE("mse_loss: values and shape errors", "[op]") {

@@ -110,25 +110,25 @@ TEST_CASE("reshape: a view of a strided tensor whenever its strides allow one", 
     return ws.call("slice", {t}, {{"axis", axis}, {"start", start}, {"stop", stop}, {"step", step}});
   };
   Tensor cols = sl(x, 2, 4, 10, 1);  // [2, 3, 6], rows 12 apart
-  check(cols, {2, 3, 2, 3}, true);   // split the sliced axis: heads of a projection
-  check(cols, {6, 6}, true);         // merge the two outer axes (they are one run)
+  check(cols, {2, 3, 2, 3}, true);  // split the sliced axis: heads of a projection
+  check(cols, {6, 6}, true);  // merge the two outer axes (they are one run)
   check(cols, {2, 1, 3, 6, 1}, true);
-  check(cols, {36}, false);          // across the gap between rows
+  check(cols, {36}, false);  // across the gap between rows
   check(cols, {2, 18}, false);
   Tensor steps = sl(x, 2, 0, 12, 2);  // last axis stride 2: one run of stride 2 through all axes
   check(steps, {2, 3, 3, 2}, true);
   check(steps, {36}, true);
-  Tensor gaps = sl(x, 2, 0, 11, 2);   // [2, 3, 6] stride 2, rows 12 apart: the same
+  Tensor gaps = sl(x, 2, 0, 11, 2);  // [2, 3, 6] stride 2, rows 12 apart: the same
   check(gaps, {2, 18}, true);
   Tensor short_rows = sl(x, 2, 0, 10, 2);  // [2, 3, 5] stride 2, rows 12 apart (not 10)
   check(short_rows, {2, 15}, false);
   check(short_rows, {6, 5}, true);
   Tensor perm = ws.call("permute", {ws.call("reshape", {x}, {{"shape", V{2, 3, 4, 3}}})}, {{"dims", V{0, 2, 1, 3}}});
-  check(perm, {2, 4, 3, 3}, true);     // strides [36, 3, 12, 1]: unchanged shape
+  check(perm, {2, 4, 3, 3}, true);  // strides [36, 3, 12, 1]: unchanged shape
   check(perm, {2, 2, 2, 3, 3}, true);  // an axis split in place
-  check(perm, {8, 3, 3}, false);       // 36 != 4·3: the permuted axes are separate runs
+  check(perm, {8, 3, 3}, false);  // 36 != 4·3: the permuted axes are separate runs
   check(perm, {2, 4, 9}, false);
-  Tensor one = sl(x, 1, 1, 2, 1);   // [2, 1, 12]: the size-1 axis does not break the run
+  Tensor one = sl(x, 1, 1, 2, 1);  // [2, 1, 12]: the size-1 axis does not break the run
   check(one, {24}, false);
   check(one, {2, 12}, true);
   check(one, {2, 2, 6}, true);
@@ -166,15 +166,15 @@ TEST_CASE("slice follows Python semantics and is a view", "[op]") {
   REQUIRE(y.to_vector() == std::vector<double>{2, 5});
   REQUIRE(sl(x, 0, -3, 100, 1).to_vector() == std::vector<double>{7, 8, 9});  // stop clamped
   REQUIRE(sl(x, 0, 0, -8, 1).to_vector() == std::vector<double>{0, 1});
-  REQUIRE(sl(x, 0, -100, 2, 1).to_vector() == std::vector<double>{0, 1});      // start clamped
-  REQUIRE(sl(x, 0, 6, 3, 1).numel() == 0);                                     // empty
+  REQUIRE(sl(x, 0, -100, 2, 1).to_vector() == std::vector<double>{0, 1});  // start clamped
+  REQUIRE(sl(x, 0, 6, 3, 1).numel() == 0);  // empty
   REQUIRE(sl(x, 0, 0, 10, 4).to_vector() == std::vector<double>{0, 4, 8});
   REQUIRE(ws.call("slice", {x}, {{"start", int64_t{8}}}).to_vector() == std::vector<double>{8, 9});
 
   // A slice of a transposed (strided) view.
   Tensor m = iota({3, 4});
-  Tensor mt = ws.call("transpose", {m});                         // [4, 3]
-  Tensor s = sl(mt, 1, 1, 3, 1);                                  // columns 1..2 of mᵀ = rows 1..2 of m
+  Tensor mt = ws.call("transpose", {m});  // [4, 3]
+  Tensor s = sl(mt, 1, 1, 3, 1);  // columns 1..2 of mᵀ = rows 1..2 of m
   REQUIRE(s.shape() == Shape{4, 2});
   REQUIRE(s.to_vector() == std::vector<double>{4, 8, 5, 9, 6, 10, 7, 11});
   REQUIRE_THROWS_WITH(sl(x, 0, 0, 5, 0), Catch::Contains("'step' must be"));
@@ -195,7 +195,8 @@ TEST_CASE("slice backward scatters into zeros", "[op][grad]") {
   Tensor direct = ws.call("slice_backward", {Tensor::from_vector<double>({1, 2}, {2})},
                           {{"shape", V{5}}, {"start", int64_t{1}}, {"step", int64_t{3}}});
   REQUIRE(direct.to_vector() == std::vector<double>{0, 1, 0, 0, 2});
-  REQUIRE_THROWS_WITH(ws.call("slice_backward", {Tensor::from_vector<double>({1, 2, 3}, {3})}, {{"shape", V{5}}, {"step", int64_t{3}}}),
+  REQUIRE_THROWS_WITH(ws.call("slice_backward", {Tensor::from_vector<double>({1, 2, 3}, {3})},
+                              {{"shape", V{5}}, {"step", int64_t{3}}}),
                       Catch::Contains("dy has shape [3]"));
 }
 
@@ -210,7 +211,10 @@ TEST_CASE("slice_backward writes zeros around the window and dy into it", "[op]"
     const int64_t len = stop > start ? 1 + (stop - start - 1) / step : 0;
     Tensor dy = ws.call("transpose", {iota({3, 4, len})}, {{"dim0", int64_t{1}}, {"dim1", int64_t{2}}});  // [3, len, 4]
     Tensor dx = ws.call("slice_backward", {dy},
-                        {{"shape", shape}, {"axis", int64_t{1}}, {"start", int64_t{start}}, {"stop", int64_t{stop}},
+                        {{"shape", shape},
+                         {"axis", int64_t{1}},
+                         {"start", int64_t{start}},
+                         {"stop", int64_t{stop}},
                          {"step", int64_t{step}}});
     for (int64_t a = 0; a < 3; ++a)
       for (int64_t i = 0; i < 7; ++i)
@@ -240,7 +244,8 @@ TEST_CASE("concat joins along an axis, strided inputs included", "[op]") {
   Tensor e = ws.call("concat", {a, i});
   REQUIRE(e.dtype() == DType::f64);
   REQUIRE(e.to_vector() == std::vector<double>{0, 1, 2, 3, 7, 8});
-  REQUIRE_THROWS_WITH(ws.call("concat", {a, b}), Catch::Contains("input 2 has shape [2, 3] but input 1 has shape [2, 2]"));
+  REQUIRE_THROWS_WITH(ws.call("concat", {a, b}),
+                      Catch::Contains("input 2 has shape [2, 3] but input 1 has shape [2, 2]"));
   REQUIRE_THROWS_WITH(ws.call("concat", {Tensor::scalar(1.0), Tensor::scalar(2.0)}), Catch::Contains("0-d"));
 }
 
@@ -322,8 +327,8 @@ TEST_CASE("a chain of views back-propagates", "[op][grad]") {
   WorkspaceScope scope(ws);
   Tensor x = iota({2, 3});
   x.set_requires_grad(true);
-  Tensor t = ws.call("transpose", {x});                          // [3, 2]
-  Tensor r = ws.call("reshape", {t}, {{"shape", V{6}}});          // copy: 0 3 1 4 2 5
+  Tensor t = ws.call("transpose", {x});  // [3, 2]
+  Tensor r = ws.call("reshape", {t}, {{"shape", V{6}}});  // copy: 0 3 1 4 2 5
   Tensor s = ws.call("slice", {r}, {{"start", int64_t{1}}, {"step", int64_t{2}}});  // 3 4 5
   REQUIRE(s.to_vector() == std::vector<double>{3, 4, 5});
   ws.backward(s, Tensor::from_vector<double>({1, 2, 3}, {3}));
@@ -337,8 +342,8 @@ TEST_CASE("shape ops pass gradcheck", "[op][grad]") {
 }
 
 TEST_CASE("shape ops are registered with docs, costs and notes", "[op]") {
-  for (const char* name : {"transpose", "permute", "reshape", "flatten", "slice", "slice_backward", "concat", "stack",
-                           "expand"}) {
+  for (const char* name :
+       {"transpose", "permute", "reshape", "flatten", "slice", "slice_backward", "concat", "stack", "expand"}) {
     const OpDef& d = OpRegistry::instance().get(name);
     INFO(name);
     CHECK(d.family == "shape");
@@ -359,8 +364,11 @@ TEST_CASE("slice with a huge step and reshape with a huge shape do not overflow"
   opscope::WorkspaceScope scope(ws);
   using opscope::Tensor;
   Tensor x = Tensor::from_vector<double>({0, 1, 2, 3, 4}, {5});
-  Tensor s = ws.call("slice", {x}, {{"axis", int64_t{0}}, {"start", int64_t{0}}, {"stop", int64_t{5}},
-                                    {"step", std::numeric_limits<int64_t>::max()}});
+  Tensor s = ws.call("slice", {x},
+                     {{"axis", int64_t{0}},
+                      {"start", int64_t{0}},
+                      {"stop", int64_t{5}},
+                      {"step", std::numeric_limits<int64_t>::max()}});
   CHECK(s.shape() == opscope::Shape{1});
   CHECK(s.get(0) == 0);
   REQUIRE_THROWS_WITH(ws.call("reshape", {x}, {{"shape", std::vector<int64_t>{-1, 4611686018427387905LL, 4}}}),

@@ -64,8 +64,7 @@ TEST_CASE("parallel_for uses other threads when asked to", "[core]") {
   // Chunks that take a while, so the workers wake up before the caller has done them all.
   parallel_for(64, 1, [&](int64_t, int64_t) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(300);
-    while (std::chrono::steady_clock::now() < until) {
-    }
+    while (std::chrono::steady_clock::now() < until) {}
     std::lock_guard<std::mutex> lock(mu);
     ids.insert(std::this_thread::get_id());
   });
@@ -85,9 +84,10 @@ TEST_CASE("parallel_for: bodies run inside the region, nested loops inline, erro
   REQUIRE(inner == 80);
   REQUIRE(outside == 0);
   REQUIRE_FALSE(in_parallel_region());
-  REQUIRE_THROWS_WITH(parallel_for(100, 1, [&](int64_t b, int64_t) {
-                        if (b == 37) throw Error("chunk 37 failed");
-                      }),
+  REQUIRE_THROWS_WITH(parallel_for(100, 1,
+                                   [&](int64_t b, int64_t) {
+                                     if (b == 37) throw Error("chunk 37 failed");
+                                   }),
                       "chunk 37 failed");
   // The pool is usable after a failed loop.
   std::atomic<int64_t> n{0};

@@ -32,8 +32,8 @@ Vec affine(const Tensor& w, const Tensor* b, const Vec& x) {
 }
 
 // One direction of one layer, PyTorch's formulas: xs[t] the inputs, returns hs[t].
-std::vector<Vec> reference_direction(const std::string& cell, const std::vector<Vec>& xs, const std::vector<Tensor>& p, bool reverse,
-                                     int64_t H) {
+std::vector<Vec> reference_direction(const std::string& cell, const std::vector<Vec>& xs, const std::vector<Tensor>& p,
+                                     bool reverse, int64_t H) {
   Vec h(static_cast<size_t>(H), 0.0), c(static_cast<size_t>(H), 0.0);
   std::vector<Vec> hs(xs.size());
   for (size_t s = 0; s < xs.size(); ++s) {
@@ -43,12 +43,13 @@ std::vector<Vec> reference_direction(const std::string& cell, const std::vector<
     for (int64_t j = 0; j < H; ++j) {
       auto at = [&](const Vec& v, int64_t gate) { return v[static_cast<size_t>(gate * H + j)]; };
       if (cell == "lstm") {
-        const double i = sig(at(gx, 0) + at(gh, 0)), f = sig(at(gx, 1) + at(gh, 1)), g = std::tanh(at(gx, 2) + at(gh, 2)),
-                     o = sig(at(gx, 3) + at(gh, 3));
+        const double i = sig(at(gx, 0) + at(gh, 0)), f = sig(at(gx, 1) + at(gh, 1)),
+                     g = std::tanh(at(gx, 2) + at(gh, 2)), o = sig(at(gx, 3) + at(gh, 3));
         c[static_cast<size_t>(j)] = f * c[static_cast<size_t>(j)] + i * g;
         nh[static_cast<size_t>(j)] = o * std::tanh(c[static_cast<size_t>(j)]);
       } else if (cell == "gru") {
-        const double r = sig(at(gx, 0) + at(gh, 0)), z = sig(at(gx, 1) + at(gh, 1)), n = std::tanh(at(gx, 2) + r * at(gh, 2));
+        const double r = sig(at(gx, 0) + at(gh, 0)), z = sig(at(gx, 1) + at(gh, 1)),
+                     n = std::tanh(at(gx, 2) + r * at(gh, 2));
         nh[static_cast<size_t>(j)] = (1 - z) * n + z * h[static_cast<size_t>(j)];
       } else {
         nh[static_cast<size_t>(j)] = std::tanh(at(gx, 0) + at(gh, 0));
@@ -62,7 +63,8 @@ std::vector<Vec> reference_direction(const std::string& cell, const std::vector<
 
 // The whole stack: x [T, B, I] or [B, T, I], weights in PyTorch's flat order; y flattened in
 // the layout of x.
-Vec reference(const std::string& cell, const Tensor& x, const std::vector<Tensor>& w, int64_t layers, bool bidir, bool batch_first) {
+Vec reference(const std::string& cell, const Tensor& x, const std::vector<Tensor>& w, int64_t layers, bool bidir,
+              bool batch_first) {
   const int64_t T = x.shape()[batch_first ? 1 : 0], B = x.shape()[batch_first ? 0 : 1], I = x.shape()[2];
   const int64_t H = w[1].shape()[1], dirs = bidir ? 2 : 1;
   Vec out;
@@ -87,7 +89,8 @@ Vec reference(const std::string& cell, const Tensor& x, const std::vector<Tensor
     }
   for (int64_t i = 0; i < (batch_first ? B : T); ++i)
     for (int64_t j = 0; j < (batch_first ? T : B); ++j) {
-      const Vec& v = batch_first ? seq[static_cast<size_t>(i)][static_cast<size_t>(j)] : seq[static_cast<size_t>(j)][static_cast<size_t>(i)];
+      const Vec& v = batch_first ? seq[static_cast<size_t>(i)][static_cast<size_t>(j)]
+                                 : seq[static_cast<size_t>(j)][static_cast<size_t>(i)];
       out.insert(out.end(), v.begin(), v.end());
     }
   return out;
@@ -113,8 +116,9 @@ TEST_CASE("lstm, gru and rnn match the cells written out, in every layout", "[re
         Lab lab;
         const std::string opts = std::string("num_layers=2, bidirectional=") + (bidir ? "True" : "False") +
                                  ", batch_first=" + (batch_first ? "True" : "False");
-        lab.ok("seed(4)\nx = randn(" + std::string(batch_first ? "2, 5, 3" : "5, 2, 3") + ", dtype=\"float64\")\nw = " + cell +
-               "_weights(3, 4, dtype=\"float64\", " + opts.substr(0, opts.find(", batch")) + ")\nout = " + cell + "(x, w, " + opts + ")\ny = out[0]");
+        lab.ok("seed(4)\nx = randn(" + std::string(batch_first ? "2, 5, 3" : "5, 2, 3") +
+               ", dtype=\"float64\")\nw = " + cell + "_weights(3, 4, dtype=\"float64\", " +
+               opts.substr(0, opts.find(", batch")) + ")\nout = " + cell + "(x, w, " + opts + ")\ny = out[0]");
         const std::vector<Tensor> w = tensors(lab, "w");
         REQUIRE(w.size() == (bidir ? 16u : 8u));
         const Tensor y = test::var(lab, "y");
@@ -126,8 +130,9 @@ TEST_CASE("lstm, gru and rnn match the cells written out, in every layout", "[re
 
 TEST_CASE("lstm returns PyTorch's h_n and c_n, takes h0 and c0, and names its parameters as PyTorch", "[repl]") {
   Lab lab;
-  lab.ok("seed(2)\nw = lstm_weights(3, 4, num_layers=2, bidirectional=True)\nx = randn(6, 2, 3)\n"
-         "h0 = randn(4, 2, 4)\nc0 = randn(4, 2, 4)\ny, h, c = lstm(x, w, h0, c0, num_layers=2, bidirectional=True)");
+  lab.ok(
+      "seed(2)\nw = lstm_weights(3, 4, num_layers=2, bidirectional=True)\nx = randn(6, 2, 3)\n"
+      "h0 = randn(4, 2, 4)\nc0 = randn(4, 2, 4)\ny, h, c = lstm(x, w, h0, c0, num_layers=2, bidirectional=True)");
   CHECK(lab.echo("len(w)") == "16");
   CHECK(lab.echo("[w[0].shape, w[1].shape, w[8].shape]") == "[[16, 3], [16, 4], [16, 8]]");
   CHECK(lab.echo("y.shape") == "[6, 2, 8]");

@@ -8,11 +8,52 @@
 using namespace opscope;
 
 TEST_CASE("every operator of the engine issue is registered", "[op]") {
-  for (const char* name :
-       {"add", "sub", "mul", "div", "neg", "pow", "exp", "log", "sqrt", "abs", "maximum", "minimum", "where", "eq",
-        "ne", "lt", "le", "gt", "ge", "relu", "leaky_relu", "gelu", "sigmoid", "tanh", "sum", "mean", "max", "var",
-        "matmul", "transpose", "permute", "reshape", "flatten", "slice", "concat", "stack", "expand", "softmax",
-        "log_softmax", "softmax_backward", "cross_entropy", "mse_loss", "linear", "dropout", "sum_to", "cast"}) {
+  for (const char* name : {"add",
+                           "sub",
+                           "mul",
+                           "div",
+                           "neg",
+                           "pow",
+                           "exp",
+                           "log",
+                           "sqrt",
+                           "abs",
+                           "maximum",
+                           "minimum",
+                           "where",
+                           "eq",
+                           "ne",
+                           "lt",
+                           "le",
+                           "gt",
+                           "ge",
+                           "relu",
+                           "leaky_relu",
+                           "gelu",
+                           "sigmoid",
+                           "tanh",
+                           "sum",
+                           "mean",
+                           "max",
+                           "var",
+                           "matmul",
+                           "transpose",
+                           "permute",
+                           "reshape",
+                           "flatten",
+                           "slice",
+                           "concat",
+                           "stack",
+                           "expand",
+                           "softmax",
+                           "log_softmax",
+                           "softmax_backward",
+                           "cross_entropy",
+                           "mse_loss",
+                           "linear",
+                           "dropout",
+                           "sum_to",
+                           "cast"}) {
     INFO(name);
     CHECK(OpRegistry::instance().find(name) != nullptr);
   }
@@ -68,7 +109,8 @@ TEST_CASE("gradcheck catches a wrong backward", "[grad]") {
     d.input_names = {"x"};
     d.infer = [](const InferCtx& c) { return std::vector<TensorMeta>{c.inputs[0]}; };
     d.kernel(Device::cpu, "default", [](KernelCtx& k) {
-      for (int64_t i = 0; i < k.in(0).numel(); ++i) k.out().data<double>()[i] = k.in(0).data<double>()[i] * k.in(0).data<double>()[i];
+      for (int64_t i = 0; i < k.in(0).numel(); ++i)
+        k.out().data<double>()[i] = k.in(0).data<double>()[i] * k.in(0).data<double>()[i];
     });
     d.saves = {{SavedRef::input, 0}};
     d.backward = [](GradCtx& g) -> std::vector<Val> { return {g.grad_output(0) * g.input(0)}; };

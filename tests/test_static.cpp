@@ -23,8 +23,8 @@ namespace {
 // A lesson-sized program: parameters, a model(...) function, data, and the names of the
 // parameters whose gradients are compared.
 struct Program_ {
-  const char* setup;   // parameters and data (xb, yb)
-  const char* model;   // def model(x, y): ... return loss
+  const char* setup;  // parameters and data (xb, yb)
+  const char* model;  // def model(x, y): ... return loss
   const char* inputs;  // static placeholders: x = input(...), y = input(...)
   std::vector<std::string> params;
 };
@@ -92,11 +92,13 @@ yb = randn([4, 7])
     s2 = softmax(s1 * 3.0 + y, axis=0)
     return (s2 * log(s1)).sum()
 )",
-                                "x = input(\"x\", [4, 5])\ny = input(\"y\", [4, 7])\n", {"w"}};
+                                "x = input(\"x\", [4, 5])\ny = input(\"y\", [4, 7])\n",
+                                {"w"}};
 
 // Runs the program dynamically and statically (compile options in `compile_args`) and checks
 // loss and gradients agree.
-void check_same_in_both_modes(const Program_& prog, const std::string& compile_args, const std::string& passes_off = "") {
+void check_same_in_both_modes(const Program_& prog, const std::string& compile_args,
+                              const std::string& passes_off = "") {
   Lab lab;
   lab.ok(prog.setup);
   lab.ok(prog.model);
@@ -107,7 +109,8 @@ void check_same_in_both_modes(const Program_& prog, const std::string& compile_a
   for (size_t i = 0; i < prog.params.size(); ++i) zero += (i ? ", " : "") + prog.params[i];
   lab.ok(zero + ")");
   if (!passes_off.empty()) lab.ok(":passes off " + passes_off);
-  lab.ok(std::string("static:\n") + "    " + std::string(prog.inputs).replace(std::string(prog.inputs).find('\n') + 1, 0, "    ") +
+  lab.ok(std::string("static:\n") + "    " +
+         std::string(prog.inputs).replace(std::string(prog.inputs).find('\n') + 1, 0, "    ") +
          "    loss = model(x, y)\n");
   lab.ok("compile(loss" + compile_args + ")");
   lab.ok("loss_st = run(loss, x=xb, y=yb)");
@@ -141,7 +144,8 @@ TEST_CASE("a static training step updates parameters like the dynamic one", "[st
   lab.ok(kMlp.model);
   lab.ok("w1_before = w1 * 1\nloss_dyn = model(xb, yb)\nbackward(loss_dyn)\nw1_dyn = w1 - 0.1 * w1.grad");
   lab.ok("zero_grad(w1, b1, w2, b2, w3, b3)");
-  lab.ok(std::string("static:\n    x = input(\"x\", [8, 12])\n    y = input(\"y\", [8], dtype=\"int64\")\n    loss = model(x, y)\n"));
+  lab.ok(std::string(
+      "static:\n    x = input(\"x\", [8, 12])\n    y = input(\"y\", [8], dtype=\"int64\")\n    loss = model(x, y)\n"));
   lab.ok("compile(loss, lr=0.1)\nl = run(loss, x=xb, y=yb)");
   CHECK(max_diff(var(lab, "w1"), var(lab, "w1_dyn")) <= 1e-6);
   CHECK_FALSE(var(lab, "w1").grad().defined());  // a training step keeps no gradients
@@ -150,7 +154,9 @@ TEST_CASE("a static training step updates parameters like the dynamic one", "[st
 
 TEST_CASE("dce drops what nothing needs and keeps what gradients need", "[static]") {
   Lab lab;
-  lab.ok(":mode static\nx = input(\"x\", [3, 4])\nw = param(randn([4, 4]))\nunused = exp(x) * 2\nh = x @ w\nloss = (h * h).sum()");
+  lab.ok(
+      ":mode static\nx = input(\"x\", [3, 4])\nw = param(randn([4, 4]))\nunused = exp(x) * 2\nh = x @ w\nloss = (h * "
+      "h).sum()");
   lab.ok("compile(loss)");
   const Program& p = *lab.session.interpreter().statics->last;
   for (int id : p.schedule) CHECK(p.graph.node(id).op->name != "exp");
@@ -189,7 +195,9 @@ TEST_CASE("dce removes a backward node no gradient needs", "[static]") {
 
 TEST_CASE("cse runs the same op on the same inputs once", "[static]") {
   Lab lab;
-  lab.ok(":mode static\nx = input(\"x\", [4, 4])\nw = param(randn([4, 4]))\ny = relu(x @ w) + relu(x @ w)\nloss = y.sum()");
+  lab.ok(
+      ":mode static\nx = input(\"x\", [4, 4])\nw = param(randn([4, 4]))\ny = relu(x @ w) + relu(x @ w)\nloss = "
+      "y.sum()");
   lab.ok("compile(loss, grad=False)");
   const Program& p = *lab.session.interpreter().statics->last;
   int matmuls = 0;
@@ -243,10 +251,14 @@ TEST_CASE("fusion makes one node of an elementwise chain and never hides a value
     }
     CHECK(fused.bytes_read + fused.bytes_written < 0.6 * (unfused.bytes_read + unfused.bytes_written));
   }
-  lab.ok("xb = randn([16, 32])\nfused = run(y, x=xb)\n:passes off fuse_elementwise\ncompile(y, grad=False)\nplain = run(y, x=xb)");
+  lab.ok(
+      "xb = randn([16, 32])\nfused = run(y, x=xb)\n:passes off fuse_elementwise\ncompile(y, grad=False)\nplain = "
+      "run(y, x=xb)");
   CHECK(max_diff(var(lab, "fused"), var(lab, "plain")) <= 1e-6);
   // a is read twice: the chain stops at it.
-  lab.ok(":passes on all\nz = input(\"z\", [8])\na = z * 2\nc = gelu(a + 1)\nout = (c + a).sum()\ncompile(out, grad=False)");
+  lab.ok(
+      ":passes on all\nz = input(\"z\", [8])\na = z * 2\nc = gelu(a + 1)\nout = (c + a).sum()\ncompile(out, "
+      "grad=False)");
   const Program& p = *lab.session.interpreter().statics->last;
   const int a = var(lab, "a").impl()->value_id;
   bool a_produced = false;
@@ -261,7 +273,9 @@ TEST_CASE("fusion makes one node of an elementwise chain and never hides a value
 
 TEST_CASE("training graphs keep the forward values backward reads unfused", "[static]") {
   Lab lab;
-  lab.ok(":mode static\nx = input(\"x\", [4, 6])\nw = param(randn([6]))\nh = tanh(x * w)\nloss = (h * h).sum()\ncompile(loss)");
+  lab.ok(
+      ":mode static\nx = input(\"x\", [4, 6])\nw = param(randn([6]))\nh = tanh(x * w)\nloss = (h * "
+      "h).sum()\ncompile(loss)");
   const Program& p = *lab.session.interpreter().statics->last;
   const int h = var(lab, "h").impl()->value_id;
   for (int id : p.schedule)
@@ -274,7 +288,9 @@ TEST_CASE("the memory plan reuses buffers and an independent check catches a bad
   Lab lab;
   lab.ok(kMlp.setup);
   lab.ok(kMlp.model);
-  lab.ok("static:\n    x = input(\"x\", [8, 12])\n    y = input(\"y\", [8], dtype=\"int64\")\n    loss = model(x, y)\ncompile(loss)");
+  lab.ok(
+      "static:\n    x = input(\"x\", [8, 12])\n    y = input(\"y\", [8], dtype=\"int64\")\n    loss = model(x, "
+      "y)\ncompile(loss)");
   Program p = *lab.session.interpreter().statics->last;
   REQUIRE(p.plan.enabled);
   CHECK(p.plan.planned_bytes < p.plan.naive_bytes);
@@ -288,8 +304,7 @@ TEST_CASE("the memory plan reuses buffers and an independent check catches a bad
       const auto &a = live[i], &b = live[j];
       if (!p.plan.buffer_of.count(a.value) || !p.plan.buffer_of.count(b.value)) continue;
       if (a.last > b.def && b.def > a.def && p.plan.buffer_of[a.value] != p.plan.buffer_of[b.value]) {
-        p.plan.buffer_bytes[static_cast<size_t>(p.plan.buffer_of[a.value])] =
-            std::max(a.bytes, b.bytes);
+        p.plan.buffer_bytes[static_cast<size_t>(p.plan.buffer_of[a.value])] = std::max(a.bytes, b.bytes);
         p.plan.buffer_of[b.value] = p.plan.buffer_of[a.value];
         broke = true;
       }
@@ -303,14 +318,20 @@ TEST_CASE("recomputation drops activations for extra FLOPs and keeps the gradien
   lab.ok(kMlp.setup);
   lab.ok(kMlp.model);
   lab.ok("static:\n    x = input(\"x\", [8, 12])\n    y = input(\"y\", [8], dtype=\"int64\")\n    loss = model(x, y)");
-  lab.ok("compile(loss)\nbase_flops = program_info(\"flops\")\nsaved1 = program_info(\"held_activations\")\nl1 = run(loss, x=xb, y=yb)");
+  lab.ok(
+      "compile(loss)\nbase_flops = program_info(\"flops\")\nsaved1 = program_info(\"held_activations\")\nl1 = "
+      "run(loss, x=xb, y=yb)");
   lab.ok("g1 = w1.grad * 1\nzero_grad(w1, b1, w2, b2, w3, b3)");
-  lab.ok("compile(loss, recompute=\"every:2\")\nrc_flops = program_info(\"flops\")\nsaved2 = program_info(\"held_activations\")\nl2 = run(loss, x=xb, y=yb)");
+  lab.ok(
+      "compile(loss, recompute=\"every:2\")\nrc_flops = program_info(\"flops\")\nsaved2 = "
+      "program_info(\"held_activations\")\nl2 = run(loss, x=xb, y=yb)");
   CHECK(max_diff(var(lab, "g1"), var(lab, "w1").grad()) == 0);
   CHECK(lab.echo("saved2 < saved1") == "True");
   CHECK(lab.echo("rc_flops > base_flops") == "True");
   // checkpoint() marks: with recompute="marks" only marked values are kept.
-  lab.ok("static:\n    h = relu(x @ w1 + b1)\n    h2 = checkpoint(relu(h @ w2 + b2))\n    loss2 = cross_entropy(h2 @ w3 + b3, y)");
+  lab.ok(
+      "static:\n    h = relu(x @ w1 + b1)\n    h2 = checkpoint(relu(h @ w2 + b2))\n    loss2 = cross_entropy(h2 @ w3 + "
+      "b3, y)");
   lab.ok("compile(loss2, recompute=\"marks\")");
   const Program& p = *lab.session.interpreter().statics->last;
   const PassReport& rc = p.reports.at(6);
@@ -341,7 +362,9 @@ TEST_CASE("the memory timeline recorded while stepping is the tracker's", "[stat
   Lab lab;
   lab.ok(kMlp.setup);
   lab.ok(kMlp.model);
-  lab.ok("static:\n    x = input(\"x\", [8, 12])\n    y = input(\"y\", [8], dtype=\"int64\")\n    loss = model(x, y)\ncompile(loss)");
+  lab.ok(
+      "static:\n    x = input(\"x\", [8, 12])\n    y = input(\"y\", [8], dtype=\"int64\")\n    loss = model(x, "
+      "y)\ncompile(loss)");
   std::vector<int64_t> event_totals, tracker_live;
   Workspace& ws = lab.ws;
   int id = ws.executor().add_listener([&](const StepEvent& e) {
@@ -436,7 +459,7 @@ TEST_CASE("the DOT of a compiled program draws what runs", "[static][viz]") {
   const Program& p = *lab.session.interpreter().statics->last;
   const std::string dot = viz::graph_to_dot(p.graph, p.schedule);
   CHECK(dot.find("fused(mul → add → tanh)") != std::string::npos);
-  CHECK(dot.find("exp") == std::string::npos);   // not in the program
+  CHECK(dot.find("exp") == std::string::npos);  // not in the program
   CHECK(dot.find("#1 mul") == std::string::npos);  // replaced by the fused node
   CHECK(dot == viz::graph_to_dot(p.graph, p.schedule));  // deterministic
 }
@@ -464,22 +487,26 @@ std::string dyn_and_static(const std::string& setup, const std::string& body, co
 TEST_CASE("no value is written in place while a view of it is still read", "[static]") {
   const std::string setup = "xv = tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])";
   dyn_and_static(setup, "h = relu(x) + 1.0\ny = h + h.T\nz = y.sum(axis=1)", "z", "x = input(\"x\", [3, 3])");
-  dyn_and_static(setup, "h = relu(x) + 1.0\nz = tanh((h - h[0:1, :]) * 0.1).sum(axis=1)", "z", "x = input(\"x\", [3, 3])");
+  dyn_and_static(setup, "h = relu(x) + 1.0\nz = tanh((h - h[0:1, :]) * 0.1).sum(axis=1)", "z",
+                 "x = input(\"x\", [3, 3])");
 }
 
 TEST_CASE("fetched values and gradients read later in the program are kept", "[static]") {
   Lab lab;
   lab.ok(":mode static\nx = input(\"x\", [2, 2])\nw = param(ones([2, 2]))\nh = x @ w\nloss = (h * h).sum()");
   lab.ok("r = run([loss, h], x=ones([2, 2]))");
-  lab.ok(":mode dynamic\nw2 = param(ones([3]))\nv = param(tensor([1.0, 0.0, 3.0]))\nh2 = w2 + v * 2.0\nl2 = (h2 * h2).sum()\nbackward(l2)");
+  lab.ok(
+      ":mode dynamic\nw2 = param(ones([3]))\nv = param(tensor([1.0, 0.0, 3.0]))\nh2 = w2 + v * 2.0\nl2 = (h2 * "
+      "h2).sum()\nbackward(l2)");
   lab.ok("g_dyn = v.grad * 1\nzero_grad(w2, v)");
   lab.ok(":mode static\nh3 = w2 + v * 2.0\nl3 = (h3 * h3).sum()\nr3 = run(l3)");
   CHECK(max_diff(var(lab, "v").grad(), var(lab, "g_dyn")) == 0);
 }
 
 TEST_CASE("side effects: recompute and replay leave batch_norm's running statistics right", "[static]") {
-  const std::string setup = "seed(5)\nw1 = param(randn([4, 3]) * 0.5)\nw2 = param(randn([3, 2]) * 0.5)\nrm = zeros([3])\nrv = ones([3])\n"
-                            "xv = randn([6, 4])\ndef f(x):\n    h = batch_norm(x @ w1, rm, rv)\n    return (relu(h) @ w2).sum()\n";
+  const std::string setup =
+      "seed(5)\nw1 = param(randn([4, 3]) * 0.5)\nw2 = param(randn([3, 2]) * 0.5)\nrm = zeros([3])\nrv = ones([3])\n"
+      "xv = randn([6, 4])\ndef f(x):\n    h = batch_norm(x @ w1, rm, rv)\n    return (relu(h) @ w2).sum()\n";
   Lab dyn, st;
   dyn.ok(setup + "l = f(xv)\nbackward(l)");
   st.ok(setup + "static:\n    x = input(\"x\", [6, 4])\n    l = f(x)\ncompile(l, recompute=0)\nr = run(l, x=xv)");
@@ -491,8 +518,11 @@ TEST_CASE("side effects: recompute and replay leave batch_norm's running statist
 }
 
 TEST_CASE("constant folding leaves tensors a side effect changes to run time", "[static]") {
-  const std::string setup = "xv = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]])\nw = param(tensor([1.0, 1.0]))\nrm = zeros([2])\nrv = ones([2])";
-  dyn_and_static(setup, "h = batch_norm(x * w, rm, rv)\nloss = (h[0:1, :] * (rm * 10.0)).sum()", "loss", "x = input(\"x\", [3, 2])");
+  const std::string setup =
+      "xv = tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]])\nw = param(tensor([1.0, 1.0]))\nrm = zeros([2])\nrv = "
+      "ones([2])";
+  dyn_and_static(setup, "h = batch_norm(x * w, rm, rv)\nloss = (h[0:1, :] * (rm * 10.0)).sum()", "loss",
+                 "x = input(\"x\", [3, 2])");
 }
 
 TEST_CASE("a fused leaky_relu keeps its slope exactly", "[static]") {
@@ -540,7 +570,8 @@ TEST_CASE("fusion fuses device values where the fused ops have kernels there", "
     CHECK(ops == std::multiset<std::string>{"fused_elementwise/default", "sgd_matmul_update/cublas"});
   } else {  // no CUDA kernels for the fused ops: every op stays as it is
     const std::string matmul = "matmul/" + default_algorithm_on(OpRegistry::instance().get("matmul"), Device::cuda);
-    CHECK(ops == std::multiset<std::string>{"mul/default", "add/default", "gelu/default", matmul, "sgd_update/default"});
+    CHECK(ops ==
+          std::multiset<std::string>{"mul/default", "add/default", "gelu/default", matmul, "sgd_update/default"});
   }
 }
 

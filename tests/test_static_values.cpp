@@ -33,7 +33,8 @@ TEST_CASE("static values: reading run()'s results works after run, in static mod
   CHECK(lab.echo("program_info(\"nodes\")") == "2.0");
 }
 
-TEST_CASE("static values: .item() of a symbolic value says it is symbolic first, at its own line, naming it", "[static]") {
+TEST_CASE("static values: .item() of a symbolic value says it is symbolic first, at its own line, naming it",
+          "[static]") {
   Lab lab;
   lab.ok(kProgram);
   CHECK_FALSE(lab.run("a = 1\nprint(sum(y).item())"));

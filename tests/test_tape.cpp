@@ -21,11 +21,14 @@ std::string training(int steps, const std::string& extra = "") {
          "w1 = param(randn(16, 8) * 0.3)\n"
          "w2 = param(randn(8, 16) * 0.3)\n"
          "n0 = flops()\n"
-         "for i in range(" + std::to_string(steps) + "):\n"
+         "for i in range(" +
+         std::to_string(steps) +
+         "):\n"
          "    loss = mse_loss(relu(x @ w1) @ w2, t)\n"
          "    backward(loss)\n"
          "    w1 = param(detach(w1 - 0.1 * w1.grad))\n"
-         "    w2 = param(detach(w2 - 0.1 * w2.grad))\n" + extra;
+         "    w2 = param(detach(w2 - 0.1 * w2.grad))\n" +
+         extra;
 }
 
 struct LoopRun {
@@ -36,8 +39,9 @@ struct LoopRun {
 LoopRun run_loop(int steps) {
   Lab lab;
   LoopRun r;
-  lab.ws.executor().add_listener(
-      [&](const StepEvent&) { r.max_nodes = std::max<int64_t>(r.max_nodes, static_cast<int64_t>(lab.ws.graph().node_count())); });
+  lab.ws.executor().add_listener([&](const StepEvent&) {
+    r.max_nodes = std::max<int64_t>(r.max_nodes, static_cast<int64_t>(lab.ws.graph().node_count()));
+  });
   lab.ws.tracker().reset_peak();
   lab.ok(training(steps));
   r.peak = lab.ws.tracker().peak_total();
@@ -72,9 +76,10 @@ TEST_CASE("stable ids: items keep their ids through removals and truncation", "[
 
 TEST_CASE("tape: what no live tensor reaches is dropped, the recipe of live tensors stays", "[repl]") {
   Lab lab;
-  lab.ok("a = tensor([1.0, -2.0]); b = tensor([3.0, 1.0]); e = param(tensor([2.0, 4.0]))\n"
-         "c = a + b; d = c * e; f = relu(d)\n"
-         "backward(f.sum())");
+  lab.ok(
+      "a = tensor([1.0, -2.0]); b = tensor([3.0, 1.0]); e = param(tensor([2.0, 4.0]))\n"
+      "c = a + b; d = c * e; f = relu(d)\n"
+      "backward(f.sum())");
   const Graph& g = lab.ws.graph();
   const size_t held = g.node_count();
   CHECK(held == g.num_nodes());  // everything is reachable from f (and its backward from its forward)
@@ -137,12 +142,13 @@ TEST_CASE("tape: a loop that fails at iteration 500 leaves everything as it was"
   const std::string before = workspace_state(lab.session);
   lab.ws.tracker().reset_peak();
   const int64_t live = lab.ws.tracker().live_total();
-  CHECK_FALSE(lab.run("for i in range(1000):\n"
-                      "    loss = mse_loss(relu(x @ w1) @ w2, t)\n"
-                      "    backward(loss)\n"
-                      "    w1 = param(detach(w1 - 0.1 * w1.grad))\n"
-                      "    w2 = param(detach(w2 - 0.1 * w2.grad))\n"
-                      "    assert i < 500, \"iteration 500\""));
+  CHECK_FALSE(
+      lab.run("for i in range(1000):\n"
+              "    loss = mse_loss(relu(x @ w1) @ w2, t)\n"
+              "    backward(loss)\n"
+              "    w1 = param(detach(w1 - 0.1 * w1.grad))\n"
+              "    w2 = param(detach(w2 - 0.1 * w2.grad))\n"
+              "    assert i < 500, \"iteration 500\""));
   CHECK(lab.err.find("<test>:6:5: error: assertion failed: i < 500") != std::string::npos);
   CHECK(workspace_state(lab.session) == before);
   // While it ran, memory stayed near one step's (not 500 steps of parameters and gradients).

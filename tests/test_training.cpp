@@ -52,7 +52,8 @@ struct TempFile {
   ~TempFile() { std::remove(path.c_str()); }
 };
 
-std::vector<unsigned char> idx_bytes(unsigned char type, const std::vector<uint32_t>& dims, const std::vector<unsigned char>& data) {
+std::vector<unsigned char> idx_bytes(unsigned char type, const std::vector<uint32_t>& dims,
+                                     const std::vector<unsigned char>& data) {
   std::vector<unsigned char> b = {0, 0, type, static_cast<unsigned char>(dims.size())};
   for (uint32_t d : dims)
     for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<unsigned char>(d >> s));
@@ -87,7 +88,8 @@ TEST_CASE("sgd_update: plain, weight decay, momentum and Nesterov, two steps, in
     double lr, mu, wd;
     bool nesterov;
   };
-  for (const Case& c : {Case{0.1, 0, 0, false}, Case{0.1, 0, 0.01, false}, Case{0.05, 0.9, 0, false}, Case{0.05, 0.9, 0.1, true}}) {
+  for (const Case& c :
+       {Case{0.1, 0, 0, false}, Case{0.1, 0, 0.01, false}, Case{0.05, 0.9, 0, false}, Case{0.05, 0.9, 0.1, true}}) {
     INFO("lr " << c.lr << " momentum " << c.mu << " weight_decay " << c.wd << " nesterov " << c.nesterov);
     Tensor w = vec(w0), buf = vec({0, 0, 0});
     const void* storage = w.raw_data();
@@ -114,9 +116,14 @@ TEST_CASE("sgd_update: plain, weight decay, momentum and Nesterov, two steps, in
   ws.call("sgd_update", {w, vec(g1)}, {{"lr", 0.1}});
   ws.call("sgd_update", {w, vec(g2)}, {{"lr", 0.1}});
   require_values(w, {1.0 - 0.05 + 0.025, -2.0 - 0.1 - 0.2, 0.5 + 0.1}, 1e-15);
-  CHECK_THAT(error_of([&] { ws.call("sgd_update", {w, vec(g1)}, {{"momentum", 0.9}}); }), Contains("needs a momentum_buffer"));
+  CHECK_THAT(error_of([&] {
+               ws.call("sgd_update", {w, vec(g1)}, {{"momentum", 0.9}});
+             }),
+             Contains("needs a momentum_buffer"));
   CHECK_THAT(error_of([&] { ws.call("sgd_update", {w, vec({1, 2})}); }), Contains("w is [3] but dw is [2]"));
-  CHECK_THAT(error_of([&] { ws.call("sgd_update", {w, vec(g1), vec({0, 0, 0}, DType::f32)}, {{"momentum", 0.5}}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("sgd_update", {w, vec(g1), vec({0, 0, 0}, DType::f32)}, {{"momentum", 0.5}});
+             }),
              Contains("momentum_buffer is float32 but w is float64"));
 }
 
@@ -155,7 +162,9 @@ TEST_CASE("adam_update and adamw_update: two steps against the formulas, state a
   Tensor w = vec({1, 1}), m = vec({0, 0}), v = vec({0, 0}), t = Tensor::full({}, 0.0, DType::f32);
   ws.call("adam_update", {w, vec({1e-3, -50}), m, v, t}, {{"lr", 0.1}});
   require_values(w, {0.9, 1.1}, 1e-6);
-  CHECK_THAT(error_of([&] { ws.call("adam_update", {w, vec({1, 1}), m, v, Tensor::full({1}, 0.0)}); }),
+  CHECK_THAT(error_of([&] {
+               ws.call("adam_update", {w, vec({1, 1}), m, v, Tensor::full({1}, 0.0)});
+             }),
              Contains("step must be a 0-d float32 tensor"));
   CHECK_THAT(error_of([&] { ws.call("adam_update", {w, vec({1, 1}), vec({0}), v, t}); }), Contains("exp_avg is [1]"));
 }
@@ -165,18 +174,20 @@ TEST_CASE("adam_update and adamw_update: two steps against the formulas, state a
 
 TEST_CASE("SGD, Adam and AdamW in the language: steps in place, state as optimizer-state memory", "[repl]") {
   Lab lab;
-  lab.ok("w = param(tensor([[1.0, -2.0], [0.5, 3.0]]))\n"
-         "b = param(tensor([0.5, -0.5]))\n"
-         "x = tensor([[1.0, 2.0], [3.0, 4.0]])\n"
-         "def loss_of():\n"
-         "    return ((x @ w + b) ** 2).mean()\n");
+  lab.ok(
+      "w = param(tensor([[1.0, -2.0], [0.5, 3.0]]))\n"
+      "b = param(tensor([0.5, -0.5]))\n"
+      "x = tensor([[1.0, 2.0], [3.0, 4.0]])\n"
+      "def loss_of():\n"
+      "    return ((x @ w + b) ** 2).mean()\n");
   // Adam: two steps, the same as the op called by hand in the test above.
-  lab.ok("opt = Adam([w, b], lr=0.1)\n"
-         "w0 = detach(w) * 1\n"
-         "for i in range(2):\n"
-         "    opt.zero_grad()\n"
-         "    backward(loss_of())\n"
-         "    opt.step()\n");
+  lab.ok(
+      "opt = Adam([w, b], lr=0.1)\n"
+      "w0 = detach(w) * 1\n"
+      "for i in range(2):\n"
+      "    opt.zero_grad()\n"
+      "    backward(loss_of())\n"
+      "    opt.step()\n");
   CHECK(lab.echo("opt") == "Adam(2 parameters, lr=0.1, betas=(0.9, 0.999), eps=1e-08, weight_decay=0)");
   // m and v per parameter (each as big as it), plus one 4-byte step count each, as PyTorch keeps.
   CHECK(number(lab, "live_bytes(\"optimizer state\")") == 2 * number(lab, "live_bytes(\"parameter\")") + 2 * 4);
@@ -205,7 +216,9 @@ TEST_CASE("SGD, Adam and AdamW in the language: steps in place, state as optimiz
   lab.ok("s = param(tensor([1.0, 2.0]))\nsgd = SGD([s], lr=0.5, momentum=0.9)\nbackward((s * s).sum())\nsgd.step()");
   CHECK(lab.echo("s.tolist()") == "[0.0, 0.0]");  // 1 − 0.5·2, 2 − 0.5·4
   CHECK(lab.echo("sgd.state(s)[\"momentum_buffer\"].tolist()") == "[2.0, 4.0]");
-  lab.ok("p = param(tensor([1.0]))\nplain = SGD([p], lr=0.1)\nbackward(p.sum())\nbefore = live_bytes(\"optimizer state\")\nplain.step()");
+  lab.ok(
+      "p = param(tensor([1.0]))\nplain = SGD([p], lr=0.1)\nbackward(p.sum())\nbefore = live_bytes(\"optimizer "
+      "state\")\nplain.step()");
   CHECK(number(lab, "live_bytes(\"optimizer state\") - before") == 0);
   CHECK(number(lab, "p.item()") == Approx(0.9));
   // AdamW's default weight decay is PyTorch's.
@@ -250,12 +263,13 @@ TEST_CASE("compile(loss, optimizer=opt): the compiled training step updates as t
   const std::string setup =
       "seed(3)\nw1 = param(randn(4, 8) * 0.5)\nb1 = param(zeros(8))\nw2 = param(randn(8, 3) * 0.5)\n"
       "xb = randn(16, 4)\nyb = tensor([0, 1, 2, 1] * 4)\n";
-  for (const char* make : {"Adam(params, lr=0.05)", "SGD(params, lr=0.1, momentum=0.9, weight_decay=0.01)",
-                           "AdamW(params, lr=0.05)"}) {
+  for (const char* make :
+       {"Adam(params, lr=0.05)", "SGD(params, lr=0.1, momentum=0.9, weight_decay=0.01)", "AdamW(params, lr=0.05)"}) {
     INFO(make);
     Lab dyn, stat;
     dyn.ok(setup + "params = [w1, b1, w2]\nopt = " + make + "\n" +
-           "for i in range(3):\n    opt.zero_grad()\n    backward(cross_entropy(relu(xb @ w1 + b1) @ w2, yb))\n    opt.step()\n");
+           "for i in range(3):\n    opt.zero_grad()\n    backward(cross_entropy(relu(xb @ w1 + b1) @ w2, yb))\n    "
+           "opt.step()\n");
     stat.ok(setup + "params = [w1, b1, w2]\nopt = " + make + "\n" +
             ":mode static\nx = input(\"x\", [16, 4])\ny = input(\"y\", [16], dtype=\"int64\")\n"
             "loss = cross_entropy(relu(x @ w1 + b1) @ w2, y)\ncompile(loss, optimizer=opt)\n"
@@ -275,10 +289,12 @@ TEST_CASE("compile(loss, optimizer=opt): the compiled training step updates as t
   }
   // Stepping the compiled step and rewinding puts Adam's state back too.
   Lab lab;
-  lab.ok(setup + "opt = Adam([w1, b1, w2], lr=0.05)\n:mode static\nx = input(\"x\", [16, 4])\n"
+  lab.ok(setup +
+         "opt = Adam([w1, b1, w2], lr=0.05)\n:mode static\nx = input(\"x\", [16, 4])\n"
          "y = input(\"y\", [16], dtype=\"int64\")\nloss = cross_entropy(relu(x @ w1 + b1) @ w2, y)\n"
          "compile(loss, optimizer=opt)\nrun(loss, x=xb, y=yb)\n:mode dynamic");
-  const std::string w_before = lab.echo("w2.sum().item()"), m_before = lab.echo("opt.state(w2)[\"exp_avg\"].sum().item()");
+  const std::string w_before = lab.echo("w2.sum().item()"),
+                    m_before = lab.echo("opt.state(w2)[\"exp_avg\"].sum().item()");
   lab.ok(":mode static\nrun(loss, x=xb, y=yb, step=True)");
   const size_t steps = lab.session.interpreter().statics->run->size();
   lab.ok(":step " + std::to_string(steps - 1));  // every update but the last has run
@@ -322,7 +338,8 @@ TEST_CASE("load_idx: images, labels, other types, gzip, limit; truncated, wrong 
   auto truncated = idx_bytes(0x08, {60000, 28, 28}, std::vector<unsigned char>(100, 1));
   write_file(bad.path, truncated);
   const int64_t before = ws.tracker().peak_total();
-  CHECK_THAT(error_of([&] { lang::load_idx(bad.path); }), Contains("the file is truncated") && Contains("47040000 bytes"));
+  CHECK_THAT(error_of([&] { lang::load_idx(bad.path); }),
+             Contains("the file is truncated") && Contains("47040000 bytes"));
   CHECK(ws.tracker().peak_total() == before);
   write_gzip(bad.path, truncated);
   CHECK_THAT(error_of([&] { lang::load_idx(bad.path); }), Contains("does not hold what its header says"));
@@ -337,7 +354,8 @@ TEST_CASE("load_idx: images, labels, other types, gzip, limit; truncated, wrong 
     CHECK_THAT(error_of([&] { lang::load_idx(bad.path); }), Contains("truncated") || Contains("does not hold"));
   }
   write_file(bad.path, {0x50, 0x4B, 0x03, 0x04, 0, 0, 0, 0});  // a zip file
-  CHECK_THAT(error_of([&] { lang::load_idx(bad.path); }), Contains("wrong magic number 50 4B 03 04") && Contains("not an IDX file"));
+  CHECK_THAT(error_of([&] { lang::load_idx(bad.path); }),
+             Contains("wrong magic number 50 4B 03 04") && Contains("not an IDX file"));
   write_file(bad.path, idx_bytes(0x07, {2}, {1, 2}));
   CHECK_THAT(error_of([&] { lang::load_idx(bad.path); }), Contains("unknown IDX element type 0x07"));
   write_file(bad.path, idx_bytes(0x08, {2}, {1, 2, 3}));
@@ -371,21 +389,25 @@ TEST_CASE("fashion_mnist: a fixed subset, NCHW images in [0, 1] and int64 labels
 
 TEST_CASE("batches: every sample once per epoch, shuffled by the seed, the last batch smaller; progress", "[repl]") {
   Lab lab;
-  lab.ok("x = arange(10).reshape(10, 1)\ny = arange(10) * 10\nseen = []\nsizes = []\n"
-         "for xb, yb in batches(x, y, batch_size=4, seed=1):\n"
-         "    sizes.append(len(xb))\n"
-         "    for i in range(len(xb)):\n"
-         "        seen.append(xb[i, 0].item())\n"
-         "        assert yb[i].item() == 10 * xb[i, 0].item()\n");
+  lab.ok(
+      "x = arange(10).reshape(10, 1)\ny = arange(10) * 10\nseen = []\nsizes = []\n"
+      "for xb, yb in batches(x, y, batch_size=4, seed=1):\n"
+      "    sizes.append(len(xb))\n"
+      "    for i in range(len(xb)):\n"
+      "        seen.append(xb[i, 0].item())\n"
+      "        assert yb[i].item() == 10 * xb[i, 0].item()\n");
   CHECK(lab.echo("sizes") == "[4, 4, 2]");
   CHECK(lab.echo("len(seen)") == "10");
   for (int v = 0; v < 10; ++v) CHECK(lab.echo(std::to_string(v) + " in seen") == "True");
   const std::string order = lab.echo("seen");
   CHECK(order != "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]");
-  lab.ok("again = []\nfor xb, yb in batches(x, y, batch_size=4, seed=1):\n    again = again + xb.reshape(len(xb)).tolist()");
+  lab.ok(
+      "again = []\nfor xb, yb in batches(x, y, batch_size=4, seed=1):\n    again = again + "
+      "xb.reshape(len(xb)).tolist()");
   CHECK(lab.echo("again") == order);  // the same seed, the same order
   CHECK(lab.echo("len(batches(x, y, batch_size=4, drop_last=True))") == "2");
-  lab.ok("flat = []\nfor xb in batches(x, batch_size=3, shuffle=False):\n    flat = flat + xb.reshape(len(xb)).tolist()");
+  lab.ok(
+      "flat = []\nfor xb in batches(x, batch_size=3, shuffle=False):\n    flat = flat + xb.reshape(len(xb)).tolist()");
   CHECK(lab.echo("flat") == "[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]");
   // The batches are data (the loader's copies), not nodes of the graph.
   const size_t nodes = lab.ws.graph().num_nodes();
@@ -414,28 +436,30 @@ TEST_CASE("batches: every sample once per epoch, shuffled by the seed, the last 
 // ---------------------------------------------------------------------------------------------
 // The language: classes, parameters(), while, break/continue, conditional expressions, dicts
 
-TEST_CASE("classes: __init__, attributes, methods, calling a model runs forward (or __call__); parameters()", "[repl]") {
+TEST_CASE("classes: __init__, attributes, methods, calling a model runs forward (or __call__); parameters()",
+          "[repl]") {
   Lab lab;
-  lab.ok("class Linear:\n"
-         "    bias_init = 0.0\n"
-         "    def __init__(self, n_in, n_out):\n"
-         "        self.w = param(randn(n_in, n_out) * 0.1)\n"
-         "        self.b = param(zeros(n_out) + self.bias_init)\n"
-         "    def forward(self, x):\n"
-         "        return x @ self.w + self.b\n"
-         "class MLP:\n"
-         "    'two layers and a list of extras'\n"
-         "    def __init__(self):\n"
-         "        self.fc1 = Linear(4, 8)\n"
-         "        self.fc2 = Linear(8, 2)\n"
-         "        self.extra = [param(ones(2)), {\"scale\": param(ones(1))}]\n"
-         "        self.again = self.fc1\n"
-         "        self.steps = 0\n"
-         "    def __call__(self, x):\n"
-         "        self.steps += 1\n"
-         "        return self.fc2(relu(self.fc1(x))) * self.extra[0]\n"
-         "m = MLP()\n"
-         "y = m(randn(3, 4))\n");
+  lab.ok(
+      "class Linear:\n"
+      "    bias_init = 0.0\n"
+      "    def __init__(self, n_in, n_out):\n"
+      "        self.w = param(randn(n_in, n_out) * 0.1)\n"
+      "        self.b = param(zeros(n_out) + self.bias_init)\n"
+      "    def forward(self, x):\n"
+      "        return x @ self.w + self.b\n"
+      "class MLP:\n"
+      "    'two layers and a list of extras'\n"
+      "    def __init__(self):\n"
+      "        self.fc1 = Linear(4, 8)\n"
+      "        self.fc2 = Linear(8, 2)\n"
+      "        self.extra = [param(ones(2)), {\"scale\": param(ones(1))}]\n"
+      "        self.again = self.fc1\n"
+      "        self.steps = 0\n"
+      "    def __call__(self, x):\n"
+      "        self.steps += 1\n"
+      "        return self.fc2(relu(self.fc1(x))) * self.extra[0]\n"
+      "m = MLP()\n"
+      "y = m(randn(3, 4))\n");
   CHECK(lab.echo("y.shape") == "[3, 2]");
   CHECK(lab.echo("m.steps") == "1");
   CHECK(lab.echo("m") == "<MLP object>");
@@ -446,7 +470,8 @@ TEST_CASE("classes: __init__, attributes, methods, calling a model runs forward 
   CHECK(lab.echo("parameters(m)[0].name") == "'w'");
   // A model's method called on tensors is a scope of the graph, as a def is.
   bool in_scope = false;
-  for (const Node& n : lab.ws.graph().nodes()) in_scope |= n.scope == "MLP.__call__/Linear.forward" && n.op->name == "matmul";
+  for (const Node& n : lab.ws.graph().nodes())
+    in_scope |= n.scope == "MLP.__call__/Linear.forward" && n.op->name == "matmul";
   CHECK(in_scope);
   CHECK(lab.echo("Linear.bias_init") == "0.0");
   CHECK(lab.echo("m.fc1.forward(randn(1, 4)).shape") == "[1, 8]");
@@ -471,11 +496,13 @@ TEST_CASE("classes: __init__, attributes, methods, calling a model runs forward 
 
 TEST_CASE("while, break and continue; conditional expressions; dicts", "[repl]") {
   Lab lab;
-  lab.ok("i = 0\ntotal = 0\nwhile True:\n    i += 1\n    if i > 10:\n        break\n    if i % 2 == 0:\n        continue\n"
-         "    total += i\n");
+  lab.ok(
+      "i = 0\ntotal = 0\nwhile True:\n    i += 1\n    if i > 10:\n        break\n    if i % 2 == 0:\n        continue\n"
+      "    total += i\n");
   CHECK(lab.echo("(i, total)") == "(11, 25)");
-  lab.ok("found = -1\nfor k in range(5):\n    for j in range(5):\n        if j > k:\n            break\n    if k == 3:\n"
-         "        found = k\n        break\n");
+  lab.ok(
+      "found = -1\nfor k in range(5):\n    for j in range(5):\n        if j > k:\n            break\n    if k == 3:\n"
+      "        found = k\n        break\n");
   CHECK(lab.echo("found") == "3");
   CHECK(lab.echo("'big' if 5 > 3 else 'small'") == "'big'");
   CHECK(lab.echo("1 if False else 2 if False else 3") == "3");
@@ -499,7 +526,8 @@ TEST_CASE("while, break and continue; conditional expressions; dicts", "[repl]")
   CHECK_FALSE(lab.run("def f():\n    for i in range(3):\n        def g():\n            continue\n"));
   CHECK_THAT(lab.err, Contains("<test>:4:13: error: 'continue' outside a loop"));
   CHECK_FALSE(lab.run("y = 1 if True"));
-  CHECK_THAT(lab.err, Contains("<test>:1:14: error: expected 'else' in a conditional expression") && Contains("a if condition else b"));
+  CHECK_THAT(lab.err, Contains("<test>:1:14: error: expected 'else' in a conditional expression") &&
+                          Contains("a if condition else b"));
   CHECK_FALSE(lab.run("e = {\"a\" 1}"));
   CHECK_THAT(lab.err, Contains("<test>:1:10: error: expected ':'") && Contains("{key: value, ...}"));
   CHECK_FALSE(lab.run("e = {[1]: 2}"));
@@ -519,9 +547,10 @@ TEST_CASE("while, break and continue; conditional expressions; dicts", "[repl]")
 
 TEST_CASE("layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) as torch.nn.functional", "[repl]") {
   Lab lab;
-  lab.ok("x = randn(2, 3, 4)\nw = ones(4) * 2\nb = zeros(4) + 1\n"
-         "a = layer_norm(x, [4], w, b)\nc = layer_norm(x, (4,), weight=w, bias=b)\nd = layer_norm(x, 4, w, b, 1e-5)\n"
-         "e = layer_norm(x, x.shape[-1:], None, None)\nf = layer_norm(x, [3, 4])\n");
+  lab.ok(
+      "x = randn(2, 3, 4)\nw = ones(4) * 2\nb = zeros(4) + 1\n"
+      "a = layer_norm(x, [4], w, b)\nc = layer_norm(x, (4,), weight=w, bias=b)\nd = layer_norm(x, 4, w, b, 1e-5)\n"
+      "e = layer_norm(x, x.shape[-1:], None, None)\nf = layer_norm(x, [3, 4])\n");
   CHECK(lab.echo("allclose(a, c) and allclose(a, d)") == "True");
   CHECK(lab.echo("allclose(a, e * 2 + 1)") == "True");
   CHECK(lab.echo("f.mean().abs().item() < 1e-6") == "True");
@@ -534,9 +563,10 @@ TEST_CASE("layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5) as 
   CHECK_FALSE(lab.run("layer_norm(x)"));
   CHECK_THAT(lab.err, Contains("missing attribute 'normalized_shape'"));
   // conv2d and the pools take an int or a pair, by name or after the inputs.
-  lab.ok("img = randn(1, 2, 9, 8)\nk = randn(3, 2, 3, 2)\n"
-         "y = conv2d(img, k, stride=(2, 1), padding=(1, 0), dilation=(1, 2))\n"
-         "p = max_pool2d(img, (3, 2), stride=(1, 2))\nq = avg_pool2d(img, kernel_size=2)\n");
+  lab.ok(
+      "img = randn(1, 2, 9, 8)\nk = randn(3, 2, 3, 2)\n"
+      "y = conv2d(img, k, stride=(2, 1), padding=(1, 0), dilation=(1, 2))\n"
+      "p = max_pool2d(img, (3, 2), stride=(1, 2))\nq = avg_pool2d(img, kernel_size=2)\n");
   CHECK(lab.echo("(y.shape, p.shape, q.shape)") == "([1, 3, 5, 6], [1, 2, 7, 4], [1, 2, 4, 4])");
   CHECK(lab.echo("conv2d(img, k, bias=zeros(3)).shape") == "[1, 3, 7, 7]");
   CHECK_FALSE(lab.run("conv2d(img, k, stride=(1, 2, 3))"));
@@ -568,7 +598,8 @@ TEST_CASE("log(name, value): one series per name, steps, rollback, CSV; log(x) i
   CHECK(m.series()[1].steps == std::vector<int64_t>{0, 10, 20});
   CHECK(m.series()[1].values.back() == 1.0);
   CHECK(m.current_step() == 20);
-  CHECK(viz::metrics_csv(m) == "name,step,value\nloss,0,1\nloss,1,0.5\nloss,2,0.333333333\nacc,0,0\nacc,10,0.5\nacc,20,1\n");
+  CHECK(viz::metrics_csv(m) ==
+        "name,step,value\nloss,0,1\nloss,1,0.5\nloss,2,0.333333333\nacc,0,0\nacc,10,0.5\nacc,20,1\n");
   // A failed statement takes its points back.
   CHECK_FALSE(lab.run("if True:\n    log(\"loss\", 9)\n    log(\"other\", 1)\n    undefined_name"));
   CHECK(m.series().size() == 2);
@@ -582,21 +613,22 @@ TEST_CASE("log(name, value): one series per name, steps, rollback, CSV; log(x) i
 
 TEST_CASE("a training loop's memory: the optimizer allocates its state once and nothing per step", "[repl]") {
   Lab lab;
-  lab.ok("seed(0)\nx = randn(2048, 8)\ny = (x[:, 0] > 0).long()\nw = param(randn(8, 2) * 0.3)\nopt = Adam([w], lr=0.01)\n"
-         "def train(n):\n"
-         "    i = 0\n"
-         "    for xb, yb in batches(x, y, batch_size=128):\n"
-         "        opt.zero_grad()\n"
-         "        backward(cross_entropy(xb @ w, yb))\n"
-         "        opt.step()\n"
-         "        i += 1\n"
-         "        if i == 2:\n"
-         "            after2 = live_bytes()\n"
-         "            reset_peak()\n"
-         "        if i == 4:\n"
-         "            peak4 = peak_bytes()\n"
-         "    return after2, live_bytes(), peak4, peak_bytes()\n"
-         "a, b, peak4, peak16 = train(16)\n");
+  lab.ok(
+      "seed(0)\nx = randn(2048, 8)\ny = (x[:, 0] > 0).long()\nw = param(randn(8, 2) * 0.3)\nopt = Adam([w], lr=0.01)\n"
+      "def train(n):\n"
+      "    i = 0\n"
+      "    for xb, yb in batches(x, y, batch_size=128):\n"
+      "        opt.zero_grad()\n"
+      "        backward(cross_entropy(xb @ w, yb))\n"
+      "        opt.step()\n"
+      "        i += 1\n"
+      "        if i == 2:\n"
+      "            after2 = live_bytes()\n"
+      "            reset_peak()\n"
+      "        if i == 4:\n"
+      "            peak4 = peak_bytes()\n"
+      "    return after2, live_bytes(), peak4, peak_bytes()\n"
+      "a, b, peak4, peak16 = train(16)\n");
   // Live bytes after step 2 and after step 16 are the same, and so are the peaks of steps 3-4
   // and 3-16: nothing is kept per step.
   CHECK(number(lab, "a") == number(lab, "b"));

@@ -29,7 +29,8 @@ std::string read_file(const std::string& path) {
 const char* kTwoLayers =
     "seed(0)\n"
     "def dense(x, w, b):\n    return x @ w + b\n"
-    "x = randn(8, 16); w1 = param(randn(16, 32) * 0.1); b1 = param(zeros(32)); w2 = param(32, 4); b2 = param(zeros(4))\n"
+    "x = randn(8, 16); w1 = param(randn(16, 32) * 0.1); b1 = param(zeros(32)); w2 = param(32, 4); b2 = "
+    "param(zeros(4))\n"
     "h = relu(dense(x, w1, b1)); loss = dense(h, w2, b2).sum()\n"
     "backward(loss)\n";
 
@@ -41,7 +42,8 @@ const viz::LayoutBox& box(const viz::GraphLayout& l, const std::string& key) {
 
 }  // namespace
 
-TEST_CASE("figure: the backward pass runs in a lane below, each node under the forward node it differentiates", "[viz]") {
+TEST_CASE("figure: the backward pass runs in a lane below, each node under the forward node it differentiates",
+          "[viz]") {
   Ran r(kTwoLayers);
   const viz::GraphLayout l = viz::layout_graph(r.ws.graph(), {});
   REQUIRE(l.backward_lane_top > 0);
@@ -94,7 +96,9 @@ TEST_CASE("figure: the nodes that initialised a parameter fold into it; its valu
 }
 
 TEST_CASE("figure: a loop shows its last iteration, with how many ran", "[viz]") {
-  Ran r("seed(0)\nx = param(randn(4))\ny = x\nfor i in range(5):\n    y = tanh(y) * 0.5\nloss = y.sum()\nbackward(loss)\n");
+  Ran r(
+      "seed(0)\nx = param(randn(4))\ny = x\nfor i in range(5):\n    y = tanh(y) * 0.5\nloss = "
+      "y.sum()\nbackward(loss)\n");
   const Graph& g = r.ws.graph();
   const viz::GraphLayout l = viz::layout_graph(g, {});
   int tanh_boxes = 0, loops = 0;
@@ -117,7 +121,8 @@ TEST_CASE("figure: a loop shows its last iteration, with how many ran", "[viz]")
   // The backward nodes of the earlier iterations stay out with them.
   int backward_tanh = 0;
   for (const auto& b : l.boxes)
-    if (b.lane == viz::Lane::backward && b.node >= 0) backward_tanh += g.node(g.node(b.node).forward_of).op->name == "tanh";
+    if (b.lane == viz::Lane::backward && b.node >= 0)
+      backward_tanh += g.node(g.node(b.node).forward_of).op->name == "tanh";
   CHECK(backward_tanh >= 1);
   CHECK(backward_tanh <= 3);
 }

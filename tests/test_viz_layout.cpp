@@ -80,7 +80,7 @@ TEST_CASE("layout: every node is shown once, leaves by kind, the function as a c
     seeds += b.kind == viz::BoxKind::grad_seed;
   }
   CHECK(params == 3);  // w1, b1, w2
-  CHECK(seeds == 1);   // dloss/dloss = 1
+  CHECK(seeds == 1);  // dloss/dloss = 1
   REQUIRE(l.clusters.size() == 1);  // one call of dense(); its frame has the call's own key
   CHECK(l.clusters[0].scope == "dense");
   CHECK(l.clusters[0].key.rfind("dense@", 0) == 0);
@@ -117,8 +117,9 @@ TEST_CASE("layout: a graph of optimizer updates alone (nothing in the forward la
   // After a training loop inside a function only the last step's updates are held, and their
   // leaves go to the backward lane with them; the lanes once indexed dot's output without
   // running dot (the window and `export --svg` crashed after the Fashion-MNIST example).
-  Ran r("seed(0)\nw = param(randn(3))\nopt = Adam([w], lr=0.1)\ndef train():\n    for i in range(2):\n"
-        "        opt.zero_grad()\n        backward(sum(w * w))\n        opt.step()\ntrain()\n");
+  Ran r(
+      "seed(0)\nw = param(randn(3))\nopt = Adam([w], lr=0.1)\ndef train():\n    for i in range(2):\n"
+      "        opt.zero_grad()\n        backward(sum(w * w))\n        opt.step()\ntrain()\n");
   const Graph& g = r.ws.graph();
   int updates = 0, others = 0;
   for (const Node& n : g.nodes()) (n.phase == Phase::update ? updates : others) += 1;
@@ -135,8 +136,9 @@ TEST_CASE("layout: a graph of optimizer updates alone (nothing in the forward la
 TEST_CASE("layout: the lane titles and the edge labels lie inside the figure", "[viz]") {
   // The first course example: its inputs sit in the top left corner, where "forward pass →" is
   // drawn, and a label on the curve from `a` hung past the figure's left edge.
-  Ran r("a = tensor([1.0, 2.0]); b = tensor([3.0, 4.0]); e = param(tensor([0.5, -1.0]))\n"
-        "c = a + b; f = relu(c * e); backward(f.sum())\n");
+  Ran r(
+      "a = tensor([1.0, 2.0]); b = tensor([3.0, 4.0]); e = param(tensor([0.5, -1.0]))\n"
+      "c = a + b; f = relu(c * e); backward(f.sum())\n");
   viz::LayoutOptions o;
   const viz::GraphLayout l = viz::layout_graph(r.ws.graph(), o);
   REQUIRE(l.backward_lane_top > 0);
@@ -298,8 +300,8 @@ TEST_CASE("layout: a long figure wrapped into rows keeps each backward box under
     const viz::LabelRect l = viz::label_rect(rows, e, e.label_pos);
     for (const auto& b : rows.boxes) {
       INFO(e.label << " over " << b.key);
-      CHECK_FALSE((l.l < b.center.x + b.width / 2 && b.center.x - b.width / 2 < l.r && l.t < b.center.y + b.height / 2 &&
-                   b.center.y - b.height / 2 < l.b));
+      CHECK_FALSE((l.l < b.center.x + b.width / 2 && b.center.x - b.width / 2 < l.r &&
+                   l.t < b.center.y + b.height / 2 && b.center.y - b.height / 2 < l.b));
     }
     for (const auto& p : labels) CHECK_FALSE((l.l < p.r && p.l < l.r && l.t < p.b && p.t < l.b));
     labels.push_back(l);

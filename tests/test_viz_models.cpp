@@ -86,7 +86,8 @@ TEST_CASE("layout: unfolding one call lays out it and the frames around it, neve
   int compared = 0;
   for (const auto& b : one.boxes) {
     const int j = two.find(b.key);
-    if (j < 0 || b.center.x < f1->min.x || b.center.x > f1->max.x || b.center.y < f1->min.y || b.center.y > f1->max.y) continue;
+    if (j < 0 || b.center.x < f1->min.x || b.center.x > f1->max.x || b.center.y < f1->min.y || b.center.y > f1->max.y)
+      continue;
     const auto& c = two.boxes[static_cast<size_t>(j)];
     CHECK(std::abs((b.center.x - f1->min.x) - (c.center.x - f2->min.x)) < 0.01f);
     CHECK(std::abs((b.center.y - f1->min.y) - (c.center.y - f2->min.y)) < 0.01f);
@@ -98,7 +99,8 @@ TEST_CASE("layout: unfolding one call lays out it and the frames around it, neve
     if (!e.link) CHECK(e.spline.size() >= 4);
 }
 
-TEST_CASE("layout queue: slices run a step at a time; at once, in slices and on a worker the same figure", "[viz][static]") {
+TEST_CASE("layout queue: slices run a step at a time; at once, in slices and on a worker the same figure",
+          "[viz][static]") {
   Ran r(open_vit());
   const Graph& g = r.ws.graph();
   viz::LayoutOptions o;  // (big enough to be laid out call by call: the same to the bit each time)

@@ -12,6 +12,8 @@ packages=(build-essential cmake pkg-config libeigen3-dev catch2 nlohmann-json3-d
   # clang and its libFuzzer: ctest fuzzes the language for 45 s (tests/fuzz/run_fuzzer.sh);
   # valgrind, whose virtual CPU has no AVX-512, runs the portable binary (tests/cli/portable.sh)
   clang libclang-rt-dev valgrind
+  # clang-format: ctest checks every source's layout (tools/check_format.sh)
+  clang-format
   # The browser build (tools/web_build.sh): Emscripten, Graphviz's build tools, and the headless
   # Chromium its tests run the site in (tools/web_run.sh)
   emscripten bison flex gawk chromium brotli

@@ -19,12 +19,15 @@ struct StatusColors {
 StatusColors status_colors(ConceptStatus st, bool dark) {
   switch (st) {
     case ConceptStatus::learned:
-      return dark ? StatusColors{IM_COL32(20, 83, 45, 255), IM_COL32(74, 222, 128, 255)} : StatusColors{IM_COL32(187, 247, 208, 255), IM_COL32(21, 128, 61, 255)};
+      return dark ? StatusColors{IM_COL32(20, 83, 45, 255), IM_COL32(74, 222, 128, 255)}
+                  : StatusColors{IM_COL32(187, 247, 208, 255), IM_COL32(21, 128, 61, 255)};
     case ConceptStatus::in_progress:
-      return dark ? StatusColors{IM_COL32(113, 63, 18, 255), IM_COL32(251, 191, 36, 255)} : StatusColors{IM_COL32(254, 240, 138, 255), IM_COL32(180, 83, 9, 255)};
+      return dark ? StatusColors{IM_COL32(113, 63, 18, 255), IM_COL32(251, 191, 36, 255)}
+                  : StatusColors{IM_COL32(254, 240, 138, 255), IM_COL32(180, 83, 9, 255)};
     case ConceptStatus::not_yet: break;
   }
-  return dark ? StatusColors{IM_COL32(40, 44, 52, 255), IM_COL32(100, 116, 139, 255)} : StatusColors{IM_COL32(248, 250, 252, 255), IM_COL32(148, 163, 184, 255)};
+  return dark ? StatusColors{IM_COL32(40, 44, 52, 255), IM_COL32(100, 116, 139, 255)}
+              : StatusColors{IM_COL32(248, 250, 252, 255), IM_COL32(148, 163, 184, 255)};
 }
 
 // [SECTION] layout
@@ -40,14 +43,19 @@ void ensure_layout(ConceptMapState& s, const ConceptFigure& f, ImFont* font, flo
   const std::string sig = layout_signature(f);
   if (sig == s.laid_out_for) return;
   const float px = font->FontSize;
-  s.layout = layout_concepts(f, [font, px, font_scale](const std::string& t) { return font->CalcTextSizeA(px, FLT_MAX, 0.f, t.c_str()).x / font_scale; },
-                             px / font_scale);
+  s.layout = layout_concepts(
+      f,
+      [font, px, font_scale](const std::string& t) {
+        return font->CalcTextSizeA(px, FLT_MAX, 0.f, t.c_str()).x / font_scale;
+      },
+      px / font_scale);
   s.laid_out_for = sig;
   s.fit = true;
 }
 
 void draw_arrow(ImDrawList* dl, const std::vector<ImVec2>& p, ImU32 col, float z) {
-  for (size_t k = 0; k + 3 < p.size(); k += 3) dl->AddBezierCubic(p[k], p[k + 1], p[k + 2], p[k + 3], col, 1.5f * std::max(0.7f, z));
+  for (size_t k = 0; k + 3 < p.size(); k += 3)
+    dl->AddBezierCubic(p[k], p[k + 1], p[k + 2], p[k + 3], col, 1.5f * std::max(0.7f, z));
   if (p.size() < 2) return;
   ImVec2 tip = p.back(), from = p[p.size() - 2];
   ImVec2 d(tip.x - from.x, tip.y - from.y);
@@ -56,13 +64,15 @@ void draw_arrow(ImDrawList* dl, const std::vector<ImVec2>& p, ImU32 col, float z
   d = ImVec2(d.x / len, d.y / len);
   const float sz = 9.f * std::max(0.6f, z);
   const ImVec2 n(-d.y, d.x), base(tip.x - d.x * sz, tip.y - d.y * sz);
-  dl->AddTriangleFilled(tip, ImVec2(base.x + n.x * sz * 0.45f, base.y + n.y * sz * 0.45f), ImVec2(base.x - n.x * sz * 0.45f, base.y - n.y * sz * 0.45f), col);
+  dl->AddTriangleFilled(tip, ImVec2(base.x + n.x * sz * 0.45f, base.y + n.y * sz * 0.45f),
+                        ImVec2(base.x - n.x * sz * 0.45f, base.y - n.y * sz * 0.45f), col);
 }
 
 }  // namespace
 
 // [SECTION] the view
-int draw_concept_map(ConceptMapState& s, const ConceptFigure& f, const Theme& th, const Fonts& fonts, float font_scale, ImVec2 size) {
+int draw_concept_map(ConceptMapState& s, const ConceptFigure& f, const Theme& th, const Fonts& fonts, float font_scale,
+                     ImVec2 size) {
   ImFont* font = fonts.ui ? fonts.ui : ImGui::GetFont();
   ensure_layout(s, f, font, font_scale);
   const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -74,9 +84,11 @@ int draw_concept_map(ConceptMapState& s, const ConceptFigure& f, const Theme& th
   const ConceptLayout& L = s.layout;
   const float title_h = font->FontSize * 1.6f, legend_h = font->FontSize * 1.6f;
   if (s.fit) {
-    const float zx = (size.x - 40) / std::max(1.f, L.width), zy = (size.y - 40 - title_h - legend_h) / std::max(1.f, L.height);
+    const float zx = (size.x - 40) / std::max(1.f, L.width),
+                zy = (size.y - 40 - title_h - legend_h) / std::max(1.f, L.height);
     s.zoom = std::clamp(std::min(zx, zy), 0.3f, 1.5f);
-    s.pan = ImVec2((size.x - L.width * s.zoom) * 0.5f, title_h + (size.y - title_h - legend_h - L.height * s.zoom) * 0.5f);
+    s.pan =
+        ImVec2((size.x - L.width * s.zoom) * 0.5f, title_h + (size.y - title_h - legend_h - L.height * s.zoom) * 0.5f);
     s.fit = false;
   }
   if (ImGui::IsItemActive() && ImGui::IsMouseDragging(ImGuiMouseButton_Left)) {
@@ -116,7 +128,8 @@ int draw_concept_map(ConceptMapState& s, const ConceptFigure& f, const Theme& th
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const ConceptNode& n = f.nodes[i];
     const ImVec2 c = at(L.centers[i]);
-    const ImVec2 a(c.x - L.widths[i] * z / 2, c.y - L.heights[i] * z / 2), b(c.x + L.widths[i] * z / 2, c.y + L.heights[i] * z / 2);
+    const ImVec2 a(c.x - L.widths[i] * z / 2, c.y - L.heights[i] * z / 2),
+        b(c.x + L.widths[i] * z / 2, c.y + L.heights[i] * z / 2);
     const StatusColors col = status_colors(n.status, th.dark);
     const bool hov = hovered_canvas && ImGui::IsMouseHoveringRect(a, b);
     if (hov) s.hovered = static_cast<int>(i);
@@ -127,7 +140,8 @@ int draw_concept_map(ConceptMapState& s, const ConceptFigure& f, const Theme& th
     const ImVec2 disc(a.x + r + 6 * z, c.y);
     dl->AddCircleFilled(disc, r, col.border);
     const ImVec2 bs = font->CalcTextSizeA(text_px * 0.8f, FLT_MAX, 0, n.badge.c_str());
-    dl->AddText(font, text_px * 0.8f, ImVec2(disc.x - bs.x / 2, disc.y - bs.y / 2), th.dark ? th.canvas : IM_COL32(255, 255, 255, 255), n.badge.c_str());
+    dl->AddText(font, text_px * 0.8f, ImVec2(disc.x - bs.x / 2, disc.y - bs.y / 2),
+                th.dark ? th.canvas : IM_COL32(255, 255, 255, 255), n.badge.c_str());
     float total = 0;
     for (size_t k = 0; k < n.lines.size(); ++k) total += text_px * (k ? 0.85f : 1.f) * 1.15f;
     float y = c.y - total / 2;
@@ -135,7 +149,8 @@ int draw_concept_map(ConceptMapState& s, const ConceptFigure& f, const Theme& th
     for (size_t k = 0; k < n.lines.size(); ++k) {
       const float px = text_px * (k ? 0.85f : 1.f);
       const ImVec2 ts = font->CalcTextSizeA(px, FLT_MAX, 0, n.lines[k].c_str());
-      dl->AddText(font, px, ImVec2(mid - ts.x / 2, y + (px * 1.15f - ts.y) / 2), k ? th.text_dim : th.text, n.lines[k].c_str());
+      dl->AddText(font, px, ImVec2(mid - ts.x / 2, y + (px * 1.15f - ts.y) / 2), k ? th.text_dim : th.text,
+                  n.lines[k].c_str());
       y += px * 1.15f;
     }
     s.drawn.push_back({static_cast<int>(i), n.id, a, b, n.status, n.lines.empty() ? "" : n.lines[0]});
@@ -154,7 +169,8 @@ int draw_concept_map(ConceptMapState& s, const ConceptFigure& f, const Theme& th
   }
   dl->PopClipRect();
   if (s.hovered >= 0) {
-    if (!f.nodes[static_cast<size_t>(s.hovered)].tooltip.empty()) ImGui::SetTooltip("%s", f.nodes[static_cast<size_t>(s.hovered)].tooltip.c_str());
+    if (!f.nodes[static_cast<size_t>(s.hovered)].tooltip.empty())
+      ImGui::SetTooltip("%s", f.nodes[static_cast<size_t>(s.hovered)].tooltip.c_str());
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0 &&
         ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).y == 0)
       clicked = s.hovered;

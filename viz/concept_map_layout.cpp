@@ -18,7 +18,8 @@ std::string inches(float px) { return std::to_string(px / 72.f); }
 
 }  // namespace
 
-ConceptLayout layout_concepts(const ConceptFigure& f, const std::function<float(const std::string&)>& text_width, float line_height) {
+ConceptLayout layout_concepts(const ConceptFigure& f, const std::function<float(const std::string&)>& text_width,
+                              float line_height) {
   ConceptLayout out;
   const size_t n = f.nodes.size();
   out.centers.resize(n);
@@ -29,7 +30,8 @@ ConceptLayout layout_concepts(const ConceptFigure& f, const std::function<float(
   if (n == 0) return out;
   for (size_t i = 0; i < n; ++i) {
     float w = 0;
-    for (size_t k = 0; k < f.nodes[i].lines.size(); ++k) w = std::max(w, text_width(f.nodes[i].lines[k]) * (k ? 0.85f : 1.f));
+    for (size_t k = 0; k < f.nodes[i].lines.size(); ++k)
+      w = std::max(w, text_width(f.nodes[i].lines[k]) * (k ? 0.85f : 1.f));
     out.widths[i] = std::max(90.f, w + 36.f);  // room for the lesson badge
     out.heights[i] = line_height * (1.f + 0.9f * static_cast<float>(f.nodes[i].lines.size() - 1)) + 18.f;
   }

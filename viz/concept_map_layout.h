@@ -15,8 +15,8 @@ struct ConceptNode {
   std::string id;
   std::vector<std::string> lines;  // the label: a title line, then smaller lines
   ConceptStatus status = ConceptStatus::not_yet;
-  int group = -1;       // index into ConceptFigure::groups
-  std::string badge;    // drawn on the corner: the lesson's number
+  int group = -1;  // index into ConceptFigure::groups
+  std::string badge;  // drawn on the corner: the lesson's number
   std::string tooltip;  // "Lesson 6 · Different cost: click to open it"
 };
 
@@ -24,8 +24,8 @@ struct ConceptFigure {
   std::vector<ConceptNode> nodes;
   std::vector<std::pair<int, int>> edges;  // (from, to): `to` builds on `from`
   std::vector<std::pair<int, int>> group_edges;  // (concept, group): the whole group builds on it
-  std::vector<std::string> groups;         // frame titles
-  std::string legend[3];                   // "not yet", "in progress", "learned" in the map's language
+  std::vector<std::string> groups;  // frame titles
+  std::string legend[3];  // "not yet", "in progress", "learned" in the map's language
   std::string title;
 };
 
@@ -38,6 +38,7 @@ struct ConceptLayout {
 };
 
 // Deterministic; `text_width` measures a line at the title size (smaller lines at 0.85 of it).
-ConceptLayout layout_concepts(const ConceptFigure& f, const std::function<float(const std::string&)>& text_width, float line_height);
+ConceptLayout layout_concepts(const ConceptFigure& f, const std::function<float(const std::string&)>& text_width,
+                              float line_height);
 
 }  // namespace opscope::viz

@@ -29,7 +29,10 @@ Port port(const LayoutBox& b, Side s) {
 std::vector<Point> curve(const Port& a, const Port& b) {
   const float dist = std::hypot(b.at.x - a.at.x, b.at.y - a.at.y);
   const float k = std::max(18.f, 0.42f * dist);
-  return {a.at, {a.at.x + a.normal.x * k, a.at.y + a.normal.y * k}, {b.at.x + b.normal.x * k, b.at.y + b.normal.y * k}, b.at};
+  return {a.at,
+          {a.at.x + a.normal.x * k, a.at.y + a.normal.y * k},
+          {b.at.x + b.normal.x * k, b.at.y + b.normal.y * k},
+          b.at};
 }
 
 struct Bounds {
@@ -112,7 +115,8 @@ void EdgeRouter::route_one(size_t i) {
       const Point d{pb.at.x - pa.at.x, pb.at.y - pa.at.y};
       const bool backtracks = pa.normal.x * d.x + pa.normal.y * d.y < 0 || pb.normal.x * -d.x + pb.normal.y * -d.y < 0;
       double length = 0;
-      for (size_t k = 1; k < line.size(); ++k) length += std::hypot(line[k].x - line[k - 1].x, line[k].y - line[k - 1].y);
+      for (size_t k = 1; k < line.size(); ++k)
+        length += std::hypot(line[k].x - line[k - 1].x, line[k].y - line[k - 1].y);
       const double cost = 1000.0 * through + 60.0 * crossings + 150.0 * backtracks + 0.05 * length;
       if (cost < best) {
         best = cost;
@@ -127,10 +131,10 @@ void EdgeRouter::route_one(size_t i) {
   drawn_.push_back({std::move(line), bb, e.from, e.to});
 }
 
-void route_edges(const std::vector<LayoutBox>& boxes, std::vector<LayoutEdge>& edges, const std::vector<size_t>& order) {
+void route_edges(const std::vector<LayoutBox>& boxes, std::vector<LayoutEdge>& edges,
+                 const std::vector<size_t>& order) {
   EdgeRouter router(boxes, edges, order);
-  while (router.route(order.size())) {
-  }
+  while (router.route(order.size())) {}
 }
 
 }  // namespace opscope::viz

@@ -41,8 +41,9 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids, const
   auto body_node_name = [](int id, int k) { return "n" + std::to_string(id) + "_" + std::to_string(k); };
   std::vector<const Node*> nodes;
   for (int id : node_ids) nodes.push_back(&g.node(id));
-  std::string out = "digraph opscope {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
-                    "  edge [fontname=\"Helvetica\", fontsize=9];\n";
+  std::string out =
+      "digraph opscope {\n  rankdir=TB;\n  node [fontname=\"Helvetica\", fontsize=10];\n"
+      "  edge [fontname=\"Helvetica\", fontsize=9];\n";
   // Leaves (parameters, inputs, constants, gradient seeds) are drawn as their own nodes.
   std::vector<char> used(g.num_values(), 0), made(g.num_values(), 0);
   for (const Node* n : nodes) {
@@ -52,10 +53,10 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids, const
   for (size_t v = 0; v < g.num_values(); ++v) {
     if (made[v] || !used[v]) continue;
     const ValueInfo& vi = g.value(static_cast<int>(v));  // leaves: also values a program reads but does not make
-    const char* style = vi.kind == ValueKind::parameter ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fde68a\""
+    const char* style = vi.kind == ValueKind::parameter   ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fde68a\""
                         : vi.kind == ValueKind::grad_seed ? "shape=box, style=\"rounded,filled\", fillcolor=\"#fecaca\""
                         : vi.kind == ValueKind::constant  ? "shape=plaintext"
-                                                          : "shape=box, style=\"rounded,filled\", fillcolor=\"#e5e7eb\"";
+                                                         : "shape=box, style=\"rounded,filled\", fillcolor=\"#e5e7eb\"";
     out += "  v" + std::to_string(v) + " [label=\"" + dot_escape(value_name(g, static_cast<int>(v))) + "\\n" +
            shape_str(vi.meta.shape) + "\", " + style + "];\n";
   }
@@ -76,19 +77,21 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids, const
       const bool bwd = n.phase == Phase::backward;
       if (auto b = bodies.find(id); b != bodies.end()) {  // a frame holding the ops of its body
         const Graph& bg = b->second->graph;
-        out += indent + "subgraph cluster_body_" + std::to_string(id) + " {\n" + indent + "  label=\"#" + std::to_string(id) + " " +
-               dot_escape(n.op->name) + (n.op->origin.empty() ? "" : " (" + dot_escape(n.op->origin) + ")") +
+        out += indent + "subgraph cluster_body_" + std::to_string(id) + " {\n" + indent + "  label=\"#" +
+               std::to_string(id) + " " + dot_escape(n.op->name) +
+               (n.op->origin.empty() ? "" : " (" + dot_escape(n.op->origin) + ")") +
                "\"; style=\"rounded\"; color=\"#6b7280\";\n";
         for (const Node& m : bg.nodes()) {
           const std::string var = m.outputs.empty() ? "" : bg.value(m.outputs[0]).name;
-          out += indent + "  " + body_node_name(id, m.id) + " [label=\"#" + std::to_string(id) + "." + std::to_string(m.id) + " " +
-                 dot_escape(m.label()) + (var.empty() ? "" : "\\n" + dot_escape(var)) +
+          out += indent + "  " + body_node_name(id, m.id) + " [label=\"#" + std::to_string(id) + "." +
+                 std::to_string(m.id) + " " + dot_escape(m.label()) + (var.empty() ? "" : "\\n" + dot_escape(var)) +
                  "\", shape=box, style=\"rounded,filled\", fillcolor=\"" + (bwd ? "#fce7f3" : "#dbeafe") + "\"];\n";
           for (int bv : m.inputs) {
             const ValueInfo& bvi = bg.value(bv);
             if (bvi.producer >= 0 || b->second->input_index(bv) >= 0) continue;
             out += indent + "  " + body_node_name(id, m.id) + "_c" + std::to_string(bv) + " [label=\"" +
-                   (bvi.constant.defined() && bvi.constant.numel() == 1 ? attr_value_str(bvi.constant.item()) : shape_str(bvi.meta.shape)) +
+                   (bvi.constant.defined() && bvi.constant.numel() == 1 ? attr_value_str(bvi.constant.item())
+                                                                        : shape_str(bvi.meta.shape)) +
                    "\", shape=plaintext];\n";
           }
         }
@@ -106,7 +109,8 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids, const
   auto source_of = [&](int v) {
     const ValueInfo& vi = g.value(v);
     if (!made[v]) return "v" + std::to_string(v);
-    if (auto b = bodies.find(vi.producer); b != bodies.end() && static_cast<size_t>(vi.out_index) < b->second->outputs.size())
+    if (auto b = bodies.find(vi.producer);
+        b != bodies.end() && static_cast<size_t>(vi.out_index) < b->second->outputs.size())
       if (const int k = b->second->graph.value(b->second->outputs[static_cast<size_t>(vi.out_index)]).producer; k >= 0)
         return body_node_name(vi.producer, k);
     return "n" + std::to_string(vi.producer);
@@ -120,8 +124,8 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids, const
         const ValueInfo& bvi = bg.value(bv);
         const int i = b->input_index(bv);
         const std::string from = bvi.producer >= 0 ? body_node_name(id, bvi.producer)
-                                 : i >= 0         ? source_of(n.inputs[static_cast<size_t>(i)])
-                                                  : body_node_name(id, m.id) + "_c" + std::to_string(bv);
+                                 : i >= 0          ? source_of(n.inputs[static_cast<size_t>(i)])
+                                                   : body_node_name(id, m.id) + "_c" + std::to_string(bv);
         out += "  " + from + " -> " + body_node_name(id, m.id) + " [label=\"" + shape_str(bvi.meta.shape) + " " +
                dtype_name(bvi.meta.dtype) + "\"" + (n.phase == Phase::backward ? ", color=\"#db2777\"" : "") + "];\n";
       }
@@ -136,11 +140,14 @@ std::string graph_to_dot(const Graph& g, const std::vector<int>& node_ids, const
       const std::string label = "label=\"" + shape_str(vi.meta.shape) + " " + dtype_name(vi.meta.dtype) + "\"";
       // A gradient passed between backward nodes is laid out reversed (drawn with its arrow
       // the right way): the gradient of node k then sits beside node k, mirroring the forward pass.
-      const bool grad_flow = n->phase == Phase::backward &&
-                             (vi.kind == ValueKind::grad_seed || (made[v] && g.node(vi.producer).phase == Phase::backward));
+      const bool grad_flow = n->phase == Phase::backward && (vi.kind == ValueKind::grad_seed ||
+                                                             (made[v] && g.node(vi.producer).phase == Phase::backward));
       // (dir=both with no head rather than dir=back: Graphviz 2.42 corrupts memory on dir=back in clusters.)
-      if (grad_flow) out += "  " + to + " -> " + from + " [" + label + ", dir=both, arrowhead=none, color=\"#db2777\"];\n";
-      else out += "  " + from + " -> " + to + " [" + label + (n->phase == Phase::backward ? ", color=\"#db2777\"" : "") + "];\n";
+      if (grad_flow)
+        out += "  " + to + " -> " + from + " [" + label + ", dir=both, arrowhead=none, color=\"#db2777\"];\n";
+      else
+        out += "  " + from + " -> " + to + " [" + label + (n->phase == Phase::backward ? ", color=\"#db2777\"" : "") +
+               "];\n";
     }
   return out + "}\n";
 }

@@ -54,8 +54,10 @@ std::string fill_of(const LayoutBox& b, const FigurePalette& p, bool dark) {
 
 std::string box_label(const LayoutBox& b, const FigurePalette& p) {
   std::string l = "<" + html_escape(b.title);
-  if (!b.subtitle.empty()) l += "<BR/><FONT POINT-SIZE=\"10\" COLOR=\"" + p.text_dim.hex() + "\">" + html_escape(b.subtitle) + "</FONT>";
-  for (const auto& d : b.details) l += "<BR/><FONT POINT-SIZE=\"9\" COLOR=\"" + p.text_dim.hex() + "\">" + html_escape(d) + "</FONT>";
+  if (!b.subtitle.empty())
+    l += "<BR/><FONT POINT-SIZE=\"10\" COLOR=\"" + p.text_dim.hex() + "\">" + html_escape(b.subtitle) + "</FONT>";
+  for (const auto& d : b.details)
+    l += "<BR/><FONT POINT-SIZE=\"9\" COLOR=\"" + p.text_dim.hex() + "\">" + html_escape(d) + "</FONT>";
   return l + ">";
 }
 
@@ -87,43 +89,51 @@ std::string figure_dot(const Graph& g, const GraphLayout& l, const FigureStyle& 
   const bool dark = style.dark;
   const FigurePalette& p = figure_palette(dark);
   const Flip f{l.height};
-  std::string out = "digraph opscope {\n  graph [bb=\"0,0," + num(l.width) + "," + num(l.height) + "\", bgcolor=\"" + p.canvas.hex() +
-                    "\", pad=0.3, splines=true];\n  node [fontname=\"DejaVu Sans\", fontsize=11, fontcolor=\"" + p.text.hex() +
-                    "\"];\n  edge [fontname=\"DejaVu Sans\", fontsize=9, arrowsize=0.6];\n";
+  std::string out = "digraph opscope {\n  graph [bb=\"0,0," + num(l.width) + "," + num(l.height) + "\", bgcolor=\"" +
+                    p.canvas.hex() +
+                    "\", pad=0.3, splines=true];\n  node [fontname=\"DejaVu Sans\", fontsize=11, fontcolor=\"" +
+                    p.text.hex() + "\"];\n  edge [fontname=\"DejaVu Sans\", fontsize=9, arrowsize=0.6];\n";
   // Frames first, so they are drawn under the boxes: a dashed box with its title at the top.
   for (size_t i = 0; i < l.clusters.size(); ++i) {
     const LayoutCluster& c = l.clusters[i];
     const Point mid{(c.min.x + c.max.x) / 2, (c.min.y + c.max.y) / 2};
-    out += "  frame" + std::to_string(i) + " [pos=\"" + f.pos(mid) + "\", shape=box, style=\"rounded,dashed\", color=\"" +
-           p.cluster_border.hex() + "\", width=" + num((c.max.x - c.min.x) / 72) + ", height=" + num((c.max.y - c.min.y) / 72) +
-           ", fixedsize=true, labelloc=t, fontsize=10, fontcolor=\"" + p.text_dim.hex() + "\", label=\"" + html_escape(c.label) + "\"];\n";
+    out += "  frame" + std::to_string(i) + " [pos=\"" + f.pos(mid) +
+           "\", shape=box, style=\"rounded,dashed\", color=\"" + p.cluster_border.hex() +
+           "\", width=" + num((c.max.x - c.min.x) / 72) + ", height=" + num((c.max.y - c.min.y) / 72) +
+           ", fixedsize=true, labelloc=t, fontsize=10, fontcolor=\"" + p.text_dim.hex() + "\", label=\"" +
+           html_escape(c.label) + "\"];\n";
   }
   if (l.backward_lane_top >= 0) {
-    out += "  lane_forward [pos=\"" + f.pos({60, 8}) + "\", shape=plaintext, fontsize=10, fontcolor=\"" + p.text_dim.hex() +
-           "\", label=\"forward pass →\"];\n";
-    out += "  lane_backward [pos=\"" + f.pos({60, l.backward_lane_top - 16}) + "\", shape=plaintext, fontsize=10, fontcolor=\"" +
-           p.edge_backward.hex() + "\", label=\"← backward pass\"];\n";
+    out += "  lane_forward [pos=\"" + f.pos({60, 8}) + "\", shape=plaintext, fontsize=10, fontcolor=\"" +
+           p.text_dim.hex() + "\", label=\"forward pass →\"];\n";
+    out += "  lane_backward [pos=\"" + f.pos({60, l.backward_lane_top - 16}) +
+           "\", shape=plaintext, fontsize=10, fontcolor=\"" + p.edge_backward.hex() +
+           "\", label=\"← backward pass\"];\n";
   }
   for (const LayoutBox& b : l.boxes) {
     const bool round = b.kind == BoxKind::parameter || b.kind == BoxKind::grad_seed;
     const bool bwd = b.phase == Phase::backward && b.kind == BoxKind::op;
-    out += "  \"" + b.key + "\" [pos=\"" + f.pos(b.center) + "\", width=" + num(b.width / 72) + ", height=" + num(b.height / 72) +
-           ", fixedsize=true, shape=box, style=\"" + std::string(round ? "rounded,filled,bold" : "rounded,filled") +
-           "\", fillcolor=\"" + fill_of(b, p, dark) + "\", color=\"" + (bwd ? p.edge_backward : p.box_border).hex() +
-           "\", label=" + box_label(b, p) + "];\n";
-    const std::string badge = b.node >= 0 ? saved_badge(g, {b.node}) : b.kind == BoxKind::folded_scope ? saved_badge(g, b.nodes) : "";
+    out += "  \"" + b.key + "\" [pos=\"" + f.pos(b.center) + "\", width=" + num(b.width / 72) +
+           ", height=" + num(b.height / 72) + ", fixedsize=true, shape=box, style=\"" +
+           std::string(round ? "rounded,filled,bold" : "rounded,filled") + "\", fillcolor=\"" + fill_of(b, p, dark) +
+           "\", color=\"" + (bwd ? p.edge_backward : p.box_border).hex() + "\", label=" + box_label(b, p) + "];\n";
+    const std::string badge = b.node >= 0                       ? saved_badge(g, {b.node})
+                              : b.kind == BoxKind::folded_scope ? saved_badge(g, b.nodes)
+                                                                : "";
     if (!badge.empty()) {
       const float w = 7.f * static_cast<float>(badge.size()) * 0.8f + 10.f;
       const Point at{b.center.x + b.width / 2 - w / 2, b.center.y - b.height / 2 - 8};
       const bool freed = badge == "freed";
-      out += "  \"badge_" + b.key + "\" [pos=\"" + f.pos(at) + "\", width=" + num(w / 72) + ", height=" + num(14.f / 72) +
+      out += "  \"badge_" + b.key + "\" [pos=\"" + f.pos(at) + "\", width=" + num(w / 72) +
+             ", height=" + num(14.f / 72) +
              ", fixedsize=true, shape=box, style=\"rounded,filled\", fontsize=8, fillcolor=\"" +
              (freed ? p.canvas : p.badge_fill).hex() + "\", color=\"" + p.badge_fill.hex() + "\", fontcolor=\"" +
              (freed ? p.text_dim : p.badge_text).hex() + "\", label=\"" + badge + "\"];\n";
     }
   }
   auto emphasised = [&](int box) {
-    return std::find(style.emphasised.begin(), style.emphasised.end(), l.boxes[static_cast<size_t>(box)].key) != style.emphasised.end();
+    return std::find(style.emphasised.begin(), style.emphasised.end(), l.boxes[static_cast<size_t>(box)].key) !=
+           style.emphasised.end();
   };
   for (const LayoutEdge& e : l.edges) {
     if (e.link || e.spline.size() < 4) continue;
@@ -131,12 +141,18 @@ std::string figure_dot(const Graph& g, const GraphLayout& l, const FigureStyle& 
     const bool grad = e.kind == EdgeKind::gradient;
     const bool saved = e.kind == EdgeKind::saved;
     std::string attrs = "pos=\"" + edge_pos(e, f) + "\", color=\"" +
-                        (grad ? p.edge_backward : saved ? mix(p.edge_backward, p.canvas, 0.55f) : p.edge).hex() + "\"";
+                        (grad    ? p.edge_backward
+                         : saved ? mix(p.edge_backward, p.canvas, 0.55f)
+                                 : p.edge)
+                            .hex() +
+                        "\"";
     if (saved) attrs += ", style=dashed";
     if (!e.has_arrow) attrs += ", dir=none";
     if (e.has_label_pos && !e.label.empty())
-      attrs += ", label=\"" + html_escape(e.label) + "\", lp=\"" + f.pos(e.label_pos) + "\", fontcolor=\"" + p.text_dim.hex() + "\"";
-    out += "  \"" + l.boxes[static_cast<size_t>(e.from)].key + "\" -> \"" + l.boxes[static_cast<size_t>(e.to)].key + "\" [" + attrs + "];\n";
+      attrs += ", label=\"" + html_escape(e.label) + "\", lp=\"" + f.pos(e.label_pos) + "\", fontcolor=\"" +
+               p.text_dim.hex() + "\"";
+    out += "  \"" + l.boxes[static_cast<size_t>(e.from)].key + "\" -> \"" + l.boxes[static_cast<size_t>(e.to)].key +
+           "\" [" + attrs + "];\n";
   }
   return out + "}\n";
 }
@@ -162,7 +178,8 @@ GraphLayout window_figure(const Graph& g, const std::vector<int>& only_nodes, co
   return wrap_rows(f.layout, row_width(f.layout));
 }
 
-void render_figure(const Graph& g, const GraphLayout& l, const std::string& format, const std::string& path, const FigureStyle& style) {
+void render_figure(const Graph& g, const GraphLayout& l, const std::string& format, const std::string& path,
+                   const FigureStyle& style) {
   if (format != "svg" && format != "png") throw Error("cannot render the graph as '" + format + "'", "use svg or png");
   if (l.boxes.empty()) throw Error("the graph is empty: nothing to draw", "run some statements first, e.g. c = a + b");
   if (format == "png" && !can_render_png())

@@ -111,7 +111,8 @@ FigureContent figure_content(const Graph& g, const std::vector<int>& only_nodes)
   const auto loops = loop_counts(g);
   for (const Node& n : g.nodes())
     for (const NodeFrame& f : n.frames)
-      if (f.kind == NodeFrame::loop && f.iteration != loops.at(f.id).last && fc.nodes[static_cast<size_t>(n.id)] == NodeShown::shown)
+      if (f.kind == NodeFrame::loop && f.iteration != loops.at(f.id).last &&
+          fc.nodes[static_cast<size_t>(n.id)] == NodeShown::shown)
         fc.nodes[static_cast<size_t>(n.id)] = NodeShown::earlier_iteration;
   // A parameter's initialisation folds into the parameter.
   const auto consumers = consumers_of(g);
@@ -122,7 +123,8 @@ FigureContent figure_content(const Graph& g, const std::vector<int>& only_nodes)
     if (vi.producer >= 0 || vi.initialised_from < 0) continue;
     std::vector<int> marked = mark_initialisation(g, static_cast<int>(v), consumers, init);
     for (int id : marked)
-      if (fc.nodes[static_cast<size_t>(id)] == NodeShown::shown) fc.nodes[static_cast<size_t>(id)] = NodeShown::initialisation;
+      if (fc.nodes[static_cast<size_t>(id)] == NodeShown::shown)
+        fc.nodes[static_cast<size_t>(id)] = NodeShown::initialisation;
     if (!marked.empty()) fc.init_nodes_of[static_cast<int>(v)] = std::move(marked);
   }
   return fc;

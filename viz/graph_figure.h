@@ -15,10 +15,10 @@ namespace opscope::viz {
 // imported model's nodes), or an iteration of a loop.
 struct FigureFrame {
   enum Kind : uint8_t { call, loop } kind = call;
-  std::string key;   // calls: "attention/heads@15" (the call's frame id), or the scope path
-                     // itself when no call was recorded; loops: "loop@7"
+  std::string key;  // calls: "attention/heads@15" (the call's frame id), or the scope path
+      // itself when no call was recorded; loops: "loop@7"
   std::string name;  // calls: the scope path ("attention/heads"); loops: ""
-  std::string label; // "heads()", or "loop: last of 150 iterations"
+  std::string label;  // "heads()", or "loop: last of 150 iterations"
 };
 
 // The frames of node `n`, outermost first.
@@ -29,7 +29,7 @@ std::vector<FigureFrame> node_frames(const Graph& g, const Node& n);
 // nodes adds what it dropped here.
 struct LoopCount {
   int iterations = 0;  // iterations that ran (the highest recorded iteration + 1)
-  int last = 0;        // the iteration shown
+  int last = 0;  // the iteration shown
 };
 std::map<int, LoopCount> loop_counts(const Graph& g);
 
@@ -37,7 +37,7 @@ std::map<int, LoopCount> loop_counts(const Graph& g);
 enum class NodeShown : uint8_t { shown, initialisation, earlier_iteration, not_listed };
 
 struct FigureContent {
-  std::vector<NodeShown> nodes;                   // per node id
+  std::vector<NodeShown> nodes;  // per node id
   std::map<int, std::vector<int>> init_nodes_of;  // parameter value -> nodes that made its initial value
 };
 // `only_nodes` empty: every node may be shown; else only those (a compiled program's schedule).

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <functional>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -127,7 +127,8 @@ std::vector<std::string> search_boxes(const GraphLayout& l, const Graph& g, cons
     for (int id : b.nodes) {  // what a folded call holds is still found
       if (hit || id >= static_cast<int>(g.num_nodes())) break;
       const Node& n = g.node(id);
-      hit = has("#" + std::to_string(id) + " " + node_title(g, n)) || has(g.node_var_name(id)) || (n.op && lower(n.op->family) == q);
+      hit = has("#" + std::to_string(id) + " " + node_title(g, n)) || has(g.node_var_name(id)) ||
+            (n.op && lower(n.op->family) == q);
     }
     if (hit) hits.push_back(b.key);
   }
@@ -164,7 +165,8 @@ std::vector<FoldableCall> foldable_calls(const Graph& g, const std::vector<int>&
       ++depth;
     }
   }
-  std::stable_sort(calls.begin(), calls.end(), [](const FoldableCall& a, const FoldableCall& b) { return a.depth < b.depth; });
+  std::stable_sort(calls.begin(), calls.end(),
+                   [](const FoldableCall& a, const FoldableCall& b) { return a.depth < b.depth; });
   return calls;
 }
 
@@ -172,8 +174,12 @@ std::vector<FoldableCall> foldable_calls(const Graph& g, const std::vector<int>&
 
 namespace {
 
-bool holds(const FoldableCall& c, int node) { return node >= 0 && std::find(c.node_ids.begin(), c.node_ids.end(), node) != c.node_ids.end(); }
-bool user_unfolded(const LayoutOptions& o, const FoldableCall& c) { return o.unfolded.count(c.key) || o.unfolded.count(c.name); }
+bool holds(const FoldableCall& c, int node) {
+  return node >= 0 && std::find(c.node_ids.begin(), c.node_ids.end(), node) != c.node_ids.end();
+}
+bool user_unfolded(const LayoutOptions& o, const FoldableCall& c) {
+  return o.unfolded.count(c.key) || o.unfolded.count(c.name);
+}
 
 // Graphs with fewer nodes shown are laid out whole first (a lesson's figure: a few dot runs).
 constexpr int kWholeLayoutNodes = 200;
@@ -182,11 +188,10 @@ constexpr int kWholeLayoutNodes = 200;
 // would be one box. Its children fold instead.
 bool whole_figure(const FoldableCall& c, int total) { return total - c.nodes < 4; }
 
-
-
 }  // namespace
 
-std::set<std::string> initial_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes, Point room, int focus) {
+std::set<std::string> initial_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes,
+                                    Point room, int focus) {
   if (shown_nodes < kWholeLayoutNodes) return {};
   // A box and the gap after it take about 260 x 110 px (a model's op titles are long; a frame's
   // margins and ports about one and a half boxes); a chain of ops with its weights above fills
@@ -242,8 +247,8 @@ int shown_node_count(const Graph& g, const LayoutOptions& o) {
   return n;
 }
 
-std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes, const GraphLayout& l,
-                                 float fitted_over_min, int focus, bool fold_focus) {
+std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const LayoutOptions& o, int shown_nodes,
+                                 const GraphLayout& l, float fitted_over_min, int focus, bool fold_focus) {
   std::set<std::string> closed;
   std::vector<const FoldableCall*> cands;
   for (const FoldableCall& c : calls) {
@@ -280,7 +285,8 @@ std::set<std::string> more_folds(const std::vector<FoldableCall>& calls, const L
 }
 
 FoldedToFit fold_to_fit(const Graph& g, const LayoutOptions& o, float min_zoom,
-                        const std::function<float(const GraphLayout&)>& zoom_to_fit, int focus, Point room, bool may_fold_focus) {
+                        const std::function<float(const GraphLayout&)>& zoom_to_fit, int focus, Point room,
+                        bool may_fold_focus) {
   FoldedToFit r;
   const std::vector<FoldableCall> calls = foldable_calls(g, o.only_nodes);
   const int shown = shown_node_count(g, o);
@@ -290,7 +296,8 @@ FoldedToFit fold_to_fit(const Graph& g, const LayoutOptions& o, float min_zoom,
   r.layout = layout_graph(g, now);
   bool fold_focus = false;
   for (int round = 0; round < 8 && zoom_to_fit(r.layout) < min_zoom; ++round) {
-    std::set<std::string> more = more_folds(calls, now, shown, r.layout, zoom_to_fit(r.layout) / min_zoom, focus, fold_focus);
+    std::set<std::string> more =
+        more_folds(calls, now, shown, r.layout, zoom_to_fit(r.layout) / min_zoom, focus, fold_focus);
     if (more.empty() && may_fold_focus && !fold_focus && focus >= 0) {  // last: the call holding the step folds too
       fold_focus = true;
       more = more_folds(calls, now, shown, r.layout, zoom_to_fit(r.layout) / min_zoom, focus, fold_focus);

@@ -22,8 +22,8 @@
 
 #include "core/body.h"
 #include "core/timing.h"
-#include "viz/layout_plan.h"
 #include "viz/graph_figure.h"
+#include "viz/layout_plan.h"
 #include "viz/words.h"
 
 namespace opscope::viz {
@@ -31,14 +31,15 @@ namespace opscope::viz {
 namespace {
 
 constexpr double kMoveSeconds = 0.35;  // re-layout animation: old positions glide to new ones
-constexpr double kFlowSeconds = 3.0;   // a step's data flows along its edges this long, then rests
+constexpr double kFlowSeconds = 3.0;  // a step's data flows along its edges this long, then rests
 constexpr float kMaxZoom = 3.f;
 constexpr float kFitMargin = 24.f, kLegendHeight = 30.f;
 
 // [SECTION] helpers
 
 ImU32 with_alpha(ImU32 c, float a) {
-  const auto alpha = static_cast<unsigned>(static_cast<float>((c >> IM_COL32_A_SHIFT) & 0xFF) * std::clamp(a, 0.f, 1.f));
+  const auto alpha =
+      static_cast<unsigned>(static_cast<float>((c >> IM_COL32_A_SHIFT) & 0xFF) * std::clamp(a, 0.f, 1.f));
   return (c & ~IM_COL32_A_MASK) | (alpha << IM_COL32_A_SHIFT);
 }
 
@@ -108,7 +109,8 @@ int node_of_key(const std::string& key) {
 namespace {
 
 // The view's options: its folds (the user's and its own), and text measured with its font.
-LayoutOptions view_options(const GraphViewState& s, const Fonts* fonts = nullptr, float font_scale = 1.f, bool with_auto = true) {
+LayoutOptions view_options(const GraphViewState& s, const Fonts* fonts = nullptr, float font_scale = 1.f,
+                           bool with_auto = true) {
   LayoutOptions o;
   o.filter = s.filter;
   o.folded = s.folded;
@@ -120,7 +122,9 @@ LayoutOptions view_options(const GraphViewState& s, const Fonts* fonts = nullptr
   if (fonts && fonts->ui) {
     ImFont* font = fonts->ui;
     const float px = font->FontSize;
-    o.text_width = [font, px, font_scale](const std::string& t) { return font->CalcTextSizeA(px, FLT_MAX, 0.f, t.c_str()).x / font_scale; };
+    o.text_width = [font, px, font_scale](const std::string& t) {
+      return font->CalcTextSizeA(px, FLT_MAX, 0.f, t.c_str()).x / font_scale;
+    };
     o.line_height = px / font_scale;
   }
   return o;
@@ -200,7 +204,8 @@ void request_layout(GraphViewState& s, const Graph& g, const Fonts* fonts, float
   s.pending_key = std::move(key);
   const auto t0 = std::chrono::steady_clock::now();
   FigurePlan plan = plan_figure(g, o);
-  s.plan_ms_max = std::max(s.plan_ms_max, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  s.plan_ms_max =
+      std::max(s.plan_ms_max, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   s.pending = queue_of(s).submit(std::move(plan));
 }
 
@@ -234,7 +239,9 @@ bool view_animating(const GraphViewState& s, double time) {
 
 namespace {
 
-float readable_zoom(const ImFont* font, float font_scale, float min_text_px) { return min_text_px * font_scale / font->FontSize; }
+float readable_zoom(const ImFont* font, float font_scale, float min_text_px) {
+  return min_text_px * font_scale / font->FontSize;
+}
 
 float fitted_zoom(const GraphLayout& l, ImVec2 canvas) {
   const float zx = (canvas.x - 2 * kFitMargin) / std::max(1.f, l.width);
@@ -267,7 +274,8 @@ Point room_of(ImVec2 canvas, float zmin) {
 // (else, as Fit, everything is shown: the call holding the focus folds when nothing else is left).
 void start_fit(GraphViewState& s, const Graph& g, ImVec2 canvas, float zmin, int focus, bool reveal = false) {
   const LayoutOptions o = view_options(s, nullptr, 1.f, false);
-  s.auto_folded = initial_folds(foldable_calls(g, s.only_nodes), o, shown_node_count(g, o), room_of(canvas, zmin), focus);
+  s.auto_folded =
+      initial_folds(foldable_calls(g, s.only_nodes), o, shown_node_count(g, o), room_of(canvas, zmin), focus);
   s.fitting = {true, 0, focus, !reveal, false};
   s.compact = false;  // (full titles and shape labels again, if the figure reads with them)
   s.scrolls = false;
@@ -288,7 +296,8 @@ bool continue_fit(GraphViewState& s, const Graph& g, ImVec2 canvas, float zmin) 
   const std::vector<FoldableCall> calls = foldable_calls(g, s.only_nodes);
   const int shown = shown_node_count(g, o);
   std::set<std::string> more = more_folds(calls, o, shown, s.layout, fitted / zmin, f.focus, f.fold_focus);
-  if (more.empty() && f.may_fold_focus && !f.fold_focus && f.focus >= 0) {  // Fit shows everything: the step's call folds last
+  if (more.empty() && f.may_fold_focus && !f.fold_focus &&
+      f.focus >= 0) {  // Fit shows everything: the step's call folds last
     f.fold_focus = true;
     more = more_folds(calls, o, shown, s.layout, fitted / zmin, f.focus, true);
   }
@@ -351,7 +360,8 @@ void unfold_call(GraphViewState& s, const std::string& key) {
 void fit_view(GraphViewState& s, ImVec2 canvas, float min_zoom) {
   if (!s.has_layout || s.layout.boxes.empty()) return;
   s.zoom = std::clamp(fitted_zoom(s.layout, canvas), min_zoom, 1.6f);
-  s.pan = ImVec2((canvas.x - s.layout.width * s.zoom) * 0.5f, (canvas.y - kLegendHeight - s.layout.height * s.zoom) * 0.5f);
+  s.pan =
+      ImVec2((canvas.x - s.layout.width * s.zoom) * 0.5f, (canvas.y - kLegendHeight - s.layout.height * s.zoom) * 0.5f);
   if (s.pan.x < kFitMargin) s.pan.x = kFitMargin;  // wider than the canvas: its start in view
   if (s.pan.y < kFitMargin) s.pan.y = kFitMargin;
 }
@@ -414,7 +424,8 @@ bool focus_region(const GraphViewState& s, int focus, Point* lo, Point* hi) {
   if (lo->x > hi->x)
     if (const int b = s.layout.find_node(focus); b >= 0) {
       const LayoutBox& box = s.layout.boxes[static_cast<size_t>(b)];
-      grow({box.center.x - box.width / 2, box.center.y - box.height / 2}, {box.center.x + box.width / 2, box.center.y + box.height / 2});
+      grow({box.center.x - box.width / 2, box.center.y - box.height / 2},
+           {box.center.x + box.width / 2, box.center.y + box.height / 2});
     }
   return lo->x <= hi->x;
 }
@@ -428,7 +439,8 @@ void show_region(GraphViewState& s, ImVec2 size, Point lo, Point hi) {
   s.pan.y = std::max(s.pan.y, size.y - kLegendHeight - kFitMargin - s.layout.height * z);  // (nor below its end)
   s.pan.y = std::min(s.pan.y, kFitMargin);
   if (lo.x * z + s.pan.x < kFitMargin) s.pan.x = kFitMargin - lo.x * z;
-  else if ((hi.x - lo.x) * z <= view_w && hi.x * z + s.pan.x > size.x - kFitMargin) s.pan.x = size.x - kFitMargin - hi.x * z;
+  else if ((hi.x - lo.x) * z <= view_w && hi.x * z + s.pan.x > size.x - kFitMargin)
+    s.pan.x = size.x - kFitMargin - hi.x * z;
 }
 
 // The fitting is done: the whole figure in view at the readable zoom or closer. When it does not
@@ -563,8 +575,9 @@ Point animated_center(const GraphViewState& s, const LayoutBox& b, double time, 
 // the biggest call instead, and zooming into a folded box unfolds it.
 void handle_input(GraphViewState& s, const GraphViewFrame& f, ImVec2 c0, float zmin) {
   ImGuiIO& io = ImGui::GetIO();
-  if (ImGui::IsItemActive() && (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right) ||
-                                ImGui::IsMouseDragging(ImGuiMouseButton_Middle))) {
+  if (ImGui::IsItemActive() &&
+      (ImGui::IsMouseDragging(ImGuiMouseButton_Left) || ImGui::IsMouseDragging(ImGuiMouseButton_Right) ||
+       ImGui::IsMouseDragging(ImGuiMouseButton_Middle))) {
     s.pan.x += io.MouseDelta.x;
     s.pan.y += io.MouseDelta.y;
   }
@@ -607,13 +620,15 @@ void draw_canvas(FrameCtx& c) {
   const float lp = c.text_px * 0.9f;
   const float fy = c.v.to_screen({0, 0}).y - lp * 0.2f, by = c.v.to_screen({0, L.backward_lane_top}).y - lp * 1.6f;
   const float sep = c.v.to_screen({0, L.backward_lane_top - 40.f}).y;
-  for (float x = c.c0.x; x < c.c1.x; x += 14.f) c.dl->AddLine(ImVec2(x, sep), ImVec2(std::min(x + 7.f, c.c1.x), sep), c.th.grid, 1.5f);
+  for (float x = c.c0.x; x < c.c1.x; x += 14.f)
+    c.dl->AddLine(ImVec2(x, sep), ImVec2(std::min(x + 7.f, c.c1.x), sep), c.th.grid, 1.5f);
   c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, std::max(c.c0.y + 4, fy)), c.th.text_dim, tr("forward pass  →"));
   c.dl->AddText(c.font, lp, ImVec2(c.c0.x + 10, by), c.th.edge_backward, tr("←  backward pass"));
   for (float top : L.row_lane_tops) {  // a figure wrapped into rows: each row's lanes apart
     const float y = c.v.to_screen({0, top - 40.f}).y;
     if (y < c.c0.y || y > c.c1.y) continue;
-    for (float x = c.c0.x; x < c.c1.x; x += 14.f) c.dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 7.f, c.c1.x), y), c.th.grid, 1.5f);
+    for (float x = c.c0.x; x < c.c1.x; x += 14.f)
+      c.dl->AddLine(ImVec2(x, y), ImVec2(std::min(x + 7.f, c.c1.x), y), c.th.grid, 1.5f);
   }
 }
 
@@ -639,13 +654,14 @@ void draw_clusters(FrameCtx& c) {
       const ImVec2 bs = c.font->CalcTextSizeA(lp, FLT_MAX, 0, badge.c_str());
       const ImVec2 ba(b.x - bs.x - 14 * c.z, a.y - bs.y * 0.6f), bb(b.x - 4 * c.z, a.y + bs.y * 0.6f);
       c.dl->AddRectFilled(ba, bb, c.th.badge_fill, bs.y);
-      c.dl->AddText(c.font, lp, ImVec2(ba.x + 5 * c.z, ba.y + (bb.y - ba.y - bs.y) * 0.5f), c.th.badge_text, badge.c_str());
+      c.dl->AddText(c.font, lp, ImVec2(ba.x + 5 * c.z, ba.y + (bb.y - ba.y - bs.y) * 0.5f), c.th.badge_text,
+                    badge.c_str());
       drawn.badge_min = ba;
       drawn.badge_max = bb;
       continue;
     }
-    if (c.canvas_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) && ImGui::IsMouseHoveringRect(at, ImVec2(at.x + ts.x, at.y + ts.y)))
-    {
+    if (c.canvas_hovered && ImGui::IsMouseClicked(ImGuiMouseButton_Left) &&
+        ImGui::IsMouseHoveringRect(at, ImVec2(at.x + ts.x, at.y + ts.y))) {
       if (cl.node >= 0) c.s.expanded.erase(cl.node);
       else fold_call(c.s, cl.key);
     }
@@ -673,11 +689,14 @@ void draw_edges(FrameCtx& c) {
   for (const auto& e : L.edges) {
     if (e.spline.size() < 4 || !edge_shown(c, e)) continue;
     const bool grad = e.kind == EdgeKind::gradient;
-    ImU32 col = e.kind == EdgeKind::link || e.kind == EdgeKind::saved ? c.th.link : grad ? c.th.edge_backward : c.th.edge;
+    ImU32 col = e.kind == EdgeKind::link || e.kind == EdgeKind::saved ? c.th.link
+                : grad                                                ? c.th.edge_backward
+                                                                      : c.th.edge;
     col = with_alpha(col, c.edge_alpha);
     // During the move animation curves are drawn offset with their start box's motion.
     const ImVec2 now = c.v.to_screen(L.boxes[static_cast<size_t>(e.from)].center);
-    const ImVec2 shift(c.centers[static_cast<size_t>(e.from)].x - now.x, c.centers[static_cast<size_t>(e.from)].y - now.y);
+    const ImVec2 shift(c.centers[static_cast<size_t>(e.from)].x - now.x,
+                       c.centers[static_cast<size_t>(e.from)].y - now.y);
     std::vector<ImVec2> pts;
     pts.reserve(e.spline.size());
     for (const auto& p : e.spline) {
@@ -714,7 +733,8 @@ void draw_edges(FrameCtx& c) {
       for (int d = 0; d < 3; ++d) {
         const double t = std::fmod(flow_phase + d / 3.0, 1.0) * static_cast<double>(segs);
         const size_t seg = std::min(segs - 1, static_cast<size_t>(t));
-        const ImVec2 p = bezier(pts[seg * 3], pts[seg * 3 + 1], pts[seg * 3 + 2], pts[seg * 3 + 3], static_cast<float>(t - seg));
+        const ImVec2 p =
+            bezier(pts[seg * 3], pts[seg * 3 + 1], pts[seg * 3 + 2], pts[seg * 3 + 3], static_cast<float>(t - seg));
         c.dl->AddCircleFilled(p, 3.5f * std::max(0.7f, c.z), c.th.highlight);
       }
     }
@@ -747,18 +767,24 @@ ImU32 box_fill(const Theme& th, const LayoutBox& b, float z, float* rounding) {
   return th.input_fill;
 }
 
-void draw_outlines(FrameCtx& c, const LayoutBox& b, const DrawnBox& d, ImVec2 a, ImVec2 e, float rounding, float alpha, bool hovered) {
+void draw_outlines(FrameCtx& c, const LayoutBox& b, const DrawnBox& d, ImVec2 a, ImVec2 e, float rounding, float alpha,
+                   bool hovered) {
   const bool bwd = b.phase == Phase::backward;
   const ImU32 border = bwd ? c.th.edge_backward : c.th.box_border;
   const float border_px = (b.kind == BoxKind::parameter ? 2.f : 1.f) * std::max(0.7f, std::min(c.z, 1.5f));
   if (b.kind == BoxKind::op && bwd)  // a stripe on the left marks a backward op
-    c.dl->AddRectFilled(a, ImVec2(a.x + 4.f * c.z, e.y), with_alpha(c.th.edge_backward, alpha), rounding, ImDrawFlags_RoundCornersLeft);
+    c.dl->AddRectFilled(a, ImVec2(a.x + 4.f * c.z, e.y), with_alpha(c.th.edge_backward, alpha), rounding,
+                        ImDrawFlags_RoundCornersLeft);
   c.dl->AddRect(a, e, with_alpha(border, alpha), rounding, 0, border_px);
   if (b.kind == BoxKind::folded_scope)  // a second outline: a stack of boxes, folded
-    c.dl->AddRect(ImVec2(a.x + 3 * c.z, a.y + 3 * c.z), ImVec2(e.x + 3 * c.z, e.y + 3 * c.z), with_alpha(border, alpha * 0.5f), rounding, 0, 1.f);
-  if (d.selected) c.dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(e.x + 3, e.y + 3), c.th.selected, rounding + 3, 0, 2.5f);
-  else if (hovered) c.dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(e.x + 2, e.y + 2), c.th.hovered, rounding + 2, 0, 2.f);
-  if (d.matched) c.dl->AddRect(ImVec2(a.x - 5, a.y - 5), ImVec2(e.x + 5, e.y + 5), c.th.selected, rounding + 5, 0, 1.5f);
+    c.dl->AddRect(ImVec2(a.x + 3 * c.z, a.y + 3 * c.z), ImVec2(e.x + 3 * c.z, e.y + 3 * c.z),
+                  with_alpha(border, alpha * 0.5f), rounding, 0, 1.f);
+  if (d.selected)
+    c.dl->AddRect(ImVec2(a.x - 3, a.y - 3), ImVec2(e.x + 3, e.y + 3), c.th.selected, rounding + 3, 0, 2.5f);
+  else if (hovered)
+    c.dl->AddRect(ImVec2(a.x - 2, a.y - 2), ImVec2(e.x + 2, e.y + 2), c.th.hovered, rounding + 2, 0, 2.f);
+  if (d.matched)
+    c.dl->AddRect(ImVec2(a.x - 5, a.y - 5), ImVec2(e.x + 5, e.y + 5), c.th.selected, rounding + 5, 0, 1.5f);
   if (d.current) c.dl->AddRect(a, e, c.th.highlight, rounding, 0, 3.5f);
   if (d.next) {  // the next step: a dashed orange outline
     const float per = 8.f;
@@ -808,7 +834,8 @@ void draw_saved_badge(FrameCtx& c, const LayoutBox& b, DrawnBox& d, ImVec2 a, Im
   } else {
     c.dl->AddRectFilled(ba, bb, with_alpha(c.th.badge_fill, alpha), ts.y);
   }
-  c.dl->AddText(c.font, bp, ImVec2(ba.x + 5.f * c.z, ba.y + 1.f * c.z), with_alpha(freed ? c.th.text_dim : c.th.badge_text, alpha), label.c_str());
+  c.dl->AddText(c.font, bp, ImVec2(ba.x + 5.f * c.z, ba.y + 1.f * c.z),
+                with_alpha(freed ? c.th.text_dim : c.th.badge_text, alpha), label.c_str());
 }
 
 std::string draw_boxes(FrameCtx& c) {
@@ -819,7 +846,8 @@ std::string draw_boxes(FrameCtx& c) {
   for (size_t i = 0; i < L.boxes.size(); ++i) {
     const LayoutBox& b = L.boxes[i];
     const ImVec2 half(b.width * 0.5f * c.z, b.height * 0.5f * c.z);
-    const ImVec2 a(c.centers[i].x - half.x, c.centers[i].y - half.y), e(c.centers[i].x + half.x, c.centers[i].y + half.y);
+    const ImVec2 a(c.centers[i].x - half.x, c.centers[i].y - half.y),
+        e(c.centers[i].x + half.x, c.centers[i].y + half.y);
     DrawnBox d;
     d.key = b.key;
     d.node = b.node;
@@ -854,7 +882,8 @@ std::string draw_boxes(FrameCtx& c) {
     if (d.current)  // a soft glow behind the current step
       for (int k = 3; k >= 1; --k) {
         const float gpx = 3.f * static_cast<float>(k) * std::max(c.z, 0.5f);
-        c.dl->AddRectFilled(ImVec2(a.x - gpx, a.y - gpx), ImVec2(e.x + gpx, e.y + gpx), with_alpha(c.th.highlight, 0.12f), rounding + gpx);
+        c.dl->AddRectFilled(ImVec2(a.x - gpx, a.y - gpx), ImVec2(e.x + gpx, e.y + gpx),
+                            with_alpha(c.th.highlight, 0.12f), rounding + gpx);
       }
     c.dl->AddRectFilled(a, e, with_alpha(fill, alpha), rounding);
     draw_outlines(c, b, d, a, e, rounding, alpha, is_hovered);
@@ -891,7 +920,8 @@ void draw_legend(FrameCtx& c) {
   }
   const char* help = tr("drag: pan · wheel: zoom (folds, unfolds) · F: fit · click: inspect, unfold");
   const float hw = c.font->CalcTextSizeA(lp, FLT_MAX, 0, help).x;
-  if (p.x + hw + 10 < c.c1.x) c.dl->AddText(c.font, lp, ImVec2(c.c1.x - hw - 10, p.y + (h - lp) * 0.5f), th.text_dim, help);
+  if (p.x + hw + 10 < c.c1.x)
+    c.dl->AddText(c.font, lp, ImVec2(c.c1.x - hw - 10, p.y + (h - lp) * 0.5f), th.text_dim, help);
 }
 
 // "laying out the graph: 3 of 14 steps", while a layout is being made.
@@ -905,12 +935,15 @@ std::string empty_graph_text() {
 std::string progress_text(const GraphViewState& s) {
   if (!s.pending) return tr("laying out the graph ...");
   char text[160];
-  std::snprintf(text, sizeof text, tr("laying out the graph: %d of %d steps"), s.pending->steps_done.load(), s.pending->steps_total.load());
+  std::snprintf(text, sizeof text, tr("laying out the graph: %d of %d steps"), s.pending->steps_done.load(),
+                s.pending->steps_total.load());
   return text;
 }
 
 void draw_progress_bar(FrameCtx& c, const GraphViewState& s) {
-  const float done = s.pending ? static_cast<float>(s.pending->steps_done.load()) / static_cast<float>(std::max(1, s.pending->steps_total.load())) : 0.f;
+  const float done = s.pending ? static_cast<float>(s.pending->steps_done.load()) /
+                                     static_cast<float>(std::max(1, s.pending->steps_total.load()))
+                               : 0.f;
   const ImVec2 mid((c.c0.x + c.c1.x) * 0.5f, (c.c0.y + c.c1.y) * 0.5f + c.font->FontSize * 1.5f);
   const ImVec2 a(mid.x - 120, mid.y), b(mid.x + 120, mid.y + 6);
   c.dl->AddRectFilled(a, b, c.th.grid, 3.f);
@@ -927,11 +960,12 @@ void draw_tooltip(const FrameCtx& c, const LayoutBox& b) {
     ImGui::Text("%s  ·  %s", phase_name(n.phase), n.op ? n.op->family.c_str() : "");
     for (int vid : n.outputs) {
       const ValueInfo& vi = c.g.value(vid);
-      ImGui::Text("out %s %s %s", vi.name.empty() ? ("%" + std::to_string(vid)).c_str() : vi.name.c_str(), shape_str(vi.meta.shape).c_str(),
-                  dtype_name(vi.meta.dtype));
+      ImGui::Text("out %s %s %s", vi.name.empty() ? ("%" + std::to_string(vid)).c_str() : vi.name.c_str(),
+                  shape_str(vi.meta.shape).c_str(), dtype_name(vi.meta.dtype));
     }
     if (n.stats.runs) ImGui::Text(tr("last run %s"), duration_text(static_cast<double>(n.stats.last_time_ns)).c_str());
-    if (b.body_node >= 0) ImGui::TextDisabled("op %d of #%d's body; click [collapse] on the frame to fold it", b.body_node, b.node);
+    if (b.body_node >= 0)
+      ImGui::TextDisabled("op %d of #%d's body; click [collapse] on the frame to fold it", b.body_node, b.node);
     else if (node_body(c.g, n)) ImGui::TextDisabled("%s", tr("double-click to show the ops inside it"));
   } else if (b.kind == BoxKind::folded_scope) {
     for (const auto& d : b.details) ImGui::TextDisabled("%s", d.c_str());
@@ -952,10 +986,12 @@ void draw_tooltip(const FrameCtx& c, const LayoutBox& b) {
 // A click (no drag) selects a box, or unfolds a folded one; hovering shows a tooltip.
 void handle_selection(FrameCtx& c, const std::string& hovered) {
   GraphViewState& s = c.s;
-  if (c.canvas_hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) && ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0 &&
+  if (c.canvas_hovered && ImGui::IsMouseReleased(ImGuiMouseButton_Left) &&
+      ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).x == 0 &&
       ImGui::GetMouseDragDelta(ImGuiMouseButton_Left, 0).y == 0) {
     const int hb = s.layout.find(hovered);
-    if (hb >= 0 && s.layout.boxes[static_cast<size_t>(hb)].kind == BoxKind::folded_scope) unfold_call(s, s.layout.boxes[static_cast<size_t>(hb)].scope_key);
+    if (hb >= 0 && s.layout.boxes[static_cast<size_t>(hb)].kind == BoxKind::folded_scope)
+      unfold_call(s, s.layout.boxes[static_cast<size_t>(hb)].scope_key);
     else s.selected = hovered;
   }
   // Double-clicking a node with a body (an @op, a fused node) shows the ops inside it.
@@ -986,7 +1022,8 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   s.canvas_min = c0;
   s.canvas_max = c1;
   ImGui::InvisibleButton("graph_canvas", size,
-                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight | ImGuiButtonFlags_MouseButtonMiddle);
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight |
+                             ImGuiButtonFlags_MouseButtonMiddle);
 
   // Another graph or phase filter is a new view: fitted, and its folds chosen before it is laid
   // out (a big model is never laid out whole).
@@ -994,7 +1031,8 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const int focus = f.current_node >= 0 ? f.current_node : f.next_node;
   if (s.fit_requested || s.fit_all) start_fit(s, g, size, zmin, focus);
   // (The step's box is looked up in the layout shown: only once that is this graph's, laid out.)
-  else if (s.follow_current && f.current_node != s.followed_node && !s.fitting.active && !s.pending && s.key.graph == &g)
+  else if (s.follow_current && f.current_node != s.followed_node && !s.fitting.active && !s.pending &&
+           s.key.graph == &g)
     follow_into_folds(s, g, f, size, zmin);
   bool relaid = update_view_layout(s, g, f, size, zmin);
   // A grown graph keeps its view; the next node to run is scrolled into view.
@@ -1010,8 +1048,29 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   }
   handle_input(s, f, c0, zmin);
 
-  FrameCtx c{s, f, g, *f.theme, font, ImGui::GetWindowDrawList(), c0, c1, size, View{ImVec2(c0.x + s.pan.x, c0.y + s.pan.y), s.zoom},
-             s.zoom, 0, zmin, false, ImGui::IsItemHovered(), ImGui::IsItemActive(), {}, {}, 1.f, -1, -1, -1, {}};
+  FrameCtx c{s,
+             f,
+             g,
+             *f.theme,
+             font,
+             ImGui::GetWindowDrawList(),
+             c0,
+             c1,
+             size,
+             View{ImVec2(c0.x + s.pan.x, c0.y + s.pan.y), s.zoom},
+             s.zoom,
+             0,
+             zmin,
+             false,
+             ImGui::IsItemHovered(),
+             ImGui::IsItemActive(),
+             {},
+             {},
+             1.f,
+             -1,
+             -1,
+             -1,
+             {}};
   c.text_px = font->FontSize * c.z / f.font_scale;
   c.show_text = c.text_px >= 6.f;
   s.text_px = c.text_px;
@@ -1023,8 +1082,9 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const bool making = s.pending || s.fitting.active;
   if (L.boxes.empty() || (making && s.key.graph != &g)) {
     draw_text_centered(c.dl, font, font->FontSize, ImVec2((c0.x + c1.x) * 0.5f, (c0.y + c1.y) * 0.5f), c.th.text_dim,
-                       making ? progress_text(s) : !s.layout_error.empty() ? tr("The graph could not be laid out: ") + s.layout_error
-                                                                            : empty_graph_text(),
+                       making                    ? progress_text(s)
+                       : !s.layout_error.empty() ? tr("The graph could not be laid out: ") + s.layout_error
+                                                 : empty_graph_text(),
                        size.x);
     if (making) draw_progress_bar(c, s);
     c.dl->PopClipRect();
@@ -1034,7 +1094,8 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   }
   c.centers.resize(L.boxes.size());
   c.alphas.resize(L.boxes.size());
-  for (size_t i = 0; i < L.boxes.size(); ++i) c.centers[i] = c.v.to_screen(animated_center(s, L.boxes[i], f.time, &c.alphas[i]));
+  for (size_t i = 0; i < L.boxes.size(); ++i)
+    c.centers[i] = c.v.to_screen(animated_center(s, L.boxes[i], f.time, &c.alphas[i]));
   const bool settled = s.relayout_time < 0 || f.time - s.relayout_time >= kMoveSeconds;
   c.edge_alpha = settled ? 1.f : static_cast<float>(std::clamp((f.time - s.relayout_time) / kMoveSeconds, 0.0, 1.0));
   c.cur_box = L.find_node(f.current_node);
@@ -1047,7 +1108,9 @@ void draw_graph_view(GraphViewState& s, const GraphViewFrame& f, ImVec2 size) {
   const std::string hovered = draw_boxes(c);
   s.hovered = hovered;
   draw_legend(c);
-  if (making) draw_text_centered(c.dl, font, font->FontSize * 0.85f, ImVec2(c1.x - 160, c0.y + 14), c.th.text_dim, progress_text(s), 300);
+  if (making)
+    draw_text_centered(c.dl, font, font->FontSize * 0.85f, ImVec2(c1.x - 160, c0.y + 14), c.th.text_dim,
+                       progress_text(s), 300);
   handle_selection(c, hovered);
   c.dl->PopClipRect();
 }

@@ -38,7 +38,7 @@ struct DrawnEdge {
   std::string from, to;
   EdgeKind kind = EdgeKind::forward;
   std::vector<ImVec2> points;  // the Bezier control points, screen pixels
-  std::string label;           // its shape label as drawn ("" when none is drawn at this zoom)
+  std::string label;  // its shape label as drawn ("" when none is drawn at this zoom)
   ImVec2 label_min, label_max;  // the label's box on screen (with its background)
 };
 
@@ -46,7 +46,7 @@ struct DrawnEdge {
 // title: what an edge label must not cover.
 struct DrawnCluster {
   std::string key, label;
-  ImVec2 min, max;              // the frame, screen pixels
+  ImVec2 min, max;  // the frame, screen pixels
   ImVec2 title_min, title_max;  // its title, screen pixels (none drawn at this zoom: both 0)
   ImVec2 badge_min, badge_max;  // a loop's badge with its count (none: both 0)
 };
@@ -59,32 +59,32 @@ constexpr float kPresentTextPx = 15.f;
 struct GraphViewState {
   // --- what the user chose ---
   PhaseFilter filter = PhaseFilter::both;
-  std::set<std::string> folded;    // folded by the user: scope names ("dense") or call keys ("dense@2")
+  std::set<std::string> folded;  // folded by the user: scope names ("dense") or call keys ("dense@2")
   std::set<std::string> unfolded;  // unfolded by the user (wins over folded and over fitting)
   std::set<int> expanded;  // nodes drawn as the ops of their body (double-click a node that has one)
   std::string selected;  // box key ("n3", "v5", "s:dense@2"), "" = none
   char search[96] = "";
   float zoom = 1.f;
-  ImVec2 pan{0, 0};          // screen offset of layout (0,0) from the canvas corner
+  ImVec2 pan{0, 0};  // screen offset of layout (0,0) from the canvas corner
   bool fit_requested = true;  // a new view: fit it, folding calls until it is readable
-  bool fit_all = false;       // the Fit button (F): the same, on demand
-  std::string last_search;    // a new search centres the view on its first hit
+  bool fit_all = false;  // the Fit button (F): the same, on demand
+  std::string last_search;  // a new search centres the view on its first hit
   bool follow_current = true;  // keep the current step in view
   std::vector<int> only_nodes;  // set by the shell: a compiled program shows its schedule only
-  int followed_node = -1;      // the current node the view last followed
+  int followed_node = -1;  // the current node the view last followed
   // --- semantic zoom: calls the view folded itself so the graph fits at a readable size ---
   std::set<std::string> auto_folded;
   std::set<std::string> opened;  // calls just unfolded: a big one opens one level (its calls folded)
-  std::string last_unfolded;     // the call the user opened last: a Fit that cannot show all keeps it in view
-  bool scrolls = false;          // the last Fit could not show the figure whole at the readable zoom: it
-                                 // is shown readable, in rows as wide as the canvas, scrolled
+  std::string last_unfolded;  // the call the user opened last: a Fit that cannot show all keeps it in view
+  bool scrolls = false;  // the last Fit could not show the figure whole at the readable zoom: it
+      // is shown readable, in rows as wide as the canvas, scrolled
   // --- cache: the layout is recomputed only when its key changes ---
-  GraphLayout layout;    // what is drawn: `unwrapped` wrapped into rows at row_width (layout_wrap.h)
+  GraphLayout layout;  // what is drawn: `unwrapped` wrapped into rows at row_width (layout_wrap.h)
   GraphLayout unwrapped;  // the layout as made, one row
-  float row_width = 0;    // chosen for the canvas at each layout and fit; 0: one row
-  Point wrap_room;        // the canvas's drawable part and the readable zoom the rows are chosen
-  float wrap_zoom = 0;    // for (the last frame's; 0: none drawn yet, one row)
-  bool compact = false;   // chosen by each fit: short titles, no shape labels (LayoutOptions::compact)
+  float row_width = 0;  // chosen for the canvas at each layout and fit; 0: one row
+  Point wrap_room;  // the canvas's drawable part and the readable zoom the rows are chosen
+  float wrap_zoom = 0;  // for (the last frame's; 0: none drawn yet, one row)
+  bool compact = false;  // chosen by each fit: short titles, no shape labels (LayoutOptions::compact)
   LayoutKey key;
   bool has_layout = false;
   int layouts_done = 0;
@@ -93,25 +93,25 @@ struct GraphViewState {
   std::shared_ptr<LayoutTicket> pending;  // the layout being made, for pending_key
   LayoutKey pending_key;
   double layout_ms_total = 0;  // the work of every layout made for this view
-  double plan_ms_max = 0;      // the longest planning of one (on the UI thread: it reads the Graph)
-  std::string layout_error;    // the last layout failed: why
+  double plan_ms_max = 0;  // the longest planning of one (on the UI thread: it reads the Graph)
+  std::string layout_error;  // the last layout failed: why
   // --- fitting: rounds of folding, each laid out before the next is chosen ---
   struct Fitting {
     bool active = false;
     int round = 0;
-    int focus = -1;          // the node kept open (the current step), -1
+    int focus = -1;  // the node kept open (the current step), -1
     bool may_fold_focus = true;  // Fit shows everything: the call holding the focus folds last
-    bool fold_focus = false; // nothing else was left: the call holding it folds too
+    bool fold_focus = false;  // nothing else was left: the call holding it folds too
   } fitting;
   std::string followed_box;  // the current step's box the view last scrolled to
   std::string shown_selection;  // the selected box the view last scrolled to
   std::map<std::string, Point> from_centers;  // positions before the last re-layout (animation)
-  std::map<std::string, Point> start_at;      // boxes a fold or unfold makes start here
-  std::string anchor_hint;                    // the box that keeps its place at the next re-layout
+  std::map<std::string, Point> start_at;  // boxes a fold or unfold makes start here
+  std::string anchor_hint;  // the box that keeps its place at the next re-layout
   double relayout_time = -1;
   double installed_time = -1;  // when the layout shown was installed (a loop installs one a frame)
-  int flow_node = -1;       // the step whose data is shown flowing along its edges ...
-  double flow_since = -1;   // ... since this time (a few seconds, then the view holds still)
+  int flow_node = -1;  // the step whose data is shown flowing along its edges ...
+  double flow_since = -1;  // ... since this time (a few seconds, then the view holds still)
   // --- what the last frame drew ---
   std::vector<DrawnBox> drawn;
   std::vector<DrawnEdge> drawn_edges;
@@ -132,9 +132,9 @@ struct GraphViewFrame {
   const Theme* theme = nullptr;
   const Fonts* fonts = nullptr;
   int current_node = -1;  // the node the last step ran
-  int next_node = -1;     // the node the next step runs (-1: none pending)
-  double time = 0;        // seconds, drives the animations
-  float font_scale = 1.f; // HiDPI scale the fonts were loaded with
+  int next_node = -1;  // the node the next step runs (-1: none pending)
+  double time = 0;  // seconds, drives the animations
+  float font_scale = 1.f;  // HiDPI scale the fonts were loaded with
   float min_text_px = kReadableTextPx;  // Fit and the wheel never go below it (Present: kPresentTextPx)
 };
 

@@ -24,10 +24,9 @@ namespace opscope::viz {
 namespace detail {
 
 GVC_t* layout_context() {
-  static lt_symlist_t symbols[] = {
-      {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
-      {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
-      {nullptr, nullptr}};
+  static lt_symlist_t symbols[] = {{"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+                                   {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+                                   {nullptr, nullptr}};
   static GVC_t* gvc = gvContextPlugins(symbols, 0);
   return gvc;
 }
@@ -51,12 +50,12 @@ gvplugin_library_t* pango_plugin() {
 
 GVC_t* render_context() {
   static gvplugin_library_t* pango = pango_plugin();
-  static lt_symlist_t symbols[] = {
-      {"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
-      {"gvplugin_neato_layout_LTX_library", &gvplugin_neato_layout_LTX_library},  // nop2: positions given
-      {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
-      {pango ? "gvplugin_pango_LTX_library" : nullptr, pango},
-      {nullptr, nullptr}};
+  static lt_symlist_t symbols[] = {{"gvplugin_dot_layout_LTX_library", &gvplugin_dot_layout_LTX_library},
+                                   {"gvplugin_neato_layout_LTX_library",
+                                    &gvplugin_neato_layout_LTX_library},  // nop2: positions given
+                                   {"gvplugin_core_LTX_library", &gvplugin_core_LTX_library},
+                                   {pango ? "gvplugin_pango_LTX_library" : nullptr, pango},
+                                   {nullptr, nullptr}};
   static GVC_t* gvc = gvContextPlugins(symbols, 0);
   return gvc;
 }
@@ -71,8 +70,7 @@ std::mutex& graphviz_lock() {
 bool can_render_png() { return detail::pango_plugin() != nullptr; }
 
 void render_dot(const std::string& dot, const std::string& format, const std::string& path) {
-  if (format != "svg" && format != "png")
-    throw Error("cannot render the graph as '" + format + "'", "use svg or png");
+  if (format != "svg" && format != "png") throw Error("cannot render the graph as '" + format + "'", "use svg or png");
   if (format == "png" && !can_render_png())
     throw Error("this build renders figures as SVG only", "export an .svg file, or use the desktop app for PNG");
   std::lock_guard<std::mutex> graphviz(detail::graphviz_lock());

@@ -1,6 +1,5 @@
 #include "viz/inspector.h"
 
-
 #include <imgui.h>
 
 #include <algorithm>
@@ -45,7 +44,8 @@ ImU32 diverging(float t) {
   const float a = std::fabs(t);
   const ImVec4 neg(0.23f, 0.40f, 0.85f, 1), pos(0.85f, 0.20f, 0.20f, 1), mid(0.97f, 0.97f, 0.97f, 1);
   const ImVec4& e = t < 0 ? neg : pos;
-  return ImGui::ColorConvertFloat4ToU32(ImVec4(mid.x + (e.x - mid.x) * a, mid.y + (e.y - mid.y) * a, mid.z + (e.z - mid.z) * a, 1));
+  return ImGui::ColorConvertFloat4ToU32(
+      ImVec4(mid.x + (e.x - mid.x) * a, mid.y + (e.y - mid.y) * a, mid.z + (e.z - mid.z) * a, 1));
 }
 
 void value_row(const Graph& g, int v, const char* role, InspectorState& s) {
@@ -56,7 +56,8 @@ void value_row(const Graph& g, int v, const char* role, InspectorState& s) {
   ImGui::TextDisabled("%s", role);
   ImGui::TableNextColumn();
   ImGui::PushID(v);
-  if (ImGui::Selectable(value_label(g, v).c_str(), s.shown_value == v, ImGuiSelectableFlags_SpanAllColumns)) s.shown_value = v;
+  if (ImGui::Selectable(value_label(g, v).c_str(), s.shown_value == v, ImGuiSelectableFlags_SpanAllColumns))
+    s.shown_value = v;
   ImGui::PopID();
   ImGui::TableNextColumn();
   ImGui::TextUnformatted(shape_str(vi.meta.shape).c_str());
@@ -87,7 +88,8 @@ void values_section(const Graph& g, int v, const Theme& th, const Fonts* fonts) 
   const int64_t rows = t.dim() >= 2 ? t.size(t.dim() - 2) : 1, cols = t.dim() >= 1 ? t.size(t.dim() - 1) : 1;
   const int64_t show_r = std::min<int64_t>(rows, 6), show_c = std::min<int64_t>(cols, 6);
   if (fonts && fonts->mono) ImGui::PushFont(fonts->mono);
-  if (ImGui::BeginTable("values", static_cast<int>(show_c + (cols > show_c)), ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+  if (ImGui::BeginTable("values", static_cast<int>(show_c + (cols > show_c)),
+                        ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     for (int64_t r = 0; r < show_r; ++r) {
       ImGui::TableNextRow();
       for (int64_t c = 0; c < show_c; ++c) {
@@ -102,7 +104,8 @@ void values_section(const Graph& g, int v, const Theme& th, const Fonts* fonts) 
     ImGui::EndTable();
   }
   if (fonts && fonts->mono) ImGui::PopFont();
-  if (rows > show_r || t.dim() > 2) ImGui::TextDisabled(tr("showing the first %lld x %lld of the last two axes"), (long long)show_r, (long long)show_c);
+  if (rows > show_r || t.dim() > 2)
+    ImGui::TextDisabled(tr("showing the first %lld x %lld of the last two axes"), (long long)show_r, (long long)show_c);
   Tensor gr = t.grad();
   if (gr.defined()) {
     ImGui::Spacing();
@@ -118,7 +121,8 @@ void draw_heatmap(const Tensor& t, const Theme& th, float max_width) {
   const int64_t rank = t.dim();
   const int64_t rows = rank >= 2 ? t.size(rank - 2) : 1, cols = rank >= 1 ? t.size(rank - 1) : 1;
   constexpr int64_t kMaxCells = 48;
-  const int64_t sr = std::max<int64_t>(1, (rows + kMaxCells - 1) / kMaxCells), sc = std::max<int64_t>(1, (cols + kMaxCells - 1) / kMaxCells);
+  const int64_t sr = std::max<int64_t>(1, (rows + kMaxCells - 1) / kMaxCells),
+                sc = std::max<int64_t>(1, (cols + kMaxCells - 1) / kMaxCells);
   const int64_t nr = (rows + sr - 1) / sr, nc = (cols + sc - 1) / sc;
   float vmax = 0;
   std::vector<float> vals(static_cast<size_t>(nr * nc));
@@ -137,7 +141,8 @@ void draw_heatmap(const Tensor& t, const Theme& th, float max_width) {
   for (int64_t r = 0; r < nr; ++r)
     for (int64_t c = 0; c < nc; ++c) {
       ImVec2 a(p0.x + c * cell, p0.y + r * ch);
-      dl->AddRectFilled(a, ImVec2(a.x + cell - (cell > 6 ? 1 : 0), a.y + ch - (ch > 6 ? 1 : 0)), diverging(vals[r * nc + c] / vmax));
+      dl->AddRectFilled(a, ImVec2(a.x + cell - (cell > 6 ? 1 : 0), a.y + ch - (ch > 6 ? 1 : 0)),
+                        diverging(vals[r * nc + c] / vmax));
     }
   const float hm_w = nc * cell, hm_h = std::max(nr * ch, 40.f);
   dl->AddRect(ImVec2(p0.x - 1, p0.y - 1), ImVec2(p0.x + hm_w, p0.y + nr * ch), th.grid);
@@ -158,7 +163,8 @@ void draw_heatmap(const Tensor& t, const Theme& th, float max_width) {
   if (ImGui::IsItemHovered()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int64_t c = static_cast<int64_t>((m.x - p0.x) / cell), r = static_cast<int64_t>((m.y - p0.y) / ch);
-    if (r >= 0 && r < nr && c >= 0 && c < nc) ImGui::SetTooltip("[%lld, %lld] = %g", (long long)(r * sr), (long long)(c * sc), vals[r * nc + c]);
+    if (r >= 0 && r < nr && c >= 0 && c < nc)
+      ImGui::SetTooltip("[%lld, %lld] = %g", (long long)(r * sr), (long long)(c * sc), vals[r * nc + c]);
   }
 }
 
@@ -174,18 +180,19 @@ void initialisation_section(const Graph& g, int v) {
   }
   const std::vector<int> init = initialisation_nodes(g, v);
   if (init.empty()) return;
-  ImGui::TextDisabled("%zu node%s computed its first value (not part of the model, so not drawn):", init.size(), init.size() == 1 ? "" : "s");
+  ImGui::TextDisabled("%zu node%s computed its first value (not part of the model, so not drawn):", init.size(),
+                      init.size() == 1 ? "" : "s");
   for (int id : init) {
     const Node& n = g.node(id);
     std::string outs;
-    for (int o : n.outputs) outs += (outs.empty() ? "" : ", ") + value_label(g, o) + " " + shape_str(g.value(o).meta.shape);
+    for (int o : n.outputs)
+      outs += (outs.empty() ? "" : ", ") + value_label(g, o) + " " + shape_str(g.value(o).meta.shape);
     ImGui::BulletText("#%d %s → %s", id, node_title(g, n).c_str(), outs.c_str());
   }
 }
 
 // A folded call: what goes in and out, the nodes inside, the bytes they keep for backward.
-template <class Title>
-void folded_call_section(const Graph& g, const InspectorFrame& f, const Title& title) {
+template <class Title> void folded_call_section(const Graph& g, const InspectorFrame& f, const Title& title) {
   const int bi = f.layout ? f.layout->find(f.selected) : -1;
   if (bi < 0) {
     title(f.selected.substr(2));
@@ -200,7 +207,8 @@ void folded_call_section(const Graph& g, const InspectorFrame& f, const Title& t
   if (!saved.empty()) ImGui::Text("%s for backward", saved.c_str());
   ImGui::TextDisabled("%s", tr("click it in the graph (or zoom into it) to unfold"));
   ImGui::Spacing();
-  for (int id : b.nodes) ImGui::BulletText("#%d %s  %s", id, node_title(g, g.node(id)).c_str(), g.node_var_name(id).c_str());
+  for (int id : b.nodes)
+    ImGui::BulletText("#%d %s  %s", id, node_title(g, g.node(id)).c_str(), g.node_var_name(id).c_str());
 }
 
 void draw_inspector(InspectorState& s, const InspectorFrame& f) {
@@ -239,7 +247,8 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   const Node& n = g.node(node);
   title("#" + std::to_string(n.id) + " " + (n.op ? n.op->name : "?"));
   ImGui::SameLine();
-  ImGui::TextDisabled("%s · %s%s", n.op ? n.op->family.c_str() : "", phase_name(n.phase), n.scope.empty() ? "" : (" · in " + n.scope + "()").c_str());
+  ImGui::TextDisabled("%s · %s%s", n.op ? n.op->family.c_str() : "", phase_name(n.phase),
+                      n.scope.empty() ? "" : (" · in " + n.scope + "()").c_str());
   if (n.op) ImGui::TextWrapped("%s", n.op->doc.c_str());
   if (n.forward_of >= 0) ImGui::Text(tr("gradient of #%d %s"), n.forward_of, g.node(n.forward_of).op->name.c_str());
   // A fused node unfolds into the ops it replaced: one pass over the data instead of several.
@@ -247,7 +256,8 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
     ImGui::Text("fuses %zu ops (the compiler's fuse_elementwise pass):", n.fused.size());
     for (const Node& m : n.fused) {
       std::string outs;
-      for (int v : m.outputs) outs += (outs.empty() ? "" : ", ") + value_label(g, v) + " " + shape_str(g.value(v).meta.shape);
+      for (int v : m.outputs)
+        outs += (outs.empty() ? "" : ", ") + value_label(g, v) + " " + shape_str(g.value(v).meta.shape);
       ImGui::BulletText("#%d %s → %s", m.id, m.label().c_str(), outs.c_str());
     }
     const Cost fused = node_cost(g, n);
@@ -256,31 +266,36 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
       const Cost c = node_cost(g, m);
       unfused += c.bytes_read + c.bytes_written;
     }
-    ImGui::TextDisabled("bytes moved: %s fused, %s as separate ops", bytes_str(static_cast<int64_t>(fused.bytes_read + fused.bytes_written)).c_str(),
+    ImGui::TextDisabled("bytes moved: %s fused, %s as separate ops",
+                        bytes_str(static_cast<int64_t>(fused.bytes_read + fused.bytes_written)).c_str(),
                         bytes_str(static_cast<int64_t>(unfused)).c_str());
   }
   // An @op's node runs its body as its kernel: the ops inside, traced for these shapes.
   if (n.body) {
     if (n.op && !n.op->origin.empty()) ImGui::TextDisabled("%s", n.op->origin.c_str());
-    ImGui::Text("its kernel runs %zu ops (double-click the node to show them in the graph):", n.body->graph.num_nodes());
+    ImGui::Text("its kernel runs %zu ops (double-click the node to show them in the graph):",
+                n.body->graph.num_nodes());
     const Graph& bg = n.body->graph;
     for (const Node& m : bg.nodes()) {
       std::string outs;
       for (int v : m.outputs)
-        outs += (outs.empty() ? "" : ", ") + (bg.value(v).name.empty() ? "%" + std::to_string(v) : bg.value(v).name) + " " +
-                shape_str(bg.value(v).meta.shape);
+        outs += (outs.empty() ? "" : ", ") + (bg.value(v).name.empty() ? "%" + std::to_string(v) : bg.value(v).name) +
+                " " + shape_str(bg.value(v).meta.shape);
       ImGui::BulletText("#%d.%d %s → %s", n.id, m.id, m.label().c_str(), outs.c_str());
     }
   }
   const std::string attrs = n.attrs.str(true);
   if (!attrs.empty() || !n.algo.empty())
-    ImGui::Text("attributes: %s%s%s", attrs.c_str(), attrs.empty() || n.algo.empty() ? "" : ", ", n.algo.empty() ? "" : ("algo=" + n.algo).c_str());
+    ImGui::Text("attributes: %s%s%s", attrs.c_str(), attrs.empty() || n.algo.empty() ? "" : ", ",
+                n.algo.empty() ? "" : ("algo=" + n.algo).c_str());
   if (s.shown_value < 0 || (std::find(n.inputs.begin(), n.inputs.end(), s.shown_value) == n.inputs.end() &&
                             std::find(n.outputs.begin(), n.outputs.end(), s.shown_value) == n.outputs.end()))
     s.shown_value = n.outputs.empty() ? -1 : n.outputs[0];
   ImGui::Spacing();
-  if (ImGui::BeginTable("io", 7, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerH)) {
-    for (const char* h : {"", tr("name"), tr("shape"), tr("strides"), tr("dtype"), tr("device"), tr("bytes")}) ImGui::TableSetupColumn(h);
+  if (ImGui::BeginTable("io", 7,
+                        ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit | ImGuiTableFlags_BordersInnerH)) {
+    for (const char* h : {"", tr("name"), tr("shape"), tr("strides"), tr("dtype"), tr("device"), tr("bytes")})
+      ImGui::TableSetupColumn(h);
     ImGui::TableHeadersRow();
     for (size_t i = 0; i < n.inputs.size(); ++i) value_row(g, n.inputs[i], ("in " + std::to_string(i)).c_str(), s);
     for (size_t i = 0; i < n.outputs.size(); ++i) value_row(g, n.outputs[i], ("out " + std::to_string(i)).c_str(), s);
@@ -299,10 +314,12 @@ void draw_inspector(InspectorState& s, const InspectorFrame& f) {
   }
   const Cost c = node_cost(g, n);
   ImGui::Spacing();
-  ImGui::Text(tr("Cost: %.3g FLOPs, reads %s, writes %s"), c.flops, bytes_str(static_cast<int64_t>(c.bytes_read)).c_str(),
+  ImGui::Text(tr("Cost: %.3g FLOPs, reads %s, writes %s"), c.flops,
+              bytes_str(static_cast<int64_t>(c.bytes_read)).c_str(),
               bytes_str(static_cast<int64_t>(c.bytes_written)).c_str());
   if (n.stats.runs)
-    ImGui::TextWrapped(tr("Last run: %s (%lld runs)"), duration_text(static_cast<double>(n.stats.last_time_ns)).c_str(), (long long)n.stats.runs);
+    ImGui::TextWrapped(tr("Last run: %s (%lld runs)"), duration_text(static_cast<double>(n.stats.last_time_ns)).c_str(),
+                       (long long)n.stats.runs);
   else ImGui::TextDisabled("%s", tr("not run yet"));
   if (s.shown_value >= 0) values_section(g, s.shown_value, th, f.fonts);
 }

@@ -22,8 +22,11 @@ std::string time_text(double s) {
 
 // The device column in the window's language (the state JSON keeps the English "H100, simulated").
 std::string where_text(const LabChartRow& r) {
-  auto ends = [&](const std::string& s) { return r.where.size() > s.size() && r.where.compare(r.where.size() - s.size(), s.size(), s) == 0; };
-  if (ends(", library (not simulated)")) return r.where.substr(0, r.where.size() - 25) + tr(", library (not simulated)");
+  auto ends = [&](const std::string& s) {
+    return r.where.size() > s.size() && r.where.compare(r.where.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends(", library (not simulated)"))
+    return r.where.substr(0, r.where.size() - 25) + tr(", library (not simulated)");
   if (ends(", simulated")) return r.where.substr(0, r.where.size() - 11) + tr(", simulated");
   if (r.where == "CPU, measured") return tr("CPU, measured");
   return r.where;
@@ -45,7 +48,8 @@ void draw_bars(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size, int& 
     if (r.ok && r.seconds > 0) lo = std::min(lo, r.seconds), hi = std::max(hi, r.seconds);
   if (hi <= 0) lo = 1e-6, hi = 1;
   const double llo = std::log10(lo) - 0.3, lhi = std::log10(hi) + 0.1;
-  const float name_w = ImGui::CalcTextSize("tiled_conflicting  ").x, where_w = ImGui::CalcTextSize("RTX4090, library (not simulated)  ").x;
+  const float name_w = ImGui::CalcTextSize("tiled_conflicting  ").x,
+              where_w = ImGui::CalcTextSize("RTX4090, library (not simulated)  ").x;
   const float numbers_w = ImGui::CalcTextSize("000.00 ms  00000.0 GFLOP/s  0000.0 GB/s  error 0e+00").x;
   const float bar_x0 = p0.x + name_w + where_w, bar_w = std::max(30.f, size.x - name_w - where_w - numbers_w - 12);
   for (size_t i = 0; i < c.rows.size(); ++i) {
@@ -68,8 +72,16 @@ void draw_bars(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size, int& 
     const float w = std::clamp(frac, 0.01f, 1.f) * bar_w;
     dl->AddRectFilled(ImVec2(bar_x0, y + 3), ImVec2(bar_x0 + w, y + line - 3), row_color(r, th), 3.f);
     char text[160];
-    std::snprintf(text, sizeof text, "%s   %.1f GFLOP/s   %.1f GB/s   %s", time_text(r.seconds).c_str(), r.gflops, r.gbytes,
-                  r.reference ? tr("reference") : (tr("error ") + [&] { char e[24]; std::snprintf(e, sizeof e, "%.0e", r.max_error); return std::string(e); }()).c_str());
+    std::snprintf(text, sizeof text, "%s   %.1f GFLOP/s   %.1f GB/s   %s", time_text(r.seconds).c_str(), r.gflops,
+                  r.gbytes,
+                  r.reference ? tr("reference")
+                              : (tr("error ") +
+                                 [&] {
+                                   char e[24];
+                                   std::snprintf(e, sizeof e, "%.0e", r.max_error);
+                                   return std::string(e);
+                                 }())
+                                    .c_str());
     dl->AddText(ImVec2(bar_x0 + bar_w + 8, y), th.text, text);
   }
 }
@@ -85,8 +97,14 @@ void draw_roofline(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size) {
   for (const auto& r : c.rows)
     if (r.ok) fmax = std::max(fmax, r.gflops), imax = std::max(imax, r.intensity);
   const double flo = 0.1, fhi = fmax * 3, ilo = 1.0 / 64, ihi = imax * 4;
-  auto X = [&](double i) { return a.x + float((std::log10(std::max(i, ilo)) - std::log10(ilo)) / (std::log10(ihi) - std::log10(ilo))) * (b.x - a.x); };
-  auto Y = [&](double f) { return b.y - float((std::log10(std::max(f, flo)) - std::log10(flo)) / (std::log10(fhi) - std::log10(flo))) * (b.y - a.y); };
+  auto X = [&](double i) {
+    return a.x +
+           float((std::log10(std::max(i, ilo)) - std::log10(ilo)) / (std::log10(ihi) - std::log10(ilo))) * (b.x - a.x);
+  };
+  auto Y = [&](double f) {
+    return b.y -
+           float((std::log10(std::max(f, flo)) - std::log10(flo)) / (std::log10(fhi) - std::log10(flo))) * (b.y - a.y);
+  };
   dl->AddText(ImVec2(p0.x, p0.y), th.text, tr("roofline: GFLOP/s (log) against FLOP per byte (log)"));
   dl->AddText(ImVec2(a.x, b.y + 2), th.text_dim, "1/64");
   dl->AddText(ImVec2(b.x - ImGui::CalcTextSize("FLOP/byte").x, b.y + 2), th.text_dim, "FLOP/byte");
@@ -114,7 +132,9 @@ void draw_roofline(const LabChart& c, const Theme& th, ImVec2 p0, ImVec2 size) {
     for (const ImVec4& o : labels) overlaps = overlaps || (box.x < o.z && o.x < box.z && box.y < o.w && o.y < box.w);
     const ImVec2 mouse = ImGui::GetIO().MousePos;
     const bool hovered = std::abs(mouse.x - p.x) < 6 && std::abs(mouse.y - p.y) < 6;
-    if (hovered) ImGui::SetTooltip("%s (%s): %.1f GFLOP/s at %.2f FLOP/byte", r.algo.c_str(), r.where.c_str(), r.gflops, r.intensity);
+    if (hovered)
+      ImGui::SetTooltip("%s (%s): %.1f GFLOP/s at %.2f FLOP/byte", r.algo.c_str(), r.where.c_str(), r.gflops,
+                        r.intensity);
     if (overlaps && !hovered) continue;
     labels.push_back(box);
     dl->AddText(ImVec2(box.x, box.y), th.text_dim, r.algo.c_str());
@@ -140,7 +160,11 @@ int draw_lab_chart(const LabChart& c, const Theme& th, ImVec2 size) {
   const float rows_h = float(c.rows.size()) * ImGui::GetTextLineHeightWithSpacing() * 1.05f;
   // The roofline goes beside the rows only where the rows keep their full width (name, device,
   // a bar, the numbers) and the plot still gets 320 pixels; else below them.
-  const float rows_w = ImGui::CalcTextSize("tiled_conflicting  RTX4090, library (not simulated)  000.00 ms  00000.0 GFLOP/s  0000.0 GB/s  error 0e+00").x + 140;
+  const float rows_w =
+      ImGui::CalcTextSize(
+          "tiled_conflicting  RTX4090, library (not simulated)  000.00 ms  00000.0 GFLOP/s  0000.0 GB/s  error 0e+00")
+          .x +
+      140;
   const bool side_by_side = size.x - rows_w > 320;
   const float bars_w = side_by_side ? rows_w : size.x;
   const float roof_h = std::max(220.f, p0.y + size.y - top - (side_by_side ? 0 : rows_h));

@@ -13,10 +13,10 @@ namespace opscope::viz {
 
 struct LabChartRow {
   std::string algo;
-  std::string where;     // "CPU, measured" or "H100, simulated"
+  std::string where;  // "CPU, measured" or "H100, simulated"
   bool simulated = false;
   bool ok = true;
-  std::string error;     // refused, or wrong against the reference
+  std::string error;  // refused, or wrong against the reference
   bool reference = false;
   double max_error = 0;  // against the reference
   double seconds = 0, gflops = 0, gbytes = 0;
@@ -25,7 +25,7 @@ struct LabChartRow {
 
 struct LabChart {
   std::string title;  // "matmul on A 128×128, B 128×128"
-  std::string note;   // what is missing (no sim device) or how the numbers were made
+  std::string note;  // what is missing (no sim device) or how the numbers were made
   std::vector<LabChartRow> rows;
   double gpu_peak_gflops = 0, gpu_bandwidth_gbs = 0;  // the roofline of the simulated GPU (0: none)
   std::string gpu;

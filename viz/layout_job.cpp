@@ -21,7 +21,8 @@ std::shared_ptr<const ScopeLayout> ScopeCache::find(const std::string& scope, co
   return nullptr;
 }
 
-void ScopeCache::store(const std::string& scope, const std::string& signature, std::shared_ptr<const ScopeLayout> layout) {
+void ScopeCache::store(const std::string& scope, const std::string& signature,
+                       std::shared_ptr<const ScopeLayout> layout) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto& list = entries_[scope];
   if (list.size() >= kPerScope) list.erase(list.begin());
@@ -48,7 +49,8 @@ int ScopeCache::hits() const {
 
 // [SECTION] job
 
-FigureJob::FigureJob(FigurePlan plan, std::shared_ptr<ScopeCache> cache) : plan_(std::move(plan)), cache_(std::move(cache)) {
+FigureJob::FigureJob(FigurePlan plan, std::shared_ptr<ScopeCache> cache)
+    : plan_(std::move(plan)), cache_(std::move(cache)) {
   if (!cache_) cache_ = std::make_shared<ScopeCache>();
 }
 

@@ -16,8 +16,8 @@ namespace opscope::viz {
 
 namespace {
 
-constexpr float kLaneGap = 64.f;     // between the forward and the backward lane
-constexpr float kGroupGapX = 12.f;   // between boxes of one backward group
+constexpr float kLaneGap = 64.f;  // between the forward and the backward lane
+constexpr float kGroupGapX = 12.f;  // between boxes of one backward group
 constexpr float kGroupGapY = 14.f;
 
 // [SECTION] groups
@@ -154,7 +154,6 @@ void clip_to_box(std::vector<Point>& s, const LayoutBox& from, const LayoutBox& 
   clip(s.back(), s[s.size() - 2], to);
 }
 
-
 // [SECTION] normalise
 
 // Above the forward lane, the band its title ("forward pass →") is drawn in at the figure's
@@ -240,7 +239,8 @@ LanesAssembly::LanesAssembly(FigurePlan p, BackwardGroups bg, const ForwardLane&
   std::vector<Group>& groups = bg.groups;
   std::vector<int>& box_group = bg.box_group;
   const size_t nb = plan.boxes.size();
-  const bool any_forward = std::any_of(plan.boxes.begin(), plan.boxes.end(), [](const LayoutBox& b) { return b.lane == Lane::forward; });
+  const bool any_forward =
+      std::any_of(plan.boxes.begin(), plan.boxes.end(), [](const LayoutBox& b) { return b.lane == Lane::forward; });
   for (size_t i = 0; i < nb; ++i)
     if (plan.boxes[i].lane == Lane::forward) plan.boxes[i].center = d.centers[i];
 
@@ -276,7 +276,8 @@ LanesAssembly::LanesAssembly(FigurePlan p, BackwardGroups bg, const ForwardLane&
     arrange_group(plan, grp);
     int target = -1;
     for (const auto& e : plan.edges)
-      if (e.from == b && e.kind != EdgeKind::link && box_group[static_cast<size_t>(e.to)] >= 0) target = box_group[static_cast<size_t>(e.to)];
+      if (e.from == b && e.kind != EdgeKind::link && box_group[static_cast<size_t>(e.to)] >= 0)
+        target = box_group[static_cast<size_t>(e.to)];
     float top = main_line - grp.height / 2;
     if (target >= 0) {  // under the right end of the group it feeds, where backward starts
       const Group& t = groups[static_cast<size_t>(target)];

@@ -15,18 +15,18 @@ namespace opscope::viz {
 // The backward boxes drawn under one forward box (its anchor), on a small grid (a staircase, so
 // no curve has to pass through a box of the group).
 struct Group {
-  int anchor = -1;              // forward box, -1: placed beside the group it feeds
+  int anchor = -1;  // forward box, -1: placed beside the group it feeds
   std::vector<int> boxes;
-  std::vector<Point> offset;    // per box: its centre from the group's top middle
+  std::vector<Point> offset;  // per box: its centre from the group's top middle
   float width = 0, height = 0;
-  float main_y = 0;             // the first receiving box's centre, from the group's top
-  bool sink = false;            // passes no gradient on (a parameter's gradient: db, dW)
-  float cx = 0, top = 0;        // placement
+  float main_y = 0;  // the first receiving box's centre, from the group's top
+  bool sink = false;  // passes no gradient on (a parameter's gradient: db, dW)
+  float cx = 0, top = 0;  // placement
 };
 
 struct BackwardGroups {
   std::vector<Group> groups;
-  std::vector<int> loose;      // backward boxes without a forward box (the seed, ...)
+  std::vector<int> loose;  // backward boxes without a forward box (the seed, ...)
   std::vector<int> box_group;  // per box: its group, -1
 };
 
@@ -44,7 +44,7 @@ class LanesAssembly {
   LanesAssembly(const LanesAssembly&) = delete;
   LanesAssembly& operator=(const LanesAssembly&) = delete;
   bool route(size_t edges);  // routes the next `edges` curves; false once all are
-  GraphLayout finish();      // once routed: the figure, moved to (0, 0) and measured
+  GraphLayout finish();  // once routed: the figure, moved to (0, 0) and measured
 
  private:
   FigurePlan plan_;

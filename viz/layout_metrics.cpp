@@ -23,7 +23,8 @@ bool intersect(Point p1, Point p2, Point q1, Point q2, Point* at) {
 }
 
 bool inside(const LayoutBox& b, Point p, float margin) {
-  return std::abs(p.x - b.center.x) <= b.width * 0.5f + margin && std::abs(p.y - b.center.y) <= b.height * 0.5f + margin;
+  return std::abs(p.x - b.center.x) <= b.width * 0.5f + margin &&
+         std::abs(p.y - b.center.y) <= b.height * 0.5f + margin;
 }
 
 }  // namespace
@@ -33,11 +34,13 @@ std::vector<Point> flatten_spline(const std::vector<Point>& spline, int per_segm
   if (spline.size() < 4) return out;
   out.push_back(spline[0]);
   for (size_t k = 0; k + 3 < spline.size(); k += 3)
-    for (int i = 1; i <= per_segment; ++i) out.push_back(bezier_at(&spline[k], static_cast<float>(i) / static_cast<float>(per_segment)));
+    for (int i = 1; i <= per_segment; ++i)
+      out.push_back(bezier_at(&spline[k], static_cast<float>(i) / static_cast<float>(per_segment)));
   return out;
 }
 
-int count_crossings(const std::vector<Point>& a, const std::vector<Point>& b, const std::vector<const LayoutBox*>& skip) {
+int count_crossings(const std::vector<Point>& a, const std::vector<Point>& b,
+                    const std::vector<const LayoutBox*>& skip) {
   int n = 0;
   for (size_t i = 0; i + 1 < a.size(); ++i)
     for (size_t j = 0; j + 1 < b.size(); ++j) {

@@ -47,7 +47,8 @@ constexpr size_t kDetailChars = 30, kValueNameChars = 14;
 std::string shortened(const std::string& name, size_t most) {
   if (name.size() <= most) return name;
   size_t from = name.size() - (most - 1);
-  while (from < name.size() && (static_cast<unsigned char>(name[from]) & 0xC0) == 0x80) ++from;  // a whole UTF-8 character
+  while (from < name.size() && (static_cast<unsigned char>(name[from]) & 0xC0) == 0x80)
+    ++from;  // a whole UTF-8 character
   return "…" + name.substr(from);
 }
 
@@ -74,7 +75,8 @@ int output_box(const Plan::Expanded& e, int out_index, int fallback) {
 
 class Planner {
  public:
-  Planner(const Graph& g, const LayoutOptions& o) : g_(g), o_(o), fc_(figure_content(g, o.only_nodes)), loops_(loop_counts(g)) {
+  Planner(const Graph& g, const LayoutOptions& o)
+      : g_(g), o_(o), fc_(figure_content(g, o.only_nodes)), loops_(loop_counts(g)) {
     p_.node_box.assign(g.num_nodes(), -1);
   }
 
@@ -97,7 +99,8 @@ class Planner {
     for (auto& d : b.details) w = std::max(w, 0.9f * text_w(d));
     b.width = std::max(64.f, w + 22.f);
     const int lines = 1 + !b.subtitle.empty();
-    b.height = static_cast<float>(lines) * o_.line_height + static_cast<float>(b.details.size()) * 0.9f * o_.line_height + 12.f;
+    b.height = static_cast<float>(lines) * o_.line_height +
+               static_cast<float>(b.details.size()) * 0.9f * o_.line_height + 12.f;
   }
 
   // A compact figure titles an op by its name alone ("#9 layer_norm", "#21 mul"): its attributes
@@ -130,7 +133,8 @@ class Planner {
         if (c.loop) {
           const int id = std::stoi(f.key.substr(f.key.find('@') + 1));
           c.iterations = loops_.count(id) ? loops_.at(id).iterations : 1;
-          c.label = "loop: last of " + std::to_string(c.iterations) + (c.iterations == 1 ? " iteration" : " iterations");
+          c.label =
+              "loop: last of " + std::to_string(c.iterations) + (c.iterations == 1 ? " iteration" : " iterations");
         } else {
           c.scope = f.name;
           c.label = f.label;
@@ -150,7 +154,9 @@ class Planner {
     for (size_t i = 0; i < path.size() && folded_at == path.size(); ++i)
       if (path[i].kind == FigureFrame::call && call_folded(o_, path[i].key, path[i].name)) folded_at = i;
     const bool forward = n.phase == Phase::forward;
-    if (folded_at == path.size() && o_.expanded.count(n.id) && add_expanded(n, forward ? cluster_of(path, path.size()) : -2)) return;
+    if (folded_at == path.size() && o_.expanded.count(n.id) &&
+        add_expanded(n, forward ? cluster_of(path, path.size()) : -2))
+      return;
     LayoutBox b;
     b.phase = n.phase;
     b.lane = forward ? Lane::forward : Lane::backward;
@@ -182,7 +188,8 @@ class Planner {
     p_.node_box[static_cast<size_t>(n.id)] = bi;
     if (forward) {
       if (box_frames_.size() <= static_cast<size_t>(bi)) box_frames_.resize(static_cast<size_t>(bi) + 1, -2);
-      if (box_frames_[static_cast<size_t>(bi)] == -2) box_frames_[static_cast<size_t>(bi)] = cluster_of(path, folded_at);
+      if (box_frames_[static_cast<size_t>(bi)] == -2)
+        box_frames_[static_cast<size_t>(bi)] = cluster_of(path, folded_at);
     }
   }
 
@@ -248,9 +255,9 @@ class Planner {
           b.key = "n" + std::to_string(n.id) + ".v" + std::to_string(bv);
           b.node = n.id;
           b.kind = BoxKind::constant;
-          b.title = !bvi.name.empty() ? bvi.name
+          b.title = !bvi.name.empty()                                     ? bvi.name
                     : bvi.constant.defined() && bvi.constant.numel() == 1 ? attr_value_str(bvi.constant.item())
-                                                                           : "%" + std::to_string(bv);
+                                                                          : "%" + std::to_string(bv);
           b.subtitle = shape_str(bvi.meta.shape);
           b.phase = n.phase;
           b.lane = p_.boxes[static_cast<size_t>(to)].lane;
@@ -284,12 +291,15 @@ class Planner {
       for (int id : b.nodes)
         for (int v : g_.node(id).inputs) {
           const ValueInfo& vi = g_.value(v);
-          if ((vi.producer >= 0 && inside(vi.producer)) || is_inline_constant(vi) || std::find(seen.begin(), seen.end(), v) != seen.end())
+          if ((vi.producer >= 0 && inside(vi.producer)) || is_inline_constant(vi) ||
+              std::find(seen.begin(), seen.end(), v) != seen.end())
             continue;
           seen.push_back(v);
           if (vi.producer < 0 && vi.kind == ValueKind::parameter) params.push_back(value_label(g_, v));
           else  // an unnamed value by the node that made it ("#0 [8, 16]"), not by its id
-            ins.push_back(value(vi.name.empty() && vi.producer >= 0 ? "#" + std::to_string(vi.producer) : value_label(g_, v), vi.meta.shape));
+            ins.push_back(
+                value(vi.name.empty() && vi.producer >= 0 ? "#" + std::to_string(vi.producer) : value_label(g_, v),
+                      vi.meta.shape));
         }
       for (int id : b.nodes)
         for (int v : g_.node(id).outputs)
@@ -318,8 +328,9 @@ class Planner {
       const bool by_name = named.find("…") == std::string::npos && named.find(", +") == std::string::npos;
       b.details.push_back(std::to_string(b.nodes.size()) + (b.nodes.size() == 1 ? " op" : " ops") +
                           (params.empty() ? ""
-                           : by_name      ? " · params " + named
-                                          : " · " + std::to_string(params.size()) + (params.size() == 1 ? " param" : " params")));
+                           : by_name
+                               ? " · params " + named
+                               : " · " + std::to_string(params.size()) + (params.size() == 1 ? " param" : " params")));
     }
   }
 
@@ -382,7 +393,9 @@ class Planner {
     if (readers.empty()) return false;
     const std::string& key = p_.boxes[static_cast<size_t>(readers[0])].scope_key;
     for (int r : readers)
-      if (p_.boxes[static_cast<size_t>(r)].kind != BoxKind::folded_scope || p_.boxes[static_cast<size_t>(r)].scope_key != key) return false;
+      if (p_.boxes[static_cast<size_t>(r)].kind != BoxKind::folded_scope ||
+          p_.boxes[static_cast<size_t>(r)].scope_key != key)
+        return false;
     return true;
   }
 
@@ -449,7 +462,9 @@ class Planner {
 // each folded call's forward box by its call key.
 int anchor_of(const Plan& p, const Graph& g, int bi, const std::map<std::string, int>& forward_scope) {
   const LayoutBox& b = p.boxes[static_cast<size_t>(bi)];
-  auto forward_box = [&](int box) { return box >= 0 && p.boxes[static_cast<size_t>(box)].lane == Lane::forward ? box : -1; };
+  auto forward_box = [&](int box) {
+    return box >= 0 && p.boxes[static_cast<size_t>(box)].lane == Lane::forward ? box : -1;
+  };
   if (b.kind == BoxKind::folded_scope) {
     if (auto it = forward_scope.find(b.scope_key); it != forward_scope.end()) return it->second;
     const Node& n = g.node(b.nodes.front());
@@ -457,7 +472,8 @@ int anchor_of(const Plan& p, const Graph& g, int bi, const std::map<std::string,
   }
   if (b.node < 0) return -1;
   const Node& n = g.node(b.node);
-  if (n.phase == Phase::backward && n.forward_of >= 0) return forward_box(p.node_box[static_cast<size_t>(n.forward_of)]);
+  if (n.phase == Phase::backward && n.forward_of >= 0)
+    return forward_box(p.node_box[static_cast<size_t>(n.forward_of)]);
   if (n.phase == Phase::update && !n.inputs.empty())  // an optimizer step sits under its parameter
     for (const auto& e : p.edges)
       if (e.to == bi && e.value == n.inputs[0]) return forward_box(e.from);
@@ -492,7 +508,8 @@ FigurePlan plan_figure(const Graph& g, const LayoutOptions& o) {
   FigurePlan f;
   std::map<std::string, int> forward_scope;
   for (size_t i = 0; i < p.boxes.size(); ++i)
-    if (p.boxes[i].kind == BoxKind::folded_scope && p.boxes[i].lane == Lane::forward) forward_scope[p.boxes[i].scope_key] = static_cast<int>(i);
+    if (p.boxes[i].kind == BoxKind::folded_scope && p.boxes[i].lane == Lane::forward)
+      forward_scope[p.boxes[i].scope_key] = static_cast<int>(i);
   f.anchor.assign(p.boxes.size(), -1);
   for (size_t i = 0; i < p.boxes.size(); ++i)
     if (p.boxes[i].lane == Lane::backward) f.anchor[i] = anchor_of(p, g, static_cast<int>(i), forward_scope);
@@ -504,7 +521,8 @@ FigurePlan plan_figure(const Graph& g, const LayoutOptions& o) {
   // The lanes hang the backward pass under the forward one. With nothing in the forward lane
   // (after a training loop inside a function only the last step's updates are held) there is
   // nothing to hang it from: one dot layout, as for the backward pass alone.
-  const bool forward_lane = std::any_of(f.boxes.begin(), f.boxes.end(), [](const LayoutBox& b) { return b.lane == Lane::forward; });
+  const bool forward_lane =
+      std::any_of(f.boxes.begin(), f.boxes.end(), [](const LayoutBox& b) { return b.lane == Lane::forward; });
   f.one_dot = !(o.lanes && o.filter != PhaseFilter::backward_only && forward_lane);
   f.edge_labels = o.edge_labels && !o.compact;
   f.line_height = o.line_height;
@@ -518,12 +536,16 @@ FigurePlan plan_figure(const Graph& g, const LayoutOptions& o) {
   // the text size), as wide as its text may grow while the layout stands, so that no edge label is
   // placed under it (layout_wrap.h).
   for (auto& b : f.boxes) {
-    const std::string widest = b.node >= 0 ? widest_badge(g, {b.node}) : b.kind == BoxKind::folded_scope ? widest_badge(g, b.nodes) : "";
-    if (!widest.empty()) b.badge_width = 0.78f * (o.text_width ? o.text_width(widest) : estimate_text_width(widest)) + 10.f;
+    const std::string widest = b.node >= 0                       ? widest_badge(g, {b.node})
+                               : b.kind == BoxKind::folded_scope ? widest_badge(g, b.nodes)
+                                                                 : "";
+    if (!widest.empty())
+      b.badge_width = 0.78f * (o.text_width ? o.text_width(widest) : estimate_text_width(widest)) + 10.f;
   }
   // (The view draws a frame's title at 0.85 of the text size, with its "[fold]" after it.)
   for (const auto& c : f.clusters)
-    f.cluster_label_width.push_back(0.85f * (o.text_width ? o.text_width(c.label + "  [collapse]") : estimate_text_width(c.label + "  [collapse]")));
+    f.cluster_label_width.push_back(0.85f * (o.text_width ? o.text_width(c.label + "  [collapse]")
+                                                          : estimate_text_width(c.label + "  [collapse]")));
   return f;
 }
 

@@ -28,12 +28,12 @@ struct FigurePlan {
   std::vector<int> node_box;
   std::vector<PlannedCluster> clusters;
   std::vector<int> box_cluster;  // the innermost frame of each forward-lane box, -1: none
-  std::vector<int> anchor;       // backward boxes: the forward box drawn above them, -1: none
+  std::vector<int> anchor;  // backward boxes: the forward box drawn above them, -1: none
   // What the layout steps need of the options (the rest shaped the plan).
-  bool one_dot = false;         // one dot layout of every box (the backward pass alone, lanes off)
+  bool one_dot = false;  // one dot layout of every box (the backward pass alone, lanes off)
   bool edge_labels = true;
   float line_height = 16.f;
-  int flat_limit = 60;          // see LayoutOptions::flat_limit
+  int flat_limit = 60;  // see LayoutOptions::flat_limit
   std::vector<float> label_width;  // per edge: its label's width (shape text), pixels at zoom 1
   std::vector<float> cluster_label_width;  // per cluster: its frame's title as the view draws it
 };

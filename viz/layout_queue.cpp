@@ -19,7 +19,8 @@ LayoutMode parse_layout_mode(const std::string& name) {
   for (LayoutMode m : {LayoutMode::sync, LayoutMode::slices, LayoutMode::thread})
     if (name == layout_mode_name(m)) return m;
   throw Error("unknown layout mode '" + name + "'",
-              "thread (a worker thread, the desktop's default), slices (a few ms per frame on the UI thread) or sync (at once)");
+              "thread (a worker thread, the desktop's default), slices (a few ms per frame on the UI thread) or sync "
+              "(at once)");
 }
 
 LayoutQueue::LayoutQueue(LayoutMode mode) : mode_(mode) {}

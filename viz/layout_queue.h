@@ -17,7 +17,7 @@
 namespace opscope::viz {
 
 enum class LayoutMode : uint8_t {
-  sync,    // each request is laid out when it is made
+  sync,  // each request is laid out when it is made
   slices,  // steps run on the UI thread, a few ms per frame (a browser has no threads)
   thread,  // steps run on a worker thread the GUI starts
 };
@@ -31,7 +31,7 @@ struct LayoutTicket {
   std::atomic<bool> cancelled{false};  // superseded: the queue drops it
   std::atomic<int> steps_done{0}, steps_total{1};
   GraphLayout layout;  // once done
-  std::string error;   // once done: why it failed ("" if it did not)
+  std::string error;  // once done: why it failed ("" if it did not)
 };
 
 class LayoutQueue {
@@ -68,8 +68,8 @@ class LayoutQueue {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<Entry> entries_;
-  bool busy_ = false;      // a step is running (outside the lock)
-  bool serving_ = false;   // a worker runs the steps
+  bool busy_ = false;  // a step is running (outside the lock)
+  bool serving_ = false;  // a worker runs the steps
   bool stopped_ = false;
   std::atomic<double> step_ms_max_{0};
 };

@@ -12,13 +12,13 @@ namespace opscope::viz {
 
 namespace {
 
-constexpr float kRowGap = 56.f;      // between rows: room for the edges running between them
-constexpr float kTrack = 7.f;        // between edges running side by side around the rows
+constexpr float kRowGap = 56.f;  // between rows: room for the edges running between them
+constexpr float kTrack = 7.f;  // between edges running side by side around the rows
 constexpr float kLabelScale = 0.85f;  // the view draws edge labels at 0.85 of the text size
-constexpr float kLabelPad = 4.f;         // each side: the view's label background, at zooms down to 0.5
+constexpr float kLabelPad = 4.f;  // each side: the view's label background, at zooms down to 0.5
 constexpr float kComfortableZoom = 1.15f;  // over the readable zoom: what a wrapped figure aims for
-constexpr float kBadgeScale = 0.78f;       // the view draws saved-for-backward badges at 0.78 of the text size
-constexpr float kLoopBadgeWidth = 60.f;    // a loop frame's badge ("×150") and its padding
+constexpr float kBadgeScale = 0.78f;  // the view draws saved-for-backward badges at 0.78 of the text size
+constexpr float kLoopBadgeWidth = 60.f;  // a loop frame's badge ("×150") and its padding
 
 struct Span {
   float l, r;
@@ -103,12 +103,13 @@ std::vector<Point> straight_curve(const std::vector<Point>& pts) {
 
 struct Rows {
   std::vector<float> breaks;
-  std::vector<Point> shift;        // per row: how far its content moves
+  std::vector<Point> shift;  // per row: how far its content moves
   std::vector<float> right, bottom;  // per row: its content's right end and bottom, after the move
 };
 
 // Whether a box of row `row` other than `self` lies on the horizontal line at y between x0 and x1.
-bool blocked(const GraphLayout& l, const std::vector<size_t>& box_row, size_t row, int self, float y, float x0, float x1) {
+bool blocked(const GraphLayout& l, const std::vector<size_t>& box_row, size_t row, int self, float y, float x0,
+             float x1) {
   for (size_t i = 0; i < l.boxes.size(); ++i) {
     const LayoutBox& b = l.boxes[i];
     if (box_row[i] != row || static_cast<int>(i) == self) continue;
@@ -119,7 +120,8 @@ bool blocked(const GraphLayout& l, const std::vector<size_t>& box_row, size_t ro
 
 // An edge between two rows, around them: out of its row past the end the flow leaves by, along
 // the gap between the rows, in at the other row's other end. `track` keeps such edges apart.
-std::vector<Point> around_rows(const GraphLayout& l, const Rows& rows, const std::vector<size_t>& box_row, int from, int to, int track) {
+std::vector<Point> around_rows(const GraphLayout& l, const Rows& rows, const std::vector<size_t>& box_row, int from,
+                               int to, int track) {
   const LayoutBox& a = l.boxes[static_cast<size_t>(from)];
   const LayoutBox& b = l.boxes[static_cast<size_t>(to)];
   const size_t ra = box_row[static_cast<size_t>(from)], rb = box_row[static_cast<size_t>(to)];
@@ -127,7 +129,8 @@ std::vector<Point> around_rows(const GraphLayout& l, const Rows& rows, const std
   const float x_left = -off;
   std::vector<Point> p;
   if (ra < rb) {  // forwards: out at the right of row ra, in at the left of row rb
-    const float x_right = rows.right[ra] + off, gap_y = rows.bottom[ra] + kRowGap / 2 - kRowGap / 4 + std::fmod(off, kRowGap / 2);
+    const float x_right = rows.right[ra] + off,
+                gap_y = rows.bottom[ra] + kRowGap / 2 - kRowGap / 4 + std::fmod(off, kRowGap / 2);
     if (!blocked(l, box_row, ra, from, a.center.y, right(a), x_right)) {
       p = {{right(a), a.center.y}, {x_right, a.center.y}};
     } else {
@@ -146,7 +149,8 @@ std::vector<Point> around_rows(const GraphLayout& l, const Rows& rows, const std
       p.push_back({b.center.x, top(b)});
     }
   } else {  // backwards (a gradient): out at the left of row ra, in at the right of row rb
-    const float x_right = rows.right[rb] + off, gap_y = rows.bottom[rb] + kRowGap / 2 + std::fmod(off, kRowGap / 2) - kRowGap / 4;
+    const float x_right = rows.right[rb] + off,
+                gap_y = rows.bottom[rb] + kRowGap / 2 + std::fmod(off, kRowGap / 2) - kRowGap / 4;
     if (!blocked(l, box_row, ra, from, a.center.y, x_left, left(a))) {
       p = {{left(a), a.center.y}, {x_left, a.center.y}};
     } else {
@@ -315,7 +319,8 @@ std::vector<LabelRect> label_obstacles(const GraphLayout& l) {
   out.reserve(l.boxes.size() + l.clusters.size());
   for (const LayoutBox& b : l.boxes) {
     out.push_back({left(b) - 1, top(b) - 1, right(b) + 1, bottom(b) + 1});
-    if (b.badge_width > 0) out.push_back({right(b) - b.badge_width, top(b) - kBadgeScale * l.line_height - 4, right(b) + 1, top(b)});
+    if (b.badge_width > 0)
+      out.push_back({right(b) - b.badge_width, top(b) - kBadgeScale * l.line_height - 4, right(b) + 1, top(b)});
   }
   for (const LayoutCluster& c : l.clusters) {
     const float x = c.min.x + 6, y = c.min.y + 3;

@@ -35,7 +35,8 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
     }
     first = false;
     ImVec2 p = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + h * 0.2f), ImVec2(p.x + h * 0.6f, p.y + h * 0.8f), category_color(cat, th.dark), 2.f);
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + h * 0.2f), ImVec2(p.x + h * 0.6f, p.y + h * 0.8f),
+                                              category_color(cat, th.dark), 2.f);
     ImGui::Dummy(ImVec2(h * 0.7f, h));
     ImGui::SameLine(0, 2);
     ImGui::TextUnformatted(text.c_str());
@@ -69,8 +70,12 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
   const float x0 = p0.x + left, x1 = p1.x - pad, y0 = p0.y + pad + 12.f, y1 = p1.y - 16.f;
   const size_t n = series.size();
   const size_t span = std::max(n, f.total_steps);  // steps the x axis covers
-  auto X = [&](size_t i) { return span == 1 ? (x0 + x1) * 0.5f : x0 + (x1 - x0) * static_cast<float>(i) / static_cast<float>(span - 1); };
-  auto Y = [&](int64_t b) { return y1 - (y1 - y0) * static_cast<float>(static_cast<double>(b) / static_cast<double>(scale_top)); };
+  auto X = [&](size_t i) {
+    return span == 1 ? (x0 + x1) * 0.5f : x0 + (x1 - x0) * static_cast<float>(i) / static_cast<float>(span - 1);
+  };
+  auto Y = [&](int64_t b) {
+    return y1 - (y1 - y0) * static_cast<float>(static_cast<double>(b) / static_cast<double>(scale_top));
+  };
   // Axis labels: 0 and the peak.
   dl->AddText(ImVec2(p0.x + 4, y0 - 7), th.text_dim, bytes_str(peak).c_str());
   dl->AddText(ImVec2(p0.x + 4, y1 - 7), th.text_dim, "0 B");
@@ -129,7 +134,8 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
       const int64_t a = series[i].bytes[static_cast<size_t>(c)], b = series[j].bytes[static_cast<size_t>(c)];
       if (a == 0 && b == 0) continue;
       const ImU32 col = category_color(static_cast<MemCategory>(c), th.dark);
-      dl->AddQuadFilled(ImVec2(xa, Y(below_a)), ImVec2(xb, Y(below_b)), ImVec2(xb, Y(below_b + b)), ImVec2(xa, Y(below_a + a)), col);
+      dl->AddQuadFilled(ImVec2(xa, Y(below_a)), ImVec2(xb, Y(below_b)), ImVec2(xb, Y(below_b + b)),
+                        ImVec2(xa, Y(below_a + a)), col);
       below_a += a;
       below_b += b;
     }
@@ -153,10 +159,12 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
     }
   }
   // Peak: a dashed line across and a dot where it happened.
-  for (float x = x0; x < x1; x += 10) dl->AddLine(ImVec2(x, Y(peak)), ImVec2(std::min(x + 5, x1), Y(peak)), th.text_dim);
+  for (float x = x0; x < x1; x += 10)
+    dl->AddLine(ImVec2(x, Y(peak)), ImVec2(std::min(x + 5, x1), Y(peak)), th.text_dim);
   dl->AddCircleFilled(ImVec2(X(peak_at), Y(peak)), 4.f, th.edge_backward);
   char label[96];
-  std::snprintf(label, sizeof label, tr("peak %s after step %lld"), bytes_str(peak).c_str(), (long long)series[peak_at].step);
+  std::snprintf(label, sizeof label, tr("peak %s after step %lld"), bytes_str(peak).c_str(),
+                (long long)series[peak_at].step);
   const float lw = ImGui::CalcTextSize(label).x;
   dl->AddText(ImVec2(std::clamp(X(peak_at) - lw * 0.5f, x0, x1 - lw), p0.y + 1), th.text, label);
   // The current step.
@@ -168,13 +176,19 @@ void draw_memory_panel(const MemoryPanelFrame& f, ImVec2 size) {
     }
   if (ImGui::IsItemHovered()) {
     const float mx = ImGui::GetIO().MousePos.x;
-    const size_t i = std::min(n - 1, span == 1 ? size_t{0} : static_cast<size_t>(std::clamp((mx - x0) / (x1 - x0), 0.f, 1.f) * static_cast<float>(span - 1) + 0.5f));
+    const size_t i =
+        std::min(n - 1, span == 1
+                            ? size_t{0}
+                            : static_cast<size_t>(
+                                  std::clamp((mx - x0) / (x1 - x0), 0.f, 1.f) * static_cast<float>(span - 1) + 0.5f));
     dl->AddLine(ImVec2(X(i), y0), ImVec2(X(i), y1), th.text_dim);
     ImGui::BeginTooltip();
-    ImGui::Text(tr("step %lld (node #%d): %s"), (long long)series[i].step, series[i].node, bytes_str(total_bytes(series[i].bytes)).c_str());
+    ImGui::Text(tr("step %lld (node #%d): %s"), (long long)series[i].step, series[i].node,
+                bytes_str(total_bytes(series[i].bytes)).c_str());
     for (int c = 0; c < kNumCategories; ++c)
       if (series[i].bytes[static_cast<size_t>(c)])
-        ImGui::Text("  %s %s", category_name(static_cast<MemCategory>(c)), bytes_str(series[i].bytes[static_cast<size_t>(c)]).c_str());
+        ImGui::Text("  %s %s", category_name(static_cast<MemCategory>(c)),
+                    bytes_str(series[i].bytes[static_cast<size_t>(c)]).c_str());
     ImGui::EndTooltip();
   }
 }

@@ -37,7 +37,8 @@ void draw_chart(MetricsPanelState& state, const MetricSeries& s, size_t index, i
   for (double v : s.values)
     if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
   const double last = n ? s.values.back() : 0;
-  std::string title = s.name + "   " + (n ? number(last) + " at step " + std::to_string(s.steps.back()) : "no points yet");
+  std::string title =
+      s.name + "   " + (n ? number(last) + " at step " + std::to_string(s.steps.back()) : "no points yet");
   if (n > 1 && std::isfinite(lo)) title += "   min " + number(lo) + " · max " + number(hi);
   dl->AddText(ImVec2(p0.x + 6, p0.y + 3), th.text, title.c_str());
   if (n == 0) return;
@@ -90,10 +91,13 @@ void draw_chart(MetricsPanelState& state, const MetricSeries& s, size_t index, i
   if (ImGui::IsItemHovered()) {
     const float mx = ImGui::GetIO().MousePos.x;
     const double step = s0 + (std::clamp(mx, x0, x1) - x0) / (x1 - x0) * static_cast<double>(s1 - s0);
-    const size_t i = static_cast<size_t>(std::lower_bound(s.steps.begin(), s.steps.end(), static_cast<int64_t>(step)) - s.steps.begin());
+    const size_t i = static_cast<size_t>(std::lower_bound(s.steps.begin(), s.steps.end(), static_cast<int64_t>(step)) -
+                                         s.steps.begin());
     const size_t k = std::min(i, n - 1);
-    dl->AddLine(ImVec2(X(static_cast<double>(s.steps[k])), y0), ImVec2(X(static_cast<double>(s.steps[k])), y1), th.text_dim);
-    ImGui::SetTooltip("%s at step %lld: %s", s.name.c_str(), static_cast<long long>(s.steps[k]), number(s.values[k]).c_str());
+    dl->AddLine(ImVec2(X(static_cast<double>(s.steps[k])), y0), ImVec2(X(static_cast<double>(s.steps[k])), y1),
+                th.text_dim);
+    ImGui::SetTooltip("%s at step %lld: %s", s.name.c_str(), static_cast<long long>(s.steps[k]),
+                      number(s.values[k]).c_str());
   }
 }
 
@@ -108,15 +112,22 @@ void draw_metrics_panel(MetricsPanelState& state, const MetricsPanelFrame& f, Im
   if (size.y <= 0) size.y = avail.y;
   const auto& series = f.log->series();
   if (series.empty()) {
-    ImGui::TextWrapped("%s", tr("No metrics yet. In a training loop, log(\"loss\", loss) records one point per step; every series logged is "
-                             "plotted here while the loop runs."));
+    ImGui::TextWrapped(
+        "%s",
+        tr("No metrics yet. In a training loop, log(\"loss\", loss) records one point per step; every series logged is "
+           "plotted here while the loop runs."));
     return;
   }
-  if (f.running) ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(th.highlight), "running · step %lld", static_cast<long long>(f.log->current_step()));
-  else ImGui::TextDisabled("step %lld · %zu series (opscope run --metrics out.csv writes them)", static_cast<long long>(f.log->current_step()), series.size());
+  if (f.running)
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(th.highlight), "running · step %lld",
+                       static_cast<long long>(f.log->current_step()));
+  else
+    ImGui::TextDisabled("step %lld · %zu series (opscope run --metrics out.csv writes them)",
+                        static_cast<long long>(f.log->current_step()), series.size());
   const ImVec2 origin = ImGui::GetCursorScreenPos();
-  const float gap = 6.f, h = std::max(60.f, (ImGui::GetContentRegionAvail().y - gap * static_cast<float>(series.size() - 1)) /
-                                                   static_cast<float>(series.size()));
+  const float gap = 6.f,
+              h = std::max(60.f, (ImGui::GetContentRegionAvail().y - gap * static_cast<float>(series.size() - 1)) /
+                                     static_cast<float>(series.size()));
   for (size_t i = 0; i < series.size(); ++i) {
     const ImVec2 p0(origin.x, origin.y + static_cast<float>(i) * (h + gap)), p1(origin.x + size.x, p0.y + h);
     draw_chart(state, series[i], i, f.log->current_step(), th, p0, p1);

@@ -11,8 +11,8 @@
 namespace opscope::viz {
 
 struct MetricsPanelState {
-  int charts_drawn = 0;   // last frame's (for the state dump and tests)
-  float marker_x = -1;    // screen x of the current-step line in the first chart (-1: none)
+  int charts_drawn = 0;  // last frame's (for the state dump and tests)
+  float marker_x = -1;  // screen x of the current-step line in the first chart (-1: none)
 };
 
 struct MetricsPanelFrame {

@@ -43,7 +43,8 @@ std::string ScopeGraph::signature() const {
   for (const auto& it : items)
     s += it.key + " " + std::to_string(static_cast<int>(it.kind)) + " " + num(it.width) + " " + num(it.height) + " " +
          std::to_string(it.cluster) + "\n";
-  for (const auto& e : edges) s += std::to_string(e.from) + ">" + std::to_string(e.to) + (e.reversed ? "r " : " ") + e.label + "\n";
+  for (const auto& e : edges)
+    s += std::to_string(e.from) + ">" + std::to_string(e.to) + (e.reversed ? "r " : " ") + e.label + "\n";
   for (const auto& c : clusters) s += "c " + std::to_string(c.parent) + " " + c.label + "\n";
   for (const auto& [a, b] : same_column) s += "s " + std::to_string(a) + " " + std::to_string(b) + "\n";
   for (const auto& [k, v] : dot_attributes) s += "a " + k + "=" + v + "\n";

@@ -14,16 +14,16 @@ namespace opscope::viz {
 
 struct ScopeItem {
   enum Kind : uint8_t { box, frame, port_in, port_out };
-  std::string key;       // unique within the scope (dot's node name)
+  std::string key;  // unique within the scope (dot's node name)
   Kind kind = box;
   float width = 0, height = 0;  // pixels at zoom 1; ports are points
-  int cluster = -1;      // a frame drawn by dot around it (ScopeGraph::clusters), -1: none
+  int cluster = -1;  // a frame drawn by dot around it (ScopeGraph::clusters), -1: none
 };
 
 struct ScopeEdge {
   int from = -1, to = -1;  // items
-  std::string label;       // a shape label dot places ("" none)
-  bool reversed = false;   // given to dot head to tail (a gradient, when both phases share one layout)
+  std::string label;  // a shape label dot places ("" none)
+  bool reversed = false;  // given to dot head to tail (a gradient, when both phases share one layout)
 };
 
 // A frame dot draws itself (a call laid out inside its parent's job: small subtrees stay one run).
@@ -45,9 +45,9 @@ struct ScopeGraph {
 };
 
 struct ScopeLayout {
-  std::vector<Point> centers;                   // per item, from the scope's top left corner
-  std::vector<std::vector<Point>> splines;      // per edge: cubic Bezier control points, tail to head
-  std::vector<Point> label_pos;                 // per edge
+  std::vector<Point> centers;  // per item, from the scope's top left corner
+  std::vector<std::vector<Point>> splines;  // per edge: cubic Bezier control points, tail to head
+  std::vector<Point> label_pos;  // per edge
   std::vector<char> has_label;
   std::vector<std::pair<Point, Point>> cluster_box;  // per cluster: min, max
   float width = 0, height = 0;

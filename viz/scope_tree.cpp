@@ -29,7 +29,8 @@ class Builder {
     for (size_t c = 0; c < nc; ++c)
       for (int a = plan.clusters[c].parent; a >= 0; a = plan.clusters[static_cast<size_t>(a)].parent) ++depth_[c];
     children_.assign(nc + 1, {});
-    for (size_t c = 0; c < nc; ++c) children_[static_cast<size_t>(plan.clusters[c].parent + 1)].push_back(static_cast<int>(c));
+    for (size_t c = 0; c < nc; ++c)
+      children_[static_cast<size_t>(plan.clusters[c].parent + 1)].push_back(static_cast<int>(c));
   }
 
   ScopeTree build() {
@@ -88,8 +89,8 @@ class Builder {
     for (const auto& e : p_.edges) {
       const auto from = static_cast<size_t>(e.from);
       const LayoutBox& b = p_.boxes[from];
-      if (e.kind == EdgeKind::link || !in_lane_[static_cast<size_t>(e.to)] || !in_lane_[from] || b.value < 0 || p_.box_cluster[from] >= 0 ||
-          (b.kind != BoxKind::parameter && b.kind != BoxKind::constant))
+      if (e.kind == EdgeKind::link || !in_lane_[static_cast<size_t>(e.to)] || !in_lane_[from] || b.value < 0 ||
+          p_.box_cluster[from] >= 0 || (b.kind != BoxKind::parameter && b.kind != BoxKind::constant))
         continue;
       const int s = scope_[static_cast<size_t>(e.to)];
       at[from] = at[from] == -2 ? s : lca(at[from], s);
@@ -232,7 +233,8 @@ class Builder {
       const int u = e.from, v = e.to;
       const int ju = t_.job_of_box[static_cast<size_t>(u)], jv = t_.job_of_box[static_cast<size_t>(v)];
       if (ju < 0 || jv < 0) continue;
-      const bool backward = p_.boxes[static_cast<size_t>(u)].lane == Lane::backward && p_.boxes[static_cast<size_t>(v)].lane == Lane::backward;
+      const bool backward = p_.boxes[static_cast<size_t>(u)].lane == Lane::backward &&
+                            p_.boxes[static_cast<size_t>(v)].lane == Lane::backward;
       const std::string label = p_.edge_labels && e.kind == EdgeKind::forward ? e.label : "";
       auto& pieces = t_.pieces[ei];
       if (ju == jv) {
@@ -280,12 +282,15 @@ class Builder {
     for (size_t i = 0; i < p_.boxes.size(); ++i) {
       const LayoutBox& b = p_.boxes[i];
       const int j = t_.job_of_box[i];
-      if (j < 0 || (b.kind != BoxKind::parameter && b.kind != BoxKind::input) || b.value < 0 || readers[i] != 1) continue;
+      if (j < 0 || (b.kind != BoxKind::parameter && b.kind != BoxKind::input) || b.value < 0 || readers[i] != 1)
+        continue;
       const int r = reader[i];
       if (t_.job_of_box[static_cast<size_t>(r)] != j) continue;
       ScopeTree::Job& job = t_.jobs[static_cast<size_t>(j)];
       const int li = job.box_item[i], ri = job.box_item[static_cast<size_t>(r)];
-      if (job.graph.items[static_cast<size_t>(li)].cluster >= 0 || job.graph.items[static_cast<size_t>(ri)].cluster >= 0) continue;
+      if (job.graph.items[static_cast<size_t>(li)].cluster >= 0 ||
+          job.graph.items[static_cast<size_t>(ri)].cluster >= 0)
+        continue;
       job.graph.same_column.push_back({li, ri});
     }
   }
@@ -296,9 +301,9 @@ class Builder {
   std::vector<int> depth_;
   std::vector<std::vector<int>> children_;  // per cluster + 1 (0: the root)
   std::vector<char> in_lane_;
-  std::vector<int> scope_;       // per box: its frame, -1 the root
-  std::vector<int> subtree_;     // per cluster + 1: boxes inside it, nested frames included
-  std::vector<int> job_cluster_; // per cluster: the job laying out its boxes
+  std::vector<int> scope_;  // per box: its frame, -1 the root
+  std::vector<int> subtree_;  // per cluster + 1: boxes inside it, nested frames included
+  std::vector<int> job_cluster_;  // per cluster: the job laying out its boxes
   int root_job_ = -1;
   std::map<std::tuple<int, int, int>, int> ports_;
   std::map<std::tuple<int, int, int, int>, int> shared_;
@@ -323,7 +328,9 @@ void join(std::vector<Point>& a, const std::vector<Point>& b) {
 
 }  // namespace
 
-ScopeTree build_scope_tree(const FigurePlan& plan, const std::vector<float>& widths) { return Builder(plan, widths).build(); }
+ScopeTree build_scope_tree(const FigurePlan& plan, const std::vector<float>& widths) {
+  return Builder(plan, widths).build();
+}
 
 // [SECTION] sizes
 
@@ -356,7 +363,8 @@ ForwardLane place_scopes(const ScopeTree& t, const std::vector<ScopeLayout>& don
     const ScopeLayout& l = done[j];
     for (size_t k = 0; k < job.child_item.size(); ++k) {
       const auto c = static_cast<size_t>(job.child_job[k]);
-      const float w = std::max(done[c].width, plan.cluster_label_width[static_cast<size_t>(t.jobs[c].cluster)]) + 2 * kFramePad;
+      const float w =
+          std::max(done[c].width, plan.cluster_label_width[static_cast<size_t>(t.jobs[c].cluster)]) + 2 * kFramePad;
       const float h = done[c].height + kFramePad + kFrameBand;
       const Point centre = add(origin[j], l.centers[static_cast<size_t>(job.child_item[k])]);
       frame[c] = {{centre.x - w / 2, centre.y - h / 2}, {centre.x + w / 2, centre.y + h / 2}};
@@ -366,12 +374,15 @@ ForwardLane place_scopes(const ScopeTree& t, const std::vector<ScopeLayout>& don
   for (size_t i = 0; i < plan.boxes.size(); ++i) {
     const int j = t.job_of_box[i];
     if (j < 0) continue;
-    out.centers[i] = add(origin[static_cast<size_t>(j)], done[static_cast<size_t>(j)].centers[static_cast<size_t>(t.jobs[static_cast<size_t>(j)].box_item[i])]);
+    out.centers[i] =
+        add(origin[static_cast<size_t>(j)],
+            done[static_cast<size_t>(j)].centers[static_cast<size_t>(t.jobs[static_cast<size_t>(j)].box_item[i])]);
   }
   // Frames in the plan's order: a job's from its parent, a frame dot drew from dot.
   for (size_t c = 0; c < plan.clusters.size(); ++c) {
     std::pair<Point, Point> r{{1, 1}, {0, 0}};
-    if (const int j = t.job_of_cluster[c]; j >= 0 && t.jobs[static_cast<size_t>(j)].parent >= 0) r = frame[static_cast<size_t>(j)];
+    if (const int j = t.job_of_cluster[c]; j >= 0 && t.jobs[static_cast<size_t>(j)].parent >= 0)
+      r = frame[static_cast<size_t>(j)];
     for (size_t j = 0; j < t.jobs.size() && r.first.x > r.second.x; ++j) {
       const auto& native = t.jobs[j].native;
       const auto it = std::find(native.begin(), native.end(), static_cast<int>(c));
@@ -381,7 +392,8 @@ ForwardLane place_scopes(const ScopeTree& t, const std::vector<ScopeLayout>& don
     }
     if (r.first.x > r.second.x) continue;
     const PlannedCluster& pc = plan.clusters[c];
-    out.clusters.push_back({pc.scope, pc.node, pc.key, pc.loop, pc.iterations, pc.label, r.first, r.second, plan.cluster_label_width[c]});
+    out.clusters.push_back(
+        {pc.scope, pc.node, pc.key, pc.loop, pc.iterations, pc.label, r.first, r.second, plan.cluster_label_width[c]});
   }
   for (size_t ei = 0; ei < plan.edges.size(); ++ei)
     for (const ScopeTree::Piece& piece : t.pieces[ei]) {

@@ -13,19 +13,19 @@
 
 namespace opscope::viz {
 
-constexpr float kFramePad = 8.f;    // a frame's margin around what it holds
+constexpr float kFramePad = 8.f;  // a frame's margin around what it holds
 constexpr float kFrameBand = 30.f;  // above it: the frame's title and the saved-for-backward badges
 
 struct ScopeTree {
   // One dot run: the root (the whole lane), or a call placed in its parent as a frame.
   struct Job {
-    int cluster = -1;   // the plan's cluster it lays out, -1: the root
-    int parent = -1;    // the job it is a frame of
+    int cluster = -1;  // the plan's cluster it lays out, -1: the root
+    int parent = -1;  // the job it is a frame of
     std::string scope;  // cache key: the cluster's key, "" for the root
-    ScopeGraph graph;   // items; the sizes of child frames are filled in when the children are done
+    ScopeGraph graph;  // items; the sizes of child frames are filled in when the children are done
     std::vector<int> child_item, child_job;  // frames of child jobs: their items and jobs
     std::vector<int> box_item;  // per plan box: its item here, -1
-    std::vector<int> native;    // per ScopeGraph cluster: the plan's cluster it draws
+    std::vector<int> native;  // per ScopeGraph cluster: the plan's cluster it draws
   };
   std::vector<Job> jobs;  // children before their parents; the root last
   std::vector<int> job_of_box;  // per plan box: the job it is laid out in, -1 (not in the forward lane)

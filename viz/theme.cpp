@@ -56,18 +56,20 @@ const Theme& theme(bool dark) {
   return dark ? night : light;
 }
 
-ImU32 family_color(const Theme& t, const std::string& family, bool backward) { return u32(family_fill(family, t.dark, backward)); }
+ImU32 family_color(const Theme& t, const std::string& family, bool backward) {
+  return u32(family_fill(family, t.dark, backward));
+}
 
 ImU32 category_color(MemCategory c, bool dark) {
   static constexpr std::array<ImU32, kNumCategories> light{
-      IM_COL32(234, 179, 8, 255),   // parameter
-      IM_COL32(148, 163, 184, 255), // input
+      IM_COL32(234, 179, 8, 255),  // parameter
+      IM_COL32(148, 163, 184, 255),  // input
       IM_COL32(59, 130, 246, 255),  // activation
       IM_COL32(139, 92, 246, 255),  // saved for backward
       IM_COL32(236, 72, 153, 255),  // gradient
-      IM_COL32(22, 163, 74, 255),   // optimizer state
+      IM_COL32(22, 163, 74, 255),  // optimizer state
       IM_COL32(20, 184, 166, 255),  // workspace
-      IM_COL32(203, 213, 225, 255), // temporary
+      IM_COL32(203, 213, 225, 255),  // temporary
   };
   ImU32 col = light[static_cast<size_t>(c)];
   return dark ? mix(col, IM_COL32(0, 0, 0, 255), 0.15f) : col;
@@ -162,7 +164,8 @@ Fonts load_fonts(float scale, GlyphSet glyphs) {
   // Latin, combining marks (x̂), Greek (formulas: σ, Σ, ∂), the superscript T of Bᵀ, arrows,
   // mathematical and technical symbols (⌊ ⌋) and a few shapes. (tests/lesson_glyphs.cpp checks
   // every character of the lessons has a glyph.)
-  static const ImWchar ui_ranges[] = {0x0020, 0x00FF, 0x0300, 0x03FF, 0x1D00, 0x1D7F, 0x2000, 0x23FF, 0x25A0, 0x25FF, 0};
+  static const ImWchar ui_ranges[] = {0x0020, 0x00FF, 0x0300, 0x03FF, 0x1D00, 0x1D7F,
+                                      0x2000, 0x23FF, 0x25A0, 0x25FF, 0};
   auto load = [&](const std::string& path, float px, const ImWchar* ranges) -> ImFont* {
     if (path.empty()) {
       ImFontConfig cfg;

@@ -46,7 +46,7 @@ class GlyphSet {
   bool contains(ImWchar c) const { return c < bits_.size() * 32 && (bits_[c / 32] >> (c % 32) & 1u); }
   size_t size() const { return count_; }
   ImVector<ImWchar> ranges() const;  // for ImFontAtlas: pairs of first, last, then 0
-  bool changed = false;              // added to since the atlas was baked
+  bool changed = false;  // added to since the atlas was baked
 
  private:
   std::vector<uint32_t> bits_ = std::vector<uint32_t>(0x10000 / 32);
@@ -60,7 +60,7 @@ struct Fonts {
   ImFont* ui = nullptr;
   ImFont* mono = nullptr;
   ImFont* title = nullptr;
-  bool cjk = false;            // a CJK font was found: the glyphs of `glyphs` are merged into ui and mono
+  bool cjk = false;  // a CJK font was found: the glyphs of `glyphs` are merged into ui and mono
   std::string ui_path, cjk_path;
   GlyphSet glyphs;
   // The CJK ranges in the atlas, which reads them when it is built: on the heap, so that

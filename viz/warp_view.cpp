@@ -17,16 +17,15 @@ namespace {
 
 // Saturated enough to read white lane numbers on, in both themes.
 ImU32 sector_color(int i) {
-  static const ImU32 kColors[] = {IM_COL32(66, 133, 244, 255), IM_COL32(219, 68, 55, 255), IM_COL32(244, 160, 0, 255),
-                                 IM_COL32(15, 157, 88, 255),  IM_COL32(171, 71, 188, 255), IM_COL32(0, 172, 193, 255),
-                                 IM_COL32(255, 112, 67, 255), IM_COL32(124, 179, 66, 255)};
+  static const ImU32 kColors[] = {IM_COL32(66, 133, 244, 255), IM_COL32(219, 68, 55, 255),  IM_COL32(244, 160, 0, 255),
+                                  IM_COL32(15, 157, 88, 255),  IM_COL32(171, 71, 188, 255), IM_COL32(0, 172, 193, 255),
+                                  IM_COL32(255, 112, 67, 255), IM_COL32(124, 179, 66, 255)};
   return kColors[i % 8];
 }
 
 const ImU32 kConflict = IM_COL32(220, 40, 40, 255);
 
-template <typename... Args>
-std::string text_of(const char* fmt, Args... args) {
+template <typename... Args> std::string text_of(const char* fmt, Args... args) {
   char t[256];
   std::snprintf(t, sizeof t, fmt, args...);
   return t;
@@ -54,7 +53,9 @@ float draw_sectors(const WarpRequest& r, const Theme& th, ImVec2 p, float width)
   for (const WarpLane& l : r.lanes) {
     const float x = p.x + float(l.lane) * cell;
     dl->AddRectFilled(ImVec2(x + 1, y), ImVec2(x + cell - 1, y + cell), sector_color(sector_index[l.offset / 32]), 2.f);
-    if (cell > ImGui::CalcTextSize("00").x + 2) dl->AddText(ImVec2(x + 2, y + (cell - line) * 0.5f), IM_COL32(255, 255, 255, 255), std::to_string(l.lane).c_str());
+    if (cell > ImGui::CalcTextSize("00").x + 2)
+      dl->AddText(ImVec2(x + 2, y + (cell - line) * 0.5f), IM_COL32(255, 255, 255, 255),
+                  std::to_string(l.lane).c_str());
   }
   // The sectors in address order, each a box labelled with its byte offset in the buffer.
   const float sy = y + cell + line * 1.2f;
@@ -64,13 +65,15 @@ float draw_sectors(const WarpRequest& r, const Theme& th, ImVec2 p, float width)
     const float x = p.x + float(i) * sw;
     if (x + sw > p.x + width) break;
     dl->AddRectFilled(ImVec2(x + 1, sy), ImVec2(x + sw - 1, sy + line * 1.4f), sector_color(i), 2.f);
-    dl->AddText(ImVec2(x + 4, sy + line * 0.2f), IM_COL32(255, 255, 255, 255), ("+" + std::to_string(s * 32) + " B").c_str());
+    dl->AddText(ImVec2(x + 4, sy + line * 0.2f), IM_COL32(255, 255, 255, 255),
+                ("+" + std::to_string(s * 32) + " B").c_str());
     ++shown;
   }
   for (const WarpLane& l : r.lanes) {  // lane -> its sector
     const int i = sector_index[l.offset / 32];
     if (i >= shown) continue;
-    dl->AddLine(ImVec2(p.x + (float(l.lane) + 0.5f) * cell, y + cell), ImVec2(p.x + (float(i) + 0.5f) * sw, sy), th.text_dim);
+    dl->AddLine(ImVec2(p.x + (float(l.lane) + 0.5f) * cell, y + cell), ImVec2(p.x + (float(i) + 0.5f) * sw, sy),
+                th.text_dim);
   }
   return sy + line * 1.4f - p.y;
 }
@@ -109,7 +112,8 @@ float draw_banks(const WarpRequest& r, const Theme& th, ImVec2 p, float width, f
     if (k >= rows_shown) continue;
     const float x = p.x + float(b) * cell, yy = y + float(k) * row;
     const bool conflict = v.size() > 1;
-    dl->AddRectFilled(ImVec2(x + 1, yy + 1), ImVec2(x + cell - 1, yy + row - 1), conflict ? kConflict : sector_color(0));
+    dl->AddRectFilled(ImVec2(x + 1, yy + 1), ImVec2(x + cell - 1, yy + row - 1),
+                      conflict ? kConflict : sector_color(0));
   }
   // Lanes sharing a word: how many (a broadcast); a word read by one lane: that lane's number.
   std::map<uint64_t, int> lanes_per_word;
@@ -118,8 +122,10 @@ float draw_banks(const WarpRequest& r, const Theme& th, ImVec2 p, float width, f
     const int b = bank_of(l.offset);
     const auto& v = words_of_bank[b];
     const size_t k = size_t(std::find(v.begin(), v.end(), l.offset / 4) - v.begin());
-    if (lanes_per_word[l.offset / 4] == 1 && k < rows_shown && row >= line * 0.9f && cell > ImGui::CalcTextSize("00").x + 2)
-      dl->AddText(ImVec2(p.x + float(b) * cell + 2, y + float(k) * row), IM_COL32(255, 255, 255, 255), std::to_string(l.lane).c_str());
+    if (lanes_per_word[l.offset / 4] == 1 && k < rows_shown && row >= line * 0.9f &&
+        cell > ImGui::CalcTextSize("00").x + 2)
+      dl->AddText(ImVec2(p.x + float(b) * cell + 2, y + float(k) * row), IM_COL32(255, 255, 255, 255),
+                  std::to_string(l.lane).c_str());
   }
   for (auto& [w, count] : lanes_per_word) {
     if (count < 2) continue;
@@ -127,7 +133,8 @@ float draw_banks(const WarpRequest& r, const Theme& th, ImVec2 p, float width, f
     const auto& v = words_of_bank[b];
     const size_t k = size_t(std::find(v.begin(), v.end(), w) - v.begin());
     if (k < rows_shown && cell > ImGui::CalcTextSize("32").x)
-      dl->AddText(ImVec2(p.x + float(b) * cell + 2, y + float(k) * row), IM_COL32(255, 255, 255, 255), std::to_string(count).c_str());
+      dl->AddText(ImVec2(p.x + float(b) * cell + 2, y + float(k) * row), IM_COL32(255, 255, 255, 255),
+                  std::to_string(count).c_str());
   }
   return y + float(rows_shown) * row - p.y;
 }
@@ -163,14 +170,18 @@ void draw_warp_view(const WarpView& v, const Theme& th, ImVec2 size) {
   if (size.x <= 0) size.x = avail.x;
   if (size.y <= 0) size.y = avail.y;
   const float top = ImGui::GetCursorScreenPos().y;
-  ImGui::Text(tr("%s: %s, block (0,0,0) of %ux%ux%u threads, request %d of %d%s  (simulated)"), v.algo.c_str(), v.kernel.c_str(), v.block[0],
-              v.block[1], v.block[2], v.step + 1, v.steps, uint64_t(v.steps) < v.total_requests ? tr(" (trace bounded)") : "");
+  ImGui::Text(tr("%s: %s, block (0,0,0) of %ux%ux%u threads, request %d of %d%s  (simulated)"), v.algo.c_str(),
+              v.kernel.c_str(), v.block[0], v.block[1], v.block[2], v.step + 1, v.steps,
+              uint64_t(v.steps) < v.total_requests ? tr(" (trace bounded)") : "");
   const WarpRequest& r = v.request;
-  const std::string after_barrier = v.barrier.empty() ? "" : text_of(tr(" (after the barrier at %s)"), v.barrier.c_str());
-  const std::string buffer = r.shared ? "" : text_of(tr("of buffer %d (in the order the kernel first touches them)"), r.allocation);
-  ImGui::Text(tr("warp %d, phase %d%s, %s %s %s"), r.warp, r.phase, after_barrier.c_str(), r.shared ? tr("shared") : tr("global"),
-              access_word(r.access), buffer.c_str());
-  ImGui::TextUnformatted((r.where + "   " + (r.source.empty() ? std::string(tr("(source not shipped)")) : r.source)).c_str());
+  const std::string after_barrier =
+      v.barrier.empty() ? "" : text_of(tr(" (after the barrier at %s)"), v.barrier.c_str());
+  const std::string buffer =
+      r.shared ? "" : text_of(tr("of buffer %d (in the order the kernel first touches them)"), r.allocation);
+  ImGui::Text(tr("warp %d, phase %d%s, %s %s %s"), r.warp, r.phase, after_barrier.c_str(),
+              r.shared ? tr("shared") : tr("global"), access_word(r.access), buffer.c_str());
+  ImGui::TextUnformatted(
+      (r.where + "   " + (r.source.empty() ? std::string(tr("(source not shipped)")) : r.source)).c_str());
   if (r.shared)
     ImGui::Text(r.wavefronts == 1 ? tr("this request: %d lanes, %llu distinct words, %llu wavefront (%s)")
                                   : tr("this request: %d lanes, %llu distinct words, %llu wavefronts (%s)"),
@@ -179,14 +190,16 @@ void draw_warp_view(const WarpView& v, const Theme& th, ImVec2 size) {
                 : r.words == 1   ? tr("a broadcast")
                                  : tr("no conflict"));
   else {
-    std::set<uint64_t> bytes_read;  // distinct bytes the lanes asked for (a broadcast counts once; float64 lanes 8 each)
+    std::set<uint64_t>
+        bytes_read;  // distinct bytes the lanes asked for (a broadcast counts once; float64 lanes 8 each)
     for (const WarpLane& l : r.lanes)
       for (int b = 0; b < l.bytes; ++b) bytes_read.insert(l.offset + uint64_t(b));
     const double used = double(bytes_read.size());
     ImGui::Text(r.sectors == 1 ? tr("this request: %d lanes, %llu sector of 32 bytes (%s)")
                                : tr("this request: %d lanes, %llu sectors of 32 bytes (%s)"),
                 int(r.lanes.size()), (unsigned long long)r.sectors,
-                text_of(tr("%.0f%% of the bytes moved are used"), r.sectors ? 100.0 * used / double(r.sectors * 32) : 0).c_str());
+                text_of(tr("%.0f%% of the bytes moved are used"), r.sectors ? 100.0 * used / double(r.sectors * 32) : 0)
+                    .c_str());
   }
   const WarpTotals& t = v.totals;
   ImGui::Text(tr("so far: global %llu requests, %s sectors/request; shared %llu requests, %s wavefronts/request"),
@@ -194,8 +207,10 @@ void draw_warp_view(const WarpView& v, const Theme& th, ImVec2 size) {
               text_of("%.2f", t.global_requests ? double(t.sectors) / double(t.global_requests) : 0).c_str(),
               (unsigned long long)t.shared_requests,
               text_of("%.2f", t.shared_requests ? double(t.wavefronts) / double(t.shared_requests) : 0).c_str());
-  ImGui::Text(r.shared ? tr("this instruction so far: %llu requests, %s wavefronts/request") : tr("this instruction so far: %llu requests, %s sectors/request"),
-              (unsigned long long)t.site_requests, text_of("%.2f", t.site_requests ? double(t.site_cost) / double(t.site_requests) : 0).c_str());
+  ImGui::Text(r.shared ? tr("this instruction so far: %llu requests, %s wavefronts/request")
+                       : tr("this instruction so far: %llu requests, %s sectors/request"),
+              (unsigned long long)t.site_requests,
+              text_of("%.2f", t.site_requests ? double(t.site_cost) / double(t.site_requests) : 0).c_str());
   const ImVec2 p = ImGui::GetCursorScreenPos();
   const float left_w = size.x * 0.55f;
   const float rest = std::max(60.f, size.y - (p.y - top) - 4);

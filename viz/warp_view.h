@@ -20,11 +20,11 @@ struct WarpLane {
 };
 
 struct WarpRequest {
-  std::string where;   // "matmul.cu:93"
+  std::string where;  // "matmul.cu:93"
   std::string source;  // that line's text ("" when the source is not shipped)
   bool shared = false;
   std::string access;  // load, store, atomic
-  int site = 0;        // the memory instruction (two on one line differ)
+  int site = 0;  // the memory instruction (two on one line differ)
   int warp = 0, phase = 0, allocation = -1;
   uint64_t sectors = 0, wavefronts = 0, words = 0;
   std::vector<WarpLane> lanes;
@@ -32,17 +32,18 @@ struct WarpRequest {
 
 struct WarpTotals {
   uint64_t global_requests = 0, sectors = 0, shared_requests = 0, wavefronts = 0;
-  uint64_t site_requests = 0, site_cost = 0;  // this step's instruction: its requests so far, their sectors or wavefronts
+  uint64_t site_requests = 0,
+           site_cost = 0;  // this step's instruction: its requests so far, their sectors or wavefronts
 };
 
 struct WarpView {
   std::string algo, kernel, gpu;
   unsigned block[3] = {1, 1, 1};
-  int step = 0, steps = 0;         // the request shown, of how many traced
-  uint64_t total_requests = 0;     // the block's, before the trace's bound
-  std::string barrier;             // the barrier the block passed last ("" before the first)
+  int step = 0, steps = 0;  // the request shown, of how many traced
+  uint64_t total_requests = 0;  // the block's, before the trace's bound
+  std::string barrier;  // the barrier the block passed last ("" before the first)
   WarpRequest request;
-  WarpTotals totals;               // steps 0..step
+  WarpTotals totals;  // steps 0..step
   std::vector<int> shared_stores;  // per 4-byte shared word: stores up to this step (the tile filling)
 };
 

@@ -22,7 +22,8 @@ const std::unordered_map<std::string_view, const char*>& chinese_words() {
       {"folded call", "折叠的调用"},
       {"last step", "最近一步"},
       {"saved for backward", "为反向保存"},
-      {"drag: pan · wheel: zoom (folds, unfolds) · F: fit · click: inspect, unfold", "拖动：平移 · 滚轮：缩放（折叠、展开） · F：适应窗口 · 点击：查看、展开"},
+      {"drag: pan · wheel: zoom (folds, unfolds) · F: fit · click: inspect, unfold",
+       "拖动：平移 · 滚轮：缩放（折叠、展开） · F：适应窗口 · 点击：查看、展开"},
       {"laying out the graph ...", "正在布局计算图 ..."},
       {"laying out the graph: %d of %d steps", "正在布局计算图：第 %d 步，共 %d 步"},
       {"last run %s", "上次运行 %s"},
@@ -87,11 +88,13 @@ const std::unordered_map<std::string_view, const char*>& chinese_words() {
       {" on ", "，输入 "},
       {"CPU, measured", "CPU，实测"},
       {"No simulated GPU here: only the CPU algorithms are shown.", "这里没有模拟 GPU：只显示 CPU 算法。"},
-      {"The simulated GPU could not run this operator; only the CPU algorithms are shown.", "模拟 GPU 无法运行这个算子；只显示 CPU 算法。"},
+      {"The simulated GPU could not run this operator; only the CPU algorithms are shown.",
+       "模拟 GPU 无法运行这个算子；只显示 CPU 算法。"},
       {"CPU: measured now on one thread. GPU: the same CUDA kernels simulated (the `sim` device): each time is "
        "the launches' bound on a %s, max(FLOPs / peak, DRAM bytes / bandwidth, shared wavefronts / "
        "(SMs x clock)); every GPU row is checked against the simulated reference first.",
-       "CPU：现在在一个线程上实测。GPU：同样的 CUDA 内核在模拟器（`sim` 设备）上运行：每个时间是这些启动在 %s 上的下界，"
+       "CPU：现在在一个线程上实测。GPU：同样的 CUDA 内核在模拟器（`sim` 设备）上运行：每个时间是这些启动在 %s "
+       "上的下界，"
        "max(FLOPs / 峰值, DRAM 字节 / 带宽, 共享内存波前 / (SM 数 × 时钟))；每一行 GPU 结果都先与模拟的参考结果核对。"},
       {"Kernel Lab: %s", "内核实验室：%s"},
       {"Measuring...", "正在测量..."},
@@ -112,7 +115,8 @@ const std::unordered_map<std::string_view, const char*>& chinese_words() {
       {"roofline: GFLOP/s (log) against FLOP per byte (log)", "屋顶线：GFLOP/s（对数）对每字节 FLOP（对数）"},
       {"%s roof (simulated): %.0f GFLOP/s", "%s 屋顶（模拟）：%.0f GFLOP/s"},
       {"lanes 0-31 (colour: the 32-byte sector each reads)", "线程 0-31（颜色：各自读取的 32 字节扇区）"},
-      {"banks 0-31 (a row per distinct word a bank serves; red: conflict)", "存储体 0-31（每个存储体服务的每个不同字占一行；红色：冲突）"},
+      {"banks 0-31 (a row per distinct word a bank serves; red: conflict)",
+       "存储体 0-31（每个存储体服务的每个不同字占一行；红色：冲突）"},
       {"shared memory stored so far (a row: 32 banks)", "到目前为止写入的共享内存（一行：32 个存储体）"},
       {"(no shared store yet)", "（还没有写入共享内存）"},
       {"%s: %s, block (0,0,0) of %ux%ux%u threads, request %d of %d%s  (simulated)",
@@ -127,8 +131,10 @@ const std::unordered_map<std::string_view, const char*>& chinese_words() {
       {"store", "写入"},
       {"atomic", "原子操作"},
       {"(source not shipped)", "（未附带源代码）"},
-      {"this request: %d lanes, %llu distinct words, %llu wavefronts (%s)", "本次请求：%d 个线程，%llu 个不同的字，%llu 个波前（%s）"},
-      {"this request: %d lanes, %llu distinct words, %llu wavefront (%s)", "本次请求：%d 个线程，%llu 个不同的字，%llu 个波前（%s）"},
+      {"this request: %d lanes, %llu distinct words, %llu wavefronts (%s)",
+       "本次请求：%d 个线程，%llu 个不同的字，%llu 个波前（%s）"},
+      {"this request: %d lanes, %llu distinct words, %llu wavefront (%s)",
+       "本次请求：%d 个线程，%llu 个不同的字，%llu 个波前（%s）"},
       {"%llu-way bank conflict", "%llu 路存储体冲突"},
       {"a broadcast", "广播"},
       {"no conflict", "无冲突"},
@@ -137,8 +143,10 @@ const std::unordered_map<std::string_view, const char*>& chinese_words() {
       {"%.0f%% of the bytes moved are used", "搬运的字节中有 %.0f%% 被使用"},
       {"so far: global %llu requests, %s sectors/request; shared %llu requests, %s wavefronts/request",
        "到目前为止：全局内存 %llu 个请求，每个请求 %s 个扇区；共享内存 %llu 个请求，每个请求 %s 个波前"},
-      {"this instruction so far: %llu requests, %s wavefronts/request", "这条指令到目前为止：%llu 个请求，每个请求 %s 个波前"},
-      {"this instruction so far: %llu requests, %s sectors/request", "这条指令到目前为止：%llu 个请求，每个请求 %s 个扇区"},
+      {"this instruction so far: %llu requests, %s wavefronts/request",
+       "这条指令到目前为止：%llu 个请求，每个请求 %s 个波前"},
+      {"this instruction so far: %llu requests, %s sectors/request",
+       "这条指令到目前为止：%llu 个请求，每个请求 %s 个扇区"},
   };
   return words;
 }

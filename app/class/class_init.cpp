@@ -16,7 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 // A CSV line's first field: "Hopper, Grace" quoted with its comma, "" a quote inside quotes.
 std::string first_csv_field(const std::string& line) {
   if (line.empty() || line[0] != '"') return line.substr(0, line.find(','));
@@ -62,7 +61,9 @@ int init_class(const InitArgs& a) {
   fs::create_directories(a.dir, ec);
   if (ec) throw Error("cannot make the folder " + a.dir + ": " + ec.message());
   fs::permissions(a.dir, fs::perms::owner_all, fs::perm_options::replace, ec);  // it holds the keys
-  if (fs::exists(class_db_path(a.dir))) throw Error(a.dir + " holds a class already", "serve it with `opscope class serve " + a.dir + "`, or choose another folder");
+  if (fs::exists(class_db_path(a.dir)))
+    throw Error(a.dir + " holds a class already",
+                "serve it with `opscope class serve " + a.dir + "`, or choose another folder");
   const std::vector<std::string> roster = a.roster.empty() ? std::vector<std::string>{} : read_roster(a.roster);
   Store store(class_db_path(a.dir));
   const ClassInfo info{a.name, random_hex(24), new_class_code()};
@@ -79,10 +80,13 @@ int init_class(const InitArgs& a) {
   std::cout << "teacher key: " << info.teacher_key << "\n";
   std::cout << "class code: " << info.class_code << "\n";
   if (!roster.empty()) {
-    std::cout << "roster: " << roster.size() << " students, who join with the class code and their name as written in the roster\n";
-    std::cout << "join links: " << a.dir << "/join_links.csv (one per student: http://ADDRESS:PORT/?join=TOKEN joins them without typing)\n";
+    std::cout << "roster: " << roster.size()
+              << " students, who join with the class code and their name as written in the roster\n";
+    std::cout << "join links: " << a.dir
+              << "/join_links.csv (one per student: http://ADDRESS:PORT/?join=TOKEN joins them without typing)\n";
   }
-  std::cout << "next: opscope class serve " << a.dir << " --port 8000, then open http://127.0.0.1:8000/teacher?key=KEY\n";
+  std::cout << "next: opscope class serve " << a.dir
+            << " --port 8000, then open http://127.0.0.1:8000/teacher?key=KEY\n";
   return 0;
 }
 

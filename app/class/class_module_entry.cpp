@@ -5,6 +5,7 @@
 
 extern "C" const opscope::classroom::ClassModule* opscope_class_module() {
   static const opscope::classroom::ClassModule table{{opscope::classroom::kClassModuleInterface, OPSCOPE_ABI_ID},
-                                                     &opscope::classroom::init_class, &opscope::classroom::serve_class};
+                                                     &opscope::classroom::init_class,
+                                                     &opscope::classroom::serve_class};
   return &table;
 }

@@ -37,8 +37,8 @@ std::vector<char*> pointers(std::vector<std::string>& v) {
 
 // Between fork and exec only async-signal-safe calls: no allocation, no locks.
 [[noreturn]] void exec_child(char** argv, char** envp, int out_fd, int err_fd, int memory_mb) {
-  setpgid(0, 0);                      // its own group: a timeout kills its children too
-  prctl(PR_SET_PDEATHSIG, SIGKILL);   // a killed server leaves no grader running
+  setpgid(0, 0);  // its own group: a timeout kills its children too
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // a killed server leaves no grader running
   const rlim_t bytes = static_cast<rlim_t>(memory_mb) << 20;
   const rlimit as{bytes, bytes};
   setrlimit(RLIMIT_AS, &as);
@@ -109,7 +109,8 @@ ChildRun run_child(const std::vector<std::string>& argv_in, const ChildLimits& l
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) {
       run.timed_out = true;
       kill(-pid, SIGKILL);
@@ -150,8 +151,8 @@ ChildRun run_child(const std::vector<std::string>& argv_in, const ChildLimits& l
   return run;
 }
 
-std::vector<std::string> grader_command(const std::string& grader, const std::string& exercise,
-                                        const std::string& file, const std::string& lang) {
+std::vector<std::string> grader_command(const std::string& grader, const std::string& exercise, const std::string& file,
+                                        const std::string& lang) {
   return {grader, "exercise", "check", exercise, file, "--json", "--lang", lang};
 }
 
@@ -167,23 +168,26 @@ Grade grade_from_grader(const ChildRun& run) {
     return g;
   };
   if (run.timed_out) return fail_with("timeout", "timeout", "the grader stopped the attempt after its time limit");
-  const bool memory_words = run.err.find("bad_alloc") != std::string::npos ||
-                            run.err.find("out of memory") != std::string::npos;
+  const bool memory_words =
+      run.err.find("bad_alloc") != std::string::npos || run.err.find("out of memory") != std::string::npos;
   const nlohmann::json j = parse_grader_json(run.out);
   if (!j.is_object() || !j.contains("status")) {
-    if (memory_words || run.signal == SIGKILL) return fail_with("out of memory", "out of memory", "the attempt ran out of its memory");
-    const std::string why = run.signal ? "the grader crashed (signal " + std::to_string(run.signal) + ")"
-                                       : run.exit_code == 127 ? "the grader could not be started"
-                                                              : first_line(run.err);
+    if (memory_words || run.signal == SIGKILL)
+      return fail_with("out of memory", "out of memory", "the attempt ran out of its memory");
+    const std::string why = run.signal             ? "the grader crashed (signal " + std::to_string(run.signal) + ")"
+                            : run.exit_code == 127 ? "the grader could not be started"
+                                                   : first_line(run.err);
     return fail_with("error", "error: " + error_key(why), why.empty() ? "the grader gave no result" : why);
   }
   g.status = j.value("status", std::string("error"));
-  if (g.status == "timeout" || g.status == "out of memory") return fail_with(g.status, g.status, j.value("error", g.status));
+  if (g.status == "timeout" || g.status == "out of memory")
+    return fail_with(g.status, g.status, j.value("error", g.status));
   g.checks_passed = j.value("checks_passed", 0);
   g.checks_total = j.value("checks_total", 0);
   const std::string error = j.value("error", std::string());
   if (g.status == "error") {
-    if (memory_words || error.find("out of memory") != std::string::npos) return fail_with("out of memory", "out of memory", error);
+    if (memory_words || error.find("out of memory") != std::string::npos)
+      return fail_with("out of memory", "out of memory", error);
     failures.push_back({{"check", "error: " + error_key(error)}, {"message", error}});
   }
   if (j.contains("checks") && j["checks"].is_array())
@@ -204,7 +208,8 @@ int claimed_pass(const std::string& client_result) {
   if (j.is_string()) return j.get<std::string>() == "pass" || j.get<std::string>() == "passed" ? 1 : 0;
   if (j.is_object()) {
     if (j.contains("passed") && j["passed"].is_boolean()) return j["passed"].get<bool>() ? 1 : 0;
-    if (j.contains("status") && j["status"].is_string()) return j["status"] == "pass" || j["status"] == "passed" ? 1 : 0;
+    if (j.contains("status") && j["status"].is_string())
+      return j["status"] == "pass" || j["status"] == "passed" ? 1 : 0;
   }
   return -1;
 }

@@ -9,14 +9,14 @@
 namespace opscope::classroom {
 
 struct ChildLimits {
-  double seconds = 30;    // wall clock, then SIGKILL to the child's process group
-  int memory_mb = 2048;   // RLIMIT_AS
+  double seconds = 30;  // wall clock, then SIGKILL to the child's process group
+  int memory_mb = 2048;  // RLIMIT_AS
   size_t output_cap = 1 << 20;  // bytes kept of stdout and of stderr each (the rest is drained)
 };
 
 struct ChildRun {
   int exit_code = -1;  // when it exited
-  int signal = 0;      // when a signal ended it
+  int signal = 0;  // when a signal ended it
   bool timed_out = false;
   double seconds = 0;
   std::string out, err;
@@ -31,8 +31,8 @@ ChildRun run_child(const std::vector<std::string>& argv, const ChildLimits& limi
 Grade grade_from_grader(const ChildRun& run);
 
 // The command line that grades `file` for `exercise` with `grader` (the opscope executable).
-std::vector<std::string> grader_command(const std::string& grader, const std::string& exercise,
-                                        const std::string& file, const std::string& lang);
+std::vector<std::string> grader_command(const std::string& grader, const std::string& exercise, const std::string& file,
+                                        const std::string& lang);
 
 // Whether a client's claimed result (JSON: true/false, "pass"/"fail"..., or {"passed": bool} /
 // {"status": ...}) says passed; -1 when it claims nothing readable.

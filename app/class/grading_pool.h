@@ -17,9 +17,9 @@ namespace opscope::classroom {
 
 struct PoolOptions {
   int workers = 1;
-  std::string grader;     // the opscope executable
+  std::string grader;  // the opscope executable
   std::string lang = "en";
-  std::string scratch;    // a folder for the attempts' files
+  std::string scratch;  // a folder for the attempts' files
   ChildLimits limits;  // limits.seconds 0: the exercise's own limit + 5 s (30 s when unknown)
   std::map<std::string, double> exercise_seconds;
 };
@@ -27,7 +27,7 @@ struct PoolOptions {
 class GradingPool {
  public:
   GradingPool(Store& store, PoolOptions o);  // queues the database's ungraded attempts
-  ~GradingPool();                            // finishes the attempt in hand, drops the queue
+  ~GradingPool();  // finishes the attempt in hand, drops the queue
   GradingPool(const GradingPool&) = delete;
   GradingPool& operator=(const GradingPool&) = delete;
 

@@ -27,10 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-constexpr size_t kCodeCap = 64 * 1024;    // a student's answer, bytes
-constexpr size_t kBodyCap = 512 * 1024;   // a request (64 KiB of code escaped in JSON fits)
-constexpr size_t kSmallBodyCap = 4096;    // join
-constexpr size_t kClientResultCap = 4096; // the client's claimed result, as JSON text
+constexpr size_t kCodeCap = 64 * 1024;  // a student's answer, bytes
+constexpr size_t kBodyCap = 512 * 1024;  // a request (64 KiB of code escaped in JSON fits)
+constexpr size_t kSmallBodyCap = 4096;  // join
+constexpr size_t kClientResultCap = 4096;  // the client's claimed result, as JSON text
 
 std::string bearer(const httplib::Request& req) {
   const std::string h = req.get_header_value("Authorization");
@@ -126,7 +126,8 @@ std::optional<Student> student_allowed(Class& c, const httplib::Request& req, ht
 
 // The request's body as a JSON object, or nothing with the refusal sent: 413 over `cap` bytes,
 // 400 when it is not an object (`shape` names the fields expected).
-std::optional<json> object_body(const httplib::Request& req, httplib::Response& res, size_t cap, const std::string& shape) {
+std::optional<json> object_body(const httplib::Request& req, httplib::Response& res, size_t cap,
+                                const std::string& shape) {
   if (req.body.size() > cap) {
     refuse(res, 413, "the request is too large");
     return std::nullopt;
@@ -182,11 +183,13 @@ void post_attempt(Class& c, const httplib::Request& req, httplib::Response& res)
   }
   if (a.code.size() > kCodeCap) return refuse(res, 413, "the code is over 64 KiB");
   if (!valid_id(a.exercise, 64)) return refuse(res, 400, "not an exercise id");
-  if (!c.course.empty() && std::none_of(c.course.begin(), c.course.end(), [&](const CourseExercise& e) { return e.id == a.exercise; }))
+  if (!c.course.empty() &&
+      std::none_of(c.course.begin(), c.course.end(), [&](const CourseExercise& e) { return e.id == a.exercise; }))
     return refuse(res, 400, "no exercise '" + a.exercise + "' in this course");
   if (!valid_id(a.idempotency_key, 128)) return refuse(res, 400, "idempotency_key: 1 to 128 letters, digits, - _ . :");
   if (a.hints_used < 0 || a.hints_used > 1000) return refuse(res, 400, "hints_used is out of range");
-  a.client_result = j.contains("client_result") ? j["client_result"].dump(-1, ' ', false, json::error_handler_t::replace) : "null";
+  a.client_result =
+      j.contains("client_result") ? j["client_result"].dump(-1, ' ', false, json::error_handler_t::replace) : "null";
   if (a.client_result.size() > kClientResultCap) return refuse(res, 413, "client_result is over 4 KiB");
   const auto [id, fresh] = c.store.add_attempt(s->id, a);  // in the WAL when this returns
   if (fresh) c.pool.add({id, a.exercise, a.code, a.client_result});
@@ -214,7 +217,8 @@ void post_progress(Class& c, const httplib::Request& req, httplib::Response& res
   if (at.title.size() > 240) at.title.resize(240);  // (a lesson's title is about 70 bytes; shown, never parsed)
   if (std::any_of(at.title.begin(), at.title.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; }))
     return refuse(res, 400, "a title has no control characters");
-  if (at.block < 0 || at.blocks < 0 || at.block > 100000 || at.blocks > 100000) return refuse(res, 400, "block is out of range");
+  if (at.block < 0 || at.blocks < 0 || at.block > 100000 || at.blocks > 100000)
+    return refuse(res, 400, "block is out of range");
   c.store.set_lesson_at(s->id, at);
   reply(res, 200, {{"ok", true}});
 }
@@ -273,24 +277,30 @@ void add_routes(httplib::Server& svr, Class& c) {
   svr.Get("/api/teacher/summary", [&c](const auto& req, auto& res) {
     if (!teacher_allowed(c, req, res)) return;
     res.set_header("Cache-Control", "no-store");
-    res.set_content(summary_json(c.info.name, c.store.students(), c.store.attempts(std::nullopt), c.course, c.store.lessons_at()), "application/json");
+    res.set_content(summary_json(c.info.name, c.store.students(), c.store.attempts(std::nullopt), c.course,
+                                 c.store.lessons_at()),
+                    "application/json");
   });
   svr.Get(R"(/api/teacher/attempts/(\d+))", [&c](const auto& req, auto& res) { get_teacher_attempt(c, req, res); });
   svr.Get("/api/teacher/grades.csv", [&c](const auto& req, auto& res) {
     if (!teacher_allowed(c, req, res)) return;
     res.set_header("Cache-Control", "no-store");
     res.set_header("Content-Disposition", "attachment; filename=\"grades.csv\"");
-    res.set_content(grades_csv(c.store.students(), c.store.attempts(std::nullopt), c.course), "text/csv; charset=utf-8");
+    res.set_content(grades_csv(c.store.students(), c.store.attempts(std::nullopt), c.course),
+                    "text/csv; charset=utf-8");
   });
   svr.Get("/teacher", [&c](const auto& req, auto& res) {
     if (!teacher_allowed(c, req, res)) return;
     // The page's script is a file of its own: no inline script runs, injected or not.
-    res.set_header("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+    res.set_header("Content-Security-Policy",
+                   "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+                   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
     res.set_header("Cache-Control", "no-store");
     res.set_header("Referrer-Policy", "no-referrer");
     res.set_content(teacher_html(), "text/html; charset=utf-8");
   });
-  svr.Get("/teacher.js", [](const auto&, auto& res) { res.set_content(teacher_js(), "text/javascript; charset=utf-8"); });
+  svr.Get("/teacher.js",
+          [](const auto&, auto& res) { res.set_content(teacher_js(), "text/javascript; charset=utf-8"); });
   svr.Get("/teacher.css", [](const auto&, auto& res) { res.set_content(teacher_css(), "text/css; charset=utf-8"); });
   svr.Get("/favicon.ico", [](const auto&, auto& res) { res.status = 204; });
   svr.set_post_routing_handler([](const auto&, auto& res) {
@@ -313,7 +323,8 @@ std::thread stop_on_signals(httplib::Server& svr, sigset_t set) {
 }  // namespace
 
 int serve_class(const ServeArgs& a) {
-  if (!fs::exists(class_db_path(a.dir))) throw Error(a.dir + " holds no class", "make one with `opscope class init " + a.dir + " --name NAME`");
+  if (!fs::exists(class_db_path(a.dir)))
+    throw Error(a.dir + " holds no class", "make one with `opscope class init " + a.dir + " --name NAME`");
   // Signals are waited for by one thread; every thread made after this inherits the mask.
   sigset_t set;
   sigemptyset(&set);
@@ -350,12 +361,15 @@ int serve_class(const ServeArgs& a) {
   if (!a.site.empty()) {  // the students' site, from the class's own address (same origin as the API)
     svr.set_file_extension_and_mimetype_mapping("wasm", "application/wasm");
     svr.set_file_extension_and_mimetype_mapping("data", "application/octet-stream");
-    if (!svr.set_mount_point("/", a.site)) throw Error("cannot serve the site from " + a.site, "--site names the browser build's site folder");
+    if (!svr.set_mount_point("/", a.site))
+      throw Error("cannot serve the site from " + a.site, "--site names the browser build's site folder");
   }
   if (!svr.bind_to_port(a.host, a.port))
-    throw Error("cannot listen on " + a.host + ":" + std::to_string(a.port), "is the port in use? choose another with --port");
+    throw Error("cannot listen on " + a.host + ":" + std::to_string(a.port),
+                "is the port in use? choose another with --port");
   std::thread signals = stop_on_signals(svr, set);
-  std::cout << "class: " << c.info.name << ", " << po.workers << " grading processes, " << pool.queued() << " attempts to grade\n";
+  std::cout << "class: " << c.info.name << ", " << po.workers << " grading processes, " << pool.queued()
+            << " attempts to grade\n";
   std::cout << "serving on http://" << a.host << ":" << a.port << std::endl;
   svr.listen_after_bind();
   pthread_kill(signals.native_handle(), SIGUSR2);  // stopped otherwise than by a signal

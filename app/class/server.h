@@ -9,7 +9,7 @@ namespace opscope::classroom {
 
 inline std::string class_db_path(const std::string& dir) { return dir + "/class.db"; }
 
-int init_class(const InitArgs& a);    // prints "teacher key: KEY" and "class code: CODE"
+int init_class(const InitArgs& a);  // prints "teacher key: KEY" and "class code: CODE"
 int serve_class(const ServeArgs& a);  // prints "serving on http://HOST:P" once it accepts
 
 }  // namespace opscope::classroom

@@ -81,7 +81,8 @@ std::string Statement::text(int col) const {
 }
 
 Store::Store(const std::string& path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                      nullptr) != SQLITE_OK) {
     const std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     throw Error("cannot open the class database " + path + ": " + why);
@@ -130,7 +131,8 @@ void Store::add_roster_name(const std::string& name, const std::string& link_tok
 
 std::optional<Student> Store::join_by_link(const std::string& link_token, const std::string& new_token) {
   std::lock_guard lock(mutex_);
-  Statement find(db_, "SELECT s.id, s.name, s.token FROM join_links l JOIN students s ON s.id = l.student_id WHERE l.token = ?");
+  Statement find(
+      db_, "SELECT s.id, s.name, s.token FROM join_links l JOIN students s ON s.id = l.student_id WHERE l.token = ?");
   find.bind(1, link_token);
   if (!find.step()) return std::nullopt;
   Student st{find.integer(0), find.text(1), find.text(2)};
@@ -143,8 +145,9 @@ std::optional<Student> Store::join_by_link(const std::string& link_token, const 
 
 void Store::set_lesson_at(long long student_id, const LessonAt& at) {
   std::lock_guard lock(mutex_);
-  Statement s(db_,
-              "INSERT OR REPLACE INTO lesson_at(student_id, lesson, title, block, blocks, finished) VALUES (?, ?, ?, ?, ?, ?)");
+  Statement s(
+      db_,
+      "INSERT OR REPLACE INTO lesson_at(student_id, lesson, title, block, blocks, finished) VALUES (?, ?, ?, ?, ?, ?)");
   s.bind(1, student_id).bind(2, at.lesson).bind(3, at.title).bind(4, at.block).bind(5, at.blocks);
   s.bind(6, static_cast<long long>(at.finished)).step();
 }
@@ -157,7 +160,8 @@ std::map<long long, LessonAt> Store::lessons_at() {
   return out;
 }
 
-std::optional<Student> Store::join(const std::string& name, const std::string& new_token, std::string& why, bool& taken) {
+std::optional<Student> Store::join(const std::string& name, const std::string& new_token, std::string& why,
+                                   bool& taken) {
   std::lock_guard lock(mutex_);
   taken = false;
   Statement roster(db_, "SELECT count(*), coalesce(sum(on_roster), 0) FROM students");
@@ -261,7 +265,8 @@ std::vector<AttemptRow> Store::attempts(std::optional<long long> student_id) {
     r.client_result = s.text(6);
     r.graded = s.integer(7) != 0;
     if (r.graded) {
-      r.grade = {s.text(8), static_cast<int>(s.integer(9)), static_cast<int>(s.integer(10)), s.text(11), s.text(12), s.real(13)};
+      r.grade = {s.text(8), static_cast<int>(s.integer(9)), static_cast<int>(s.integer(10)), s.text(11), s.text(12),
+                 s.real(13)};
       r.mismatch = s.integer(14) != 0;
     }
     out.push_back(std::move(r));

@@ -40,7 +40,8 @@ Table tabulate(const std::vector<AttemptRow>& attempts) {
   return t;
 }
 
-std::vector<std::string> exercise_order(const std::vector<AttemptRow>& attempts, const std::vector<CourseExercise>& course) {
+std::vector<std::string> exercise_order(const std::vector<AttemptRow>& attempts,
+                                        const std::vector<CourseExercise>& course) {
   std::set<std::string> seen;
   for (const AttemptRow& a : attempts) seen.insert(a.exercise);
   std::vector<std::string> order;
@@ -94,17 +95,27 @@ json exercise_json(const std::string& id, const std::vector<Student>& students, 
     }
   }
   std::vector<std::pair<std::string, Cluster>> sorted(clusters.begin(), clusters.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second.names.size() > b.second.names.size(); });
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.names.size() > b.second.names.size(); });
   json common = json::array();
   for (const auto& [check, c] : sorted)
-    common.push_back({{"check", check}, {"message", c.message}, {"count", c.names.size()}, {"students", c.names}, {"attempt_ids", c.attempt_ids}});
-  return {{"id", id}, {"pass_rate", tried ? static_cast<double>(passed) / tried : 0.0}, {"passed", passed}, {"tried", tried}, {"common_failures", common}};
+    common.push_back({{"check", check},
+                      {"message", c.message},
+                      {"count", c.names.size()},
+                      {"students", c.names},
+                      {"attempt_ids", c.attempt_ids}});
+  return {{"id", id},
+          {"pass_rate", tried ? static_cast<double>(passed) / tried : 0.0},
+          {"passed", passed},
+          {"tried", tried},
+          {"common_failures", common}};
 }
 
 }  // namespace
 
-std::string summary_json(const std::string& class_name, const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,
-                         const std::vector<CourseExercise>& course, const std::map<long long, LessonAt>& lessons) {
+std::string summary_json(const std::string& class_name, const std::vector<Student>& students,
+                         const std::vector<AttemptRow>& attempts, const std::vector<CourseExercise>& course,
+                         const std::map<long long, LessonAt>& lessons) {
   const Table table = tabulate(attempts);
   const std::vector<std::string> order = exercise_order(attempts, course);
   json js = json::array();
@@ -113,14 +124,20 @@ std::string summary_json(const std::string& class_name, const std::vector<Studen
     auto st = table.find(s.id);
     if (st != table.end())
       for (const auto& [ex, c] : st->second)
-        results[ex] = {{"passed", c.passed}, {"attempts", c.attempts}, {"pending", c.pending}, {"hints", c.hints},
-                       {"grade", grade_cell(&c)}, {"stuck", !c.passed && c.failed >= kStuckAfter},
-                       {"mismatches", c.mismatches}, {"last_at", c.latest ? c.latest->received_at : ""},
+        results[ex] = {{"passed", c.passed},
+                       {"attempts", c.attempts},
+                       {"pending", c.pending},
+                       {"hints", c.hints},
+                       {"grade", grade_cell(&c)},
+                       {"stuck", !c.passed && c.failed >= kStuckAfter},
+                       {"mismatches", c.mismatches},
+                       {"last_at", c.latest ? c.latest->received_at : ""},
                        {"latest_attempt_id", c.latest ? c.latest->id : 0}};
     json student = {{"id", s.id}, {"name", s.name}, {"results", results}};
     if (auto at = lessons.find(s.id); at != lessons.end())
-      student["lesson"] = {{"lesson", at->second.lesson}, {"title", at->second.title}, {"block", at->second.block},
-                           {"blocks", at->second.blocks}, {"finished", at->second.finished}, {"at", at->second.updated_at}};
+      student["lesson"] = {{"lesson", at->second.lesson},     {"title", at->second.title},
+                           {"block", at->second.block},       {"blocks", at->second.blocks},
+                           {"finished", at->second.finished}, {"at", at->second.updated_at}};
     js.push_back(std::move(student));
   }
   json ex = json::array();
@@ -132,7 +149,9 @@ std::string summary_json(const std::string& class_name, const std::vector<Studen
   }
   size_t pending = 0;
   for (const AttemptRow& a : attempts) pending += !a.graded;
-  return json{{"class", class_name}, {"students", js}, {"exercises", ex}, {"attempts", attempts.size()}, {"pending", pending}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json{
+      {"class", class_name}, {"students", js}, {"exercises", ex}, {"attempts", attempts.size()}, {"pending", pending}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::string grades_csv(const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,
@@ -165,8 +184,12 @@ std::string own_attempts_json(const std::vector<AttemptRow>& attempts) {
   for (const AttemptRow& a : attempts) {
     json j{{"attempt_id", a.id}, {"exercise", a.exercise}, {"received_at", a.received_at}, {"graded", a.graded}};
     if (a.graded)
-      j.update({{"status", a.grade.status}, {"passed", a.grade.status == "pass"}, {"checks_passed", a.grade.checks_passed},
-                {"checks_total", a.grade.checks_total}, {"failures", failures_of(a)}, {"mismatch", a.mismatch}});
+      j.update({{"status", a.grade.status},
+                {"passed", a.grade.status == "pass"},
+                {"checks_passed", a.grade.checks_passed},
+                {"checks_total", a.grade.checks_total},
+                {"failures", failures_of(a)},
+                {"mismatch", a.mismatch}});
     list.push_back(std::move(j));
   }
   return json{{"attempts", list}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

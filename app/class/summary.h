@@ -20,8 +20,9 @@ constexpr int kStuckAfter = 3;
 
 // GET /api/teacher/summary's JSON text. Exercises in the course's order, then any others.
 // `lessons`: where each student's site is in the lessons (by student id), shown as "lesson".
-std::string summary_json(const std::string& class_name, const std::vector<Student>& students, const std::vector<AttemptRow>& attempts,
-                         const std::vector<CourseExercise>& course, const std::map<long long, LessonAt>& lessons = {});
+std::string summary_json(const std::string& class_name, const std::vector<Student>& students,
+                         const std::vector<AttemptRow>& attempts, const std::vector<CourseExercise>& course,
+                         const std::map<long long, LessonAt>& lessons = {});
 
 // The grades as `exercise grade --csv` writes them: student, one column per exercise ("pass",
 // "fail K/N", "error", "timeout", "-"), passed.

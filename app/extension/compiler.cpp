@@ -27,8 +27,9 @@ Target target_of(const std::string& source) {
   const Toolchain& t = toolchain();
   if (!t.nvcc.empty() && device_available(Device::cuda)) return Target::cuda;
   if (!t.sim_rewrite.empty()) return Target::sim;  // no GPU here: the simulator runs the kernels
-  if (!t.nvcc.empty()) return Target::cuda;        // compiled for a GPU that is not here
-  throw Error("this opscope was built without CUDA and without the simulated GPU, so it cannot compile '" + source + "'",
+  if (!t.nvcc.empty()) return Target::cuda;  // compiled for a GPU that is not here
+  throw Error("this opscope was built without CUDA and without the simulated GPU, so it cannot compile '" + source +
+                  "'",
               "write the kernel in a .cpp file for the CPU, or rebuild opscope with GCC and libboost-context-dev "
               "(the simulator) or -DOPSCOPE_CUDA=ON");
 }
@@ -137,11 +138,11 @@ int run_logged(std::vector<std::string> args, const std::string& log_path, const
   if (rc != 0)
     throw Error("cannot run " + args[0] + ": " + std::strerror(rc),
                 target_of(source) == Target::cuda ? "is the CUDA toolkit still installed where opscope was built?"
-                : target_of(source) == Target::sim ? "install the compiler and CMake opscope was built with (build-essential, cmake on Debian)"
-                                                   : "install the compiler opscope was built with (build-essential on Debian)");
+                : target_of(source) == Target::sim
+                    ? "install the compiler and CMake opscope was built with (build-essential, cmake on Debian)"
+                    : "install the compiler opscope was built with (build-essential on Debian)");
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return status;
 }
 

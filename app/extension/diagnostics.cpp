@@ -52,7 +52,8 @@ std::vector<Diagnostic> parse_diagnostics(const std::string& output) {
       nvcc_style = false;
     } else if (std::regex_match(line, m, nvcc)) {
       const std::string sev = m[3];
-      d = {m[1], std::stoi(m[2]), 0, sev == "catastrophic error" ? "fatal error" : sev == "remark" ? "note" : sev, m[5], {}};
+      d = {m[1], std::stoi(m[2]), 0, sev == "catastrophic error" ? "fatal error" : sev == "remark" ? "note" : sev, m[5],
+           {}};
       nvcc_style = true;
     } else {
       // A source line, caret or fix-it under the last diagnostic (GCC and nvcc indent them).
@@ -89,7 +90,8 @@ std::string format_errors(const std::vector<Diagnostic>& ds, const std::string& 
     if (d.file != source && context) out += header(*context) + context->snippet;
     ++shown;
   }
-  if (total > shown) out += "... and " + std::to_string(total - shown) + " more error" + (total - shown == 1 ? "" : "s") + "\n";
+  if (total > shown)
+    out += "... and " + std::to_string(total - shown) + " more error" + (total - shown == 1 ? "" : "s") + "\n";
   if (shown > 0) return out;
   // No positioned error: the last lines the compiler or linker printed.
   std::vector<std::string> lines;

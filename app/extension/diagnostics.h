@@ -9,9 +9,9 @@ namespace opscope::ext {
 struct Diagnostic {
   std::string file;
   int line = 0, col = 0;  // col 0: the compiler gave none
-  std::string severity;   // "error", "fatal error", "warning", "note", "required" (template context)
+  std::string severity;  // "error", "fatal error", "warning", "note", "required" (template context)
   std::string message;
-  std::string snippet;    // the compiler's own source line and caret, as it printed them
+  std::string snippet;  // the compiler's own source line and caret, as it printed them
 };
 
 std::vector<Diagnostic> parse_diagnostics(const std::string& output);

@@ -57,7 +57,8 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
 
 bool is_identifier(const std::string& s) {
   if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 enum class Kind { source, library };
@@ -81,12 +82,12 @@ std::string cache_stem(const std::string& path) {
 void install_atomically(const fs::path& tmp, const fs::path& final_path) {
   std::error_code ec;
   fs::rename(tmp, final_path, ec);
-  if (ec) throw ExtensionError("cannot write to the extension cache: " + ec.message(), "set OPSCOPE_EXTENSION_CACHE to a writable folder");
+  if (ec)
+    throw ExtensionError("cannot write to the extension cache: " + ec.message(),
+                         "set OPSCOPE_EXTENSION_CACHE to a writable folder");
 }
 
-std::string temp_name(const fs::path& final_path) {
-  return final_path.string() + ".tmp" + std::to_string(::getpid());
-}
+std::string temp_name(const fs::path& final_path) { return final_path.string() + ".tmp" + std::to_string(::getpid()); }
 
 // dlopen's message with a mangled C++ name made readable.
 std::string explain_dlerror(const char* message) {
@@ -112,7 +113,9 @@ std::string kernel_owner(const OpDef& op, Device d, const std::string& algo) {
   return op.builtin() ? "built in" : "from " + op.origin;
 }
 
-std::string algorithm_label(const KernelAddition& k) { return k.op + ": " + k.algo + " [" + device_name(k.device) + "]"; }
+std::string algorithm_label(const KernelAddition& k) {
+  return k.op + ": " + k.algo + " [" + device_name(k.device) + "]";
+}
 
 const OpDef* captured_op(const RegistryCapture& c, const std::string& name) {
   for (const auto& op : c.ops)
@@ -132,7 +135,8 @@ std::string missing_parts(const OpDef& op) {
   if (op.doc.empty()) w += "warning: " + op.name + " has no doc (its formula, for :doc)\n";
   if (!op.cost) w += "warning: " + op.name + " has no cost model: its FLOPs and bytes count as 0\n";
   if (op.differentiable && !op.backward)
-    w += "warning: " + op.name + " has no backward: backward() through it fails (set d.backward, or d.differentiable = false)\n";
+    w += "warning: " + op.name +
+         " has no backward: backward() through it fails (set d.backward, or d.differentiable = false)\n";
   if (op.differentiable && op.gradcheck.empty())
     w += "warning: " + op.name + " has no gradcheck cases, so gradcheck cannot check its backward\n";
   return w;
@@ -162,10 +166,12 @@ std::string ExtensionLoader::cache_dir() const {
 
 LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& options) {
   if (is_cuda_source(path) && !platform::has(platform::Feature::cxx_extensions))
-    throw ExtensionError("load_extension('" + path + "'): .cu files need the desktop app (a C++ compiler builds them, "
-                         "for a GPU or for the simulated one, into a shared library a browser cannot load)",
-                         "in the browser, write the kernel in the language: @kernel def k(A, B, n): ... launched as "
-                         "k[blocks, threads](A, B, n), runs on the same simulated GPU with the same checks and counters");
+    throw ExtensionError(
+        "load_extension('" + path +
+            "'): .cu files need the desktop app (a C++ compiler builds them, "
+            "for a GPU or for the simulated one, into a shared library a browser cannot load)",
+        "in the browser, write the kernel in the language: @kernel def k(A, B, n): ... launched as "
+        "k[blocks, threads](A, B, n), runs on the same simulated GPU with the same checks and counters");
   platform::require(platform::Feature::cxx_extensions, "load_extension('" + path + "')");
   const auto t0 = Clock::now();
   std::error_code ec;
@@ -190,7 +196,8 @@ LoadReport ExtensionLoader::load(const std::string& path, const LoadOptions& opt
   }
 
   const bool loaded_before = files_.count(next.origin) > 0;  // a failed compile keeps that version
-  const std::string so_path = cached_library(path, canonical.string(), kind == Kind::library, next.hash, loaded_before, report);
+  const std::string so_path =
+      cached_library(path, canonical.string(), kind == Kind::library, next.hash, loaded_before, report);
   next.capture = open_library(so_path, path);
   LoadReport adopted = adopt(next, options);
   adopted.compiled = report.compiled;
@@ -208,7 +215,9 @@ std::string ExtensionLoader::cached_library(const std::string& path, const std::
   std::error_code ec;
   const fs::path dir = cache_dir();
   fs::create_directories(dir, ec);
-  if (ec) throw ExtensionError("cannot create the extension cache '" + dir.string() + "': " + ec.message(), "set OPSCOPE_EXTENSION_CACHE to a writable folder");
+  if (ec)
+    throw ExtensionError("cannot create the extension cache '" + dir.string() + "': " + ec.message(),
+                         "set OPSCOPE_EXTENSION_CACHE to a writable folder");
   const std::string stem = cache_stem(path) + "-" + hash;
   const fs::path so_path = dir / (stem + ".so"), log_path = dir / (stem + ".log");
   if (!prebuilt && !fs::exists(so_path)) {
@@ -219,7 +228,8 @@ std::string ExtensionLoader::cached_library(const std::string& path, const std::
       std::error_code ignore;
       fs::remove(tmp, ignore);
       const size_t n = count(r.diagnostics, true);
-      throw ExtensionError(path + " did not compile" + (n ? " (" + std::to_string(n) + " error" + (n == 1 ? ")" : "s)") : std::string()) +
+      throw ExtensionError(path + " did not compile" +
+                               (n ? " (" + std::to_string(n) + " error" + (n == 1 ? ")" : "s)") : std::string()) +
                                (loaded_before ? "; the version loaded before stays" : "; nothing was loaded"),
                            "fix the file and load it again (the compiler's whole output: " + log_path.string() + ")",
                            format_errors(r.diagnostics, path, r.output));
@@ -247,7 +257,8 @@ LoadReport ExtensionLoader::adopt(const LoadedFile& file, const LoadOptions& opt
   return report;
 }
 
-std::shared_ptr<const RegistryCapture> ExtensionLoader::open_library(const std::string& so_path, const std::string& display) {
+std::shared_ptr<const RegistryCapture> ExtensionLoader::open_library(const std::string& so_path,
+                                                                     const std::string& display) {
   if (auto it = libraries_.find(so_path); it != libraries_.end()) return it->second;
   OpRegistry& registry = OpRegistry::instance();
   registry.begin_capture(toolchain().abi);
@@ -271,7 +282,8 @@ void ExtensionLoader::check(const LoadedFile& next, const LoadOptions& options) 
   const LoadedFile* current = current_it == files_.end() ? nullptr : &current_it->second;
   const std::string keep_note = current ? "; the version loaded before stays" : "; nothing was registered";
 
-  if (!cap.errors.empty()) throw ExtensionError(file + " was not loaded: " + join(cap.errors, "; ") + keep_note, "fix it and load it again");
+  if (!cap.errors.empty())
+    throw ExtensionError(file + " was not loaded: " + join(cap.errors, "; ") + keep_note, "fix it and load it again");
   if (cap.unchecked)
     throw ExtensionError(file + " registers operators without opscope's extension check" + keep_note,
                          "compile the source with load_extension, or build it with the CMake package "
@@ -283,37 +295,50 @@ void ExtensionLoader::check(const LoadedFile& next, const LoadOptions& options) 
   std::set<std::string> own;
   for (const auto& op : cap.ops) {
     const std::string& n = op->name;
-    if (!is_identifier(n)) throw ExtensionError(file + ": operator name '" + n + "' is not a name the language can call", "use letters, digits and _");
+    if (!is_identifier(n))
+      throw ExtensionError(file + ": operator name '" + n + "' is not a name the language can call",
+                           "use letters, digits and _");
     if (!own.insert(n).second) throw ExtensionError(file + " declares operator '" + n + "' twice" + keep_note, "");
     if (options.reserved_names.count(n))
-      throw ExtensionError(file + " declares operator '" + n + "', but " + n + "() is a builtin function of the language" + keep_note,
+      throw ExtensionError(file + " declares operator '" + n + "', but " + n +
+                               "() is a builtin function of the language" + keep_note,
                            "rename the operator");
     if (const OpDef* existing = registry.find(n); existing && existing->origin != next.origin)
-      throw ExtensionError(file + " declares operator '" + n + "', which is already " + owner_description(*existing) + keep_note,
+      throw ExtensionError(file + " declares operator '" + n + "', which is already " + owner_description(*existing) +
+                               keep_note,
                            "rename the operator in " + file + ", or add an algorithm to " + n +
                                " with registry.add_kernel(\"" + n + "\", Device::cpu, \"mine\", kernel)");
-    if (!op->infer) throw ExtensionError(file + ": operator " + n + " has no shape inference" + keep_note, "set d.infer");
-    if (op->kernels.empty()) throw ExtensionError(file + ": operator " + n + " has no kernel" + keep_note, "add one: d.kernel(Device::cpu, \"default\", fn)");
+    if (!op->infer)
+      throw ExtensionError(file + ": operator " + n + " has no shape inference" + keep_note, "set d.infer");
+    if (op->kernels.empty())
+      throw ExtensionError(file + ": operator " + n + " has no kernel" + keep_note,
+                           "add one: d.kernel(Device::cpu, \"default\", fn)");
   }
   for (const KernelAddition& k : cap.kernels) {
-    if (!is_identifier(k.algo)) throw ExtensionError(file + ": algorithm name '" + k.algo + "' of " + k.op + " is not a plain name", "use letters, digits and _");
+    if (!is_identifier(k.algo))
+      throw ExtensionError(file + ": algorithm name '" + k.algo + "' of " + k.op + " is not a plain name",
+                           "use letters, digits and _");
     if (const OpDef* mine = captured_op(cap, k.op)) {
       if (mine->find_kernel(k.device, k.algo))
-        throw ExtensionError(file + " gives " + k.op + " two " + device_name(k.device) + " kernels named '" + k.algo + "'" + keep_note, "");
+        throw ExtensionError(file + " gives " + k.op + " two " + device_name(k.device) + " kernels named '" + k.algo +
+                                 "'" + keep_note,
+                             "");
       continue;
     }
     const OpDef* target = registry.find(k.op);
     if (!target || (current && target->origin == next.origin)) {  // an op of this file's previous version goes away
       const std::string near = closest_name(k.op, registry_names());
-      throw ExtensionError(file + " adds algorithm '" + k.algo + "' to '" + k.op + "', which is not an operator" + keep_note,
+      throw ExtensionError(file + " adds algorithm '" + k.algo + "' to '" + k.op + "', which is not an operator" +
+                               keep_note,
                            near.empty() ? "list the operators with :ops" : "did you mean '" + near + "'?");
     }
     // A kernel for an algorithm the op has on another device is that algorithm on a new device
     // (swish_cuda.cu gives swish's "fused" a CUDA kernel); the same device and name is taken.
     const std::string* owner = target->added_by(k.device, k.algo);
     if (target->find_kernel(k.device, k.algo) && !(owner && *owner == next.origin))
-      throw ExtensionError(file + " adds algorithm '" + k.algo + "' to " + k.op + ", which already has a " + device_name(k.device) +
-                               " kernel '" + k.algo + "' (" + kernel_owner(*target, k.device, k.algo) + ")" + keep_note,
+      throw ExtensionError(file + " adds algorithm '" + k.algo + "' to " + k.op + ", which already has a " +
+                               device_name(k.device) + " kernel '" + k.algo + "' (" +
+                               kernel_owner(*target, k.device, k.algo) + ")" + keep_note,
                            "give your algorithm another name");
   }
 }
@@ -351,7 +376,8 @@ void ExtensionLoader::commit(const LoadedFile& next, const LoadOptions& options,
   }
   report.algorithms_added = new_algorithms;
   for (const std::string& a : old_algorithms)
-    if (std::find(new_algorithms.begin(), new_algorithms.end(), a) == new_algorithms.end()) report.algorithms_removed.push_back(a);
+    if (std::find(new_algorithms.begin(), new_algorithms.end(), a) == new_algorithms.end())
+      report.algorithms_removed.push_back(a);
   files_[next.origin] = next;
 }
 
@@ -423,11 +449,15 @@ std::string LoadReport::summary() const {
   } else if (!ops_added.empty()) {
     parts.push_back(std::string(ops_added.size() == 1 ? "operator " : "operators ") + join(ops_added, ", "));
   }
-  if (!algorithms_added.empty()) parts.push_back(std::string(algorithms_added.size() == 1 ? "algorithm " : "algorithms ") + join(algorithms_added, ", "));
+  if (!algorithms_added.empty())
+    parts.push_back(std::string(algorithms_added.size() == 1 ? "algorithm " : "algorithms ") +
+                    join(algorithms_added, ", "));
   if (!algorithms_removed.empty()) parts.push_back("removed algorithm " + join(algorithms_removed, ", "));
   char timing[96];
   if (compiled) std::snprintf(timing, sizeof timing, "compiled in %.1f s", compile_seconds);
-  else std::snprintf(timing, sizeof timing, "%s, loaded in %.1f ms", prebuilt ? "prebuilt" : "cached build", load_seconds * 1e3);
+  else
+    std::snprintf(timing, sizeof timing, "%s, loaded in %.1f ms", prebuilt ? "prebuilt" : "cached build",
+                  load_seconds * 1e3);
   std::string s = std::string(status == Status::reloaded ? "reloaded " + file + " (edited)" : "loaded " + file) + ": " +
                   join(parts, "; ") + " (" + timing + ")\n";
   if (status == Status::reloaded) s += "  nodes made before keep the definitions they were made with\n";
@@ -454,7 +484,8 @@ std::string examples_dir() {
 
 std::string example_path(const std::string& relative) {
   const std::string dir = examples_dir();
-  if (dir.empty()) throw Error("cannot find opscope's examples folder", "set OPSCOPE_EXAMPLES to the repository's assets/examples");
+  if (dir.empty())
+    throw Error("cannot find opscope's examples folder", "set OPSCOPE_EXAMPLES to the repository's assets/examples");
   const fs::path p = fs::path(dir) / relative;
   if (!is_shipped_example(p.string())) {
     std::string names;

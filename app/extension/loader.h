@@ -45,13 +45,13 @@ struct LoadReport {
   bool compiled = false;  // false: the cached build, or a prebuilt .so
   bool prebuilt = false;  // a .so built outside opscope (the CMake package)
   double compile_seconds = 0, load_seconds = 0;
-  std::string warnings;   // the compiler's about the file, and what its ops lack
+  std::string warnings;  // the compiler's about the file, and what its ops lack
   std::string summary() const;  // what the REPL prints
 };
 
 // One version of one file as its library registered it (kept to reload, restore or re-attach).
 struct LoadedFile {
-  std::string origin;   // the file's canonical path: OpDef::origin of its ops
+  std::string origin;  // the file's canonical path: OpDef::origin of its ops
   std::string display;  // as the caller named it
   std::string hash;
   std::shared_ptr<const RegistryCapture> capture;
@@ -79,8 +79,8 @@ class ExtensionLoader {
   std::vector<LoadedFile> loaded() const;
 
  private:
-  std::string cached_library(const std::string& path, const std::string& canonical, bool prebuilt, const std::string& hash,
-                             bool loaded_before, LoadReport& report) const;
+  std::string cached_library(const std::string& path, const std::string& canonical, bool prebuilt,
+                             const std::string& hash, bool loaded_before, LoadReport& report) const;
   std::shared_ptr<const RegistryCapture> open_library(const std::string& so_path, const std::string& display);
   void check(const LoadedFile& next, const LoadOptions& options) const;
   // Moves the registry from the file's current version (if any) to `next`, after checking it.

@@ -33,7 +33,9 @@ std::string resolve_box(GuiState& s, const std::string& what) {
       if (b.key == what) return b.key;
     const Graph& g = shown_graph(s);
     for (const auto& b : boxes)  // (by the node's own name: a compact figure's subtitle is its end)
-      if (b.subtitle == what || b.title == what || (b.node >= 0 && g.has_node(b.node) && g.node_var_name(b.node) == what)) return b.key;
+      if (b.subtitle == what || b.title == what ||
+          (b.node >= 0 && g.has_node(b.node) && g.node_var_name(b.node) == what))
+        return b.key;
     const viz::LayoutBox* folded = nullptr;
     for (const auto& b : boxes)
       for (int id : b.nodes)
@@ -105,13 +107,15 @@ std::vector<std::string> split_actions(const std::string& actions) {
 
 void apply_action(GuiState& s, const std::string& action) {
   if (action.rfind("lesson ", 0) == 0) {  // "lesson next", "lesson all", "lesson answer 3", ...
-    if (!s.lesson_action || !s.lesson_action(s, action)) throw Error("no lesson is open", "start the GUI with --lesson N");
+    if (!s.lesson_action || !s.lesson_action(s, action))
+      throw Error("no lesson is open", "start the GUI with --lesson N");
     return;
   }
   const size_t sp = action.find(' ');
   const std::string verb = action.substr(0, sp), arg = sp == std::string::npos ? "" : trim(action.substr(sp + 1));
   auto run = [&](const std::string& cmd) {
-    if (!run_in_console(s, cmd)) s.hooks.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
+    if (!run_in_console(s, cmd))
+      s.hooks.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
   };
   if (verb == "step") run(arg.empty() ? ":step" : ":step " + arg);
   else if (verb == "run") run(":run");
@@ -120,9 +124,9 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "workspace" && arg == "restore") restore_workspace(s);  // the console's offer
   else if (verb == "workspace" && arg == "fresh") forget_last_workspace(s);
   else if (verb == "open") {
-    if (!open_onnx_model(s, arg)) s.hooks.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
-  }
-  else if (verb == "select") {
+    if (!open_onnx_model(s, arg))
+      s.hooks.action_errors.push_back(action + ": " + (s.console.lines.empty() ? "" : s.console.lines.back().text));
+  } else if (verb == "select") {
     // The layout must exist to resolve names: lay out now if the graph changed.
     viz::update_layout(s.graph, shown_graph(s), &s.fonts, graph_font_scale(s), s.stats.time);
     s.graph.selected = resolve_box(s, arg);
@@ -138,8 +142,10 @@ void apply_action(GuiState& s, const std::string& action) {
     throw Error("click: box '" + arg + "' is not on screen");
   } else if (verb == "toggle") {
     using viz::PhaseFilter;
-    if (arg == "backward") s.graph.filter = s.graph.filter == PhaseFilter::both ? PhaseFilter::forward_only : PhaseFilter::both;
-    else if (arg == "forward") s.graph.filter = s.graph.filter == PhaseFilter::both ? PhaseFilter::backward_only : PhaseFilter::both;
+    if (arg == "backward")
+      s.graph.filter = s.graph.filter == PhaseFilter::both ? PhaseFilter::forward_only : PhaseFilter::both;
+    else if (arg == "forward")
+      s.graph.filter = s.graph.filter == PhaseFilter::both ? PhaseFilter::backward_only : PhaseFilter::both;
     else if (arg == "theme") s.dark = !s.dark;
     else throw Error("toggle takes backward, forward or theme, got '" + arg + "'");
   } else if (verb == "view" && arg.rfind("zoom ", 0) == 0) {  // View ▸ Zoom: "view zoom in|out|1.5"
@@ -158,7 +164,8 @@ void apply_action(GuiState& s, const std::string& action) {
     const int node = s.graph.layout.boxes[static_cast<size_t>(s.graph.layout.find(key))].node;
     if (node < 0) throw Error(verb + ": '" + arg + "' is not an op node");
     if (verb == "collapse") s.graph.expanded.erase(node);
-    else if (!node_body(shown_graph(s), shown_graph(s).node(node))) throw Error("expand: node #" + std::to_string(node) + " has no body (only an @op or a fused node has one)");
+    else if (!node_body(shown_graph(s), shown_graph(s).node(node)))
+      throw Error("expand: node #" + std::to_string(node) + " has no body (only an @op or a fused node has one)");
     else s.graph.expanded.insert(node);
   } else if (verb == "fold") viz::fold_call(s.graph, arg);
   else if (verb == "unfold") viz::unfold_call(s.graph, arg);
@@ -172,17 +179,21 @@ void apply_action(GuiState& s, const std::string& action) {
   else if (verb == "map" || verb == "graph") {  // the tab over the graph
     if (verb == "map" && !s.map_panel) throw Error("no knowledge map here", "start the GUI with --lesson N");
     (verb == "map" ? s.show_map : s.show_graph) = true;
-  }
-  else if (verb == "lab") lab_action(s, arg);
-  else if (verb == "interrupt") s.run.interrupt_on_idle_frame = s.run.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
-  else if (verb == "measure") s.stats.max_frame_ms = s.stats.max_frame_work_ms = s.stats.max_frame_between_steps_work_ms = 0;  // from here (a benchmark's phase)
+  } else if (verb == "lab") lab_action(s, arg);
+  else if (verb == "interrupt")
+    s.run.interrupt_on_idle_frame = s.run.idle_frames + (arg.empty() ? 1 : std::max(1, std::stoi(arg)));
+  else if (verb == "measure")
+    s.stats.max_frame_ms = s.stats.max_frame_work_ms = s.stats.max_frame_between_steps_work_ms =
+        0;  // from here (a benchmark's phase)
   else if (verb == "play") s.playing = true;
   else if (verb == "pause") s.playing = false;
   else
     throw Error("unknown GUI action '" + verb + "'",
                 "actions: step [N|bwd], run, rewind, exec CODE, interrupt [N], select KEY, click KEY, toggle "
-                "backward|forward|theme, view forward|backward|both|zoom in|zoom out|zoom Z|present|present off, expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
-                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, lab OP SIZE|warp ALGO|kernel|step [N|back|barrier|to FILE:LINE]|gpu NAME, play, pause, open MODEL.onnx, measure");
+                "backward|forward|theme, view forward|backward|both|zoom in|zoom out|zoom Z|present|present off, "
+                "expand KEY, collapse KEY, fold F, unfold F, search TEXT, "
+                "theme dark|light, fit, zoom Z, export FILE.svg|.png, map, graph, lab OP SIZE|warp ALGO|kernel|step "
+                "[N|back|barrier|to FILE:LINE]|gpu NAME, play, pause, open MODEL.onnx, measure");
 }
 
 void inject_mouse(GuiState& s) {
@@ -197,8 +208,11 @@ namespace {
 lang::Interpreter& ms_interp(const GuiState& s) { return s.session->interpreter(); }
 // What the last loop left of its tape (the loop badge's numbers).
 nlohmann::json loop_json(const lang::LoopTape& l) {
-  return {{"line", l.line}, {"iterations", l.iterations}, {"dropped_iterations", l.dropped_iterations},
-          {"dropped_nodes", l.dropped_nodes}, {"first_kept_node", l.first_kept_node}};
+  return {{"line", l.line},
+          {"iterations", l.iterations},
+          {"dropped_iterations", l.dropped_iterations},
+          {"dropped_nodes", l.dropped_nodes},
+          {"first_kept_node", l.first_kept_node}};
 }
 }  // namespace
 
@@ -221,7 +235,8 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
                      {"next", d.next},
                      {"selected", d.selected},
                      {"matched", d.matched}});
-    if (d.badge_max.x > d.badge_min.x) nodes.back()["badge_rect"] = {d.badge_min.x, d.badge_min.y, d.badge_max.x, d.badge_max.y};
+    if (d.badge_max.x > d.badge_min.x)
+      nodes.back()["badge_rect"] = {d.badge_min.x, d.badge_min.y, d.badge_max.x, d.badge_max.y};
   }
   // Every edge drawn in the last frame, with its two boxes and its curve's control points, so
   // crossings can be counted from outside.
@@ -231,13 +246,16 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
     for (const auto& p : e.points) points.push_back({p.x, p.y});
     edges.push_back({{"from", e.from}, {"to", e.to}, {"kind", viz::edge_kind_name(e.kind)}, {"points", points}});
     if (!e.label.empty())  // the shape label drawn on it, where it is on screen
-      edges.back()["label"] = {{"text", e.label}, {"rect", {e.label_min.x, e.label_min.y, e.label_max.x, e.label_max.y}}};
+      edges.back()["label"] = {{"text", e.label},
+                               {"rect", {e.label_min.x, e.label_min.y, e.label_max.x, e.label_max.y}}};
   }
   json map = json::array();
   for (const auto& d : s.map_view.drawn)
     map.push_back({{"id", d.id},
                    {"label", d.label},
-                   {"status", d.status == viz::ConceptStatus::learned ? "learned" : d.status == viz::ConceptStatus::in_progress ? "in progress" : "not yet"},
+                   {"status", d.status == viz::ConceptStatus::learned       ? "learned"
+                              : d.status == viz::ConceptStatus::in_progress ? "in progress"
+                                                                            : "not yet"},
                    {"rect", {d.min.x, d.min.y, d.max.x, d.max.y}}});
   json clusters = json::array();
   for (const auto& c : s.graph.layout.clusters)
@@ -247,18 +265,26 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
   json frames = json::array();
   for (const auto& c : s.graph.drawn_clusters) {
     frames.push_back({{"key", c.key}, {"label", c.label}, {"rect", {c.min.x, c.min.y, c.max.x, c.max.y}}});
-    if (c.title_max.x > c.title_min.x) frames.back()["title_rect"] = {c.title_min.x, c.title_min.y, c.title_max.x, c.title_max.y};
-    if (c.badge_max.x > c.badge_min.x) frames.back()["badge_rect"] = {c.badge_min.x, c.badge_min.y, c.badge_max.x, c.badge_max.y};
+    if (c.title_max.x > c.title_min.x)
+      frames.back()["title_rect"] = {c.title_min.x, c.title_min.y, c.title_max.x, c.title_max.y};
+    if (c.badge_max.x > c.badge_min.x)
+      frames.back()["badge_rect"] = {c.badge_min.x, c.badge_min.y, c.badge_max.x, c.badge_max.y};
   }
   json memory = json::array();
   for (const auto& e : s.log->events()) {
     json cats = json::object();
-    for (int c = 0; c < kNumCategories; ++c) cats[category_name(static_cast<MemCategory>(c))] = e.mem_after[static_cast<size_t>(c)];
-    memory.push_back({{"step", e.step}, {"node", e.node}, {"phase", phase_name(e.phase)}, {"total", total_bytes(e.mem_after)}, {"bytes", cats}});
+    for (int c = 0; c < kNumCategories; ++c)
+      cats[category_name(static_cast<MemCategory>(c))] = e.mem_after[static_cast<size_t>(c)];
+    memory.push_back({{"step", e.step},
+                      {"node", e.node},
+                      {"phase", phase_name(e.phase)},
+                      {"total", total_bytes(e.mem_after)},
+                      {"bytes", cats}});
   }
   json metrics = json::object();  // each logged series: its points and last value
   for (const auto& m : ms_interp(s).metrics().series())
-    metrics[m.name] = {{"points", m.steps.size()}, {"last_step", m.steps.empty() ? -1 : m.steps.back()},
+    metrics[m.name] = {{"points", m.steps.size()},
+                       {"last_step", m.steps.empty() ? -1 : m.steps.back()},
                        {"last", m.values.empty() ? 0.0 : m.values.back()}};
   const StepEvent* last = s.log->last();
   json console = json::array();
@@ -274,80 +300,81 @@ std::string state_json(const GuiState& s, int window_w, int window_h) {
   }
   GuiState& ms = const_cast<GuiState&>(s);
   json state{{"platform", platform::name()},
-              {"frame", s.stats.frame},
-              {"window", {window_w, window_h}},
-              {"canvas", {s.graph.canvas_min.x, s.graph.canvas_min.y, s.graph.canvas_max.x, s.graph.canvas_max.y}},
-              {"step", last ? last->step : -1},
-              {"phase", last ? phase_name(last->phase) : ""},
-              {"current_node", last ? last->node : -1},
-              {"highlighted_node", highlighted},
-              {"next_node", next_step_node(ms)},
-              {"steps_left", steps_left(ms)},
-              {"selected", s.graph.selected},
-              {"view", viz::phase_filter_name(s.graph.filter)},
-              {"theme", s.dark ? "dark" : "light"},
-              {"zoom", s.graph.zoom},
-              {"ui_zoom", s.ui_zoom},
-              {"ui_scale", s.scale},
-              {"present", s.present},
-              {"journal", {{"kept", s.journal.statements().size()}, {"offered", s.journal_offered}}},
-              {"graph_nodes", s.ws->graph().node_count()},
-              {"graph_dropped_nodes", s.ws->graph().drops().nodes},
-              {"loop", loop_json(s.session->interpreter().last_loop())},
-              {"idle_frames", s.run.idle_frames},
-              {"running", s.run.running},
-              {"input_waiting", s.hooks.input_waiting},
-              {"idle", s.hooks.idle},
-              {"frames_since_input", s.stats.frame - s.hooks.input_frame},
-              {"input_events", s.hooks.input_events},
-              {"live_states", s.hooks.live_states},
-              {"queued_work", s.run.queued.size()},
-              {"mode", s.ws->static_mode() ? "static" : "dynamic"},
-              {"program_nodes", &shown_graph(ms) != &s.ws->graph() ? static_cast<int64_t>(s.graph.only_nodes.size()) : -1},
-              {"nodes", nodes},
-              {"edges", edges},
-              {"clusters", clusters},
-              {"frames", frames},
-              {"folded", s.graph.folded},
-              {"auto_folded", s.graph.auto_folded},
-              {"text_px", s.graph.text_px},
-              {"map_shown", s.map_visible},
-              {"map", map},
-              {"readable_text_px", viz::kReadableTextPx},
-              {"min_text_px", s.graph.min_text_px},
-              {"figure_rows", s.graph.layout.row_lane_tops.size() + 1},
-              {"figure_scrolls", s.graph.scrolls},
-              {"layouts", s.graph.layouts_done},
-              {"layout_ms", s.graph.layout.layout_ms},
-              {"layout_ms_total", s.graph.layout_ms_total},
-              {"plan_ms_max", s.graph.plan_ms_max},
-              {"layout_step_ms_max", s.graph.queue ? s.graph.queue->step_ms_max() : 0.0},
-              {"layout_mode", s.graph.queue ? viz::layout_mode_name(s.graph.queue->mode()) : "sync"},
-              {"layout_current", viz::layout_current(s.graph)},
-              {"layout_error", s.graph.layout_error},
-              {"open_ms", s.stats.open_ms},
-              {"open_frame", s.stats.open_frame},
-              {"max_frame_ms", s.stats.max_frame_ms},
-              {"max_frame_work_ms", s.stats.max_frame_work_ms},
-              {"max_frame_between_steps_work_ms", s.stats.max_frame_between_steps_work_ms},
-              {"frame_ms", s.stats.frame_ms_avg},
-              {"memory", memory},
-              {"live_bytes", s.ws->tracker().live_total()},
-              {"peak_bytes", s.ws->tracker().peak_total()},
-              {"cjk_font", s.fonts.cjk},
-              {"metrics", metrics},
-              {"metrics_charts", s.metrics.charts_drawn},
-              {"metrics_marker_x", s.metrics.marker_x},
-              {"console", console},
-              {"action_errors", s.hooks.action_errors},
-              {"internal_errors", s.hooks.internal_errors},
-              {"empty_graph_statement", viz::kEmptyGraphStatement},
-              {"widgets", widgets},
-              {"want_text_input", ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput},
-              {"console_input", s.console.input},
-              {"console_width_px", s.console.log_width_px},
-              {"console_widest_row_px", s.console.widest_row_px},
-              {"pending_block", s.console.pending_block}};
+             {"frame", s.stats.frame},
+             {"window", {window_w, window_h}},
+             {"canvas", {s.graph.canvas_min.x, s.graph.canvas_min.y, s.graph.canvas_max.x, s.graph.canvas_max.y}},
+             {"step", last ? last->step : -1},
+             {"phase", last ? phase_name(last->phase) : ""},
+             {"current_node", last ? last->node : -1},
+             {"highlighted_node", highlighted},
+             {"next_node", next_step_node(ms)},
+             {"steps_left", steps_left(ms)},
+             {"selected", s.graph.selected},
+             {"view", viz::phase_filter_name(s.graph.filter)},
+             {"theme", s.dark ? "dark" : "light"},
+             {"zoom", s.graph.zoom},
+             {"ui_zoom", s.ui_zoom},
+             {"ui_scale", s.scale},
+             {"present", s.present},
+             {"journal", {{"kept", s.journal.statements().size()}, {"offered", s.journal_offered}}},
+             {"graph_nodes", s.ws->graph().node_count()},
+             {"graph_dropped_nodes", s.ws->graph().drops().nodes},
+             {"loop", loop_json(s.session->interpreter().last_loop())},
+             {"idle_frames", s.run.idle_frames},
+             {"running", s.run.running},
+             {"input_waiting", s.hooks.input_waiting},
+             {"idle", s.hooks.idle},
+             {"frames_since_input", s.stats.frame - s.hooks.input_frame},
+             {"input_events", s.hooks.input_events},
+             {"live_states", s.hooks.live_states},
+             {"queued_work", s.run.queued.size()},
+             {"mode", s.ws->static_mode() ? "static" : "dynamic"},
+             {"program_nodes",
+              &shown_graph(ms) != &s.ws->graph() ? static_cast<int64_t>(s.graph.only_nodes.size()) : -1},
+             {"nodes", nodes},
+             {"edges", edges},
+             {"clusters", clusters},
+             {"frames", frames},
+             {"folded", s.graph.folded},
+             {"auto_folded", s.graph.auto_folded},
+             {"text_px", s.graph.text_px},
+             {"map_shown", s.map_visible},
+             {"map", map},
+             {"readable_text_px", viz::kReadableTextPx},
+             {"min_text_px", s.graph.min_text_px},
+             {"figure_rows", s.graph.layout.row_lane_tops.size() + 1},
+             {"figure_scrolls", s.graph.scrolls},
+             {"layouts", s.graph.layouts_done},
+             {"layout_ms", s.graph.layout.layout_ms},
+             {"layout_ms_total", s.graph.layout_ms_total},
+             {"plan_ms_max", s.graph.plan_ms_max},
+             {"layout_step_ms_max", s.graph.queue ? s.graph.queue->step_ms_max() : 0.0},
+             {"layout_mode", s.graph.queue ? viz::layout_mode_name(s.graph.queue->mode()) : "sync"},
+             {"layout_current", viz::layout_current(s.graph)},
+             {"layout_error", s.graph.layout_error},
+             {"open_ms", s.stats.open_ms},
+             {"open_frame", s.stats.open_frame},
+             {"max_frame_ms", s.stats.max_frame_ms},
+             {"max_frame_work_ms", s.stats.max_frame_work_ms},
+             {"max_frame_between_steps_work_ms", s.stats.max_frame_between_steps_work_ms},
+             {"frame_ms", s.stats.frame_ms_avg},
+             {"memory", memory},
+             {"live_bytes", s.ws->tracker().live_total()},
+             {"peak_bytes", s.ws->tracker().peak_total()},
+             {"cjk_font", s.fonts.cjk},
+             {"metrics", metrics},
+             {"metrics_charts", s.metrics.charts_drawn},
+             {"metrics_marker_x", s.metrics.marker_x},
+             {"console", console},
+             {"action_errors", s.hooks.action_errors},
+             {"internal_errors", s.hooks.internal_errors},
+             {"empty_graph_statement", viz::kEmptyGraphStatement},
+             {"widgets", widgets},
+             {"want_text_input", ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput},
+             {"console_input", s.console.input},
+             {"console_width_px", s.console.log_width_px},
+             {"console_widest_row_px", s.console.widest_row_px},
+             {"pending_block", s.console.pending_block}};
   if (s.lab.opened) {
     state["kernel_lab"] = json::parse(lab_state_json(s.lab));
     state["kernel_lab"]["shown"] = s.lab_visible;

@@ -22,7 +22,8 @@ class FrameClock {
       s.stats.max_frame_ms = std::max(s.stats.max_frame_ms, interval);
       s.stats.max_frame_work_ms = std::max(s.stats.max_frame_work_ms, interval - render_ms_);
       if (!idle && !s.run.statement_ran)  // no statement (a step) ran since the last frame
-        s.stats.max_frame_between_steps_work_ms = std::max(s.stats.max_frame_between_steps_work_ms, interval - render_ms_);
+        s.stats.max_frame_between_steps_work_ms =
+            std::max(s.stats.max_frame_between_steps_work_ms, interval - render_ms_);
     }
     if (!idle) s.run.statement_ran = false;
     last_begin_ = begin_;
@@ -32,7 +33,8 @@ class FrameClock {
     end_ = Clock::now();
     render_ms_ = ms(render_begin_, end_);
     const double total = ms(begin_, end_);
-    s.stats.frame_total_ms_avg = s.stats.frame_total_ms_avg == 0 ? total : s.stats.frame_total_ms_avg * 0.9 + total * 0.1;
+    s.stats.frame_total_ms_avg =
+        s.stats.frame_total_ms_avg == 0 ? total : s.stats.frame_total_ms_avg * 0.9 + total * 0.1;
     if (s.stats.open_ms < 0 && viz::layout_current(s.graph)) {
       s.stats.open_ms = ms(process_start_, end_);
       s.stats.open_frame = frames_ - 1;
@@ -46,7 +48,9 @@ class FrameClock {
   }
 
  private:
-  static double ms(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); }
+  static double ms(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+  }
   Clock::time_point process_start_, begin_ = Clock::now(), last_begin_ = begin_, render_begin_ = begin_, end_ = begin_;
   double render_ms_ = 0;  // the last frame's drawing by OpenGL and its swap
   int frames_ = 0;

@@ -42,7 +42,8 @@ bool write_screenshot(const std::string& path, int w, int h) {
   glReadPixels(0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px.data());
   std::vector<unsigned char> flipped(px.size());
   const size_t row = static_cast<size_t>(w) * 4;
-  for (int y = 0; y < h; ++y) std::copy_n(&px[static_cast<size_t>(h - 1 - y) * row], row, &flipped[static_cast<size_t>(y) * row]);
+  for (int y = 0; y < h; ++y)
+    std::copy_n(&px[static_cast<size_t>(h - 1 - y) * row], row, &flipped[static_cast<size_t>(y) * row]);
   for (size_t i = 3; i < flipped.size(); i += 4) flipped[i] = 255;  // an opaque image
   return stbi_write_png(path.c_str(), w, h, 4, flipped.data(), static_cast<int>(row)) != 0;
 }
@@ -64,7 +65,8 @@ void report_internal_error(GuiState& s, const std::string& what) {
   std::fprintf(stderr, "opscope: internal error (the window goes on): %s\n", what.c_str());
   s.hooks.internal_errors.push_back(what);
   s.console.lines.push_back({ConsoleLine::error, "internal error: " + what});
-  s.console.lines.push_back({ConsoleLine::error, "  this is a bug in opscope; your workspace is kept. Please report it with what you did."});
+  s.console.lines.push_back(
+      {ConsoleLine::error, "  this is a bug in opscope; your workspace is kept. Please report it with what you did."});
   s.console.scroll_to_bottom = true;
 }
 
@@ -208,7 +210,10 @@ int run_gui(const GuiOptions& o) {
   platform::install_input(window);  // the browser's wheel, clipboard and input methods (nothing on the desktop)
   ImGui_ImplOpenGL3_Init(gl.glsl_version);
 
-  s.console.lines.push_back({ConsoleLine::output, "opscope: type statements like  " + std::string(viz::kEmptyGraphStatement) + "  or :help. Tab completes, Up/Down browse history. Esc or Ctrl-C stops a running statement."});
+  s.console.lines.push_back(
+      {ConsoleLine::output,
+       "opscope: type statements like  " + std::string(viz::kEmptyGraphStatement) +
+           "  or :help. Tab completes, Up/Down browse history. Esc or Ctrl-C stops a running statement."});
   int rc = 0;
   const std::vector<std::string> actions = split_actions(o.actions);
   // Headless: one action per frame after the first, then frames for animations to settle.
@@ -242,12 +247,14 @@ int run_gui(const GuiOptions& o) {
         interrupt::request();  // as if Interrupt was clicked in this frame
       }
     }
-    s.stats.time = headless ? s.stats.frame / 30.0 : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    s.stats.time = headless ? s.stats.frame / 30.0
+                            : std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!idle && headless && s.stats.frame >= 1 && s.stats.frame - 1 < static_cast<int>(actions.size())) {
       try {
         apply_action(s, actions[static_cast<size_t>(s.stats.frame - 1)]);
       } catch (const Error& e) {
-        std::fprintf(stderr, "error: action '%s': %s\n", actions[static_cast<size_t>(s.stats.frame - 1)].c_str(), e.what());
+        std::fprintf(stderr, "error: action '%s': %s\n", actions[static_cast<size_t>(s.stats.frame - 1)].c_str(),
+                     e.what());
         if (!e.hint().empty()) std::fprintf(stderr, "hint: %s\n", e.hint().c_str());
         s.hooks.action_errors.push_back(e.what());
         rc = 1;
@@ -290,7 +297,9 @@ int run_gui(const GuiOptions& o) {
     glClearColor(bg.x, bg.y, bg.z, 1);
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
-    const std::string& png = idle ? o.live_screenshot : headless && s.stats.frame + 1 == total_frames ? o.screenshot : std::string();
+    const std::string& png = idle                                            ? o.live_screenshot
+                             : headless && s.stats.frame + 1 == total_frames ? o.screenshot
+                                                                             : std::string();
     if (!png.empty() && !write_screenshot(png, fb_w, fb_h)) {
       std::fprintf(stderr, "error: cannot write '%s'\n", png.c_str());
       rc = 1;
@@ -349,7 +358,8 @@ int run_gui(const GuiOptions& o) {
     if (!s.journal.problem().empty()) s.console.lines.push_back({ConsoleLine::error, s.journal.problem()});
   }
   if (!o.open.empty() && !open_onnx_model(s, o.open)) {
-    std::fprintf(stderr, "error: cannot open '%s': %s\n", o.open.c_str(), s.console.lines.empty() ? "" : s.console.lines.back().text.c_str());
+    std::fprintf(stderr, "error: cannot open '%s': %s\n", o.open.c_str(),
+                 s.console.lines.empty() ? "" : s.console.lines.back().text.c_str());
     if (headless) rc = 1;
   }
   // A window with nothing changing draws nothing (a laptop's battery, a browser tab): after the
@@ -361,11 +371,13 @@ int run_gui(const GuiOptions& o) {
   for (s.stats.frame = 0; !glfwWindowShouldClose(window); ++s.stats.frame) {
     if (headless && s.stats.frame >= total_frames) break;
     // (ImGui takes a click in the second frame after its button event: three frames after input.)
-    const bool busy = s.stats.frame - s.hooks.input_frame < 3 || !s.run.queued.empty() || key_hold.waiting() || s.playing || s.console.focus_input ||
+    const bool busy = s.stats.frame - s.hooks.input_frame < 3 || !s.run.queued.empty() || key_hold.waiting() ||
+                      s.playing || s.console.focus_input ||
                       !ImGui::GetIO().InputQueueCharacters.empty() ||  // an input method's text came between frames
                       graph_animating(s) || session.quit_requested();
     if (!headless && !busy && settle_frames <= 0) {
-      wait_for_input(window, key_hold, live ? [&] { publish_state_now(s, fb_w, fb_h, true); } : std::function<void()>{});
+      wait_for_input(window, key_hold,
+                     live ? [&] { publish_state_now(s, fb_w, fb_h, true); } : std::function<void()>{});
       settle_frames = 3;
     }
     --settle_frames;

@@ -10,15 +10,15 @@ namespace opscope::app {
 struct GuiState;
 
 struct GuiOptions {
-  std::string script;       // run before the first frame
-  std::string open;         // an ONNX model opened (as File ▸ Open) after the script
-  std::string lesson;       // lesson id for the lesson panel
+  std::string script;  // run before the first frame
+  std::string open;  // an ONNX model opened (as File ▸ Open) after the script
+  std::string lesson;  // lesson id for the lesson panel
   std::string lesson_lang;  // "en", "zh", or "" (the language used last)
-  int frames = 0;           // > 0: render this many frames, then exit (headless use)
-  std::string screenshot;   // PNG of the last frame
+  int frames = 0;  // > 0: render this many frames, then exit (headless use)
+  std::string screenshot;  // PNG of the last frame
   std::string live_screenshot;  // PNG of the last frame drawn from inside the script's loop
-  std::string state_json;   // what is on screen after the last frame
-  std::string actions;      // "step;step;select n3;toggle backward"
+  std::string state_json;  // what is on screen after the last frame
+  std::string actions;  // "step;step;select n3;toggle backward"
   int width = 0, height = 0;  // --size; 0: the platform's (the browser's page), else 1600x1000
   bool dark = false;
   float zoom = 0.f;  // View ▸ Zoom at start, 1 to 2.5; 0: the saved one (100 % in headless runs)

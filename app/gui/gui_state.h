@@ -33,13 +33,13 @@ struct ConsoleLine {
 struct ConsoleState {
   std::vector<ConsoleLine> lines;
   char input[2048] = "";
-  std::string pending_block;         // lines of an unfinished block (def/for/if)
-  int history_pos = -1;              // -1: not browsing history
+  std::string pending_block;  // lines of an unfinished block (def/for/if)
+  int history_pos = -1;  // -1: not browsing history
   std::vector<std::string> candidates;  // the last Tab completion's candidates
   bool scroll_to_bottom = true;
   float log_width_px = 0, widest_row_px = 0;  // the log's width and its widest row drawn (a test: nothing cut)
-  bool focus_input = false;          // the input line should take the keyboard back
-  int focus_asked_frame = -100;      // ... asked in this frame
+  bool focus_input = false;  // the input line should take the keyboard back
+  int focus_asked_frame = -100;  // ... asked in this frame
   viz::GlyphSet* glyphs = nullptr;  // the atlas learns the characters of what is printed
 };
 
@@ -58,24 +58,24 @@ struct RunState {
   bool running = false;
   std::function<void()> idle_frame;
   std::vector<std::function<void()>> queued;
-  int idle_frames = 0;               // frames drawn while statements ran: the window did not freeze
+  int idle_frames = 0;  // frames drawn while statements ran: the window did not freeze
   int interrupt_on_idle_frame = -1;  // scripted ("interrupt N"): press Interrupt on that idle frame
-  bool statement_ran = false;        // a statement ran since the last frame
+  bool statement_ran = false;  // a statement ran since the last frame
 };
 
 // How long frames take, for the status bar, --state-json and bench_gui.
 struct FrameStats {
-  double time = 0;        // seconds since start (simulated in headless runs: deterministic)
-  double frame_ms = 0;    // CPU time of the last frame's UI building
+  double time = 0;  // seconds since start (simulated in headless runs: deterministic)
+  double frame_ms = 0;  // CPU time of the last frame's UI building
   double frame_ms_avg = 0;
   double frame_total_ms_avg = 0;  // the whole frame, the OpenGL drawing and swap included
   int frame = 0;
   double max_frame_ms = 0;  // the longest wall time between two frames' starts (the window's start-up frame aside)
   double max_frame_work_ms = 0;  // ... less the OpenGL drawing and swap in it: opscope's own work (Mesa's software
-                                 // renderer takes 50-100 ms a frame at 1600x1000 on a 2-core VM, whatever is drawn)
+      // renderer takes 50-100 ms a frame at 1600x1000 on a 2-core VM, whatever is drawn)
   double max_frame_between_steps_work_ms = 0;  // ... of the frames with no statement (a step) run before them
-  double open_ms = -1;      // process start to the first frame showing the graph laid out (-1: none yet)
-  int open_frame = -1;      // ... and which frame that was
+  double open_ms = -1;  // process start to the first frame showing the graph laid out (-1: none yet)
+  int open_frame = -1;  // ... and which frame that was
 };
 
 // What scripted actions and the human-input tests drive and watch (--actions, --state-json, the
@@ -92,12 +92,12 @@ struct TestHooks {
   WidgetRects widgets;
   std::vector<std::string> internal_errors;
   std::chrono::steady_clock::time_point live_state_at;  // when the live state was last published
-  bool was_running = false;                             // ... and whether a statement ran then
+  bool was_running = false;  // ... and whether a statement ran then
   bool input_waiting = false;  // typed keys the window has not given to the UI yet (KeyHold)
-  bool idle = false;           // the window waits for input: no frame is being drawn
+  bool idle = false;  // the window waits for input: no frame is being drawn
   long long input_events = 0;  // the person's key, button and wheel events so far ...
-  int input_frame = 0;         // ... and the frame that saw the last of them
-  long long live_states = 0;   // live states published so far
+  int input_frame = 0;  // ... and the frame that saw the last of them
+  long long live_states = 0;  // live states published so far
 };
 
 // Everything the GUI shell shows and remembers, passed to each panel (no static locals): what
@@ -112,15 +112,15 @@ struct GuiState {
   ConsoleState console;
   bool dark = false;
   viz::Fonts fonts;
-  float scale = 1.f;       // the size of everything: the screen's scale times ui_zoom
+  float scale = 1.f;  // the size of everything: the screen's scale times ui_zoom
   // View ▸ Zoom (Ctrl + / Ctrl −, 100 % to 250 %) and View ▸ Present (F11): a teacher projecting
   // a lesson to the back row. The main loop rebuilds the fonts when ui_zoom changes;
   // save_zoom (the composition root wires it to the progress file) remembers it.
   float screen_scale = 1.f;
   float ui_zoom = 1.f;
-  bool present = false;    // only the graph and the lesson text, side by side
+  bool present = false;  // only the graph and the lesson text, side by side
   bool graph_fitted_present = false;  // the graph was last fitted with Present on (its text size: viz::kPresentTextPx)
-  bool chinese = false;    // the window's own words in Chinese (the lesson open is Chinese)
+  bool chinese = false;  // the window's own words in Chinese (the lesson open is Chinese)
   std::function<void(float)> save_zoom;
   // Stepping
   bool playing = false;
@@ -144,10 +144,10 @@ struct GuiState {
   viz::ConceptMapState map_view;
   std::string map_tab = "Knowledge map";  // the tab's title in the lesson's language
   bool show_map = false, show_graph = false;  // bring that tab to the front (once)
-  bool map_visible = false;                   // the map's tab was drawn in the last frame
+  bool map_visible = false;  // the map's tab was drawn in the last frame
   // The metrics panel (a tab beside the console), brought to the front when a script first logs.
   viz::MetricsPanelState metrics;
-  bool metrics_shown = false;       // the tab came forward for the metrics logged so far
+  bool metrics_shown = false;  // the tab came forward for the metrics logged so far
   // The Kernel Lab, a tab over the graph once a lesson or a scripted action opened it.
   KernelLabState lab;
   bool lab_visible = false;  // its tab was drawn in the last frame

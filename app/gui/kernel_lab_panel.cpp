@@ -66,17 +66,25 @@ void draw_warp(GuiState& s, const viz::Theme& th) {
     return;
   }
   if (lab.warp.requests.empty()) {
-    ImGui::TextDisabled("%s", viz::tr("Warp view: press a kernel's button above to step one block of it request by request (simulated)."));
+    ImGui::TextDisabled(
+        "%s",
+        viz::tr("Warp view: press a kernel's button above to step one block of it request by request (simulated)."));
     return;
   }
   ImGui::BeginDisabled(lab.warp.step <= 0);
-  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("< previous")) + "###lab_previous").c_str()), "previous request")) lab_step(lab, -1);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("< previous")) + "###lab_previous").c_str()),
+            "previous request"))
+    lab_step(lab, -1);
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(lab.warp.step + 1 >= int(lab.warp.requests.size()));
-  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("next request >")) + "###lab_next").c_str()), "next request")) lab_step(lab, 1);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("next request >")) + "###lab_next").c_str()),
+            "next request"))
+    lab_step(lab, 1);
   ImGui::SameLine();
-  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("next barrier >>")) + "###lab_barrier").c_str()), "next barrier")) lab_step_to_next_barrier(lab);
+  if (noted(s.hooks.widgets, ImGui::Button((std::string(viz::tr("next barrier >>")) + "###lab_barrier").c_str()),
+            "next barrier"))
+    lab_step_to_next_barrier(lab);
   ImGui::EndDisabled();
   viz::draw_warp_view(lab.view, th, ImVec2(0, 0));
 }

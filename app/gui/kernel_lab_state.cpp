@@ -98,7 +98,9 @@ const std::vector<std::string>& source_lines(const std::string& file) {
   if (it != cache.end()) return it->second;
   std::vector<std::string> lines;
   const std::string dir = find_shipped_dir("OPSCOPE_KERNELS", OPSCOPE_KERNELS_DIR, "ops/cuda", "kernels",
-                                           [](const std::filesystem::path& d) { return std::filesystem::is_regular_file(d / "matmul.cu"); });
+                                           [](const std::filesystem::path& d) {
+                                             return std::filesystem::is_regular_file(d / "matmul.cu");
+                                           });
   // Only a plain file name from the trace, never a path: the trace names the base name.
   if (!dir.empty() && file.find('/') == std::string::npos && file.find("..") == std::string::npos) {
     std::ifstream in(std::filesystem::path(dir) / file);
@@ -150,8 +152,9 @@ json block_sites(const WarpTrace& w) {
   for (const auto& r : w.requests) {
     json& s = by_site[r.site];
     if (s.is_null())
-      s = {{"site", r.site}, {"where", r.where}, {"source", r.source}, {"space", r.shared ? "shared" : "global"}, {"access", r.access},
-           {"requests", 0}, {"sectors", 0}, {"wavefronts", 0}, {"words", 0}, {"lanes", 0}};
+      s = {{"site", r.site},     {"where", r.where}, {"source", r.source}, {"space", r.shared ? "shared" : "global"},
+           {"access", r.access}, {"requests", 0},    {"sectors", 0},       {"wavefronts", 0},
+           {"words", 0},         {"lanes", 0}};
     s["requests"] = s["requests"].get<uint64_t>() + 1;
     s["sectors"] = s["sectors"].get<uint64_t>() + r.sectors;
     s["wavefronts"] = s["wavefronts"].get<uint64_t>() + r.wavefronts;
@@ -175,7 +178,7 @@ json block_sites(const WarpTrace& w) {
 void lab_open(GuiState& s, const std::string& op, const std::vector<int64_t>& sizes) {
   KernelLabState& lab = s.lab;
   lab.opened = true;  // brought forward by who asked (lab_action, a lesson's directive), not here:
-  lab.op = op;        // a lesson jumping past `show: kernel_lab` to a later `show: graph` shows the graph
+  lab.op = op;  // a lesson jumping past `show: kernel_lab` to a later `show: graph` shows the graph
   lab.sizes = sizes;
   lab.error.clear();
   lab.chart = {};
@@ -241,7 +244,8 @@ void lab_open_warp(GuiState& s, const std::string& algo) {
         if (row.algo != algo) continue;
         if (!row.ok) throw Error(algo + " refused these sizes: " + row.error);
         const json rep = json::parse(row.device_report);
-        if (!rep.contains("trace")) throw Error(algo + " launched no simulated kernel (a library call is not simulated)");
+        if (!rep.contains("trace"))
+          throw Error(algo + " launched no simulated kernel (a library call is not simulated)");
         lab.warp = parse_trace(algo, rep["trace"]);
       }
       if (lab.warp.requests.empty()) throw Error(algo + "'s first block made no memory request");
@@ -294,7 +298,9 @@ void lab_set_step(KernelLabState& lab, int step) {
   v.steps = int(w.requests.size());
   v.total_requests = w.total_requests;
   v.request = w.requests[size_t(w.step)];
-  v.barrier = v.request.phase > 0 && size_t(v.request.phase) <= w.barriers.size() ? w.barriers[size_t(v.request.phase) - 1] : "";
+  v.barrier = v.request.phase > 0 && size_t(v.request.phase) <= w.barriers.size()
+                  ? w.barriers[size_t(v.request.phase) - 1]
+                  : "";
   v.totals = {};
   size_t words = 0;  // the heatmap covers every shared word the trace touches, so it does not grow
   for (const auto& r : w.requests)
@@ -332,7 +338,9 @@ void lab_action(GuiState& s, const std::string& args) {
   std::istringstream in(args);
   std::vector<std::string> words;
   for (std::string w; in >> w;) words.push_back(w);
-  if (words.empty()) throw Error("lab needs an operator", "lab OP SIZE..., lab warp ALGO, lab kernel, lab step [N|back|barrier|to FILE:LINE], lab gpu NAME");
+  if (words.empty())
+    throw Error("lab needs an operator",
+                "lab OP SIZE..., lab warp ALGO, lab kernel, lab step [N|back|barrier|to FILE:LINE], lab gpu NAME");
   KernelLabState& lab = s.lab;
   if (words[0] == "kernel") {  // the last @kernel launched in the language
     lab_open_language_kernel(s);
@@ -349,7 +357,8 @@ void lab_action(GuiState& s, const std::string& args) {
     else if (words[1] == "to" && words.size() == 3) {  // the next request at FILE:LINE
       for (size_t i = size_t(lab.warp.step) + 1; i < lab.warp.requests.size(); ++i)
         if (lab.warp.requests[i].where == words[2]) return lab_set_step(lab, int(i));
-      throw Error("lab step to " + words[2] + ": no later request at that line", "a site is named file:line, e.g. matmul.cu:93");
+      throw Error("lab step to " + words[2] + ": no later request at that line",
+                  "a site is named file:line, e.g. matmul.cu:93");
     } else lab_step(lab, std::stoi(words[1]));
   } else if (words[0] == "gpu") {
     if (words.size() != 2) throw Error("lab gpu takes a preset: T4, RTX4090, H100 or H200");
@@ -374,8 +383,13 @@ std::string lab_state_json(const KernelLabState& lab) {
   json algos = json::array();
   for (const auto& r : lab.chart.rows) {
     json a{{"algorithm", r.algo}, {"where", r.where}, {"simulated", r.simulated}, {"ok", r.ok}};
-    if (r.ok) a.update({{"seconds", r.seconds}, {"gflops_per_s", r.gflops}, {"gbytes_per_s", r.gbytes}, {"flop_per_byte", r.intensity},
-                        {"reference", r.reference}, {"max_error", r.max_error}});
+    if (r.ok)
+      a.update({{"seconds", r.seconds},
+                {"gflops_per_s", r.gflops},
+                {"gbytes_per_s", r.gbytes},
+                {"flop_per_byte", r.intensity},
+                {"reference", r.reference},
+                {"max_error", r.max_error}});
     else a["error"] = r.error;
     algos.push_back(a);
   }
@@ -389,18 +403,40 @@ std::string lab_state_json(const KernelLabState& lab) {
     for (const auto& l : q.lanes) lanes.push_back({l.lane, l.offset, l.bytes});
     size_t stored = 0;
     for (int c : v.shared_stores) stored += c > 0;
-    warp.update({{"algo", w.algo}, {"kernel", w.kernel}, {"block", {w.block[0], w.block[1], w.block[2]}}, {"step", w.step},
-                 {"steps", w.requests.size()}, {"total_requests", w.total_requests}, {"barriers", w.barriers},
-                 {"request", {{"where", q.where}, {"source", q.source}, {"space", q.shared ? "shared" : "global"}, {"access", q.access},
-                              {"warp", q.warp}, {"phase", q.phase}, {"allocation", q.allocation}, {"sectors", q.sectors},
-                              {"wavefronts", q.wavefronts}, {"words", q.words}, {"lanes", lanes}}},
-                 {"totals", {{"global_requests", v.totals.global_requests}, {"sectors", v.totals.sectors},
-                             {"shared_requests", v.totals.shared_requests}, {"wavefronts", v.totals.wavefronts}}},
-                 {"shared_words", v.shared_stores.size()}, {"shared_words_stored", stored}, {"sites", block_sites(w)}});
+    warp.update({{"algo", w.algo},
+                 {"kernel", w.kernel},
+                 {"block", {w.block[0], w.block[1], w.block[2]}},
+                 {"step", w.step},
+                 {"steps", w.requests.size()},
+                 {"total_requests", w.total_requests},
+                 {"barriers", w.barriers},
+                 {"request",
+                  {{"where", q.where},
+                   {"source", q.source},
+                   {"space", q.shared ? "shared" : "global"},
+                   {"access", q.access},
+                   {"warp", q.warp},
+                   {"phase", q.phase},
+                   {"allocation", q.allocation},
+                   {"sectors", q.sectors},
+                   {"wavefronts", q.wavefronts},
+                   {"words", q.words},
+                   {"lanes", lanes}}},
+                 {"totals",
+                  {{"global_requests", v.totals.global_requests},
+                   {"sectors", v.totals.sectors},
+                   {"shared_requests", v.totals.shared_requests},
+                   {"wavefronts", v.totals.wavefronts}}},
+                 {"shared_words", v.shared_stores.size()},
+                 {"shared_words_stored", stored},
+                 {"sites", block_sites(w)}});
   }
-  return json{{"opened", lab.opened}, {"op", lab.op}, {"sizes", lab.sizes}, {"gpu", lab.gpu}, {"sim", lab.sim_available},
-              {"title", lab.chart.title}, {"note", lab.chart.note}, {"error", lab.error}, {"algos", algos},
-              {"frames_drawn", lab.frames_drawn}, {"warp_view", warp}}
+  return json{{"opened", lab.opened},     {"op", lab.op},
+              {"sizes", lab.sizes},       {"gpu", lab.gpu},
+              {"sim", lab.sim_available}, {"title", lab.chart.title},
+              {"note", lab.chart.note},   {"error", lab.error},
+              {"algos", algos},           {"frames_drawn", lab.frames_drawn},
+              {"warp_view", warp}}
       .dump();
 }
 
@@ -410,16 +446,20 @@ void lab_title_and_note(const KernelLabState& lab, viz::LabChart& chart) {
   switch (lab.note) {
     case KernelLabState::Note::none: chart.note.clear(); break;
     case KernelLabState::Note::no_sim:
-      chart.note = viz::tr("No simulated GPU here: only the CPU algorithms are shown.") + (" (" + lab.note_detail + ")");
+      chart.note =
+          viz::tr("No simulated GPU here: only the CPU algorithms are shown.") + (" (" + lab.note_detail + ")");
       break;
     case KernelLabState::Note::simulated:
-      chart.note = formatted(viz::tr("CPU: measured now on one thread. GPU: the same CUDA kernels simulated (the `sim` device): each time is "
-                                     "the launches' bound on a %s, max(FLOPs / peak, DRAM bytes / bandwidth, shared wavefronts / "
-                                     "(SMs x clock)); every GPU row is checked against the simulated reference first."),
-                             lab.gpu);
+      chart.note = formatted(
+          viz::tr(
+              "CPU: measured now on one thread. GPU: the same CUDA kernels simulated (the `sim` device): each time is "
+              "the launches' bound on a %s, max(FLOPs / peak, DRAM bytes / bandwidth, shared wavefronts / "
+              "(SMs x clock)); every GPU row is checked against the simulated reference first."),
+          lab.gpu);
       break;
     case KernelLabState::Note::sim_failed:
-      chart.note = viz::tr("The simulated GPU could not run this operator; only the CPU algorithms are shown.") + (" (" + lab.note_detail + ")");
+      chart.note = viz::tr("The simulated GPU could not run this operator; only the CPU algorithms are shown.") +
+                   (" (" + lab.note_detail + ")");
       break;
   }
 }

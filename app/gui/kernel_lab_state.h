@@ -17,7 +17,7 @@ struct GuiState;
 struct WarpTrace {
   std::string algo, kernel;
   unsigned block[3] = {1, 1, 1};
-  std::vector<std::string> barriers;       // each barrier's file:line, in the order passed
+  std::vector<std::string> barriers;  // each barrier's file:line, in the order passed
   std::vector<viz::WarpRequest> requests;  // in the order the block's warps issue them
   uint64_t total_requests = 0;
   int step = 0;
@@ -25,7 +25,7 @@ struct WarpTrace {
 };
 
 struct KernelLabState {
-  bool opened = false;         // the tab exists (after the first lab_open)
+  bool opened = false;  // the tab exists (after the first lab_open)
   bool bring_forward = false;  // select the tab in the next frame
   std::string op;
   std::vector<int64_t> sizes;
@@ -41,7 +41,8 @@ struct KernelLabState {
   int frames_drawn = 0;
 };
 
-constexpr size_t kWarpTraceMaxRequests = 8192;  // one block's requests kept (about 5 MB at most): a 32x32 tiled matmul block at 64 makes 4384
+constexpr size_t kWarpTraceMaxRequests =
+    8192;  // one block's requests kept (about 5 MB at most): a 32x32 tiled matmul block at 64 makes 4384
 
 // Measures every algorithm of `op` at `sizes` ("" sizes: the op's defaults). Call outside a frame.
 void lab_open(GuiState& s, const std::string& op, const std::vector<int64_t>& sizes);

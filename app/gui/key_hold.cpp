@@ -72,7 +72,9 @@ void KeyHold::new_frame() {
 // Enter and Backspace keep their order and are each seen for a frame.
 void KeyHold::deliver() {
   const bool hold_text =
-      edited_ || (text_waits_ && std::chrono::duration<double>(std::chrono::steady_clock::now() - text_wait_since_).count() < kTextWaitSeconds);
+      edited_ ||
+      (text_waits_ &&
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - text_wait_since_).count() < kTextWaitSeconds);
   const bool typing = ImGui::GetCurrentContext() && ImGui::GetIO().WantTextInput;
   bool some_wait = false, order_waits = false;
   for (auto it = queue_.begin(); it != queue_.end();) {
@@ -89,7 +91,8 @@ void KeyHold::deliver() {
     // the modifiers as they are at the frame's start.
     const bool key_changed = std::any_of(changed_.begin(), changed_.end(), [](int k) { return !modifier_key(k); });
     const bool wait = plain ? order_waits
-                            : some_wait || (change && std::find(changed_.begin(), changed_.end(), e.key) != changed_.end()) ||
+                            : some_wait ||
+                                  (change && std::find(changed_.begin(), changed_.end(), e.key) != changed_.end()) ||
                                   (change && modifier_key(e.key) && key_changed) || (edited_ && editing_key(e.key));
     if (wait) {
       some_wait = true;

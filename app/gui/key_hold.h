@@ -50,7 +50,7 @@ class KeyHold {
   GLFWwindow* window_;
   std::deque<Event> queue_;
   std::vector<int> changed_;  // keys whose state ImGui was given this frame
-  bool edited_ = false;       // an editing key (Enter, Backspace, ...) was given this frame
+  bool edited_ = false;  // an editing key (Enter, Backspace, ...) was given this frame
   std::chrono::steady_clock::time_point text_wait_since_;  // characters wait for a text field since
   bool text_waits_ = false;
   long long events_ = 0;

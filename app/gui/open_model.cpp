@@ -57,7 +57,8 @@ std::vector<std::string> openable_files() {
 
 bool open_onnx_model(GuiState& s, const std::string& path) {
   const std::string name = lang::variable_for(path);
-  if (!run_in_console(s, ":mode static") || !run_in_console(s, name + " = load_onnx(" + quoted(path) + ")")) return false;
+  if (!run_in_console(s, ":mode static") || !run_in_console(s, name + " = load_onnx(" + quoted(path) + ")"))
+    return false;
   const lang::Value* v = s.session->interpreter().lookup(name);
   const interop::ImportedModel* m = v ? lang::imported_model(*v) : nullptr;
   if (!m) return false;
@@ -66,7 +67,8 @@ bool open_onnx_model(GuiState& s, const std::string& path) {
     const std::string var = identifier(in.name);
     std::string shape;
     for (int64_t d : in.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(d);
-    if (!run_in_console(s, var + " = input(" + quoted(in.name) + ", [" + shape + "], dtype=\"" + dtype_name(in.dtype) + "\")"))
+    if (!run_in_console(s, var + " = input(" + quoted(in.name) + ", [" + shape + "], dtype=\"" + dtype_name(in.dtype) +
+                               "\")"))
       return false;
     args += (args.empty() ? "" : ", ") + var;
   }
@@ -84,7 +86,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 
 // Fashion-MNIST's own file names: opened, they become what fashion_mnist() reads.
 bool is_fashion_mnist_file(const std::string& name) {
-  for (const char* f : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+  for (const char* f :
+       {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
     if (name == f || name == std::string(f) + ".gz") return true;
   return false;
 }
@@ -101,8 +104,9 @@ bool adopt_fashion_mnist_file(GuiState& s, const std::string& path) {
   if (ec) return false;
   platform::persist_files();
   const std::string split = fs::path(path).filename().string().rfind("train", 0) == 0 ? "train" : "test";
-  s.console.lines.push_back({ConsoleLine::output, "# " + fs::path(path).filename().string() + " is now what fashion_mnist(\"" +
-                                                      split + "\") reads (open its images and labels files both)"});
+  s.console.lines.push_back({ConsoleLine::output, "# " + fs::path(path).filename().string() +
+                                                      " is now what fashion_mnist(\"" + split +
+                                                      "\") reads (open its images and labels files both)"});
   return true;
 }
 
@@ -135,10 +139,12 @@ bool open_file(GuiState& s, const std::string& path) {
   const std::string var = fresh_variable(s, identifier(fs::path(path).stem().stem().string()));
   if (ends_with(name, ".npy")) return run_in_console(s, var + " = load(" + quoted(path) + ")");
   if (is_fashion_mnist_file(name) && adopt_fashion_mnist_file(s, path)) return true;
-  if (ends_with(name, "-ubyte") || ends_with(name, "-ubyte.gz") || ends_with(name, ".idx") || ends_with(name, ".idx.gz"))
+  if (ends_with(name, "-ubyte") || ends_with(name, "-ubyte.gz") || ends_with(name, ".idx") ||
+      ends_with(name, ".idx.gz"))
     return run_in_console(s, var + " = load_idx(" + quoted(path) + ")");
-  s.console.lines.push_back({ConsoleLine::error, "cannot open '" + name + "': opscope opens .onnx models, .ops scripts, "
-                                                 ".npy arrays and IDX files (.gz too)"});
+  s.console.lines.push_back({ConsoleLine::error, "cannot open '" + name +
+                                                     "': opscope opens .onnx models, .ops scripts, "
+                                                     ".npy arrays and IDX files (.gz too)"});
   return false;
 }
 
@@ -164,11 +170,13 @@ std::vector<std::filesystem::path> kept_files() {
 void delete_kept_file(GuiState& s, const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::remove(path, ec) || ec) {
-    s.console.lines.push_back({ConsoleLine::error, "cannot delete '" + path.filename().string() + "': " + ec.message()});
+    s.console.lines.push_back(
+        {ConsoleLine::error, "cannot delete '" + path.filename().string() + "': " + ec.message()});
     return;
   }
   platform::persist_files();
-  s.console.lines.push_back({ConsoleLine::output, "# deleted " + path.filename().string() + " from this browser's storage"});
+  s.console.lines.push_back(
+      {ConsoleLine::output, "# deleted " + path.filename().string() + " from this browser's storage"});
 }
 
 void draw_kept_files(GuiState& s) {
@@ -205,9 +213,10 @@ void draw_open_model_dialog(GuiState& s) {
   }
   ImGui::SetNextWindowSize(ImVec2(640 * s.scale, 0), ImGuiCond_Appearing);
   if (!ImGui::BeginPopupModal("Open", nullptr, ImGuiWindowFlags_NoSavedSettings)) return;
-  ImGui::TextWrapped("An .onnx model (exported by torch.onnx.export, for example) opens traced in static mode: the "
-                     "graph shows it as the file describes it, with PyTorch's shape arithmetic folded away. A .ops "
-                     "script runs in the console; a .npy array or an IDX file (MNIST's format) becomes a variable.");
+  ImGui::TextWrapped(
+      "An .onnx model (exported by torch.onnx.export, for example) opens traced in static mode: the "
+      "graph shows it as the file describes it, with PyTorch's shape arithmetic folded away. A .ops "
+      "script runs in the console; a .npy array or an IDX file (MNIST's format) becomes a variable.");
   if (platform::has_file_chooser()) {
     if (noted(s.hooks.widgets, ImGui::Button("From this computer..."), "From this computer...")) {
       platform::pick_file(".onnx,.ops,.npy,.gz,.idx,.idx1-ubyte,.idx3-ubyte");
@@ -231,7 +240,9 @@ void draw_open_model_dialog(GuiState& s) {
     ImGui::CloseCurrentPopup();
   }
   ImGui::SameLine();
-  if (noted(s.hooks.widgets, ImGui::Button("Cancel"), "Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape))) ImGui::CloseCurrentPopup();
+  if (noted(s.hooks.widgets, ImGui::Button("Cancel"), "Cancel") ||
+      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+    ImGui::CloseCurrentPopup();
   ImGui::EndPopup();
 }
 

@@ -10,7 +10,7 @@ namespace opscope::app {
 struct GuiState;
 
 struct OpenModelState {
-  bool request = false;       // File ▸ Open (or Ctrl+O) asks for the dialog in this frame
+  bool request = false;  // File ▸ Open (or Ctrl+O) asks for the dialog in this frame
   char path[1024] = "";
   std::vector<std::string> offered;  // .onnx files in the shipped models folder and the current one
 };

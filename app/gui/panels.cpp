@@ -49,11 +49,14 @@ void draw_menu_bar(GuiState& s) {
     if (noted(w, ImGui::MenuItem(t.reset, nullptr), "Reset workspace")) console_after_frame(s, ":reset");
     ImGui::EndMenu();
   }
-  const bool view_open = ImGui::BeginMenu(with_id(t.view, "View").c_str());  // for a room: bigger text, and only what the class should look at
+  const bool view_open = ImGui::BeginMenu(
+      with_id(t.view, "View").c_str());  // for a room: bigger text, and only what the class should look at
   note_widget(w, "View");
   if (view_open) {
-    if (noted(w, ImGui::MenuItem(t.zoom_in, "Ctrl +", false, s.ui_zoom < kMaxUiZoom), "Zoom in")) set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
-    if (noted(w, ImGui::MenuItem(t.zoom_out, "Ctrl -", false, s.ui_zoom > kMinUiZoom), "Zoom out")) set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
+    if (noted(w, ImGui::MenuItem(t.zoom_in, "Ctrl +", false, s.ui_zoom < kMaxUiZoom), "Zoom in"))
+      set_ui_zoom(s, s.ui_zoom + kUiZoomStep);
+    if (noted(w, ImGui::MenuItem(t.zoom_out, "Ctrl -", false, s.ui_zoom > kMinUiZoom), "Zoom out"))
+      set_ui_zoom(s, s.ui_zoom - kUiZoomStep);
     if (noted(w, ImGui::MenuItem(t.actual_size, "Ctrl 0", false, s.ui_zoom != 1.f), "Actual size")) set_ui_zoom(s, 1.f);
     ImGui::Separator();
     ImGui::MenuItem(t.present, "F11", &s.present);
@@ -74,9 +77,9 @@ void draw_toolbar(GuiState& s) {
   auto button = [&](const char* label, const char* tip, bool enabled) {
     if (!enabled) ImGui::BeginDisabled();
     const char* shown = label;
-    for (const auto& [en, word] : {std::pair{"Interrupt", t.interrupt}, std::pair{"Step", t.step}, std::pair{"Step bwd", t.step_bwd},
-                                   std::pair{"Play", t.play}, std::pair{"Pause", t.pause}, std::pair{"Run", t.run},
-                                   std::pair{"Rewind", t.rewind}})
+    for (const auto& [en, word] : {std::pair{"Interrupt", t.interrupt}, std::pair{"Step", t.step},
+                                   std::pair{"Step bwd", t.step_bwd}, std::pair{"Play", t.play},
+                                   std::pair{"Pause", t.pause}, std::pair{"Run", t.run}, std::pair{"Rewind", t.rewind}})
       if (std::string(label) == en) shown = word;
     bool pressed = ImGui::Button(with_id(shown, label).c_str());
     note_widget(s.hooks.widgets, label);
@@ -90,7 +93,8 @@ void draw_toolbar(GuiState& s) {
       interrupt::request();
   }
   if (button("Step", "run the next step (:step)   [Space or N]", enabled)) console_after_frame(s, ":step");
-  if (button("Step bwd", "the next step of the backward pass (:step bwd)   [B]", enabled)) console_after_frame(s, ":step bwd");
+  if (button("Step bwd", "the next step of the backward pass (:step bwd)   [B]", enabled))
+    console_after_frame(s, ":step bwd");
   if (button(s.playing ? "Pause" : "Play", "step on a timer at the speed set on the right   [P]", enabled))
     s.playing = !s.playing;
   if (button("Run", "finish the stepped pass (:run)   [R]", enabled)) console_after_frame(s, ":run");
@@ -115,9 +119,12 @@ void draw_toolbar(GuiState& s) {
   int f = static_cast<int>(s.graph.filter);
   ImGui::TextUnformatted(t.show);
   ImGui::SameLine();
-  for (const auto& [label, filter] : {std::pair{"forward", viz::PhaseFilter::forward_only},
-                                      std::pair{"backward", viz::PhaseFilter::backward_only}, std::pair{"both", viz::PhaseFilter::both}}) {
-    const char* shown = filter == viz::PhaseFilter::forward_only ? t.forward : filter == viz::PhaseFilter::backward_only ? t.backward : t.both;
+  for (const auto& [label, filter] :
+       {std::pair{"forward", viz::PhaseFilter::forward_only}, std::pair{"backward", viz::PhaseFilter::backward_only},
+        std::pair{"both", viz::PhaseFilter::both}}) {
+    const char* shown = filter == viz::PhaseFilter::forward_only    ? t.forward
+                        : filter == viz::PhaseFilter::backward_only ? t.backward
+                                                                    : t.both;
     ImGui::RadioButton(with_id(shown, label).c_str(), &f, static_cast<int>(filter));
     note_widget(s.hooks.widgets, label);
     if (filter != viz::PhaseFilter::both) ImGui::SameLine();
@@ -130,7 +137,8 @@ void draw_toolbar(GuiState& s) {
   ImGui::InputTextWithHint("##search", t.search, s.graph.search, sizeof s.graph.search);
   note_widget(s.hooks.widgets, "search");
   ImGui::SameLine();
-  if (noted(s.hooks.widgets, ImGui::Button(with_id(s.dark ? t.light : t.dark, s.dark ? "Light" : "Dark").c_str()), s.dark ? "Light" : "Dark")) {
+  if (noted(s.hooks.widgets, ImGui::Button(with_id(s.dark ? t.light : t.dark, s.dark ? "Light" : "Dark").c_str()),
+            s.dark ? "Light" : "Dark")) {
     s.dark = !s.dark;
     viz::apply_style(s.dark, s.scale);
   }
@@ -144,7 +152,8 @@ int console_callback(ImGuiInputTextCallbackData* data) {
   if (data->EventFlag == ImGuiInputTextFlags_CallbackHistory && !history.empty()) {
     const int n = static_cast<int>(history.size());
     if (data->EventKey == ImGuiKey_UpArrow) c.history_pos = c.history_pos < 0 ? n - 1 : std::max(0, c.history_pos - 1);
-    else if (data->EventKey == ImGuiKey_DownArrow) c.history_pos = c.history_pos < 0 || c.history_pos + 1 >= n ? -1 : c.history_pos + 1;
+    else if (data->EventKey == ImGuiKey_DownArrow)
+      c.history_pos = c.history_pos < 0 || c.history_pos + 1 >= n ? -1 : c.history_pos + 1;
     data->DeleteChars(0, data->BufTextLen);
     if (c.history_pos >= 0) data->InsertChars(0, history[static_cast<size_t>(c.history_pos)].c_str());
   } else if (data->EventFlag == ImGuiInputTextFlags_CallbackCompletion) {
@@ -154,7 +163,9 @@ int console_callback(ImGuiInputTextCallbackData* data) {
     if (c.candidates.empty()) return 0;
     // The word being completed, and the candidates' common prefix.
     size_t start = cursor;
-    while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_' || line[start - 1] == ':')) --start;
+    while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_' ||
+                         line[start - 1] == ':'))
+      --start;
     std::string common = c.candidates[0];
     for (const auto& cand : c.candidates) {
       size_t k = 0;
@@ -177,9 +188,11 @@ void draw_journal_offer(GuiState& s) {
   ImGui::TextDisabled("Your last session ran %zu statement%s here:", n, n == 1 ? "" : "s");
   ImGui::SameLine();
   const ShellWords& t = words(s);
-  if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(t.restore, "Restore").c_str()), "Restore")) run_after_frame(s, [&s] { restore_workspace(s); });
+  if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(t.restore, "Restore").c_str()), "Restore"))
+    run_after_frame(s, [&s] { restore_workspace(s); });
   ImGui::SameLine();
-  if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(t.start_fresh, "Start fresh").c_str()), "Start fresh")) forget_last_workspace(s);
+  if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(t.start_fresh, "Start fresh").c_str()), "Start fresh"))
+    forget_last_workspace(s);
 }
 
 // One row of the console as drawn: bytes [begin, end) of line `line`.
@@ -214,7 +227,8 @@ ConsoleRows console_rows(const std::vector<ConsoleLine>& lines, size_t columns) 
 
 void draw_console(GuiState& s) {
   auto& c = s.console;
-  const float input_h = ImGui::GetFrameHeightWithSpacing() * (1.f + (c.candidates.empty() ? 0.f : 1.f) + (s.journal_offered > 0 ? 1.f : 0.f));
+  const float input_h = ImGui::GetFrameHeightWithSpacing() *
+                        (1.f + (c.candidates.empty() ? 0.f : 1.f) + (s.journal_offered > 0 ? 1.f : 0.f));
   ImGui::BeginChild("console_log", ImVec2(0, -input_h), false);
   if (s.fonts.mono) ImGui::PushFont(s.fonts.mono);
   const auto& th = viz::theme(s.dark);
@@ -258,7 +272,9 @@ void draw_console(GuiState& s) {
     if (!chosen.empty()) {
       std::string line = c.input;
       size_t start = line.size();
-      while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_' || line[start - 1] == ':')) --start;
+      while (start > 0 && (std::isalnum(static_cast<unsigned char>(line[start - 1])) || line[start - 1] == '_' ||
+                           line[start - 1] == ':'))
+        --start;
       line = line.substr(0, start) + chosen;
       std::snprintf(c.input, sizeof c.input, "%s", line.c_str());
       c.candidates.clear();
@@ -268,7 +284,8 @@ void draw_console(GuiState& s) {
   if (s.run.running) {  // no input while a statement runs: the way out is Interrupt
     ImGui::TextDisabled("%s", words(s).running);
     ImGui::SameLine();
-    if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(words(s).interrupt, "Interrupt").c_str()), "Interrupt")) interrupt::request();
+    if (noted(s.hooks.widgets, ImGui::SmallButton(with_id(words(s).interrupt, "Interrupt").c_str()), "Interrupt"))
+      interrupt::request();
     return;
   }
   if (s.journal_offered > 0) draw_journal_offer(s);
@@ -293,7 +310,8 @@ void draw_console(GuiState& s) {
       c.pending_block = buffer;
     } else {
       c.pending_block.clear();
-      if (!c.pending_block.empty() || buffer.find('\n') != std::string::npos) console_print(c, ConsoleLine::input, std::string(prompt) + " " + line);
+      if (!c.pending_block.empty() || buffer.find('\n') != std::string::npos)
+        console_print(c, ConsoleLine::input, std::string(prompt) + " " + line);
       console_after_frame(s, buffer, buffer.find('\n') == std::string::npos);
     }
   }
@@ -318,18 +336,21 @@ void draw_lesson(GuiState& s) {
     return;
   }
   ImGui::TextWrapped("Lessons open here: each lesson's text next to cells that run in this workspace.");
-  if (!s.lesson_id.empty()) ImGui::TextDisabled("Lesson %s was asked for, but this build has no lesson player yet.", s.lesson_id.c_str());
+  if (!s.lesson_id.empty())
+    ImGui::TextDisabled("Lesson %s was asked for, but this build has no lesson player yet.", s.lesson_id.c_str());
 }
 
 // [SECTION] status bar
 void draw_status(GuiState& s) {
   const auto& tr = s.ws->tracker();
   const bool program = &shown_graph(s) != &s.ws->graph();
-  ImGui::Text(viz::tr("mode: %s   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS"),
-              s.ws->static_mode() ? (program ? viz::tr("static (compiled program)") : viz::tr("static (tracing)")) : viz::tr("dynamic"),
+  ImGui::Text(viz::tr(
+                  "mode: %s   device: cpu   live %s   peak %s   nodes %zu   layout %.1f ms   frame %.2f ms   %.0f FPS"),
+              s.ws->static_mode() ? (program ? viz::tr("static (compiled program)") : viz::tr("static (tracing)"))
+                                  : viz::tr("dynamic"),
               bytes_str(tr.live_total()).c_str(), bytes_str(tr.peak_total()).c_str(),
-              program ? s.graph.only_nodes.size() : s.ws->graph().node_count(),
-              s.graph.layout.layout_ms, s.stats.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));
+              program ? s.graph.only_nodes.size() : s.ws->graph().node_count(), s.graph.layout.layout_ms,
+              s.stats.frame_ms_avg, static_cast<double>(ImGui::GetIO().Framerate));
   // A long loop's tape: what is left is its last iteration; say how much went.
   if (const Graph& g = s.ws->graph(); !program && g.drops().nodes > 0) {
     ImGui::SameLine();
@@ -395,7 +416,8 @@ void draw_graph_panel(GuiState& s, const viz::Theme& th) {
   gf.theme = &th;
   gf.fonts = &s.fonts;
   // The last step is highlighted only in the graph it ran in.
-  gf.current_node = s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
+  gf.current_node =
+      s.log->last() && (s.log->last()->graph == gf.graph || !s.log->last()->graph) ? s.log->last()->node : -1;
   gf.next_node = next_step_node(s);
   gf.time = s.stats.time;
   gf.font_scale = graph_font_scale(s);
@@ -418,7 +440,8 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
   const bool show_graph = s.show_graph, show_map = s.show_map;
   s.show_map = s.show_graph = false;
   if (ImGui::BeginTabBar("graph_tabs")) {
-    const bool graph_tab = ImGui::BeginTabItem(with_id(words(s).graph, "Graph").c_str(), nullptr, show_graph ? ImGuiTabItemFlags_SetSelected : 0);
+    const bool graph_tab = ImGui::BeginTabItem(with_id(words(s).graph, "Graph").c_str(), nullptr,
+                                               show_graph ? ImGuiTabItemFlags_SetSelected : 0);
     note_widget(s.hooks.widgets, "Graph");
     if (graph_tab) {
       draw_graph_panel(s, th);
@@ -437,7 +460,8 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
     if (s.lab.opened) {  // the Kernel Lab: opened by a lesson's `show: kernel_lab` or the `lab` action
       const bool bring = s.lab.bring_forward;
       s.lab.bring_forward = false;
-      const bool lab_tab = ImGui::BeginTabItem((std::string(viz::tr("Kernel Lab")) + "###kernel_lab").c_str(), nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
+      const bool lab_tab = ImGui::BeginTabItem((std::string(viz::tr("Kernel Lab")) + "###kernel_lab").c_str(), nullptr,
+                                               bring ? ImGuiTabItemFlags_SetSelected : 0);
       note_widget(s.hooks.widgets, "Kernel Lab");
       if (lab_tab) {
         s.lab_visible = true;
@@ -455,7 +479,8 @@ void draw_presentation(GuiState& s, const viz::Theme& th) {
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float lesson_w = s.lesson_panel ? avail.x * 0.42f : 0.f;
   const float graph_w = avail.x - lesson_w - (s.lesson_panel ? ImGui::GetStyle().ItemSpacing.x : 0.f);
-  ImGui::BeginChild("graph", ImVec2(graph_w, avail.y), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild("graph", ImVec2(graph_w, avail.y), true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_graph_area(s, th);
   ImGui::EndChild();
   note_widget(s.hooks.widgets, "graph panel");
@@ -473,7 +498,7 @@ void set_ui_zoom(GuiState& s, float zoom) {
   zoom = std::clamp(std::round(zoom / kUiZoomStep) * kUiZoomStep, kMinUiZoom, kMaxUiZoom);
   if (zoom == s.ui_zoom) return;
   s.ui_zoom = zoom;
-  s.graph.has_layout = false;    // the boxes are measured with the fonts: lay them out again,
+  s.graph.has_layout = false;  // the boxes are measured with the fonts: lay them out again,
   s.graph.fit_requested = true;  // and fit them to the canvas
   if (s.save_zoom) s.save_zoom(zoom);
 }
@@ -497,7 +522,8 @@ int next_step_node(GuiState& s) {
 }
 
 int64_t steps_left(GuiState& s) {
-  if (const auto& run = s.session->interpreter().statics->run) return static_cast<int64_t>(run->size() - run->position());
+  if (const auto& run = s.session->interpreter().statics->run)
+    return static_cast<int64_t>(run->size() - run->position());
   const auto& p = s.session->interpreter().pending;
   return p ? static_cast<int64_t>(p->size() - p->position()) : 0;
 }
@@ -534,8 +560,10 @@ void draw_ui(GuiState& s) {
   const float graph_h = body_h * 0.70f;
 
   // Left: the graph over the console and lesson tabs.
-  ImGui::BeginChild("left", ImVec2(left_w, body_h), false, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
-  ImGui::BeginChild("graph", ImVec2(0, graph_h), true, ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild("left", ImVec2(left_w, body_h), false,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+  ImGui::BeginChild("graph", ImVec2(0, graph_h), true,
+                    ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
   draw_graph_area(s, th);
   ImGui::EndChild();
   note_widget(s.hooks.widgets, "graph panel");
@@ -551,7 +579,9 @@ void draw_ui(GuiState& s) {
       s.console.focus_input = false;  // another tab is in front: nothing is waiting for the keyboard
     }
     // An open lesson shows its tab first.
-    const bool lesson_tab = ImGui::BeginTabItem(with_id(t.lesson, "Lesson").c_str(), nullptr, s.stats.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0);
+    const bool lesson_tab =
+        ImGui::BeginTabItem(with_id(t.lesson, "Lesson").c_str(), nullptr,
+                            s.stats.frame == 0 && s.lesson_panel ? ImGuiTabItemFlags_SetSelected : 0);
     note_widget(s.hooks.widgets, "Lesson");
     if (lesson_tab) {
       draw_lesson(s);
@@ -561,7 +591,8 @@ void draw_ui(GuiState& s) {
     const viz::MetricLog& metrics = s.session->interpreter().metrics();
     const bool bring = !metrics.empty() && !s.metrics_shown;
     s.metrics_shown = !metrics.empty();
-    const bool metrics_tab = ImGui::BeginTabItem(with_id(t.metrics, "Metrics").c_str(), nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
+    const bool metrics_tab =
+        ImGui::BeginTabItem(with_id(t.metrics, "Metrics").c_str(), nullptr, bring ? ImGuiTabItemFlags_SetSelected : 0);
     note_widget(s.hooks.widgets, "Metrics");
     if (metrics_tab) {
       viz::MetricsPanelFrame mf;
@@ -608,7 +639,8 @@ void draw_ui(GuiState& s) {
     for (auto it = all.rbegin(); it != all.rend() && run_events.size() < run->position(); ++it)
       if (it->graph == &run->program().graph) run_events.push_back(*it);
     std::reverse(run_events.begin(), run_events.end());
-    if (!s.run.running) update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);  // it runs programs
+    if (!s.run.running)
+      update_recompute_comparison(s.recompute, *s.ws, s.session->interpreter(), *run);  // it runs programs
     mf.events = &run_events;
     mf.overlays = &s.recompute.overlays;
     mf.total_steps = run->size();

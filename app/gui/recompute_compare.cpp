@@ -16,7 +16,8 @@ std::vector<int64_t> measure(Workspace& ws, const CompileOptions& opt, const Pro
   WorkspaceScope scope(scratch);  // every allocation of the measuring run counts here
   auto p = compile_program(ws, opt);
   std::vector<int64_t> totals;
-  const int id = scratch.executor().add_listener([&](const StepEvent&) { totals.push_back(scratch.tracker().live_total() + offset); });
+  const int id = scratch.executor().add_listener(
+      [&](const StepEvent&) { totals.push_back(scratch.tracker().live_total() + offset); });
   try {
     ProgramRun measuring(scratch, p, run.feeds(), false, /*side_effects=*/false);
     measuring.run_all();

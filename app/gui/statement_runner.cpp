@@ -45,7 +45,8 @@ void console_print(ConsoleState& c, ConsoleLine::Kind kind, const std::string& t
     c.lines.push_back({kind, line});
   }
   constexpr size_t kMaxLines = 4000;
-  if (c.lines.size() > kMaxLines) c.lines.erase(c.lines.begin(), c.lines.begin() + static_cast<long>(c.lines.size() - kMaxLines));
+  if (c.lines.size() > kMaxLines)
+    c.lines.erase(c.lines.begin(), c.lines.begin() + static_cast<long>(c.lines.size() - kMaxLines));
   c.scroll_to_bottom = true;
 }
 
@@ -93,12 +94,14 @@ bool run_in_console(GuiState& s, const std::string& source, bool echo) {
 void restore_workspace(GuiState& s) {
   const std::vector<std::string> statements = s.journal.take_front(s.journal_offered);
   s.journal_offered = 0;
-  console_print(s.console, ConsoleLine::output, "# the last session's " + std::to_string(statements.size()) + " statements, run again");
+  console_print(s.console, ConsoleLine::output,
+                "# the last session's " + std::to_string(statements.size()) + " statements, run again");
   for (size_t i = 0; i < statements.size(); ++i) {
     if (run_in_console(s, statements[i])) continue;  // kept again as it runs
     // An error or Interrupt: the rest are not run, and stay in the console to copy.
     console_print(s.console, ConsoleLine::error,
-                "# stopped at statement " + std::to_string(i + 1) + " of " + std::to_string(statements.size()) + "; these were not run:");
+                  "# stopped at statement " + std::to_string(i + 1) + " of " + std::to_string(statements.size()) +
+                      "; these were not run:");
     for (size_t j = i; j < statements.size(); ++j) console_print(s.console, ConsoleLine::output, statements[j]);
     break;
   }

@@ -9,9 +9,9 @@
 namespace opscope::app {
 
 struct WidgetRect {
-  std::string label;      // what it says in English (ImGui's "##id" part cut off), or a panel's name
-  float x0, y0, x1, y1;   // window pixels (ImGui's coordinates)
-  bool enabled;           // drawn greyed out (ImGui::BeginDisabled) or not
+  std::string label;  // what it says in English (ImGui's "##id" part cut off), or a panel's name
+  float x0, y0, x1, y1;  // window pixels (ImGui's coordinates)
+  bool enabled;  // drawn greyed out (ImGui::BeginDisabled) or not
   float scroll_y = -1.f, scroll_max_y = -1.f;  // a panel's: how far its content is scrolled, of how far it can be
 };
 using WidgetRects = std::vector<WidgetRect>;

@@ -8,8 +8,8 @@
 #include "app/lang/interpreter.h"
 #include "app/lang/npy.h"
 #include "app/lang/onnx_builtins.h"
-#include "app/lang/recurrent_builtins.h"
 #include "app/lang/parser.h"
+#include "app/lang/recurrent_builtins.h"
 #include "core/device.h"
 
 namespace opscope::lang {
@@ -70,29 +70,32 @@ Tensor finish(Interpreter& in, CallArgs& a, Tensor t) {
 void need_args(Interpreter& in, CallArgs& a, const std::string& fn, size_t lo, size_t hi) {
   size_t n = a.positional.size();
   if (n < lo || n > hi)
-    in.fail(a.pos, fn + "() takes " + (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+    in.fail(a.pos, fn + "() takes " +
+                       (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
                        " positional arguments, got " + std::to_string(n));
 }
 
 const Tensor& tensor_arg(Interpreter& in, CallArgs& a, size_t i, const std::string& fn) {
   if (i >= a.positional.size() || a.positional[i].kind != Value::tensor)
     in.fail(i < a.positions.size() ? a.positions[i] : a.pos,
-            fn + "() expects a tensor" + (i < a.positional.size() ? std::string(", got ") + kind_name(a.positional[i]) : ""));
+            fn + "() expects a tensor" +
+                (i < a.positional.size() ? std::string(", got ") + kind_name(a.positional[i]) : ""));
   return a.positional[i].t;
 }
 
 namespace {
 
 // Nested lists -> shape and flat values; checks that the nesting is rectangular.
-void flatten_literal(Interpreter& in, const Value& v, size_t depth, Shape& shape, std::vector<double>& flat, bool& all_int,
-                     Pos p) {
+void flatten_literal(Interpreter& in, const Value& v, size_t depth, Shape& shape, std::vector<double>& flat,
+                     bool& all_int, Pos p) {
   if (depth > 32) in.fail(p, "tensor literal nested too deeply");
   if (v.kind == Value::list || v.kind == Value::tuple) {
     const int64_t n = static_cast<int64_t>(v.items->size());
     if (shape.size() == depth) shape.resize(depth + 1, n);  // (push_back: a false GCC 12 -Warray-bounds)
     else if (shape[depth] != n)
-      in.fail(p, "tensor literal is ragged: a row of length " + std::to_string(n) + " where " +
-                     std::to_string(shape[depth]) + " was expected at depth " + std::to_string(depth),
+      in.fail(p,
+              "tensor literal is ragged: a row of length " + std::to_string(n) + " where " +
+                  std::to_string(shape[depth]) + " was expected at depth " + std::to_string(depth),
               "every row must have the same length");
     for (auto& x : *v.items) flatten_literal(in, x, depth + 1, shape, flat, all_int, p);
     if (flat.size() > kMaxLiteralItems * 16) in.fail(p, "tensor literal too large", "use zeros, arange or load");
@@ -149,7 +152,8 @@ Value number_of(const Tensor& t, Interpreter& in, Pos p) {
 void run_backward(Interpreter& in, CallArgs& a, const Tensor& y) {
   check_keywords(in, a, "backward", {"grad", "retain_graph", "step"});
   Tensor g;
-  if (const Value* gv = keyword(a, "grad"); gv && gv->kind != Value::none) g = in.to_tensor(*gv, a.pos, y.dtype(), true);
+  if (const Value* gv = keyword(a, "grad"); gv && gv->kind != Value::none)
+    g = in.to_tensor(*gv, a.pos, y.dtype(), true);
   if (a.positional.size() > 1) g = in.to_tensor(a.positional[1], a.positions[1], y.dtype(), true);
   bool retain = false;
   if (const Value* r = keyword(a, "retain_graph")) retain = in.truthy(*r, a.pos);
@@ -214,11 +218,13 @@ namespace {
 void install_tensor_factories(BuiltinTable& B) {
   auto add = [&B](auto&&... args) { B.add(std::forward<decltype(args)>(args)...); };
   add("tensor", "tensor(data, dtype=None, requires_grad=False)",
-      "a tensor from nested lists: int64 if every number is an integer, else float32", [](Interpreter& in, CallArgs& a) {
+      "a tensor from nested lists: int64 if every number is an integer, else float32",
+      [](Interpreter& in, CallArgs& a) {
         check_keywords(in, a, "tensor", {"dtype", "requires_grad"});
         need_args(in, a, "tensor", 1, 1);
         const Value& v = a.positional[0];
-        if (v.kind == Value::tensor) return Value::Tensor_(finish(in, a, v.t.cast(dtype_arg(in, a, v.t.dtype()), MemCategory::input)));
+        if (v.kind == Value::tensor)
+          return Value::Tensor_(finish(in, a, v.t.cast(dtype_arg(in, a, v.t.dtype()), MemCategory::input)));
         Shape shape;
         std::vector<double> flat;
         bool all_int = true;
@@ -232,7 +238,8 @@ void install_tensor_factories(BuiltinTable& B) {
           check_keywords(in, a, name, {"dtype", "requires_grad"});
           Shape s = in.to_shape(a.positional, a.pos);
           try {
-            return Value::Tensor_(finish(in, a, Tensor::full(s, value, dtype_arg(in, a, DType::f32), MemCategory::input)));
+            return Value::Tensor_(
+                finish(in, a, Tensor::full(s, value, dtype_arg(in, a, DType::f32), MemCategory::input)));
           } catch (const LangError&) {
             throw;
           } catch (const Error& e) {
@@ -249,7 +256,8 @@ void install_tensor_factories(BuiltinTable& B) {
         Shape s = in.to_shape({a.positional[0]}, a.pos);
         if (!a.positional[1].is_number()) in.fail(a.positions[1], "full() needs a number as its value");
         DType def = a.positional[1].kind == Value::real ? DType::f32 : DType::f32;
-        return Value::Tensor_(finish(in, a, Tensor::full(s, a.positional[1].number(), dtype_arg(in, a, def), MemCategory::input)));
+        return Value::Tensor_(
+            finish(in, a, Tensor::full(s, a.positional[1].number(), dtype_arg(in, a, def), MemCategory::input)));
       });
   add("arange", "arange(stop) or arange(start, stop, step=1, dtype=None)",
       "evenly spaced values in [start, stop): int64 for integers, float32 otherwise", [](Interpreter& in, CallArgs& a) {
@@ -269,16 +277,20 @@ void install_tensor_factories(BuiltinTable& B) {
         }
         if (step == 0) in.fail(a.pos, "arange() step must not be zero");
         double count = std::ceil((stop - start) / step);
-        if (count > 1e9) in.fail(a.pos, "arange() would make " + std::to_string(static_cast<int64_t>(count)) + " elements");
+        if (count > 1e9)
+          in.fail(a.pos, "arange() would make " + std::to_string(static_cast<int64_t>(count)) + " elements");
         int64_t n = count > 0 ? static_cast<int64_t>(count) : 0;
         std::vector<double> v(static_cast<size_t>(n));
         for (int64_t i = 0; i < n; ++i) v[i] = start + static_cast<double>(i) * step;
         return Value::Tensor_(
-            finish(in, a, Tensor::from_vector<double>(v, {n}, dtype_arg(in, a, ints ? DType::i64 : DType::f32), MemCategory::input)));
+            finish(in, a,
+                   Tensor::from_vector<double>(v, {n}, dtype_arg(in, a, ints ? DType::i64 : DType::f32),
+                                               MemCategory::input)));
       });
   auto random = [&](const char* name, bool normal) {
     add(name, std::string(name) + "(*shape, dtype=\"float32\", requires_grad=False)",
-        normal ? "standard normal samples (reproducible: seed(n))" : "uniform samples in [0, 1) (reproducible: seed(n))",
+        normal ? "standard normal samples (reproducible: seed(n))"
+               : "uniform samples in [0, 1) (reproducible: seed(n))",
         [name, normal](Interpreter& in, CallArgs& a) {
           check_keywords(in, a, name, {"dtype", "requires_grad"});
           Shape s = in.to_shape(a.positional, a.pos);
@@ -302,7 +314,9 @@ void install_tensor_factories(BuiltinTable& B) {
   add("eye", "eye(n, m=n, dtype=\"float32\")", "the identity matrix", [](Interpreter& in, CallArgs& a) {
     check_keywords(in, a, "eye", {"dtype", "requires_grad"});
     need_args(in, a, "eye", 1, 2);
-    Shape s = in.to_shape(a.positional.size() == 1 ? std::vector<Value>{a.positional[0], a.positional[0]} : a.positional, a.pos);
+    Shape s =
+        in.to_shape(a.positional.size() == 1 ? std::vector<Value>{a.positional[0], a.positional[0]} : a.positional,
+                    a.pos);
     Tensor t = Tensor::zeros(s, DType::f64, MemCategory::input);
     for (int64_t i = 0; i < std::min(s[0], s[1]); ++i) t.data<double>()[i * s[1] + i] = 1;
     return Value::Tensor_(finish(in, a, t.cast(dtype_arg(in, a, DType::f32), MemCategory::input)));
@@ -374,20 +388,21 @@ void install_autograd_builtins(BuiltinTable& B) {
     const Tensor& t = tensor_arg(in, a, 0, "grad");
     return t.grad().defined() ? Value::Tensor_(t.grad()) : Value::None();
   });
-  add("zero_grad", "zero_grad(*tensors)", "clears the .grad of each tensor (a list works too)", [](Interpreter& in, CallArgs& a) {
-    std::vector<Tensor> ts;
-    for (size_t i = 0; i < a.positional.size(); ++i) {
-      const Value& v = a.positional[i];
-      if (v.kind == Value::list || v.kind == Value::tuple) {
-        for (auto& x : *v.items)
-          if (x.kind == Value::tensor) ts.push_back(x.t);
-      } else {
-        ts.push_back(tensor_arg(in, a, i, "zero_grad"));
-      }
-    }
-    in.ws().zero_grad(ts);
-    return Value::None();
-  });
+  add("zero_grad", "zero_grad(*tensors)", "clears the .grad of each tensor (a list works too)",
+      [](Interpreter& in, CallArgs& a) {
+        std::vector<Tensor> ts;
+        for (size_t i = 0; i < a.positional.size(); ++i) {
+          const Value& v = a.positional[i];
+          if (v.kind == Value::list || v.kind == Value::tuple) {
+            for (auto& x : *v.items)
+              if (x.kind == Value::tensor) ts.push_back(x.t);
+          } else {
+            ts.push_back(tensor_arg(in, a, i, "zero_grad"));
+          }
+        }
+        in.ws().zero_grad(ts);
+        return Value::None();
+      });
   add("detach", "detach(x)", "the same data as a new leaf, outside the graph", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "detach", 1, 1);
     return Value::Tensor_(detached(tensor_arg(in, a, 0, "detach")));
@@ -425,24 +440,26 @@ void install_python_builtins(BuiltinTable& B) {
       if (const int64_t n = static_cast<const NativeObject&>(*v.obj).length(); n >= 0) return Value::Int(n);
     in.fail(a.pos, std::string("len() of a ") + kind_name(v));
   });
-  add("range", "range(stop) or range(start, stop, step=1)", "integers for a for loop", [](Interpreter& in, CallArgs& a) {
-    need_args(in, a, "range", 1, 3);
-    std::vector<int64_t> n;
-    for (size_t i = 0; i < a.positional.size(); ++i) {
-      if (a.positional[i].kind != Value::integer) in.fail(a.positions[i], "range() takes integers");
-      n.push_back(a.positional[i].i);
-    }
-    int64_t start = n.size() == 1 ? 0 : n[0], stop = n.size() == 1 ? n[0] : n[1], step = n.size() == 3 ? n[2] : 1;
-    if (step == 0) in.fail(a.pos, "range() step must not be zero");
-    double count = std::ceil(static_cast<double>(stop - start) / static_cast<double>(step));
-    if (count > static_cast<double>(kMaxIterations))
-      in.fail(a.pos, "range() of " + std::to_string(static_cast<int64_t>(count)) + " numbers is more than the loop limit (" +
-                         std::to_string(kMaxIterations) + ")",
-              "loops here are for small teaching examples");
-    std::vector<Value> out;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(Value::Int(i));
-    return Value::List(std::move(out));
-  });
+  add("range", "range(stop) or range(start, stop, step=1)", "integers for a for loop",
+      [](Interpreter& in, CallArgs& a) {
+        need_args(in, a, "range", 1, 3);
+        std::vector<int64_t> n;
+        for (size_t i = 0; i < a.positional.size(); ++i) {
+          if (a.positional[i].kind != Value::integer) in.fail(a.positions[i], "range() takes integers");
+          n.push_back(a.positional[i].i);
+        }
+        int64_t start = n.size() == 1 ? 0 : n[0], stop = n.size() == 1 ? n[0] : n[1], step = n.size() == 3 ? n[2] : 1;
+        if (step == 0) in.fail(a.pos, "range() step must not be zero");
+        double count = std::ceil(static_cast<double>(stop - start) / static_cast<double>(step));
+        if (count > static_cast<double>(kMaxIterations))
+          in.fail(a.pos,
+                  "range() of " + std::to_string(static_cast<int64_t>(count)) +
+                      " numbers is more than the loop limit (" + std::to_string(kMaxIterations) + ")",
+                  "loops here are for small teaching examples");
+        std::vector<Value> out;
+        for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.push_back(Value::Int(i));
+        return Value::List(std::move(out));
+      });
   add("float", "float(x)", "a Python float", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "float", 1, 1);
     const Value& v = a.positional[0];
@@ -502,14 +519,15 @@ void install_measurement_builtins(BuiltinTable& B) {
     in.ws().tracker().reset_peak();
     return Value::None();
   });
-  add("flops", "flops()", "FLOPs of every node run so far (from each op's cost model)", [](Interpreter& in, CallArgs& a) {
-    need_args(in, a, "flops", 0, 0);
-    const Graph& g = in.ws().graph();
-    double total = g.drops().flops;  // nodes a loop's tape dropped did their work too
-    for (const Node& n : g.nodes())
-      if (n.stats.runs > 0) total += node_cost(g, n).flops * static_cast<double>(n.stats.runs);
-    return Value::Real(total);
-  });
+  add("flops", "flops()", "FLOPs of every node run so far (from each op's cost model)",
+      [](Interpreter& in, CallArgs& a) {
+        need_args(in, a, "flops", 0, 0);
+        const Graph& g = in.ws().graph();
+        double total = g.drops().flops;  // nodes a loop's tape dropped did their work too
+        for (const Node& n : g.nodes())
+          if (n.stats.runs > 0) total += node_cost(g, n).flops * static_cast<double>(n.stats.runs);
+        return Value::Real(total);
+      });
   add("step_count", "step_count()", "steps the executor has run", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "step_count", 0, 0);
     return Value::Int(in.ws().executor().step_count());
@@ -523,7 +541,8 @@ void install_file_builtins(BuiltinTable& B) {
       [](Interpreter& in, CallArgs& a) {
         check_keywords(in, a, "save", {"dtype"});
         need_args(in, a, "save", 2, 2);
-        if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "save() needs a file name first: save(\"x.npy\", x)");
+        if (a.positional[0].kind != Value::string)
+          in.fail(a.positions[0], "save() needs a file name first: save(\"x.npy\", x)");
         bool as_bool = false;
         if (const Value* d = keyword(a, "dtype"); d && d->kind != Value::none) {
           if (d->kind != Value::string || d->s != "bool")
@@ -542,16 +561,17 @@ void install_file_builtins(BuiltinTable& B) {
         }
         return Value::None();
       });
-  add("load", "load(path)", "reads a NumPy .npy file (float32, float64, int64; int32 and bool become int64)", [](Interpreter& in, CallArgs& a) {
-    need_args(in, a, "load", 1, 1);
-    if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load() needs a file name");
-    Tensor t = load_npy(in.resolve_path(a.positional[0].s, FileMode::read, a.positions[0]));
-    try {  // on the workspace's device, as every new tensor
-      return Value::Tensor_(t.to(in.ws().default_device(), MemCategory::input));
-    } catch (const Error& e) {
-      in.fail(a.pos, e.what(), e.hint());
-    }
-  });
+  add("load", "load(path)", "reads a NumPy .npy file (float32, float64, int64; int32 and bool become int64)",
+      [](Interpreter& in, CallArgs& a) {
+        need_args(in, a, "load", 1, 1);
+        if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load() needs a file name");
+        Tensor t = load_npy(in.resolve_path(a.positional[0].s, FileMode::read, a.positions[0]));
+        try {  // on the workspace's device, as every new tensor
+          return Value::Tensor_(t.to(in.ws().default_device(), MemCategory::input));
+        } catch (const Error& e) {
+          in.fail(a.pos, e.what(), e.hint());
+        }
+      });
 }
 
 }  // namespace
@@ -600,7 +620,8 @@ Value Interpreter::call_method(const Tensor& self, const std::string& name, Call
     return tensor_op("cast", {self}, a.pos, {{"dtype", std::string(dt)}});
   }
   if (name == "to") {
-    if (a.positional.size() != 1 || a.positional[0].kind != Value::string) fail(a.pos, "to() takes a device: x.to(\"cpu\")");
+    if (a.positional.size() != 1 || a.positional[0].kind != Value::string)
+      fail(a.pos, "to() takes a device: x.to(\"cpu\")");
     try {
       // A copy across the bus, counted by the tracker. The copy is a new leaf: gradients do not
       // flow back through .to() (move parameters before using them, as with param(x.to("cuda"))).

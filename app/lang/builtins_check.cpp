@@ -63,13 +63,15 @@ struct WorstElement {
 };
 
 double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element = nullptr) {
-  if (a.positional.size() < 2) in.fail(a.pos, "gradcheck() needs a function and at least one input", "e.g. gradcheck(swish, randn(3))");
+  if (a.positional.size() < 2)
+    in.fail(a.pos, "gradcheck() needs a function and at least one input", "e.g. gradcheck(swish, randn(3))");
   const Value f = a.positional[0];
   if (f.kind != Value::function && f.kind != Value::builtin_fn && f.kind != Value::op_ref)
     in.fail(a.positions[0], "gradcheck()'s first argument must be a function or an operator");
   const double eps = number_keyword(in, a, "eps", 1e-6), atol = number_keyword(in, a, "atol", 1e-5),
                rtol = number_keyword(in, a, "rtol", 1e-3);
-  std::vector<std::pair<std::string, Value>> attributes;  // every other keyword goes to f: gradcheck(swish, x, beta=2.0)
+  std::vector<std::pair<std::string, Value>>
+      attributes;  // every other keyword goes to f: gradcheck(swish, x, beta=2.0)
   for (auto& kw : a.keyword)
     if (kw.first != "eps" && kw.first != "atol" && kw.first != "rtol") attributes.push_back(kw);
   std::vector<std::vector<double>> points;
@@ -82,11 +84,13 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
     shapes.push_back(t.shape());
     total += t.numel();
     const size_t k = i - 1;
-    names.push_back(f.kind == Value::op_ref && k < f.op->input_names.size()  ? f.op->input_names[k]
-                    : f.kind == Value::function && k < f.fn->params.size() ? f.fn->params[k]
-                                                                           : "input " + std::to_string(i));
+    names.push_back(f.kind == Value::op_ref && k < f.op->input_names.size() ? f.op->input_names[k]
+                    : f.kind == Value::function && k < f.fn->params.size()  ? f.fn->params[k]
+                                                                            : "input " + std::to_string(i));
   }
-  if (total > 2000) in.fail(a.pos, "gradcheck() of " + std::to_string(total) + " input elements would take long", "use small inputs (up to 2000 elements)");
+  if (total > 2000)
+    in.fail(a.pos, "gradcheck() of " + std::to_string(total) + " input elements would take long",
+            "use small inputs (up to 2000 elements)");
   Workspace& ws = in.ws();
   StaticModeGuard dynamic(ws, false);  // a numerical check needs values
   const Graph::Mark mark = ws.graph().mark();
@@ -107,8 +111,10 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
     std::vector<Value> outs = y.kind == Value::tuple || y.kind == Value::list ? *y.items : std::vector<Value>{y};
     Tensor loss;
     for (size_t k = 0; k < outs.size(); ++k) {
-      if (outs[k].kind != Value::tensor) in.fail(a.pos, "gradcheck(): the function returned a " + std::string(kind_name(outs[k])) + ", not a tensor");
-      Tensor yt = outs[k].t.dtype() == DType::f64 ? outs[k].t : ws.call("cast", {outs[k].t}, {{"dtype", std::string("float64")}});
+      if (outs[k].kind != Value::tensor)
+        in.fail(a.pos, "gradcheck(): the function returned a " + std::string(kind_name(outs[k])) + ", not a tensor");
+      Tensor yt = outs[k].t.dtype() == DType::f64 ? outs[k].t
+                                                  : ws.call("cast", {outs[k].t}, {{"dtype", std::string("float64")}});
       Tensor term = ws.call("sum", {ws.call("mul", {yt, projection(yt.shape(), yt.numel(), k)})});
       loss = loss.defined() ? ws.call("add", {loss, term}) : term;
     }
@@ -116,13 +122,15 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
   };
   std::vector<Tensor> leaves;
   Tensor loss = evaluate(points, true, &leaves);
-  if (!loss.requires_grad()) in.fail(a.pos, "gradcheck(): the function's output does not depend on its inputs through the graph");
+  if (!loss.requires_grad())
+    in.fail(a.pos, "gradcheck(): the function's output does not depend on its inputs through the graph");
   ws.backward(loss);
   double worst = 0, worst_failing = -1;
   std::string report;
   NoGradGuard no_grad;
   for (size_t i = 0; i < points.size(); ++i) {
-    std::vector<double> analytic = leaves[i].grad().defined() ? leaves[i].grad().to_vector() : std::vector<double>(points[i].size(), 0.0);
+    std::vector<double> analytic =
+        leaves[i].grad().defined() ? leaves[i].grad().to_vector() : std::vector<double>(points[i].size(), 0.0);
     for (size_t j = 0; j < points[i].size(); ++j) {
       auto at = points;
       at[i][j] += eps;
@@ -130,7 +138,8 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
       at[i][j] -= 2 * eps;
       const double down = evaluate(at, false, nullptr).item();
       const double numeric = (up - down) / (2 * eps), err = std::fabs(analytic[j] - numeric);
-      if (err >= worst && worst_element) *worst_element = {names[i], shapes[i], static_cast<int64_t>(j), analytic[j], numeric};
+      if (err >= worst && worst_element)
+        *worst_element = {names[i], shapes[i], static_cast<int64_t>(j), analytic[j], numeric};
       worst = std::max(worst, err);
       if (err > atol + rtol * std::fabs(numeric) && err > worst_failing) {
         worst_failing = err;
@@ -141,7 +150,9 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
   ws.graph().rollback(mark);  // the check's own nodes and steps are not the student's program
   ws.tracker().truncate_timeline(timeline);
   if (worst_failing >= 0 && !worst_element) {
-    const std::string fname = f.kind == Value::op_ref ? f.op->name : f.kind == Value::function ? f.fn->name : f.builtin->name;
+    const std::string fname = f.kind == Value::op_ref     ? f.op->name
+                              : f.kind == Value::function ? f.fn->name
+                                                          : f.builtin->name;
     char tol[96];
     std::snprintf(tol, sizeof tol, " (largest error %.3g, tolerance %g + %g·|numeric|)", worst, atol, rtol);
     in.out() << "gradcheck(" << fname << ") failed: " << report << tol << "\n";
@@ -156,13 +167,14 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
     B[name] = Builtin{name, std::move(sig), std::move(doc), std::move(fn)};
   };
 
-  add("allclose", "allclose(a, b, rtol=1e-5, atol=1e-6)", "True when |a - b| <= atol + rtol * |b| everywhere (same shape)",
-      [](Interpreter& in, CallArgs& a) {
+  add("allclose", "allclose(a, b, rtol=1e-5, atol=1e-6)",
+      "True when |a - b| <= atol + rtol * |b| everywhere (same shape)", [](Interpreter& in, CallArgs& a) {
         only_keywords(in, a, "allclose", {"rtol", "atol"});
         if (a.positional.size() != 2) in.fail(a.pos, "allclose() takes two tensors");
         Tensor x = tensor_arg(in, a, 0, "allclose"), y = tensor_arg(in, a, 1, "allclose");
         if (x.shape() != y.shape())
-          in.fail(a.pos, "allclose() of shapes " + shape_str(x.shape()) + " and " + shape_str(y.shape()), "compare tensors of one shape");
+          in.fail(a.pos, "allclose() of shapes " + shape_str(x.shape()) + " and " + shape_str(y.shape()),
+                  "compare tensors of one shape");
         const double rtol = number_keyword(in, a, "rtol", 1e-5), atol = number_keyword(in, a, "atol", 1e-6);
         const auto u = x.to_vector(), v = y.to_vector();
         for (size_t i = 0; i < u.size(); ++i)
@@ -179,31 +191,36 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
   });
 
   add("node_count", "node_count(phase=None, op=None)",
-      "nodes in the graph now (phase: \"forward\", \"backward\" or \"update\"; op: only that operator's, e.g. \"matmul\")",
+      "nodes in the graph now (phase: \"forward\", \"backward\" or \"update\"; op: only that operator's, e.g. "
+      "\"matmul\")",
       [](Interpreter& in, CallArgs& a) {
-    only_keywords(in, a, "node_count", {"op"});
-    const Value* op = keyword_arg(a, "op");
-    if (op && op->kind != Value::string) in.fail(a.pos, "node_count()'s op is an operator's name, e.g. op=\"matmul\"");
-    if (a.positional.size() > 1) in.fail(a.pos, "node_count() takes at most one argument");
-    std::string phase = a.positional.empty() || a.positional[0].kind == Value::none ? "" : a.positional[0].s;
-    if (!a.positional.empty() && a.positional[0].kind == Value::string && phase != "forward" && phase != "backward" &&
-        phase != "update")
-      in.fail(a.positions[0], "node_count()'s phase is \"forward\", \"backward\" or \"update\" (an optimizer's steps)");
-    int64_t n = 0;
-    for (const Node& node : in.ws().graph().nodes())
-      if ((phase.empty() || phase == phase_name(node.phase)) && (!op || (node.op && node.op->name == op->s))) ++n;
-    return Value::Int(n);
-  });
+        only_keywords(in, a, "node_count", {"op"});
+        const Value* op = keyword_arg(a, "op");
+        if (op && op->kind != Value::string)
+          in.fail(a.pos, "node_count()'s op is an operator's name, e.g. op=\"matmul\"");
+        if (a.positional.size() > 1) in.fail(a.pos, "node_count() takes at most one argument");
+        std::string phase = a.positional.empty() || a.positional[0].kind == Value::none ? "" : a.positional[0].s;
+        if (!a.positional.empty() && a.positional[0].kind == Value::string && phase != "forward" &&
+            phase != "backward" && phase != "update")
+          in.fail(a.positions[0],
+                  "node_count()'s phase is \"forward\", \"backward\" or \"update\" (an optimizer's steps)");
+        int64_t n = 0;
+        for (const Node& node : in.ws().graph().nodes())
+          if ((phase.empty() || phase == phase_name(node.phase)) && (!op || (node.op && node.op->name == op->s))) ++n;
+        return Value::Int(n);
+      });
 
   // Lessons run their GPU cells only where a device is (CI and most laptops have none).
-  add("cuda_available", "cuda_available()", "True when this build has CUDA and a GPU is present (then x.to(\"cuda\") works)",
+  add("cuda_available", "cuda_available()",
+      "True when this build has CUDA and a GPU is present (then x.to(\"cuda\") works)",
       [](Interpreter& in, CallArgs& a) {
         if (!a.positional.empty() || !a.keyword.empty()) in.fail(a.pos, "cuda_available() takes no arguments");
         return Value::Bool(device_available(Device::cuda));
       });
   // As torch.cuda.is_initialized(): the runtime starts at the first use of the device, so a
   // script that never asks costs no CUDA start-up.
-  add("cuda_initialized", "cuda_initialized()", "True once this process has started the CUDA runtime (the first use of the device starts it)",
+  add("cuda_initialized", "cuda_initialized()",
+      "True once this process has started the CUDA runtime (the first use of the device starts it)",
       [](Interpreter& in, CallArgs& a) {
         if (!a.positional.empty() || !a.keyword.empty()) in.fail(a.pos, "cuda_initialized() takes no arguments");
         return Value::Bool(device_initialized(Device::cuda));
@@ -211,7 +228,8 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
 
   // Python's time.perf_counter: what timeit cannot time (a training step with its backward
   // pass and updates) is timed as the difference of two calls.
-  add("perf_counter", "perf_counter()", "seconds on a monotonic clock: the difference of two calls times what ran between them",
+  add("perf_counter", "perf_counter()",
+      "seconds on a monotonic clock: the difference of two calls times what ran between them",
       [](Interpreter& in, CallArgs& a) {
         if (!a.positional.empty() || !a.keyword.empty()) in.fail(a.pos, "perf_counter() takes no arguments");
         return Value::Real(std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
@@ -219,7 +237,8 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
 
   // The median of several runs, after one warm-up run (first touches of memory are page
   // faults, not the kernel). Runs outside the graph: timing leaves no nodes behind.
-  add("timeit", "timeit(f, *args, repeats=5, **kwargs)", "median seconds of f(*args, **kwargs) over repeats runs (after a warm-up run; where the clock is coarse, "
+  add("timeit", "timeit(f, *args, repeats=5, **kwargs)",
+      "median seconds of f(*args, **kwargs) over repeats runs (after a warm-up run; where the clock is coarse, "
       "as a browser's, each repeat is the average of a batch of runs)",
       [](Interpreter& in, CallArgs& a) {
         if (a.positional.empty()) in.fail(a.pos, "timeit() needs a function", "e.g. timeit(relu, x)");
@@ -251,7 +270,8 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
       [](Interpreter& in, CallArgs& a) { return Value::Real(check_gradients(in, a)); });
   // For an exercise's checks: the worst element as the feedback a student reads.
   add("expect_gradcheck", "expect_gradcheck(f, *inputs, eps=1e-6, atol=1e-5, rtol=1e-3, **attributes)",
-      "True when f's backward agrees with central differences; else an error naming the input, the element and both values",
+      "True when f's backward agrees with central differences; else an error naming the input, the element and both "
+      "values",
       [](Interpreter& in, CallArgs& a) {
         WorstElement w;
         check_gradients(in, a, &w);
@@ -259,11 +279,16 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
         const double err = std::fabs(w.analytic - w.numeric);
         if (w.flat < 0 || err <= atol + rtol * std::fabs(w.numeric)) return Value::Bool(true);
         const Value& f = a.positional[0];
-        const std::string fname = f.kind == Value::op_ref ? f.op->name : f.kind == Value::function ? f.fn->name : f.builtin->name;
+        const std::string fname = f.kind == Value::op_ref     ? f.op->name
+                                  : f.kind == Value::function ? f.fn->name
+                                                              : f.builtin->name;
         char values[160];
-        std::snprintf(values, sizeof values, ": the backward gives %.6g, central differences give %.6g (relative error %.3g)", w.analytic,
+        std::snprintf(values, sizeof values,
+                      ": the backward gives %.6g, central differences give %.6g (relative error %.3g)", w.analytic,
                       w.numeric, err / std::max(1e-12, std::fabs(w.numeric)));
-        in.fail(a.pos, "the gradient of " + fname + " for its input '" + w.input + "' is wrong at " + element_index_str(w.shape, w.flat) + values,
+        in.fail(a.pos,
+                "the gradient of " + fname + " for its input '" + w.input + "' is wrong at " +
+                    element_index_str(w.shape, w.flat) + values,
                 "gradcheck_report(" + fname + ", ...) shows the same element in the REPL");
       });
   add("gradcheck_report", "gradcheck_report(f, *inputs, eps=1e-6, **attributes)",
@@ -274,7 +299,8 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
         std::vector<Value> index;
         for (auto i : element_index(w.shape, std::max<int64_t>(0, w.flat))) index.push_back(Value::Int(i));
         const double rel = std::fabs(w.analytic - w.numeric) / std::max(1e-12, std::fabs(w.numeric));
-        return Value::List({Value::Str(w.input), Value::List(std::move(index)), Value::Real(w.analytic), Value::Real(w.numeric), Value::Real(rel)},
+        return Value::List({Value::Str(w.input), Value::List(std::move(index)), Value::Real(w.analytic),
+                            Value::Real(w.numeric), Value::Real(rel)},
                            Value::tuple);
       });
 }

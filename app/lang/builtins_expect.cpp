@@ -43,7 +43,8 @@ std::string number_text(double v) {
 Value expect_close(Interpreter& in, CallArgs& a) {
   for (auto& [k, _] : a.keyword)
     if (k != "what" && k != "rtol" && k != "atol") in.fail(a.pos, "expect_close() has no keyword argument '" + k + "'");
-  if (a.positional.size() != 2) in.fail(a.pos, "expect_close() takes the value and what it should be", "expect_close(my_matmul(a, b), a @ b)");
+  if (a.positional.size() != 2)
+    in.fail(a.pos, "expect_close() takes the value and what it should be", "expect_close(my_matmul(a, b), a @ b)");
   const std::string what = keyword_string(in, a, "what", "the result");
   const double rtol = number_keyword(in, a, "rtol", 1e-4), atol = number_keyword(in, a, "atol", 1e-5);
   if (a.positional[0].kind != Value::tensor && !a.positional[0].is_number())
@@ -66,15 +67,17 @@ Value expect_close(Interpreter& in, CallArgs& a) {
   const size_t w = static_cast<size_t>(worst);
   std::string where = got.dim() == 0 ? what : what + " at " + element_index_str(got.shape(), worst);
   in.fail(a.pos,
-          where + " is " + number_text(u[w]) + ", expected " + number_text(v[w]) + " (" + std::to_string(differ) + " of " +
-              std::to_string(u.size()) + " elements differ)",
-          "the largest difference is shown; tolerance " + number_text(atol) + " + " + number_text(rtol) + "·|expected|");
+          where + " is " + number_text(u[w]) + ", expected " + number_text(v[w]) + " (" + std::to_string(differ) +
+              " of " + std::to_string(u.size()) + " elements differ)",
+          "the largest difference is shown; tolerance " + number_text(atol) + " + " + number_text(rtol) +
+              "·|expected|");
 }
 
 // saved_for_backward(f, *inputs, **attributes): what one call of f keeps for its backward, each
 // as the name of the input it is ("a"), "output", or "computed [T, T]" for a tensor made inside.
 Value saved_for_backward(Interpreter& in, CallArgs& a) {
-  if (a.positional.size() < 2) in.fail(a.pos, "saved_for_backward() needs an operator and its inputs", "saved_for_backward(my_matmul, a, b)");
+  if (a.positional.size() < 2)
+    in.fail(a.pos, "saved_for_backward() needs an operator and its inputs", "saved_for_backward(my_matmul, a, b)");
   const Value f = a.positional[0];
   if (f.kind != Value::function && f.kind != Value::op_ref && f.kind != Value::builtin_fn)
     in.fail(a.positions[0], "saved_for_backward()'s first argument must be an operator or a function");
@@ -93,9 +96,9 @@ Value saved_for_backward(Interpreter& in, CallArgs& a) {
     t.set_requires_grad(true);  // an op saves only what a backward will need
     input_values.push_back(ws.value_of(t));
     const size_t k = i - 1;
-    names.push_back(f.kind == Value::op_ref && k < f.op->input_names.size()  ? f.op->input_names[k]
-                    : f.kind == Value::function && k < f.fn->params.size() ? f.fn->params[k]
-                                                                           : "input " + std::to_string(i));
+    names.push_back(f.kind == Value::op_ref && k < f.op->input_names.size() ? f.op->input_names[k]
+                    : f.kind == Value::function && k < f.fn->params.size()  ? f.fn->params[k]
+                                                                            : "input " + std::to_string(i));
     call.positional.push_back(Value::Tensor_(t));
     call.positions.push_back(a.positions[i]);
   }
@@ -126,17 +129,23 @@ Value saved_for_backward(Interpreter& in, CallArgs& a) {
 // expect_own_backward(f): True when f is an @op of the student's with a backward of their own;
 // else an error saying who did the work (autograd, a built-in).
 Value expect_own_backward(Interpreter& in, CallArgs& a) {
-  if (a.positional.size() != 1 || !a.keyword.empty()) in.fail(a.pos, "expect_own_backward() takes one operator", "expect_own_backward(my_matmul)");
+  if (a.positional.size() != 1 || !a.keyword.empty())
+    in.fail(a.pos, "expect_own_backward() takes one operator", "expect_own_backward(my_matmul)");
   const Value& f = a.positional[0];
-  const char* how = "write it as `@op def NAME(...)` that calls save(...), and its backward as `@NAME.backward def ...`";
+  const char* how =
+      "write it as `@op def NAME(...)` that calls save(...), and its backward as `@NAME.backward def ...`";
   if (f.kind == Value::function)
-    in.fail(a.pos, f.fn->name + " is a plain def, so autograd differentiated it for you: the backward you are to write never ran",
+    in.fail(a.pos,
+            f.fn->name +
+                " is a plain def, so autograd differentiated it for you: the backward you are to write never ran",
             std::string(how));
-  if (f.kind != Value::op_ref) in.fail(a.pos, "this exercise needs an @op of yours, got a " + std::string(kind_name(f)), how);
+  if (f.kind != Value::op_ref)
+    in.fail(a.pos, "this exercise needs an @op of yours, got a " + std::string(kind_name(f)), how);
   const UserOp* mine = in.user_ops().find_own(f.op->name);
   if (!mine) in.fail(a.pos, f.op->name + " is a built-in operator, not yours: its backward is the engine's", how);
   if (!mine->backward)
-    in.fail(a.pos, "@op " + f.op->name + " has no @" + f.op->name + ".backward of yours: the engine differentiated its body",
+    in.fail(a.pos,
+            "@op " + f.op->name + " has no @" + f.op->name + ".backward of yours: the engine differentiated its body",
             "add `@" + f.op->name + ".backward def ...` returning one gradient per input");
   return Value::Bool(true);
 }
@@ -148,10 +157,12 @@ Value op_calls(Interpreter& in, CallArgs& a) {
   std::string op = "matmul";
   CallArgs call;
   for (auto& [k, v] : a.keyword) {
-    if (k != "op" || v.kind != Value::string) in.fail(a.pos, "op_calls() takes op=\"NAME\" only", "op_calls(blocked_matmul, A, B, 32, op=\"matmul\")");
+    if (k != "op" || v.kind != Value::string)
+      in.fail(a.pos, "op_calls() takes op=\"NAME\" only", "op_calls(blocked_matmul, A, B, 32, op=\"matmul\")");
     op = v.s;
   }
-  if (a.positional.empty()) in.fail(a.pos, "op_calls() needs a function and its arguments", "op_calls(blocked_matmul, A, B, 32)");
+  if (a.positional.empty())
+    in.fail(a.pos, "op_calls() needs a function and its arguments", "op_calls(blocked_matmul, A, B, 32)");
   call.pos = a.pos;
   call.positional.assign(a.positional.begin() + 1, a.positional.end());
   call.positions.assign(a.positions.begin() + 1, a.positions.end());
@@ -180,21 +191,24 @@ Value op_calls(Interpreter& in, CallArgs& a) {
 }  // namespace
 
 void install_expect_builtins(std::map<std::string, Builtin>& B) {
-  B["expect_close"] = Builtin{"expect_close", "expect_close(got, expected, what=\"the result\", rtol=1e-4, atol=1e-5)",
-                              "True when got is expected within tolerance; else an error naming the worst element: where, got, expected, "
-                              "how many differ (an exercise's checks use it)",
-                              expect_close};
-  B["saved_for_backward"] = Builtin{"saved_for_backward", "saved_for_backward(f, *inputs, **attributes)",
-                                    "what one call of f keeps for backward: input names (\"a\"), \"output\", or \"computed [shape]\", "
-                                    "sorted (the order of save()'s arguments does not matter)",
-                                    saved_for_backward};
-  B["expect_own_backward"] = Builtin{"expect_own_backward", "expect_own_backward(f)",
-                                     "True when f is an @op of yours with its own @f.backward; else an error saying that autograd "
-                                     "or a built-in did the work (an exercise's checks use it)",
-                                     expect_own_backward};
-  B["op_calls"] = Builtin{"op_calls", "op_calls(f, *args, op=\"matmul\")",
-                          "calls f(*args) and returns the input shapes of every call of op it made, in order",
-                          op_calls};
+  B["expect_close"] = Builtin{
+      "expect_close", "expect_close(got, expected, what=\"the result\", rtol=1e-4, atol=1e-5)",
+      "True when got is expected within tolerance; else an error naming the worst element: where, got, expected, "
+      "how many differ (an exercise's checks use it)",
+      expect_close};
+  B["saved_for_backward"] =
+      Builtin{"saved_for_backward", "saved_for_backward(f, *inputs, **attributes)",
+              "what one call of f keeps for backward: input names (\"a\"), \"output\", or \"computed [shape]\", "
+              "sorted (the order of save()'s arguments does not matter)",
+              saved_for_backward};
+  B["expect_own_backward"] =
+      Builtin{"expect_own_backward", "expect_own_backward(f)",
+              "True when f is an @op of yours with its own @f.backward; else an error saying that autograd "
+              "or a built-in did the work (an exercise's checks use it)",
+              expect_own_backward};
+  B["op_calls"] =
+      Builtin{"op_calls", "op_calls(f, *args, op=\"matmul\")",
+              "calls f(*args) and returns the input shapes of every call of op it made, in order", op_calls};
 }
 
 }  // namespace opscope::lang

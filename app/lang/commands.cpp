@@ -3,9 +3,9 @@
 #include <ostream>
 #include <sstream>
 
+#include "app/kernel_lab.h"
 #include "app/lang/interpreter.h"
 #include "app/lang/user_ops.h"
-#include "app/kernel_lab.h"
 #include "app/ops_listing.h"
 #include "core/body.h"
 #include "core/cpu_isa.h"
@@ -48,7 +48,8 @@ void cmd_help(Interpreter& in, const std::string& args, std::ostream& out) {
     out << kLanguageHelp << "\n\nCommands:\n";
     for (auto& [name, c] : in.commands()) {
       char line[256];
-      std::snprintf(line, sizeof line, "  :%-20s %s\n", (name + (c.args.empty() ? "" : " " + c.args)).c_str(), c.help.c_str());
+      std::snprintf(line, sizeof line, "  :%-20s %s\n", (name + (c.args.empty() ? "" : " " + c.args)).c_str(),
+                    c.help.c_str());
       out << line;
     }
     return;
@@ -72,13 +73,15 @@ void cmd_help(Interpreter& in, const std::string& args, std::ostream& out) {
 
 void cmd_vars(Interpreter& in, const std::string&, std::ostream& out) {
   char line[256];
-  std::snprintf(line, sizeof line, "%-14s %-10s %-16s %-8s %-6s %12s\n", "name", "type", "shape", "dtype", "device", "bytes");
+  std::snprintf(line, sizeof line, "%-14s %-10s %-16s %-8s %-6s %12s\n", "name", "type", "shape", "dtype", "device",
+                "bytes");
   out << line;
   for (auto& [name, v] : in.globals()) {
     if (v.kind == Value::tensor) {
       std::snprintf(line, sizeof line, "%-14s %-10s %-16s %-8s %-6s %12s\n", name.c_str(),
-                    v.t.requires_grad() && !v.t.impl()->from_op ? "parameter" : "tensor", shape_str(v.t.shape()).c_str(), dtype_name(v.t.dtype()),
-                    device_name(v.t.device()), bytes_str(v.t.nbytes()).c_str());
+                    v.t.requires_grad() && !v.t.impl()->from_op ? "parameter" : "tensor",
+                    shape_str(v.t.shape()).c_str(), dtype_name(v.t.dtype()), device_name(v.t.device()),
+                    bytes_str(v.t.nbytes()).c_str());
     } else {
       std::string r = repr(v);
       if (r.size() > 40) r = r.substr(0, 37) + "...";
@@ -98,7 +101,11 @@ std::string graph_line(const Graph& g, const Node& n, const std::string& id) {
   std::string ins, outs;
   for (int v : n.inputs) ins += (ins.empty() ? "" : ", ") + value_label(v);
   for (int v : n.outputs) outs += (outs.empty() ? "" : ", ") + value_label(v);
-  std::string line = "#" + id + (n.phase == Phase::backward ? " bwd " : n.phase == Phase::update ? " upd " : " fwd ") + outs + " = " + n.label() + "(" + ins + ")";
+  std::string line = "#" + id +
+                     (n.phase == Phase::backward ? " bwd "
+                      : n.phase == Phase::update ? " upd "
+                                                 : " fwd ") +
+                     outs + " = " + n.label() + "(" + ins + ")";
   if (!n.scope.empty()) line += "  in " + n.scope;
   if (n.forward_of >= 0) line += "  [grad of #" + std::to_string(n.forward_of) + "]";
   int64_t saved = 0;
@@ -120,7 +127,8 @@ void cmd_graph(Interpreter& in, const std::string& args, std::ostream& out) {
       throw Error(":graph takes a node number", "e.g. :graph 3 shows node #3 and the ops inside it");
     }
     if (id < 0 || id >= static_cast<int>(g.num_nodes()))
-      throw Error("there is no node #" + a + " (the graph has " + std::to_string(g.num_nodes()) + " nodes)", ":graph lists them");
+      throw Error("there is no node #" + a + " (the graph has " + std::to_string(g.num_nodes()) + " nodes)",
+                  ":graph lists them");
     const Node& n = g.node(id);
     out << graph_line(g, n, std::to_string(id)) << "\n";
     const auto body = node_body(g, n);
@@ -131,13 +139,17 @@ void cmd_graph(Interpreter& in, const std::string& args, std::ostream& out) {
     if (!n.op->origin.empty()) out << "  " << n.op->origin << "\n";
     out << "  its kernel runs " << body->graph.num_nodes() << " op" << (body->graph.num_nodes() == 1 ? "" : "s")
         << " (not nodes of your graph):\n";
-    for (const Node& b : body->graph.nodes()) out << "    " << graph_line(body->graph, b, std::to_string(id) + "." + std::to_string(b.id)) << "\n";
+    for (const Node& b : body->graph.nodes())
+      out << "    " << graph_line(body->graph, b, std::to_string(id) + "." + std::to_string(b.id)) << "\n";
     std::string ins, outs;
     for (size_t i = 0; i < body->inputs.size(); ++i) {
       const int v = body->inputs[i];
-      ins += (ins.empty() ? "" : ", ") + (body->graph.value(v).name.empty() ? "%" + std::to_string(v) : body->graph.value(v).name);
+      ins += (ins.empty() ? "" : ", ") +
+             (body->graph.value(v).name.empty() ? "%" + std::to_string(v) : body->graph.value(v).name);
     }
-    for (int v : body->outputs) outs += (outs.empty() ? "" : ", ") + (body->graph.value(v).name.empty() ? "%" + std::to_string(v) : body->graph.value(v).name);
+    for (int v : body->outputs)
+      outs += (outs.empty() ? "" : ", ") +
+              (body->graph.value(v).name.empty() ? "%" + std::to_string(v) : body->graph.value(v).name);
     out << "  reads " << ins << "; returns " << outs << "\n";
     return;
   }
@@ -171,13 +183,15 @@ void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
   out << line;
   for (int c = 0; c < kNumCategories; ++c) {
     auto cat = static_cast<MemCategory>(c);
-    std::snprintf(line, sizeof line, "%-20s %14s %14s\n", category_name(cat) == std::string("saved") ? "saved for backward" : category_name(cat),
+    std::snprintf(line, sizeof line, "%-20s %14s %14s\n",
+                  category_name(cat) == std::string("saved") ? "saved for backward" : category_name(cat),
                   bytes_str(tr.live(cat)).c_str(), bytes_str(tr.peak(cat)).c_str());
     out << line;
   }
   std::snprintf(line, sizeof line, "%-20s %14s %14s\n", "total", bytes_str(tr.live_total()).c_str(),
                 bytes_str(tr.peak_total()).c_str());
-  out << line << "reserved by the allocator cache: " << bytes_str(tr.reserved()) << "; cap " << bytes_str(tr.cap()) << "\n";
+  out << line << "reserved by the allocator cache: " << bytes_str(tr.reserved()) << "; cap " << bytes_str(tr.cap())
+      << "\n";
   if (total_bytes(tr.peak_on(Device::cuda)) > 0 || tr.reserved(Device::cuda) > 0) {
     out << "on cuda: live " << bytes_str(total_bytes(tr.live_on(Device::cuda))) << ", peak "
         << bytes_str(total_bytes(tr.peak_on(Device::cuda))) << ", reserved by the CUDA caching allocator "
@@ -193,12 +207,16 @@ void cmd_mem(Interpreter& in, const std::string& args, std::ostream& out) {
 // the shapes, what was freed, and memory by category after it.
 std::string format_step(const Graph& g, const StepEvent& e) {
   const Node& n = g.node(e.node);
-  std::string s = "step " + std::to_string(e.step) + "  " + (e.phase == Phase::backward ? "bwd" : e.phase == Phase::update ? "upd" : "fwd") + "  #" +
-                  std::to_string(n.id) + " ";
+  std::string s = "step " + std::to_string(e.step) + "  " +
+                  (e.phase == Phase::backward ? "bwd"
+                   : e.phase == Phase::update ? "upd"
+                                              : "fwd") +
+                  "  #" + std::to_string(n.id) + " ";
   std::string outs;
   for (int v : n.outputs) {
     const ValueInfo& vi = g.value(v);
-    outs += (outs.empty() ? "" : ", ") + (vi.name.empty() ? "%" + std::to_string(v) : vi.name) + shape_str(vi.meta.shape);
+    outs +=
+        (outs.empty() ? "" : ", ") + (vi.name.empty() ? "%" + std::to_string(v) : vi.name) + shape_str(vi.meta.shape);
   }
   std::string ins;
   for (int v : n.inputs) {
@@ -211,10 +229,13 @@ std::string format_step(const Graph& g, const StepEvent& e) {
     std::string fname = g.node_var_name(f.id);
     s += "   [gradient of #" + std::to_string(f.id) + " " + f.op->name + (fname.empty() ? "" : " → " + fname) + "]";
   }
-  for (int f : e.saved_released_of) s += "\n      freed the tensors saved by #" + std::to_string(f) + " " + g.node(f).op->name;
+  for (int f : e.saved_released_of)
+    s += "\n      freed the tensors saved by #" + std::to_string(f) + " " + g.node(f).op->name;
   std::string mem;
   for (int c = 0; c < kNumCategories; ++c)
-    if (e.mem_after[c]) mem += (mem.empty() ? "" : " · ") + std::string(category_name(static_cast<MemCategory>(c))) + " " + bytes_str(e.mem_after[c]);
+    if (e.mem_after[c])
+      mem += (mem.empty() ? "" : " · ") + std::string(category_name(static_cast<MemCategory>(c))) + " " +
+             bytes_str(e.mem_after[c]);
   s += "\n      memory: " + (mem.empty() ? std::string("0 B") : mem) + "\n";
   return s;
 }
@@ -227,7 +248,9 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
   StaticState& st = *in.statics;
   const bool program = st.run && !st.run->done();
   if (!program && (!in.pending || in.pending->done()))
-    throw Error("nothing to step", "backward(loss, step=True) steps a backward pass; in static mode run(loss, x=..., step=True); :replay replays the forward tape");
+    throw Error("nothing to step",
+                "backward(loss, step=True) steps a backward pass; in static mode run(loss, x=..., step=True); :replay "
+                "replays the forward tape");
   const Graph& tape = in.ws().graph();
   // Steps are numbered within what is being stepped (the executor's counter is session-wide).
   int id = ex.add_listener([&](const StepEvent& e) {
@@ -250,8 +273,9 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
   } catch (const Interrupted&) {  // between two steps: the pass stays where it is
     ex.remove_listener(id);
     const size_t left = program ? st.run->size() - st.run->position() : in.pending->size() - in.pending->position();
-    LangError e("interrupted", 1, 1, "the stepped pass stopped between two steps, " + std::to_string(left) +
-                                         (left == 1 ? " step" : " steps") + " left: :step or :run goes on");
+    LangError e("interrupted", 1, 1,
+                "the stepped pass stopped between two steps, " + std::to_string(left) +
+                    (left == 1 ? " step" : " steps") + " left: :step or :run goes on");
     e.set_interrupted();
     throw e;
   } catch (...) {
@@ -261,8 +285,10 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
   ex.remove_listener(id);
   if (program) {
     if (st.run->done()) {
-      out << (st.run_kind == "replay" ? "replay done: every forward step ran again\n"
-                                      : "program done" + std::string(st.run->program().grads.empty() ? "" : ": gradients are in .grad") + "\n");
+      out << (st.run_kind == "replay"
+                  ? "replay done: every forward step ran again\n"
+                  : "program done" + std::string(st.run->program().grads.empty() ? "" : ": gradients are in .grad") +
+                        "\n");
       st.run.reset();  // its buffers are given back
     } else {
       const size_t left = st.run->size() - st.run->position();
@@ -282,7 +308,9 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
 }  // namespace
 
 void install_repl_commands(Interpreter& in) {
-  in.add_command({"step", "[N|bwd|all]", "the next step(s) of a stepped backward (backward(y, step=True)), static run (run(y, step=True, ...)) or :replay; bwd: through the next backward step",
+  in.add_command({"step", "[N|bwd|all]",
+                  "the next step(s) of a stepped backward (backward(y, step=True)), static run (run(y, step=True, "
+                  "...)) or :replay; bwd: through the next backward step",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string a = trim(args);
                     int64_t n = 1;
@@ -297,33 +325,34 @@ void install_repl_commands(Interpreter& in) {
                     }
                     step_pending(in, n, a == "bwd", out);
                   }});
-  in.add_command({"run", "", "run what is being stepped to its end", [](Interpreter& in, const std::string&, std::ostream& out) {
-                    step_pending(in, -1, false, out);
-                  }});
-  in.add_command({"rewind", "", "back to the first step of a stepped static run or replay",
-                  [](Interpreter& in, const std::string&, std::ostream& out) {
-                    StaticState& st = *in.statics;
-                    if (!st.run) {
-                      if (in.pending) throw Error("a dynamic backward pass cannot be rewound: gradients already reached .grad",
-                                                  "in static mode run(loss, x=..., step=True) can be rewound; :replay replays the forward tape");
-                      throw Error("nothing to rewind: no stepped run is open (a finished run gives its buffers back)",
-                                  "run(loss, x=..., step=True) in static mode, or :replay, then :step and :rewind");
-                    }
-                    st.run->rewind();
-                    out << "rewound: " << st.run->size() << " steps to go (parameters updated by the run are restored)\n";
-                  }});
+  in.add_command({"run", "", "run what is being stepped to its end",
+                  [](Interpreter& in, const std::string&, std::ostream& out) { step_pending(in, -1, false, out); }});
+  in.add_command(
+      {"rewind", "", "back to the first step of a stepped static run or replay",
+       [](Interpreter& in, const std::string&, std::ostream& out) {
+         StaticState& st = *in.statics;
+         if (!st.run) {
+           if (in.pending)
+             throw Error("a dynamic backward pass cannot be rewound: gradients already reached .grad",
+                         "in static mode run(loss, x=..., step=True) can be rewound; :replay replays the forward tape");
+           throw Error("nothing to rewind: no stepped run is open (a finished run gives its buffers back)",
+                       "run(loss, x=..., step=True) in static mode, or :replay, then :step and :rewind");
+         }
+         st.run->rewind();
+         out << "rewound: " << st.run->size() << " steps to go (parameters updated by the run are restored)\n";
+       }});
   in.add_command({"replay", "", "replay the forward tape step by step from its recorded inputs (dynamic mode)",
                   [](Interpreter& in, const std::string&, std::ostream& out) {
                     auto p = replay_program(in.ws().graph());
                     // No side effects: batch_norm's running statistics are put back after each replayed step.
-                    in.statics->run = std::make_unique<ProgramRun>(in.ws(), p, std::unordered_map<int, Tensor>{}, true, false);
+                    in.statics->run =
+                        std::make_unique<ProgramRun>(in.ws(), p, std::unordered_map<int, Tensor>{}, true, false);
                     in.statics->run_kind = "replay";
                     out << "replaying " << p->schedule.size() << " forward steps (:step, :step N, :run, :rewind)\n";
                   }});
   in.add_command({"help", "[topic]", "the language, a command, a function or an operator", cmd_help});
-  in.add_command({"ops", "", "list the operators", [](Interpreter&, const std::string&, std::ostream& out) {
-                    out << app::ops_table();
-                  }});
+  in.add_command({"ops", "", "list the operators",
+                  [](Interpreter&, const std::string&, std::ostream& out) { out << app::ops_table(); }});
   in.add_command({"doc", "OP", "an operator's formula, attributes, algorithms, saved tensors and backward",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string name = trim(args);
@@ -353,7 +382,10 @@ void install_repl_commands(Interpreter& in) {
                     out << app::lab_table(app::run_lab(op, sizes, 3));
                   }});
   in.add_command({"vars", "", "variables: name, shape, dtype, device, bytes", cmd_vars});
-  in.add_command({"graph", "[N]", "the graph as text: forward and backward nodes; :graph N shows the ops inside node N (an @op, a fused node)", cmd_graph});
+  in.add_command(
+      {"graph", "[N]",
+       "the graph as text: forward and backward nodes; :graph N shows the ops inside node N (an @op, a fused node)",
+       cmd_graph});
   in.add_command({"device", "[cuda|cpu]", "where new tensors are made (no argument: the devices there are)",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string a = trim(args);
@@ -378,7 +410,8 @@ void install_repl_commands(Interpreter& in) {
                         if (used != a.size()) throw std::invalid_argument(a);
                       } catch (const std::logic_error&) {
                         throw Error(":threads takes a number of threads, got '" + a + "'",
-                                    "e.g. :threads 1 (this machine has " + std::to_string(hardware_threads()) + " cores)");
+                                    "e.g. :threads 1 (this machine has " + std::to_string(hardware_threads()) +
+                                        " cores)");
                       }
                       set_num_threads(n);
                     }
@@ -387,7 +420,8 @@ void install_repl_commands(Interpreter& in) {
                         << " cores; results are the same for any number)\n";
                   }});
   in.add_command({"mem", "[cap BYTES]", "live and peak bytes by category (or set the cap)", cmd_mem});
-  in.add_command({"reset", "", "forget every variable and clear the graph", [](Interpreter& in, const std::string&, std::ostream& out) {
+  in.add_command({"reset", "", "forget every variable and clear the graph",
+                  [](Interpreter& in, const std::string&, std::ostream& out) {
                     in.reset();
                     out << "workspace cleared\n";
                   }});
@@ -398,9 +432,10 @@ void install_repl_commands(Interpreter& in) {
                       throw Error(":seed needs a non-negative integer", "e.g. :seed 0");
                     }
                   }});
-  in.add_command({"history", "", "what you typed this session", [](Interpreter& in, const std::string&, std::ostream& out) {
-                    for (size_t i = 0; i < in.history.size(); ++i) out << i + 1 << "  " << in.history[i] << "\n";
-                  }});
+  in.add_command(
+      {"history", "", "what you typed this session", [](Interpreter& in, const std::string&, std::ostream& out) {
+         for (size_t i = 0; i < in.history.size(); ++i) out << i + 1 << "  " << in.history[i] << "\n";
+       }});
   in.add_command({"anomaly", "on|off", "stop at the first node whose output holds NaN or Inf",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string a = trim(args);
@@ -422,7 +457,8 @@ void Interpreter::run_command(const std::string& line, std::ostream& out) {
     std::vector<std::string> names;
     for (auto& [n, _] : commands_) names.push_back(n);
     std::string near = closest_name(name, names);
-    throw LangError("unknown command ':" + name + "'", 1, 1, near.empty() ? "see :help" : "did you mean ':" + near + "'?");
+    throw LangError("unknown command ':" + name + "'", 1, 1,
+                    near.empty() ? "see :help" : "did you mean ':" + near + "'?");
   }
   it->second.fn(*this, args, out);
 }

@@ -37,7 +37,8 @@ std::string find_dataset_file(const std::string& stem) {
 int64_t limit_arg(Interpreter& in, CallArgs& a, const char* fn) {
   const Value* v = keyword(a, "limit");
   if (!v || v->kind == Value::none) return -1;
-  if (v->kind != Value::integer || v->i < 0) in.fail(a.pos, std::string(fn) + "(): limit must be an integer >= 0", "limit=1000");
+  if (v->kind != Value::integer || v->i < 0)
+    in.fail(a.pos, std::string(fn) + "(): limit must be an integer >= 0", "limit=1000");
   return v->i;
 }
 
@@ -64,7 +65,8 @@ class Batches final : public NativeObject {
   std::string type_name() const override { return "batches"; }
   std::string repr() const override {
     return "<batches: " + std::to_string(length()) + " of " + std::to_string(batch_size) + " from " +
-           std::to_string(samples()) + " samples" + (shuffle ? ", shuffled (seed " + std::to_string(seed) + ")" : "") + ">";
+           std::to_string(samples()) + " samples" + (shuffle ? ", shuffled (seed " + std::to_string(seed) + ")" : "") +
+           ">";
   }
   std::vector<std::string> members() const override { return {"batch_size", "samples", "shuffle", "seed"}; }
   bool has_method(const std::string&) const override { return false; }
@@ -75,7 +77,9 @@ class Batches final : public NativeObject {
     if (n == "seed") return Value::Int(static_cast<int64_t>(seed));
     return std::nullopt;
   }
-  Value call(Interpreter& in, const std::string& m, CallArgs& a) override { in.fail(a.pos, "batches has no method " + m); }
+  Value call(Interpreter& in, const std::string& m, CallArgs& a) override {
+    in.fail(a.pos, "batches has no method " + m);
+  }
   int64_t length() const override {
     return drop_last ? samples() / batch_size : (samples() + batch_size - 1) / batch_size;
   }
@@ -126,17 +130,20 @@ void install_data_builtins(std::map<std::string, Builtin>& table) {
           return Value::Tensor_(loaded(in, a, path, limit_arg(in, a, "load_idx")));
         });
   B.add("fashion_mnist", "fashion_mnist(split=\"train\", limit=None)",
-        "Fashion-MNIST: (images [N, 1, 28, 28] float32 in [0, 1], labels [N] int64); split \"train\" (60000) or \"test\" (10000)",
+        "Fashion-MNIST: (images [N, 1, 28, 28] float32 in [0, 1], labels [N] int64); split \"train\" (60000) or "
+        "\"test\" (10000)",
         [](Interpreter& in, CallArgs& a) {
           check_keywords(in, a, "fashion_mnist", {"split", "limit"});
           need_args(in, a, "fashion_mnist", 0, 1);
           const Value* sv = a.positional.empty() ? keyword(a, "split") : &a.positional[0];
           const std::string split = sv && sv->kind == Value::string ? sv->s : sv ? "" : "train";
           if (split != "train" && split != "test")
-            in.fail(a.pos, "fashion_mnist(): split must be \"train\" or \"test\"", "fashion_mnist(\"train\") or fashion_mnist(\"test\")");
+            in.fail(a.pos, "fashion_mnist(): split must be \"train\" or \"test\"",
+                    "fashion_mnist(\"train\") or fashion_mnist(\"test\")");
           const std::string prefix = split == "train" ? "train" : "t10k";
           // A fixed system dataset, read-only: outside any lesson's file confinement by design.
-          const std::string images = find_dataset_file(prefix + "-images-idx3"), labels = find_dataset_file(prefix + "-labels-idx1");
+          const std::string images = find_dataset_file(prefix + "-images-idx3"),
+                            labels = find_dataset_file(prefix + "-labels-idx1");
           if (images.empty() || labels.empty()) {
             std::string where;
             for (auto& d : fashion_mnist_dirs()) where += (where.empty() ? "" : " or ") + d;
@@ -147,28 +154,33 @@ void install_data_builtins(std::map<std::string, Builtin>& table) {
           const int64_t limit = limit_arg(in, a, "fashion_mnist");
           Tensor x = loaded(in, a, images, limit), y = loaded(in, a, labels, limit);
           if (x.dim() != 3 || y.dim() != 1 || x.size(0) != y.size(0) || y.dtype() != DType::i64)
-            in.fail(a.pos, "fashion_mnist(): " + images + " and " + labels + " do not match (images " + shape_str(x.shape()) +
-                               ", labels " + shape_str(y.shape()) + ")",
+            in.fail(a.pos,
+                    "fashion_mnist(): " + images + " and " + labels + " do not match (images " + shape_str(x.shape()) +
+                        ", labels " + shape_str(y.shape()) + ")",
                     "reinstall dataset-fashion-mnist");
           x = x.view_reshape({x.size(0), 1, x.size(1), x.size(2)});  // NCHW, one channel
           return Value::List({Value::Tensor_(x), Value::Tensor_(y)}, Value::tuple);
         });
   B.add("batches", "batches(x, y=None, batch_size=64, shuffle=True, seed=0, drop_last=False)",
-        "mini-batches for a loop: for xb, yb in batches(x, y): ... (each epoch's order from seed; pass seed=epoch for a new one)",
+        "mini-batches for a loop: for xb, yb in batches(x, y): ... (each epoch's order from seed; pass seed=epoch for "
+        "a new one)",
         [](Interpreter& in, CallArgs& a) {
           check_keywords(in, a, "batches", {"y", "batch_size", "shuffle", "seed", "drop_last"});
           need_args(in, a, "batches", 1, 2);
           auto b = std::make_shared<Batches>();
           const Tensor& x = tensor_arg(in, a, 0, "batches");
           const Value* yv = a.positional.size() > 1 ? &a.positional[1] : keyword(a, "y");
-          if (x.is_symbolic()) in.fail(a.positions[0], "batches(): x is symbolic (static mode) and has no data to batch");
+          if (x.is_symbolic())
+            in.fail(a.positions[0], "batches(): x is symbolic (static mode) and has no data to batch");
           if (x.dim() == 0) in.fail(a.positions[0], "batches(): x must have a first axis of samples, got a 0-d tensor");
           b->x = x.contiguous(MemCategory::input);
           if (yv && yv->kind != Value::none) {
-            if (yv->kind != Value::tensor) in.fail(a.pos, "batches(): y must be a tensor, got " + std::string(kind_name(*yv)));
+            if (yv->kind != Value::tensor)
+              in.fail(a.pos, "batches(): y must be a tensor, got " + std::string(kind_name(*yv)));
             if (yv->t.dim() == 0 || yv->t.size(0) != x.size(0))
-              in.fail(a.pos, "batches(): x has " + std::to_string(x.size(0)) + " samples but y " + shape_str(yv->t.shape()) +
-                                 (yv->t.dim() == 0 ? " has none" : " has " + std::to_string(yv->t.size(0))),
+              in.fail(a.pos,
+                      "batches(): x has " + std::to_string(x.size(0)) + " samples but y " + shape_str(yv->t.shape()) +
+                          (yv->t.dim() == 0 ? " has none" : " has " + std::to_string(yv->t.size(0))),
                       "x and y hold one row per sample, in the same order");
             b->y = yv->t.contiguous(MemCategory::input);
           }

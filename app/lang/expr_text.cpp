@@ -39,7 +39,8 @@ std::string expr_text(const Expr& e) {
     case Expr::logical: return operand(e.items[0].get()) + " " + e.text + " " + operand(e.items[1].get());
     case Expr::call: {
       std::string args;
-      for (auto& a : e.args) args += (args.empty() ? "" : ", ") + (a.name.empty() ? "" : a.name + "=") + expr_text(*a.value);
+      for (auto& a : e.args)
+        args += (args.empty() ? "" : ", ") + (a.name.empty() ? "" : a.name + "=") + expr_text(*a.value);
       return operand(e.items[0].get()) + "(" + args + ")";
     }
     case Expr::attr: return operand(e.items[0].get()) + "." + e.text;
@@ -50,7 +51,8 @@ std::string expr_text(const Expr& e) {
     }
     case Expr::dict: {  // items are k0, v0, k1, v1, ...
       std::string s;
-      for (size_t i = 0; i + 1 < e.items.size(); i += 2) s += (i ? ", " : "") + expr_text(*e.items[i]) + ": " + expr_text(*e.items[i + 1]);
+      for (size_t i = 0; i + 1 < e.items.size(); i += 2)
+        s += (i ? ", " : "") + expr_text(*e.items[i]) + ": " + expr_text(*e.items[i + 1]);
       return "{" + s + "}";
     }
     case Expr::cond:  // a if c else b: items are a, c, b

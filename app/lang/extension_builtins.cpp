@@ -78,7 +78,8 @@ void install_extension_builtins(BuiltinTable& B) {
           load_into(in, a.positional[0].s, a.pos, a.positions[0], in.out());
           return Value::None();
         });
-  B.add("example_path", "example_path(name)", "the path of an example shipped with opscope, e.g. example_path(\"extensions/swish.cpp\")",
+  B.add("example_path", "example_path(name)",
+        "the path of an example shipped with opscope, e.g. example_path(\"extensions/swish.cpp\")",
         [](Interpreter& in, CallArgs& a) {
           need_args(in, a, "example_path", 1, 1);
           if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "example_path() needs a name");
@@ -91,7 +92,8 @@ void install_extension_builtins(BuiltinTable& B) {
 }
 
 void install_extension_commands(Interpreter& in) {
-  in.add_command({"load", "[FILE]", "compile and load a C++/CUDA extension (load_extension); no FILE: the extensions loaded",
+  in.add_command({"load", "[FILE]",
+                  "compile and load a C++/CUDA extension (load_extension); no FILE: the extensions loaded",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     std::string path = args;
                     path.erase(0, path.find_first_not_of(" \t"));

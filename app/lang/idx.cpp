@@ -46,7 +46,7 @@ uint32_t big_endian32(const unsigned char* b) {
 
 struct FileFacts {
   bool gzip = false;
-  int64_t size = 0;       // bytes on disk
+  int64_t size = 0;  // bytes on disk
   uint32_t gzip_isize = 0;  // gzip's record of the uncompressed size, modulo 2^32
 };
 
@@ -130,7 +130,8 @@ Tensor load_idx(const std::string& path, int64_t limit) {
   }
   const ElementType et = element_type(path, magic[2]);
   const int rank = magic[3];
-  if (rank < 1 || rank > 8) fail(path, "an IDX file of rank " + std::to_string(rank) + " (1 to 8 supported)", kNotIdxHint);
+  if (rank < 1 || rank > 8)
+    fail(path, "an IDX file of rank " + std::to_string(rank) + " (1 to 8 supported)", kNotIdxHint);
   std::vector<unsigned char> dims_raw(static_cast<size_t>(rank) * 4);
   if (!read_all(f.get(), dims_raw.data(), dims_raw.size()))
     fail(path, "the file is truncated in its header (" + std::to_string(rank) + " sizes expected)", kNotIdxHint);
@@ -149,8 +150,8 @@ Tensor load_idx(const std::string& path, int64_t limit) {
   if (items > (int64_t{1} << 40) / std::max<int64_t>(item_elems, 1))
     fail(path, "shape " + shape_text(shape) + " has too many elements", kNotIdxHint);
   const int64_t data_bytes = items * item_elems * et.bytes;
-  const std::string what = "shape " + shape_text(shape) + " of " + et.name + " needs " + std::to_string(data_bytes) +
-                           " bytes of data";
+  const std::string what =
+      "shape " + shape_text(shape) + " of " + et.name + " needs " + std::to_string(data_bytes) + " bytes of data";
   if (!facts.gzip) {
     const int64_t available = facts.size - header;
     if (available < data_bytes)
@@ -159,8 +160,9 @@ Tensor load_idx(const std::string& path, int64_t limit) {
     if (available > data_bytes)
       fail(path, "size mismatch: " + what + " but " + std::to_string(available) + " follow the header", kNotIdxHint);
   } else if (static_cast<uint32_t>(header + data_bytes) != facts.gzip_isize) {
-    fail(path, "the compressed file does not hold what its header says: " + what + ", but gzip records " +
-                   std::to_string(facts.gzip_isize) + " bytes in all (modulo 4 GiB)",
+    fail(path,
+         "the compressed file does not hold what its header says: " + what + ", but gzip records " +
+             std::to_string(facts.gzip_isize) + " bytes in all (modulo 4 GiB)",
          "the file is truncated or damaged; fetch it again (gzip -t checks it)");
   }
   const int64_t n = limit >= 0 ? std::min(limit, items) : items;
@@ -177,21 +179,24 @@ Tensor load_idx(const std::string& path, int64_t limit) {
   for (int64_t done = 0; done < total;) {
     const int64_t m = std::min(kChunk, total - done);
     if (!read_all(f.get(), buf.data(), static_cast<size_t>(m * et.bytes)))
-      fail(path, "the file is truncated: the data ends after " + std::to_string(done * et.bytes) + " of " +
-                     std::to_string(data_bytes) + " bytes",
+      fail(path,
+           "the file is truncated: the data ends after " + std::to_string(done * et.bytes) + " of " +
+               std::to_string(data_bytes) + " bytes",
            "the download or copy is incomplete; fetch the file again");
     if (dt == DType::f32) {
       float* out = t.data<float>() + done;
       if (images)
         for (int64_t k = 0; k < m; ++k) out[k] = static_cast<float>(buf[static_cast<size_t>(k)]) / 255.0f;
       else
-        for (int64_t k = 0; k < m; ++k) out[k] = static_cast<float>(element(&buf[static_cast<size_t>(k * 4)], magic[2]));
+        for (int64_t k = 0; k < m; ++k)
+          out[k] = static_cast<float>(element(&buf[static_cast<size_t>(k * 4)], magic[2]));
     } else if (dt == DType::f64) {
       double* out = t.data<double>() + done;
       for (int64_t k = 0; k < m; ++k) out[k] = element(&buf[static_cast<size_t>(k * 8)], magic[2]);
     } else {
       int64_t* out = t.data<int64_t>() + done;
-      for (int64_t k = 0; k < m; ++k) out[k] = static_cast<int64_t>(element(&buf[static_cast<size_t>(k * et.bytes)], magic[2]));
+      for (int64_t k = 0; k < m; ++k)
+        out[k] = static_cast<int64_t>(element(&buf[static_cast<size_t>(k * et.bytes)], magic[2]));
     }
     done += m;
   }

@@ -17,9 +17,9 @@
 namespace opscope::lang {
 
 namespace {
-const char* const kKeywords[] = {"def", "return", "if", "elif", "else", "for", "in", "and", "or", "not",
-                                 "True", "False", "None", "pass", "no_grad", "static", "assert",
-                                 "while", "break", "continue", "class"};
+const char* const kKeywords[] = {"def",     "return", "if",     "elif",  "else",  "for",      "in",
+                                 "and",     "or",     "not",    "True",  "False", "None",     "pass",
+                                 "no_grad", "static", "assert", "while", "break", "continue", "class"};
 
 // Names the language gives to operators: `a + b` is add(a, b).
 const char* binary_op_name(const std::string& op) {
@@ -43,8 +43,8 @@ const char* compare_op_name(const std::string& op) {
 }
 
 // Methods a tensor has besides the operators (x.sum() calls the op sum).
-const char* const kTensorMethods[] = {"item", "tolist", "detach", "backward", "numel", "dim", "size", "float",
-                                      "double", "long", "to", "reshape", "view", "permute"};
+const char* const kTensorMethods[] = {"item",  "tolist", "detach", "backward", "numel",   "dim",  "size",
+                                      "float", "double", "long",   "to",       "reshape", "view", "permute"};
 const char* const kTensorAttrs[] = {"shape", "grad", "dtype", "device", "requires_grad", "T", "ndim", "name"};
 
 // An op's input name without its "?" or "..." ("bias?" -> "bias").
@@ -78,7 +78,8 @@ bool hashable(const Value& k) {
 
 void check_key(const Interpreter& in, const Value& k, Pos p) {
   if (!hashable(k))
-    in.fail(p, std::string("a ") + kind_name(k) + " cannot be a dict key", "keys are strings, numbers, None or tuples of them");
+    in.fail(p, std::string("a ") + kind_name(k) + " cannot be a dict key",
+            "keys are strings, numbers, None or tuples of them");
 }
 }  // namespace
 
@@ -104,10 +105,13 @@ Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<Us
   undo_.before_data_change = [this](const Tensor& t) {
     if (check_globals_.empty() || running_owner() != Owner::student) return;
     const Storage* s = &t.storage();
-    auto held = [s](const Value& v) { return v.kind == Value::tensor && v.t.defined() && !v.t.is_symbolic() && &v.t.storage() == s; };
+    auto held = [s](const Value& v) {
+      return v.kind == Value::tensor && v.t.defined() && !v.t.is_symbolic() && &v.t.storage() == s;
+    };
     for (const auto& [name, v] : check_globals_) {
       bool hit = held(v);
-      if (!hit && (v.kind == Value::list || v.kind == Value::tuple)) hit = std::any_of(v.items->begin(), v.items->end(), held);
+      if (!hit && (v.kind == Value::list || v.kind == Value::tuple))
+        hit = std::any_of(v.items->begin(), v.items->end(), held);
       if (hit)
         throw Error("your code changes the checks' tensor '" + name + "' in place (an optimizer step on it)",
                     "the checks' tensors are theirs: compute on a copy (" + name + " * 1.0) or on your own parameters");
@@ -246,7 +250,8 @@ void Interpreter::count_iteration(Pos p) {
       loop_.source = source_;
     }
     const int first = static_cast<int>(ws_.graph().num_nodes());
-    if (!iteration_starts_.empty() && iteration_starts_.back().second == first) iteration_starts_.back().first = loop_.iterations;
+    if (!iteration_starts_.empty() && iteration_starts_.back().second == first)
+      iteration_starts_.back().first = loop_.iterations;
     else iteration_starts_.emplace_back(loop_.iterations, first);
     ++loop_.iterations;
   }
@@ -267,8 +272,7 @@ bool Interpreter::run_loop_body(const Block& body) {
     exec_block(body);
   } catch (const BreakSignal&) {
     return false;
-  } catch (const ContinueSignal&) {
-  }
+  } catch (const ContinueSignal&) {}
   return true;
 }
 
@@ -307,8 +311,9 @@ void Interpreter::exec_for(const Stmt& s) {
       if (it.t.dim() == 0) fail(s.value->pos, "cannot iterate over a 0-d tensor");
       const int64_t n = it.t.size(0);
       for (int64_t i = 0; i < n; ++i) {
-        Tensor row = ws_.call("reshape", {ws_.call("slice", {it.t}, {{"axis", int64_t{0}}, {"start", i}, {"stop", i + 1}})},
-                              {{"shape", Shape(it.t.shape().begin() + 1, it.t.shape().end())}});
+        Tensor row =
+            ws_.call("reshape", {ws_.call("slice", {it.t}, {{"axis", int64_t{0}}, {"start", i}, {"stop", i + 1}})},
+                     {{"shape", Shape(it.t.shape().begin() + 1, it.t.shape().end())}});
         if (!each(Value::Tensor_(row))) break;
       }
       return;
@@ -322,7 +327,9 @@ void Interpreter::exec_for(const Stmt& s) {
         Interpreter& in;
         bool on;
         std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-        double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+        double seconds() const {
+          return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
         ~Progress() {
           if (!on) return;
           --in.progress_depth_;
@@ -355,7 +362,7 @@ void Interpreter::drop_dead_tape(const Graph::Mark& from) {
   Graph& g = ws_.graph();
   std::vector<int> pinned_nodes, pinned_values;
   if (pending) pinned_nodes = pending->nodes();  // a stepped backward still to run
-  pinned_values = statics->last_options.fetch;   // :compile compiles them again
+  pinned_values = statics->last_options.fetch;  // :compile compiles them again
   pinned_values.insert(pinned_values.end(), statics->last_options.wrt.begin(), statics->last_options.wrt.end());
   const TapeDrops d = g.drop_unreachable(from, pinned_nodes, pinned_values);
   if (!d.nodes) return;
@@ -365,7 +372,8 @@ void Interpreter::drop_dead_tape(const Graph::Mark& from) {
   const auto& nodes = g.nodes();
   for (size_t k = 0; k < iteration_starts_.size(); ++k) {
     const int begin = iteration_starts_[k].second;
-    const int end = k + 1 < iteration_starts_.size() ? iteration_starts_[k + 1].second : static_cast<int>(g.num_nodes());
+    const int end =
+        k + 1 < iteration_starts_.size() ? iteration_starts_[k + 1].second : static_cast<int>(g.num_nodes());
     auto it = std::lower_bound(nodes.begin(), nodes.end(), begin, [](const Node& n, int id) { return n.id < id; });
     if (it != nodes.end() && it->id < end) left.push_back(iteration_starts_[k]);
     else ++loop_.dropped_iterations;
@@ -406,11 +414,11 @@ void Interpreter::exec_statement(const Stmt& s) {
   switch (s.kind) {
     case Stmt::expr: {
       Value v = eval(*s.value);
-      if (frames_.empty() && v.kind == Value::tensor && v.t.defined() && v.t.is_symbolic()) {  // shown with values when it has them
+      if (frames_.empty() && v.kind == Value::tensor && v.t.defined() &&
+          v.t.is_symbolic()) {  // shown with values when it has them
         try {
           v.t = evaluate_for_reading(*this, v.t);
-        } catch (const Error&) {
-        }
+        } catch (const Error&) {}
       }
       if (frames_.empty() && v.kind != Value::none) {
         if (v.kind == Value::builtin_fn && (v.builtin->name == "exit" || v.builtin->name == "quit")) {
@@ -449,7 +457,9 @@ void Interpreter::exec_statement(const Stmt& s) {
       if (define_kernel(*this, s, f)) return;  // @kernel: launched on the simulated GPU
       for (auto& d : s.decorators)
         if (d != "composite" && d != "static")
-          fail(s.pos, "unknown decorator '@" + d + "'", "the decorators are @op (a user-defined operator), @NAME.backward (its backward), @static (its body builds a static graph), @composite and @kernel (a GPU kernel on the simulator)");
+          fail(s.pos, "unknown decorator '@" + d + "'",
+               "the decorators are @op (a user-defined operator), @NAME.backward (its backward), @static (its body "
+               "builds a static graph), @composite and @kernel (a GPU kernel on the simulator)");
       Value v;
       v.kind = Value::function;
       v.fn = f;
@@ -731,11 +741,22 @@ Value Interpreter::eval_binary(const std::string& op, const Value& l, const Valu
     // Integers stay exact (no trip through double) and overflow is an error, not a wrap.
     const int64_t x = l.kind == Value::integer ? l.i : l.b, y = r.kind == Value::integer ? r.i : r.b;
     int64_t z = 0;
-    auto overflow = [&] { fail(p, "integer overflow in " + std::to_string(x) + " " + op + " " + std::to_string(y),
-                               "use floats (e.g. 2.0 ** 70) for very large numbers"); };
-    if (op == "+") { if (__builtin_add_overflow(x, y, &z)) overflow(); return Value::Int(z); }
-    if (op == "-") { if (__builtin_sub_overflow(x, y, &z)) overflow(); return Value::Int(z); }
-    if (op == "*") { if (__builtin_mul_overflow(x, y, &z)) overflow(); return Value::Int(z); }
+    auto overflow = [&] {
+      fail(p, "integer overflow in " + std::to_string(x) + " " + op + " " + std::to_string(y),
+           "use floats (e.g. 2.0 ** 70) for very large numbers");
+    };
+    if (op == "+") {
+      if (__builtin_add_overflow(x, y, &z)) overflow();
+      return Value::Int(z);
+    }
+    if (op == "-") {
+      if (__builtin_sub_overflow(x, y, &z)) overflow();
+      return Value::Int(z);
+    }
+    if (op == "*") {
+      if (__builtin_mul_overflow(x, y, &z)) overflow();
+      return Value::Int(z);
+    }
     if (op == "/") {
       if (y == 0) fail(p, "division by zero");
       return Value::Real(static_cast<double>(x) / static_cast<double>(y));
@@ -782,7 +803,8 @@ Value Interpreter::eval_binary(const std::string& op, const Value& l, const Valu
     return Value::List(std::move(all), l.kind);
   }
   if (op == "*" && (l.kind == Value::list || l.kind == Value::string) && r.kind == Value::integer) {
-    if (r.i < 0 || r.i * static_cast<int64_t>(l.kind == Value::list ? l.items->size() : l.s.size()) > int64_t(kMaxLiteralItems))
+    if (r.i < 0 ||
+        r.i * static_cast<int64_t>(l.kind == Value::list ? l.items->size() : l.s.size()) > int64_t(kMaxLiteralItems))
       fail(p, "repetition too large");
     if (l.kind == Value::string) {
       std::string s;
@@ -801,7 +823,8 @@ Value Interpreter::eval_compare(const std::string& op, const Value& l, const Val
   if (op == "in") {
     if (r.kind == Value::dict) return Value::Bool(static_cast<Dict&>(*r.obj).find(l) != nullptr);
     if (r.kind == Value::string && l.kind == Value::string) return Value::Bool(r.s.find(l.s) != std::string::npos);
-    if (r.kind != Value::list && r.kind != Value::tuple) fail(p, "'in' needs a list, tuple, dict or string on its right");
+    if (r.kind != Value::list && r.kind != Value::tuple)
+      fail(p, "'in' needs a list, tuple, dict or string on its right");
     for (auto& x : *r.items)
       if (values_equal(l, x)) return Value::Bool(true);
     return Value::Bool(false);
@@ -831,8 +854,8 @@ Value Interpreter::eval(const Expr& e) {
     case Expr::name: {
       if (!forbidden_.empty()) refuse_forbidden(e.text, e.pos);
       // The checks reach the real built-ins and operators whatever the student's globals are.
-      if (!owners_.empty() && running_owner() == Owner::checks &&
-          !(!frames_.empty() && frames_.back().count(e.text)) && !check_globals_.count(e.text)) {
+      if (!owners_.empty() && running_owner() == Owner::checks && !(!frames_.empty() && frames_.back().count(e.text)) &&
+          !check_globals_.count(e.text)) {
         if (auto it = builtins_.find(e.text); it != builtins_.end()) {
           Value v;
           v.kind = Value::builtin_fn;
@@ -965,7 +988,8 @@ void Interpreter::read_symbolic_args(const Expr& call, Value& callee, CallArgs& 
     if (reads_values(callee.s) || (dynamic && OpRegistry::instance().find(callee.s)))
       callee.t = values_for_reading(callee.t, receiver, receiver ? receiver->pos : call.pos, "." + callee.s + "()");
   }
-  const bool printing = callee.kind == Value::builtin_fn && (callee.builtin->name == "print" || callee.builtin->name == "str");
+  const bool printing =
+      callee.kind == Value::builtin_fn && (callee.builtin->name == "print" || callee.builtin->name == "str");
   const bool reader = callee.kind == Value::builtin_fn && reads_values(callee.builtin->name);
   const bool op = callee.kind == Value::op_ref ||
                   (callee.kind == Value::method && !callee.items && OpRegistry::instance().find(callee.s));
@@ -978,8 +1002,7 @@ void Interpreter::read_symbolic_args(const Expr& call, Value& callee, CallArgs& 
     if (printing) {  // print shows a symbolic value's shape when it has no values yet
       try {
         v.t = evaluate_for_reading(*this, v.t);
-      } catch (const Error&) {
-      }
+      } catch (const Error&) {}
       continue;
     }
     v.t = values_for_reading(v.t, a.value.get(), a.value->pos, reader ? callee.builtin->name + "()" : "dynamic mode");
@@ -1010,12 +1033,15 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
     std::string all;
     for (auto& key : d.entries) all += (all.empty() ? "" : ", ") + repr(key.first);
     fail(e.items[1]->pos, "key " + repr(k) + " is not in the dict",
-         !near.empty() ? "did you mean '" + near + "'?" : all.empty() ? "the dict is empty" : "its keys: " + all);
+         !near.empty() ? "did you mean '" + near + "'?"
+         : all.empty() ? "the dict is empty"
+                       : "its keys: " + all);
   }
   if (obj.kind == Value::list || obj.kind == Value::tuple || obj.kind == Value::string) {
     if (nsub != 1) fail(e.pos, "lists take one index");
     const Expr& sub = *e.items[1];
-    const int64_t n = obj.kind == Value::string ? static_cast<int64_t>(obj.s.size()) : static_cast<int64_t>(obj.items->size());
+    const int64_t n =
+        obj.kind == Value::string ? static_cast<int64_t>(obj.s.size()) : static_cast<int64_t>(obj.items->size());
     auto int_of = [&](const ExprPtr& x, int64_t def) { return index_int(x, def); };
     if (sub.kind == Expr::slice) {
       int64_t step = int_of(sub.items[2], 1);
@@ -1035,13 +1061,15 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
       return Value::List(std::move(out), obj.kind);
     }
     int64_t i = int_of(e.items[1], 0), k = i < 0 ? i + n : i;
-    if (k < 0 || k >= n) fail(sub.pos, "index " + std::to_string(i) + " is out of range for length " + std::to_string(n));
+    if (k < 0 || k >= n)
+      fail(sub.pos, "index " + std::to_string(i) + " is out of range for length " + std::to_string(n));
     return obj.kind == Value::string ? Value::Str(std::string(1, obj.s[k])) : (*obj.items)[k];
   }
   if (obj.kind == Value::object) {  // a builtin object that takes subscripts (a kernel: k[blocks, threads])
     std::vector<Value> subs;
     for (size_t k = 1; k < e.items.size(); ++k) {
-      if (e.items[k]->kind == Expr::slice) fail(e.items[k]->pos, std::string("a ") + kind_name(obj) + " takes no slices");
+      if (e.items[k]->kind == Expr::slice)
+        fail(e.items[k]->pos, std::string("a ") + kind_name(obj) + " takes no slices");
       subs.push_back(eval(*e.items[k]));
     }
     if (auto v = static_cast<NativeObject&>(*obj.obj).subscript(*this, subs, e.pos)) return *v;
@@ -1062,7 +1090,8 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
       int64_t a = int_of(sub.items[0], 0), b = int_of(sub.items[1], n);
       if (!sub.items[0] && !sub.items[1] && step == 1) continue;  // ':' keeps the axis as it is
       t = tensor_op("slice", {t}, sub.pos,
-                    {{"axis", static_cast<int64_t>(k)}, {"start", a}, {"stop", b}, {"step", step}}).t;
+                    {{"axis", static_cast<int64_t>(k)}, {"start", a}, {"stop", b}, {"step", step}})
+              .t;
     } else {
       int64_t i = int_of(e.items[k + 1], 0), j = i < 0 ? i + n : i;
       if (j < 0 || j >= n)
@@ -1312,8 +1341,9 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
       return;
     }
     if (left_out >= 0)
-      fail(p, op.name + "(): '" + input_name(op, slot) + "' is given but '" + input_name(op, static_cast<size_t>(left_out)) +
-                  "' is not",
+      fail(p,
+           op.name + "(): '" + input_name(op, slot) + "' is given but '" +
+               input_name(op, static_cast<size_t>(left_out)) + "' is not",
            "optional inputs come in order (" + input_list(op) + "): give the earlier one too");
     inputs.push_back(to_tensor(v, p, like, like_given));
   };
@@ -1325,17 +1355,20 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
       continue;
     }
     if (attr_index >= op.attrs.size())
-      fail(where[k], op.name + "() got too many positional arguments", "signature: " + op.name + "(" + input_list(op) + [&] {
-             std::string s;
-             for (auto& a : op.attrs) s += ", " + a.name + "=";
-             return s;
-           }() + ")");
+      fail(
+          where[k],
+          op.name + "() got too many positional arguments", "signature: " + op.name + "(" + input_list(op) + [&] {
+            std::string s;
+            for (auto& a : op.attrs) s += ", " + a.name + "=";
+            return s;
+          }() + ")");
     attrs.emplace_back(op.attrs[attr_index++].name, to_attr(pos[k], where[k]));
   }
   std::map<size_t, const Value*> named_inputs;  // slot -> value of inputs given by name
   for (auto& [name, v] : args.keyword) {
     if (name == "algo") {
-      if (v.kind != Value::string) fail(args.pos, "algo must be a string, e.g. algo=\"" + op.default_algorithm() + "\"");
+      if (v.kind != Value::string)
+        fail(args.pos, "algo must be a string, e.g. algo=\"" + op.default_algorithm() + "\"");
       algo = v.s;
       continue;
     }
@@ -1363,12 +1396,16 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   try {
     const Attrs resolved = op.resolve(attrs);
     if (on_op_call) on_op_call(op, inputs);
-    const bool on_sim = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) { return t.defined() && !t.is_symbolic() && t.device() == Device::sim; });
+    const bool on_sim = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) {
+      return t.defined() && !t.is_symbolic() && t.device() == Device::sim;
+    });
     const SimLaunchCapture capture(on_sim);  // its launches become last_launch()'s
     auto outs = ws_.call_multi(op, inputs, resolved, algo);
     // Hidden outputs (an @op's saved intermediates) stay graph values, named for the figure.
-    for (size_t i = outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs)); i < outs.size(); ++i)
-      if (i < op.output_names.size()) ws_.graph().name_value(outs[i].impl()->value_id, op.name + "." + op.output_names[i]);
+    for (size_t i = outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs));
+         i < outs.size(); ++i)
+      if (i < op.output_names.size())
+        ws_.graph().name_value(outs[i].impl()->value_id, op.name + "." + op.output_names[i]);
     outs.resize(outs.size() - std::min<size_t>(outs.size(), static_cast<size_t>(op.hidden_outputs)));
     if (outs.size() == 1) return Value::Tensor_(outs[0]);
     std::vector<Value> vs;

@@ -22,7 +22,7 @@
 namespace opscope::lang {
 
 constexpr int64_t kMaxIterations = 1'000'000;  // loop iterations in one top-level statement
-constexpr int kMaxCallDepth = 64;              // user function recursion
+constexpr int kMaxCallDepth = 64;  // user function recursion
 // A statement looks for tape no tensor can reach once it has made this many nodes (and then
 // after twice as many as it kept): a loop's tape stays bounded, each look costs O(1) a node.
 constexpr size_t kTapeCheckMin = 512;
@@ -31,12 +31,12 @@ constexpr size_t kTapeCheckMin = 512;
 // are dropped once no tensor reaches them, and the GUI and :graph say so next to the iteration
 // that is left.
 struct LoopTape {
-  int line = 0;                    // the outermost loop's line (0: no loop ran yet)
+  int line = 0;  // the outermost loop's line (0: no loop ran yet)
   std::shared_ptr<const SourceText> source;
-  int64_t iterations = 0;          // iterations it ran
+  int64_t iterations = 0;  // iterations it ran
   int64_t dropped_iterations = 0;  // iterations whose nodes were all dropped
-  int64_t dropped_nodes = 0;       // nodes the statement dropped (its own and older ones)
-  int first_kept_node = -1;        // the first node of the oldest iteration still in the graph (-1: none)
+  int64_t dropped_nodes = 0;  // nodes the statement dropped (its own and older ones)
+  int first_kept_node = -1;  // the first node of the oldest iteration still in the graph (-1: none)
 };
 
 struct Command {
@@ -210,7 +210,7 @@ class Interpreter {
   Value call_instance(const Value& obj, CallArgs& args);
   Value call_object(const Value& obj, CallArgs& args);  // a builtin object with __call__ (an imported model)
   Value get_member(const Value& obj, const std::string& name, Pos p);  // dict, class, instance and object attributes
-  Value call_bound(const Value& method, CallArgs& args);               // methods of dicts, instances and objects
+  Value call_bound(const Value& method, CallArgs& args);  // methods of dicts, instances and objects
   Value dict_method(Dict& d, const std::string& name, CallArgs& args);
   // A loop back-edge or a call: the interrupt's step boundary (and the GUI's idle frame).
   void check_interrupt(Pos p);
@@ -224,9 +224,9 @@ class Interpreter {
   Workspace& ws_;
   std::map<std::string, Value> globals_;
   std::map<std::string, Value> check_globals_;  // an exercise's checks' names (see Owner)
-  std::set<std::string> check_names_;           // their names, interned: keys of their undo entries
+  std::set<std::string> check_names_;  // their names, interned: keys of their undo entries
   Owner next_owner_ = Owner::lesson;
-  std::map<const SourceText*, Owner> owners_;    // sources not the lesson's
+  std::map<const SourceText*, Owner> owners_;  // sources not the lesson's
   std::vector<std::shared_ptr<const SourceText>> owned_sources_;  // kept alive: their addresses stay unique
   std::map<std::string, std::string> forbidden_;  // name -> why
   std::vector<std::map<std::string, Value>> frames_;  // locals of running user functions
@@ -270,7 +270,8 @@ void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& 
 // them dropped whole)": what :graph and the GUI say under a loop's last iteration.
 std::string tape_drops_line(const Graph& g, const LoopTape& loop);
 void install_check_builtins(std::map<std::string, Builtin>& table);  // allclose, all_finite, gradcheck
-void install_expect_builtins(std::map<std::string, Builtin>& table);  // expect_close, saved_for_backward: exercises' checks
+void install_expect_builtins(
+    std::map<std::string, Builtin>& table);  // expect_close, saved_for_backward: exercises' checks
 void install_training_builtins(std::map<std::string, Builtin>& table);  // optimizers, data, metrics, models
 void install_user_op_builtins(std::map<std::string, Builtin>& table);  // save() in an @op's body
 bool is_tensor_method(const std::string& name);

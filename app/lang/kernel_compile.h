@@ -38,7 +38,7 @@ struct Array {
   DType dtype = DType::f32;
   bool shared = false;
   bool written = false;  // a store or atomic names it (a global one is copied back after the launch)
-  int arg = -1;          // global: the kernel parameter it came from
+  int arg = -1;  // global: the kernel parameter it came from
 };
 
 // What a launch passes: per parameter a tensor (its device copy described by `arrays`) or a number.
@@ -51,9 +51,9 @@ struct LaunchArg {
 
 struct Program {
   std::unique_ptr<Node> body;
-  std::deque<Array> shared;            // the `shared(...)` arrays
+  std::deque<Array> shared;  // the `shared(...)` arrays
   int int_slots = 0, float_slots = 0;  // registers per lane
-  std::vector<std::pair<int, int64_t>> int_init;   // (slot, value): scalar parameters
+  std::vector<std::pair<int, int64_t>> int_init;  // (slot, value): scalar parameters
   std::vector<std::pair<int, double>> float_init;
   size_t shared_bytes = 0;
 };

@@ -37,36 +37,24 @@ using IP = std::unique_ptr<IExpr>;
 using FP = std::unique_ptr<FExpr>;
 using NP = std::unique_ptr<Node>;
 
-template <class Fn>
-struct ILam final : IExpr {
+template <class Fn> struct ILam final : IExpr {
   Fn fn;
   explicit ILam(Fn f) : fn(std::move(f)) {}
   int64_t ev(const Regs& r) const override { return fn(r); }
 };
-template <class Fn>
-struct FLam final : FExpr {
+template <class Fn> struct FLam final : FExpr {
   Fn fn;
   explicit FLam(Fn f) : fn(std::move(f)) {}
   double ev(const Regs& r) const override { return fn(r); }
 };
-template <class Fn>
-struct NLam final : Node {
+template <class Fn> struct NLam final : Node {
   Fn fn;
   explicit NLam(Fn f) : fn(std::move(f)) {}
   Flow run(const Regs& r) const override { return fn(r); }
 };
-template <class Fn>
-IP ilam(Fn f) {
-  return std::make_unique<ILam<Fn>>(std::move(f));
-}
-template <class Fn>
-FP flam(Fn f) {
-  return std::make_unique<FLam<Fn>>(std::move(f));
-}
-template <class Fn>
-NP nlam(Fn f) {
-  return std::make_unique<NLam<Fn>>(std::move(f));
-}
+template <class Fn> IP ilam(Fn f) { return std::make_unique<ILam<Fn>>(std::move(f)); }
+template <class Fn> FP flam(Fn f) { return std::make_unique<FLam<Fn>>(std::move(f)); }
+template <class Fn> NP nlam(Fn f) { return std::make_unique<NLam<Fn>>(std::move(f)); }
 
 // A compiled expression: an int or a float.
 struct Val {

@@ -30,7 +30,8 @@ int64_t Compiler::const_int(const Expr& e) {
     case Expr::name: {
       for (size_t k = 0; k < f_.params.size(); ++k)
         if (f_.params[k] == e.text && args_[k].kind == LaunchArg::integer) return args_[k].i;
-      if (const Value* v = global_number(e.text); v && v->kind != Value::real) return v->kind == Value::boolean ? v->b : v->i;
+      if (const Value* v = global_number(e.text); v && v->kind != Value::real)
+        return v->kind == Value::boolean ? v->b : v->i;
       break;
     }
     case Expr::binary: {
@@ -43,7 +44,8 @@ int64_t Compiler::const_int(const Expr& e) {
     }
     default: break;
   }
-  fail(e.pos, "a shared array's shape must be known before the launch", "use numbers, the script's constants or int arguments");
+  fail(e.pos, "a shared array's shape must be known before the launch",
+       "use numbers, the script's constants or int arguments");
 }
 
 Val Compiler::name(const Expr& e) {
@@ -61,9 +63,12 @@ Val Compiler::name(const Expr& e) {
   if (e.text == "threadIdx" || e.text == "blockIdx" || e.text == "blockDim" || e.text == "gridDim")
     fail(e.pos, e.text + " has three parts", e.text + ".x, " + e.text + ".y or " + e.text + ".z");
   if (const Value* v = in_.lookup(e.text))
-    fail(e.pos, "'" + e.text + "' is " + std::string(kind_name(*v)) + ": a kernel uses numbers, its arguments and its own variables",
+    fail(e.pos,
+         "'" + e.text + "' is " + std::string(kind_name(*v)) +
+             ": a kernel uses numbers, its arguments and its own variables",
          v->kind == Value::tensor ? "pass the tensor as an argument of the launch" : "");
-  fail(e.pos, "name '" + e.text + "' is not defined", "a kernel sees its parameters, its variables and the script's numbers");
+  fail(e.pos, "name '" + e.text + "' is not defined",
+       "a kernel sees its parameters, its variables and the script's numbers");
 }
 
 Val Compiler::builtin_var(const Expr& e) {
@@ -71,21 +76,27 @@ Val Compiler::builtin_var(const Expr& e) {
   const int axis = e.text == "x" ? 0 : e.text == "y" ? 1 : e.text == "z" ? 2 : -1;
   if (axis < 0) fail(e.pos, obj + " has no part '" + e.text + "'", obj + ".x, " + obj + ".y or " + obj + ".z");
   using namespace gpusim;
-  if (obj == "threadIdx") return ival(ilam([axis](const Regs&) -> int64_t {
-    return axis == 0 ? g_thread_idx.x : axis == 1 ? g_thread_idx.y : g_thread_idx.z;
+  if (obj == "threadIdx")
+    return ival(ilam([axis](const Regs&) -> int64_t {
+      return axis == 0 ? g_thread_idx.x : axis == 1 ? g_thread_idx.y : g_thread_idx.z;
+    }));
+  if (obj == "blockIdx")
+    return ival(ilam([axis](const Regs&) -> int64_t {
+      return axis == 0 ? g_block_idx.x : axis == 1 ? g_block_idx.y : g_block_idx.z;
+    }));
+  if (obj == "blockDim")
+    return ival(ilam([axis](const Regs&) -> int64_t {
+      return axis == 0 ? g_block_dim.x : axis == 1 ? g_block_dim.y : g_block_dim.z;
+    }));
+  return ival(ilam([axis](const Regs&) -> int64_t {
+    return axis == 0 ? g_grid_dim.x : axis == 1 ? g_grid_dim.y : g_grid_dim.z;
   }));
-  if (obj == "blockIdx") return ival(ilam([axis](const Regs&) -> int64_t {
-    return axis == 0 ? g_block_idx.x : axis == 1 ? g_block_idx.y : g_block_idx.z;
-  }));
-  if (obj == "blockDim") return ival(ilam([axis](const Regs&) -> int64_t {
-    return axis == 0 ? g_block_dim.x : axis == 1 ? g_block_dim.y : g_block_dim.z;
-  }));
-  return ival(ilam([axis](const Regs&) -> int64_t { return axis == 0 ? g_grid_dim.x : axis == 1 ? g_grid_dim.y : g_grid_dim.z; }));
 }
 
 Address Compiler::address(const Array* a, std::vector<const Expr*> subs, const Pos& p) {
   if (subs.size() != 1 && int(subs.size()) != a->ndim)
-    fail(p, a->name + " has " + std::to_string(a->ndim) + " axes: index it with " + std::to_string(a->ndim) + " indices (or one flat index)");
+    fail(p, a->name + " has " + std::to_string(a->ndim) + " axes: index it with " + std::to_string(a->ndim) +
+                " indices (or one flat index)");
   for (const Expr* s : subs)
     if (s->kind == Expr::slice) fail(s->pos, "a kernel reads one element at a time: no slices", a->name + "[i]");
   Address ad;
@@ -102,7 +113,8 @@ const Array* Compiler::array_of(const Expr& e) {
   const Array* a = array_named(e.text);
   if (!a) {
     if (slots_.count(e.text)) fail(e.pos, "'" + e.text + "' is a number, not an array");
-    fail(e.pos, "'" + e.text + "' is not an array of this kernel", "pass the tensor as an argument of the launch, or make it with shared(shape)");
+    fail(e.pos, "'" + e.text + "' is not an array of this kernel",
+         "pass the tensor as an argument of the launch, or make it with shared(shape)");
   }
   return a;
 }
@@ -157,28 +169,57 @@ Val Compiler::binary(const Expr& e) {
   if (op == "@") fail(e.pos, "no matrix products inside a kernel: a lane computes numbers", "write the loop over k");
   if (op == "/" || a.ty == Ty::f || b.ty == Ty::f) {
     FP x = as_float(std::move(a)), y = as_float(std::move(b));
-    if (op == "+") return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) { ++g_flops; return x->ev(r) + y->ev(r); }));
-    if (op == "-") return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) { ++g_flops; return x->ev(r) - y->ev(r); }));
-    if (op == "*") return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) { ++g_flops; return x->ev(r) * y->ev(r); }));
-    if (op == "/") return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) { ++g_flops; return x->ev(r) / y->ev(r); }));
-    if (op == "//") return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) { return std::floor(x->ev(r) / y->ev(r)); }));
-    if (op == "%") return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
-      const double u = x->ev(r), v = y->ev(r), m = std::fmod(u, v);
-      return m != 0 && ((m < 0) != (v < 0)) ? m + v : m;
-    }));
-    if (op == "**") return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) { ++g_flops; return std::pow(x->ev(r), y->ev(r)); }));
+    if (op == "+")
+      return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
+        ++g_flops;
+        return x->ev(r) + y->ev(r);
+      }));
+    if (op == "-")
+      return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
+        ++g_flops;
+        return x->ev(r) - y->ev(r);
+      }));
+    if (op == "*")
+      return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
+        ++g_flops;
+        return x->ev(r) * y->ev(r);
+      }));
+    if (op == "/")
+      return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
+        ++g_flops;
+        return x->ev(r) / y->ev(r);
+      }));
+    if (op == "//")
+      return fval(
+          flam([x = std::move(x), y = std::move(y)](const Regs& r) { return std::floor(x->ev(r) / y->ev(r)); }));
+    if (op == "%")
+      return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
+        const double u = x->ev(r), v = y->ev(r), m = std::fmod(u, v);
+        return m != 0 && ((m < 0) != (v < 0)) ? m + v : m;
+      }));
+    if (op == "**")
+      return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
+        ++g_flops;
+        return std::pow(x->ev(r), y->ev(r));
+      }));
   } else {
     IP x = std::move(a.i), y = std::move(b.i);
-    if (op == "+") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) + y->ev(r); }));
-    if (op == "-") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) - y->ev(r); }));
-    if (op == "*") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) * y->ev(r); }));
-    if (op == "//") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return floor_div(x->ev(r), y->ev(r)); }));
-    if (op == "%") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return py_mod(x->ev(r), y->ev(r)); }));
-    if (op == "**") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) {
-      int64_t base = x->ev(r), n = y->ev(r), out = 1;
-      for (; n > 0; --n) out *= base;
-      return out;
-    }));
+    if (op == "+")
+      return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) + y->ev(r); }));
+    if (op == "-")
+      return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) - y->ev(r); }));
+    if (op == "*")
+      return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) * y->ev(r); }));
+    if (op == "//")
+      return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return floor_div(x->ev(r), y->ev(r)); }));
+    if (op == "%")
+      return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return py_mod(x->ev(r), y->ev(r)); }));
+    if (op == "**")
+      return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) {
+        int64_t base = x->ev(r), n = y->ev(r), out = 1;
+        for (; n > 0; --n) out *= base;
+        return out;
+      }));
   }
   fail(e.pos, "operator '" + op + "' is not available in a kernel");
 }
@@ -188,11 +229,19 @@ Val Compiler::compare(const Expr& e) {
   if (op == "in") fail(e.pos, "'in' is not available in a kernel");
   Val a = expr(*e.items[0]), b = expr(*e.items[1]);
   auto pick = [&](auto x, auto y) -> Val {
-    if (op == "<") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) < y->ev(r); }));
-    if (op == "<=") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) <= y->ev(r); }));
-    if (op == ">") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) > y->ev(r); }));
-    if (op == ">=") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) >= y->ev(r); }));
-    if (op == "==") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) == y->ev(r); }));
+    if (op == "<")
+      return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) < y->ev(r); }));
+    if (op == "<=")
+      return ival(
+          ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) <= y->ev(r); }));
+    if (op == ">")
+      return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) > y->ev(r); }));
+    if (op == ">=")
+      return ival(
+          ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) >= y->ev(r); }));
+    if (op == "==")
+      return ival(
+          ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) == y->ev(r); }));
     return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) != y->ev(r); }));
   };
   if (a.ty == Ty::f || b.ty == Ty::f) return pick(as_float(std::move(a)), as_float(std::move(b)));
@@ -201,7 +250,8 @@ Val Compiler::compare(const Expr& e) {
 
 Val Compiler::logical(const Expr& e) {
   IP x = truth(expr(*e.items[0])), y = truth(expr(*e.items[1]));
-  if (e.text == "and") return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) && y->ev(r); }));
+  if (e.text == "and")
+    return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) && y->ev(r); }));
   return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) || y->ev(r); }));
 }
 
@@ -213,7 +263,9 @@ Val Compiler::cond(const Expr& e) {
       return c->ev(r) ? x->ev(r) : y->ev(r);
     }));
   }
-  return ival(ilam([c = std::move(c), x = std::move(a.i), y = std::move(b.i)](const Regs& r) { return c->ev(r) ? x->ev(r) : y->ev(r); }));
+  return ival(ilam([c = std::move(c), x = std::move(a.i), y = std::move(b.i)](const Regs& r) {
+    return c->ev(r) ? x->ev(r) : y->ev(r);
+  }));
 }
 
 std::vector<Val> Compiler::positional(const Expr& e, size_t lo, size_t hi, const std::string& sig) {
@@ -238,7 +290,10 @@ Val Compiler::math1(const Expr& e, const std::string& n) {
   else if (n == "rsqrt") fn = [](double u) { return 1.0 / std::sqrt(u); };
   else if (n == "floor") fn = [](double u) { return std::floor(u); };
   else fn = [](double u) { return std::ceil(u); };
-  return fval(flam([x = std::move(x), fn](const Regs& r) { ++g_flops; return fn(x->ev(r)); }));
+  return fval(flam([x = std::move(x), fn](const Regs& r) {
+    ++g_flops;
+    return fn(x->ev(r));
+  }));
 }
 
 Val Compiler::minmax(const Expr& e, bool is_min) {
@@ -305,8 +360,7 @@ Val Compiler::atomic_add(const Expr& e) {
   std::vector<const Expr*> subs;
   if (e.args[1].value->kind == Expr::tuple)
     for (const ExprPtr& x : e.args[1].value->items) subs.push_back(x.get());
-  else
-    subs.push_back(e.args[1].value.get());
+  else subs.push_back(e.args[1].value.get());
   Address ad = address(a, subs, e.pos);
   Val v = expr(*e.args[2].value);
   const DType t = a->dtype;
@@ -360,8 +414,8 @@ Val Compiler::call(const Expr& e) {
     return ival(iconst(array_of(*e.args[0].value)->dims[0]));
   }
   if (n == "min" || n == "max") return minmax(e, n == "min");
-  if (n == "sqrt" || n == "exp" || n == "log" || n == "tanh" || n == "sin" || n == "cos" || n == "rsqrt" || n == "floor" ||
-      n == "ceil")
+  if (n == "sqrt" || n == "exp" || n == "log" || n == "tanh" || n == "sin" || n == "cos" || n == "rsqrt" ||
+      n == "floor" || n == "ceil")
     return math1(e, n);
   if (n == "shfl_xor" || n == "shfl_down" || n == "shfl_up" || n == "shfl") return shuffle(e, n);
   if (n == "atomic_add") return atomic_add(e);
@@ -369,7 +423,8 @@ Val Compiler::call(const Expr& e) {
   if (n == "shared") fail(e.pos, "shared(shape) makes an array: assign it to a name", "tile = shared((16, 16))");
   if (n == "range") fail(e.pos, "range(...) belongs in a for loop", "for k in range(n):");
   fail(e.pos, "'" + n + "' cannot be called in a kernel",
-       "a kernel calls syncthreads, shared, atomic_add, shfl_xor/shfl_down/shfl_up/shfl, min, max, abs, int, float, sqrt, "
+       "a kernel calls syncthreads, shared, atomic_add, shfl_xor/shfl_down/shfl_up/shfl, min, max, abs, int, float, "
+       "sqrt, "
        "rsqrt, exp, log, tanh, sin, cos, floor, ceil, len");
 }
 

@@ -17,10 +17,16 @@ bool define_kernel(Interpreter& in, const Stmt& def, const std::shared_ptr<Funct
 }
 
 void install_kernel_builtins(std::map<std::string, Builtin>& table) {
-  table["last_launch"] = Builtin{"last_launch", "last_launch()", "the last launch on the simulated GPU (not built here)",
-                                 [](Interpreter& in, CallArgs& args) -> Value { in.fail(args.pos, std::string("last_launch(): ") + kWhy); }};
-  table["last_launches"] = Builtin{"last_launches", "last_launches()", "every launch of the last op on the simulated GPU (not built here)",
-                                   [](Interpreter& in, CallArgs& args) -> Value { in.fail(args.pos, std::string("last_launches(): ") + kWhy); }};
+  table["last_launch"] =
+      Builtin{"last_launch", "last_launch()", "the last launch on the simulated GPU (not built here)",
+              [](Interpreter& in, CallArgs& args) -> Value {
+                in.fail(args.pos, std::string("last_launch(): ") + kWhy);
+              }};
+  table["last_launches"] =
+      Builtin{"last_launches", "last_launches()", "every launch of the last op on the simulated GPU (not built here)",
+              [](Interpreter& in, CallArgs& args) -> Value {
+                in.fail(args.pos, std::string("last_launches(): ") + kWhy);
+              }};
 }
 
 const LanguageKernelTrace& last_language_kernel_trace() {

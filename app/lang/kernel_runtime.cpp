@@ -25,10 +25,11 @@ void Address::out_of_bounds(gpusim::AccessKind kind, int axis, int64_t v) const 
   const char* verb = kind == gpusim::AccessKind::load ? "load" : kind == gpusim::AccessKind::store ? "store" : "atomic";
   std::string shape;
   for (int d = 0; d < a->ndim; ++d) shape += (d ? ", " : "") + std::to_string(a->dims[d]);
-  const std::string what = axis < 0 ? "flat index " + std::to_string(v) + " of its " + std::to_string(a->numel) + " elements"
-                                    : "index " + std::to_string(v) + " on axis " + std::to_string(axis) + " of shape (" + shape + ")";
-  lane_fail(std::string("out-of-bounds ") + (a->shared ? "shared " : "global ") + verb + " of " + a->name + ": " + what + " (" +
-                gpusim::running_lane_text() + ", at " + where + ")",
+  const std::string what =
+      axis < 0 ? "flat index " + std::to_string(v) + " of its " + std::to_string(a->numel) + " elements"
+               : "index " + std::to_string(v) + " on axis " + std::to_string(axis) + " of shape (" + shape + ")";
+  lane_fail(std::string("out-of-bounds ") + (a->shared ? "shared " : "global ") + verb + " of " + a->name + ": " +
+                what + " (" + gpusim::running_lane_text() + ", at " + where + ")",
             "an index runs past the array: guard it with the size the kernel was launched for (if i < n:)");
 }
 

@@ -25,9 +25,9 @@ constexpr const char* kTimeBoundGpu = "H100";  // the preset `opscope bench --de
 
 constexpr size_t kTraceRequests = 8192;  // the warp view's bound (app/gui/kernel_lab_state.h)
 
-nlohmann::ordered_json g_last_launch;     // the last simulated launch's report (null: none yet)
-nlohmann::ordered_json g_last_launches;   // every launch of the last op or kernel launch, in order
-LanguageKernelTrace g_last_trace;      // the last language kernel's first block, for the warp view
+nlohmann::ordered_json g_last_launch;  // the last simulated launch's report (null: none yet)
+nlohmann::ordered_json g_last_launches;  // every launch of the last op or kernel launch, in order
+LanguageKernelTrace g_last_trace;  // the last language kernel's first block, for the warp view
 
 // The launches a recording produced (the simulator's own JSON, as `opscope bench --json`
 // prints it): the last one is last_launch()'s. A language kernel's trace is kept apart (the
@@ -62,7 +62,8 @@ Value from_json(const nlohmann::ordered_json& j) {
     }
     case nlohmann::ordered_json::value_t::object: {
       auto d = std::make_shared<Dict>();
-      for (auto it = j.begin(); it != j.end(); ++it) d->entries.emplace_back(Value::Str(it.key()), from_json(it.value()));
+      for (auto it = j.begin(); it != j.end(); ++it)
+        d->entries.emplace_back(Value::Str(it.key()), from_json(it.value()));
       Value v;
       v.kind = Value::dict;
       v.obj = d;
@@ -83,16 +84,21 @@ void launch_dims(Interpreter& in, const Value& v, Pos p, const char* what, unsig
   std::vector<Value> parts;
   if (v.kind == Value::integer) parts.push_back(v);
   else if (v.kind == Value::tuple || v.kind == Value::list) parts = *v.items;
-  else in.fail(p, std::string("a launch's ") + what + " is an int or a tuple of up to 3 ints, not " + kind_name(v), "k[4, 32](...) or k[(2, 2), (16, 16)](...)");
+  else
+    in.fail(p, std::string("a launch's ") + what + " is an int or a tuple of up to 3 ints, not " + kind_name(v),
+            "k[4, 32](...) or k[(2, 2), (16, 16)](...)");
   if (parts.empty() || parts.size() > 3)
     in.fail(p, std::string("a launch's ") + what + " has 1 to 3 sizes (x, y, z), not " + std::to_string(parts.size()),
             "k[(gx, gy), (tx, ty)](...)");
   for (size_t k = 0; k < 3; ++k) {
     out[k] = 1;
     if (k >= parts.size()) continue;
-    if (parts[k].kind != Value::integer) in.fail(p, std::string("a launch's ") + what + " sizes are ints, not " + kind_name(parts[k]));
-    if (parts[k].i <= 0) in.fail(p, std::string("a launch's ") + what + " sizes are at least 1, not " + std::to_string(parts[k].i));
-    if (parts[k].i > (int64_t(1) << 31) - 1) in.fail(p, std::string("a launch's ") + what + " size " + std::to_string(parts[k].i) + " is too large");
+    if (parts[k].kind != Value::integer)
+      in.fail(p, std::string("a launch's ") + what + " sizes are ints, not " + kind_name(parts[k]));
+    if (parts[k].i <= 0)
+      in.fail(p, std::string("a launch's ") + what + " sizes are at least 1, not " + std::to_string(parts[k].i));
+    if (parts[k].i > (int64_t(1) << 31) - 1)
+      in.fail(p, std::string("a launch's ") + what + " size " + std::to_string(parts[k].i) + " is too large");
     out[k] = unsigned(parts[k].i);
   }
 }
@@ -109,7 +115,8 @@ struct Kernel;
 // k[blocks, threads]: a launch configuration, called with the kernel's arguments.
 class LaunchConfig final : public NativeObject {
  public:
-  LaunchConfig(std::shared_ptr<const Kernel> k, unsigned grid[3], unsigned block[3], int grid_n, int block_n) : kernel_(std::move(k)), grid_n_(grid_n), block_n_(block_n) {
+  LaunchConfig(std::shared_ptr<const Kernel> k, unsigned grid[3], unsigned block[3], int grid_n, int block_n)
+      : kernel_(std::move(k)), grid_n_(grid_n), block_n_(block_n) {
     std::memcpy(grid_, grid, sizeof grid_);
     std::memcpy(block_, block, sizeof block_);
   }
@@ -143,22 +150,26 @@ struct Kernel final : NativeObject {
   std::optional<Value> subscript(Interpreter& in, std::vector<Value>& subs, Pos p) override {
     if (subs.size() == 1 && subs[0].kind == Value::tuple) subs = *subs[0].items;
     if (subs.size() != 2)
-      in.fail(p, "a launch takes [blocks, threads], not " + std::to_string(subs.size()) + " value" + (subs.size() == 1 ? "" : "s"),
+      in.fail(p,
+              "a launch takes [blocks, threads], not " + std::to_string(subs.size()) + " value" +
+                  (subs.size() == 1 ? "" : "s"),
               fn->name + "[4, 32](...) runs 4 blocks of 32 threads");
     unsigned grid[3], block[3];
     launch_dims(in, subs[0], p, "blocks", grid);
     launch_dims(in, subs[1], p, "threads", block);
     const uint64_t threads = uint64_t(block[0]) * block[1] * block[2];
     if (threads > 1024)
-      in.fail(p, "a block has at most 1024 threads, not " + std::to_string(threads) + " (" + std::to_string(block[0]) + " × " +
-                     std::to_string(block[1]) + " × " + std::to_string(block[2]) + ")",
+      in.fail(p,
+              "a block has at most 1024 threads, not " + std::to_string(threads) + " (" + std::to_string(block[0]) +
+                  " × " + std::to_string(block[1]) + " × " + std::to_string(block[2]) + ")",
               "launch more blocks of fewer threads");
     if (block[2] > 64) in.fail(p, "a block's z size is at most 64, not " + std::to_string(block[2]));
     if (grid[1] > 65535 || grid[2] > 65535) in.fail(p, "a grid's y and z sizes are at most 65535");
     auto count = [](const Value& v) { return v.kind == Value::integer ? 1 : int(v.items->size()); };
     Value out;
     out.kind = Value::object;
-    out.obj = std::make_shared<LaunchConfig>(std::static_pointer_cast<const Kernel>(shared_from_this()), grid, block, count(subs[0]), count(subs[1]));
+    out.obj = std::make_shared<LaunchConfig>(std::static_pointer_cast<const Kernel>(shared_from_this()), grid, block,
+                                             count(subs[0]), count(subs[1]));
     return out;
   }
 };
@@ -187,7 +198,8 @@ void run_lane(void* arg) {
   if (interrupt::requested()) throw Interrupted();  // each lane: Ctrl-C stops a launch of any size
   const kernel::Program& p = *c.prog;
   const size_t lane = size_t(gpusim::running_lane());
-  kernel::Regs r{c.iregs.data() + lane * size_t(p.int_slots), c.fregs.data() + lane * size_t(p.float_slots), &c.at[lane]};
+  kernel::Regs r{c.iregs.data() + lane * size_t(p.int_slots), c.fregs.data() + lane * size_t(p.float_slots),
+                 &c.at[lane]};
   c.at[lane] = nullptr;
   std::fill(r.i, r.i + p.int_slots, 0);
   std::fill(r.f, r.f + p.float_slots, 0.0);
@@ -199,10 +211,12 @@ void run_lane(void* arg) {
 
 Value LaunchConfig::call(Interpreter& in, const std::string&, CallArgs& args) {
   const Function& f = *kernel_->fn;
-  if (!args.keyword.empty()) in.fail(args.pos, "a launch takes its arguments by position: " + f.name + "[...](" + kernel_->params() + ")");
+  if (!args.keyword.empty())
+    in.fail(args.pos, "a launch takes its arguments by position: " + f.name + "[...](" + kernel_->params() + ")");
   if (args.positional.size() != f.params.size())
-    in.fail(args.pos, f.name + " takes " + std::to_string(f.params.size()) + " argument" + (f.params.size() == 1 ? "" : "s") + " (" +
-                          kernel_->params() + "), not " + std::to_string(args.positional.size()));
+    in.fail(args.pos, f.name + " takes " + std::to_string(f.params.size()) + " argument" +
+                          (f.params.size() == 1 ? "" : "s") + " (" + kernel_->params() + "), not " +
+                          std::to_string(args.positional.size()));
   LaunchReporter* reporter = launch_reporter(Device::sim);
   if (!reporter) in.fail(args.pos, "the simulated GPU is not built in this configuration");
 
@@ -226,16 +240,28 @@ Value LaunchConfig::call(Interpreter& in, const std::string&, CallArgs& args) {
       continue;
     }
     if (v.kind != Value::tensor)
-      in.fail(p, "argument '" + f.params[k] + "' of " + f.name + " is " + kind_name(v) + ": a kernel takes tensors and numbers");
+      in.fail(p, "argument '" + f.params[k] + "' of " + f.name + " is " + kind_name(v) +
+                     ": a kernel takes tensors and numbers");
     const Tensor& t = v.t;
-    if (t.is_symbolic()) in.fail(p, "argument '" + f.params[k] + "' is symbolic (static mode): a kernel needs its values", "run it in :mode dynamic");
-    if (t.device() == Device::cuda) in.fail(p, "a language kernel runs on the simulated GPU: move '" + f.params[k] + "' with .to(\"cpu\") or .to(\"sim\")");
-    if (!t.is_contiguous()) in.fail(p, "argument '" + f.params[k] + "' is a strided view: a kernel indexes row-major memory", "pass x.contiguous()");
-    if (t.dim() > 3 || t.dim() == 0) in.fail(p, "argument '" + f.params[k] + "' has " + std::to_string(t.dim()) + " axes: a kernel takes tensors of 1 to 3", "reshape it");
+    if (t.is_symbolic())
+      in.fail(p, "argument '" + f.params[k] + "' is symbolic (static mode): a kernel needs its values",
+              "run it in :mode dynamic");
+    if (t.device() == Device::cuda)
+      in.fail(p, "a language kernel runs on the simulated GPU: move '" + f.params[k] +
+                     "' with .to(\"cpu\") or .to(\"sim\")");
+    if (!t.is_contiguous())
+      in.fail(p, "argument '" + f.params[k] + "' is a strided view: a kernel indexes row-major memory",
+              "pass x.contiguous()");
+    if (t.dim() > 3 || t.dim() == 0)
+      in.fail(p,
+              "argument '" + f.params[k] + "' has " + std::to_string(t.dim()) +
+                  " axes: a kernel takes tensors of 1 to 3",
+              "reshape it");
     tensors[k] = t;
     a.kind = kernel::LaunchArg::array;
     for (size_t j = 0; j < k; ++j)
-      if (largs[j].kind == kernel::LaunchArg::array && tensors[j].raw_data() == t.raw_data() && tensors[j].nbytes() == t.nbytes() && tensors[j].shape() == t.shape())
+      if (largs[j].kind == kernel::LaunchArg::array && tensors[j].raw_data() == t.raw_data() &&
+          tensors[j].nbytes() == t.nbytes() && tensors[j].shape() == t.shape())
         a.arr = largs[j].arr;
     if (a.arr) continue;
     void* dev = gpusim::device_alloc(size_t(std::max<int64_t>(t.nbytes(), 1)));
@@ -268,8 +294,12 @@ Value LaunchConfig::call(Interpreter& in, const std::string&, CallArgs& args) {
   static std::string kernel_name;
   kernel_name = f.name;
   const std::string file = f.source ? f.source->filename : "<kernel>";
-  gpusim::LaunchInfo info{gpusim::dim3(grid_[0], grid_[1], grid_[2]), gpusim::dim3(block_[0], block_[1], block_[2]), 0,
-                          kernel_name.c_str(), file.c_str(), f.body && !f.body->empty() ? (*f.body)[0]->pos.line : 0};
+  gpusim::LaunchInfo info{gpusim::dim3(grid_[0], grid_[1], grid_[2]),
+                          gpusim::dim3(block_[0], block_[1], block_[2]),
+                          0,
+                          kernel_name.c_str(),
+                          file.c_str(),
+                          f.body && !f.body->empty() ? (*f.body)[0]->pos.line : 0};
   (void)kernel::take_flops();
   reporter->start();
   reporter->trace_next_launch(kTraceRequests);
@@ -312,7 +342,8 @@ bool define_kernel(Interpreter& in, const Stmt& def, const std::shared_ptr<Funct
   if (std::find(def.decorators.begin(), def.decorators.end(), "kernel") == def.decorators.end()) return false;
   if (def.decorators.size() != 1) in.fail(def.pos, "@kernel takes no other decorator");
   for (size_t k = 0; k < f->defaults.size(); ++k)
-    if (f->defaults[k]) in.fail(def.params[k].pos, "a kernel's parameters have no defaults", "pass every argument at the launch");
+    if (f->defaults[k])
+      in.fail(def.params[k].pos, "a kernel's parameters have no defaults", "pass every argument at the launch");
   auto k = std::make_shared<Kernel>();
   k->fn = f;
   Value v;
@@ -323,22 +354,26 @@ bool define_kernel(Interpreter& in, const Stmt& def, const std::shared_ptr<Funct
 }
 
 void install_kernel_builtins(std::map<std::string, Builtin>& table) {
-  table["last_launch"] = Builtin{
-      "last_launch", "last_launch()",
-      "the last launch on the simulated GPU (a @kernel's or a built-in op's on sim tensors) as a dict: kernel, grid, block, "
-      "flops, dram_bytes, hazards and per memory instruction of the source (sites: file, line, space, access, requests, "
-      "sectors_per_request, wavefronts_per_request, active_lanes); simulated numbers",
-      [](Interpreter& in, CallArgs& args) -> Value {
-        if (!args.positional.empty() || !args.keyword.empty()) in.fail(args.pos, "last_launch() takes no arguments");
-        if (g_last_launch.is_null())
-          in.fail(args.pos, "nothing has been launched on the simulated GPU yet",
-                  "launch a @kernel (k[blocks, threads](...)) or run an op on sim tensors (x.to(\"sim\"))");
-        return from_json(g_last_launch);
-      }};
+  table["last_launch"] =
+      Builtin{"last_launch", "last_launch()",
+              "the last launch on the simulated GPU (a @kernel's or a built-in op's on sim tensors) as a dict: kernel, "
+              "grid, block, "
+              "flops, dram_bytes, hazards and per memory instruction of the source (sites: file, line, space, access, "
+              "requests, "
+              "sectors_per_request, wavefronts_per_request, active_lanes); simulated numbers",
+              [](Interpreter& in, CallArgs& args) -> Value {
+                if (!args.positional.empty() || !args.keyword.empty())
+                  in.fail(args.pos, "last_launch() takes no arguments");
+                if (g_last_launch.is_null())
+                  in.fail(args.pos, "nothing has been launched on the simulated GPU yet",
+                          "launch a @kernel (k[blocks, threads](...)) or run an op on sim tensors (x.to(\"sim\"))");
+                return from_json(g_last_launch);
+              }};
   table["last_launches"] = Builtin{
       "last_launches", "last_launches()",
       "every launch of the last built-in op on sim tensors (or the last @kernel launch), in order, as a list of "
-      "last_launch()'s dicts: conv2d's im2col then its GEMM, naive attention's scores, softmax and P·V; simulated numbers",
+      "last_launch()'s dicts: conv2d's im2col then its GEMM, naive attention's scores, softmax and P·V; simulated "
+      "numbers",
       [](Interpreter& in, CallArgs& args) -> Value {
         if (!args.positional.empty() || !args.keyword.empty()) in.fail(args.pos, "last_launches() takes no arguments");
         if (g_last_launches.is_null())

@@ -32,8 +32,15 @@ NP Compiler::assign_name(const std::string& target, Val v, Pos p) {
   (void)p;
   const Ty ty = slots_.at(target).first;
   const int s = slots_.at(target).second;  // not a structured binding: clang 14 cannot capture one
-  if (ty == Ty::f) return nlam([x = as_float(std::move(v)), s](const Regs& r) { r.f[s] = x->ev(r); return Flow::next; });
-  return nlam([x = std::move(v.i), s](const Regs& r) { r.i[s] = x->ev(r); return Flow::next; });
+  if (ty == Ty::f)
+    return nlam([x = as_float(std::move(v)), s](const Regs& r) {
+      r.f[s] = x->ev(r);
+      return Flow::next;
+    });
+  return nlam([x = std::move(v.i), s](const Regs& r) {
+    r.i[s] = x->ev(r);
+    return Flow::next;
+  });
 }
 
 NP Compiler::store(const Expr& target, Val v) {
@@ -66,7 +73,8 @@ void Compiler::declare_shared(const std::string& target, const Expr& call) {
     if (shared_by_site_.count(&call) && arrays_[target] == shared_by_site_[&call]) return;
     fail(call.pos, "'" + target + "' is already an array", "give each shared array a name of its own");
   }
-  if (types_.count(target)) fail(call.pos, "'" + target + "' is also a number in this kernel", "give the shared array a name of its own");
+  if (types_.count(target))
+    fail(call.pos, "'" + target + "' is also a number in this kernel", "give the shared array a name of its own");
   const Expr* shape = nullptr;
   DType dt = DType::f32;
   for (const Arg& a : call.args) {
@@ -84,8 +92,7 @@ void Compiler::declare_shared(const std::string& target, const Expr& call) {
   std::vector<int64_t> dims;
   if (shape->kind == Expr::tuple || shape->kind == Expr::list)
     for (const ExprPtr& x : shape->items) dims.push_back(const_int(*x));
-  else
-    dims.push_back(const_int(*shape));
+  else dims.push_back(const_int(*shape));
   if (dims.empty() || dims.size() > 3) fail(shape->pos, "a shared array has 1 to 3 axes");
   Array& a = prog_.shared.emplace_back();
   a.name = target;
@@ -110,7 +117,8 @@ void Compiler::declare_shared(const std::string& target, const Expr& call) {
 }
 
 NP Compiler::for_loop(const Stmt& s) {
-  if (s.targets.size() != 1 || s.targets[0]->kind != Expr::name) fail(s.pos, "a kernel's for loop takes one name", "for k in range(n):");
+  if (s.targets.size() != 1 || s.targets[0]->kind != Expr::name)
+    fail(s.pos, "a kernel's for loop takes one name", "for k in range(n):");
   const Expr& it = *s.value;
   if (it.kind != Expr::call || it.items[0]->kind != Expr::name || it.items[0]->text != "range")
     fail(it.pos, "a kernel loops over range(...) only", "for k in range(start, stop, step):");
@@ -124,7 +132,8 @@ NP Compiler::for_loop(const Stmt& s) {
   return nlam([start = std::move(start), stop = std::move(stop), step = std::move(step), slot, body = std::move(body),
                orelse = std::move(orelse)](const Regs& r) {
     const int64_t a = start->ev(r), b = stop->ev(r), st = step->ev(r);
-    if (st == 0) lane_fail("range() step is zero (" + gpusim::running_lane_text() + ")", "use a positive or negative step");
+    if (st == 0)
+      lane_fail("range() step is zero (" + gpusim::running_lane_text() + ")", "use a positive or negative step");
     for (int64_t k = a; st > 0 ? k < b : k > b; k += st) {
       r.i[slot] = k;
       const Flow fl = body->run(r);
@@ -154,8 +163,15 @@ NP Compiler::statement(const Stmt& s) {
       if (e.kind == Expr::call && e.items[0]->kind == Expr::name && e.items[0]->text == "shared")
         fail(e.pos, "shared(shape) makes an array: assign it to a name", "tile = shared((16, 16))");
       Val v = expr(e);
-      if (v.ty == Ty::f) return nlam([x = std::move(v.f)](const Regs& r) { (void)x->ev(r); return Flow::next; });
-      return nlam([x = std::move(v.i)](const Regs& r) { (void)x->ev(r); return Flow::next; });
+      if (v.ty == Ty::f)
+        return nlam([x = std::move(v.f)](const Regs& r) {
+          (void)x->ev(r);
+          return Flow::next;
+        });
+      return nlam([x = std::move(v.i)](const Regs& r) {
+        (void)x->ev(r);
+        return Flow::next;
+      });
     }
     case Stmt::assign: {
       if (s.targets.size() != 1) fail(s.pos, "one target per assignment in a kernel");
@@ -192,7 +208,9 @@ NP Compiler::statement(const Stmt& s) {
     case Stmt::if_: {
       IP c = truth(expr(*s.value));
       NP a = block(s.body), b = block(s.orelse);
-      return nlam([c = std::move(c), a = std::move(a), b = std::move(b)](const Regs& r) { return c->ev(r) ? a->run(r) : b->run(r); });
+      return nlam([c = std::move(c), a = std::move(a), b = std::move(b)](const Regs& r) {
+        return c->ev(r) ? a->run(r) : b->run(r);
+      });
     }
     case Stmt::while_: {
       IP c = truth(expr(*s.value));
@@ -211,12 +229,14 @@ NP Compiler::statement(const Stmt& s) {
     case Stmt::break_: return nlam([](const Regs&) { return Flow::brk; });
     case Stmt::continue_: return nlam([](const Regs&) { return Flow::cont; });
     case Stmt::ret:
-      if (s.value) fail(s.pos, "a kernel returns nothing: write its results into an array", "C[i] = value; then return");
+      if (s.value)
+        fail(s.pos, "a kernel returns nothing: write its results into an array", "C[i] = value; then return");
       return nlam([](const Regs&) { return Flow::ret; });
     case Stmt::def: fail(s.pos, "no functions inside a kernel");
     case Stmt::class_: fail(s.pos, "no classes inside a kernel");
-    default: fail(s.pos, "this statement is not available in a kernel",
-                  "a kernel has assignments, if/elif/else, for over range, while, break, continue, return and syncthreads()");
+    default:
+      fail(s.pos, "this statement is not available in a kernel",
+           "a kernel has assignments, if/elif/else, for over range, while, break, continue, return and syncthreads()");
   }
 }
 

@@ -8,7 +8,8 @@
 namespace opscope::lang::kernel::compiler {
 
 void Compiler::set_type(const std::string& name, Ty t, Pos p) {
-  if (arrays_.count(name)) fail(p, "'" + name + "' is an array: it cannot be assigned", "write to an element: " + name + "[i] = ...");
+  if (arrays_.count(name))
+    fail(p, "'" + name + "' is an array: it cannot be assigned", "write to an element: " + name + "[i] = ...");
   auto it = types_.find(name);
   if (it == types_.end()) {
     types_[name] = t;
@@ -92,8 +93,8 @@ Ty Compiler::type_of(const Expr& e) {
       if (e.items[0]->kind != Expr::name) return Ty::i;
       const std::string& n = e.items[0]->text;
       if (n == "int" || n == "len") return Ty::i;
-      if (n == "float" || n == "sqrt" || n == "exp" || n == "log" || n == "tanh" || n == "sin" || n == "cos" || n == "rsqrt" ||
-          n == "floor" || n == "ceil")
+      if (n == "float" || n == "sqrt" || n == "exp" || n == "log" || n == "tanh" || n == "sin" || n == "cos" ||
+          n == "rsqrt" || n == "floor" || n == "ceil")
         return Ty::f;
       if (n == "min" || n == "max") {
         Ty t = Ty::i;

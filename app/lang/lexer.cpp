@@ -89,7 +89,8 @@ std::vector<Token> tokenize(const std::string& src) {
       advance(j - i);
       continue;
     }
-    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < src.size() && std::isdigit(static_cast<unsigned char>(src[i + 1])))) {
+    if (std::isdigit(static_cast<unsigned char>(c)) ||
+        (c == '.' && i + 1 < src.size() && std::isdigit(static_cast<unsigned char>(src[i + 1])))) {
       size_t j = i;
       bool real = false;
       while (j < src.size() && (std::isdigit(static_cast<unsigned char>(src[j])) || src[j] == '_')) ++j;
@@ -128,7 +129,8 @@ std::vector<Token> tokenize(const std::string& src) {
         }
       }
       if (j >= src.size())
-        throw LangError("this triple-quoted string is never closed", tl, tc, std::string("close it with ") + std::string(3, c));
+        throw LangError("this triple-quoted string is never closed", tl, tc,
+                        std::string("close it with ") + std::string(3, c));
       out.push_back({Tok::string, s, tl, tc, token_begin, j + 3});
       advance(j + 3 - i);
       continue;
@@ -161,9 +163,10 @@ std::vector<Token> tokenize(const std::string& src) {
         if (o[0] == c && o[1] == n1) op = o;
     if (op.empty() && std::string_view(kOps1).find(c) != std::string_view::npos) op = std::string(1, c);
     if (op.empty()) {
-      std::string shown = static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) > 126
-                              ? "byte 0x" + std::string(1, "0123456789abcdef"[(c >> 4) & 15]) + "0123456789abcdef"[c & 15]
-                              : std::string("'") + c + "'";
+      std::string shown =
+          static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) > 126
+              ? "byte 0x" + std::string(1, "0123456789abcdef"[(c >> 4) & 15]) + "0123456789abcdef"[c & 15]
+              : std::string("'") + c + "'";
       throw LangError("unexpected character " + shown, tl, tc, "names, numbers, strings and + - * / @ ** are allowed");
     }
     if (op == "(" || op == "[" || op == "{") {
@@ -174,8 +177,9 @@ std::vector<Token> tokenize(const std::string& src) {
       const char* open = op == ")" ? "(" : op == "]" ? "[" : "{";
       if (brackets.empty() || brackets.back().text != open)
         throw LangError("'" + op + "' does not close anything", tl, tc,
-                        brackets.empty() ? "remove it" : "'" + brackets.back().text + "' opened at line " +
-                                                             std::to_string(brackets.back().line) + " is still open");
+                        brackets.empty() ? "remove it"
+                                         : "'" + brackets.back().text + "' opened at line " +
+                                               std::to_string(brackets.back().line) + " is still open");
       brackets.pop_back();
     }
     out.push_back({Tok::op, op, tl, tc, token_begin, i + op.size()});

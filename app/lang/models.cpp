@@ -94,16 +94,21 @@ void install_model_builtins(std::map<std::string, Builtin>& table) {
           need_args(in, a, "accuracy", 2, 2);
           const Tensor &pred = tensor_arg(in, a, 0, "accuracy"), &labels = tensor_arg(in, a, 1, "accuracy");
           if (pred.is_symbolic() || labels.is_symbolic())
-            in.fail(a.pos, "accuracy() needs values: these tensors are symbolic (static mode)", "compute it on what run(...) returns");
+            in.fail(a.pos, "accuracy() needs values: these tensors are symbolic (static mode)",
+                    "compute it on what run(...) returns");
           if (is_floating(labels.dtype()))
-            in.fail(a.positions[1], "accuracy(): labels must be class indices (int64), got " + std::string(dtype_name(labels.dtype())),
+            in.fail(a.positions[1],
+                    "accuracy(): labels must be class indices (int64), got " + std::string(dtype_name(labels.dtype())),
                     "labels.long()");
           const bool logits = pred.dim() == labels.dim() + 1;
           if (!(logits && pred.dim() == 2) && pred.shape() != labels.shape())
-            in.fail(a.pos, "accuracy(): logits " + shape_str(pred.shape()) + " and labels " + shape_str(labels.shape()) + " do not match",
+            in.fail(a.pos,
+                    "accuracy(): logits " + shape_str(pred.shape()) + " and labels " + shape_str(labels.shape()) +
+                        " do not match",
                     "logits [N, classes] with labels [N], or predicted classes [N] with labels [N]");
           if (logits && pred.size(0) != labels.size(0))
-            in.fail(a.pos, "accuracy(): " + std::to_string(pred.size(0)) + " rows of logits but " + std::to_string(labels.size(0)) + " labels");
+            in.fail(a.pos, "accuracy(): " + std::to_string(pred.size(0)) + " rows of logits but " +
+                               std::to_string(labels.size(0)) + " labels");
           const Tensor p = pred.to(Device::cpu).contiguous(), y = labels.to(Device::cpu).contiguous();
           const int64_t n = y.numel();
           if (n == 0) return Value::Real(0);

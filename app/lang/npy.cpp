@@ -34,7 +34,8 @@ constexpr int kMaxNesting = 32;
 
 using FilePtr = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
 
-const char* kNotNpyHint = "the file was not written by np.save (or is damaged); save it again with np.save(path, array)";
+const char* kNotNpyHint =
+    "the file was not written by np.save (or is damaged); save it again with np.save(path, array)";
 
 [[noreturn]] void fail(const std::string& path, const std::string& what, const std::string& hint) {
   throw Error("cannot load '" + path + "' as .npy: " + what, hint);
@@ -70,8 +71,8 @@ class LiteralParser {
     throw SyntaxError{what + " at character " + std::to_string(pos_)};
   }
   void skip_ws() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-                                   text_[pos_] == '\r'))
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r'))
       ++pos_;
   }
   bool eat(char c) {
@@ -159,9 +160,7 @@ class LiteralParser {
 // The element type as stored in the file.
 enum class FileType { f4, f8, i8, i4, b1 };
 
-size_t file_item_size(FileType f) {
-  return f == FileType::b1 ? 1 : f == FileType::f4 || f == FileType::i4 ? 4 : 8;
-}
+size_t file_item_size(FileType f) { return f == FileType::b1 ? 1 : f == FileType::f4 || f == FileType::i4 ? 4 : 8; }
 
 std::string shape_repr(const Shape& s) {  // Python's repr of a tuple: (), (3,), (2, 3)
   std::string r = "(";
@@ -194,8 +193,7 @@ bool read_exact(std::FILE* f, void* dst, size_t n) { return n == 0 || std::fread
 void save_npy(const std::string& path, const Tensor& t, bool as_bool) {
   if (!t.defined()) throw Error("cannot save '" + path + "': the tensor is undefined");
   if (t.device() != Device::cpu)
-    throw Error("cannot save '" + path + "': the tensor is on " + device_name(t.device()),
-                "copy it to the CPU first");
+    throw Error("cannot save '" + path + "': the tensor is on " + device_name(t.device()), "copy it to the CPU first");
   Tensor c = t.contiguous();
   std::vector<uint8_t> bools;  // as_bool: the bytes NumPy's bool holds
   if (as_bool) {
@@ -203,14 +201,15 @@ void save_npy(const std::string& path, const Tensor& t, bool as_bool) {
     for (int64_t i = 0; i < c.numel(); ++i) {
       const double v = c.get(i);
       if (v != 0 && v != 1)
-        throw Error("cannot save '" + path + "' as bool: element " + std::to_string(i) + " is " + std::to_string(v) + ", not 0 or 1",
+        throw Error("cannot save '" + path + "' as bool: element " + std::to_string(i) + " is " + std::to_string(v) +
+                        ", not 0 or 1",
                     "a mask is 0/1 (what comparisons give): save (x != 0) to keep where x is nonzero");
       bools[static_cast<size_t>(i)] = v != 0;
     }
   }
   const char* descr = as_bool ? "|b1" : t.dtype() == DType::f32 ? "<f4" : t.dtype() == DType::f64 ? "<f8" : "<i8";
-  std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " +
-                     shape_repr(t.shape()) + ", }";
+  std::string dict =
+      std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape_repr(t.shape()) + ", }";
   // Pad with spaces so that prefix + dict + '\n' is a multiple of 64 bytes (NumPy's _wrap_header).
   int64_t prefix = 10;  // magic 6, version 2, uint16 length 2
   auto padded_len = [&](int64_t pre) {
@@ -304,8 +303,7 @@ Tensor load_npy(const std::string& path) {
   // descr: byte order + kind + item size, e.g. '<f4'.
   const char* dtype_hint =
       "convert it in NumPy before saving: np.save(path, arr.astype(np.float32)) (or float64 / int64)";
-  if (descr->kind != PyValue::Kind::str)
-    fail(path, "structured arrays (record dtypes) are not supported", dtype_hint);
+  if (descr->kind != PyValue::Kind::str) fail(path, "structured arrays (record dtypes) are not supported", dtype_hint);
   const std::string& d = descr->s;
   if (d.size() < 2) fail(path, "bad header: descr '" + d + "' is not a dtype", kNotNpyHint);
   if (d[0] == '>')
@@ -375,7 +373,9 @@ Tensor load_npy(const std::string& path) {
       for (int64_t k = 0; k < n; ++k) {
         const From v = buf[static_cast<size_t>(k)];
         if (ft == FileType::b1 && v > 1)
-          fail(path, "element " + std::to_string(done + k) + " of a bool array is the byte " + std::to_string(v) + ", not 0 or 1",
+          fail(path,
+               "element " + std::to_string(done + k) + " of a bool array is the byte " + std::to_string(v) +
+                   ", not 0 or 1",
                kNotNpyHint);
         out[done + k] = v;
       }

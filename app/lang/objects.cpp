@@ -71,7 +71,8 @@ void Interpreter::exec_class(const Stmt& s) {
       for (auto& st : s.body)
         if (st->kind == Stmt::def && st->text == n) def = st.get();
       if (v.fn->params.empty())
-        fail(def ? def->pos : s.pos, "the method '" + n + "' of class " + cls->name + " needs self as its first parameter",
+        fail(def ? def->pos : s.pos,
+             "the method '" + n + "' of class " + cls->name + " needs self as its first parameter",
              "def " + n + "(self, ...):");
       v.fn->name = cls->name + "." + n;  // errors and the graph's scope say Net.forward
     }
@@ -97,7 +98,8 @@ Value Interpreter::instantiate(const std::shared_ptr<ClassDef>& cls, CallArgs& a
     Value r = call_function(*init->fn, a);
     if (r.kind != Value::none) fail(args.pos, cls->name + ".__init__() should return None, got " + kind_name(r));
   } else if (!args.positional.empty() || !args.keyword.empty()) {
-    fail(args.pos, cls->name + "() takes no arguments", "define def __init__(self, ...): in class " + cls->name + " to take them");
+    fail(args.pos, cls->name + "() takes no arguments",
+         "define def __init__(self, ...): in class " + cls->name + " to take them");
   }
   return self;
 }
@@ -106,7 +108,8 @@ Value Interpreter::instantiate(const std::shared_ptr<ClassDef>& cls, CallArgs& a
 Value Interpreter::call_instance(const Value& obj, CallArgs& args) {
   const auto& inst = static_cast<const Instance&>(*obj.obj);
   for (const char* m : {"__call__", "forward"})
-    if (const Value* f = inst.cls->find(m); f && f->kind == Value::function) return call_bound(bound(obj.obj, m, f->fn), args);
+    if (const Value* f = inst.cls->find(m); f && f->kind == Value::function)
+      return call_bound(bound(obj.obj, m, f->fn), args);
   fail(args.pos, "'" + inst.cls->name + "' object cannot be called",
        "define def forward(self, x): (or __call__) in class " + inst.cls->name);
 }
@@ -139,7 +142,7 @@ Value Interpreter::get_member(const Value& obj, const std::string& name, Pos p) 
       for (auto& [n, _] : inst.cls->members) names.push_back(n);
       const std::string near = closest_name(name, names);
       fail(p, "'" + inst.cls->name + "' object has no attribute '" + name + "'",
-           !near.empty() ? "did you mean '" + near + "'?"
+           !near.empty()   ? "did you mean '" + near + "'?"
            : names.empty() ? "set attributes in __init__: self." + name + " = ..."
                            : "its attributes and methods: " + joined(names));
     }

@@ -11,9 +11,9 @@
 
 #include "app/lang/call_args.h"
 #include "app/lang/interpreter.h"
-#include "app/shipped_dir.h"
 #include "app/onnx/onnx_export.h"
 #include "app/onnx/onnx_import.h"
+#include "app/shipped_dir.h"
 
 namespace opscope::lang {
 
@@ -39,9 +39,9 @@ class ModelObject final : public NativeObject {
     std::string ins, outs;
     for (auto& i : model_->inputs()) ins += (ins.empty() ? "" : ", ") + i.name + " " + dims(i.dims);
     for (auto& o : model_->outputs()) outs += (outs.empty() ? "" : ", ") + o.name;
-    return "<onnx model " + std::filesystem::path(model_->path()).filename().string() + ": " + ins + " -> " + outs + ", " +
-           std::to_string(model_->parameters().size()) + " parameters (" + std::to_string(model_->parameter_count()) +
-           " values)>";
+    return "<onnx model " + std::filesystem::path(model_->path()).filename().string() + ": " + ins + " -> " + outs +
+           ", " + std::to_string(model_->parameters().size()) + " parameters (" +
+           std::to_string(model_->parameter_count()) + " values)>";
   }
 
   std::vector<std::string> members() const override {
@@ -56,14 +56,16 @@ class ModelObject final : public NativeObject {
       std::vector<Value> items;
       for (auto& i : model_->inputs()) {
         std::vector<Value> d;
-        for (auto& dim : i.dims) d.push_back(dim.fixed() ? Value::Int(dim.value) : Value::Str(dim.param.empty() ? "?" : dim.param));
+        for (auto& dim : i.dims)
+          d.push_back(dim.fixed() ? Value::Int(dim.value) : Value::Str(dim.param.empty() ? "?" : dim.param));
         items.push_back(Value::List({Value::Str(i.name), Value::List(std::move(d))}, Value::tuple));
       }
       return Value::List(std::move(items));
     }
     if (name == "outputs") {
       std::vector<Value> items;
-      for (auto& o : model_->outputs()) items.push_back(Value::List({Value::Str(o.name), shape_value(o.shape)}, Value::tuple));
+      for (auto& o : model_->outputs())
+        items.push_back(Value::List({Value::Str(o.name), shape_value(o.shape)}, Value::tuple));
       return Value::List(std::move(items));
     }
     if (name == "name") return Value::Str(model_->name());
@@ -78,7 +80,8 @@ class ModelObject final : public NativeObject {
     if (name == "parameters" || name == "buffers") {
       need_args(in, a, name, 0, 0);
       std::vector<Value> items;
-      for (auto& p : name == "parameters" ? model_->parameters() : model_->buffers()) items.push_back(Value::Tensor_(p.tensor));
+      for (auto& p : name == "parameters" ? model_->parameters() : model_->buffers())
+        items.push_back(Value::Tensor_(p.tensor));
       return Value::List(std::move(items));
     }
     if (name == "summary") {
@@ -86,7 +89,8 @@ class ModelObject final : public NativeObject {
       return Value::Str(model_->summary());
     }
     need_args(in, a, "param", 1, 1);  // param(name)
-    if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "param() takes the initializer's ONNX name", "m.param(\"conv1.weight\")");
+    if (a.positional[0].kind != Value::string)
+      in.fail(a.positions[0], "param() takes the initializer's ONNX name", "m.param(\"conv1.weight\")");
     try {
       return Value::Tensor_(model_->param(a.positional[0].s));
     } catch (const Error& e) {
@@ -99,8 +103,10 @@ class ModelObject final : public NativeObject {
     const auto& decl = model_->inputs();
     std::vector<Tensor> inputs(decl.size());
     if (a.positional.size() > decl.size())
-      in.fail(a.pos, model_->name() + "() takes " + std::to_string(decl.size()) + " input" + (decl.size() == 1 ? "" : "s") +
-                         ", got " + std::to_string(a.positional.size()), "its inputs: " + input_list());
+      in.fail(a.pos,
+              model_->name() + "() takes " + std::to_string(decl.size()) + " input" + (decl.size() == 1 ? "" : "s") +
+                  ", got " + std::to_string(a.positional.size()),
+              "its inputs: " + input_list());
     for (size_t i = 0; i < a.positional.size(); ++i)
       inputs[i] = in.to_tensor(a.positional[i], a.positions[i], decl[i].dtype, true);
     for (auto& [k, v] : a.keyword) {
@@ -138,7 +144,9 @@ class ModelObject final : public NativeObject {
   static std::string dims(const std::vector<interop::OnnxDim>& ds) {
     std::string s = "[";
     for (size_t i = 0; i < ds.size(); ++i)
-      s += (i ? ", " : "") + (ds[i].fixed() ? std::to_string(ds[i].value) : ds[i].param.empty() ? std::string("?") : ds[i].param);
+      s += (i ? ", " : "") + (ds[i].fixed()         ? std::to_string(ds[i].value)
+                              : ds[i].param.empty() ? std::string("?")
+                                                    : ds[i].param);
     return s + "]";
   }
   std::string input_list() const {
@@ -157,7 +165,8 @@ void shapes_arg(Interpreter& in, const Value& v, Pos p, interop::ImportOptions& 
         opt.shapes.insert(interop::parse_shape_option(x.s));
         return;
       }
-      if ((x.kind == Value::tuple || x.kind == Value::list) && x.items->size() == 2 && (*x.items)[0].kind == Value::string) {
+      if ((x.kind == Value::tuple || x.kind == Value::list) && x.items->size() == 2 &&
+          (*x.items)[0].kind == Value::string) {
         opt.shapes[(*x.items)[0].s] = in.to_shape({(*x.items)[1]}, p);
         return;
       }
@@ -169,7 +178,8 @@ void shapes_arg(Interpreter& in, const Value& v, Pos p, interop::ImportOptions& 
     in.fail(p, "shapes= takes \"name=d0,d1,...\" or (name, [d0, d1, ...]), or a list of them",
             "load_onnx(\"model.onnx\", shapes=\"x=8,1,28,28\")");
   };
-  if (v.kind == Value::list && !(v.items->size() == 2 && (*v.items)[0].kind == Value::string && (*v.items)[1].kind == Value::list)) {
+  if (v.kind == Value::list &&
+      !(v.items->size() == 2 && (*v.items)[0].kind == Value::string && (*v.items)[1].kind == Value::list)) {
     for (auto& x : *v.items) one(x);
   } else {
     one(v);
@@ -230,20 +240,25 @@ std::string models_dir() {
 }
 
 void install_onnx_builtins(BuiltinTable& B) {
-  B.add("models_dir", "models_dir()", "the folder of the ONNX models opscope ships: load_onnx(models_dir() + \"/encoder.onnx\")",
+  B.add("models_dir", "models_dir()",
+        "the folder of the ONNX models opscope ships: load_onnx(models_dir() + \"/encoder.onnx\")",
         [](Interpreter& in, CallArgs& a) {
           need_args(in, a, "models_dir", 0, 0);
           const std::string d = models_dir();
-          if (d.empty()) in.fail(a.pos, "cannot find opscope's models folder", "set OPSCOPE_MODELS to the repository's assets/models");
+          if (d.empty())
+            in.fail(a.pos, "cannot find opscope's models folder",
+                    "set OPSCOPE_MODELS to the repository's assets/models");
           return Value::Str(d);
         });
   B.add("load_onnx", "load_onnx(path, shapes=None, untie=False)",
-        "an ONNX model: m(x) applies it in the current mode (backward reaches m.parameters()); m.inputs, m.outputs, m.param(name); "
+        "an ONNX model: m(x) applies it in the current mode (backward reaches m.parameters()); m.inputs, m.outputs, "
+        "m.param(name); "
         "untie=True gives initializers the exporter merged (equal values) a parameter each",
         [](Interpreter& in, CallArgs& a) {
           check_keywords(in, a, "load_onnx", {"shapes", "untie"});
           need_args(in, a, "load_onnx", 1, 1);
-          if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load_onnx() needs a file name", "load_onnx(\"model.onnx\")");
+          if (a.positional[0].kind != Value::string)
+            in.fail(a.positions[0], "load_onnx() needs a file name", "load_onnx(\"model.onnx\")");
           interop::ImportOptions opt;
           if (const Value* s = keyword(a, "shapes"); s && s->kind != Value::none) shapes_arg(in, *s, a.pos, opt);
           if (const Value* u = keyword(a, "untie")) opt.untie = in.truthy(*u, a.pos);
@@ -253,15 +268,18 @@ void install_onnx_builtins(BuiltinTable& B) {
         "writes the graph computing y (a static program or a dynamic graph's forward) as an ONNX model, opset 17",
         [](Interpreter& in, CallArgs& a) {
           need_args(in, a, "save_onnx", 2, 2);
-          if (a.positional[1].kind != Value::string) in.fail(a.positions[1], "save_onnx() needs a file name second", "save_onnx(y, \"model.onnx\")");
+          if (a.positional[1].kind != Value::string)
+            in.fail(a.positions[1], "save_onnx() needs a file name second", "save_onnx(y, \"model.onnx\")");
           std::vector<Tensor> outs;
           const Value& y = a.positional[0];
           for (const Value& v : y.kind == Value::list || y.kind == Value::tuple ? *y.items : std::vector<Value>{y}) {
-            if (v.kind != Value::tensor) in.fail(a.positions[0], "save_onnx() exports tensors, got " + std::string(kind_name(v)));
+            if (v.kind != Value::tensor)
+              in.fail(a.positions[0], "save_onnx() exports tensors, got " + std::string(kind_name(v)));
             outs.push_back(v.t);
           }
           try {
-            const auto info = interop::save_onnx(in.ws(), outs, in.resolve_path(a.positional[1].s, FileMode::write, a.positions[1]));
+            const auto info =
+                interop::save_onnx(in.ws(), outs, in.resolve_path(a.positional[1].s, FileMode::write, a.positions[1]));
             in.out() << "wrote " << a.positional[1].s << ": " << info.nodes << " ONNX nodes, " << info.initializers
                      << " initializers, opset " << info.opset << "\n";
           } catch (const LangError&) {
@@ -279,7 +297,8 @@ void install_onnx_commands(Interpreter& in) {
                     std::istringstream is(args);
                     std::string path, name;
                     is >> path >> name;
-                    if (path.empty()) throw Error(":import needs an .onnx file", ":import assets/models/encoder.onnx [NAME]");
+                    if (path.empty())
+                      throw Error(":import needs an .onnx file", ":import assets/models/encoder.onnx [NAME]");
                     if (name.empty()) name = variable_for(path);
                     Value m = load_model(in, path, Pos{1, 1}, {});
                     in.assign(name, m);

@@ -26,13 +26,17 @@ class Optimizer final : public NativeObject {
   explicit Optimizer(Kind k) : kind(k) {}
 
   std::string type_name() const override { return kind == Kind::sgd ? "SGD" : kind == Kind::adam ? "Adam" : "AdamW"; }
-  std::string op_name() const { return kind == Kind::sgd ? "sgd_update" : kind == Kind::adam ? "adam_update" : "adamw_update"; }
+  std::string op_name() const {
+    return kind == Kind::sgd ? "sgd_update" : kind == Kind::adam ? "adam_update" : "adamw_update";
+  }
   std::vector<std::string> state_names() const {
-    if (kind == Kind::sgd) return momentum > 0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{};
+    if (kind == Kind::sgd)
+      return momentum > 0 ? std::vector<std::string>{"momentum_buffer"} : std::vector<std::string>{};
     return {"exp_avg", "exp_avg_sq", "step"};
   }
   AttrMap attrs() const {
-    if (kind == Kind::sgd) return {{"lr", lr}, {"momentum", momentum}, {"weight_decay", weight_decay}, {"nesterov", nesterov}};
+    if (kind == Kind::sgd)
+      return {{"lr", lr}, {"momentum", momentum}, {"weight_decay", weight_decay}, {"nesterov", nesterov}};
     return {{"lr", lr}, {"beta1", beta1}, {"beta2", beta2}, {"eps", eps}, {"weight_decay", weight_decay}};
   }
   std::string settings() const {
@@ -75,7 +79,8 @@ class Optimizer final : public NativeObject {
   // opt.lr = 0.01: a learning-rate schedule changes it between steps.
   bool set_attr(Interpreter& in, const std::string& n, const Value& v, Pos p) override {
     if (n != "lr")
-      in.fail(p, "cannot set " + type_name() + "." + n, "only opt.lr can change between steps; make a new optimizer for the rest");
+      in.fail(p, "cannot set " + type_name() + "." + n,
+              "only opt.lr can change between steps; make a new optimizer for the rest");
     if (!v.is_number() || v.number() < 0) in.fail(p, "lr must be a number >= 0", "opt.lr = 0.01");
     auto self = std::static_pointer_cast<Optimizer>(shared_from_this());
     in.on_undo([self, before = lr] { self->lr = before; });
@@ -102,8 +107,8 @@ class Optimizer final : public NativeObject {
     const Tensor& w = tensor_arg(in, a, 0, "state");
     const size_t i = index_of(w);
     if (i == params.size())
-      in.fail(a.positions[0], "'" + (w.name().empty() ? std::string("this tensor") : w.name()) + "' is not one of the " +
-                                  type_name() + "'s parameters");
+      in.fail(a.positions[0], "'" + (w.name().empty() ? std::string("this tensor") : w.name()) +
+                                  "' is not one of the " + type_name() + "'s parameters");
     auto d = std::make_shared<Dict>();
     const auto names = state_names();
     for (size_t k = 0; k < state[i].size() && k < names.size(); ++k)
@@ -176,7 +181,8 @@ class Optimizer final : public NativeObject {
     for (size_t i = 0; i < params.size(); ++i) {
       Tensor g = params[i].grad();
       if (!g.defined()) continue;  // no gradient reached it: PyTorch skips it too
-      if (g.name().empty()) g.set_name("d" + (params[i].name().empty() ? "param" + std::to_string(i) : params[i].name()));
+      if (g.name().empty())
+        g.set_name("d" + (params[i].name().empty() ? "param" + std::to_string(i) : params[i].name()));
       std::vector<Tensor> ins = {params[i], g};
       for (auto& s : ensure_state(in, i)) ins.push_back(s);
       ws.call_multi(op, ins, resolved);
@@ -212,7 +218,7 @@ class Optimizer final : public NativeObject {
   }
 
  private:
-  uint64_t saved_in_ = 0;        // the statement whose start the undo copy holds
+  uint64_t saved_in_ = 0;  // the statement whose start the undo copy holds
   uint64_t grads_saved_in_ = 0;  // the statement whose first zero_grad saved the gradients
 };
 
@@ -245,7 +251,8 @@ std::vector<Tensor> parameter_list(Interpreter& in, CallArgs& a, const std::stri
   if (a.positional.empty()) in.fail(a.pos, fn + "() needs the parameters first", fn + "(parameters(model), lr=0.01)");
   const Value& v = a.positional[0];
   if (v.kind == Value::instance)
-    in.fail(a.positions[0], fn + "() takes a list of parameters, not the model itself", fn + "(parameters(model), ...)");
+    in.fail(a.positions[0], fn + "() takes a list of parameters, not the model itself",
+            fn + "(parameters(model), ...)");
   if (v.kind != Value::list && v.kind != Value::tuple)
     in.fail(a.positions[0], fn + "() takes a list of parameters, got " + kind_name(v), fn + "([w, b], lr=0.01)");
   std::vector<Tensor> out;
@@ -256,12 +263,14 @@ std::vector<Tensor> parameter_list(Interpreter& in, CallArgs& a, const std::stri
     if (!t.requires_grad() || t.impl()->from_op)
       in.fail(a.positions[0], fn + "(): " + name + " is not a parameter", "make it one with param(...)");
     if (!is_floating(t.dtype()) || t.is_symbolic() || !t.is_contiguous())
-      in.fail(a.positions[0], fn + "(): " + name + " cannot be updated in place (it must be a dense floating-point tensor)");
+      in.fail(a.positions[0],
+              fn + "(): " + name + " cannot be updated in place (it must be a dense floating-point tensor)");
     for (auto& o : out)
       if (o.impl() == t.impl()) in.fail(a.positions[0], fn + "(): " + name + " appears twice in the parameter list");
     out.push_back(t);
   }
-  if (out.empty()) in.fail(a.positions[0], fn + "() got an empty parameter list", "does the model have param(...) attributes?");
+  if (out.empty())
+    in.fail(a.positions[0], fn + "() got an empty parameter list", "does the model have param(...) attributes?");
   return out;
 }
 
@@ -277,7 +286,9 @@ Value make(std::shared_ptr<Optimizer> o) {
 
 void use_optimizer(Interpreter& in, const Value& opt, Pos p, CompileOptions& out) {
   auto o = opt.kind == Value::object ? std::dynamic_pointer_cast<Optimizer>(opt.obj) : nullptr;
-  if (!o) in.fail(p, std::string("compile(): optimizer= takes an optimizer, got ") + kind_name(opt), "optimizer=Adam(params, lr=1e-3)");
+  if (!o)
+    in.fail(p, std::string("compile(): optimizer= takes an optimizer, got ") + kind_name(opt),
+            "optimizer=Adam(params, lr=1e-3)");
   out.update = [&in, o](const Tensor& w) { return o->update_of(in, w); };
   out.update_name = o->type_name() + ", " + o->settings();
 }
@@ -297,14 +308,17 @@ void install_optimizer_builtins(std::map<std::string, Builtin>& table) {
           o->momentum = args.number(2, "momentum", 0, 0);
           o->weight_decay = args.number(3, "weight_decay", 0, 0);
           if (const Value* n = args.get(4, "nesterov")) o->nesterov = in.truthy(*n, a.pos);
-          if (o->nesterov && o->momentum == 0) in.fail(a.pos, "SGD(): Nesterov momentum needs a momentum above 0", "momentum=0.9, nesterov=True");
+          if (o->nesterov && o->momentum == 0)
+            in.fail(a.pos, "SGD(): Nesterov momentum needs a momentum above 0", "momentum=0.9, nesterov=True");
           return make(o);
         });
   for (const bool decoupled : {false, true}) {
     const std::string name = decoupled ? "AdamW" : "Adam";
-    B.add(name, name + "(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=" + (decoupled ? "1e-2" : "0") + ")",
-          decoupled ? "Adam with decoupled weight decay: its state (exp_avg, exp_avg_sq, step) is optimizer-state memory"
-                    : "Adam: running means of g and g² per parameter (optimizer-state memory: twice the parameters)",
+    B.add(name,
+          name + "(params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=" + (decoupled ? "1e-2" : "0") + ")",
+          decoupled
+              ? "Adam with decoupled weight decay: its state (exp_avg, exp_avg_sq, step) is optimizer-state memory"
+              : "Adam: running means of g and g² per parameter (optimizer-state memory: twice the parameters)",
           [name, decoupled](Interpreter& in, CallArgs& a) {
             check_keywords(in, a, name, {"lr", "betas", "eps", "weight_decay"});
             need_args(in, a, name, 1, 5);
@@ -313,8 +327,8 @@ void install_optimizer_builtins(std::map<std::string, Builtin>& table) {
             Args args{in, a, name};
             o->lr = args.number(1, "lr", 1e-3, 0);
             if (const Value* b = args.get(2, "betas"); b && b->kind != Value::none) {
-              if ((b->kind != Value::list && b->kind != Value::tuple) || b->items->size() != 2 || !(*b->items)[0].is_number() ||
-                  !(*b->items)[1].is_number())
+              if ((b->kind != Value::list && b->kind != Value::tuple) || b->items->size() != 2 ||
+                  !(*b->items)[0].is_number() || !(*b->items)[1].is_number())
                 in.fail(a.pos, name + "(): betas must be a pair of numbers", "betas=(0.9, 0.999)");
               o->beta1 = (*b->items)[0].number();
               o->beta2 = (*b->items)[1].number();

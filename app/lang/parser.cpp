@@ -72,8 +72,9 @@ class Parser {
   // The text of the statement that began at token `first` (up to its last real token).
   std::string source_from(size_t first) const {
     size_t last = p_;
-    while (last > first && (t_[last - 1].kind == Tok::newline || t_[last - 1].kind == Tok::dedent ||
-                            t_[last - 1].kind == Tok::indent || (t_[last - 1].kind == Tok::op && t_[last - 1].text == ";")))
+    while (last > first &&
+           (t_[last - 1].kind == Tok::newline || t_[last - 1].kind == Tok::dedent || t_[last - 1].kind == Tok::indent ||
+            (t_[last - 1].kind == Tok::op && t_[last - 1].text == ";")))
       --last;
     if (last <= first) return {};
     return src_.substr(t_[first].begin, t_[last - 1].end - t_[first].begin);
@@ -253,7 +254,8 @@ class Parser {
     s->value = expr();
     expect_op(":", "a while line ends with ':'");
     s->body = loop_body(true);
-    if (at_name("else")) fail("'while ... else' is not supported", "put the code after the loop (use break and a flag)");
+    if (at_name("else"))
+      fail("'while ... else' is not supported", "put the code after the loop (use break and a flag)");
     return s;
   }
 
@@ -267,7 +269,8 @@ class Parser {
       ++p_;
       if (!at_op(")"))
         fail("a class here has no base class (there is no inheritance)",
-             "write class " + s->text + ": — no nn.Module needed: parameters(model) collects the parameters of its attributes");
+             "write class " + s->text +
+                 ": — no nn.Module needed: parameters(model) collects the parameters of its attributes");
       ++p_;
     }
     expect_op(":", "a class line ends with ':'");
@@ -275,8 +278,8 @@ class Parser {
     for (auto& st : s->body) {
       const bool docstring = st->kind == Stmt::expr && st->value->kind == Expr::string;
       if (st->kind != Stmt::def && st->kind != Stmt::assign && st->kind != Stmt::pass && !docstring)
-        throw LangError("a class body holds methods (def), class attributes (name = value) and a docstring", st->pos.line,
-                        st->pos.col, "put other statements inside a method, such as __init__(self)");
+        throw LangError("a class body holds methods (def), class attributes (name = value) and a docstring",
+                        st->pos.line, st->pos.col, "put other statements inside a method, such as __init__(self)");
     }
     return s;
   }
@@ -336,7 +339,8 @@ class Parser {
     }
     const Pos start = pos();
     const std::string name = expect_name("a loop variable after 'for'");
-    if (is_keyword(name)) throw LangError("'" + name + "' cannot be a loop variable", start.line, start.col, "it is a keyword");
+    if (is_keyword(name))
+      throw LangError("'" + name + "' cannot be a loop variable", start.line, start.col, "it is a keyword");
     auto e = std::make_unique<Expr>(Expr::name, start);
     e->text = name;
     return e;
@@ -435,7 +439,8 @@ class Parser {
     ExprPtr l = arith();
     for (;;) {
       std::string op;
-      if (cur().kind == Tok::op && (cur().text[0] == '=' || cur().text[0] == '!' || cur().text[0] == '<' || cur().text[0] == '>'))
+      if (cur().kind == Tok::op &&
+          (cur().text[0] == '=' || cur().text[0] == '!' || cur().text[0] == '<' || cur().text[0] == '>'))
         for (const char* o : {"==", "!=", "<", "<=", ">", ">="})
           if (at_op(o)) op = o;
       if (at_name("in")) op = "in";
@@ -644,13 +649,12 @@ class Parser {
         break;
       default: break;
     }
-    fail("expected an expression, found " + describe(tk),
-         tk.kind == Tok::indent ? "remove the extra indentation" : "");
+    fail("expected an expression, found " + describe(tk), tk.kind == Tok::indent ? "remove the extra indentation" : "");
   }
 
   static bool is_keyword(const std::string& w) {
-    static const char* const kKeywords[] = {"def", "if", "elif", "else", "for", "in", "return", "and", "or", "not",
-                                            "pass", "assert", "while", "break", "continue", "class"};
+    static const char* const kKeywords[] = {"def", "if",  "elif", "else",   "for",   "in",    "return",   "and",
+                                            "or",  "not", "pass", "assert", "while", "break", "continue", "class"};
     for (const char* k : kKeywords)
       if (w[0] == k[0] && w == k) return true;
     return false;

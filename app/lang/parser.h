@@ -6,7 +6,7 @@
 
 namespace opscope::lang {
 
-constexpr int kMaxNesting = 100;        // expression and block nesting
+constexpr int kMaxNesting = 100;  // expression and block nesting
 constexpr size_t kMaxLiteralItems = 1 << 20;  // elements in one list literal
 
 Block parse_program(const std::string& source);

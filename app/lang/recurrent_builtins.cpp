@@ -29,11 +29,13 @@ int64_t int_kw(Interpreter& in, CallArgs& a, const char* name, int64_t def) {
 // The tensors of a list argument.
 std::vector<Tensor> tensor_list(Interpreter& in, CallArgs& a, size_t i, const std::string& fn) {
   if (i >= a.positional.size() || (a.positional[i].kind != Value::list && a.positional[i].kind != Value::tuple))
-    in.fail(i < a.positions.size() ? a.positions[i] : a.pos, fn + "() takes its weights as a list: [w_ih, w_hh, b_ih, b_hh, ...]",
+    in.fail(i < a.positions.size() ? a.positions[i] : a.pos,
+            fn + "() takes its weights as a list: [w_ih, w_hh, b_ih, b_hh, ...]",
             "make one with " + fn + "_weights(input_size, hidden_size, num_layers=..., bidirectional=...)");
   std::vector<Tensor> ts;
   for (const Value& v : *a.positional[i].items) {
-    if (v.kind != Value::tensor) in.fail(a.positions[i], fn + "(): the weights list holds a " + kind_name(v) + ", not a tensor");
+    if (v.kind != Value::tensor)
+      in.fail(a.positions[i], fn + "(): the weights list holds a " + kind_name(v) + ", not a tensor");
     ts.push_back(v.t);
   }
   return ts;
@@ -42,7 +44,8 @@ std::vector<Tensor> tensor_list(Interpreter& in, CallArgs& a, size_t i, const st
 const Value* tensor_kw(Interpreter& in, CallArgs& a, const char* name, size_t position) {
   if (position < a.positional.size()) return &a.positional[position];
   const Value* v = keyword(a, name);
-  if (v && v->kind != Value::tensor && v->kind != Value::none) in.fail(a.pos, std::string(name) + " must be a tensor or None");
+  if (v && v->kind != Value::tensor && v->kind != Value::none)
+    in.fail(a.pos, std::string(name) + " must be a tensor or None");
   return v;
 }
 
@@ -50,13 +53,15 @@ Value run(Interpreter& in, CallArgs& a, RecurrentCell cell) {
   const std::string fn = recurrent_cell_name(cell);
   const bool lstm = cell == RecurrentCell::lstm;
   if (lstm) check_keywords(in, a, fn, {"h0", "c0", "num_layers", "bidirectional", "batch_first", "bias"});
-  else if (cell == RecurrentCell::gru) check_keywords(in, a, fn, {"h0", "num_layers", "bidirectional", "batch_first", "bias"});
+  else if (cell == RecurrentCell::gru)
+    check_keywords(in, a, fn, {"h0", "num_layers", "bidirectional", "batch_first", "bias"});
   else check_keywords(in, a, fn, {"h0", "num_layers", "bidirectional", "batch_first", "bias", "nonlinearity"});
   need_args(in, a, fn, 2, lstm ? 4 : 3);
   RecurrentSpec spec;
   spec.cell = cell;
   if (const Value* nl = keyword(a, "nonlinearity")) {
-    if (nl->kind != Value::string || (nl->s != "tanh" && nl->s != "relu")) in.fail(a.pos, "nonlinearity must be \"tanh\" or \"relu\"");
+    if (nl->kind != Value::string || (nl->s != "tanh" && nl->s != "relu"))
+      in.fail(a.pos, "nonlinearity must be \"tanh\" or \"relu\"");
     if (nl->s == "relu") spec.cell = RecurrentCell::rnn_relu;
   }
   spec.layers = int_kw(in, a, "num_layers", 1);
@@ -68,8 +73,9 @@ Value run(Interpreter& in, CallArgs& a, RecurrentCell cell) {
   const size_t per = flag(in, a, "bias", true) ? 4 : 2;
   if (spec.layers < 1) in.fail(a.pos, "num_layers must be at least 1");
   if (w.size() != per * static_cast<size_t>(sets))
-    in.fail(a.positions[1], fn + "(): " + std::to_string(w.size()) + " weights for " + std::to_string(spec.layers) + " layer(s) × " +
-                                std::to_string(dirs) + " direction(s), which take " + std::to_string(per * static_cast<size_t>(sets)),
+    in.fail(a.positions[1],
+            fn + "(): " + std::to_string(w.size()) + " weights for " + std::to_string(spec.layers) + " layer(s) × " +
+                std::to_string(dirs) + " direction(s), which take " + std::to_string(per * static_cast<size_t>(sets)),
             per == 4 ? "per layer and direction: w_ih, w_hh, b_ih, b_hh in PyTorch's order (bias=False: w_ih, w_hh)"
                      : "bias=False: per layer and direction w_ih, w_hh");
   std::vector<RecurrentParams> params;
@@ -110,7 +116,8 @@ Value make_weights(Interpreter& in, CallArgs& a, RecurrentCell cell) {
   if (layers < 1) in.fail(a.pos, "num_layers must be at least 1");
   const bool bias = flag(in, a, "bias", true);
   const DType dt = dtype_arg(in, a, DType::f32);
-  std::uniform_real_distribution<double> u(-1.0 / std::sqrt(static_cast<double>(H)), 1.0 / std::sqrt(static_cast<double>(H)));
+  std::uniform_real_distribution<double> u(-1.0 / std::sqrt(static_cast<double>(H)),
+                                           1.0 / std::sqrt(static_cast<double>(H)));
   std::vector<Value> out;
   auto make = [&](const Shape& s, const std::string& name) {
     Tensor t = Tensor::empty(s, DType::f64, MemCategory::input);
@@ -148,7 +155,9 @@ void install_recurrent_builtins(BuiltinTable& B) {
   B.add("gru", "gru(x, weights, h0=None, num_layers=1, bidirectional=False, batch_first=False, bias=True)",
         "a GRU unrolled over time, each step a scope of the graph: returns (y, h_n) as torch.nn.GRU",
         [](Interpreter& in, CallArgs& a) { return run(in, a, RecurrentCell::gru); });
-  B.add("rnn", "rnn(x, weights, h0=None, nonlinearity=\"tanh\", num_layers=1, bidirectional=False, batch_first=False, bias=True)",
+  B.add("rnn",
+        "rnn(x, weights, h0=None, nonlinearity=\"tanh\", num_layers=1, bidirectional=False, batch_first=False, "
+        "bias=True)",
         "an Elman RNN h' = tanh(x·W_ihᵀ + b_ih + h·W_hhᵀ + b_hh) unrolled over time: returns (y, h_n)",
         [](Interpreter& in, CallArgs& a) { return run(in, a, RecurrentCell::rnn_tanh); });
   for (RecurrentCell cell : {RecurrentCell::lstm, RecurrentCell::gru, RecurrentCell::rnn_tanh}) {

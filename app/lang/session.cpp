@@ -17,8 +17,9 @@ std::string format_error(const LangError& e, const SourceText& fallback, bool co
   const char* green = color ? "\033[32m" : "";
   const char* reset = color ? "\033[0m" : "";
   const std::string where = src.filename + ":" + std::to_string(e.line()) + ":" + std::to_string(e.col());
-  std::string out = e.interrupted() ? std::string(red) + "interrupted" + reset + " at " + bold + where + reset + "\n"
-                                    : std::string(bold) + where + ":" + reset + " " + red + "error:" + reset + " " + e.what() + "\n";
+  std::string out =
+      e.interrupted() ? std::string(red) + "interrupted" + reset + " at " + bold + where + reset + "\n"
+                      : std::string(bold) + where + ":" + reset + " " + red + "error:" + reset + " " + e.what() + "\n";
   // The source line and a caret under the column.
   int line = 1;
   size_t start = 0;
@@ -53,7 +54,8 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
   auto src = std::make_shared<SourceText>(SourceText{filename, source});
   std::string trimmed = source;
   trimmed.erase(0, trimmed.find_first_not_of(" \t\r\n"));
-  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ' || trimmed.back() == '\r')) trimmed.pop_back();
+  while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ' || trimmed.back() == '\r'))
+    trimmed.pop_back();
   if (!trimmed.empty()) in.history.push_back(trimmed);
   // Lines that start with ':' in the first column are commands, run in order between the
   // statements around them (lessons mix `:mode static` with code). They are blanked in the
@@ -154,7 +156,8 @@ bool Session::needs_more_input(const std::string& buffer) const {
     size_t hash = l.find('#');
     std::string code = l.substr(0, hash);
     size_t e = code.find_last_not_of(" \t\r");
-    return e != std::string::npos && code[e] == ':' && code.find_first_not_of(" \t") != std::string::npos && code[code.find_first_not_of(" \t")] != ':';
+    return e != std::string::npos && code[e] == ':' && code.find_first_not_of(" \t") != std::string::npos &&
+           code[code.find_first_not_of(" \t")] != ':';
   };
   if (ends_with_colon(lines.back())) return true;
   const size_t first = lines.back().find_first_not_of(" \t");

@@ -19,12 +19,12 @@ class LangError;
 
 // One value shown by --json: a top-level expression's value, or a tensor given to print().
 struct ShownValue {
-  std::string source;      // the expression text, or "print"
-  std::string kind;        // "tensor", "int", "float", "bool", "str", "None", "list", ...
-  std::string text;        // printed form
+  std::string source;  // the expression text, or "print"
+  std::string kind;  // "tensor", "int", "float", "bool", "str", "None", "list", ...
+  std::string text;  // printed form
   std::vector<int64_t> shape;  // tensors
-  std::string dtype;           // tensors
-  std::vector<double> data;    // tensors (row-major), numbers (one element)
+  std::string dtype;  // tensors
+  std::vector<double> data;  // tensors (row-major), numbers (one element)
 };
 
 class Session {
@@ -52,8 +52,8 @@ class Session {
   // The error the last run() failed with (null after a run that succeeded): a grader shows its
   // message without the source line of code the student does not see.
   const LangError* last_error() const { return last_error_.get(); }
-  void set_color(bool on);                 // ANSI colours in errors
-  void set_echo_expressions(bool on);      // REPL: print values of expression statements
+  void set_color(bool on);  // ANSI colours in errors
+  void set_echo_expressions(bool on);  // REPL: print values of expression statements
   const std::vector<ShownValue>& shown() const;  // for --json
   const std::vector<std::string>& history() const;
 

@@ -9,8 +9,7 @@ namespace opscope::lang {
 // Calls `stop(i, c, depth)` for each character of `text` that is code, `depth` being the number of
 // brackets open before it; returns the index of the first one for which it returned true, or
 // text.size().
-template <class Stop>
-size_t find_in_code(const std::string& text, Stop stop) {
+template <class Stop> size_t find_in_code(const std::string& text, Stop stop) {
   int depth = 0;
   char quote = 0;
   for (size_t i = 0; i < text.size(); ++i) {

@@ -99,16 +99,17 @@ void StatementUndo::keep_saved(int node_id, const std::vector<SavedTensor>& save
   Workspace* ws = ws_;
   // The node's id stands for it: nodes older than the statement are neither rolled back nor
   // dropped while it runs.
-  on_change(reinterpret_cast<const void*>(static_cast<intptr_t>(node_id) + 1), StatementUndo::saved, [ws, node_id, saved, released_before] {
-    Node* n = ws->graph().find_node(node_id);
-    if (!n) return;
-    for (auto& s : n->saved)  // whatever is left of them now
-      if (s.tensor.defined()) s.tensor.storage().drop_saved_ref();
-    n->saved = saved;
-    for (auto& s : n->saved)
-      if (s.tensor.defined()) s.tensor.storage().add_saved_ref();
-    n->saved_released = released_before;
-  });
+  on_change(reinterpret_cast<const void*>(static_cast<intptr_t>(node_id) + 1), StatementUndo::saved,
+            [ws, node_id, saved, released_before] {
+              Node* n = ws->graph().find_node(node_id);
+              if (!n) return;
+              for (auto& s : n->saved)  // whatever is left of them now
+                if (s.tensor.defined()) s.tensor.storage().drop_saved_ref();
+              n->saved = saved;
+              for (auto& s : n->saved)
+                if (s.tensor.defined()) s.tensor.storage().add_saved_ref();
+              n->saved_released = released_before;
+            });
 }
 
 void StatementUndo::undo(std::map<std::string, Value>& globals) {

@@ -58,13 +58,23 @@ class StatementUndo final : public ChangeJournal {
   size_t peak_entries() const { return peak_; }
 
   // Field numbers of the changes the language itself makes.
-  enum Field : int { grad = 1, data, saved, requires_grad, list_items, pending_pass, static_state, checkpoint_mark, check_name };
+  enum Field : int {
+    grad = 1,
+    data,
+    saved,
+    requires_grad,
+    list_items,
+    pending_pass,
+    static_state,
+    checkpoint_mark,
+    check_name
+  };
 
  private:
   struct Entry {
     const void* object = nullptr;  // null: unkeyed
     int field = 0;
-    bool owned = false;            // `owner` was given: the entry dies with it
+    bool owned = false;  // `owner` was given: the entry dies with it
     std::weak_ptr<void> owner;
     std::function<void()> undo;
   };
@@ -74,7 +84,9 @@ class StatementUndo final : public ChangeJournal {
     bool operator==(const Key& o) const { return object == o.object && field == o.field; }
   };
   struct KeyHash {
-    size_t operator()(const Key& k) const { return std::hash<const void*>()(k.object) * 31 + static_cast<size_t>(k.field); }
+    size_t operator()(const Key& k) const {
+      return std::hash<const void*>()(k.object) * 31 + static_cast<size_t>(k.field);
+    }
   };
   // True when a new entry was made (false: the first change of this object is already kept).
   bool add(Entry e);

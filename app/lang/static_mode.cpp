@@ -30,10 +30,12 @@ std::string flops_str(double f) {
 std::vector<int> fetch_values(Interpreter& in, const Value& v, Pos p, const char* fn) {
   std::vector<int> out;
   auto one = [&](const Value& x) {
-    if (x.kind != Value::tensor) in.fail(p, std::string(fn) + "() expects a tensor or a list of tensors, got " + kind_name(x));
+    if (x.kind != Value::tensor)
+      in.fail(p, std::string(fn) + "() expects a tensor or a list of tensors, got " + kind_name(x));
     if (!x.t.is_symbolic() && !(x.t.impl()->from_op && x.t.impl()->value_id >= 0))
-      in.fail(p, std::string(fn) + "(): '" + (x.t.name().empty() ? std::string("this tensor") : x.t.name()) +
-                     "' already has values: it was computed in dynamic mode, so there is no program to " + fn,
+      in.fail(p,
+              std::string(fn) + "(): '" + (x.t.name().empty() ? std::string("this tensor") : x.t.name()) +
+                  "' already has values: it was computed in dynamic mode, so there is no program to " + fn,
               "build it in static mode: :mode static (or a static: block), x = input(\"x\", shape), then y = ...");
     out.push_back(in.ws().value_of(x.t));
   };
@@ -52,7 +54,8 @@ RecomputePolicy parse_recompute(Interpreter& in, const Value& v, Pos p) {
     r.budget = static_cast<int64_t>(v.number());
     return r;
   }
-  const std::string hint = "recompute=\"every:2\" (keep every 2nd activation), \"marks\" (keep checkpoint(...) values) or a byte budget";
+  const std::string hint =
+      "recompute=\"every:2\" (keep every 2nd activation), \"marks\" (keep checkpoint(...) values) or a byte budget";
   if (v.kind != Value::string) in.fail(p, "recompute must be a string or a number of bytes", hint);
   if (v.s == "marks") {
     r.kind = RecomputePolicy::marks;
@@ -88,7 +91,8 @@ std::unordered_map<int, Tensor> collect_feeds(Interpreter& in, const Program& p,
       for (auto& n : names) all += (all.empty() ? "" : ", ") + n;
       std::string near = closest_name(k, names);
       in.fail(a.pos, "run(): the program has no input named '" + k + "'",
-              near.empty() ? (all.empty() ? "this program has no inputs" : "its inputs: " + all) : "did you mean '" + near + "'?");
+              near.empty() ? (all.empty() ? "this program has no inputs" : "its inputs: " + all)
+                           : "did you mean '" + near + "'?");
     }
     const ValueInfo& vi = p.graph.value(it->second);
     Tensor t = in.to_tensor(val, a.pos, vi.meta.dtype, true);
@@ -100,16 +104,19 @@ std::unordered_map<int, Tensor> collect_feeds(Interpreter& in, const Program& p,
       }
     }
     if (t.shape() != vi.meta.shape)
-      in.fail(a.pos, "run(): '" + k + "' was declared " + shape_str(vi.meta.shape) + " but the value given is " +
-                         shape_str(t.shape()),
+      in.fail(a.pos,
+              "run(): '" + k + "' was declared " + shape_str(vi.meta.shape) + " but the value given is " +
+                  shape_str(t.shape()),
               "feed a tensor of the declared shape, or declare input(\"" + k + "\", " + shape_str(t.shape()) + ")");
     if (t.dtype() != vi.meta.dtype) t = t.cast(vi.meta.dtype, MemCategory::input);
     feeds[it->second] = t;
   }
   for (int v : p.placeholders)
     if (!feeds.count(v))
-      in.fail(a.pos, "run(): the input '" + p.graph.value(v).name + "' " + shape_str(p.graph.value(v).meta.shape) +
-                         " needs a value", "run(..., " + p.graph.value(v).name + "=tensor)");
+      in.fail(a.pos,
+              "run(): the input '" + p.graph.value(v).name + "' " + shape_str(p.graph.value(v).meta.shape) +
+                  " needs a value",
+              "run(..., " + p.graph.value(v).name + "=tensor)");
   return feeds;
 }
 
@@ -148,12 +155,12 @@ double program_info(const Program& p, const std::string& key, Interpreter& in, P
   }
   if (key == "backward_nodes" || key == "forward_nodes") {
     double n = 0;
-    for (int id : p.schedule)
-      n += (p.graph.node(id).phase == Phase::backward) == (key == "backward_nodes") ? 1 : 0;
+    for (int id : p.schedule) n += (p.graph.node(id).phase == Phase::backward) == (key == "backward_nodes") ? 1 : 0;
     return n;
   }
   in.fail(pos, "program_info(): unknown key '" + key + "'",
-          "keys: nodes, forward_nodes, backward_nodes, fused, gradients, flops, bytes_moved, peak_bytes, naive_bytes, buffers, in_place, held_activations");
+          "keys: nodes, forward_nodes, backward_nodes, fused, gradients, flops, bytes_moved, peak_bytes, naive_bytes, "
+          "buffers, in_place, held_activations");
 }
 
 // Before compile() or run() replace the last program or the stepped run: the state before the
@@ -225,7 +232,8 @@ void print_compile_table(const Program& p, std::ostream& out) {
       out << "    " << c << "\n";
     }
   }
-  out << "memory: what one run allocates for values (one buffer per value until plan_memory; parameters and inputs not counted)\n";
+  out << "memory: what one run allocates for values (one buffer per value until plan_memory; parameters and inputs not "
+         "counted)\n";
 }
 
 void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
@@ -239,7 +247,8 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         if (!in.ws().static_mode())
           in.fail(a.pos, "input() declares a placeholder of static mode; in dynamic mode every tensor has values",
                   "switch with :mode static (or write it inside a static: block), or use randn/zeros/tensor here");
-        if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "input(): the name must be a string", "input(\"x\", [64, 784])");
+        if (a.positional[0].kind != Value::string)
+          in.fail(a.positions[0], "input(): the name must be a string", "input(\"x\", [64, 784])");
         const std::string& name = a.positional[0].s;
         Shape s = in.to_shape({a.positional[1]}, a.positions[1]);
         return Value::Tensor_(in.ws().placeholder(name, s, dtype_arg(in, a, DType::f32)));
@@ -269,18 +278,21 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         opt.fetch = fetch_values(in, a.positional[0], a.positions[0], "compile");
         if (const Value* g = keyword(a, "grad")) opt.gradients = in.truthy(*g, a.pos);
         if (const Value* w = keyword(a, "wrt"); w && w->kind != Value::none) {
-          std::vector<Value> items = w->kind == Value::list || w->kind == Value::tuple ? *w->items : std::vector<Value>{*w};
+          std::vector<Value> items =
+              w->kind == Value::list || w->kind == Value::tuple ? *w->items : std::vector<Value>{*w};
           for (auto& x : items) {
             if (x.kind != Value::tensor) in.fail(a.pos, "compile(): wrt= takes tensors");
             opt.wrt.push_back(in.ws().value_of(x.t));
           }
         }
         if (const Value* lr = keyword(a, "lr"); lr && lr->kind != Value::none) {
-          if (!lr->is_number() || lr->number() <= 0) in.fail(a.pos, "compile(): lr must be a positive number", "lr=0.1");
+          if (!lr->is_number() || lr->number() <= 0)
+            in.fail(a.pos, "compile(): lr must be a positive number", "lr=0.1");
           opt.sgd_lr = lr->number();
         }
         if (const Value* o = keyword(a, "optimizer"); o && o->kind != Value::none) {
-          if (opt.sgd_lr) in.fail(a.pos, "compile(): give lr= (plain SGD) or optimizer=, not both", "optimizer=SGD(params, lr=0.1)");
+          if (opt.sgd_lr)
+            in.fail(a.pos, "compile(): give lr= (plain SGD) or optimizer=, not both", "optimizer=SGD(params, lr=0.1)");
           use_optimizer(in, *o, a.pos, opt);
         }
         if (const Value* r = keyword(a, "recompute")) opt.recompute = parse_recompute(in, *r, a.pos);
@@ -294,7 +306,8 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         return Value::None();
       });
   add("run", "run(y, step=False, **inputs)",
-      "static mode: run the compiled program of y (compiling it if needed) with its inputs fed by name; returns y's values",
+      "static mode: run the compiled program of y (compiling it if needed) with its inputs fed by name; returns y's "
+      "values",
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "run", 1, 1);
         const bool as_list = a.positional[0].kind == Value::list || a.positional[0].kind == Value::tuple;
@@ -309,7 +322,8 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
             p = st.last;
           } else {  // other outputs: compiled again, with the last compile's options (lr, recompute, wrt)
             CompileOptions opt = st.last ? st.last_options : CompileOptions{};
-            const bool kept = st.last && (opt.sgd_lr || opt.update || opt.recompute.kind != RecomputePolicy::none || !opt.wrt.empty());
+            const bool kept = st.last && (opt.sgd_lr || opt.update || opt.recompute.kind != RecomputePolicy::none ||
+                                          !opt.wrt.empty());
             opt.fetch = fetch;
             p = compile_for(in, opt);
             if (kept) in.out() << "compiled again for these outputs, with the options of the last compile()\n";
@@ -337,22 +351,26 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "program_info", 1, 1);
         if (!in.statics->last) in.fail(a.pos, "program_info(): nothing compiled yet", "compile(loss) first");
-        if (a.positional[0].kind != Value::string) in.fail(a.pos, "program_info(): the key is a string", "program_info(\"nodes\")");
+        if (a.positional[0].kind != Value::string)
+          in.fail(a.pos, "program_info(): the key is a string", "program_info(\"nodes\")");
         return Value::Real(program_info(*in.statics->last, a.positional[0].s, in, a.pos));
       });
 }
 
 void install_static_commands(Interpreter& in) {
-  in.add_command({"mode", "[static|dynamic]", "static: statements build a graph that compile/run execute; dynamic: run at once",
+  in.add_command({"mode", "[static|dynamic]",
+                  "static: statements build a graph that compile/run execute; dynamic: run at once",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
                     const std::string a = trim(args);
                     if (a.empty()) {
                       out << (in.ws().static_mode() ? "static" : "dynamic") << "\n";
                       return;
                     }
-                    if (a != "static" && a != "dynamic") throw Error(":mode takes static or dynamic", "e.g. :mode static");
+                    if (a != "static" && a != "dynamic")
+                      throw Error(":mode takes static or dynamic", "e.g. :mode static");
                     in.ws().set_static_mode(a == "static");
-                    out << (a == "static" ? "static mode: statements build the graph (shapes checked now); compile(y) and run(y, x=...) execute it\n"
+                    out << (a == "static" ? "static mode: statements build the graph (shapes checked now); compile(y) "
+                                            "and run(y, x=...) execute it\n"
                                           : "dynamic mode: every statement runs at once\n");
                   }});
   in.add_command({"passes", "[on|off NAME...]", "the compiler's passes, and switching them on or off",
@@ -361,7 +379,8 @@ void install_static_commands(Interpreter& in) {
                     std::string verb, name;
                     is >> verb;
                     if (!verb.empty()) {
-                      if (verb != "on" && verb != "off") throw Error(":passes takes on or off and pass names", "e.g. :passes off fuse_elementwise");
+                      if (verb != "on" && verb != "off")
+                        throw Error(":passes takes on or off and pass names", "e.g. :passes off fuse_elementwise");
                       std::vector<std::string> names;
                       for (auto& p : all_passes()) names.push_back(p.name);
                       bool any = false;
@@ -380,7 +399,8 @@ void install_static_commands(Interpreter& in) {
                             if (near.empty() && name.size() >= 3 &&
                                 (n.find(name.substr(0, 3)) != std::string::npos || n.find(name) != std::string::npos))
                               near = n;
-                          throw Error("no pass named '" + name + "'", near.empty() ? "see :passes" : "did you mean '" + near + "'?");
+                          throw Error("no pass named '" + name + "'",
+                                      near.empty() ? "see :passes" : "did you mean '" + near + "'?");
                         }
                         if (verb == "off") in.statics->disabled.insert(name);
                         else in.statics->disabled.erase(name);
@@ -389,44 +409,48 @@ void install_static_commands(Interpreter& in) {
                     }
                     for (auto& p : all_passes()) {
                       char line[256];
-                      std::snprintf(line, sizeof line, "  %-18s %-4s %s\n", p.name, in.statics->disabled.count(p.name) ? "off" : "on", p.doc);
+                      std::snprintf(line, sizeof line, "  %-18s %-4s %s\n", p.name,
+                                    in.statics->disabled.count(p.name) ? "off" : "on", p.doc);
                       out << line;
                     }
                   }});
-  in.add_command({"compile", "[nodes]", "the last compiled program, compiled again with the current passes: a table per pass (nodes: its schedule)",
-                  [](Interpreter& in, const std::string& args, std::ostream& out) {
-                    StaticState& st = *in.statics;
-                    if (!st.last) throw Error("nothing compiled yet", "in static mode: compile(loss)");
-                    for (int v : st.last_options.fetch)
-                      if (!in.ws().graph().has_value(v))
-                        throw Error("the compiled program's graph was cleared by :reset", "build it again and compile(loss)");
-                    auto p = compile_for(in, st.last_options);
-                    if (trim(args) == "nodes") {
-                      const Graph& g = p->graph;
-                      for (size_t pos = 0; pos < p->schedule.size(); ++pos) {
-                        const Node& n = g.node(p->schedule[pos]);
-                        std::string outs;
-                        for (int v : n.outputs) {
-                          const ValueInfo& vi = g.value(v);
-                          outs += (outs.empty() ? "" : ", ") + (vi.name.empty() ? "%" + std::to_string(v) : vi.name) + shape_str(vi.meta.shape);
-                          if (auto b = p->plan.buffer_of.find(v); b != p->plan.buffer_of.end())
-                            outs += " [buffer " + std::to_string(b->second) + (p->plan.in_place.count(v) ? ", in place]" : "]");
-                        }
-                        char line[512];
-                        std::snprintf(line, sizeof line, "%4zu  %-8s #%-4d %s = %s\n", pos, phase_name(n.phase), n.id,
-                                      outs.c_str(), n.label().c_str());
-                        out << line;
-                      }
-                      if (p->plan.enabled) {
-                        out << "buffers:";
-                        for (size_t b = 0; b < p->plan.buffer_bytes.size(); ++b)
-                          out << (b ? ", " : " ") << b << ": " << bytes_str(p->plan.buffer_bytes[b]);
-                        out << " (" << bytes_str(p->plan.planned_bytes) << ")\n";
-                      }
-                      return;
-                    }
-                    print_compile_table(*p, out);
-                  }});
+  in.add_command(
+      {"compile", "[nodes]",
+       "the last compiled program, compiled again with the current passes: a table per pass (nodes: its schedule)",
+       [](Interpreter& in, const std::string& args, std::ostream& out) {
+         StaticState& st = *in.statics;
+         if (!st.last) throw Error("nothing compiled yet", "in static mode: compile(loss)");
+         for (int v : st.last_options.fetch)
+           if (!in.ws().graph().has_value(v))
+             throw Error("the compiled program's graph was cleared by :reset", "build it again and compile(loss)");
+         auto p = compile_for(in, st.last_options);
+         if (trim(args) == "nodes") {
+           const Graph& g = p->graph;
+           for (size_t pos = 0; pos < p->schedule.size(); ++pos) {
+             const Node& n = g.node(p->schedule[pos]);
+             std::string outs;
+             for (int v : n.outputs) {
+               const ValueInfo& vi = g.value(v);
+               outs += (outs.empty() ? "" : ", ") + (vi.name.empty() ? "%" + std::to_string(v) : vi.name) +
+                       shape_str(vi.meta.shape);
+               if (auto b = p->plan.buffer_of.find(v); b != p->plan.buffer_of.end())
+                 outs += " [buffer " + std::to_string(b->second) + (p->plan.in_place.count(v) ? ", in place]" : "]");
+             }
+             char line[512];
+             std::snprintf(line, sizeof line, "%4zu  %-8s #%-4d %s = %s\n", pos, phase_name(n.phase), n.id,
+                           outs.c_str(), n.label().c_str());
+             out << line;
+           }
+           if (p->plan.enabled) {
+             out << "buffers:";
+             for (size_t b = 0; b < p->plan.buffer_bytes.size(); ++b)
+               out << (b ? ", " : " ") << b << ": " << bytes_str(p->plan.buffer_bytes[b]);
+             out << " (" << bytes_str(p->plan.planned_bytes) << ")\n";
+           }
+           return;
+         }
+         print_compile_table(*p, out);
+       }});
 }
 
 }  // namespace opscope::lang

@@ -16,11 +16,11 @@ class Interpreter;
 struct Builtin;
 
 struct StaticState {
-  std::set<std::string> disabled;              // passes switched off with :passes off NAME
-  CompileOptions last_options;                 // of the last compile (fetch ids are the workspace's)
-  std::shared_ptr<const Program> last;         // the last compiled program
-  std::unique_ptr<ProgramRun> run;             // a run being stepped: run(..., step=True) or :replay
-  std::string run_kind;                        // "program" or "replay"
+  std::set<std::string> disabled;  // passes switched off with :passes off NAME
+  CompileOptions last_options;  // of the last compile (fetch ids are the workspace's)
+  std::shared_ptr<const Program> last;  // the last compiled program
+  std::unique_ptr<ProgramRun> run;  // a run being stepped: run(..., step=True) or :replay
+  std::string run_kind;  // "program" or "replay"
   // @static functions: compiled once per function and argument shapes.
   struct Traced {
     std::shared_ptr<const Program> program;

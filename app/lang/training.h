@@ -20,7 +20,7 @@ struct Builtin;
 void use_optimizer(Interpreter& in, const Value& opt, Pos p, CompileOptions& out);
 
 void install_optimizer_builtins(std::map<std::string, Builtin>& table);  // SGD, Adam, AdamW
-void install_data_builtins(std::map<std::string, Builtin>& table);       // load_idx, fashion_mnist, batches
-void install_model_builtins(std::map<std::string, Builtin>& table);      // parameters, log, accuracy
+void install_data_builtins(std::map<std::string, Builtin>& table);  // load_idx, fashion_mnist, batches
+void install_model_builtins(std::map<std::string, Builtin>& table);  // parameters, log, accuracy
 
 }  // namespace opscope::lang

@@ -15,7 +15,7 @@ namespace opscope::lang {
 struct OpTrace {
   std::shared_ptr<const NodeBody> body;
   std::vector<TensorMeta> outputs;  // returned tensors, then the saved intermediates (hidden)
-  Cost cost;                        // the sum of the body's costs
+  Cost cost;  // the sum of the body's costs
 };
 
 struct UserOp {
@@ -23,20 +23,20 @@ struct UserOp {
   bool is_backward = false;
   std::shared_ptr<Function> fn;
   Pos pos;
-  std::string origin;                      // "@op at FILE:LINE"
-  std::string where;                       // "FILE:LINE"
+  std::string origin;  // "@op at FILE:LINE"
+  std::string where;  // "FILE:LINE"
   std::vector<std::string> tensor_params;  // the inputs, in order
-  std::vector<std::string> attr_params;    // the attributes, in order
-  UserOps* owner = nullptr;                // null once its session ended
-  OpDef* def = nullptr;                    // as registered
-  std::shared_ptr<UserOp> backward;        // forward ops: set by @name.backward
-  std::weak_ptr<UserOp> forward;           // backward ops: the op they differentiate
+  std::vector<std::string> attr_params;  // the attributes, in order
+  UserOps* owner = nullptr;  // null once its session ended
+  OpDef* def = nullptr;  // as registered
+  std::shared_ptr<UserOp> backward;  // forward ops: set by @name.backward
+  std::weak_ptr<UserOp> forward;  // backward ops: the op they differentiate
 
   // What every call returns and saves, fixed by the first trace (so OpDef::saves and the
   // outputs are the op's, not one call's).
   struct Layout {
     bool known = false;
-    int returned = 0;                      // forward: outputs; backward: gradients, None included
+    int returned = 0;  // forward: outputs; backward: gradients, None included
     // Forward: each saved tensor is an input, one of the returned outputs, or computed in the
     // body (then a hidden output of the node, saved for backward).
     struct Saved {
@@ -46,7 +46,7 @@ struct UserOp {
     };
     std::vector<Saved> saved;
     std::vector<std::string> saved_names;  // forward: the saved tensors' names in the body
-    std::vector<int> grad_of;              // backward: output k is the gradient of input grad_of[k]
+    std::vector<int> grad_of;  // backward: output k is the gradient of input grad_of[k]
   } layout;
 
   // From the source, before any call: save()'s argument names when the body calls it once

@@ -83,7 +83,8 @@ UserOp::Layout layout_of(const std::vector<Value>& returned, const UserOps::Fram
     for (size_t i = 0; i < placeholders.size(); ++i)
       if (placeholders[i].impl() == t) slot = {UserOp::Layout::Saved::input, static_cast<int>(i)};
     for (size_t i = 0; i < returned.size() && slot.index < 0; ++i)  // a returned output is saved as itself, not twice
-      if (returned[i].kind == Value::tensor && returned[i].t.impl() == t) slot = {UserOp::Layout::Saved::output, static_cast<int>(i)};
+      if (returned[i].kind == Value::tensor && returned[i].t.impl() == t)
+        slot = {UserOp::Layout::Saved::output, static_cast<int>(i)};
     if (slot.index < 0) slot.index = hidden++;
     L.saved.push_back(slot);
     L.saved_names.push_back(frame.saved_names[k]);
@@ -112,7 +113,8 @@ void adopt_layout(UserOp& u, const UserOp::Layout& L) {
   d.hidden_outputs = u.is_backward ? 0 : hidden;
   d.num_outputs = u.is_backward ? static_cast<int>(L.grad_of.size()) : L.returned + hidden;
   d.output_names.clear();
-  for (int i = 0; i < L.returned; ++i) d.output_names.push_back(L.returned == 1 ? "output" : "output " + std::to_string(i));
+  for (int i = 0; i < L.returned; ++i)
+    d.output_names.push_back(L.returned == 1 ? "output" : "output " + std::to_string(i));
   for (size_t k = 0; k < L.saved.size(); ++k)
     if (L.saved[k].kind == UserOp::Layout::Saved::computed) d.output_names.push_back(L.saved_names[k]);
 }
@@ -153,7 +155,8 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
       args.positional.push_back(Value::Tensor_(t));
       args.positions.push_back(u.pos);
     }
-    for (size_t j = 0; j < u.attr_params.size(); ++j) args.keyword.emplace_back(u.attr_params[j], attr_value(attrs.values().at(j)));
+    for (size_t j = 0; j < u.attr_params.size(); ++j)
+      args.keyword.emplace_back(u.attr_params[j], attr_value(attrs.values().at(j)));
     Value result;
     const std::string scope = ws.scope().empty() ? u.fn->name : ws.scope() + "/" + u.fn->name;
     try {
@@ -166,29 +169,38 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
       fail_at_def(u, u.name + "(" + traced_for(u, in, attrs) + "): " + e.what(), e.hint());
     }
     const UserOps::Frame& frame = ops.stack().back();
-    std::vector<Value> returned = result.kind == Value::tuple || result.kind == Value::list ? *result.items : std::vector<Value>{result};
+    std::vector<Value> returned =
+        result.kind == Value::tuple || result.kind == Value::list ? *result.items : std::vector<Value>{result};
     if (u.is_backward) {
       const auto fwd = u.forward.lock();
       const size_t want = fwd ? fwd->tensor_params.size() : returned.size();
       if (returned.size() != want)
-        fail_at_def(u, u.name + " returned " + std::to_string(returned.size()) + " gradient" + (returned.size() == 1 ? "" : "s") +
-                           " but " + (fwd ? fwd->name : std::string("its op")) + " has " + std::to_string(want) + " tensor input" +
-                           (want == 1 ? "" : "s") + (fwd ? " (" + [&] {
-                             std::string s;
-                             for (auto& p : fwd->tensor_params) s += (s.empty() ? "" : ", ") + p;
-                             return s;
-                           }() + ")" : std::string()),
+        fail_at_def(u,
+                    u.name + " returned " + std::to_string(returned.size()) + " gradient" +
+                        (returned.size() == 1 ? "" : "s") + " but " + (fwd ? fwd->name : std::string("its op")) +
+                        " has " + std::to_string(want) + " tensor input" + (want == 1 ? "" : "s") +
+                        (fwd ? " (" +
+                                   [&] {
+                                     std::string s;
+                                     for (auto& p : fwd->tensor_params) s += (s.empty() ? "" : ", ") + p;
+                                     return s;
+                                   }() +
+                                   ")"
+                             : std::string()),
                     "return one gradient per tensor input, in order, and None for an input that gets none");
     }
     for (size_t k = 0; k < returned.size(); ++k) {
       const Value& r = returned[k];
       if (r.kind == Value::tensor) continue;
       if (u.is_backward && r.kind == Value::none) continue;
-      fail_at_def(u, u.name + " returned " + (returned.size() > 1 ? "as its value " + std::to_string(k + 1) + " " : "") + "a " +
-                         kind_name(r) + ", not a tensor",
-                  r.kind == Value::none ? "did its body forget to return?" : "an op returns tensors: wrap a number with tensor(...)");
+      fail_at_def(u,
+                  u.name + " returned " + (returned.size() > 1 ? "as its value " + std::to_string(k + 1) + " " : "") +
+                      "a " + kind_name(r) + ", not a tensor",
+                  r.kind == Value::none ? "did its body forget to return?"
+                                        : "an op returns tensors: wrap a number with tensor(...)");
     }
-    if (u.is_backward && std::none_of(returned.begin(), returned.end(), [](const Value& r) { return r.kind == Value::tensor; }))
+    if (u.is_backward &&
+        std::none_of(returned.begin(), returned.end(), [](const Value& r) { return r.kind == Value::tensor; }))
       fail_at_def(u, u.name + " returned no gradient at all", "return a gradient for at least one tensor input");
     const UserOp::Layout L = layout_of(returned, frame, placeholders);
     if (!u.layout.known) {
@@ -202,9 +214,10 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
       });
       adopt_layout(u, L);
     } else if (L.returned != u.layout.returned || L.saved != u.layout.saved || L.grad_of != u.layout.grad_of) {
-      fail_at_def(u, u.name + "(" + traced_for(u, in, attrs) + ") returns " + std::to_string(L.returned) + " and saves " +
-                         saves_str(L) + ", but its first call returned " + std::to_string(u.layout.returned) + " and saved " +
-                         saves_str(u.layout),
+      fail_at_def(u,
+                  u.name + "(" + traced_for(u, in, attrs) + ") returns " + std::to_string(L.returned) + " and saves " +
+                      saves_str(L) + ", but its first call returned " + std::to_string(u.layout.returned) +
+                      " and saved " + saves_str(u.layout),
                   "an @op returns and saves the same tensors in every call (shapes may differ)");
     }
     for (auto& r : returned)
@@ -222,8 +235,9 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
       const int v = body->outputs[k];
       if (!graph.value(v).name.empty() || graph.value(v).producer < 0) continue;
       const size_t slot = static_cast<size_t>(L.grad_of[k]);
-      graph.name_value(v, u.is_backward && fwd ? "d" + fwd->tensor_params.at(slot)
-                          : returned.size() == 1 ? std::string("out") : "out" + std::to_string(slot));
+      graph.name_value(v, u.is_backward && fwd   ? "d" + fwd->tensor_params.at(slot)
+                          : returned.size() == 1 ? std::string("out")
+                                                 : "out" + std::to_string(slot));
     }
     // The body's own constants stay with it (literals, factories); nothing else is held.
     for (size_t v = 0; v < graph.num_values(); ++v) {
@@ -249,8 +263,8 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
 // --- the hooks --------------------------------------------------------------------------------
 
 void UserOps::check_builtin(const Builtin& b, Pos p) const {
-  static const std::set<std::string> allowed = {"tensor", "zeros", "ones", "full", "arange", "eye",
-                                                "len", "range", "float", "int", "str", "save"};
+  static const std::set<std::string> allowed = {"tensor", "zeros", "ones",  "full", "arange", "eye",
+                                                "len",    "range", "float", "int",  "str",    "save"};
   if (allowed.count(b.name)) return;
   // A builtin named like an operator (log(x) is ln, log("loss", v) a metric) is that operator
   // on tensors: `opscope ops` lists it, so a body may use it.
@@ -259,20 +273,25 @@ void UserOps::check_builtin(const Builtin& b, Pos p) const {
   std::string why = b.name == "randn" || b.name == "rand" || b.name == "seed"
                         ? "its body is traced once, so every call would get the same numbers"
                     : b.name == "print" ? "its body runs once, when it is traced, not at every call"
-                    : b.name == "item" || b.name == "detach" ? "its body is traced with shapes only, and nothing in it is differentiated"
-                                                             : "its body is a kernel of operators, traced once per input shapes";
+                    : b.name == "item" || b.name == "detach"
+                        ? "its body is traced with shapes only, and nothing in it is differentiated"
+                        : "its body is a kernel of operators, traced once per input shapes";
   in_.fail(p, b.name + "() cannot be called in the body of @op " + op + ": " + why,
-           "a body uses operators, tensor factories (zeros, ones, full, arange, eye, tensor), len, range, float, int, str and save");
+           "a body uses operators, tensor factories (zeros, ones, full, arange, eye, tensor), len, range, float, int, "
+           "str and save");
 }
 
 void UserOps::check_global(const std::string& name, const Value& v, Pos p) const {
-  const bool holds_tensor = v.kind == Value::tensor || ((v.kind == Value::list || v.kind == Value::tuple) &&
-                                                        std::any_of(v.items->begin(), v.items->end(),
-                                                                    [](const Value& x) { return x.kind == Value::tensor; }));
+  const bool holds_tensor =
+      v.kind == Value::tensor ||
+      ((v.kind == Value::list || v.kind == Value::tuple) &&
+       std::any_of(v.items->begin(), v.items->end(), [](const Value& x) { return x.kind == Value::tensor; }));
   if (!holds_tensor) return;
   if (!in_.frames_.empty() && in_.frames_.back().count(name)) return;
   const std::string op = stack_.back().op->name;
-  in_.fail(p, "the body of @op " + op + " reads the global " + (v.kind == Value::tensor ? "tensor" : "list of tensors") + " '" + name + "'",
+  in_.fail(p,
+           "the body of @op " + op + " reads the global " + (v.kind == Value::tensor ? "tensor" : "list of tensors") +
+               " '" + name + "'",
            "an op sees only its inputs and attributes: pass " + name + " as a parameter of " + op);
 }
 
@@ -294,7 +313,8 @@ bool UserOps::in_body_save(CallArgs& a) {
   if (f.op->is_backward)
     in_.fail(a.pos, "save() in " + op + ": a backward saves nothing", "what it needs arrives as its parameters");
   if (f.save_called)
-    in_.fail(a.pos, "save() is called twice in the body of " + op, "save every tensor backward needs in one call: save(x, s)");
+    in_.fail(a.pos, "save() is called twice in the body of " + op,
+             "save every tensor backward needs in one call: save(x, s)");
   if (!a.keyword.empty()) in_.fail(a.pos, "save() takes tensors, not keywords");
   if (a.positional.empty()) in_.fail(a.pos, "save() needs the tensors to keep for backward", "e.g. save(x, s)");
   for (size_t i = 0; i < a.positional.size(); ++i) {
@@ -317,16 +337,15 @@ bool UserOps::in_body_save(CallArgs& a) {
 
 void install_user_op_builtins(std::map<std::string, Builtin>& table) {
   const Builtin npy = table.at("save");
-  table["save"] = Builtin{
-      "save", "save(path, x), or save(*tensors) in an @op's body",
-      "writes x to a NumPy .npy file; in an @op's body, keeps the tensors its backward receives",
-      [npy](Interpreter& in, CallArgs& a) {
-        if (in.user_ops().in_body_save(a)) return Value::None();
-        if (!a.positional.empty() && a.positional[0].kind == Value::tensor)
-          in.fail(a.pos, "save(x, ...) keeps tensors for backward, and only in the body of an @op",
-                  "to write a .npy file: save(\"x.npy\", x)");
-        return npy.fn(in, a);
-      }};
+  table["save"] = Builtin{"save", "save(path, x), or save(*tensors) in an @op's body",
+                          "writes x to a NumPy .npy file; in an @op's body, keeps the tensors its backward receives",
+                          [npy](Interpreter& in, CallArgs& a) {
+                            if (in.user_ops().in_body_save(a)) return Value::None();
+                            if (!a.positional.empty() && a.positional[0].kind == Value::tensor)
+                              in.fail(a.pos, "save(x, ...) keeps tensors for backward, and only in the body of an @op",
+                                      "to write a .npy file: save(\"x.npy\", x)");
+                            return npy.fn(in, a);
+                          }};
 }
 
 }  // namespace opscope::lang

@@ -28,8 +28,7 @@ std::string join(const std::vector<std::string>& v, const std::string& sep = ", 
 
 // --- reading the source of a definition -------------------------------------------------------
 
-template <class F>
-void each_expr(const Expr& e, F& f) {
+template <class F> void each_expr(const Expr& e, F& f) {
   f(e);
   for (auto& x : e.items)
     if (x) each_expr(*x, f);
@@ -38,8 +37,7 @@ void each_expr(const Expr& e, F& f) {
 }
 
 // Every statement (nested blocks too) and every expression in `b`.
-template <class S, class F>
-void each_stmt(const Block& b, S& on_stmt, F& on_expr) {
+template <class S, class F> void each_stmt(const Block& b, S& on_stmt, F& on_expr) {
   for (auto& s : b) {
     on_stmt(*s);
     for (auto& t : s->targets) each_expr(*t, on_expr);
@@ -52,9 +50,9 @@ void each_stmt(const Block& b, S& on_stmt, F& on_expr) {
 
 struct SourceFacts {
   std::vector<const Expr*> save_calls;
-  std::vector<int> return_arity;              // per return statement
-  std::set<std::string> assigned;             // names assigned in the body (params not included)
-  std::vector<const Expr*> reads;             // every name read
+  std::vector<int> return_arity;  // per return statement
+  std::set<std::string> assigned;  // names assigned in the body (params not included)
+  std::vector<const Expr*> reads;  // every name read
 };
 
 void collect_targets(const Expr& t, std::set<std::string>& out) {
@@ -66,14 +64,18 @@ void collect_targets(const Expr& t, std::set<std::string>& out) {
 SourceFacts read_source(const Block& body) {
   SourceFacts f;
   auto on_stmt = [&](const Stmt& s) {
-    if (s.kind == Stmt::ret) f.return_arity.push_back(!s.value ? 0 : s.value->kind == Expr::tuple ? static_cast<int>(s.value->items.size()) : 1);
+    if (s.kind == Stmt::ret)
+      f.return_arity.push_back(!s.value                       ? 0
+                               : s.value->kind == Expr::tuple ? static_cast<int>(s.value->items.size())
+                                                              : 1);
     if (s.kind == Stmt::assign || s.kind == Stmt::aug_assign)
       for (auto& t : s.targets) collect_targets(*t, f.assigned);
     if (s.kind == Stmt::for_) f.assigned.insert(s.text);
   };
   auto on_expr = [&](const Expr& e) {
     if (e.kind == Expr::name) f.reads.push_back(&e);
-    if (e.kind == Expr::call && e.items[0]->kind == Expr::name && e.items[0]->text == "save") f.save_calls.push_back(&e);
+    if (e.kind == Expr::call && e.items[0]->kind == Expr::name && e.items[0]->text == "save")
+      f.save_calls.push_back(&e);
   };
   each_stmt(body, on_stmt, on_expr);
   return f;
@@ -97,13 +99,17 @@ AttrSpec attr_from_default(Interpreter& in, const std::string& op, const Param& 
     case Value::tuple: {
       std::vector<int64_t> ints;
       for (auto& x : *v.items) {
-        if (x.kind != Value::integer) in.fail(p.pos, "@op " + op + ": attribute '" + p.name + "' has a list default with a " + kind_name(x), "a list attribute holds integers, e.g. axes=[0, 1]");
+        if (x.kind != Value::integer)
+          in.fail(p.pos, "@op " + op + ": attribute '" + p.name + "' has a list default with a " + kind_name(x),
+                  "a list attribute holds integers, e.g. axes=[0, 1]");
         ints.push_back(x.i);
       }
       return make_attr(p.name, AttrType::int_list, ints, "");
     }
     default:
-      in.fail(p.pos, "@op " + op + ": the default of '" + p.name + "' is a " + kind_name(v) + "; a parameter with a default is an attribute",
+      in.fail(p.pos,
+              "@op " + op + ": the default of '" + p.name + "' is a " + kind_name(v) +
+                  "; a parameter with a default is an attribute",
               "attributes are int, float, bool, str or a list of ints; tensor inputs have no default");
   }
 }
@@ -134,7 +140,8 @@ std::string how_to_add_backward(const UserOp& u) {
 
 std::vector<Val> call_hand_written_backward(const std::shared_ptr<UserOp>& u, GradCtx& ctx) {
   const std::shared_ptr<UserOp> bw = u->backward;
-  if (!bw) throw Error(u->name + " is an @op without a backward, so no gradient can flow through it", how_to_add_backward(*u));
+  if (!bw)
+    throw Error(u->name + " is an @op without a backward, so no gradient can flow through it", how_to_add_backward(*u));
   check_backward_arity(*u, *bw);
   std::vector<Val> ins;
   for (int i = 0; i < u->layout.returned; ++i) ins.push_back(ctx.grad_output(static_cast<size_t>(i)));
@@ -150,13 +157,15 @@ std::vector<Val> call_hand_written_backward(const std::shared_ptr<UserOp>& u, Gr
     const TensorMeta& want = ctx.input_meta(i);
     const std::string input = "'" + u->tensor_params[i] + "'";
     if (outs[k].shape() != want.shape)
-      throw Error(bw->name + " returned a gradient of shape " + shape_str(outs[k].shape()) + " for " + input + " of " + u->name +
-                      ", which has shape " + shape_str(want.shape),
-                  "a gradient has the shape of its input; reduce a broadcast one, e.g. sum_to(d, shape=" + shape_str(want.shape) + ")");
+      throw Error(bw->name + " returned a gradient of shape " + shape_str(outs[k].shape()) + " for " + input + " of " +
+                      u->name + ", which has shape " + shape_str(want.shape),
+                  "a gradient has the shape of its input; reduce a broadcast one, e.g. sum_to(d, shape=" +
+                      shape_str(want.shape) + ")");
     if (outs[k].dtype() != want.dtype)
-      throw Error(bw->name + " returned a " + dtype_name(outs[k].dtype()) + " gradient for " + input + " of " + u->name +
-                      ", which is " + dtype_name(want.dtype),
-                  "compute the gradient in the input's dtype (cast(d, dtype=\"" + std::string(dtype_name(want.dtype)) + "\"))");
+      throw Error(bw->name + " returned a " + dtype_name(outs[k].dtype()) + " gradient for " + input + " of " +
+                      u->name + ", which is " + dtype_name(want.dtype),
+                  "compute the gradient in the input's dtype (cast(d, dtype=\"" + std::string(dtype_name(want.dtype)) +
+                      "\"))");
     grads[i] = outs[k];
   }
   return grads;
@@ -220,8 +229,9 @@ void check_backward_arity(const UserOp& fwd, const UserOp& bwd) {
                   std::to_string(fwd.layout.returned) + " output gradient" + (fwd.layout.returned == 1 ? "" : "s") +
                   ", then the " + std::to_string(saved) + " tensor" + (saved == 1 ? "" : "s") + " it saves" +
                   (saved ? " (" + join(fwd.layout.saved_names) + ")" : ""),
-              bwd.tensor_params.size() > want ? "a backward reads only what its forward saves: add it to save(...) in " + fwd.name
-                                              : "each saved tensor is there for backward: take it as a parameter, or do not save it");
+              bwd.tensor_params.size() > want
+                  ? "a backward reads only what its forward saves: add it to save(...) in " + fwd.name
+                  : "each saved tensor is there for backward: take it as a parameter, or do not save it");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -260,9 +270,11 @@ std::string UserOps::describe(const OpDef& op) const {
     if (u->layout.known) {
       std::vector<std::string> saved;
       for (size_t k = 0; k < u->layout.saved_names.size(); ++k)
-        saved.push_back(u->layout.saved_names[k] + (u->layout.saved[k].kind == UserOp::Layout::Saved::input    ? " (an input: stays an input)"
-                                                    : u->layout.saved[k].kind == UserOp::Layout::Saved::output ? " (an output: saved as itself)"
-                                                                                                               : " (computed: saved for backward)"));
+        saved.push_back(u->layout.saved_names[k] + (u->layout.saved[k].kind == UserOp::Layout::Saved::input
+                                                        ? " (an input: stays an input)"
+                                                    : u->layout.saved[k].kind == UserOp::Layout::Saved::output
+                                                        ? " (an output: saved as itself)"
+                                                        : " (computed: saved for backward)"));
       s += "  save(): " + (saved.empty() ? std::string("nothing") : join(saved)) + "\n";
     } else if (u->static_saves_known) {
       s += "  save(): " + (u->static_saves.empty() ? std::string("nothing") : join(u->static_saves)) + "\n";
@@ -291,9 +303,11 @@ bool UserOps::define(const Stmt& s, const std::shared_ptr<Function>& f) {
   }
   if (!forward && target.empty()) return false;
   if (s.decorators.size() > 1)
-    in_.fail(s.pos, "@" + s.decorators[0] + " cannot be combined with other decorators", "put @op (or @NAME.backward) alone above the def");
+    in_.fail(s.pos, "@" + s.decorators[0] + " cannot be combined with other decorators",
+             "put @op (or @NAME.backward) alone above the def");
   if (tracing() || !in_.frames_.empty())
-    in_.fail(s.pos, "an @op is defined at the top level of a program, not inside a function", "move the @op definition out of the def");
+    in_.fail(s.pos, "an @op is defined at the top level of a program, not inside a function",
+             "move the @op definition out of the def");
   if (forward) define_forward(s, f);
   else define_backward(s, f, target);
   return true;
@@ -310,7 +324,8 @@ void UserOps::define_forward(const Stmt& s, const std::shared_ptr<Function>& f) 
   std::vector<AttrSpec> attrs;
   for (size_t i = 0; i < s.params.size(); ++i) {
     const Param& p = s.params[i];
-    if (p.name == "algo") in_.fail(p.pos, "'algo' is the algorithm keyword of every op call; an @op cannot take it as a parameter");
+    if (p.name == "algo")
+      in_.fail(p.pos, "'algo' is the algorithm keyword of every op call; an @op cannot take it as a parameter");
     if (!f->defaults[i]) u->tensor_params.push_back(p.name);
     else {
       attrs.push_back(attr_from_default(in_, u->name, p, *f->defaults[i]));
@@ -318,7 +333,8 @@ void UserOps::define_forward(const Stmt& s, const std::shared_ptr<Function>& f) 
     }
   }
   if (u->tensor_params.empty())
-    in_.fail(s.pos, "@op " + u->name + " has no tensor input", "its inputs are the parameters without a default: def " + u->name + "(x, beta=1.0)");
+    in_.fail(s.pos, "@op " + u->name + " has no tensor input",
+             "its inputs are the parameters without a default: def " + u->name + "(x, beta=1.0)");
   const SourceFacts facts = read_source(s.body);
   if (facts.save_calls.size() == 1) {
     u->static_saves_known = true;
@@ -328,13 +344,18 @@ void UserOps::define_forward(const Stmt& s, const std::shared_ptr<Function>& f) 
   } else {
     u->static_saves_known = facts.save_calls.empty();
   }
-  if (!facts.return_arity.empty() &&
-      std::all_of(facts.return_arity.begin(), facts.return_arity.end(), [&](int n) { return n == facts.return_arity[0]; }))
+  if (!facts.return_arity.empty() && std::all_of(facts.return_arity.begin(), facts.return_arity.end(),
+                                                 [&](int n) { return n == facts.return_arity[0]; }))
     u->static_returns = facts.return_arity[0];
   if (u->static_returns == 0 || facts.return_arity.empty())
     in_.fail(s.pos, "@op " + u->name + " returns nothing", "return its output tensor(s): return x * s");
   std::string doc = docstring(s.body);
-  install(u, make_def(u, doc.empty() ? "a user-defined operator (a docstring as its first line would say what it computes)" : doc, std::move(attrs)), s.pos);
+  install(u,
+          make_def(u,
+                   doc.empty() ? "a user-defined operator (a docstring as its first line would say what it computes)"
+                               : doc,
+                   std::move(attrs)),
+          s.pos);
   Value v;
   v.kind = Value::op_ref;
   v.op = u->def;
@@ -359,13 +380,16 @@ void UserOps::define_backward(const Stmt& s, const std::shared_ptr<Function>& f,
     if (u->def == def) fwd = u;
   if (!fwd) {
     if (def->builtin())
-      in_.fail(s.pos, "'" + target + "' is a built-in operator: its backward is part of opscope (:doc " + target + " shows it)",
+      in_.fail(s.pos,
+               "'" + target + "' is a built-in operator: its backward is part of opscope (:doc " + target +
+                   " shows it)",
                "to write your own, define an @op under another name: @op def my_" + target + "(...)");
     in_.fail(s.pos, "'" + target + "' comes from " + def->origin + ", not from an @op of this session");
   }
   if (fwd->is_backward) in_.fail(s.pos, "'" + target + "' is itself the backward of " + fwd->forward.lock()->name);
   if (fwd->backward)
-    in_.fail(s.pos, target + " already has a backward (" + fwd->backward->name + ", defined at " + fwd->backward->where + ")",
+    in_.fail(s.pos,
+             target + " already has a backward (" + fwd->backward->name + ", defined at " + fwd->backward->where + ")",
              "to change it, define " + target + " again with @op (that drops its backward), then write the new one");
   auto u = std::make_shared<UserOp>();
   u->name = f->name;
@@ -386,7 +410,8 @@ void UserOps::define_backward(const Stmt& s, const std::shared_ptr<Function>& f,
     const auto it = std::find(fwd->attr_params.begin(), fwd->attr_params.end(), p.name);
     if (it == fwd->attr_params.end())
       in_.fail(p.pos, u->name + "'s attribute '" + p.name + "' is not an attribute of " + target,
-               fwd->attr_params.empty() ? target + " has no attributes" : "the attributes of " + target + ": " + join(fwd->attr_params));
+               fwd->attr_params.empty() ? target + " has no attributes"
+                                        : "the attributes of " + target + ": " + join(fwd->attr_params));
     AttrSpec a = fwd->def->attrs[static_cast<size_t>(it - fwd->attr_params.begin())];
     attrs.push_back(std::move(a));
     u->attr_params.push_back(p.name);
@@ -411,7 +436,8 @@ void UserOps::define_backward(const Stmt& s, const std::shared_ptr<Function>& f,
   if (outs > 0)  // a saved tensor the backward never reads costs memory for nothing
     for (size_t k = static_cast<size_t>(outs); k < u->tensor_params.size(); ++k) {
       const std::string& name = u->tensor_params[k];
-      const bool read = std::any_of(facts.reads.begin(), facts.reads.end(), [&](const Expr* e) { return e->text == name; });
+      const bool read =
+          std::any_of(facts.reads.begin(), facts.reads.end(), [&](const Expr* e) { return e->text == name; });
       if (!read)
         in_.fail(s.params[k].pos, target + " saves '" + name + "' for its backward, but " + u->name + " never reads it",
                  "save only what backward needs: a saved tensor holds its memory until backward has run");
@@ -421,10 +447,14 @@ void UserOps::define_backward(const Stmt& s, const std::shared_ptr<Function>& f,
   std::set<std::string> forward_locals = fwd_facts.assigned;
   forward_locals.insert(fwd->tensor_params.begin(), fwd->tensor_params.end());
   for (const Expr* e : facts.reads) {
-    const bool own = std::find(f->params.begin(), f->params.end(), e->text) != f->params.end() || facts.assigned.count(e->text);
+    const bool own =
+        std::find(f->params.begin(), f->params.end(), e->text) != f->params.end() || facts.assigned.count(e->text);
     if (own || !forward_locals.count(e->text) || in_.globals().count(e->text)) continue;
-    in_.fail(e->pos, u->name + " reads '" + e->text + "', a variable of " + target + "'s body that its backward does not receive",
-             "save it in " + target + " (save(..., " + e->text + ")) and take it as a parameter after the output gradients");
+    in_.fail(e->pos,
+             u->name + " reads '" + e->text + "', a variable of " + target +
+                 "'s body that its backward does not receive",
+             "save it in " + target + " (save(..., " + e->text +
+                 ")) and take it as a parameter after the output gradients");
   }
   std::string doc = docstring(s.body);
   install(u, make_def(u, doc.empty() ? "the hand-written backward of " + target : doc, std::move(attrs)), s.pos);
@@ -453,7 +483,9 @@ void UserOps::install(const std::shared_ptr<UserOp>& u, OpDef def, Pos p) {
     auto own = ops_.find(name);
     if (own == ops_.end() || own->second->def != existing) {
       if (existing->builtin())
-        in_.fail(p, "'" + name + "' is a built-in operator (" + existing->family + "); " + u->origin + " cannot replace it",
+        in_.fail(p,
+                 "'" + name + "' is a built-in operator (" + existing->family + "); " + u->origin +
+                     " cannot replace it",
                  "give your op another name, e.g. my_" + name);
       if (auto o = owners().find(name); o != owners().end() && o->second != this)
         in_.fail(p, "'" + name + "' is already an @op of another session (" + existing->origin + ")",
@@ -464,7 +496,8 @@ void UserOps::install(const std::shared_ptr<UserOp>& u, OpDef def, Pos p) {
     previous = own->second;
   }
   // A redefined forward drops its old backward, which differentiated the old body.
-  if (previous && previous->backward && find_own(previous->backward->name) == previous->backward.get()) uninstall(previous->backward->name);
+  if (previous && previous->backward && find_own(previous->backward->name) == previous->backward.get())
+    uninstall(previous->backward->name);
   OpDef& registered = existing ? reg.replace(std::move(def)) : reg.add(std::move(def));
   u->def = &registered;
   ops_[name] = u;

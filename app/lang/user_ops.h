@@ -68,8 +68,8 @@ class UserOps {
 
   Interpreter& in_;
   std::map<std::string, std::shared_ptr<UserOp>> ops_;  // this session's current definitions
-  std::vector<std::shared_ptr<UserOp>> all_;            // every definition made (told when the session ends)
-  std::vector<Frame> stack_;                            // bodies being traced, innermost last
+  std::vector<std::shared_ptr<UserOp>> all_;  // every definition made (told when the session ends)
+  std::vector<Frame> stack_;  // bodies being traced, innermost last
 };
 
 }  // namespace opscope::lang

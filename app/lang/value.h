@@ -36,7 +36,7 @@ struct CallArgs {
   std::vector<Value> positional;
   std::vector<std::pair<std::string, Value>> keyword;
   std::vector<Pos> positions;  // of positional args (for errors)
-  Pos pos;                     // of the call
+  Pos pos;  // of the call
 };
 
 struct Builtin {
@@ -52,8 +52,24 @@ struct Object : std::enable_shared_from_this<Object> {
 };
 
 struct Value {
-  enum Kind { none, boolean, integer, real, string, list, tuple, tensor, function, builtin_fn, op_ref, method,
-              dict, class_, instance, object };
+  enum Kind {
+    none,
+    boolean,
+    integer,
+    real,
+    string,
+    list,
+    tuple,
+    tensor,
+    function,
+    builtin_fn,
+    op_ref,
+    method,
+    dict,
+    class_,
+    instance,
+    object
+  };
   Kind kind = none;
   bool b = false;
   int64_t i = 0;
@@ -67,11 +83,36 @@ struct Value {
   std::shared_ptr<Object> obj;  // dict, class_, instance, object; a method's receiver when not a tensor or list
 
   static Value None() { return {}; }
-  static Value Bool(bool v) { Value x; x.kind = boolean; x.b = v; return x; }
-  static Value Int(int64_t v) { Value x; x.kind = integer; x.i = v; return x; }
-  static Value Real(double v) { Value x; x.kind = real; x.f = v; return x; }
-  static Value Str(std::string v) { Value x; x.kind = string; x.s = std::move(v); return x; }
-  static Value Tensor_(Tensor v) { Value x; x.kind = tensor; x.t = std::move(v); return x; }
+  static Value Bool(bool v) {
+    Value x;
+    x.kind = boolean;
+    x.b = v;
+    return x;
+  }
+  static Value Int(int64_t v) {
+    Value x;
+    x.kind = integer;
+    x.i = v;
+    return x;
+  }
+  static Value Real(double v) {
+    Value x;
+    x.kind = real;
+    x.f = v;
+    return x;
+  }
+  static Value Str(std::string v) {
+    Value x;
+    x.kind = string;
+    x.s = std::move(v);
+    return x;
+  }
+  static Value Tensor_(Tensor v) {
+    Value x;
+    x.kind = tensor;
+    x.t = std::move(v);
+    return x;
+  }
   static Value List(std::vector<Value> v, Kind k = list) {
     Value x;
     x.kind = k;
@@ -125,8 +166,8 @@ class NativeObject : public Object {
 };
 
 const char* kind_name(const Value& v);  // "int", "tensor", ...
-std::string repr(const Value& v);       // as the REPL echoes it
-std::string str(const Value& v);        // as print() shows it
+std::string repr(const Value& v);  // as the REPL echoes it
+std::string str(const Value& v);  // as print() shows it
 bool values_equal(const Value& a, const Value& b);
 
 }  // namespace opscope::lang

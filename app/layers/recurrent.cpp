@@ -37,7 +37,9 @@ class Builder {
  public:
   Builder(Workspace& ws, const RecurrentSpec& spec, int64_t hidden) : ws_(ws), spec_(spec), H_(hidden) {}
 
-  Tensor op(const char* name, const std::vector<Tensor>& ins, const AttrMap& attrs = {}) { return ws_.call(name, ins, attrs); }
+  Tensor op(const char* name, const std::vector<Tensor>& ins, const AttrMap& attrs = {}) {
+    return ws_.call(name, ins, attrs);
+  }
   Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
     return b.defined() ? op("linear", {x, w, b}) : op("linear", {x, w});
   }
@@ -91,7 +93,8 @@ class Builder {
 
   // One layer in one direction over the T steps of `in`: returns the stacked h of every step
   // (in time order) and leaves the last step's state in h, c.
-  Tensor direction(const Tensor& in, const RecurrentParams& p, bool reverse, const std::string& label, Tensor& h, Tensor& c) {
+  Tensor direction(const Tensor& in, const RecurrentParams& p, bool reverse, const std::string& label, Tensor& h,
+                   Tensor& c) {
     const int64_t time_axis = spec_.batch_first ? 1 : 0, T = in.shape()[static_cast<size_t>(time_axis)];
     Tensor peep[3], w_hn, b_hn;
     if (p.peephole.defined())
@@ -106,7 +109,8 @@ class Builder {
       interrupt::check();  // a step boundary: Ctrl-C stops a long sequence here (and the window draws)
       const int64_t t = reverse ? T - 1 - s : s;
       Scope step(ws_, label + "t=" + std::to_string(t));
-      Tensor x_t = op("gather", {in, Tensor::scalar(static_cast<double>(t), DType::i64, MemCategory::input)}, {{"axis", time_axis}});
+      Tensor x_t = op("gather", {in, Tensor::scalar(static_cast<double>(t), DType::i64, MemCategory::input)},
+                      {{"axis", time_axis}});
       if (spec_.cell == RecurrentCell::lstm) {
         lstm_step(x_t, p, p.peephole.defined() ? peep : nullptr, h, c);
         c.set_name("c" + std::to_string(t));
@@ -129,7 +133,8 @@ class Builder {
 
 [[noreturn]] void fail(const RecurrentSpec& spec, const std::string& what, const std::string& hint = {}) {
   throw Error(std::string(recurrent_cell_name(spec.cell)) + ": " + what,
-              hint.empty() ? "weights as PyTorch's: w_ih [gates·H, input], w_hh [gates·H, H], b_ih and b_hh [gates·H]" : hint);
+              hint.empty() ? "weights as PyTorch's: w_ih [gates·H, input], w_hh [gates·H, H], b_ih and b_hh [gates·H]"
+                           : hint);
 }
 
 void check_shape(const RecurrentSpec& spec, const Tensor& t, const Shape& want, const std::string& what) {
@@ -142,18 +147,22 @@ int64_t check_inputs(const Tensor& x, const std::vector<RecurrentParams>& params
                      const RecurrentSpec& spec) {
   if (x.dim() != 3)
     fail(spec, "x must be 3-D, got " + shape_str(x.shape()),
-         spec.batch_first ? "batch_first: x is [batch, time, features]" : "x is [time, batch, features] (batch_first=True for [batch, time, features])");
+         spec.batch_first ? "batch_first: x is [batch, time, features]"
+                          : "x is [time, batch, features] (batch_first=True for [batch, time, features])");
   const int64_t dirs = spec.bidirectional ? 2 : 1, G = recurrent_gates(spec.cell);
   if (spec.layers < 1) fail(spec, "num_layers must be at least 1");
   if (static_cast<int64_t>(params.size()) != spec.layers * dirs)
-    fail(spec, std::to_string(params.size()) + " sets of weights for " + std::to_string(spec.layers) + " layer(s) × " +
-                   std::to_string(dirs) + " direction(s)",
-         "one (w_ih, w_hh[, b_ih, b_hh]) set per layer and direction, in PyTorch's order: layer 0, layer 0 reverse, layer 1, ...");
+    fail(spec,
+         std::to_string(params.size()) + " sets of weights for " + std::to_string(spec.layers) + " layer(s) × " +
+             std::to_string(dirs) + " direction(s)",
+         "one (w_ih, w_hh[, b_ih, b_hh]) set per layer and direction, in PyTorch's order: layer 0, layer 0 reverse, "
+         "layer 1, ...");
   if (!params[0].w_hh.defined() || params[0].w_hh.dim() != 2) fail(spec, "w_hh must be a matrix [gates·H, H]");
   const int64_t H = params[0].w_hh.shape()[1], B = x.shape()[spec.batch_first ? 0 : 1];
   if (params[0].w_ih.defined() && params[0].w_ih.dim() == 2 && params[0].w_ih.shape()[1] != x.shape()[2])
-    fail(spec, "x " + shape_str(x.shape()) + " has " + std::to_string(x.shape()[2]) + " features, but layer 0's w_ih " +
-                   shape_str(params[0].w_ih.shape()) + " takes " + std::to_string(params[0].w_ih.shape()[1]),
+    fail(spec,
+         "x " + shape_str(x.shape()) + " has " + std::to_string(x.shape()[2]) + " features, but layer 0's w_ih " +
+             shape_str(params[0].w_ih.shape()) + " takes " + std::to_string(params[0].w_ih.shape()[1]),
          std::string("the weights were made for another input size: ") + recurrent_cell_name(spec.cell) + "_weights(" +
              std::to_string(x.shape()[2]) + ", hidden_size) fits this x" +
              (spec.batch_first ? "" : " (or is x [batch, time, features]? then batch_first=True)"));
@@ -176,8 +185,8 @@ int64_t check_inputs(const Tensor& x, const std::vector<RecurrentParams>& params
 
 }  // namespace
 
-RecurrentOutputs run_recurrent(Workspace& ws, const Tensor& x, const std::vector<RecurrentParams>& params, const Tensor& h0,
-                               const Tensor& c0, const RecurrentSpec& spec) {
+RecurrentOutputs run_recurrent(Workspace& ws, const Tensor& x, const std::vector<RecurrentParams>& params,
+                               const Tensor& h0, const Tensor& c0, const RecurrentSpec& spec) {
   const int64_t H = check_inputs(x, params, h0, c0, spec);
   const int64_t dirs = spec.bidirectional ? 2 : 1, B = x.shape()[spec.batch_first ? 0 : 1];
   Builder b(ws, spec, H);
@@ -185,7 +194,8 @@ RecurrentOutputs run_recurrent(Workspace& ws, const Tensor& x, const std::vector
   const bool lstm = spec.cell == RecurrentCell::lstm;
   auto initial = [&](const Tensor& s, int64_t k) {
     if (!s.defined()) return Tensor::zeros({B, H}, x.dtype(), MemCategory::input);
-    return b.op("gather", {s, Tensor::scalar(static_cast<double>(k), DType::i64, MemCategory::input)}, {{"axis", int64_t{0}}});
+    return b.op("gather", {s, Tensor::scalar(static_cast<double>(k), DType::i64, MemCategory::input)},
+                {{"axis", int64_t{0}}});
   };
   Tensor in = x;
   std::vector<Tensor> h_last, c_last;

@@ -22,7 +22,7 @@ class Workspace;
 
 enum class RecurrentCell { rnn_tanh, rnn_relu, lstm, gru };
 const char* recurrent_cell_name(RecurrentCell c);  // "lstm", "gru", "rnn"
-int recurrent_gates(RecurrentCell c);              // 4, 3, 1
+int recurrent_gates(RecurrentCell c);  // 4, 3, 1
 
 // One layer in one direction. Biases may be undefined (bias=False); peephole (ONNX's LSTM P, of
 // [3H]: i, o, f) usually is.
@@ -50,7 +50,7 @@ struct RecurrentOutputs {
 // Builds the unrolled layers in `ws` (its current mode: run now, or traced in static mode).
 // `params` holds layers × directions entries (layer 0, layer 0 reverse, layer 1, ...); h0 and c0
 // may be undefined (zeros). Shapes are checked first, with errors naming the layer and tensor.
-RecurrentOutputs run_recurrent(Workspace& ws, const Tensor& x, const std::vector<RecurrentParams>& params, const Tensor& h0,
-                               const Tensor& c0, const RecurrentSpec& spec);
+RecurrentOutputs run_recurrent(Workspace& ws, const Tensor& x, const std::vector<RecurrentParams>& params,
+                               const Tensor& h0, const Tensor& c0, const RecurrentSpec& spec);
 
 }  // namespace opscope

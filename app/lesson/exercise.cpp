@@ -18,14 +18,16 @@ namespace opscope::lesson {
 namespace {
 
 const char* const kSections[] = {"prompt", "setup", "starter", "hint", "check", "solution"};
-const char* const kSectionHint = "the sections are [prompt], [setup], [starter], [hint], [check] DESCRIPTION and [solution]";
+const char* const kSectionHint =
+    "the sections are [prompt], [setup], [starter], [hint], [check] DESCRIPTION and [solution]";
 
 std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
-[[noreturn]] void fail_at(const std::string& path, int line, int col, const std::string& message, const std::string& hint = {}) {
+[[noreturn]] void fail_at(const std::string& path, int line, int col, const std::string& message,
+                          const std::string& hint = {}) {
   throw Error(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": " + message, hint);
 }
 
@@ -37,7 +39,8 @@ bool header_of(const std::string& line, std::string& word, std::string& rest) {
   const size_t close = line.find(']');
   if (close == std::string::npos || close < 2) return false;
   word = line.substr(1, close - 1);
-  if (!std::all_of(word.begin(), word.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); })) return false;
+  if (!std::all_of(word.begin(), word.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)); }))
+    return false;
   const std::string after = line.substr(close + 1);
   if (!after.empty() && after[0] != ' ' && after[0] != '\t' && after[0] != '\r') return false;
   rest = trim(after);
@@ -71,7 +74,9 @@ void check_syntax(const std::string& code, const std::string& path, int line_bef
 
 bool valid_id(const std::string& id) {
   if (id.empty() || !std::islower(static_cast<unsigned char>(id[0]))) return false;
-  return std::all_of(id.begin(), id.end(), [](char c) { return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-'; });
+  return std::all_of(id.begin(), id.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+  });
 }
 
 }  // namespace
@@ -81,7 +86,7 @@ Exercise parse_exercise(const std::string& body, const std::string& path, int fi
   std::istringstream is(body);
   std::string section;  // "" while reading keys
   int section_line = 0;
-  std::string text;     // the current section's lines
+  std::string text;  // the current section's lines
   std::string check_description;
   bool seen_prompt = false, seen_starter = false, seen_solution = false, seen_setup = false;
   int header_line = 0;
@@ -97,7 +102,8 @@ Exercise parse_exercise(const std::string& body, const std::string& path, int fi
     const bool is_code = section != "prompt" && section != "hint";
     if (trim(text).empty())
       fail_at(path, header_line, 1, "the exercise's [" + section + "] section is empty",
-              is_code ? "write its code on the lines after [" + section + "]" : "write its text on the lines after [" + section + "]");
+              is_code ? "write its code on the lines after [" + section + "]"
+                      : "write its text on the lines after [" + section + "]");
     if (is_code) check_syntax(code, path, section_line, "[" + section + "]");
   };
   int line = first_line - 1;
@@ -108,15 +114,21 @@ Exercise parse_exercise(const std::string& body, const std::string& path, int fi
       if (std::find(std::begin(kSections), std::end(kSections), word) == std::end(kSections))
         fail_at(path, line, 2, "unknown exercise section [" + word + "]", kSectionHint);
       close_section();
-      bool* once = word == "prompt" ? &seen_prompt : word == "starter" ? &seen_starter : word == "solution" ? &seen_solution
-                 : word == "setup"  ? &seen_setup : nullptr;
-      if (once && *once) fail_at(path, line, 1, "the exercise has a second [" + word + "] section", "an exercise has one [" + word + "]");
+      bool* once = word == "prompt"     ? &seen_prompt
+                   : word == "starter"  ? &seen_starter
+                   : word == "solution" ? &seen_solution
+                   : word == "setup"    ? &seen_setup
+                                        : nullptr;
+      if (once && *once)
+        fail_at(path, line, 1, "the exercise has a second [" + word + "] section",
+                "an exercise has one [" + word + "]");
       if (once) *once = true;
       if (word == "check" && rest.empty())
         fail_at(path, line, static_cast<int>(l.size()) + 1, "a [check] needs a description after it",
                 "say what it checks, as the student will read it: [check] the values agree with matmul");
       if (word != "check" && !rest.empty())
-        fail_at(path, line, static_cast<int>(l.find(']')) + 2, "nothing may follow [" + word + "] on its line", "start its text on the next line");
+        fail_at(path, line, static_cast<int>(l.find(']')) + 2, "nothing may follow [" + word + "] on its line",
+                "start its text on the next line");
       section = word;
       section_line = line;
       header_line = line;
@@ -138,7 +150,8 @@ Exercise parse_exercise(const std::string& body, const std::string& path, int fi
     const std::string key = trim(t.substr(0, colon)), value = trim(t.substr(colon + 1));
     if (key == "id") {
       if (!valid_id(value))
-        fail_at(path, line, col + static_cast<int>(colon) + 2, "an exercise id is lower-case letters, digits and '-', got '" + value + "'",
+        fail_at(path, line, col + static_cast<int>(colon) + 2,
+                "an exercise id is lower-case letters, digits and '-', got '" + value + "'",
                 "e.g. id: matmul-backward (students' files are named ID.ops)");
       ex.id = value;
     } else if (key == "title") {
@@ -149,7 +162,8 @@ Exercise parse_exercise(const std::string& body, const std::string& path, int fi
       char* end = nullptr;
       ex.seconds = std::strtod(value.c_str(), &end);
       if (value.empty() || *end || !(ex.seconds >= 1 && ex.seconds <= 600))
-        fail_at(path, line, col + static_cast<int>(colon) + 2, "seconds: is an attempt's time limit, 1 to 600, got '" + value + "'");
+        fail_at(path, line, col + static_cast<int>(colon) + 2,
+                "seconds: is an attempt's time limit, 1 to 600, got '" + value + "'");
     } else if (key == "forbid") {
       const size_t why_at = value.find(':');
       const std::string why = why_at == std::string::npos ? "" : trim(value.substr(why_at + 1));
@@ -160,12 +174,14 @@ Exercise parse_exercise(const std::string& body, const std::string& path, int fi
       for (std::string n; std::getline(names, n, ',');)
         if (!trim(n).empty()) ex.forbidden.push_back({trim(n), why});
     } else {
-      fail_at(path, line, col, "unknown exercise key '" + key + "'", "the keys are id, title, story, seconds and forbid; then the sections");
+      fail_at(path, line, col, "unknown exercise key '" + key + "'",
+              "the keys are id, title, story, seconds and forbid; then the sections");
     }
   }
   close_section();
   const int at = first_line - 1;  // the fence
-  if (ex.id.empty()) fail_at(path, at, 1, "this exercise has no id", "add a line `id: my-exercise` (students' files are named ID.ops)");
+  if (ex.id.empty())
+    fail_at(path, at, 1, "this exercise has no id", "add a line `id: my-exercise` (students' files are named ID.ops)");
   auto need = [&](bool ok, const std::string& what, const std::string& hint) {
     if (!ok) fail_at(path, at, 1, "exercise '" + ex.id + "' has no " + what, hint);
   };
@@ -200,10 +216,12 @@ std::string compare_exercises(const Exercise& a, const Exercise& b) {
     return "exercise '" + a.id + "': the [solution] code differs (only its comments may be translated)";
   if (a.forbidden.size() != b.forbidden.size()) return "exercise '" + a.id + "': the forbid: lists differ";
   for (size_t i = 0; i < a.forbidden.size(); ++i)
-    if (a.forbidden[i].name != b.forbidden[i].name) return "exercise '" + a.id + "': the forbid: lists differ (" + a.forbidden[i].name + ")";
+    if (a.forbidden[i].name != b.forbidden[i].name)
+      return "exercise '" + a.id + "': the forbid: lists differ (" + a.forbidden[i].name + ")";
   if (a.checks.size() != b.checks.size()) return "exercise '" + a.id + "': the number of [check] sections differs";
   for (size_t i = 0; i < a.checks.size(); ++i)
-    if (a.checks[i].code != b.checks[i].code) return "exercise '" + a.id + "': the code of [check] " + std::to_string(i + 1) + " differs";
+    if (a.checks[i].code != b.checks[i].code)
+      return "exercise '" + a.id + "': the code of [check] " + std::to_string(i + 1) + " differs";
   if (a.hints.size() != b.hints.size()) return "exercise '" + a.id + "': the number of hints differs";
   return {};
 }

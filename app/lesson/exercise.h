@@ -17,10 +17,10 @@ struct ExerciseCheck {
 };
 
 struct Exercise {
-  std::string id;     // "matmul-backward": graders and students' file names rely on it
+  std::string id;  // "matmul-backward": graders and students' file names rely on it
   std::string title;  // translated
   std::string story;  // one line of the chapter's story that frames it (translated)
-  std::string prompt; // Markdown (translated)
+  std::string prompt;  // Markdown (translated)
   std::string setup;  // hidden code run before the student's (may be empty)
   std::string starter, solution;
   int setup_line = 0, starter_line = 0, solution_line = 0;  // as ExerciseCheck::line

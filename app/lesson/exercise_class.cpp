@@ -21,7 +21,8 @@ std::vector<ExerciseRef> course_exercises(const std::string& dir, const std::str
       if (b.kind != Block::Kind::exercise) continue;
       const std::string where = f + ":" + std::to_string(b.line);
       if (auto it = seen.find(b.exercise.id); it != seen.end())
-        throw Error(where + ": a second exercise with the id '" + b.exercise.id + "' (the first is at " + it->second + ")",
+        throw Error(where + ": a second exercise with the id '" + b.exercise.id + "' (the first is at " + it->second +
+                        ")",
                     "students' files are named ID.ops: every exercise needs an id of its own");
       seen[b.exercise.id] = where;
       out.push_back({lesson, &b.exercise});
@@ -45,7 +46,8 @@ bool read_answer(const fs::path& p, std::string& code, std::string& why) {
   std::error_code ec;
   const auto size = fs::file_size(p, ec);
   if (ec) return why = "cannot be read", false;
-  if (size > kMaxAnswerBytes) return why = "larger than " + std::to_string(kMaxAnswerBytes / 1024) + " KiB: not graded", false;
+  if (size > kMaxAnswerBytes)
+    return why = "larger than " + std::to_string(kMaxAnswerBytes / 1024) + " KiB: not graded", false;
   std::ifstream f(p, std::ios::binary);
   if (!f) return why = "cannot be read", false;
   std::stringstream ss;
@@ -62,14 +64,16 @@ std::string csv_field(const std::string& s) {
 }
 
 int passed_count(const StudentGrades& s) {
-  return static_cast<int>(std::count_if(s.attempts.begin(), s.attempts.end(), [](const auto& kv) { return kv.second.status == AttemptStatus::passed; }));
+  return static_cast<int>(std::count_if(s.attempts.begin(), s.attempts.end(),
+                                        [](const auto& kv) { return kv.second.status == AttemptStatus::passed; }));
 }
 
 }  // namespace
 
 ClassGrades grade_class(const std::string& folder, const std::vector<ExerciseRef>& course,
                         const std::function<void(const std::string& file)>& on_file, const GradeFile& grade) {
-  if (!fs::is_directory(folder)) throw Error("'" + folder + "' is not a folder", "grade a folder of STUDENT/ID.ops files");
+  if (!fs::is_directory(folder))
+    throw Error("'" + folder + "' is not a folder", "grade a folder of STUDENT/ID.ops files");
   ClassGrades g;
   std::vector<fs::path> students;
   for (const auto& e : fs::directory_iterator(folder)) {
@@ -100,7 +104,8 @@ ClassGrades grade_class(const std::string& folder, const std::vector<ExerciseRef
       }
       if (on_file) on_file(shown);
       answered[static_cast<size_t>(it - course.begin())] = true;
-      s.attempts[it->exercise->id] = grade ? grade(*it, code, p.string(), shown) : run_attempt(*it->lesson, *it->exercise, code, shown);
+      s.attempts[it->exercise->id] =
+          grade ? grade(*it, code, p.string(), shown) : run_attempt(*it->lesson, *it->exercise, code, shown);
     }
     g.students.push_back(std::move(s));
   }
@@ -113,7 +118,8 @@ std::string grade_cell(const StudentGrades& s, const std::string& id) {
   auto it = s.attempts.find(id);
   if (it == s.attempts.end()) return "-";
   const Attempt& a = it->second;
-  if (a.status == AttemptStatus::failed) return "fail " + std::to_string(a.checks_passed()) + "/" + std::to_string(a.checks.size());
+  if (a.status == AttemptStatus::failed)
+    return "fail " + std::to_string(a.checks_passed()) + "/" + std::to_string(a.checks.size());
   return status_name(a.status);
 }
 
@@ -136,7 +142,8 @@ std::string grades_table(const ClassGrades& g) {
   for (const auto& r : rows) {
     std::string line;
     for (size_t c = 0; c < r.size(); ++c)
-      line += r[c] + (c + 1 < r.size() ? std::string(static_cast<size_t>(width[c] - display_width(r[c]) + 2), ' ') : "");
+      line +=
+          r[c] + (c + 1 < r.size() ? std::string(static_cast<size_t>(width[c] - display_width(r[c]) + 2), ' ') : "");
     o << line << "\n";
   }
   return o.str();

@@ -23,14 +23,14 @@ std::vector<ExerciseRef> course_exercises(const std::string& dir, const std::str
 ExerciseRef find_exercise(const std::vector<ExerciseRef>& course, const std::string& id);
 
 struct StudentGrades {
-  std::string student;                      // the folder's name
+  std::string student;  // the folder's name
   std::map<std::string, Attempt> attempts;  // by exercise id
 };
 
 struct ClassGrades {
-  std::vector<std::string> exercises;    // the table's columns: exercises some student answered, in course order
-  std::vector<StudentGrades> students;   // by name
-  std::vector<std::string> notes;        // what was not graded and why ("bob/notes.txt: not an answer file")
+  std::vector<std::string> exercises;  // the table's columns: exercises some student answered, in course order
+  std::vector<StudentGrades> students;  // by name
+  std::vector<std::string> notes;  // what was not graded and why ("bob/notes.txt: not an answer file")
 };
 
 constexpr size_t kMaxAnswerBytes = 1 << 20;  // an answer file larger than this is not graded
@@ -40,7 +40,8 @@ constexpr size_t kMaxAnswerBytes = 1 << 20;  // an answer file larger than this 
 // own cell of the table. `on_file` hears of each file before it runs (progress for a terminal).
 // `grade` runs one file (its path and its name in messages); by default run_attempt, in-process
 // (the desktop's `exercise grade` passes run_attempt_in_child: each file in a child process).
-using GradeFile = std::function<Attempt(const ExerciseRef&, const std::string& code, const std::string& path, const std::string& shown)>;
+using GradeFile = std::function<Attempt(const ExerciseRef&, const std::string& code, const std::string& path,
+                                        const std::string& shown)>;
 ClassGrades grade_class(const std::string& folder, const std::vector<ExerciseRef>& course,
                         const std::function<void(const std::string& file)>& on_file = {}, const GradeFile& grade = {});
 

@@ -27,13 +27,15 @@ class AttemptClock {
  public:
   AttemptClock(const AttemptOptions& o, double seconds) : idle_(o.idle), limit_(o.time_limit) {
     deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-    interrupt::set_idle_hook([this] {
-      if (idle_) idle_();
-      if (limit_ && Clock::now() > deadline_ && !expired_) {
-        expired_ = true;
-        interrupt::request();
-      }
-    }, 0.02);
+    interrupt::set_idle_hook(
+        [this] {
+          if (idle_) idle_();
+          if (limit_ && Clock::now() > deadline_ && !expired_) {
+            expired_ = true;
+            interrupt::request();
+          }
+        },
+        0.02);
   }
   ~AttemptClock() {
     interrupt::set_idle_hook(idle_);
@@ -126,8 +128,8 @@ bool same_value(const lang::Value& a, const lang::Value& b) {
 // The checks must compute with the real built-ins and the exercise's own set-up: a student's
 // top-level name that hides one of them is an error at the line that defines it (a
 // `def expect_close(*a): pass` would otherwise pass every check).
-std::string shadowing_error(lang::Interpreter& in, const std::map<std::string, lang::Value>& setup, const std::string& code,
-                            const std::string& filename, int line_offset) {
+std::string shadowing_error(lang::Interpreter& in, const std::map<std::string, lang::Value>& setup,
+                            const std::string& code, const std::string& filename, int line_offset) {
   for (const auto& [name, value] : in.globals()) {
     std::string what;
     if (in.builtins().count(name)) what = "the built-in " + name + "()";
@@ -136,7 +138,8 @@ std::string shadowing_error(lang::Interpreter& in, const std::map<std::string, l
       what = "'" + name + "', which the exercise's set-up defines";
     if (what.empty()) continue;
     const std::vector<std::string> at = lines_defining(code, filename, line_offset, name);
-    std::string where = at.empty() ? filename + ": error: " : at.front().substr(0, at.front().find(": ") + 1) + " error: ";
+    std::string where =
+        at.empty() ? filename + ": error: " : at.front().substr(0, at.front().find(": ") + 1) + " error: ";
     std::string m = where + "your code redefines " + what + "; the checks use the real one";
     if (!at.empty()) m += "\n    " + at.front().substr(at.front().find(": ") + 2);
     return m + "\nhint: give yours another name (my_" + name + "): the checks call the real " + name;
@@ -158,7 +161,8 @@ const char* status_name(AttemptStatus s) {
 }
 
 AttemptStatus status_from_name(const std::string& name) {
-  for (AttemptStatus s : {AttemptStatus::passed, AttemptStatus::failed, AttemptStatus::timeout, AttemptStatus::out_of_memory})
+  for (AttemptStatus s :
+       {AttemptStatus::passed, AttemptStatus::failed, AttemptStatus::timeout, AttemptStatus::out_of_memory})
     if (name == status_name(s)) return s;
   return AttemptStatus::error;
 }
@@ -174,7 +178,7 @@ std::vector<std::string> lines_defining(const std::string& code, const std::stri
   std::istringstream is(code);
   for (std::string l; std::getline(is, l);) lines.push_back(l);
   std::map<int, std::string> found;  // by line, so they come in the file's order
-  std::string backward_of;           // the line before was `@NAME.backward`
+  std::string backward_of;  // the line before was `@NAME.backward`
   auto take = [&](size_t i) { found[static_cast<int>(i) + 1 + line_offset] = trim(lines[i]); };
   for (size_t i = 0; i < lines.size(); ++i) {
     const std::string& l = lines[i];
@@ -188,8 +192,8 @@ std::vector<std::string> lines_defining(const std::string& code, const std::stri
     if (l.rfind("def ", 0) == 0 || l.rfind("class ", 0) == 0) {
       const size_t a = l.find(' ') + 1, b = l.find_first_of("(: ", a);
       name = trim(l.substr(a, b == std::string::npos ? std::string::npos : b - a));
-    } else if (const size_t eq = l.find('='); eq != std::string::npos && eq + 1 < l.size() && l[eq + 1] != '=' && eq > 0 &&
-                                               l[eq - 1] != '!' && l[eq - 1] != '<' && l[eq - 1] != '>') {
+    } else if (const size_t eq = l.find('='); eq != std::string::npos && eq + 1 < l.size() && l[eq + 1] != '=' &&
+                                              eq > 0 && l[eq - 1] != '!' && l[eq - 1] != '<' && l[eq - 1] != '>') {
       for (const std::string& n : identifiers(l.substr(0, eq)))  // a, b = ... defines both
         if (names.count(n)) take(i);
     }
@@ -217,7 +221,8 @@ Attempt run_attempt(const Lesson& lesson, const Exercise& ex, const std::string&
     a.status = s;
     a.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     for (size_t i = a.checks.size(); i < ex.checks.size(); ++i)
-      a.checks.push_back({ex.checks[i].description, false, "not run", lesson.path + ":" + std::to_string(ex.checks[i].line + 1), {}});
+      a.checks.push_back(
+          {ex.checks[i].description, false, "not run", lesson.path + ":" + std::to_string(ex.checks[i].line + 1), {}});
     return a;
   };
   auto timed_out = [&](const std::string& where) {
@@ -271,7 +276,8 @@ Attempt run_attempt(const Lesson& lesson, const Exercise& ex, const std::string&
     }
     a.checks.push_back(std::move(out));
   }
-  return finish(a.checks_passed() == static_cast<int>(ex.checks.size()) ? AttemptStatus::passed : AttemptStatus::failed);
+  return finish(a.checks_passed() == static_cast<int>(ex.checks.size()) ? AttemptStatus::passed
+                                                                        : AttemptStatus::failed);
 }
 
 std::string check_exercise(const Lesson& lesson, const Exercise& ex) {
@@ -303,11 +309,16 @@ std::string feedback_text(const Exercise& ex, const Attempt& a, bool zh) {
       o << (zh ? "通过：" : "Passed: ") << n << "/" << n << (zh ? " 项检查全部通过。\n" : " checks.\n");
       break;
     case AttemptStatus::failed:
-      o << (zh ? "未通过：" : "Not yet: ") << a.checks_passed() << "/" << n << (zh ? " 项检查通过。\n" : " checks pass.\n");
+      o << (zh ? "未通过：" : "Not yet: ") << a.checks_passed() << "/" << n
+        << (zh ? " 项检查通过。\n" : " checks pass.\n");
       break;
-    case AttemptStatus::error: o << (zh ? "你的代码出错了：\n" : "Your code stopped with an error:\n") << trim(a.error) << "\n"; return o.str();
+    case AttemptStatus::error:
+      o << (zh ? "你的代码出错了：\n" : "Your code stopped with an error:\n") << trim(a.error) << "\n";
+      return o.str();
     case AttemptStatus::timeout: o << (zh ? "太慢：" : "Too slow: ") << trim(a.error) << "\n"; return o.str();
-    case AttemptStatus::out_of_memory: o << (zh ? "内存不够：" : "Out of memory: ") << trim(a.error) << "\n"; return o.str();
+    case AttemptStatus::out_of_memory:
+      o << (zh ? "内存不够：" : "Out of memory: ") << trim(a.error) << "\n";
+      return o.str();
   }
   bool first_failure = true;
   for (const CheckOutcome& c : a.checks) {

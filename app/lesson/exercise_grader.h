@@ -13,8 +13,8 @@ namespace opscope::lesson {
 struct CheckOutcome {
   std::string description;  // what it checks, as the student reads it
   bool passed = false;
-  std::string message;      // why it failed: which element, expected against got
-  std::string where;        // the check's code in the lesson file (FILE:LINE), for the teacher
+  std::string message;  // why it failed: which element, expected against got
+  std::string where;  // the check's code in the lesson file (FILE:LINE), for the teacher
   // The student's lines the check is about: "alice/matmul-backward.ops:7: def my_matmul_backward(dc, a, b):"
   std::vector<std::string> your_lines;
 };
@@ -27,7 +27,7 @@ AttemptStatus status_from_name(const std::string& name);  // the inverse; unknow
 struct Attempt {
   AttemptStatus status = AttemptStatus::failed;
   std::string output;  // what the student's code printed
-  std::string error;   // error and timeout: FILE:LINE:COL: error ..., the line and a caret
+  std::string error;  // error and timeout: FILE:LINE:COL: error ..., the line and a caret
   std::vector<CheckOutcome> checks;
   double seconds = 0;
   int checks_passed() const;
@@ -37,9 +37,9 @@ struct AttemptOptions {
   // Called between the steps of a running attempt (the GUI draws a frame there), as the idle hook
   // of core/interrupt.h; the time limit is checked beside it.
   std::function<void()> idle;
-  bool time_limit = true;     // stop after the exercise's `seconds:` (its status is then timeout)
-  int line_offset = 0;        // the code's first line is line offset + 1 of `filename`
-  double seconds = 0;         // the time limit; 0: the exercise's `seconds:`
+  bool time_limit = true;  // stop after the exercise's `seconds:` (its status is then timeout)
+  int line_offset = 0;  // the code's first line is line offset + 1 of `filename`
+  double seconds = 0;  // the time limit; 0: the exercise's `seconds:`
 };
 
 // Runs the exercise's setup, then `code` (as file `filename`), then every check.

@@ -16,7 +16,7 @@ struct SandboxLimits {
   // in-process limit's chance to say where it stopped).
   double grace_seconds = 3;
   size_t memory_bytes = size_t(4) << 30;  // RLIMIT_AS: address space, not resident memory
-  double seconds = 0;                      // the attempt's time limit; 0: the exercise's own
+  double seconds = 0;  // the attempt's time limit; 0: the exercise's own
 };
 
 // Runs the attempt in a child; `shown` is the file's name in messages (alice/matmul-backward.ops).

@@ -29,8 +29,8 @@ std::string exercise_list_text(const std::vector<ExerciseRef>& course) {
   o << "id" << std::string(w - 2 + 2, ' ') << "lesson  title\n";
   for (const ExerciseRef& e : course) {
     const std::string n = std::to_string(e.lesson->number);
-    o << e.exercise->id << std::string(w - e.exercise->id.size() + 2, ' ') << std::string(6 - n.size(), ' ') << n << "  "
-      << e.exercise->title << "\n";
+    o << e.exercise->id << std::string(w - e.exercise->id.size() + 2, ' ') << std::string(6 - n.size(), ' ') << n
+      << "  " << e.exercise->title << "\n";
   }
   return o.str();
 }
@@ -51,12 +51,18 @@ std::string exercise_text(const ExerciseRef& e, const TerminalStyle& style, bool
   const Exercise& ex = *e.exercise;
   const bool zh = chinese(e);
   std::ostringstream o;
-  o << paint(style, "1;33", ex.id + " · " + (zh ? "第 " + std::to_string(e.lesson->number) + " 课" : "lesson " + std::to_string(e.lesson->number)) +
-                                " · " + ex.title)
+  o << paint(style, "1;33",
+             ex.id + " · " +
+                 (zh ? "第 " + std::to_string(e.lesson->number) + " 课"
+                     : "lesson " + std::to_string(e.lesson->number)) +
+                 " · " + ex.title)
     << "\n";
   o << paint(style, "3", ex.story) << "\n\n";
   o << render_markdown(ex.prompt, style) << "\n";
-  o << paint(style, "1", zh ? "起始代码（存成 " + ex.id + ".ops 再修改）：" : "Your starting point (save it as " + ex.id + ".ops and edit it):") << "\n";
+  o << paint(style, "1",
+             zh ? "起始代码（存成 " + ex.id + ".ops 再修改）："
+                : "Your starting point (save it as " + ex.id + ".ops and edit it):")
+    << "\n";
   o << indented(ex.starter, "    ") << "\n";
   o << paint(style, "1", zh ? "检查的内容：" : "What is checked:") << "\n";
   for (size_t i = 0; i < ex.checks.size(); ++i) {
@@ -66,11 +72,14 @@ std::string exercise_text(const ExerciseRef& e, const TerminalStyle& style, bool
   o << "\n";
   if (for_teacher) {
     for (size_t i = 0; i < ex.hints.size(); ++i)
-      o << paint(style, "1", (zh ? "提示 " : "Hint ") + std::to_string(i + 1) + ":") << "\n" << render_markdown(ex.hints[i], style) << "\n";
+      o << paint(style, "1", (zh ? "提示 " : "Hint ") + std::to_string(i + 1) + ":") << "\n"
+        << render_markdown(ex.hints[i], style) << "\n";
     o << paint(style, "1", zh ? "参考答案：" : "Solution:") << "\n" << indented(ex.solution, "    ") << "\n";
   } else {
-    o << (zh ? "提示：" + std::to_string(ex.hints.size()) + " 条，在 `opscope lesson " + std::to_string(e.lesson->number) + "` 里逐条显示。\n"
-             : std::to_string(ex.hints.size()) + " hint(s): `opscope lesson " + std::to_string(e.lesson->number) + "` reveals them one at a time.\n");
+    o << (zh ? "提示：" + std::to_string(ex.hints.size()) + " 条，在 `opscope lesson " +
+                   std::to_string(e.lesson->number) + "` 里逐条显示。\n"
+             : std::to_string(ex.hints.size()) + " hint(s): `opscope lesson " + std::to_string(e.lesson->number) +
+                   "` reveals them one at a time.\n");
   }
   o << (zh ? "检查你的文件：" : "Check your file: ") << "opscope exercise check " << ex.id << " " << ex.id << ".ops\n";
   return o.str();
@@ -79,7 +88,11 @@ std::string exercise_text(const ExerciseRef& e, const TerminalStyle& style, bool
 std::string attempt_json(const Exercise& ex, const Attempt& a) {
   nlohmann::json checks = nlohmann::json::array();
   for (const CheckOutcome& c : a.checks)
-    checks.push_back({{"description", c.description}, {"passed", c.passed}, {"message", c.message}, {"where", c.where}, {"your_lines", c.your_lines}});
+    checks.push_back({{"description", c.description},
+                      {"passed", c.passed},
+                      {"message", c.message},
+                      {"where", c.where},
+                      {"your_lines", c.your_lines}});
   nlohmann::json j{{"exercise", ex.id},
                    {"status", status_name(a.status)},
                    {"passed", a.status == AttemptStatus::passed},
@@ -96,7 +109,8 @@ std::string grades_json(const ClassGrades& g, const std::vector<ExerciseRef>& co
   nlohmann::json students = nlohmann::json::array();
   for (const StudentGrades& s : g.students) {
     nlohmann::json results = nlohmann::json::object();
-    for (const auto& [id, a] : s.attempts) results[id] = nlohmann::json::parse(attempt_json(*find_exercise(course, id).exercise, a));
+    for (const auto& [id, a] : s.attempts)
+      results[id] = nlohmann::json::parse(attempt_json(*find_exercise(course, id).exercise, a));
     students.push_back({{"student", s.student}, {"results", results}});
   }
   return nlohmann::json{{"students", students}, {"exercises", g.exercises}, {"notes", g.notes}}.dump(2);

@@ -31,11 +31,34 @@ struct Words {
   const char* solution;
   const char* attempts;
 };
-const Words kEn{"Exercise",  "Check",        "Hint",         "No more hints", "Give up: show the solution", "Back to the starter",
-                "Continue",  "Passed: %d/%d checks.", "Not yet: %d/%d checks pass.", "Your code stopped with an error:",
-                "Too slow:", "your code:", "The reference solution:", "attempts: %d"};
-const Words kZh{"练习", "检查", "提示", "没有更多提示了", "放弃：查看答案", "恢复起始代码", "继续", "通过：%d/%d 项检查全部通过。",
-                "未通过：%d/%d 项检查通过。", "你的代码出错了：", "太慢：", "你的代码：", "参考答案：", "尝试次数：%d"};
+const Words kEn{"Exercise",
+                "Check",
+                "Hint",
+                "No more hints",
+                "Give up: show the solution",
+                "Back to the starter",
+                "Continue",
+                "Passed: %d/%d checks.",
+                "Not yet: %d/%d checks pass.",
+                "Your code stopped with an error:",
+                "Too slow:",
+                "your code:",
+                "The reference solution:",
+                "attempts: %d"};
+const Words kZh{"练习",
+                "检查",
+                "提示",
+                "没有更多提示了",
+                "放弃：查看答案",
+                "恢复起始代码",
+                "继续",
+                "通过：%d/%d 项检查全部通过。",
+                "未通过：%d/%d 项检查通过。",
+                "你的代码出错了：",
+                "太慢：",
+                "你的代码：",
+                "参考答案：",
+                "尝试次数：%d"};
 
 void colored_wrapped(const ImVec4& c, const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, c);
@@ -106,7 +129,8 @@ void check_exercise_now(app::GuiState& s, LessonPlayerModel& m, size_t block, Ex
 }
 
 // [SECTION] the exercise block
-ExerciseClick draw_exercise(app::GuiState& s, LessonPlayerModel& m, size_t block, ExerciseEditors& editors, bool current) {
+ExerciseClick draw_exercise(app::GuiState& s, LessonPlayerModel& m, size_t block, ExerciseEditors& editors,
+                            bool current) {
   ExerciseClick click = ExerciseClick::none;
   const Exercise& ex = m.lesson().blocks[block].exercise;
   const Words& w = m.language() == "zh" ? kZh : kEn;
@@ -136,8 +160,8 @@ ExerciseClick draw_exercise(app::GuiState& s, LessonPlayerModel& m, size_t block
   ImGui::SameLine();
   const int shown = st.saved.hints, total = static_cast<int>(ex.hints.size());
   if (shown >= total) ImGui::BeginDisabled();
-  const std::string hint_label = std::string(shown >= total ? w.hints_done : w.hint) + " (" + std::to_string(shown) + "/" +
-                                 std::to_string(total) + ")###hint";
+  const std::string hint_label = std::string(shown >= total ? w.hints_done : w.hint) + " (" + std::to_string(shown) +
+                                 "/" + std::to_string(total) + ")###hint";
   if (app::noted(noted, ImGui::Button(hint_label.c_str()), kEn.hint)) {
     m.reveal_hint(block);
     editors.scroll_to = block;

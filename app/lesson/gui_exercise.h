@@ -24,7 +24,8 @@ struct ExerciseEditors {
 enum class ExerciseClick { none, check, go_on };
 
 // Draws exercise `block`. `current`: the lesson waits at it, so a Continue button moves on.
-ExerciseClick draw_exercise(app::GuiState& s, LessonPlayerModel& m, size_t block, ExerciseEditors& editors, bool current);
+ExerciseClick draw_exercise(app::GuiState& s, LessonPlayerModel& m, size_t block, ExerciseEditors& editors,
+                            bool current);
 
 // Runs the exercise's checks on the editor's code with the window alive between steps.
 void check_exercise_now(app::GuiState& s, LessonPlayerModel& m, size_t block, ExerciseEditors& editors);

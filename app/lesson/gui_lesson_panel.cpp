@@ -22,8 +22,8 @@
 #include "app/lesson/markdown_doc.h"
 #include "app/lesson/player_model.h"
 #include "core/error.h"
-#include "viz/graph_view.h"
 #include "program_chinese.h"
+#include "viz/graph_view.h"
 
 namespace opscope::lesson {
 
@@ -34,17 +34,17 @@ namespace {
 struct PanelState {
   std::string id, lang;
   std::unique_ptr<LessonPlayerModel> model;
-  std::string open_error;                      // the lesson could not be opened
+  std::string open_error;  // the lesson could not be opened
   std::map<size_t, std::vector<MdBlock>> prose;  // parsed prose by block index (per language)
   std::string prose_lang;
-  ExerciseEditors editors;                     // each exercise's editor text, by block
+  ExerciseEditors editors;  // each exercise's editor text, by block
   char answer[256] = "";
   bool scroll_to_current = false;
   size_t shown_directives = 0;  // directives applied to the GUI so far
-  bool presenting = false;      // View ▸ Present and the scale when last drawn: when either changes,
-  float drawn_scale = 0.f;      // the text moves or reflows, and the panel shows where the student is again
-  std::string goto_lesson;      // a knowledge-map concept was clicked: open this lesson next frame
-  size_t goto_block = 0;        // ... at this block (its section)
+  bool presenting = false;  // View ▸ Present and the scale when last drawn: when either changes,
+  float drawn_scale = 0.f;  // the text moves or reflows, and the panel shows where the student is again
+  std::string goto_lesson;  // a knowledge-map concept was clicked: open this lesson next frame
+  size_t goto_block = 0;  // ... at this block (its section)
   // The knowledge map: the file, where each concept is taught, the progress it is coloured by.
   std::unique_ptr<KnowledgeMap> map;
   std::vector<MapSection> sections;
@@ -211,12 +211,38 @@ struct Words {
   const char* try_again;
   const char* next_lesson;
 };
-const Words kEn{"Run next", "Run all", "Restart", "engine check", "Answer", "Skip", "Right.", "Not quite: the answer is",
-                "Your turn: try things in the Console tab.", "Continue", "Lesson finished.", "Look at the %s panel.",
-                "You will be able to:", "Recap:", "Not quite. Think again: one more try before the answer.", "Next lesson"};
-const Words kZh{"运行下一步", "全部运行", "重新开始", "引擎核对", "回答", "跳过", "答对了。", "不对，答案是",
-                "轮到你了：在“控制台”标签页里试一试。", "继续", "本课结束。", "看看 %s 面板。", "学完这一课，你将能够：", "回顾：",
-                "不太对。再想想：还有一次机会，之后给出答案。", "下一课"};
+const Words kEn{"Run next",
+                "Run all",
+                "Restart",
+                "engine check",
+                "Answer",
+                "Skip",
+                "Right.",
+                "Not quite: the answer is",
+                "Your turn: try things in the Console tab.",
+                "Continue",
+                "Lesson finished.",
+                "Look at the %s panel.",
+                "You will be able to:",
+                "Recap:",
+                "Not quite. Think again: one more try before the answer.",
+                "Next lesson"};
+const Words kZh{"运行下一步",
+                "全部运行",
+                "重新开始",
+                "引擎核对",
+                "回答",
+                "跳过",
+                "答对了。",
+                "不对，答案是",
+                "轮到你了：在“控制台”标签页里试一试。",
+                "继续",
+                "本课结束。",
+                "看看 %s 面板。",
+                "学完这一课，你将能够：",
+                "回顾：",
+                "不太对。再想想：还有一次机会，之后给出答案。",
+                "下一课"};
 
 // A `show:` directive's panel as the window names it (its tab or its title), in the lesson's language.
 std::string panel_title(const std::string& argument, bool zh) {
@@ -311,11 +337,12 @@ struct LessonPanel {
       app::run_after_frame(s, [&s, st, fn] { app::run_busy(s, [&] { fn(s, *st); }); });
     };
     const bool can_step = !s.run.running && !m.done() &&
-                          (m.paused() || m.current()->kind == Block::Kind::cell || m.current()->kind == Block::Kind::check ||
-                           m.current()->kind == Block::Kind::exercise);
+                          (m.paused() || m.current()->kind == Block::Kind::cell ||
+                           m.current()->kind == Block::Kind::check || m.current()->kind == Block::Kind::exercise);
     if (!can_step) ImGui::BeginDisabled();
     app::WidgetRects& noted = s.hooks.widgets;
-    if (app::noted(noted, ImGui::Button(m.paused() ? w.go_on : w.run_next), m.paused() ? kEn.go_on : kEn.run_next)) later(step);
+    if (app::noted(noted, ImGui::Button(m.paused() ? w.go_on : w.run_next), m.paused() ? kEn.go_on : kEn.run_next))
+      later(step);
     ImGui::SameLine();
     if (app::noted(noted, ImGui::Button(w.run_all), kEn.run_all)) later(run_all);
     if (!can_step) ImGui::EndDisabled();
@@ -345,7 +372,9 @@ struct LessonPanel {
         case Block::Kind::prose: draw_markdown(prose_of(p, i), s.fonts, s.scale); break;
         case Block::Kind::cell:
           draw_cell(b, m.result(i), i, s.fonts, s.scale);
-          if (current && !s.run.running && app::noted(noted, ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run"), "Run cell")) later(step);
+          if (current && !s.run.running &&
+              app::noted(noted, ImGui::Button(m.language() == "zh" ? "▶ 运行" : "▶ Run"), "Run cell"))
+            later(step);
           ImGui::Spacing();
           break;
         case Block::Kind::check:
@@ -357,7 +386,8 @@ struct LessonPanel {
           ImGui::TextUnformatted("?");
           ImGui::PopStyleColor();
           ImGui::SameLine();
-          draw_spans(parse_markdown(b.quiz.question).empty() ? MdSpans{} : parse_markdown(b.quiz.question)[0].spans, s.fonts);
+          draw_spans(parse_markdown(b.quiz.question).empty() ? MdSpans{} : parse_markdown(b.quiz.question)[0].spans,
+                     s.fonts);
           for (auto& c : b.quiz.choices) ImGui::BulletText("%s", c.c_str());
           const auto& f = m.feedback(i);
           if (f && !f->final) {  // wrong, with another try
@@ -373,7 +403,8 @@ struct LessonPanel {
             if (!f->explain.empty()) ImGui::TextWrapped("%s", f->explain.c_str());
           } else if (current) {
             ImGui::SetNextItemWidth(220.f * s.scale);
-            const bool enter = ImGui::InputText("##answer", p.answer, sizeof p.answer, ImGuiInputTextFlags_EnterReturnsTrue);
+            const bool enter =
+                ImGui::InputText("##answer", p.answer, sizeof p.answer, ImGuiInputTextFlags_EnterReturnsTrue);
             app::note_widget(noted, "quiz answer");
             ImGui::SameLine();
             if ((app::noted(noted, ImGui::Button(w.answer), kEn.answer) || enter) && !s.run.running) {
@@ -463,7 +494,8 @@ bool load_map(PanelState& p) {
 
 viz::ConceptFigure map_figure(const PanelState& p, bool zh) {
   viz::ConceptFigure f;
-  f.title = zh ? "知识体系总览：点一个概念，打开讲它的那一节" : "The map of the course: click a concept to open the lesson that teaches it";
+  f.title = zh ? "知识体系总览：点一个概念，打开讲它的那一节"
+               : "The map of the course: click a concept to open the lesson that teaches it";
   for (int i = 0; i < 3; ++i) f.legend[i] = zh ? kLegendZh[i] : kLegendEn[i];
   for (size_t g = 0; g < p.map->groups.size(); ++g) {
     f.groups.push_back(zh ? p.map->groups[g].zh : p.map->groups[g].en);
@@ -543,8 +575,7 @@ std::string gui_chinese_text() {
   try {
     std::ifstream f(knowledge_map_path(), std::ios::binary);
     text.append(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   text += kProgramChinese;  // the Chinese of the window's own strings (generated at build time)
   return text;
 }
@@ -564,19 +595,26 @@ std::function<std::string(app::GuiState&)> make_gui_lesson_state(const app::Less
       if (k == Block::Kind::cell) ++cells;
       if (k == Block::Kind::check) ++(r->ok ? passed : failed);
     }
-    nlohmann::json state{{"id", m.lesson().number}, {"lang", m.language()}, {"position", m.position()},
-                          {"blocks", m.lesson().blocks.size()}, {"done", m.done()}, {"cells_run", cells},
-                          {"checks_passed", passed}, {"checks_failed", failed},
-                          {"current", m.done() ? "" : kind_name(m.current()->kind)}, {"paused", m.paused()},
-                          {"quiz_tries", !m.done() && m.feedback(m.position()) ? m.feedback(m.position())->tries : 0},
-                          {"recorded_finished", recorded_finished(m)}};
+    nlohmann::json state{{"id", m.lesson().number},
+                         {"lang", m.language()},
+                         {"position", m.position()},
+                         {"blocks", m.lesson().blocks.size()},
+                         {"done", m.done()},
+                         {"cells_run", cells},
+                         {"checks_passed", passed},
+                         {"checks_failed", failed},
+                         {"current", m.done() ? "" : kind_name(m.current()->kind)},
+                         {"paused", m.paused()},
+                         {"quiz_tries", !m.done() && m.feedback(m.position()) ? m.feedback(m.position())->tries : 0},
+                         {"recorded_finished", recorded_finished(m)}};
     if (!m.done() && m.current()->kind == Block::Kind::exercise) {
       // What a person sees of the exercise: the editor's text (typed, not yet checked) and its result.
       const auto edited = st->editors.text.find(m.position());
       const ExerciseState& ex = st->model->exercise(m.position());  // (reads the progress file once)
       state["exercise"] = {{"id", m.current()->exercise.id},
                            {"code", edited != st->editors.text.end() ? edited->second : ex.saved.code},
-                           {"attempts", ex.saved.attempts}, {"passed", ex.saved.passed}};
+                           {"attempts", ex.saved.attempts},
+                           {"passed", ex.saved.passed}};
     }
     return state.dump();
   };
@@ -590,7 +628,8 @@ size_t target_exercise(const LessonPlayerModel& m) {
   const auto& blocks = m.lesson().blocks;
   for (size_t i = std::min(m.position() + 1, blocks.size()); i-- > 0;)
     if (blocks[i].kind == Block::Kind::exercise) return i;
-  throw Error("lesson " + std::to_string(m.lesson().number) + " has no exercise at or before block " + std::to_string(m.position()),
+  throw Error("lesson " + std::to_string(m.lesson().number) + " has no exercise at or before block " +
+                  std::to_string(m.position()),
               "go to one first: lesson exercise ID");
 }
 
@@ -612,7 +651,8 @@ void go_to_exercise(app::GuiState& s, PanelState& p, const std::string& id) {
     m.fast_forward(block);
     after_run(s);
   });
-  if (m.position() != block) throw Error("lesson " + std::to_string(m.lesson().number) + " stopped at block " + std::to_string(m.position()));
+  if (m.position() != block)
+    throw Error("lesson " + std::to_string(m.lesson().number) + " stopped at block " + std::to_string(m.position()));
   p.scroll_to_current = true;
   s.graph.fit_requested = true;  // the cells before it drew a new graph: show it whole
 }
@@ -640,7 +680,8 @@ bool apply_lesson_action(app::GuiState& s, const std::string& action) {
     app::run_busy(s, [&] { step(s, p); });
   } else if (arg == "all") {
     app::run_busy(s, [&] { run_blocks(s, p, true); });
-    if (!m.done()) throw Error("lesson " + std::to_string(m.lesson().number) + " stopped at block " + std::to_string(m.position()));
+    if (!m.done())
+      throw Error("lesson " + std::to_string(m.lesson().number) + " stopped at block " + std::to_string(m.position()));
   } else if (arg.rfind("answer ", 0) == 0) {
     if (m.done() || m.current()->kind != Block::Kind::quiz) throw Error("the lesson is not at a quiz");
     m.answer(arg.substr(7));
@@ -674,7 +715,8 @@ bool apply_lesson_action(app::GuiState& s, const std::string& action) {
     m.give_up(target_exercise(m));
   } else {
     throw Error("unknown lesson action '" + arg + "'",
-                "lesson next, lesson all, lesson answer TEXT, lesson open N, lesson lang en|zh, lesson map CONCEPT (a click on it), "
+                "lesson next, lesson all, lesson answer TEXT, lesson open N, lesson lang en|zh, lesson map CONCEPT (a "
+                "click on it), "
                 "lesson exercise ID, lesson code FILE, lesson check, lesson hint, lesson giveup");
   }
   return true;

@@ -57,7 +57,8 @@ void draw_spans(const MdSpans& spans, const viz::Fonts& fonts) {
 void draw_markdown(const std::vector<MdBlock>& blocks, const viz::Fonts& fonts, float scale) {
   for (size_t bi = 0; bi < blocks.size(); ++bi) {
     const MdBlock& b = blocks[bi];
-    const float indent = static_cast<float>(b.list_depth) * 18.f * scale + static_cast<float>(b.quote_depth) * 12.f * scale;
+    const float indent =
+        static_cast<float>(b.list_depth) * 18.f * scale + static_cast<float>(b.quote_depth) * 12.f * scale;
     if (indent > 0) ImGui::Indent(indent);
     if (!b.bullet.empty()) {
       ImGui::SetCursorPosX(ImGui::GetCursorPosX() - 14.f * scale);
@@ -108,7 +109,8 @@ void draw_markdown(const std::vector<MdBlock>& blocks, const viz::Fonts& fonts, 
       }
     }
     if (indent > 0) ImGui::Unindent(indent);
-    const bool tight_next = bi + 1 < blocks.size() && blocks[bi + 1].tight && blocks[bi + 1].list_depth > 0 && b.list_depth > 0;
+    const bool tight_next =
+        bi + 1 < blocks.size() && blocks[bi + 1].tight && blocks[bi + 1].list_depth > 0 && b.list_depth > 0;
     if (!tight_next) ImGui::Spacing();
   }
 }

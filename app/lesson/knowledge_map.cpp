@@ -54,7 +54,9 @@ KnowledgeMap parse_knowledge_map(const std::string& text, const std::string& pat
   int n = 0;
   MapConcept* current = nullptr;
   MapGroup* group = nullptr;
-  auto fail = [&](const std::string& what, const std::string& hint) -> void { throw Error(path + ":" + std::to_string(n) + ": " + what, hint); };
+  auto fail = [&](const std::string& what, const std::string& hint) -> void {
+    throw Error(path + ":" + std::to_string(n) + ": " + what, hint);
+  };
   for (std::string raw; std::getline(in, raw);) {
     ++n;
     const std::string line = trim(raw);
@@ -63,7 +65,8 @@ KnowledgeMap parse_knowledge_map(const std::string& text, const std::string& pat
     if (!indented) {
       const auto w = words(line);
       if (w.size() != 2 || (w[0] != "concept" && w[0] != "group"))
-        fail("expected `concept ID` or `group ID`, got '" + line + "'", "a new concept starts with `concept ID` at the start of a line");
+        fail("expected `concept ID` or `group ID`, got '" + line + "'",
+             "a new concept starts with `concept ID` at the start of a line");
       for (const auto& c : m.concepts)
         if (c.id == w[1]) fail("concept '" + w[1] + "' is defined twice", "give each concept its own ID");
       if (w[0] == "concept") {
@@ -78,7 +81,8 @@ KnowledgeMap parse_knowledge_map(const std::string& text, const std::string& pat
       continue;
     }
     const size_t colon = line.find(':');
-    if (colon == std::string::npos) fail("expected `key: value`, got '" + line + "'", "the keys are en, zh, lesson, section, after, group");
+    if (colon == std::string::npos)
+      fail("expected `key: value`, got '" + line + "'", "the keys are en, zh, lesson, section, after, group");
     const std::string key = trim(line.substr(0, colon)), value = trim(line.substr(colon + 1));
     if (group) {
       if (key == "en") group->en = value;
@@ -96,7 +100,8 @@ KnowledgeMap parse_knowledge_map(const std::string& text, const std::string& pat
     else if (key == "lesson") {
       char* end = nullptr;
       const long v = std::strtol(value.c_str(), &end, 10);
-      if (value.empty() || *end || v < 1 || v > 99) fail("lesson: takes a lesson number, got '" + value + "'", "e.g. lesson: 6");
+      if (value.empty() || *end || v < 1 || v > 99)
+        fail("lesson: takes a lesson number, got '" + value + "'", "e.g. lesson: 6");
       current->lesson = static_cast<int>(v);
     } else {
       fail("unknown key '" + key + ":'", "the keys are en, zh, lesson, section, after, group");
@@ -112,7 +117,9 @@ KnowledgeMap parse_knowledge_map(const std::string& text, const std::string& pat
 
 KnowledgeMap load_knowledge_map(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("cannot open the knowledge map '" + path + "'", "it lives in assets/knowledge_map.txt; set OPSCOPE_ASSETS to the assets folder");
+  if (!f)
+    throw Error("cannot open the knowledge map '" + path + "'",
+                "it lives in assets/knowledge_map.txt; set OPSCOPE_ASSETS to the assets folder");
   std::stringstream ss;
   ss << f.rdbuf();
   return parse_knowledge_map(ss.str(), path);
@@ -124,10 +131,12 @@ std::string knowledge_map_path() {
 #else
   const char* built_in = nullptr;
 #endif
-  const std::string dir = app::find_shipped_dir("OPSCOPE_ASSETS", built_in, "assets", "assets",
-                                                [](const fs::path& d) { return fs::is_regular_file(d / "knowledge_map.txt"); });
+  const std::string dir = app::find_shipped_dir("OPSCOPE_ASSETS", built_in, "assets", "assets", [](const fs::path& d) {
+    return fs::is_regular_file(d / "knowledge_map.txt");
+  });
   if (dir.empty())
-    throw Error("cannot find the knowledge map (assets/knowledge_map.txt)", "set OPSCOPE_ASSETS to the repository's assets/ folder");
+    throw Error("cannot find the knowledge map (assets/knowledge_map.txt)",
+                "set OPSCOPE_ASSETS to the repository's assets/ folder");
   return (fs::path(dir) / "knowledge_map.txt").string();
 }
 
@@ -152,7 +161,8 @@ MapSection find_section(const MapConcept& c, const KnowledgeMap& map, const std:
     if (k == he.size()) {
       std::string all;
       for (const auto& h : he) all += (all.empty() ? "" : "; ") + h.second;
-      throw Error(where + "lesson " + std::to_string(c.lesson) + " has no section '" + c.section + "'", "its headings: " + all);
+      throw Error(where + "lesson " + std::to_string(c.lesson) + " has no section '" + c.section + "'",
+                  "its headings: " + all);
     }
     s.first_block = he[k].first;
   }
@@ -187,7 +197,9 @@ std::vector<std::string> check_knowledge_map(const KnowledgeMap& map, const std:
   }
   for (const auto& g : map.groups)
     for (const auto& a : g.after)
-      if (map.find(a) < 0) problems.push_back(map.path + ":" + std::to_string(g.line) + ": group '" + g.id + "': `after: " + a + "` is not a concept");
+      if (map.find(a) < 0)
+        problems.push_back(map.path + ":" + std::to_string(g.line) + ": group '" + g.id + "': `after: " + a +
+                           "` is not a concept");
   return problems;
 }
 

@@ -74,9 +74,9 @@ class LineIndex {
 struct Special {
   Block::Kind kind;
   int first_line = 0, last_line = 0;  // inclusive, fences included
-  std::string info;                   // the fence's language
-  bool expect_error = false;          // "ops fails"
-  bool desktop_only = false;          // "ops desktop", "check desktop"
+  std::string info;  // the fence's language
+  bool expect_error = false;  // "ops fails"
+  bool desktop_only = false;  // "ops desktop", "check desktop"
   std::string content;
 };
 
@@ -130,7 +130,8 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
     w.cur = Special{kind, w.lines->line_of(w.offset(d->info.text)), 0, info, false, {}};
     const std::string full(d->info.text, d->info.size);
     w.cur.expect_error = kind == Block::Kind::cell && full.find(" fails") != std::string::npos;
-    w.cur.desktop_only = (kind == Block::Kind::cell || kind == Block::Kind::check) && full.find(" desktop") != std::string::npos;
+    w.cur.desktop_only =
+        (kind == Block::Kind::cell || kind == Block::Kind::check) && full.find(" desktop") != std::string::npos;
   } else if (type == MD_BLOCK_HTML) {
     w.in_html = true;
     w.cur = Special{Block::Kind::directive, 0, 0, {}, false, {}};
@@ -176,9 +177,7 @@ Quiz parse_quiz(const std::string& body, const std::string& path, int line) {
   Quiz q;
   std::istringstream is(body);
   std::string l, question;
-  auto value_of = [](const std::string& s, const char* key) {
-    return trim(s.substr(std::string(key).size()));
-  };
+  auto value_of = [](const std::string& s, const char* key) { return trim(s.substr(std::string(key).size())); };
   while (std::getline(is, l)) {
     std::string t = trim(l);
     if (t.rfind("answer:", 0) == 0) q.answer = value_of(t, "answer:");
@@ -190,12 +189,15 @@ Quiz parse_quiz(const std::string& body, const std::string& path, int line) {
     else question += (question.empty() ? "" : "\n") + l;
   }
   q.question = trim(question);
-  if (q.question.empty()) fail_at(path, line, "this quiz has no question", "write the question on the quiz's first lines");
+  if (q.question.empty())
+    fail_at(path, line, "this quiz has no question", "write the question on the quiz's first lines");
   if (q.answer.empty()) fail_at(path, line, "this quiz has no answer", "add a line `answer: ...`");
   if (!q.choices.empty()) {
     bool found = false;
     for (auto& c : q.choices) found = found || normalize_answer(c.substr(3)) == normalize_answer(q.answer);
-    if (!found) fail_at(path, line, "the quiz's answer '" + q.answer + "' is none of its choices", "the answer is the choice's text");
+    if (!found)
+      fail_at(path, line, "the quiz's answer '" + q.answer + "' is none of its choices",
+              "the answer is the choice's text");
   }
   return q;
 }
@@ -211,7 +213,8 @@ void check_show_argument(const std::string& argument, const std::string& path, i
     fail_at(path, line, "show: no panel named '" + panel + "'", "panels: " + all);
   }
   if (!(words >> op)) return;
-  if (panel != "kernel_lab") fail_at(path, line, "show: " + panel + " takes no more words, got '" + op + "'", "write show: " + panel);
+  if (panel != "kernel_lab")
+    fail_at(path, line, "show: " + panel + " takes no more words, got '" + op + "'", "write show: " + panel);
   const auto ops = app::lab_ops();
   if (std::find(ops.begin(), ops.end(), op) == ops.end() && op != "attention")
     fail_at(path, line, "show: the kernel lab cannot feed '" + op + "'", "e.g. show: kernel_lab matmul 64");
@@ -232,7 +235,8 @@ std::vector<Directive> parse_directives(const std::string& body, const std::stri
     Directive d{trim(t.substr(0, colon)), colon == std::string::npos ? "" : trim(t.substr(colon + 1))};
     if (std::find(std::begin(kDirectives), std::end(kDirectives), d.name) == std::end(kDirectives))
       fail_at(path, line, "unknown directive '" + d.name + "'",
-              "directives are show: PANEL, highlight: NAME, pause (lessons/README.md); the knowledge map is assets/knowledge_map.txt");
+              "directives are show: PANEL, highlight: NAME, pause (lessons/README.md); the knowledge map is "
+              "assets/knowledge_map.txt");
     if (d.name != "pause" && d.argument.empty()) fail_at(path, line, "directive '" + d.name + "' needs an argument");
     if (d.name == "show") check_show_argument(d.argument, path, line);
     out.push_back(std::move(d));
@@ -261,7 +265,8 @@ std::vector<int> parse_int_list(const std::string& s, const std::string& path, i
 // `---` key: value lines `---` at the top. Returns the offset where the body starts.
 size_t parse_front_matter(const std::string& text, const LineIndex& li, Lesson& L) {
   if (text.rfind("---", 0) != 0)
-    fail_at(L.path, 1, "a lesson starts with front matter", "---\\nid: 1\\ntitle: ...\\nminutes: 10\\nprerequisites: []\\n---");
+    fail_at(L.path, 1, "a lesson starts with front matter",
+            "---\\nid: 1\\ntitle: ...\\nminutes: 10\\nprerequisites: []\\n---");
   bool has_id = false, closed = false;
   int line = 2;
   size_t body = text.size();
@@ -334,7 +339,8 @@ Lesson parse_lesson(const std::string& text, const std::string& path) {
     if (trim(md).empty()) return;
     // Start the block at its first non-blank line, so messages point at text.
     int first = from;
-    while (first < to && trim(text.substr(li.start_of(first), li.start_of(first + 1) - li.start_of(first))).empty()) ++first;
+    while (first < to && trim(text.substr(li.start_of(first), li.start_of(first + 1) - li.start_of(first))).empty())
+      ++first;
     Block blk;
     blk.kind = Block::Kind::prose;
     blk.line = first;
@@ -379,10 +385,13 @@ Lesson load_lesson(const std::string& path) {
 }
 
 const std::vector<ShowPanel>& show_panels() {
-  static const std::vector<ShowPanel> panels{
-      {"graph", "Graph", "计算图"},      {"map", "knowledge map", "知识体系总览"}, {"inspector", "inspector", "检查器"},
-      {"memory", "memory", "内存"},      {"metrics", "Metrics", "指标"},         {"console", "Console", "控制台"},
-      {"kernel_lab", "Kernel Lab", "Kernel Lab"}};
+  static const std::vector<ShowPanel> panels{{"graph", "Graph", "计算图"},
+                                             {"map", "knowledge map", "知识体系总览"},
+                                             {"inspector", "inspector", "检查器"},
+                                             {"memory", "memory", "内存"},
+                                             {"metrics", "Metrics", "指标"},
+                                             {"console", "Console", "控制台"},
+                                             {"kernel_lab", "Kernel Lab", "Kernel Lab"}};
   return panels;
 }
 
@@ -400,17 +409,20 @@ std::string lessons_dir() {
 #endif
   const std::string dir = app::find_shipped_dir("OPSCOPE_LESSONS", built_in, "lessons", "lessons",
                                                 [](const fs::path& d) { return fs::is_directory(d / "en"); });
-  if (dir.empty()) throw Error("cannot find the lessons folder", "set OPSCOPE_LESSONS to the repository's lessons/ folder");
+  if (dir.empty())
+    throw Error("cannot find the lessons folder", "set OPSCOPE_LESSONS to the repository's lessons/ folder");
   return dir;
 }
 
 std::vector<std::string> lesson_files(const std::string& dir, const std::string& lang) {
   const fs::path d = fs::path(dir) / lang;
-  if (!fs::is_directory(d)) throw Error("no lessons in language '" + lang + "' (" + d.string() + ")", "the languages are en and zh");
+  if (!fs::is_directory(d))
+    throw Error("no lessons in language '" + lang + "' (" + d.string() + ")", "the languages are en and zh");
   std::vector<std::string> out;
   for (auto& e : fs::directory_iterator(d)) {
     const std::string name = e.path().filename().string();
-    if (e.is_regular_file() && e.path().extension() == ".md" && name.size() > 3 && std::isdigit(static_cast<unsigned char>(name[0])))
+    if (e.is_regular_file() && e.path().extension() == ".md" && name.size() > 3 &&
+        std::isdigit(static_cast<unsigned char>(name[0])))
       out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
@@ -419,7 +431,8 @@ std::vector<std::string> lesson_files(const std::string& dir, const std::string&
 
 std::string find_lesson_file(const std::string& dir, const std::string& lang, const std::string& id) {
   const auto files = lesson_files(dir, lang);
-  const bool numeric = !id.empty() && std::all_of(id.begin(), id.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  const bool numeric = !id.empty() && std::all_of(id.begin(), id.end(),
+                                                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
   std::string names;
   for (auto& f : files) {
     const std::string stem = fs::path(f).stem().string();
@@ -448,7 +461,9 @@ std::string compare_languages(const Lesson& a, const Lesson& b) {
         if (std::string d = compare_exercises(x.exercise, y.exercise); !d.empty()) return where + ": " + d;
         break;
       case Block::Kind::cell:
-      case Block::Kind::check: same = x.text == y.text && x.expect_error == y.expect_error && x.desktop_only == y.desktop_only; break;
+      case Block::Kind::check:
+        same = x.text == y.text && x.expect_error == y.expect_error && x.desktop_only == y.desktop_only;
+        break;
       case Block::Kind::quiz:
         same = normalize_answer(x.quiz.answer) == normalize_answer(y.quiz.answer) && x.quiz.verify == y.quiz.verify &&
                x.quiz.choices.size() == y.quiz.choices.size();
@@ -460,8 +475,8 @@ std::string compare_languages(const Lesson& a, const Lesson& b) {
     if (!same) return where + ": the " + std::string(kind_name(x.kind)) + "s differ";
   }
   if (a.blocks.size() != b.blocks.size())
-    return a.path + " has " + std::to_string(a.blocks.size()) + " blocks, " + b.path + " has " + std::to_string(b.blocks.size()) +
-           " (prose, cells, checks, quizzes and directives must line up)";
+    return a.path + " has " + std::to_string(a.blocks.size()) + " blocks, " + b.path + " has " +
+           std::to_string(b.blocks.size()) + " (prose, cells, checks, quizzes and directives must line up)";
   return {};
 }
 
@@ -473,12 +488,14 @@ std::vector<std::string> structure_problems(const Lesson& L) {
   for (const Block& b : L.blocks) {
     if (b.kind == Block::Kind::goals) {
       if (goals) out.push_back(at(b) + "a second ```goals block (a lesson opens with one)");
-      else if (first_cell) out.push_back(at(b) + "the ```goals block comes after the first cell: open the lesson with it");
+      else if (first_cell)
+        out.push_back(at(b) + "the ```goals block comes after the first cell: open the lesson with it");
       goals = goals ? goals : &b;
     }
     if (b.kind == Block::Kind::cell && !first_cell) first_cell = &b;
   }
-  if (!goals) out.push_back(L.path + ":1: the lesson has no ```goals block: open it with what the student will be able to do");
+  if (!goals)
+    out.push_back(L.path + ":1: the lesson has no ```goals block: open it with what the student will be able to do");
   const Block* last = nullptr;  // the last block that is not a directive
   int recaps = 0;
   for (const Block& b : L.blocks) {
@@ -492,9 +509,13 @@ std::vector<std::string> structure_problems(const Lesson& L) {
   for (size_t i = 0; i < L.blocks.size(); ++i) {
     if (L.blocks[i].kind != Block::Kind::quiz) continue;
     size_t j = i + 1;
-    while (j < L.blocks.size() && (L.blocks[j].kind == Block::Kind::prose || L.blocks[j].kind == Block::Kind::directive)) ++j;
+    while (j < L.blocks.size() &&
+           (L.blocks[j].kind == Block::Kind::prose || L.blocks[j].kind == Block::Kind::directive))
+      ++j;
     if (j == L.blocks.size() || L.blocks[j].kind != Block::Kind::cell)
-      out.push_back(at(L.blocks[i]) + "this quiz is not followed by the cell that answers it (ask it before the cell, then run the cell)");
+      out.push_back(
+          at(L.blocks[i]) +
+          "this quiz is not followed by the cell that answers it (ask it before the cell, then run the cell)");
   }
   return out;
 }
@@ -522,7 +543,8 @@ bool answers_equal(const std::string& a, const std::string& b) {
   // Numbers compare as numbers: "0" is "0.0", "1e3" is "1000".
   char *ex = nullptr, *ey = nullptr;
   const double u = std::strtod(x.c_str(), &ex), v = std::strtod(y.c_str(), &ey);
-  return !x.empty() && !y.empty() && *ex == '\0' && *ey == '\0' && std::fabs(u - v) <= 1e-9 * std::max(1.0, std::fabs(v));
+  return !x.empty() && !y.empty() && *ex == '\0' && *ey == '\0' &&
+         std::fabs(u - v) <= 1e-9 * std::max(1.0, std::fabs(v));
 }
 
 bool quiz_answer_matches(const Quiz& q, const std::string& given) {
@@ -530,7 +552,8 @@ bool quiz_answer_matches(const Quiz& q, const std::string& given) {
   if (g.empty()) return false;
   if (answers_equal(given, q.answer)) return true;
   for (auto& c : q.choices)  // the letter of the right choice
-    if (normalize_answer(c.substr(3)) == normalize_answer(q.answer) && (g == std::string(1, c[0]) || g == std::string(1, c[0]) + ")"))
+    if (normalize_answer(c.substr(3)) == normalize_answer(q.answer) &&
+        (g == std::string(1, c[0]) || g == std::string(1, c[0]) + ")"))
       return true;
   return false;
 }

@@ -15,7 +15,7 @@ namespace opscope::lesson {
 // language whose printed value must equal `answer`, so `--check` proves the answer is what the
 // engine computes.
 struct Quiz {
-  std::string question;              // Markdown
+  std::string question;  // Markdown
   std::vector<std::string> choices;  // "a) ...": optional
   std::string answer;
   std::string verify;
@@ -24,14 +24,14 @@ struct Quiz {
 
 // What a directive asks of the GUI: show a panel, highlight a node, or pause for the student.
 struct Directive {
-  std::string name;      // show | highlight | pause
+  std::string name;  // show | highlight | pause
   std::string argument;  // "memory", "c", "kernel_lab matmul 64" (the lab's operator and sizes), ...
 };
 
 // The panels a `show:` directive can name (the window's tabs and panels), with their titles as
 // the window shows them in each language: the one list `lesson --check` and the players read.
 struct ShowPanel {
-  const char* id;        // what `show:` names: "memory", "kernel_lab"
+  const char* id;  // what `show:` names: "memory", "kernel_lab"
   const char* title_en;  // "memory"
   const char* title_zh;  // "内存"
 };
@@ -43,7 +43,7 @@ struct Block {
   // learned (it closes with it). Both are Markdown, drawn apart from the prose.
   enum class Kind { prose, cell, check, quiz, directive, exercise, goals, recap };
   Kind kind = Kind::prose;
-  int line = 0;      // line in the lesson file where the block starts (a fenced block's fence)
+  int line = 0;  // line in the lesson file where the block starts (a fenced block's fence)
   std::string text;  // prose, goals, recap: Markdown; cell and check: the code
   bool expect_error = false;  // ```ops fails: the cell shows an error on purpose (and must fail)
   // ```ops desktop / ```check desktop: it needs what only the desktop app has (a C++ extension);
@@ -60,7 +60,7 @@ struct Lesson {
   std::string path;  // the file, for file:line messages
   std::string slug;  // the file's name without .md: "03-operators"
   std::string lang;  // "en", "zh": the folder it was found in
-  int number = 0;    // front matter `id`
+  int number = 0;  // front matter `id`
   std::string title;
   int minutes = 0;
   std::vector<int> prerequisites;

@@ -47,7 +47,8 @@ std::string lesson_scratch_dir(const std::string& id) {
 
 LessonFilePolicy::LessonFilePolicy(const std::string& lesson_file, const std::string& id) {
   scratch_ = canonical_or_self(lesson_scratch_dir(id)).string();
-  folder_ = canonical_or_self(fs::path(lesson_file).parent_path().empty() ? fs::path(".") : fs::path(lesson_file).parent_path())
+  folder_ = canonical_or_self(fs::path(lesson_file).parent_path().empty() ? fs::path(".")
+                                                                          : fs::path(lesson_file).parent_path())
                 .string();
 }
 
@@ -59,8 +60,9 @@ std::string LessonFilePolicy::resolve(const std::string& path, lang::FileMode mo
                                   : "a lesson reads and writes files only in its scratch folder " + scratch_ +
                                         "/ and reads its own folder " + folder_ + "/";
     throw Error(where + ": '" + path + "' " + why,
-                mode == lang::FileMode::load_code ? "ship the file next to the lesson and name it relative to the lesson"
-                                                  : "use a plain name such as save(\"x.npy\", x): it goes to the scratch folder");
+                mode == lang::FileMode::load_code
+                    ? "ship the file next to the lesson and name it relative to the lesson"
+                    : "use a plain name such as save(\"x.npy\", x): it goes to the scratch folder");
   };
   if (path.empty()) refuse("is not a file name");
   const fs::path given(path);
@@ -91,7 +93,8 @@ std::string LessonFilePolicy::resolve(const std::string& path, lang::FileMode mo
       // A symlink left in the scratch folder is written through by fopen: never, whatever it names.
       if (fs::is_symlink(fs::symlink_status(candidate, ec))) refuse("is a symbolic link");
       fs::create_directories(real.parent_path(), ec);
-      if (ec) throw Error("cannot create the lesson's scratch folder " + real.parent_path().string() + ": " + ec.message());
+      if (ec)
+        throw Error("cannot create the lesson's scratch folder " + real.parent_path().string() + ": " + ec.message());
       break;
     }
   }

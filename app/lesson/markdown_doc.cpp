@@ -102,8 +102,8 @@ struct Builder {
   void append(MdSpans& spans, const std::string& t) {
     if (!spans.empty()) {
       MdSpan& last = spans.back();
-      if (last.strong == (strong > 0) && last.emphasis == (emphasis > 0) && last.code == (code_span > 0) && last.link == link &&
-          last.text != "\n") {
+      if (last.strong == (strong > 0) && last.emphasis == (emphasis > 0) && last.code == (code_span > 0) &&
+          last.link == link && last.text != "\n") {
         last.text += t;
         return;
       }
@@ -140,7 +140,10 @@ int enter_block(MD_BLOCKTYPE type, void* detail, void* user) {
       b.start(MdBlock::Kind::heading);
       b.blocks.back().heading_level = static_cast<int>(static_cast<MD_BLOCK_H_DETAIL*>(detail)->level);
       break;
-    case MD_BLOCK_P: b.close(); b.start(MdBlock::Kind::paragraph); break;
+    case MD_BLOCK_P:
+      b.close();
+      b.start(MdBlock::Kind::paragraph);
+      break;
     case MD_BLOCK_CODE: {
       b.close();
       b.start(MdBlock::Kind::code);
@@ -241,7 +244,12 @@ int on_text(MD_TEXTTYPE type, const MD_CHAR* text, MD_SIZE size, void* user) {
     case MD_TEXT_SOFTBR: b.soft_break = true; break;
     case MD_TEXT_BR: b.target()->push_back(MdSpan{"\n", false, false, false, {}}); break;
     case MD_TEXT_ENTITY:
-      b.add_text(t == "&amp;" ? "&" : t == "&lt;" ? "<" : t == "&gt;" ? ">" : t == "&quot;" ? "\"" : t == "&nbsp;" ? " " : t);
+      b.add_text(t == "&amp;"    ? "&"
+                 : t == "&lt;"   ? "<"
+                 : t == "&gt;"   ? ">"
+                 : t == "&quot;" ? "\""
+                 : t == "&nbsp;" ? " "
+                                 : t);
       break;
     case MD_TEXT_HTML: break;  // inline HTML and comments are not prose
     case MD_TEXT_NULLCHAR: b.add_text("\xEF\xBF\xBD"); break;

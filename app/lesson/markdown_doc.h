@@ -19,12 +19,12 @@ struct MdBlock {
   enum class Kind { heading, paragraph, code, table, rule };
   Kind kind = Kind::paragraph;
   int heading_level = 0;  // 1..6
-  int quote_depth = 0;    // inside this many block quotes
-  int list_depth = 0;     // inside this many list items
-  std::string bullet;     // "•" or "3." on the first block of a list item, empty otherwise
-  bool tight = false;     // part of a tight list: no blank line before it
-  MdSpans spans;          // heading, paragraph
-  std::string code, code_lang;          // code
+  int quote_depth = 0;  // inside this many block quotes
+  int list_depth = 0;  // inside this many list items
+  std::string bullet;  // "•" or "3." on the first block of a list item, empty otherwise
+  bool tight = false;  // part of a tight list: no blank line before it
+  MdSpans spans;  // heading, paragraph
+  std::string code, code_lang;  // code
   std::vector<std::vector<MdSpans>> rows;  // table: rows of cells
   int header_rows = 0;
 };

@@ -8,14 +8,15 @@
 
 namespace opscope::lesson {
 
-LessonPlayerModel::LessonPlayerModel(std::string dir, std::string lang, const std::string& id, std::string progress_path)
+LessonPlayerModel::LessonPlayerModel(std::string dir, std::string lang, const std::string& id,
+                                     std::string progress_path)
     : dir_(std::move(dir)), lang_(std::move(lang)), progress_path_(std::move(progress_path)) {
   lesson_ = load_lesson(find_lesson_file(dir_, lang_, id));
   restart();
 }
 
-LessonPlayerModel::LessonPlayerModel(std::string dir, std::string lang, const std::string& id, std::string progress_path,
-                                     Workspace& ws, lang::Session& session)
+LessonPlayerModel::LessonPlayerModel(std::string dir, std::string lang, const std::string& id,
+                                     std::string progress_path, Workspace& ws, lang::Session& session)
     : dir_(std::move(dir)), lang_(std::move(lang)), progress_path_(std::move(progress_path)) {
   lesson_ = load_lesson(find_lesson_file(dir_, lang_, id));
   runner_ = std::make_unique<LessonRunner>(ws, session);
@@ -101,7 +102,8 @@ QuizFeedback LessonPlayerModel::answer(const std::string& given) {
 
 ExerciseState& LessonPlayerModel::exercise_at(size_t block) {
   if (block >= lesson_.blocks.size() || lesson_.blocks[block].kind != Block::Kind::exercise)
-    throw Error("block " + std::to_string(block) + " of lesson " + std::to_string(lesson_.number) + " is not an exercise");
+    throw Error("block " + std::to_string(block) + " of lesson " + std::to_string(lesson_.number) +
+                " is not an exercise");
   auto it = exercises_.find(block);
   if (it != exercises_.end()) return it->second;
   ExerciseState st;
@@ -125,7 +127,8 @@ void LessonPlayerModel::set_exercise_code(size_t block, const std::string& code)
   remember_exercise(block);
 }
 
-const Attempt& LessonPlayerModel::check_exercise(size_t block, const AttemptOptions& options, const std::string& filename) {
+const Attempt& LessonPlayerModel::check_exercise(size_t block, const AttemptOptions& options,
+                                                 const std::string& filename) {
   ExerciseState& st = exercise_at(block);
   const Exercise& ex = lesson_.blocks[block].exercise;
   const std::string file = filename.empty() ? ex.id + ".ops" : filename;  // how the student's lines are named
@@ -149,7 +152,9 @@ void LessonPlayerModel::give_up(size_t block) {
   remember_exercise(block);
 }
 
-void LessonPlayerModel::reset_exercise(size_t block) { set_exercise_code(block, lesson_.blocks[block].exercise.starter); }
+void LessonPlayerModel::reset_exercise(size_t block) {
+  set_exercise_code(block, lesson_.blocks[block].exercise.starter);
+}
 
 void LessonPlayerModel::remember_exercise(size_t block) {
   if (progress_path_.empty()) return;
@@ -163,13 +168,14 @@ void LessonPlayerModel::remember_exercise(size_t block) {
 void LessonPlayerModel::report_attempt(size_t block) {
   if (progress_path_.empty()) return;  // a check or test run, not a student's session
   const ExerciseState& st = exercises_.at(block);
-  const nlohmann::json j = {
-      {"exercise", lesson_.blocks[block].exercise.id},
-      {"code", st.saved.code},
-      {"hints_used", st.saved.hints},
-      {"client_result",
-       {{"status", status_name(st.last->status)}, {"passed", st.last->status == AttemptStatus::passed},
-        {"checks_passed", st.last->checks_passed()}, {"checks_total", st.last->checks.size()}}}};
+  const nlohmann::json j = {{"exercise", lesson_.blocks[block].exercise.id},
+                            {"code", st.saved.code},
+                            {"hints_used", st.saved.hints},
+                            {"client_result",
+                             {{"status", status_name(st.last->status)},
+                              {"passed", st.last->status == AttemptStatus::passed},
+                              {"checks_passed", st.last->checks_passed()},
+                              {"checks_total", st.last->checks.size()}}}};
   platform::report_to_class("attempt", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
@@ -192,7 +198,8 @@ size_t LessonPlayerModel::saved_position() const {
   if (progress_path_.empty()) return 0;
   Progress p = load_progress(progress_path_);
   auto it = p.lessons.find(progress_key());
-  if (it == p.lessons.end() || it->second.block <= 0 || it->second.block >= static_cast<int>(lesson_.blocks.size())) return 0;
+  if (it == p.lessons.end() || it->second.block <= 0 || it->second.block >= static_cast<int>(lesson_.blocks.size()))
+    return 0;
   return static_cast<size_t>(it->second.block);
 }
 
@@ -202,8 +209,8 @@ void LessonPlayerModel::set_language(const std::string& lang) {
   if (lang == lang_) return;
   Lesson other = load_lesson(find_lesson_file(dir_, lang, std::to_string(lesson_.number)));
   if (other.blocks.size() != lesson_.blocks.size())
-    throw Error("lesson " + std::to_string(lesson_.number) + " has " + std::to_string(other.blocks.size()) + " blocks in '" + lang +
-                    "' but " + std::to_string(lesson_.blocks.size()) + " in '" + lang_ + "'",
+    throw Error("lesson " + std::to_string(lesson_.number) + " has " + std::to_string(other.blocks.size()) +
+                    " blocks in '" + lang + "' but " + std::to_string(lesson_.blocks.size()) + " in '" + lang_ + "'",
                 "the language versions must carry the same cells, checks, quizzes and directives");
   lesson_ = std::move(other);
   lang_ = lang;
@@ -220,8 +227,11 @@ void LessonPlayerModel::remember() {
   lp.finished = lp.finished || done();
   lp.quizzes_right = std::max(lp.quizzes_right, quizzes_right_);
   save_progress(p, progress_path_);
-  const nlohmann::json j = {{"lesson", p.last}, {"title", lesson_.title}, {"block", pos_},
-                            {"blocks", lesson_.blocks.size()}, {"finished", lp.finished}};
+  const nlohmann::json j = {{"lesson", p.last},
+                            {"title", lesson_.title},
+                            {"block", pos_},
+                            {"blocks", lesson_.blocks.size()},
+                            {"finished", lp.finished}};
   platform::report_to_class("progress", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

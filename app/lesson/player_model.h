@@ -25,16 +25,16 @@ struct QuizFeedback {
   bool right = false;
   std::string expected;  // the answer, shown once the quiz is over (empty while tries remain)
   std::string explain;
-  int tries = 0;         // answers given so far
-  bool final = true;     // the quiz is over: right, or wrong on the last try (else: try again)
+  int tries = 0;  // answers given so far
+  bool final = true;  // the quiz is over: right, or wrong on the last try (else: try again)
 };
 constexpr int kQuizTries = 2;  // a wrong answer, then one more try, then the answer
 
 // An exercise as the student works on it: their code, the hints they revealed, their attempts
 // (the last one's feedback), and whether the solution may be shown (after a pass or giving up).
 struct ExerciseState {
-  ExerciseProgress saved;      // attempts, passed, gave up, hints, code: what the progress file keeps
-  std::optional<Attempt> last; // the last attempt in this session
+  ExerciseProgress saved;  // attempts, passed, gave up, hints, code: what the progress file keeps
+  std::optional<Attempt> last;  // the last attempt in this session
   bool solution_visible() const { return saved.passed || saved.gave_up; }
 };
 

@@ -36,7 +36,8 @@ Progress load_progress(const std::string& path) {
         if (v.contains("exercises") && v["exercises"].is_object())
           for (auto& [id, e] : v["exercises"].items()) {
             ExerciseProgress& x = lp.exercises[id];
-            x = {e.value("attempts", 0), e.value("passed", false), e.value("gave_up", false), e.value("hints", 0), e.value("code", "")};
+            x = {e.value("attempts", 0), e.value("passed", false), e.value("gave_up", false), e.value("hints", 0),
+                 e.value("code", "")};
             x.code_at = e.value("code_at", int64_t{0});
             x.code_read = x.code;
           }
@@ -103,7 +104,9 @@ bool save_progress(const Progress& ours, const std::string& path) {
   if (path.empty()) return false;
   const Progress theirs = load_progress(path);
   // Later than anything the file holds, even within its millisecond: this write is the newest.
-  int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
   for (const auto& [slug, l] : theirs.lessons) {
     now = std::max(now, l.block_at + 1);
     for (const auto& [id, e] : l.exercises) now = std::max(now, e.code_at + 1);
@@ -112,10 +115,13 @@ bool save_progress(const Progress& ours, const std::string& path) {
   nlohmann::json j{{"lang", p.lang}, {"last", p.last}, {"zoom", p.zoom}, {"lessons", nlohmann::json::object()}};
   for (auto& [slug, lp] : p.lessons) {
     nlohmann::json& l = j["lessons"][slug];
-    l = {{"block", lp.block}, {"block_at", lp.block_at}, {"finished", lp.finished}, {"quizzes_right", lp.quizzes_right}};
+    l = {{"block", lp.block},
+         {"block_at", lp.block_at},
+         {"finished", lp.finished},
+         {"quizzes_right", lp.quizzes_right}};
     for (auto& [id, e] : lp.exercises)
-      l["exercises"][id] = {{"attempts", e.attempts}, {"passed", e.passed}, {"gave_up", e.gave_up}, {"hints", e.hints},
-                            {"code", e.code}, {"code_at", e.code_at}};
+      l["exercises"][id] = {{"attempts", e.attempts}, {"passed", e.passed}, {"gave_up", e.gave_up},
+                            {"hints", e.hints},       {"code", e.code},     {"code_at", e.code_at}};
   }
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);

@@ -17,26 +17,26 @@ struct ExerciseProgress {
   int attempts = 0;
   bool passed = false;
   bool gave_up = false;  // the solution was shown without a pass
-  int hints = 0;         // hints revealed
-  std::string code;      // the student's code at their last attempt (or edit)
-  int64_t code_at = 0;   // when `code` was written (ms since 1970)
-  std::string code_read; // `code` as load_progress read it: a different `code` is this window's edit
+  int hints = 0;  // hints revealed
+  std::string code;  // the student's code at their last attempt (or edit)
+  int64_t code_at = 0;  // when `code` was written (ms since 1970)
+  std::string code_read;  // `code` as load_progress read it: a different `code` is this window's edit
 };
 
 struct LessonProgress {
-  int block = 0;         // the next block to show
+  int block = 0;  // the next block to show
   bool finished = false;
   int quizzes_right = 0;
   std::map<std::string, ExerciseProgress> exercises;  // by exercise id
   int64_t block_at = 0;  // when `block` was written (ms since 1970)
-  int block_read = 0;    // `block` as load_progress read it
+  int block_read = 0;  // `block` as load_progress read it
 };
 
 struct Progress {
-  std::string lang = "en";           // the language last used
-  std::string last;                  // number of the lesson last opened ("03")
+  std::string lang = "en";  // the language last used
+  std::string last;  // number of the lesson last opened ("03")
   std::map<std::string, LessonProgress> lessons;  // by number: the same in every language
-  double zoom = 1.0;                 // the window's View ▸ Zoom (1 to 2.5)
+  double zoom = 1.0;  // the window's View ▸ Zoom (1 to 2.5)
 };
 
 std::string default_progress_path();

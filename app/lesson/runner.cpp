@@ -68,11 +68,13 @@ BlockResult LessonRunner::run(const Lesson& lesson, const Block& block) {
   if (block.kind != Block::Kind::cell && block.kind != Block::Kind::check) return {};
   FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));  // lessons are untrusted
   const std::string source = std::string(static_cast<size_t>(block.line), '\n') + block.text;
-  BlockResult r = block.kind == Block::Kind::check ? run_unrecorded(source, lesson.path) : run_source(source, lesson.path);
+  BlockResult r =
+      block.kind == Block::Kind::check ? run_unrecorded(source, lesson.path) : run_source(source, lesson.path);
   if (block.expect_error) {  // the error is the lesson: show it as the cell's output
     if (r.ok) {
       r.ok = false;
-      r.error = lesson.path + ":" + std::to_string(block.line) + ": error: this cell is marked `ops fails` but it ran without an error\n";
+      r.error = lesson.path + ":" + std::to_string(block.line) +
+                ": error: this cell is marked `ops fails` but it ran without an error\n";
     } else {
       r.ok = true;
       r.output += r.error;
@@ -85,7 +87,9 @@ BlockResult LessonRunner::run(const Lesson& lesson, const Block& block) {
 BlockResult LessonRunner::verify_quiz(const Lesson& lesson, const Block& block) {
   if (block.kind != Block::Kind::quiz || block.quiz.verify.empty()) return {};
   FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));
-  BlockResult r = run_unrecorded(std::string(static_cast<size_t>(block.line), '\n') + "print(" + block.quiz.verify + ")", lesson.path);
+  BlockResult r =
+      run_unrecorded(std::string(static_cast<size_t>(block.line), '\n') + "print(" + block.quiz.verify + ")",
+                     lesson.path);
   if (r.ok && !answers_equal(r.output, block.quiz.answer)) {
     r.ok = false;
     r.error = lesson.path + ":" + std::to_string(block.line) + ": error: the quiz's answer is '" + block.quiz.answer +
@@ -96,7 +100,8 @@ BlockResult LessonRunner::verify_quiz(const Lesson& lesson, const Block& block) 
 
 BlockResult LessonRunner::run_code(const std::string& code) { return run_source(code, "<stdin>"); }
 
-BlockResult LessonRunner::run_file(const Lesson& lesson, const std::string& code, const std::string& filename, int line_offset) {
+BlockResult LessonRunner::run_file(const Lesson& lesson, const std::string& code, const std::string& filename,
+                                   int line_offset) {
   FilePolicyScope confined(session_->interpreter(), lesson_file_policy(lesson));  // students' files are untrusted too
   return run_source(std::string(static_cast<size_t>(std::max(0, line_offset)), '\n') + code, filename);
 }
@@ -107,7 +112,8 @@ std::string check_lesson(const Lesson& lesson, std::ostream* log) {
   // evaluated once that cell has run (at the end, for a quiz no cell follows).
   std::vector<const Block*> asked;
   auto failure = [&](const Block& b, const BlockResult& r) -> std::string {
-    if (log) *log << "  " << lesson.path << ":" << b.line << " " << kind_name(b.kind) << (r.ok ? " ok" : " FAILED") << "\n";
+    if (log)
+      *log << "  " << lesson.path << ":" << b.line << " " << kind_name(b.kind) << (r.ok ? " ok" : " FAILED") << "\n";
     if (r.ok) return {};
     std::string e = r.error;
     while (!e.empty() && e.back() == '\n') e.pop_back();
@@ -129,7 +135,8 @@ std::string check_lesson(const Lesson& lesson, std::ostream* log) {
     if ((b.kind == Block::Kind::cell || b.kind == Block::Kind::check) && !b.desktop_only &&
         b.text.find("load_extension(") != std::string::npos)
       return lesson.path + ":" + std::to_string(b.line) + ": error: this " + kind_name(b.kind) +
-             " loads a C++ extension, which only the desktop app can: mark it ```" + (b.kind == Block::Kind::cell ? "ops" : "check") +
+             " loads a C++ extension, which only the desktop app can: mark it ```" +
+             (b.kind == Block::Kind::cell ? "ops" : "check") +
              " desktop (the browser then passes over it with a message)";
     const BlockResult r = runner.run(lesson, b);
     if (!r.ran) continue;

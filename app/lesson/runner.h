@@ -17,10 +17,10 @@ class Session;
 namespace opscope::lesson {
 
 struct BlockResult {
-  bool ran = false;     // cells, checks, and quizzes with a verify
+  bool ran = false;  // cells, checks, and quizzes with a verify
   bool ok = true;
-  std::string output;   // what the block printed
-  std::string error;    // FILE:LINE:COL: error ... (lines are the lesson file's)
+  std::string output;  // what the block printed
+  std::string error;  // FILE:LINE:COL: error ... (lines are the lesson file's)
 };
 
 class LessonRunner {

@@ -12,8 +12,17 @@ namespace {
 // Closing punctuation must not start a line (，。、；：！？）」』》).
 bool no_break_before(char32_t c) {
   switch (c) {
-    case 0xFF0C: case 0x3002: case 0x3001: case 0xFF1B: case 0xFF1A: case 0xFF01: case 0xFF1F:
-    case 0xFF09: case 0x300D: case 0x300F: case 0x300B: return true;
+    case 0xFF0C:
+    case 0x3002:
+    case 0x3001:
+    case 0xFF1B:
+    case 0xFF1A:
+    case 0xFF01:
+    case 0xFF1F:
+    case 0xFF09:
+    case 0x300D:
+    case 0x300F:
+    case 0x300B: return true;
     default: return false;
   }
 }
@@ -112,7 +121,9 @@ class Renderer {
     if (b.list_depth == 0) return {quote, quote};
     const std::string mark = b.bullet.empty() ? "" : "  " + b.bullet + " ";
     const std::string rest = indent + std::string(static_cast<size_t>(std::max(4, display_width(mark))), ' ');
-    return {quote + (mark.empty() ? rest : indent + mark + std::string(static_cast<size_t>(std::max(0, 4 - display_width(mark))), ' ')),
+    return {quote + (mark.empty()
+                         ? rest
+                         : indent + mark + std::string(static_cast<size_t>(std::max(0, 4 - display_width(mark))), ' ')),
             quote + rest};
   }
   // A blank line inside a quote keeps its bar; one between a quote and other text has none.
@@ -148,7 +159,8 @@ class Renderer {
         std::vector<std::string> lines;
         for (auto& l : wrap(plain_text(b.spans), avail)) lines.push_back(on(code) + l + on("0"));
         if (!style_.color && b.heading_level <= 2)
-          lines.push_back(std::string(static_cast<size_t>(std::min(avail, display_width(plain_text(b.spans)))), b.heading_level == 1 ? '=' : '-'));
+          lines.push_back(std::string(static_cast<size_t>(std::min(avail, display_width(plain_text(b.spans)))),
+                                      b.heading_level == 1 ? '=' : '-'));
         emit(b, lines);
         break;
       }
@@ -160,14 +172,17 @@ class Renderer {
         size_t a = 0;
         for (;;) {
           const size_t e = code.find('\n', a);
-          lines.push_back("    " + on("32") + code.substr(a, e == std::string::npos ? std::string::npos : e - a) + on("39"));
+          lines.push_back("    " + on("32") + code.substr(a, e == std::string::npos ? std::string::npos : e - a) +
+                          on("39"));
           if (e == std::string::npos) break;
           a = e + 1;
         }
         emit(b, lines);
         break;
       }
-      case MdBlock::Kind::rule: emit(b, {on("2") + std::string(static_cast<size_t>(std::min(avail, 60)), '-') + on("22")}); break;
+      case MdBlock::Kind::rule:
+        emit(b, {on("2") + std::string(static_cast<size_t>(std::min(avail, 60)), '-') + on("22")});
+        break;
       case MdBlock::Kind::table: table(b); break;
     }
   }

@@ -10,7 +10,7 @@ namespace opscope::lesson {
 
 struct TerminalStyle {
   bool color = false;  // ANSI bold, italics and colours
-  int width = 88;      // wrap column
+  int width = 88;  // wrap column
 };
 
 std::string render_markdown(const std::string& markdown, const TerminalStyle& style);

@@ -50,29 +50,30 @@ struct Words {
   const char* no_editor;
 };
 
-const Words kEnglish{"min",
-                     "before this: lessons",
-                     "",
-                     "Enter: run it · type code to try something first · q: quit",
-                     "Enter: go on · type code to try something · q: quit",
-                     "engine check",
-                     "your answer> ",
-                     "Right.",
-                     "Not quite: the answer is",
-                     "The cell failed. Fix things at the prompt and press Enter to run it again, or s to skip it.",
-                     "You stopped at block %zu of %zu last time. Enter: continue there · r: start again",
-                     "Lesson finished.",
-                     "Your turn: try things at the prompt.",
-                     "You will be able to:",
-                     "Recap:",
-                     "Exercise",
-                     "Your file (the starter is in it; edit it in any editor): ",
-                     "Enter: check your file · h: a hint · g: give up and see the solution · e: open $EDITOR · s: skip · q: quit",
-                     "Hint",
-                     "No more hints.",
-                     "The reference solution:",
-                     "Well done: every check passes.",
-                     "EDITOR is not set: open the file in your editor, save it, then press Enter."};
+const Words kEnglish{
+    "min",
+    "before this: lessons",
+    "",
+    "Enter: run it · type code to try something first · q: quit",
+    "Enter: go on · type code to try something · q: quit",
+    "engine check",
+    "your answer> ",
+    "Right.",
+    "Not quite: the answer is",
+    "The cell failed. Fix things at the prompt and press Enter to run it again, or s to skip it.",
+    "You stopped at block %zu of %zu last time. Enter: continue there · r: start again",
+    "Lesson finished.",
+    "Your turn: try things at the prompt.",
+    "You will be able to:",
+    "Recap:",
+    "Exercise",
+    "Your file (the starter is in it; edit it in any editor): ",
+    "Enter: check your file · h: a hint · g: give up and see the solution · e: open $EDITOR · s: skip · q: quit",
+    "Hint",
+    "No more hints.",
+    "The reference solution:",
+    "Well done: every check passes.",
+    "EDITOR is not set: open the file in your editor, save it, then press Enter."};
 const Words kChinese{"分钟",
                      "先修：第",
                      " 课",
@@ -164,7 +165,8 @@ class Player {
   }
 
   void header(const Lesson& L) {
-    std::string h = std::to_string(L.number) + " · " + L.title + " · ~" + std::to_string(L.minutes) + " " + words_.minutes;
+    std::string h =
+        std::to_string(L.number) + " · " + L.title + " · ~" + std::to_string(L.minutes) + " " + words_.minutes;
     out_ << paint("1;33", h) << "\n";
     if (!L.prerequisites.empty()) {
       std::string p;
@@ -370,7 +372,9 @@ class Player {
   }
 
   void show_hint(const Exercise& ex, int i) {
-    out_ << paint("1;33", std::string(words_.hint) + " " + std::to_string(i + 1) + "/" + std::to_string(ex.hints.size()) + ":") << "\n"
+    out_ << paint("1;33",
+                  std::string(words_.hint) + " " + std::to_string(i + 1) + "/" + std::to_string(ex.hints.size()) + ":")
+         << "\n"
          << render_markdown(ex.hints[static_cast<size_t>(i)], style()) << "\n";
   }
 
@@ -398,11 +402,14 @@ int play_in_terminal(const TerminalPlayerOptions& o, std::istream& in, std::ostr
   return Player(o, in, out).play(m);
 }
 
-int check_lessons(const std::string& dir, const std::string& lang, const std::string& id, std::ostream& out, std::ostream& err) {
-  const std::vector<std::string> langs = lang.empty() ? std::vector<std::string>{"en", "zh"} : std::vector<std::string>{lang};
+int check_lessons(const std::string& dir, const std::string& lang, const std::string& id, std::ostream& out,
+                  std::ostream& err) {
+  const std::vector<std::string> langs =
+      lang.empty() ? std::vector<std::string>{"en", "zh"} : std::vector<std::string>{lang};
   int failed = 0, passed = 0;
   for (const std::string& l : langs) {
-    std::vector<std::string> files = id.empty() ? lesson_files(dir, l) : std::vector<std::string>{find_lesson_file(dir, l, id)};
+    std::vector<std::string> files =
+        id.empty() ? lesson_files(dir, l) : std::vector<std::string>{find_lesson_file(dir, l, id)};
     if (files.empty()) {
       err << "error: no lessons in " << dir << "/" << l << "\n";
       ++failed;
@@ -427,8 +434,9 @@ int check_lessons(const std::string& dir, const std::string& lang, const std::st
           ++failed;
           continue;
         }
-        out << "PASS " << f << "  (" << L.count(Block::Kind::cell) << " cells, " << L.count(Block::Kind::check) << " checks, "
-            << L.count(Block::Kind::quiz) << " quizzes, " << L.count(Block::Kind::exercise) << " exercises)\n";
+        out << "PASS " << f << "  (" << L.count(Block::Kind::cell) << " cells, " << L.count(Block::Kind::check)
+            << " checks, " << L.count(Block::Kind::quiz) << " quizzes, " << L.count(Block::Kind::exercise)
+            << " exercises)\n";
         ++passed;
       } catch (const Error& e) {
         err << e.what() << "\n";
@@ -470,7 +478,8 @@ void install_lesson_command(lang::Session& session, const TerminalPlayerOptions&
        }});
 }
 
-void list_lessons(const std::string& dir, const std::string& lang, const std::string& progress_path, std::ostream& out) {
+void list_lessons(const std::string& dir, const std::string& lang, const std::string& progress_path,
+                  std::ostream& out) {
   Progress p = load_progress(progress_path);
   for (const std::string& f : lesson_files(dir, lang)) {
     Lesson L = load_lesson(f);
@@ -480,8 +489,8 @@ void list_lessons(const std::string& dir, const std::string& lang, const std::st
     char number[16];
     std::snprintf(number, sizeof number, "%2d", L.number);
     const int pad = std::max(1, 64 - display_width(L.title));  // titles may be Chinese: pad by columns
-    out << mark << " " << number << "  " << L.title << std::string(static_cast<size_t>(pad), ' ') << "~" << L.minutes << " "
-        << (lang == "zh" ? "分钟" : "min") << "\n";
+    out << mark << " " << number << "  " << L.title << std::string(static_cast<size_t>(pad), ' ') << "~" << L.minutes
+        << " " << (lang == "zh" ? "分钟" : "min") << "\n";
   }
 }
 

@@ -11,9 +11,9 @@ class Session;
 namespace opscope::lesson {
 
 struct TerminalPlayerOptions {
-  std::string dir;   // the lessons folder
+  std::string dir;  // the lessons folder
   std::string lang = "en";
-  std::string id;    // empty: the lesson last opened, else lesson 1
+  std::string id;  // empty: the lesson last opened, else lesson 1
   bool color = false;
   bool interactive = false;  // input is a terminal: Ctrl-D quits (piped input: its end means Enter)
   int width = 88;
@@ -28,7 +28,8 @@ int play_in_terminal(const TerminalPlayerOptions& o, std::istream& in, std::ostr
 // Runs every cell, check and quiz verification of the lessons (one lesson when `id` is given;
 // one language when `lang` is given, else en and zh) and compares each lesson's language
 // versions. Prints one line per lesson; a failure prints FILE:LINE and what failed. 0 when all pass.
-int check_lessons(const std::string& dir, const std::string& lang, const std::string& id, std::ostream& out, std::ostream& err);
+int check_lessons(const std::string& dir, const std::string& lang, const std::string& id, std::ostream& out,
+                  std::ostream& err);
 
 // Adds `:lesson [N]` to a REPL session: without N it lists the lessons; with N it plays that
 // lesson in the terminal (in a workspace of its own) and returns to the REPL.

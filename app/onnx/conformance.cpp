@@ -95,8 +95,8 @@ std::string compare(const Tensor& actual, const Tensor& expected, double rtol, d
   const bool exact = !is_floating(expected.dtype());
   for (int64_t i = 0; i < expected.numel(); ++i) {
     const double a = actual.get(i), e = expected.get(i);
-    const bool same = exact ? a == e
-                            : (std::isnan(a) && std::isnan(e)) || a == e || std::fabs(a - e) <= atol + rtol * std::fabs(e);
+    const bool same =
+        exact ? a == e : (std::isnan(a) && std::isnan(e)) || a == e || std::fabs(a - e) <= atol + rtol * std::fabs(e);
     if (!same) {
       std::ostringstream o;
       o.precision(9);
@@ -151,7 +151,8 @@ std::string reason_of(const std::string& message) {
   }
   // A value's dtype or kind, without which value ("graph value 'like' has dtype float16, ...").
   if (const size_t at = message.find(" has dtype "); at != std::string::npos) return message.substr(at + 5);
-  if (message.find(" is not a tensor (") != std::string::npos) return "a sequence, map or optional value (opscope's values are tensors)";
+  if (message.find(" is not a tensor (") != std::string::npos)
+    return "a sequence, map or optional value (opscope's values are tensors)";
   if (const size_t node = message.find(": node "); node != std::string::npos)
     if (const size_t end = message.find(": ", node + 7); end != std::string::npos) return message.substr(end + 2);
   const size_t colon = message.find(".onnx: ");
@@ -181,7 +182,8 @@ void run_one(const fs::path& dir, const OnnxModel& parsed, ConformanceTest& t, c
     for (int k = 0; fs::exists(set / ("output_" + std::to_string(k) + ".pb")); ++k) {
       const auto p = read_tensor_pb(set / ("output_" + std::to_string(k) + ".pb"));
       if (!comparable_type(p.data_type()))
-        throw Unsupported("narrow integer outputs (int8 … uint64): opscope computes integers in int64, without their wrap-around");
+        throw Unsupported(
+            "narrow integer outputs (int8 … uint64): opscope computes integers in int64, without their wrap-around");
       expected.push_back(tensor_from_proto(p, "output " + std::to_string(k), MemCategory::input));
     }
     // The data sets give the graph inputs in order (some tests feed fewer: optional inputs).
@@ -197,7 +199,8 @@ void run_one(const fs::path& dir, const OnnxModel& parsed, ConformanceTest& t, c
     ImportOptions opt;
     std::vector<Tensor> fed;
     for (size_t k = 0; k < inputs.size(); ++k) {
-      if (inputs[k].dtype() != model.inputs[k].dtype) inputs[k] = inputs[k].cast(model.inputs[k].dtype, MemCategory::input);
+      if (inputs[k].dtype() != model.inputs[k].dtype)
+        inputs[k] = inputs[k].cast(model.inputs[k].dtype, MemCategory::input);
       if (inputs[k].dtype() == DType::i64 || inputs[k].dim() == 0 || scales.count(model.inputs[k].name)) {
         opt.constants[model.inputs[k].name] = inputs[k];
       } else {
@@ -208,7 +211,9 @@ void run_one(const fs::path& dir, const OnnxModel& parsed, ConformanceTest& t, c
     auto imported = ImportedModel::from_model(std::move(model), opt);
     NoGradGuard no_grad;
     const std::vector<Tensor> actual = imported->apply(ws, fed);
-    if (actual.size() < expected.size()) throw Error("the model gave " + std::to_string(actual.size()) + " outputs, the test expects " + std::to_string(expected.size()));
+    if (actual.size() < expected.size())
+      throw Error("the model gave " + std::to_string(actual.size()) + " outputs, the test expects " +
+                  std::to_string(expected.size()));
     for (size_t k = 0; k < expected.size(); ++k) {
       const std::string diff = compare(actual[k], expected[k], o.rtol, o.atol);
       if (!diff.empty()) {
@@ -225,7 +230,8 @@ void collect(const fs::path& p, std::vector<fs::path>& out) {
     out.push_back(p);
     return;
   }
-  if (!fs::is_directory(p)) throw Error("'" + p.string() + "' is neither a test folder (with model.onnx) nor a folder of them");
+  if (!fs::is_directory(p))
+    throw Error("'" + p.string() + "' is neither a test folder (with model.onnx) nor a folder of them");
   std::vector<fs::path> subs;
   for (auto& e : fs::directory_iterator(p))
     if (e.is_directory() && fs::exists(e.path() / "model.onnx")) subs.push_back(e.path());
@@ -235,7 +241,8 @@ void collect(const fs::path& p, std::vector<fs::path>& out) {
 
 }  // namespace
 
-ConformanceReport run_conformance(const std::vector<std::string>& dirs, const ConformanceOptions& o, std::ostream& log) {
+ConformanceReport run_conformance(const std::vector<std::string>& dirs, const ConformanceOptions& o,
+                                  std::ostream& log) {
   std::vector<fs::path> tests;
   for (auto& d : dirs) collect(d, tests);
   ConformanceReport r;
@@ -255,7 +262,8 @@ ConformanceReport run_conformance(const std::vector<std::string>& dirs, const Co
         unmapped.insert(t.op_type);
         continue;
       }
-      if (!o.only_ops.empty() && std::find(o.only_ops.begin(), o.only_ops.end(), t.op_type) == o.only_ops.end()) continue;
+      if (!o.only_ops.empty() && std::find(o.only_ops.begin(), o.only_ops.end(), t.op_type) == o.only_ops.end())
+        continue;
       run_one(dir, model, t, o);
     } catch (const Unsupported& e) {
       if (t.op_type.empty()) t.op_type = tested_op_of_file(dir / "model.onnx", t.name);  // refused while reading
@@ -265,7 +273,8 @@ ConformanceReport run_conformance(const std::vector<std::string>& dirs, const Co
         unmapped.insert(t.op_type);
         continue;
       }
-      if (!o.only_ops.empty() && std::find(o.only_ops.begin(), o.only_ops.end(), t.op_type) == o.only_ops.end()) continue;
+      if (!o.only_ops.empty() && std::find(o.only_ops.begin(), o.only_ops.end(), t.op_type) == o.only_ops.end())
+        continue;
       t.status = ConformanceTest::skipped;
       t.detail = reason_of(e.what());
     } catch (const Error& e) {
@@ -276,9 +285,11 @@ ConformanceReport run_conformance(const std::vector<std::string>& dirs, const Co
       t.detail = std::string("internal error: ") + e.what();
     }
     if (t.status == ConformanceTest::failed)
-      log << "FAILED " << t.name << " [" << t.op_type << "]: " << t.detail << "\n    nodes: " << node_description(model) << "\n";
+      log << "FAILED " << t.name << " [" << t.op_type << "]: " << t.detail << "\n    nodes: " << node_description(model)
+          << "\n";
     else if (o.verbose)
-      log << (t.status == ConformanceTest::passed ? "passed  " : "skipped ") << t.name << (t.detail.empty() ? "" : ": " + t.detail) << "\n";
+      log << (t.status == ConformanceTest::passed ? "passed  " : "skipped ") << t.name
+          << (t.detail.empty() ? "" : ": " + t.detail) << "\n";
     r.tests.push_back(std::move(t));
   }
   r.unmapped_types.assign(unmapped.begin(), unmapped.end());

@@ -15,7 +15,7 @@ namespace opscope::interop {
 struct ConformanceOptions {
   std::vector<std::string> only_ops;  // run the tests of these op types only (empty: every mapped one)
   double rtol = 1e-3, atol = 1e-7;
-  bool verbose = false;               // a line for every test
+  bool verbose = false;  // a line for every test
 };
 
 struct ConformanceTest {
@@ -33,7 +33,8 @@ struct ConformanceReport {
 
 // Runs every test folder under `dirs` (a test folder itself, or a folder of them such as
 // /usr/share/libonnx-testdata/data/node). Failures are printed to `log` as they happen.
-ConformanceReport run_conformance(const std::vector<std::string>& dirs, const ConformanceOptions& options, std::ostream& log);
+ConformanceReport run_conformance(const std::vector<std::string>& dirs, const ConformanceOptions& options,
+                                  std::ostream& log);
 // Per op type: passed / failed / skipped, and the skip reasons with their counts. As a
 // Markdown table for the README when `markdown`.
 std::string conformance_table(const ConformanceReport& report, bool markdown);

@@ -10,7 +10,8 @@
 namespace opscope::interop {
 
 int ConformanceReport::count(ConformanceTest::Status s) const {
-  return static_cast<int>(std::count_if(tests.begin(), tests.end(), [s](const ConformanceTest& t) { return t.status == s; }));
+  return static_cast<int>(
+      std::count_if(tests.begin(), tests.end(), [s](const ConformanceTest& t) { return t.status == s; }));
 }
 
 std::string conformance_table(const ConformanceReport& r, bool markdown) {
@@ -33,7 +34,8 @@ std::string conformance_table(const ConformanceReport& r, bool markdown) {
   else o << "op type                  passed  failed  skipped  why skipped\n";
   for (auto& [op, row] : rows) {
     std::string why;
-    for (auto& [reason, k] : row.reasons) why += (why.empty() ? "" : "; ") + reason + (k > 1 ? " (" + std::to_string(k) + ")" : "");
+    for (auto& [reason, k] : row.reasons)
+      why += (why.empty() ? "" : "; ") + reason + (k > 1 ? " (" + std::to_string(k) + ")" : "");
     if (markdown) {
       o << "| " << op << " | " << row.passed << " | " << row.failed << " | " << row.skipped << " | " << why << " |\n";
     } else {
@@ -42,9 +44,10 @@ std::string conformance_table(const ConformanceReport& r, bool markdown) {
       o << line << why << "\n";
     }
   }
-  o << (markdown ? "\n" : "") << "total: " << r.count(ConformanceTest::passed) << " passed, " << r.count(ConformanceTest::failed)
-    << " failed, " << r.count(ConformanceTest::skipped) << " skipped, in " << rows.size() << " mapped op types; " << r.unmapped
-    << " tests of " << r.unmapped_types.size() << " op types opscope does not map\n";
+  o << (markdown ? "\n" : "") << "total: " << r.count(ConformanceTest::passed) << " passed, "
+    << r.count(ConformanceTest::failed) << " failed, " << r.count(ConformanceTest::skipped) << " skipped, in "
+    << rows.size() << " mapped op types; " << r.unmapped << " tests of " << r.unmapped_types.size()
+    << " op types opscope does not map\n";
   return o.str();
 }
 

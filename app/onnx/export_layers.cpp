@@ -31,8 +31,9 @@ std::string per_channel(Exporter& e, const std::string& v, size_t rank) {
 void export_instance_norm(Exporter& e, const Node& n, In in, In out) {
   const TensorMeta& x = e.meta(n.inputs[0]);
   const Shape c{x.shape[1]};
-  auto& node = e.node("InstanceNormalization", {in[0], in.size() > 1 ? in[1] : e.full(c, 1, x.dtype, "scale"),
-                                                in.size() > 2 ? in[2] : e.full(c, 0, x.dtype, "bias")},
+  auto& node = e.node("InstanceNormalization",
+                      {in[0], in.size() > 1 ? in[1] : e.full(c, 1, x.dtype, "scale"),
+                       in.size() > 2 ? in[2] : e.full(c, 0, x.dtype, "bias")},
                       out);
   Exporter::attr(node, "epsilon", n.attrs.f("eps"));
 }
@@ -43,8 +44,9 @@ void export_group_norm(Exporter& e, const Node& n, In in, In out) {
   const TensorMeta& x = e.meta(n.inputs[0]);
   const int64_t G = n.attrs.i("num_groups");
   const std::string grouped = e.temp("Reshape", {in[0], e.ints({0, G, -1}, "groups")}, out[0] + "_grouped");
-  auto& norm = e.node("InstanceNormalization", {grouped, e.full({G}, 1, x.dtype, "ones"), e.full({G}, 0, x.dtype, "zeros")},
-                      {e.fresh(out[0] + "_normalized")});
+  auto& norm =
+      e.node("InstanceNormalization", {grouped, e.full({G}, 1, x.dtype, "ones"), e.full({G}, 0, x.dtype, "zeros")},
+             {e.fresh(out[0] + "_normalized")});
   Exporter::attr(norm, "epsilon", n.attrs.f("eps"));
   const std::string shape = e.temp("Shape", {in[0]}, out[0] + "_shape");
   if (in.size() == 1) {
@@ -62,7 +64,8 @@ void export_group_norm(Exporter& e, const Node& n, In in, In out) {
 
 // Resize as PyTorch exports F.interpolate: nearest (asymmetric, floor), nearest-exact
 // (half_pixel, round_prefer_ceil), bilinear (half_pixel or align_corners); scales or sizes.
-void resize(Exporter& e, const Node& n, In in, In out, const std::string& mode, bool align, const std::vector<double>& scales) {
+void resize(Exporter& e, const Node& n, In in, In out, const std::string& mode, bool align,
+            const std::vector<double>& scales) {
   const TensorMeta& x = e.meta(n.inputs[0]);
   std::vector<std::string> ins = {in[0], ""};
   if (!scales.empty()) {
@@ -76,14 +79,18 @@ void resize(Exporter& e, const Node& n, In in, In out, const std::string& mode, 
   auto& r = e.node("Resize", ins, out);
   Exporter::attr(r, "mode", std::string(mode == "bilinear" ? "linear" : "nearest"));
   Exporter::attr(r, "coordinate_transformation_mode",
-                 std::string(mode == "nearest" ? "asymmetric" : align ? "align_corners" : "half_pixel"));
-  if (mode != "bilinear") Exporter::attr(r, "nearest_mode", std::string(mode == "nearest" ? "floor" : "round_prefer_ceil"));
+                 std::string(mode == "nearest" ? "asymmetric"
+                             : align           ? "align_corners"
+                                               : "half_pixel"));
+  if (mode != "bilinear")
+    Exporter::attr(r, "nearest_mode", std::string(mode == "nearest" ? "floor" : "round_prefer_ceil"));
 }
 
 void export_interpolate(Exporter& e, const Node& n, In in, In out) {
   std::vector<double> scales;
   if (n.attrs.ints("size")[0] == 0) {
-    const double sh = n.attrs.f("scale_factor"), sw = n.attrs.f("scale_factor_w") > 0 ? n.attrs.f("scale_factor_w") : sh;
+    const double sh = n.attrs.f("scale_factor"),
+                 sw = n.attrs.f("scale_factor_w") > 0 ? n.attrs.f("scale_factor_w") : sh;
     scales = {sh, sw};
   }
   resize(e, n, in, out, n.attrs.s("mode"), n.attrs.b("align_corners"), scales);

@@ -36,7 +36,9 @@ ExportFn same(const char* op) {
 
 // Floor, Ceil and Round take floats in ONNX; on opscope's int64 they are the identity.
 ExportFn rounding(const char* op) {
-  return [op](Exporter& e, const Node& n, In in, In out) { e.node(is_floating(e.meta(n.inputs[0]).dtype) ? op : "Identity", in, out); };
+  return [op](Exporter& e, const Node& n, In in, In out) {
+    e.node(is_floating(e.meta(n.inputs[0]).dtype) ? op : "Identity", in, out);
+  };
 }
 
 void export_gelu(Exporter& e, const Node& n, In in, In out) {
@@ -57,7 +59,8 @@ void export_gelu(Exporter& e, const Node& n, In in, In out) {
 void export_clip(Exporter& e, const Node& n, In in, In out) {
   const DType dt = e.meta(n.outputs[0]).dtype;
   const double lo = n.attrs.f("min"), hi = n.attrs.f("max");
-  e.node("Clip", {in[0], std::isinf(lo) ? "" : e.scalar(lo, dt, "min"), std::isinf(hi) ? "" : e.scalar(hi, dt, "max")}, out);
+  e.node("Clip", {in[0], std::isinf(lo) ? "" : e.scalar(lo, dt, "min"), std::isinf(hi) ? "" : e.scalar(hi, dt, "max")},
+         out);
 }
 
 // mish = x·tanh(softplus(x)) (ONNX's Mish comes at opset 18).
@@ -71,7 +74,8 @@ void export_mish(Exporter& e, const Node&, In in, In out) {
 ExportFn export_mod(bool floor_q) {
   return [floor_q](Exporter& e, const Node& n, In in, In out) {
     const DType dt = e.meta(n.outputs[0]).dtype;
-    const std::string a = e.cast(in[0], e.meta(n.inputs[0]).dtype, dt), b = e.cast(in[1], e.meta(n.inputs[1]).dtype, dt);
+    const std::string a = e.cast(in[0], e.meta(n.inputs[0]).dtype, dt),
+                      b = e.cast(in[1], e.meta(n.inputs[1]).dtype, dt);
     if (!floor_q || !is_floating(dt)) {
       Exporter::attr(e.node("Mod", {a, b}, out), "fmod", int64_t{floor_q ? 0 : 1});
       return;
@@ -80,9 +84,11 @@ ExportFn export_mod(bool floor_q) {
     Exporter::attr(f, "fmod", int64_t{1});
     const std::string r = f.output(0), zero = e.scalar(0, dt, "zero");
     const std::string nonzero = e.temp("Not", {e.temp("Equal", {r, zero}, out[0] + "_is0")}, out[0] + "_nonzero");
-    const std::string differ = e.temp("Xor", {e.temp("Less", {r, zero}, out[0] + "_rneg"), e.temp("Less", {b, zero}, out[0] + "_bneg")},
-                                      out[0] + "_signs");
-    e.node("Where", {e.temp("And", {nonzero, differ}, out[0] + "_move"), e.temp("Add", {r, b}, out[0] + "_moved"), r}, out);
+    const std::string differ =
+        e.temp("Xor", {e.temp("Less", {r, zero}, out[0] + "_rneg"), e.temp("Less", {b, zero}, out[0] + "_bneg")},
+               out[0] + "_signs");
+    e.node("Where", {e.temp("And", {nonzero, differ}, out[0] + "_move"), e.temp("Add", {r, b}, out[0] + "_moved"), r},
+           out);
   };
 }
 
@@ -92,7 +98,9 @@ void export_cast(Exporter& e, const Node& n, In in, In out) {
 
 void export_where(Exporter& e, const Node& n, In in, In out) {
   const DType dt = e.meta(n.outputs[0]).dtype;
-  e.node("Where", {e.to_bool(in[0]), e.cast(in[1], e.meta(n.inputs[1]).dtype, dt), e.cast(in[2], e.meta(n.inputs[2]).dtype, dt)}, out);
+  e.node("Where",
+         {e.to_bool(in[0]), e.cast(in[1], e.meta(n.inputs[1]).dtype, dt), e.cast(in[2], e.meta(n.inputs[2]).dtype, dt)},
+         out);
 }
 
 // Reductions: ReduceSum takes axes as an input from opset 13, ReduceMean/ReduceMax as an attribute until 18.
@@ -131,7 +139,9 @@ void export_var(Exporter& e, const Node& n, In in, In out) {
   }
   const std::string biased = e.fresh(out[0] + "_biased");
   mean(sq, n.attrs.b("keepdim"), {biased});
-  e.node("Mul", {biased, e.scalar(static_cast<double>(count) / static_cast<double>(std::max<int64_t>(count - 1, 1)), dt)}, out);
+  e.node("Mul",
+         {biased, e.scalar(static_cast<double>(count) / static_cast<double>(std::max<int64_t>(count - 1, 1)), dt)},
+         out);
 }
 
 // linear: Gemm(transB=1) for a matrix input, else MatMul with Wᵀ and a broadcast bias.
@@ -153,7 +163,8 @@ void export_transpose(Exporter& e, const Node& n, In in, In out) {
   const int64_t r = static_cast<int64_t>(e.meta(n.inputs[0]).shape.size());
   Ints perm(static_cast<size_t>(r));
   for (int64_t a = 0; a < r; ++a) perm[a] = a;
-  std::swap(perm[normalize_axis(n.attrs.i("dim0"), r, "transpose")], perm[normalize_axis(n.attrs.i("dim1"), r, "transpose")]);
+  std::swap(perm[normalize_axis(n.attrs.i("dim0"), r, "transpose")],
+            perm[normalize_axis(n.attrs.i("dim1"), r, "transpose")]);
   Exporter::attr(e.node("Transpose", in, out), "perm", perm);
 }
 
@@ -172,8 +183,9 @@ void export_slice(Exporter& e, const Node& n, In in, In out) {
   const Shape& xs = e.meta(n.inputs[0]).shape;
   const int64_t axis = normalize_axis(n.attrs.i("axis"), static_cast<int64_t>(xs.size()), "slice"), dim = xs[axis];
   auto clamp = [dim](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + dim : v, 0, dim); };
-  e.node("Slice", {in[0], e.ints({clamp(n.attrs.i("start"))}, "starts"), e.ints({clamp(n.attrs.i("stop"))}, "ends"),
-                   e.ints({axis}, "axes"), e.ints({n.attrs.i("step")}, "steps")},
+  e.node("Slice",
+         {in[0], e.ints({clamp(n.attrs.i("start"))}, "starts"), e.ints({clamp(n.attrs.i("stop"))}, "ends"),
+          e.ints({axis}, "axes"), e.ints({n.attrs.i("step")}, "steps")},
          out);
 }
 
@@ -219,7 +231,8 @@ ExportFn pool(const char* op) {
     Exporter::attr(node, "strides", strides);
     Exporter::attr(node, "pads", both_ends(n.attrs.ints("padding")));
     Exporter::attr(node, "ceil_mode", int64_t{n.attrs.b("ceil_mode")});
-    if (std::string(op) == "AveragePool") Exporter::attr(node, "count_include_pad", int64_t{n.attrs.b("count_include_pad")});
+    if (std::string(op) == "AveragePool")
+      Exporter::attr(node, "count_include_pad", int64_t{n.attrs.b("count_include_pad")});
   };
 }
 
@@ -293,7 +306,9 @@ void export_pad(Exporter& e, const Node& n, In in, In out) {
     pads[2 * r - 1 - p] = fp[2 * p + 1];
   }
   const std::string mode = n.attrs.s("mode") == "replicate" ? "edge" : n.attrs.s("mode");
-  auto& node = e.node("Pad", {in[0], e.ints(pads, "pads"), e.scalar(n.attrs.f("value"), e.meta(n.inputs[0]).dtype, "value")}, out);
+  auto& node =
+      e.node("Pad", {in[0], e.ints(pads, "pads"), e.scalar(n.attrs.f("value"), e.meta(n.inputs[0]).dtype, "value")},
+             out);
   Exporter::attr(node, "mode", mode);
 }
 
@@ -318,13 +333,14 @@ void export_attention(Exporter& e, const Node& n, In in, In out) {
   std::swap(perm[r - 1], perm[r - 2]);
   auto& kt = e.node("Transpose", {in[1]}, {e.fresh(out[0] + "_kT")});
   Exporter::attr(kt, "perm", perm);
-  const double scale = n.attrs.f("scale") == 0 ? 1.0 / std::sqrt(static_cast<double>(q.shape.back())) : n.attrs.f("scale");
-  std::string s = e.temp("Mul", {e.temp("MatMul", {in[0], kt.output(0)}, out[0] + "_qk"), e.scalar(scale, q.dtype)}, out[0] + "_scores");
+  const double scale =
+      n.attrs.f("scale") == 0 ? 1.0 / std::sqrt(static_cast<double>(q.shape.back())) : n.attrs.f("scale");
+  std::string s = e.temp("Mul", {e.temp("MatMul", {in[0], kt.output(0)}, out[0] + "_qk"), e.scalar(scale, q.dtype)},
+                         out[0] + "_scores");
   if (in.size() > 3) {
     if (e.meta(n.inputs[3]).dtype == DType::i64)
       s = e.temp("Where", {e.to_bool(in[3]), s, e.scalar(-INFINITY, q.dtype)}, out[0] + "_masked");
-    else
-      s = e.temp("Add", {s, e.cast(in[3], e.meta(n.inputs[3]).dtype, q.dtype)}, out[0] + "_masked");
+    else s = e.temp("Add", {s, e.cast(in[3], e.meta(n.inputs[3]).dtype, q.dtype)}, out[0] + "_masked");
   }
   if (n.attrs.b("causal")) {
     Tensor tri = Tensor::zeros({T, S}, DType::f64, MemCategory::temporary);
@@ -343,44 +359,90 @@ void export_attention(Exporter& e, const Node& n, In in, In out) {
 const std::map<std::string, ExportFn>& export_table() {
   static const std::map<std::string, ExportFn> t = [] {
     std::map<std::string, ExportFn> m = {
-      {"add", arith("Add")}, {"sub", arith("Sub")}, {"mul", arith("Mul")}, {"div", arith("Div")},
-      {"pow", [](Exporter& e, const Node& n, In in, In out) {  // the base keeps its type in ONNX
-         const DType dt = e.meta(n.outputs[0]).dtype;
-         e.node("Pow", {e.cast(in[0], e.meta(n.inputs[0]).dtype, dt), in[1]}, out);
-       }},
-      {"maximum", arith("Max")}, {"minimum", arith("Min")},
-      {"eq", compare("Equal")}, {"ne", compare("Equal", true)}, {"lt", compare("Less")}, {"le", compare("LessOrEqual")},
-      {"gt", compare("Greater")}, {"ge", compare("GreaterOrEqual")}, {"where", export_where},
-      {"neg", same("Neg")}, {"exp", same("Exp")}, {"log", same("Log")}, {"sqrt", same("Sqrt")}, {"abs", same("Abs")},
-      {"sign", same("Sign")}, {"erf", same("Erf")}, {"relu", same("Relu")}, {"sigmoid", same("Sigmoid")}, {"tanh", same("Tanh")},
-      {"leaky_relu", [](Exporter& e, const Node& n, In in, In out) { Exporter::attr(e.node("LeakyRelu", in, out), "alpha", n.attrs.f("negative_slope")); }},
-      {"gelu", export_gelu}, {"clip", export_clip}, {"cast", export_cast},
-      {"hardsigmoid", [](Exporter& e, const Node& n, In in, In out) {
-         auto& h = e.node("HardSigmoid", in, out);
-         Exporter::attr(h, "alpha", n.attrs.f("alpha"));
-         Exporter::attr(h, "beta", n.attrs.f("beta"));
-       }},
-      {"hardswish", same("HardSwish")},
-      {"elu", [](Exporter& e, const Node& n, In in, In out) { Exporter::attr(e.node("Elu", in, out), "alpha", n.attrs.f("alpha")); }},
-      {"selu", [](Exporter& e, const Node& n, In in, In out) {
-         auto& h = e.node("Selu", in, out);
-         Exporter::attr(h, "alpha", n.attrs.f("alpha"));
-         Exporter::attr(h, "gamma", n.attrs.f("scale"));
-       }},
-      {"mish", export_mish}, {"floor", rounding("Floor")}, {"ceil", rounding("Ceil")}, {"round", rounding("Round")},
-      {"sin", same("Sin")}, {"cos", same("Cos")}, {"mod", export_mod(true)}, {"fmod", export_mod(false)},
-      {"sum", reduce("ReduceSum", true)}, {"mean", reduce("ReduceMean", false)}, {"max", reduce("ReduceMax", false)},
-      {"var", export_var},
-      {"matmul", same("MatMul")}, {"linear", export_linear},
-      {"transpose", export_transpose},
-      {"permute", [](Exporter& e, const Node& n, In in, In out) { Exporter::attr(e.node("Transpose", in, out), "perm", n.attrs.ints("dims")); }},
-      {"reshape", export_reshape}, {"flatten", export_reshape}, {"expand", export_expand}, {"slice", export_slice},
-      {"concat", export_concat}, {"stack", export_stack},
-      {"softmax", softmax("Softmax")}, {"log_softmax", softmax("LogSoftmax")},
-      {"batch_norm", export_batch_norm}, {"layer_norm", export_layer_norm},
-      {"embedding", export_embedding}, {"gather", export_gather}, {"dropout", export_dropout}, {"pad", export_pad},
-      {"mse_loss", export_mse}, {"cross_entropy", export_cross_entropy},
-      {"scaled_dot_product_attention", export_attention},
+        {"add", arith("Add")},
+        {"sub", arith("Sub")},
+        {"mul", arith("Mul")},
+        {"div", arith("Div")},
+        {"pow",
+         [](Exporter& e, const Node& n, In in, In out) {  // the base keeps its type in ONNX
+           const DType dt = e.meta(n.outputs[0]).dtype;
+           e.node("Pow", {e.cast(in[0], e.meta(n.inputs[0]).dtype, dt), in[1]}, out);
+         }},
+        {"maximum", arith("Max")},
+        {"minimum", arith("Min")},
+        {"eq", compare("Equal")},
+        {"ne", compare("Equal", true)},
+        {"lt", compare("Less")},
+        {"le", compare("LessOrEqual")},
+        {"gt", compare("Greater")},
+        {"ge", compare("GreaterOrEqual")},
+        {"where", export_where},
+        {"neg", same("Neg")},
+        {"exp", same("Exp")},
+        {"log", same("Log")},
+        {"sqrt", same("Sqrt")},
+        {"abs", same("Abs")},
+        {"sign", same("Sign")},
+        {"erf", same("Erf")},
+        {"relu", same("Relu")},
+        {"sigmoid", same("Sigmoid")},
+        {"tanh", same("Tanh")},
+        {"leaky_relu",
+         [](Exporter& e, const Node& n, In in, In out) {
+           Exporter::attr(e.node("LeakyRelu", in, out), "alpha", n.attrs.f("negative_slope"));
+         }},
+        {"gelu", export_gelu},
+        {"clip", export_clip},
+        {"cast", export_cast},
+        {"hardsigmoid",
+         [](Exporter& e, const Node& n, In in, In out) {
+           auto& h = e.node("HardSigmoid", in, out);
+           Exporter::attr(h, "alpha", n.attrs.f("alpha"));
+           Exporter::attr(h, "beta", n.attrs.f("beta"));
+         }},
+        {"hardswish", same("HardSwish")},
+        {"elu", [](Exporter& e, const Node& n, In in,
+                   In out) { Exporter::attr(e.node("Elu", in, out), "alpha", n.attrs.f("alpha")); }},
+        {"selu",
+         [](Exporter& e, const Node& n, In in, In out) {
+           auto& h = e.node("Selu", in, out);
+           Exporter::attr(h, "alpha", n.attrs.f("alpha"));
+           Exporter::attr(h, "gamma", n.attrs.f("scale"));
+         }},
+        {"mish", export_mish},
+        {"floor", rounding("Floor")},
+        {"ceil", rounding("Ceil")},
+        {"round", rounding("Round")},
+        {"sin", same("Sin")},
+        {"cos", same("Cos")},
+        {"mod", export_mod(true)},
+        {"fmod", export_mod(false)},
+        {"sum", reduce("ReduceSum", true)},
+        {"mean", reduce("ReduceMean", false)},
+        {"max", reduce("ReduceMax", false)},
+        {"var", export_var},
+        {"matmul", same("MatMul")},
+        {"linear", export_linear},
+        {"transpose", export_transpose},
+        {"permute", [](Exporter& e, const Node& n, In in,
+                       In out) { Exporter::attr(e.node("Transpose", in, out), "perm", n.attrs.ints("dims")); }},
+        {"reshape", export_reshape},
+        {"flatten", export_reshape},
+        {"expand", export_expand},
+        {"slice", export_slice},
+        {"concat", export_concat},
+        {"stack", export_stack},
+        {"softmax", softmax("Softmax")},
+        {"log_softmax", softmax("LogSoftmax")},
+        {"batch_norm", export_batch_norm},
+        {"layer_norm", export_layer_norm},
+        {"embedding", export_embedding},
+        {"gather", export_gather},
+        {"dropout", export_dropout},
+        {"pad", export_pad},
+        {"mse_loss", export_mse},
+        {"cross_entropy", export_cross_entropy},
+        {"scaled_dot_product_attention", export_attention},
     };
     for (const std::string rank : {"1d", "2d", "3d"}) {
       m["conv" + rank] = export_conv;
@@ -401,15 +463,40 @@ namespace {
 std::vector<std::pair<std::string, std::string>> ops_without_onnx_form() {
   std::vector<std::pair<std::string, std::string>> r;
   const std::string backward = "a backward op: save_onnx writes forward graphs (a model's outputs or its loss)";
-  for (const char* op : {"adaptive_avg_pool1d_backward", "adaptive_avg_pool2d_backward", "adaptive_avg_pool3d_backward",
-                         "attention_backward", "avg_pool1d_backward", "avg_pool2d_backward", "avg_pool3d_backward",
-                         "batch_norm_backward", "conv1d_backward_input", "conv1d_backward_weight",
-                         "conv2d_backward_input", "conv2d_backward_weight", "conv3d_backward_input",
-                         "conv3d_backward_weight", "cross_entropy_backward", "elu_backward", "embedding_backward",
-                         "gather_backward", "gather_elements_backward", "gelu_backward", "group_norm_backward",
-                         "hardsigmoid_backward", "hardswish_backward", "interpolate_backward", "layer_norm_backward",
-                         "max_pool1d_backward", "max_pool2d_backward", "max_pool3d_backward", "mish_backward",
-                         "pad_backward", "relu_backward", "sigmoid_backward", "slice_backward", "softmax_backward",
+  for (const char* op : {"adaptive_avg_pool1d_backward",
+                         "adaptive_avg_pool2d_backward",
+                         "adaptive_avg_pool3d_backward",
+                         "attention_backward",
+                         "avg_pool1d_backward",
+                         "avg_pool2d_backward",
+                         "avg_pool3d_backward",
+                         "batch_norm_backward",
+                         "conv1d_backward_input",
+                         "conv1d_backward_weight",
+                         "conv2d_backward_input",
+                         "conv2d_backward_weight",
+                         "conv3d_backward_input",
+                         "conv3d_backward_weight",
+                         "cross_entropy_backward",
+                         "elu_backward",
+                         "embedding_backward",
+                         "gather_backward",
+                         "gather_elements_backward",
+                         "gelu_backward",
+                         "group_norm_backward",
+                         "hardsigmoid_backward",
+                         "hardswish_backward",
+                         "interpolate_backward",
+                         "layer_norm_backward",
+                         "max_pool1d_backward",
+                         "max_pool2d_backward",
+                         "max_pool3d_backward",
+                         "mish_backward",
+                         "pad_backward",
+                         "relu_backward",
+                         "sigmoid_backward",
+                         "slice_backward",
+                         "softmax_backward",
                          "tanh_backward"})
     r.emplace_back(op, backward);
   const std::string update = "an optimizer's update (phase update): a training step, not part of a model";

@@ -27,7 +27,8 @@ inline Ints both_ends(const Ints& padding) {
 
 class Exporter;
 // One opscope op as ONNX nodes: reads the node's inputs by name, writes its outputs' names.
-using ExportFn = std::function<void(Exporter&, const Node&, const std::vector<std::string>& in, const std::vector<std::string>& out)>;
+using ExportFn = std::function<void(Exporter&, const Node&, const std::vector<std::string>& in,
+                                    const std::vector<std::string>& out)>;
 const std::map<std::string, ExportFn>& export_table();
 // The layers' entries of the table (export_layers.cpp): conv_transpose1d/2d/3d, the norms, interpolate, indexing.
 void add_layer_exports(std::map<std::string, ExportFn>& table);
@@ -55,7 +56,8 @@ class Exporter {
     return names_[v] = fresh(vi.name.empty() ? "v" + std::to_string(v) : vi.name);
   }
 
-  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& ins, const std::vector<std::string>& outs) {
+  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& ins,
+                        const std::vector<std::string>& outs) {
     onnx::NodeProto* n = graph_->add_node();
     n->set_op_type(op);
     n->set_name(fresh(outs.empty() ? op : op + "/" + outs[0]));
@@ -105,7 +107,9 @@ class Exporter {
     return out;
   }
   std::string ints(const Ints& v, const std::string& base = "ints") {
-    return constant(Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}, DType::i64, MemCategory::temporary), base);
+    return constant(Tensor::from_vector<int64_t>(v, {static_cast<int64_t>(v.size())}, DType::i64,
+                                                 MemCategory::temporary),
+                    base);
   }
   std::string scalar(double v, DType dt, const std::string& base = "scalar") {
     return constant(Tensor::scalar(v, dt, MemCategory::temporary), base);
@@ -126,7 +130,9 @@ class Exporter {
     return n.output(0);
   }
 
-  void refuse(const Node& n, const std::string& why) { refused_[n.id] = n.op->name + " (node #" + std::to_string(n.id) + why + ")"; }
+  void refuse(const Node& n, const std::string& why) {
+    refused_[n.id] = n.op->name + " (node #" + std::to_string(n.id) + why + ")";
+  }
 
   // Graph inputs, initializers and constants for the leaves the exported nodes read.
   void leaf(int v);

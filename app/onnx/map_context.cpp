@@ -12,8 +12,10 @@ const Tensor& NodeCtx::in(size_t i) const {
 std::vector<int64_t> NodeCtx::ints_input(size_t i, const char* what) const {
   const Tensor& t = in(i);
   if (!inputs_[i].known)
-    throw Unsupported(std::string(what) + " ('" + node_.inputs[i] + "') is computed from the model's inputs, so it cannot be resolved at import",
-                      "opscope fixes every shape when it imports a model: give the inputs fixed sizes (--shape name=dims)");
+    throw Unsupported(
+        std::string(what) + " ('" + node_.inputs[i] +
+            "') is computed from the model's inputs, so it cannot be resolved at import",
+        "opscope fixes every shape when it imports a model: give the inputs fixed sizes (--shape name=dims)");
   if (t.dtype() != DType::i64) fail(std::string(what) + " must be integers, got " + dtype_name(t.dtype()));
   if (t.dim() > 1) fail(std::string(what) + " must be a list (1-D), got shape " + shape_str(t.shape()));
   // Read as integers: INT64_MAX (PyTorch's "to the end" in Slice) does not survive a double.
@@ -25,7 +27,8 @@ std::vector<int64_t> NodeCtx::ints_input(size_t i, const char* what) const {
 double NodeCtx::scalar_input(size_t i, const char* what) const {
   const Tensor& t = in(i);
   if (!inputs_[i].known)
-    throw Unsupported(std::string(what) + " ('" + node_.inputs[i] + "') is computed from the model's inputs, so it cannot be resolved at import");
+    throw Unsupported(std::string(what) + " ('" + node_.inputs[i] +
+                      "') is computed from the model's inputs, so it cannot be resolved at import");
   if (t.numel() != 1) fail(std::string(what) + " must hold one value, got shape " + shape_str(t.shape()));
   return t.get(0);
 }
@@ -33,7 +36,8 @@ double NodeCtx::scalar_input(size_t i, const char* what) const {
 const OnnxAttribute& NodeCtx::attr_of_kind(const char* name, OnnxAttribute::Kind kind) const {
   const OnnxAttribute* a = node_.attribute(name);
   if (a->kind != kind)
-    fail(std::string("attribute '") + name + "' must be of type " + attribute_kind_name(kind) + ", got " + attribute_kind_name(a->kind));
+    fail(std::string("attribute '") + name + "' must be of type " + attribute_kind_name(kind) + ", got " +
+         attribute_kind_name(a->kind));
   return *a;
 }
 

@@ -28,8 +28,7 @@ struct Slot {
 
 class NodeCtx {
  public:
-  NodeCtx(const OnnxNode& node, int64_t opset, std::vector<Slot> inputs, std::vector<bool> outputs_used,
-          bool folding)
+  NodeCtx(const OnnxNode& node, int64_t opset, std::vector<Slot> inputs, std::vector<bool> outputs_used, bool folding)
       : node_(node), opset_(opset), inputs_(std::move(inputs)), used_(std::move(outputs_used)), folding_(folding) {}
 
   const OnnxNode& node() const { return node_; }
@@ -88,12 +87,13 @@ class NodeCtx {
 using MapperFn = std::function<std::vector<Slot>(NodeCtx&)>;
 using MapperTable = std::map<std::string, MapperFn>;
 
-void add_math_mappers(MapperTable& table);   // elementwise, activations, comparisons, reductions, MatMul, Gemm
-void add_nn_mappers(MapperTable& table);     // Conv, pools, normalizations, softmax, dropout
+void add_math_mappers(MapperTable& table);  // elementwise, activations, comparisons, reductions, MatMul, Gemm
+void add_nn_mappers(MapperTable& table);  // Conv, pools, normalizations, softmax, dropout
 void add_shape_mappers(MapperTable& table);  // reshape family, slicing, gathering, constants, Shape, Cast, Pad
-void add_vision_mappers(MapperTable& table);  // ConvTranspose, InstanceNormalization, GroupNorm (folded), Resize, Upsample
-void add_index_mappers(MapperTable& table);   // GatherElements, GatherND, ScatterND, TopK, CumSum, Trilu, Einsum
-void add_rnn_mappers(MapperTable& table);     // LSTM, GRU, RNN
+void add_vision_mappers(
+    MapperTable& table);  // ConvTranspose, InstanceNormalization, GroupNorm (folded), Resize, Upsample
+void add_index_mappers(MapperTable& table);  // GatherElements, GatherND, ScatterND, TopK, CumSum, Trilu, Einsum
+void add_rnn_mappers(MapperTable& table);  // LSTM, GRU, RNN
 const MapperTable& mapper_table();
 
 // --- helpers shared by the mapper files ---

@@ -8,7 +8,8 @@ namespace {
 using Ints = std::vector<int64_t>;
 
 void expect_int64(NodeCtx& c, size_t i, const char* what) {
-  if (c.in(i).dtype() != DType::i64) c.fail(std::string(what) + " must be integers, got " + dtype_name(c.in(i).dtype()));
+  if (c.in(i).dtype() != DType::i64)
+    c.fail(std::string(what) + " must be integers, got " + dtype_name(c.in(i).dtype()));
 }
 
 std::vector<Slot> map_gather_elements(NodeCtx& c) {
@@ -41,8 +42,9 @@ std::vector<Slot> map_topk(NodeCtx& c) {
   const Tensor& x = c.in(0);
   const int64_t k = k_input ? static_cast<int64_t>(c.scalar_input(1, "K")) : c.attr_int("k", 1);
   const int64_t axis = onnx_axis(c, c.attr_int("axis", -1), x.dim());
-  auto outs = c.call_multi("topk", {x}, {{"k", k}, {"axis", axis}, {"largest", c.attr_int("largest", 1) != 0},
-                                          {"sorted", c.attr_int("sorted", 1) != 0}});
+  auto outs = c.call_multi(
+      "topk", {x},
+      {{"k", k}, {"axis", axis}, {"largest", c.attr_int("largest", 1) != 0}, {"sorted", c.attr_int("sorted", 1) != 0}});
   return {Slot{outs[0], false}, Slot{outs[1], false}};
 }
 
@@ -50,8 +52,9 @@ std::vector<Slot> map_cumsum(NodeCtx& c) {
   c.allow_attrs({"exclusive", "reverse"});
   const Tensor& x = c.in(0);
   const int64_t axis = onnx_axis(c, static_cast<int64_t>(c.scalar_input(1, "axis")), x.dim());
-  return one(c.call("cumsum", {x}, {{"axis", axis}, {"exclusive", c.attr_int("exclusive", 0) != 0},
-                                    {"reverse", c.attr_int("reverse", 0) != 0}}));
+  return one(c.call(
+      "cumsum", {x},
+      {{"axis", axis}, {"exclusive", c.attr_int("exclusive", 0) != 0}, {"reverse", c.attr_int("reverse", 0) != 0}}));
 }
 
 // Trilu: the upper (upper=1) or lower triangle of the last two axes, from diagonal k.

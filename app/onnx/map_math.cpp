@@ -15,11 +15,15 @@ Tensor scalar_like(double v, const Tensor& like) { return Tensor::scalar(v, like
 Tensor legacy_broadcast(NodeCtx& c, const Tensor& a, const Tensor& b) {
   if (c.opset() >= 7) return b;
   if (c.attr_int("broadcast", 0) == 0) {
-    if (a.shape() != b.shape()) c.fail("shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) + " differ without broadcast=1 (opset < 7)");
+    if (a.shape() != b.shape())
+      c.fail("shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+             " differ without broadcast=1 (opset < 7)");
     return b;
   }
   const int64_t axis = c.has_attr("axis") ? onnx_axis(c, c.attr_int("axis", 0), a.dim()) : a.dim() - b.dim();
-  if (axis < 0 || axis + b.dim() > a.dim()) c.fail("b " + shape_str(b.shape()) + " does not fit a " + shape_str(a.shape()) + " at axis " + std::to_string(axis));
+  if (axis < 0 || axis + b.dim() > a.dim())
+    c.fail("b " + shape_str(b.shape()) + " does not fit a " + shape_str(a.shape()) + " at axis " +
+           std::to_string(axis));
   Shape s(static_cast<size_t>(axis), 1);
   s.insert(s.end(), b.shape().begin(), b.shape().end());
   s.resize(static_cast<size_t>(a.dim()), 1);
@@ -133,7 +137,8 @@ std::vector<Slot> map_clip(NodeCtx& c) {
 // HardSigmoid: clamp(alpha·x + beta, 0, 1), ONNX's default alpha 0.2 (PyTorch exports 1/6).
 std::vector<Slot> map_hard_sigmoid(NodeCtx& c) {
   c.allow_attrs({"alpha", "beta"});
-  return one(c.call("hardsigmoid", {c.in(0)}, {{"alpha", c.attr_float("alpha", 0.2)}, {"beta", c.attr_float("beta", 0.5)}}));
+  return one(
+      c.call("hardsigmoid", {c.in(0)}, {{"alpha", c.attr_float("alpha", 0.2)}, {"beta", c.attr_float("beta", 0.5)}}));
 }
 
 std::vector<Slot> map_elu(NodeCtx& c) {
@@ -144,8 +149,9 @@ std::vector<Slot> map_elu(NodeCtx& c) {
 // ONNX's Selu defaults are SELU's constants rounded to float32, which the file may not state.
 std::vector<Slot> map_selu(NodeCtx& c) {
   c.allow_attrs({"alpha", "gamma"});
-  return one(c.call("selu", {c.in(0)}, {{"alpha", c.attr_float("alpha", 1.67326319217681884765625)},
-                                        {"scale", c.attr_float("gamma", 1.05070102214813232421875)}}));
+  return one(c.call("selu", {c.in(0)},
+                    {{"alpha", c.attr_float("alpha", 1.67326319217681884765625)},
+                     {"scale", c.attr_float("gamma", 1.05070102214813232421875)}}));
 }
 
 // Celu(x) = max(0, x) + min(0, alpha·(e^(x/alpha) − 1)) = alpha·elu(x/alpha).
@@ -205,8 +211,10 @@ std::vector<Slot> map_shrink(NodeCtx& c) {
   c.allow_attrs({"bias", "lambd"});
   const Tensor& x = c.in(0);
   const double bias = c.attr_float("bias", 0.0), lambd = c.attr_float("lambd", 0.5);
-  Tensor above = c.call("where", {c.call("gt", {x, scalar_like(lambd, x)}), c.call("sub", {x, scalar_like(bias, x)}), scalar_like(0, x)});
-  return one(c.call("where", {c.call("lt", {x, scalar_like(-lambd, x)}), c.call("add", {x, scalar_like(bias, x)}), above}));
+  Tensor above = c.call("where", {c.call("gt", {x, scalar_like(lambd, x)}), c.call("sub", {x, scalar_like(bias, x)}),
+                                  scalar_like(0, x)});
+  return one(
+      c.call("where", {c.call("lt", {x, scalar_like(-lambd, x)}), c.call("add", {x, scalar_like(bias, x)}), above}));
 }
 
 // IsNaN: NaN is the one value unequal to itself. IsInf: |x| = inf, or one sign of it.
@@ -306,7 +314,8 @@ std::vector<Slot> map_reduce_min(NodeCtx& c) {
 std::vector<Slot> map_matmul(NodeCtx& c) {
   c.allow_attrs({});
   Tensor a = c.in(0), b = c.in(1);
-  if (a.dim() == 0 || b.dim() == 0) c.fail("MatMul needs tensors of rank >= 1, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  if (a.dim() == 0 || b.dim() == 0)
+    c.fail("MatMul needs tensors of rank >= 1, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
   const bool row = a.dim() == 1, col = b.dim() == 1;
   if (row) a = c.call("reshape", {a}, {{"shape", std::vector<int64_t>{1, a.shape()[0]}}});
   if (col) b = c.call("reshape", {b}, {{"shape", std::vector<int64_t>{b.shape()[0], 1}}});
@@ -328,7 +337,8 @@ std::vector<Slot> map_gemm(NodeCtx& c) {
   const double alpha = c.attr_float("alpha", 1.0), beta = c.attr_float("beta", 1.0);
   const bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;
   Tensor a = c.in(0), b = c.in(1);
-  if (a.dim() != 2 || b.dim() != 2) c.fail("Gemm takes matrices, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  if (a.dim() != 2 || b.dim() != 2)
+    c.fail("Gemm takes matrices, got " + shape_str(a.shape()) + " and " + shape_str(b.shape()));
   const int64_t n = tb ? b.shape()[0] : b.shape()[1];
   const bool bias_is_row = c.has(2) && c.in(2).shape() == Shape{n};
   if (!ta && tb && alpha == 1.0 && (!c.has(2) || (beta == 1.0 && bias_is_row))) {

@@ -30,8 +30,8 @@ Window window_attrs(const NodeCtx& c, const Shape& x, std::vector<int64_t> kerne
            " must give " + std::to_string(n) + " spatial axes (pads twice that)");
   for (size_t i = 0; i < n; ++i) {
     if (w.kernel[i] < 1 || w.strides[i] < 1 || w.dilations[i] < 1)
-      c.fail("kernel " + list_str(w.kernel) + ", strides " + list_str(w.strides) + " and dilations " + list_str(w.dilations) +
-             " must be positive");
+      c.fail("kernel " + list_str(w.kernel) + ", strides " + list_str(w.strides) + " and dilations " +
+             list_str(w.dilations) + " must be positive");
     if (pads[i] < 0 || pads[i + n] < 0) c.fail("negative pads " + list_str(pads));
   }
   w.begin.assign(pads.begin(), pads.begin() + static_cast<long>(n));
@@ -43,7 +43,8 @@ Window window_attrs(const NodeCtx& c, const Shape& x, std::vector<int64_t> kerne
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (size_t i = 0; i < n; ++i) {
       const int64_t in = x[2 + i], out = (in + w.strides[i] - 1) / w.strides[i];
-      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - in);
+      const int64_t total =
+          std::max<int64_t>(0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - in);
       w.begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.end[i] = total - w.begin[i];
     }
@@ -64,7 +65,9 @@ std::vector<int64_t> fpad(const Window& w) {
 }
 
 bool padded(const Window& w) {
-  auto positive = [](const std::vector<int64_t>& v) { return std::any_of(v.begin(), v.end(), [](int64_t p) { return p > 0; }); };
+  auto positive = [](const std::vector<int64_t>& v) {
+    return std::any_of(v.begin(), v.end(), [](int64_t p) { return p > 0; });
+  };
   return positive(w.begin) || positive(w.end);
 }
 
@@ -78,10 +81,12 @@ std::vector<Slot> map_conv(NodeCtx& c) {
   const int64_t spatial = x.dim() - 2;
   if (spatial < 1 || spatial > 3)
     c.unsupported(std::to_string(spatial) + "-D convolution (opscope convolves 1, 2 or 3 spatial axes)");
-  if (w.dim() != x.dim()) c.fail("weight " + shape_str(w.shape()) + " and input " + shape_str(x.shape()) + " need the same rank");
+  if (w.dim() != x.dim())
+    c.fail("weight " + shape_str(w.shape()) + " and input " + shape_str(x.shape()) + " need the same rank");
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
   if (c.has_attr("kernel_shape") && c.attr_ints("kernel_shape") != kernel)
-    c.fail("kernel_shape " + list_str(c.attr_ints("kernel_shape")) + " does not match the weight " + shape_str(w.shape()));
+    c.fail("kernel_shape " + list_str(c.attr_ints("kernel_shape")) + " does not match the weight " +
+           shape_str(w.shape()));
   const Window win = window_attrs(c, x.shape(), kernel);
   // convNd pads both ends alike: asymmetric pads run as a pad op first.
   std::vector<int64_t> padding = win.begin;
@@ -92,7 +97,10 @@ std::vector<Slot> map_conv(NodeCtx& c) {
   std::vector<Tensor> ins = {x, w};
   if (c.has(2)) ins.push_back(c.in(2));
   return one(c.call(ranked("conv", spatial), ins,
-                    {{"stride", win.strides}, {"padding", padding}, {"dilation", win.dilations}, {"groups", c.attr_int("group", 1)}}));
+                    {{"stride", win.strides},
+                     {"padding", padding},
+                     {"dilation", win.dilations},
+                     {"groups", c.attr_int("group", 1)}}));
 }
 
 // The window of a pool: undilated over 1, 2 or 3 axes; ceil_mode as extra end pads.
@@ -120,7 +128,8 @@ Window pool_window(NodeCtx& c, const Tensor& x, bool ceil_mode) {
 Tensor pool(NodeCtx& c, const std::string& stem, const Tensor& x, const Window& w, double fill) {
   const Tensor in = padded(w) ? c.call("pad", {x}, {{"pads", fpad(w)}, {"value", fill}}) : x;
   const std::vector<int64_t> no_padding(w.kernel.size(), 0);
-  return c.call(ranked(stem, x.dim() - 2), {in}, {{"kernel_size", w.kernel}, {"stride", w.strides}, {"padding", no_padding}});
+  return c.call(ranked(stem, x.dim() - 2), {in},
+                {{"kernel_size", w.kernel}, {"stride", w.strides}, {"padding", no_padding}});
 }
 
 // The op's own padding, ceil_mode and count_include_pad say the node exactly when its pads are
@@ -208,9 +217,11 @@ MapperFn global_pool(const char* op) {
 
 std::vector<Slot> map_batch_norm(NodeCtx& c) {
   c.allow_attrs({"epsilon", "momentum", "training_mode", "spatial", "is_test"});
-  if (c.attr_int("training_mode", 0) != 0 || (c.opset() < 7 && c.attr_int("is_test", 0) == 0 && (c.output_used(1) || c.output_used(2))))
-    c.unsupported("training_mode=1 (batch statistics and updated running statistics as outputs)",
-                  "export the model in eval mode: model.eval(), torch.onnx.export(..., training=TrainingMode.EVAL or PRESERVE)");
+  if (c.attr_int("training_mode", 0) != 0 ||
+      (c.opset() < 7 && c.attr_int("is_test", 0) == 0 && (c.output_used(1) || c.output_used(2))))
+    c.unsupported(
+        "training_mode=1 (batch statistics and updated running statistics as outputs)",
+        "export the model in eval mode: model.eval(), torch.onnx.export(..., training=TrainingMode.EVAL or PRESERVE)");
   if (c.attr_int("spatial", 1) != 1) c.unsupported("spatial=0 (statistics per element, not per channel)");
   for (size_t o = 1; o < c.num_outputs(); ++o)
     if (c.output_used(o)) c.unsupported("the running statistics outputs of a training-mode BatchNormalization");
@@ -229,11 +240,15 @@ std::vector<Slot> map_layer_norm(NodeCtx& c) {
   // Scale and B broadcast to the normalized axes in ONNX; opscope's layer_norm takes them whole.
   auto whole = [&](size_t i) {
     const Tensor& t = c.in(i);
-    return t.shape() == normalized ? t : c.call("expand", {t}, {{"shape", std::vector<int64_t>(normalized.begin(), normalized.end())}});
+    return t.shape() == normalized
+               ? t
+               : c.call("expand", {t}, {{"shape", std::vector<int64_t>(normalized.begin(), normalized.end())}});
   };
   std::vector<Tensor> ins = {x, whole(1)};
   if (c.has(2)) ins.push_back(whole(2));
-  std::vector<Slot> outs = one(c.call("layer_norm", ins, {{"normalized_shape", std::vector<int64_t>(normalized.begin(), normalized.end())}, {"eps", eps}}));
+  std::vector<Slot> outs =
+      one(c.call("layer_norm", ins,
+                 {{"normalized_shape", std::vector<int64_t>(normalized.begin(), normalized.end())}, {"eps", eps}}));
   // Mean and InvStdDev, when the graph reads them: the same statistics, spelt out.
   if (c.output_used(1) || c.output_used(2)) {
     std::vector<int64_t> axes;
@@ -290,12 +305,14 @@ std::vector<Slot> map_dropout(NodeCtx& c) {
 std::vector<Slot> map_softmax_cross_entropy(NodeCtx& c) {
   c.allow_attrs({"reduction", "ignore_index"});
   const std::string reduction = c.attr_string("reduction", "mean");
-  if (reduction != "mean" && reduction != "sum") c.unsupported("reduction=\"" + reduction + "\" (opscope's cross_entropy gives the mean or the sum)");
+  if (reduction != "mean" && reduction != "sum")
+    c.unsupported("reduction=\"" + reduction + "\" (opscope's cross_entropy gives the mean or the sum)");
   if (c.has_attr("ignore_index")) c.unsupported("ignore_index (opscope's cross_entropy counts every sample)");
   if (c.has(2)) c.unsupported("class weights (opscope's cross_entropy weighs every class alike)");
   if (c.output_used(1)) c.unsupported("the log_prob output");
   const Tensor& scores = c.in(0);
-  if (scores.dim() != 2) c.unsupported(std::to_string(scores.dim()) + "-D scores (opscope's cross_entropy takes [N, C])");
+  if (scores.dim() != 2)
+    c.unsupported(std::to_string(scores.dim()) + "-D scores (opscope's cross_entropy takes [N, C])");
   return one(c.call("cross_entropy", {scores, c.in(1)}, {{"reduction", reduction}}));
 }
 

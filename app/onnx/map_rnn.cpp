@@ -4,8 +4,8 @@
 // its bias B [directions, 2·G·H] holds PyTorch's b_ih then b_hh. PyTorch's exporter writes
 // exactly these nodes (with linear_before_reset=1 for GRU); each direction's weights are taken
 // out of them by gather and slice nodes, so gradients reach the model's initializers.
-#include "app/onnx/map_context.h"
 #include "app/layers/recurrent.h"
+#include "app/onnx/map_context.h"
 
 namespace opscope::interop {
 namespace {
@@ -13,7 +13,8 @@ namespace {
 using Ints = std::vector<int64_t>;
 
 Tensor pick(NodeCtx& c, const Tensor& t, int64_t d) {  // t[d] along axis 0
-  return c.call("gather", {t, Tensor::scalar(static_cast<double>(d), DType::i64, MemCategory::input)}, {{"axis", int64_t{0}}});
+  return c.call("gather", {t, Tensor::scalar(static_cast<double>(d), DType::i64, MemCategory::input)},
+                {{"axis", int64_t{0}}});
 }
 
 Tensor half(NodeCtx& c, const Tensor& b, bool second) {  // B's first (Wb) or second (Rb) half
@@ -27,9 +28,10 @@ void check_activations(NodeCtx& c, RecurrentSpec& spec) {
   const OnnxAttribute* a = c.node().attribute("activations");
   if (!a) return;
   if (a->kind != OnnxAttribute::Kind::strings) c.fail("attribute 'activations' must be a list of strings");
-  const std::vector<std::string> expected = spec.cell == RecurrentCell::lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
-                                            : spec.cell == RecurrentCell::gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                                                              : std::vector<std::string>{"Tanh"};
+  const std::vector<std::string> expected =
+      spec.cell == RecurrentCell::lstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+      : spec.cell == RecurrentCell::gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                        : std::vector<std::string>{"Tanh"};
   const bool rnn = spec.cell == RecurrentCell::rnn_tanh;
   int relus = 0;
   for (size_t i = 0; i < a->strings.size(); ++i) {
@@ -39,13 +41,14 @@ void check_activations(NodeCtx& c, RecurrentSpec& spec) {
       c.unsupported("activation \"" + got + "\" where the cell uses " + expected[i % expected.size()] +
                     " (opscope's cells have their standard activations)");
   }
-  if (relus > 0 && relus != static_cast<int>(a->strings.size())) c.unsupported("an RNN with Tanh in one direction and Relu in the other");
+  if (relus > 0 && relus != static_cast<int>(a->strings.size()))
+    c.unsupported("an RNN with Tanh in one direction and Relu in the other");
   if (relus > 0) spec.cell = RecurrentCell::rnn_relu;
 }
 
 std::vector<Slot> map_recurrent(NodeCtx& c, RecurrentCell cell) {
-  c.allow_attrs({"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size", "input_forget", "layout",
-                 "linear_before_reset"});
+  c.allow_attrs({"activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size",
+                 "input_forget", "layout", "linear_before_reset"});
   RecurrentSpec spec;
   spec.cell = cell;
   if (c.has_attr("clip")) c.unsupported("clip (opscope's cells do not clip their pre-activations)");
@@ -71,11 +74,14 @@ std::vector<Slot> map_recurrent(NodeCtx& c, RecurrentCell cell) {
   if (c.has(4)) {
     const Ints lens = c.ints_input(4, "sequence_lens");
     for (int64_t len : lens)
-      if (len != T) c.unsupported("sequences of different lengths (sequence_lens " + attr_value_str(lens) + ", T = " + std::to_string(T) + ")");
+      if (len != T)
+        c.unsupported("sequences of different lengths (sequence_lens " + attr_value_str(lens) +
+                      ", T = " + std::to_string(T) + ")");
   }
   const int64_t H = c.attr_int("hidden_size", c.in(2).shape().back());
   if (c.in(1).dim() != 3 || c.in(1).shape()[0] != dirs)
-    c.fail("W " + shape_str(c.in(1).shape()) + " must be [" + std::to_string(dirs) + ", gates·" + std::to_string(H) + ", input]");
+    c.fail("W " + shape_str(c.in(1).shape()) + " must be [" + std::to_string(dirs) + ", gates·" + std::to_string(H) +
+           ", input]");
   std::vector<RecurrentParams> params;
   for (int64_t d = 0; d < dirs; ++d) {
     RecurrentParams p;
@@ -94,7 +100,8 @@ std::vector<Slot> map_recurrent(NodeCtx& c, RecurrentCell cell) {
     if (!c.has(i)) return {};
     return spec.batch_first ? c.call("permute", {c.in(i)}, {{"dims", Ints{1, 0, 2}}}) : c.in(i);
   };
-  const RecurrentOutputs r = run_recurrent(current_workspace(), x, params, state(5), cell == RecurrentCell::lstm ? state(6) : Tensor(), spec);
+  const RecurrentOutputs r =
+      run_recurrent(current_workspace(), x, params, state(5), cell == RecurrentCell::lstm ? state(6) : Tensor(), spec);
   // y [T, B, directions·H] → Y [T, directions, B, H]; batch_first: [B, T, directions·H] → [B, T, directions, H].
   const int64_t B = x.shape()[spec.batch_first ? 0 : 1];
   std::vector<Slot> outs;
@@ -104,7 +111,9 @@ std::vector<Slot> map_recurrent(NodeCtx& c, RecurrentCell cell) {
     Tensor y = c.call("reshape", {r.y}, {{"shape", Ints{T, B, dirs, H}}});
     outs.push_back(Slot{c.call("permute", {y}, {{"dims", Ints{0, 2, 1, 3}}}), false});
   }
-  auto final_state = [&](const Tensor& s) { return spec.batch_first ? c.call("permute", {s}, {{"dims", Ints{1, 0, 2}}}) : s; };
+  auto final_state = [&](const Tensor& s) {
+    return spec.batch_first ? c.call("permute", {s}, {{"dims", Ints{1, 0, 2}}}) : s;
+  };
   outs.push_back(Slot{final_state(r.h_n), false});
   if (cell == RecurrentCell::lstm) outs.push_back(Slot{final_state(r.c_n), false});
   return outs;

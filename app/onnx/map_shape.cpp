@@ -31,7 +31,9 @@ std::vector<Slot> map_reshape(NodeCtx& c) {
   for (size_t i = 0; i < want.size(); ++i) {
     int64_t d = want[i];
     if (d == 0 && !allow_zero) {
-      if (i >= x.shape().size()) c.fail("shape " + attr_value_str(want) + " copies axis " + std::to_string(i) + " (a 0) that x " + shape_str(x.shape()) + " lacks");
+      if (i >= x.shape().size())
+        c.fail("shape " + attr_value_str(want) + " copies axis " + std::to_string(i) + " (a 0) that x " +
+               shape_str(x.shape()) + " lacks");
       d = x.shape()[i];
     }
     if (d == -1) {
@@ -56,7 +58,8 @@ std::vector<Slot> map_flatten(NodeCtx& c) {
   c.allow_attrs({"axis"});
   const Tensor& x = c.in(0);
   int64_t axis = c.attr_int("axis", 1);
-  if (axis < -x.dim() || axis > x.dim()) c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.dim()));
+  if (axis < -x.dim() || axis > x.dim())
+    c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(x.dim()));
   if (axis < 0) axis += x.dim();
   int64_t outer = 1;
   for (int64_t a = 0; a < axis; ++a) outer *= x.shape()[a];
@@ -70,7 +73,8 @@ std::vector<Slot> map_transpose(NodeCtx& c) {
   Ints perm = c.attr_ints("perm");
   if (perm.empty())
     for (int64_t a = x.dim() - 1; a >= 0; --a) perm.push_back(a);
-  if (static_cast<int64_t>(perm.size()) != x.dim()) c.fail("perm " + attr_value_str(perm) + " does not list the " + std::to_string(x.dim()) + " axes of x");
+  if (static_cast<int64_t>(perm.size()) != x.dim())
+    c.fail("perm " + attr_value_str(perm) + " does not list the " + std::to_string(x.dim()) + " axes of x");
   bool identity = true;
   for (size_t i = 0; i < perm.size(); ++i) identity = identity && perm[i] == static_cast<int64_t>(i);
   if (identity) return {c.slot(0)};
@@ -100,7 +104,9 @@ std::vector<Slot> map_squeeze(NodeCtx& c) {
   } else {
     for (int64_t a : axes) {
       a = onnx_axis(c, a, x.dim());
-      if (x.shape()[a] != 1) c.fail("axis " + std::to_string(a) + " of " + shape_str(x.shape()) + " has size " + std::to_string(x.shape()[a]) + ", not 1");
+      if (x.shape()[a] != 1)
+        c.fail("axis " + std::to_string(a) + " of " + shape_str(x.shape()) + " has size " +
+               std::to_string(x.shape()[a]) + ", not 1");
       drop[a] = true;
     }
   }
@@ -146,13 +152,16 @@ std::vector<Slot> map_split(NodeCtx& c) {
   if (sizes.empty()) {
     const int64_t chunk = c.has_attr("num_outputs") ? (n + parts - 1) / parts : n / parts;
     if (!c.has_attr("num_outputs") && n % parts != 0)
-      c.fail("axis " + std::to_string(axis) + " of size " + std::to_string(n) + " does not split into " + std::to_string(parts) + " equal parts");
-    for (int64_t i = 0, left = n; i < parts; ++i, left -= chunk) sizes.push_back(std::min(chunk, std::max<int64_t>(left, 0)));
+      c.fail("axis " + std::to_string(axis) + " of size " + std::to_string(n) + " does not split into " +
+             std::to_string(parts) + " equal parts");
+    for (int64_t i = 0, left = n; i < parts; ++i, left -= chunk)
+      sizes.push_back(std::min(chunk, std::max<int64_t>(left, 0)));
   }
   int64_t total = 0;
   for (int64_t s : sizes) total += s;
   if (static_cast<int64_t>(sizes.size()) != parts || total != n)
-    c.fail("split sizes " + attr_value_str(sizes) + " must be " + std::to_string(parts) + " sizes adding up to " + std::to_string(n));
+    c.fail("split sizes " + attr_value_str(sizes) + " must be " + std::to_string(parts) + " sizes adding up to " +
+           std::to_string(n));
   std::vector<Slot> outs;
   for (int64_t i = 0, start = 0; i < parts; start += sizes[i], ++i)
     outs.push_back(Slot{c.call("slice", {x}, {{"axis", axis}, {"start", start}, {"stop", start + sizes[i]}}), false});
@@ -240,7 +249,8 @@ std::vector<Slot> map_tile(NodeCtx& c) {
   c.allow_attrs({});
   const Tensor& x = c.in(0);
   const Ints reps = c.ints_input(1, "repeats");
-  if (static_cast<int64_t>(reps.size()) != x.dim()) c.fail("repeats " + attr_value_str(reps) + " must give one count per axis of " + shape_str(x.shape()));
+  if (static_cast<int64_t>(reps.size()) != x.dim())
+    c.fail("repeats " + attr_value_str(reps) + " must give one count per axis of " + shape_str(x.shape()));
   // x [d0, d1] -> [1, d0, 1, d1] -> broadcast to [r0, d0, r1, d1] -> [r0·d0, r1·d1].
   Shape spread, wide, out;
   for (int64_t a = 0; a < x.dim(); ++a) {
@@ -276,9 +286,12 @@ std::vector<Slot> map_pad(NodeCtx& c) {
   } else {
     for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
   }
-  if (pads.size() != 2 * axes.size()) c.fail("pads " + attr_value_str(pads) + " must give a begin and an end for each of " + std::to_string(axes.size()) + " axes");
+  if (pads.size() != 2 * axes.size())
+    c.fail("pads " + attr_value_str(pads) + " must give a begin and an end for each of " + std::to_string(axes.size()) +
+           " axes");
   if (mode == "edge") mode = "replicate";
-  else if (mode != "constant" && mode != "reflect") c.unsupported("mode \"" + mode + "\" (opscope pads constant, reflect and edge)");
+  else if (mode != "constant" && mode != "reflect")
+    c.unsupported("mode \"" + mode + "\" (opscope pads constant, reflect and edge)");
   // F.pad's list: (begin, end) pairs from the last axis; negative ONNX pads crop, after padding.
   Ints fpad(2 * static_cast<size_t>(rank), 0);
   std::vector<std::pair<int64_t, int64_t>> crop(static_cast<size_t>(rank), {0, 0});
@@ -301,7 +314,8 @@ std::vector<Slot> map_pad(NodeCtx& c) {
   for (int64_t a = 0; a < rank; ++a) {
     if (crop[a].first == 0 && crop[a].second == 0) continue;
     const int64_t dim = x.shape()[a];
-    x = c.call("slice", {x}, {{"axis", a}, {"start", crop[a].first}, {"stop", std::max(crop[a].first, dim - crop[a].second)}});
+    x = c.call("slice", {x},
+               {{"axis", a}, {"start", crop[a].first}, {"stop", std::max(crop[a].first, dim - crop[a].second)}});
   }
   if (x.impl() == c.in(0).impl()) return {c.slot(0)};
   return one(x);
@@ -334,14 +348,19 @@ std::vector<Slot> map_cast_like(NodeCtx& c) {
 // --- constants: known at import ------------------------------------------------------------------
 
 std::vector<Slot> map_constant(NodeCtx& c) {
-  c.allow_attrs({"value", "value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings", "sparse_value"});
+  c.allow_attrs({"value", "value_float", "value_floats", "value_int", "value_ints", "value_string", "value_strings",
+                 "sparse_value"});
   if (const Tensor* t = c.attr_tensor("value")) return {c.constant(*t)};
-  if (c.has_attr("value_float")) return {c.constant(Tensor::scalar(c.attr_float("value_float", 0), DType::f32, MemCategory::input))};
-  if (c.has_attr("value_int")) return {c.constant(Tensor::scalar(static_cast<double>(c.attr_int("value_int", 0)), DType::i64, MemCategory::input))};
+  if (c.has_attr("value_float"))
+    return {c.constant(Tensor::scalar(c.attr_float("value_float", 0), DType::f32, MemCategory::input))};
+  if (c.has_attr("value_int"))
+    return {
+        c.constant(Tensor::scalar(static_cast<double>(c.attr_int("value_int", 0)), DType::i64, MemCategory::input))};
   if (c.has_attr("value_ints")) return {c.constant(int_tensor(c.attr_ints("value_ints")))};
   if (c.has_attr("value_floats")) {
     const auto f = c.attr_floats("value_floats");
-    return {c.constant(Tensor::from_vector<double>(f, {static_cast<int64_t>(f.size())}, DType::f32, MemCategory::input))};
+    return {
+        c.constant(Tensor::from_vector<double>(f, {static_cast<int64_t>(f.size())}, DType::f32, MemCategory::input))};
   }
   c.unsupported("a Constant of strings or a sparse tensor");
 }
@@ -377,13 +396,15 @@ std::vector<Slot> map_size(NodeCtx& c) {
 
 std::vector<Slot> map_range(NodeCtx& c) {
   c.allow_attrs({});
-  const double start = c.scalar_input(0, "start"), limit = c.scalar_input(1, "limit"), delta = c.scalar_input(2, "delta");
+  const double start = c.scalar_input(0, "start"), limit = c.scalar_input(1, "limit"),
+               delta = c.scalar_input(2, "delta");
   if (delta == 0) c.fail("delta is 0");
   const double count = std::max(std::ceil((limit - start) / delta), 0.0);
   if (count > 1e9) c.fail("a range of " + std::to_string(count) + " values");
   std::vector<double> v(static_cast<size_t>(count));
   for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<double>(i) * delta;
-  return {c.constant(Tensor::from_vector<double>(v, {static_cast<int64_t>(v.size())}, c.in(0).dtype(), MemCategory::input))};
+  return {c.constant(
+      Tensor::from_vector<double>(v, {static_cast<int64_t>(v.size())}, c.in(0).dtype(), MemCategory::input))};
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ void Exporter::leaf(int v) {
   Tensor value = vi.constant.defined() ? vi.constant : Tensor(vi.tensor.lock());
   if (value.defined() && value.is_symbolic()) value = Tensor();
   // Model state (parameters, an imported model's buffers) lives in parameter memory.
-  const bool state = vi.kind == ValueKind::parameter || (value.defined() && value.storage().category() == MemCategory::parameter);
+  const bool state =
+      vi.kind == ValueKind::parameter || (value.defined() && value.storage().category() == MemCategory::parameter);
   // Fed by the caller: input("x", ...), a named tensor, or an unnamed one that is not a small
   // literal (the randn(...) of y = m(randn(...)), alive or not). Small literals are Constants.
   constexpr int64_t kLiteralElements = 64;
@@ -72,8 +73,8 @@ ExportInfo Exporter::run(const std::vector<int>& outputs, const std::string& pat
     if (p < 0) continue;
     const Node& n = g_.node(p);
     if (n.phase != Phase::forward)
-      throw Error("save_onnx: '" + name_of(v) + "' is computed by the " + phase_name(n.phase) + " pass (#" + std::to_string(p) + " " +
-                      n.op->name + ")",
+      throw Error("save_onnx: '" + name_of(v) + "' is computed by the " + phase_name(n.phase) + " pass (#" +
+                      std::to_string(p) + " " + n.op->name + ")",
                   "export the forward values: the model's outputs or its loss");
     if (needed.insert(p).second)
       for (int in : n.inputs) stack.push_back(in);
@@ -99,8 +100,9 @@ ExportInfo Exporter::run(const std::vector<int>& outputs, const std::string& pat
   if (!refused_.empty()) {
     std::string list;
     for (auto& [id, r] : refused_) list += (list.empty() ? "" : ", ") + r;
-    throw Error("save_onnx: no ONNX form for " + list,
-                "export forward graphs of ops that ONNX has; run dropout and batch_norm with training=False to export them");
+    throw Error(
+        "save_onnx: no ONNX form for " + list,
+        "export forward graphs of ops that ONNX has; run dropout and batch_norm with training=False to export them");
   }
   for (int v : outputs) {
     if (g_.value(v).producer < 0) leaf(v);

@@ -24,7 +24,8 @@ ExportInfo save_onnx(Workspace& ws, const std::vector<Tensor>& outputs, const st
   std::vector<int> values;
   for (const Tensor& t : outputs) {
     const int v = t.impl()->value_id;
-    if (v < 0 || static_cast<size_t>(v) >= ws.graph().num_values() || ws.graph().value(v).tensor.lock().get() != t.impl())
+    if (v < 0 || static_cast<size_t>(v) >= ws.graph().num_values() ||
+        ws.graph().value(v).tensor.lock().get() != t.impl())
       throw Error("save_onnx: '" + (t.name().empty() ? std::string("this tensor") : t.name()) + "' is not in the graph",
                   "export a tensor computed by ops (y = f(x)), not a tensor made directly");
     values.push_back(v);

@@ -76,7 +76,8 @@ std::string per_channel_source(const ModelIndex& ix, const OnnxNode& u) {
 
 // A Mul or Add node of the pattern: the other input is Unsqueeze(p) of a per-channel p, read by
 // this node alone. Returns p and the Unsqueeze node.
-std::pair<std::string, const OnnxNode*> affine_operand(const ModelIndex& ix, const OnnxNode& n, const std::string& main) {
+std::pair<std::string, const OnnxNode*> affine_operand(const ModelIndex& ix, const OnnxNode& n,
+                                                       const std::string& main) {
   if (n.inputs.size() != 2) return {"", nullptr};
   const std::string& other = n.inputs[0] == main ? n.inputs[1] : n.inputs[0];
   const OnnxNode* u = ix.made_by(other, "Unsqueeze");
@@ -96,7 +97,8 @@ std::optional<GroupNormMatch> match_group_norm(const ModelIndex& ix, const OnnxN
   if (in_norm.inputs.size() != 3 || in_norm.outputs.size() != 1) return std::nullopt;
   const OnnxNode* r1 = ix.made_by(in_norm.inputs[0], "Reshape");
   if (!r1 || r1->inputs.size() < 2 || !ix.only_reader(in_norm.inputs[0], "InstanceNormalization")) return std::nullopt;
-  const auto shape = ix.values(r1->inputs[1]), scale = ix.values(in_norm.inputs[1]), bias = ix.values(in_norm.inputs[2]);
+  const auto shape = ix.values(r1->inputs[1]), scale = ix.values(in_norm.inputs[1]),
+             bias = ix.values(in_norm.inputs[2]);
   if (!shape || shape->size() != 3 || (*shape)[1] < 1 || (*shape)[2] != -1) return std::nullopt;
   const double groups = (*shape)[1];
   if (!scale || !bias || scale->size() != static_cast<size_t>(groups) || !all_equal(*scale, 1) || !all_equal(*bias, 0))

@@ -52,7 +52,8 @@ std::string dims_str(const std::vector<OnnxDim>& dims) {
 void check_op_types(const OnnxModel& m) {
   std::map<std::string, std::vector<std::string>> missing;
   for (const OnnxNode& n : m.nodes)
-    if (!mapper_table().count(n.qualified_type())) missing[n.qualified_type()].push_back(n.name.empty() ? "#" + std::to_string(n.index) : "'" + n.name + "'");
+    if (!mapper_table().count(n.qualified_type()))
+      missing[n.qualified_type()].push_back(n.name.empty() ? "#" + std::to_string(n.index) : "'" + n.name + "'");
   if (missing.empty()) return;
   std::string list;
   for (auto& [type, nodes] : missing) {
@@ -61,8 +62,8 @@ void check_op_types(const OnnxModel& m) {
     if (nodes.size() > 3) names += " and " + std::to_string(nodes.size() - 3) + " more";
     list += (list.empty() ? "" : "; ") + type + " (node" + (nodes.size() == 1 ? " " : "s ") + names + ")";
   }
-  throw Unsupported(m.path + ": " + std::to_string(missing.size()) + " operator type" + (missing.size() == 1 ? "" : "s") +
-                        " that opscope does not map: " + list,
+  throw Unsupported(m.path + ": " + std::to_string(missing.size()) + " operator type" +
+                        (missing.size() == 1 ? "" : "s") + " that opscope does not map: " + list,
                     "opscope import --ops lists the ONNX operators it maps");
 }
 
@@ -89,10 +90,11 @@ std::vector<ImportedModel::Tie> find_ties(const OnnxModel& m) {
   for (auto& o : m.outputs) outputs.insert(o.name);
   std::vector<ImportedModel::Tie> ties;
   for (const OnnxNode& n : m.nodes) {
-    if (n.qualified_type() != "Identity" || n.inputs.size() != 1 || n.outputs.size() != 1 || !floats.count(n.inputs[0]) ||
-        outputs.count(n.outputs[0]) || n.outputs[0] == n.inputs[0])
+    if (n.qualified_type() != "Identity" || n.inputs.size() != 1 || n.outputs.size() != 1 ||
+        !floats.count(n.inputs[0]) || outputs.count(n.outputs[0]) || n.outputs[0] == n.inputs[0])
       continue;
-    auto it = std::find_if(ties.begin(), ties.end(), [&](const ImportedModel::Tie& t) { return t.shared == n.inputs[0]; });
+    auto it =
+        std::find_if(ties.begin(), ties.end(), [&](const ImportedModel::Tie& t) { return t.shared == n.inputs[0]; });
     if (it == ties.end()) ties.push_back({n.inputs[0], {}}), it = ties.end() - 1;
     it->uses.push_back(n.outputs[0]);
   }
@@ -104,7 +106,8 @@ std::vector<ImportedModel::Tie> find_ties(const OnnxModel& m) {
 void untie_initializers(OnnxModel& m, const std::vector<ImportedModel::Tie>& ties) {
   std::set<std::string> uses;
   for (auto& t : ties) {
-    const auto shared = std::find_if(m.initializers.begin(), m.initializers.end(), [&](auto& i) { return i.name == t.shared; });
+    const auto shared =
+        std::find_if(m.initializers.begin(), m.initializers.end(), [&](auto& i) { return i.name == t.shared; });
     const OnnxInitializer source = *shared;  // (the vector grows below)
     for (auto& u : t.uses) {
       OnnxInitializer copy = source;
@@ -114,7 +117,9 @@ void untie_initializers(OnnxModel& m, const std::vector<ImportedModel::Tie>& tie
       uses.insert(u);
     }
   }
-  std::erase_if(m.nodes, [&](const OnnxNode& n) { return n.qualified_type() == "Identity" && n.outputs.size() == 1 && uses.count(n.outputs[0]); });
+  std::erase_if(m.nodes, [&](const OnnxNode& n) {
+    return n.qualified_type() == "Identity" && n.outputs.size() == 1 && uses.count(n.outputs[0]);
+  });
 }
 
 // The module path of a PyTorch node name ("/layer/self_attn/MatMul" -> "layer/self_attn"): the
@@ -192,7 +197,8 @@ struct Lowering {
     if (outs.size() > n.outputs.size()) outs.resize(n.outputs.size());
     for (size_t i = 0; i < n.outputs.size(); ++i)
       if (used[i] && (i >= outs.size() || !outs[i].defined()))
-        throw Error("output " + std::to_string(i + 1) + " ('" + n.outputs[i] + "') is not computed by opscope's " + n.op_type);
+        throw Error("output " + std::to_string(i + 1) + " ('" + n.outputs[i] + "') is not computed by opscope's " +
+                    n.op_type);
     return outs;
   }
 
@@ -205,7 +211,8 @@ struct Lowering {
     for (size_t i = 0; i < outs.size(); ++i) {
       if (!outs[i].defined()) continue;
       TensorImpl* impl = outs[i].t.impl();
-      const bool made = std::any_of(ctx.made().begin(), ctx.made().end(), [&](const Tensor& t) { return t.impl() == impl; });
+      const bool made =
+          std::any_of(ctx.made().begin(), ctx.made().end(), [&](const Tensor& t) { return t.impl() == impl; });
       if (!made || finals.count(impl)) continue;
       finals.insert(impl);
       Tensor t = outs[i].t;
@@ -215,7 +222,8 @@ struct Lowering {
       if (!finals.count(t.impl()) && t.name().empty()) {
         Tensor named = t;
         const int v = t.impl()->value_id;
-        const std::string op = v >= 0 && ws.graph().value(v).producer >= 0 ? ws.graph().node(ws.graph().value(v).producer).op->name : "";
+        const std::string op =
+            v >= 0 && ws.graph().value(v).producer >= 0 ? ws.graph().node(ws.graph().value(v).producer).op->name : "";
         named.set_name(base + (op.empty() ? "" : "." + op));
       }
   }
@@ -278,7 +286,8 @@ std::shared_ptr<ImportedModel> ImportedModel::from_model(OnnxModel model, const 
   for (const auto& bound : options.constants) {
     const std::string& name = bound.first;
     auto it = std::find_if(om.inputs.begin(), om.inputs.end(), [&](const OnnxValueInfo& v) { return v.name == name; });
-    if (it == om.inputs.end()) throw Error(om.path + ": '" + name + "' is bound to a value but is not an input of the model");
+    if (it == om.inputs.end())
+      throw Error(om.path + ": '" + name + "' is bound to a value but is not an input of the model");
     m->constants_.push_back({name, bound.second});
     given.erase(name);
   }
@@ -300,7 +309,8 @@ std::shared_ptr<ImportedModel> ImportedModel::from_model(OnnxModel model, const 
       in.shape = it->second;
     } else if (!v.has_shape) {
       throw Error(om.path + ": input '" + v.name + "' has no shape in the file, so opscope cannot size it",
-                  "give one: opscope import " + om.path + " --shape " + v.name + "=1,3,224,224 (or load_onnx(path, shapes={...}))");
+                  "give one: opscope import " + om.path + " --shape " + v.name +
+                      "=1,3,224,224 (or load_onnx(path, shapes={...}))");
     } else {
       for (auto& d : v.dims) in.shape.push_back(d.fixed() ? d.value : options.default_dim);
     }
@@ -326,13 +336,18 @@ std::string ImportedModel::ties_note() const {
   std::string list;
   for (const Tie& t : ties_) {
     std::string uses;
-    for (size_t i = 0; i < t.uses.size(); ++i) uses += (i ? (i + 1 == t.uses.size() ? " and '" : ", '") : "'") + t.uses[i] + "'";
-    list += (list.empty() ? "" : "; ") + uses + (untied_ ? " copied from '" : (t.uses.size() == 1 ? " is '" : " are '")) + t.shared + "'";
+    for (size_t i = 0; i < t.uses.size(); ++i)
+      uses += (i ? (i + 1 == t.uses.size() ? " and '" : ", '") : "'") + t.uses[i] + "'";
+    list += (list.empty() ? "" : "; ") + uses +
+            (untied_ ? " copied from '" : (t.uses.size() == 1 ? " is '" : " are '")) + t.shared + "'";
   }
   if (untied_)
-    return "untied: " + list + ", each a parameter of its own (PyTorch's exporter had merged them because their values were equal)";
-  return "tied parameters: " + list + " in this file (one parameter, one gradient). PyTorch's exporter merges initializers whose "
-         "values are equal at export, so these may have been separate parameters in PyTorch; load_onnx(path, untie=True) gives "
+    return "untied: " + list +
+           ", each a parameter of its own (PyTorch's exporter had merged them because their values were equal)";
+  return "tied parameters: " + list +
+         " in this file (one parameter, one gradient). PyTorch's exporter merges initializers whose "
+         "values are equal at export, so these may have been separate parameters in PyTorch; load_onnx(path, "
+         "untie=True) gives "
          "each its own, as the PyTorch module had";
 }
 
@@ -360,8 +375,8 @@ std::vector<Tensor> ImportedModel::apply(Workspace& ws, const std::vector<Tensor
   if (inputs.size() != inputs_.size()) {
     std::string names;
     for (auto& i : inputs_) names += (names.empty() ? "" : ", ") + i.name + " " + dims_str(i.dims);
-    throw Error(name() + " takes " + std::to_string(inputs_.size()) + " input" + (inputs_.size() == 1 ? "" : "s") + " (" + names +
-                    "), got " + std::to_string(inputs.size()));
+    throw Error(name() + " takes " + std::to_string(inputs_.size()) + " input" + (inputs_.size() == 1 ? "" : "s") +
+                " (" + names + "), got " + std::to_string(inputs.size()));
   }
   std::map<std::string, int64_t> symbols;  // one size per symbolic name across the inputs
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -369,21 +384,27 @@ std::vector<Tensor> ImportedModel::apply(Workspace& ws, const std::vector<Tensor
     const Tensor& t = inputs[i];
     if (!t.defined()) throw Error(name() + ": input '" + in.name + "' is None");
     if (t.dtype() != in.dtype)
-      throw Error(name() + ": input '" + in.name + "' must be " + dtype_name(in.dtype) + ", got " + dtype_name(t.dtype()),
-                  std::string("convert it: x.") + (in.dtype == DType::i64 ? "long()" : in.dtype == DType::f64 ? "double()" : "float()"));
+      throw Error(name() + ": input '" + in.name + "' must be " + dtype_name(in.dtype) + ", got " +
+                      dtype_name(t.dtype()),
+                  std::string("convert it: x.") + (in.dtype == DType::i64   ? "long()"
+                                                   : in.dtype == DType::f64 ? "double()"
+                                                                            : "float()"));
     const bool declared = model_.inputs[i].has_shape;  // else any shape will do
     if (declared && t.dim() != static_cast<int64_t>(in.dims.size()))
-      throw Error(name() + ": input '" + in.name + "' is " + dims_str(in.dims) + ", got a tensor of shape " + shape_str(t.shape()));
+      throw Error(name() + ": input '" + in.name + "' is " + dims_str(in.dims) + ", got a tensor of shape " +
+                  shape_str(t.shape()));
     for (size_t d = 0; declared && d < in.dims.size(); ++d) {
       const OnnxDim& dim = in.dims[d];
       if (dim.fixed() && dim.value != t.shape()[d])
-        throw Error(name() + ": input '" + in.name + "' is " + dims_str(in.dims) + ", got a tensor of shape " + shape_str(t.shape()),
+        throw Error(name() + ": input '" + in.name + "' is " + dims_str(in.dims) + ", got a tensor of shape " +
+                        shape_str(t.shape()),
                     "dimension " + std::to_string(d) + " must be " + std::to_string(dim.value));
       if (!dim.fixed() && !dim.param.empty()) {
         auto [it, fresh] = symbols.emplace(dim.param, t.shape()[d]);
         if (!fresh && it->second != t.shape()[d])
           throw Error(name() + ": '" + dim.param + "' is " + std::to_string(it->second) + " in one input and " +
-                      std::to_string(t.shape()[d]) + " in '" + in.name + "'", "the inputs must agree on each named size");
+                          std::to_string(t.shape()[d]) + " in '" + in.name + "'",
+                      "the inputs must agree on each named size");
       }
     }
   }
@@ -408,8 +429,10 @@ std::string ImportedModel::summary() const {
   if (!model_.producer.empty()) o << ", made by " << model_.producer;
   o << "\n";
   for (const Input& in : inputs_)
-    o << "  input   " << in.name << "  " << dtype_name(in.dtype) << " " << dims_str(in.dims) << " -> " << shape_str(in.shape) << "\n";
-  for (const Output& out : outputs_) o << "  output  " << out.name << "  " << dtype_name(out.dtype) << " " << shape_str(out.shape) << "\n";
+    o << "  input   " << in.name << "  " << dtype_name(in.dtype) << " " << dims_str(in.dims) << " -> "
+      << shape_str(in.shape) << "\n";
+  for (const Output& out : outputs_)
+    o << "  output  " << out.name << "  " << dtype_name(out.dtype) << " " << shape_str(out.shape) << "\n";
   int64_t bytes = 0;
   for (auto& p : parameters_) bytes += p.tensor.nbytes();
   o << "  " << parameters_.size() << " parameters (" << parameter_count() << " values, " << bytes_str(bytes) << ")";

@@ -35,7 +35,7 @@ class ImportedModel {
     std::string name;
     DType dtype = DType::f32;
     std::vector<OnnxDim> dims;  // as the file declares them
-    Shape shape;                // resolved: fixed sizes, given sizes, or default_dim
+    Shape shape;  // resolved: fixed sizes, given sizes, or default_dim
   };
   struct Output {
     std::string name;

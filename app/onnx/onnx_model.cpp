@@ -30,9 +30,13 @@ const OnnxAttribute* OnnxNode::attribute(std::string_view n) const {
   return nullptr;
 }
 
-std::string OnnxNode::label() const { return name.empty() ? op_type + " #" + std::to_string(index) : op_type + " '" + name + "'"; }
+std::string OnnxNode::label() const {
+  return name.empty() ? op_type + " #" + std::to_string(index) : op_type + " '" + name + "'";
+}
 
-std::string OnnxNode::qualified_type() const { return domain.empty() || domain == "ai.onnx" ? op_type : domain + "." + op_type; }
+std::string OnnxNode::qualified_type() const {
+  return domain.empty() || domain == "ai.onnx" ? op_type : domain + "." + op_type;
+}
 
 const char* onnx_type_name(int32_t t) {
   switch (t) {

@@ -30,14 +30,14 @@ class Unsupported : public Error {
 // One dimension of a graph input: a size, or a symbolic name ("batch") or nothing (unknown).
 struct OnnxDim {
   int64_t value = -1;  // >= 0 when fixed in the file
-  std::string param;   // dim_param, when symbolic
+  std::string param;  // dim_param, when symbolic
   bool fixed() const { return value >= 0; }
 };
 
 struct OnnxValueInfo {
   std::string name;
-  DType dtype = DType::f32;    // opscope's dtype for the ONNX element type
-  std::string onnx_type;       // "float", "int32", "bool", ...
+  DType dtype = DType::f32;  // opscope's dtype for the ONNX element type
+  std::string onnx_type;  // "float", "int32", "bool", ...
   bool has_shape = false;
   std::vector<OnnxDim> dims;
 };
@@ -78,10 +78,10 @@ struct OnnxModel {
   std::string path;  // named in every error
   int64_t ir_version = 0, opset = 0;
   std::string producer, graph_name, doc;
-  std::vector<OnnxValueInfo> inputs;   // graph inputs without an initializer: what the caller feeds
+  std::vector<OnnxValueInfo> inputs;  // graph inputs without an initializer: what the caller feeds
   std::vector<OnnxValueInfo> outputs;
   std::vector<OnnxInitializer> initializers;
-  std::vector<OnnxNode> nodes;         // topological order (each node after what it reads)
+  std::vector<OnnxNode> nodes;  // topological order (each node after what it reads)
   int64_t file_bytes = 0, initializer_bytes = 0;
 };
 
@@ -98,9 +98,23 @@ OnnxModel parse_onnx_stream(std::istream& in, int64_t size, const std::string& n
 // ONNX's element type numbers (TensorProto.DataType, fixed by the ONNX spec), so that code
 // outside the protobuf module can name them; onnx_tensor.cpp checks them against libonnx's.
 enum OnnxElemType : int32_t {
-  kOnnxUndefined = 0, kOnnxFloat = 1, kOnnxUint8 = 2, kOnnxInt8 = 3, kOnnxUint16 = 4, kOnnxInt16 = 5,
-  kOnnxInt32 = 6, kOnnxInt64 = 7, kOnnxString = 8, kOnnxBool = 9, kOnnxFloat16 = 10, kOnnxDouble = 11,
-  kOnnxUint32 = 12, kOnnxUint64 = 13, kOnnxComplex64 = 14, kOnnxComplex128 = 15, kOnnxBfloat16 = 16
+  kOnnxUndefined = 0,
+  kOnnxFloat = 1,
+  kOnnxUint8 = 2,
+  kOnnxInt8 = 3,
+  kOnnxUint16 = 4,
+  kOnnxInt16 = 5,
+  kOnnxInt32 = 6,
+  kOnnxInt64 = 7,
+  kOnnxString = 8,
+  kOnnxBool = 9,
+  kOnnxFloat16 = 10,
+  kOnnxDouble = 11,
+  kOnnxUint32 = 12,
+  kOnnxUint64 = 13,
+  kOnnxComplex64 = 14,
+  kOnnxComplex128 = 15,
+  kOnnxBfloat16 = 16
 };
 
 // ONNX TensorProto element type number -> name ("float", "int64", ...).

@@ -37,11 +37,13 @@ OnnxValueInfo value_info(const onnx::ValueInfoProto& v, const std::string& file)
   out.dtype = dtype_for_onnx(tt.elem_type(), what);
   out.has_shape = tt.has_shape();
   if (out.has_shape) {
-    if (tt.shape().dim_size() > 16) throw Error(what + " has " + std::to_string(tt.shape().dim_size()) + " dimensions (at most 16)");
+    if (tt.shape().dim_size() > 16)
+      throw Error(what + " has " + std::to_string(tt.shape().dim_size()) + " dimensions (at most 16)");
     for (const auto& d : tt.shape().dim()) {
       OnnxDim dim;
       if (d.has_dim_value()) {
-        if (d.dim_value() < 0) throw Error(what + " has a negative dimension " + std::to_string(d.dim_value()), "the file is damaged");
+        if (d.dim_value() < 0)
+          throw Error(what + " has a negative dimension " + std::to_string(d.dim_value()), "the file is damaged");
         dim.value = d.dim_value();
       } else if (d.has_dim_param()) {
         dim.param = d.dim_param();
@@ -57,9 +59,18 @@ OnnxAttribute attribute(const onnx::AttributeProto& a, const std::string& what) 
   out.name = a.name();
   using A = onnx::AttributeProto;
   switch (a.type()) {
-    case A::FLOAT: out.kind = OnnxAttribute::Kind::f; out.f = a.f(); break;
-    case A::INT: out.kind = OnnxAttribute::Kind::i; out.i = a.i(); break;
-    case A::STRING: out.kind = OnnxAttribute::Kind::s; out.s = a.s(); break;
+    case A::FLOAT:
+      out.kind = OnnxAttribute::Kind::f;
+      out.f = a.f();
+      break;
+    case A::INT:
+      out.kind = OnnxAttribute::Kind::i;
+      out.i = a.i();
+      break;
+    case A::STRING:
+      out.kind = OnnxAttribute::Kind::s;
+      out.s = a.s();
+      break;
     case A::TENSOR:
       out.kind = OnnxAttribute::Kind::t;
       out.t = tensor_from_proto(a.t(), what + " attribute '" + a.name() + "'", MemCategory::input);
@@ -92,12 +103,13 @@ std::vector<OnnxNode> topological_order(std::vector<OnnxNode> nodes, const std::
     for (auto& o : nodes[i].outputs) {
       if (o.empty()) continue;
       if (provided.count(o))
-        throw Error(file + ": node " + nodes[i].label() + " writes '" + o + "', which is already a graph input or initializer",
+        throw Error(file + ": node " + nodes[i].label() + " writes '" + o +
+                        "', which is already a graph input or initializer",
                     "every value in an ONNX graph has one producer");
       auto [it, fresh] = producer.emplace(o, i);
       if (!fresh)
-        throw Error(file + ": value '" + o + "' is produced twice, by node " + nodes[it->second].label() + " and node " +
-                        nodes[i].label(),
+        throw Error(file + ": value '" + o + "' is produced twice, by node " + nodes[it->second].label() +
+                        " and node " + nodes[i].label(),
                     "every value in an ONNX graph has one producer");
     }
   std::vector<int> waiting(nodes.size(), 0);
@@ -165,7 +177,7 @@ std::string changed_since(const onnx::GraphProto& g, int64_t opset) {
 // the largest one in flight), not the file, the parsed protobuf and the tensors (3x the file).
 struct Initializers {
   std::string file;
-  int64_t budget = 0;        // what the memory cap leaves
+  int64_t budget = 0;  // what the memory cap leaves
   int64_t stored_bytes = 0;  // as opscope stores them (integers widen to int64)
   std::vector<OnnxInitializer> values;
   std::set<std::string> names;
@@ -206,7 +218,8 @@ struct Initializers {
   Tensor direct_tensor(const onnx::TensorProto& head, int64_t size, bool* skip) {
     *skip = over_budget;
     const int32_t t = head.data_type();
-    if (over_budget || (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::DOUBLE && t != onnx::TensorProto::INT64) ||
+    if (over_budget ||
+        (t != onnx::TensorProto::FLOAT && t != onnx::TensorProto::DOUBLE && t != onnx::TensorProto::INT64) ||
         head.dims_size() > 16)
       return {};
     const int64_t element = t == onnx::TensorProto::FLOAT ? 4 : 8;
@@ -221,7 +234,9 @@ struct Initializers {
       return {};
     }
     stored_bytes += n * element;
-    const DType dtype = t == onnx::TensorProto::FLOAT ? DType::f32 : t == onnx::TensorProto::DOUBLE ? DType::f64 : DType::i64;
+    const DType dtype = t == onnx::TensorProto::FLOAT    ? DType::f32
+                        : t == onnx::TensorProto::DOUBLE ? DType::f64
+                                                         : DType::i64;
     return Tensor::empty(Shape(head.dims().begin(), head.dims().end()), dtype, MemCategory::parameter);
   }
 
@@ -239,8 +254,9 @@ struct Initializers {
 
   void check_budget() const {
     if (over_budget)
-      throw Error(file + ": its initializers need " + bytes_str(stored_bytes) + " as opscope stores them, more than the memory cap leaves (" +
-                      bytes_str(budget) + " of " + bytes_str(current_workspace().tracker().cap()) + ")",
+      throw Error(file + ": its initializers need " + bytes_str(stored_bytes) +
+                      " as opscope stores them, more than the memory cap leaves (" + bytes_str(budget) + " of " +
+                      bytes_str(current_workspace().tracker().cap()) + ")",
                   "raise the cap with :mem cap BYTES, or open a smaller model");
   }
 };
@@ -262,7 +278,7 @@ bool read_initializer(pbio::CodedInputStream& in, Initializers& inits) {
   if (!in.ReadVarintSizeAsInt(&length)) return false;
   const auto limit = in.PushLimit(length);
   std::string head, rest, raw;  // head: the dims and type fields; rest: every field but the data
-  onnx::TensorProto before;     // what head says once the data comes
+  onnx::TensorProto before;  // what head says once the data comes
   Tensor direct;
   bool has_raw = false;
   while (const uint32_t tag = in.ReadTag()) {
@@ -295,7 +311,8 @@ bool read_initializer(pbio::CodedInputStream& in, Initializers& inits) {
       if (!WireFormatLite::SkipField(&in, tag, &out)) return false;
     }
     const int number = WireFormatLite::GetTagFieldNumber(tag);
-    if (number == onnx::TensorProto::kDimsFieldNumber || number == onnx::TensorProto::kDataTypeFieldNumber) head += field;
+    if (number == onnx::TensorProto::kDimsFieldNumber || number == onnx::TensorProto::kDataTypeFieldNumber)
+      head += field;
     rest += field;
   }
   if (!in.ConsumedEntireMessage()) return false;
@@ -360,8 +377,8 @@ OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file, Initial
   out.ir_version = m.ir_version();
   if (out.ir_version <= 0) throw Error(file + ": not an ONNX model (no IR version)", "is this an .onnx file?");
   if (out.ir_version > kMaxIrVersion)
-    throw Unsupported(file + ": ONNX IR version " + std::to_string(out.ir_version) + " is newer than opscope reads (up to " +
-                      std::to_string(kMaxIrVersion) + ")");
+    throw Unsupported(file + ": ONNX IR version " + std::to_string(out.ir_version) +
+                      " is newer than opscope reads (up to " + std::to_string(kMaxIrVersion) + ")");
   for (const auto& o : m.opset_import())
     if (is_default_domain(o.domain())) out.opset = o.version();
   if (out.opset == 0 && m.opset_import_size() == 0 && out.ir_version < 3) out.opset = 1;  // IR 1-2 had no opset list
@@ -370,16 +387,20 @@ OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file, Initial
   const auto& g = m.graph();
   out.graph_name = g.name();
   if (static_cast<size_t>(g.node_size()) > kMaxNodes)
-    throw Error(file + ": " + std::to_string(g.node_size()) + " nodes is more than opscope opens (" + std::to_string(kMaxNodes) + ")");
+    throw Error(file + ": " + std::to_string(g.node_size()) + " nodes is more than opscope opens (" +
+                std::to_string(kMaxNodes) + ")");
   bool any_default_node = false;
   for (const auto& n : g.node()) any_default_node = any_default_node || is_default_domain(n.domain());
   const std::string changed = out.opset >= 1 && out.opset < kMinOpset ? changed_since(g, out.opset) : "";
   if (any_default_node && (out.opset < 1 || out.opset > kMaxOpset || !changed.empty()))
-    throw Unsupported(file + ": " + (out.opset == 0 ? std::string("no opset for the default ONNX domain")
-                                                    : "opset " + std::to_string(out.opset) + " is " +
-                                                          (out.opset < kMinOpset ? "older" : "newer") + " than opscope reads") +
+    throw Unsupported(file + ": " +
+                          (out.opset == 0 ? std::string("no opset for the default ONNX domain")
+                                          : "opset " + std::to_string(out.opset) + " is " +
+                                                (out.opset < kMinOpset ? "older" : "newer") + " than opscope reads") +
                           " (ai.onnx " + std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) +
-                          (changed.empty() ? ")" : "; older opsets only for operators unchanged since: here " + changed + " changed)"),
+                          (changed.empty()
+                               ? ")"
+                               : "; older opsets only for operators unchanged since: here " + changed + " changed)"),
                       "convert it with onnx.version_converter.convert_version(model, 17)");
 
   inits.check_budget();
@@ -403,7 +424,8 @@ OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file, Initial
     node.domain = n.domain();
     node.inputs.assign(n.input().begin(), n.input().end());
     node.outputs.assign(n.output().begin(), n.output().end());
-    if (node.op_type.empty()) throw Error(file + ": node #" + std::to_string(i) + " has no op type", "the file is damaged");
+    if (node.op_type.empty())
+      throw Error(file + ": node #" + std::to_string(i) + " has no op type", "the file is damaged");
     for (const auto& a : n.attribute()) node.attributes.push_back(attribute(a, file + ": node " + node.label()));
     nodes.push_back(std::move(node));
   }
@@ -412,7 +434,8 @@ OnnxModel from_proto(const onnx::ModelProto& m, const std::string& file, Initial
   for (auto& n : out.nodes) values.insert(n.outputs.begin(), n.outputs.end());
   for (const auto& v : g.output()) {
     if (!values.count(v.name()))
-      throw Error(file + ": graph output '" + v.name() + "' is produced by no node", "the file is incomplete: export it again");
+      throw Error(file + ": graph output '" + v.name() + "' is produced by no node",
+                  "the file is incomplete: export it again");
     out.outputs.push_back(value_info(v, file));
   }
   if (out.outputs.empty()) throw Error(file + ": the graph has no outputs");

@@ -44,8 +44,7 @@ int64_t raw_element_size(int32_t t) {
 }
 
 // Element i of little-endian raw data of ONNX type t, as the destination type D.
-template <class D>
-D raw_element(const char* p, int32_t t, int64_t i) {
+template <class D> D raw_element(const char* p, int32_t t, int64_t i) {
   auto load = [&](auto z) {
     decltype(z) v;
     std::memcpy(&v, p + i * static_cast<int64_t>(sizeof v), sizeof v);
@@ -71,7 +70,8 @@ D raw_element(const char* p, int32_t t, int64_t i) {
 Tensor tensor_from_proto(const TensorProto& p, const std::string& what, MemCategory category) {
   if (p.data_location() == TensorProto::EXTERNAL)
     throw Unsupported(what + " keeps its data in an external file",
-                      "opscope reads models whose weights are inside the .onnx file (onnx.save_model(..., save_as_external_data=False))");
+                      "opscope reads models whose weights are inside the .onnx file (onnx.save_model(..., "
+                      "save_as_external_data=False))");
   if (p.has_segment()) throw Unsupported(what + " is split into segments, which opscope does not read");
   const int32_t t = p.data_type();
   const DType dtype = dtype_for_onnx(t, what);
@@ -120,7 +120,8 @@ Tensor tensor_from_proto(const TensorProto& p, const std::string& what, MemCateg
   }
   // Raw data already in opscope's type (float32, float64, int64; little-endian, as ONNX writes
   // it and as the element-wise path reads it): one copy, not a conversion per element.
-  const bool same_type = (t == TensorProto::FLOAT && dtype == DType::f32) || (t == TensorProto::DOUBLE && dtype == DType::f64) ||
+  const bool same_type = (t == TensorProto::FLOAT && dtype == DType::f32) ||
+                         (t == TensorProto::DOUBLE && dtype == DType::f64) ||
                          (t == TensorProto::INT64 && dtype == DType::i64);
   if (raw && same_type) {
     if (n > 0) std::memcpy(out.raw_data(), p.raw_data().data(), static_cast<size_t>(out.nbytes()));

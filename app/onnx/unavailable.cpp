@@ -35,7 +35,9 @@ ExportInfo save_onnx(Workspace&, const std::vector<Tensor>&, const std::string&)
 ExportInfo save_onnx_values(Workspace&, const std::vector<int>&, const std::string&) { no_onnx(); }
 std::vector<int> forward_sinks(const Graph&) { return {}; }
 int ConformanceReport::count(ConformanceTest::Status) const { return 0; }
-ConformanceReport run_conformance(const std::vector<std::string>&, const ConformanceOptions&, std::ostream&) { no_onnx(); }
+ConformanceReport run_conformance(const std::vector<std::string>&, const ConformanceOptions&, std::ostream&) {
+  no_onnx();
+}
 std::string conformance_table(const ConformanceReport&, bool) { return {}; }
 
 }  // namespace opscope::interop

@@ -25,8 +25,8 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          long long sc, int batch);
 cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                          int k, const double* alpha, const double* A, int lda, long long sa,
-                                         const double* B, int ldb, long long sb, const double* beta, double* C,
-                                         int ldc, long long sc, int batch);
+                                         const double* B, int ldb, long long sb, const double* beta, double* C, int ldc,
+                                         long long sc, int batch);
 }  // namespace gpusim_rt
 #define cublasCreate cublasCreate_v2
 #define cublasSetStream cublasSetStream_v2

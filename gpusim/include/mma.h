@@ -36,8 +36,7 @@ inline float __float_to_tf32(float f) {
   return out;
 }
 
-template <class Use, int M, int N, int K, class T, class Layout = void>
-struct fragment {
+template <class Use, int M, int N, int K, class T, class Layout = void> struct fragment {
   static constexpr int rows = std::is_same_v<Use, matrix_b> ? K : M;
   static constexpr int cols = std::is_same_v<Use, matrix_a> ? K : N;
   static constexpr int num_elements = rows * cols;
@@ -54,14 +53,17 @@ namespace detail {
 constexpr int kMaxFragmentElements = 512;
 // One tile per warp of the running block (at most 32 warps); lanes of one OS thread's blocks only.
 inline thread_local float g_staging[32][kMaxFragmentElements];
-inline unsigned linear_thread() { return threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y; }
+inline unsigned linear_thread() {
+  return threadIdx.x + threadIdx.y * blockDim.x + threadIdx.z * blockDim.x * blockDim.y;
+}
 }  // namespace detail
 
 template <class Use, int M, int N, int K, class T, class L, class P>
 void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, const P* p, unsigned ldm) {
   using F = fragment<Use, M, N, K, T, L>;
   using S = typename F::Storage;
-  static_assert(F::num_elements % 32 == 0 && F::num_elements * sizeof(S) <= sizeof(float) * detail::kMaxFragmentElements);
+  static_assert(F::num_elements % 32 == 0 &&
+                F::num_elements * sizeof(S) <= sizeof(float) * detail::kMaxFragmentElements);
   const unsigned t = detail::linear_thread();
   S* tile = reinterpret_cast<S*>(detail::g_staging[t / 32]);
   for (int e = int(t % 32); e < F::num_elements; e += 32) {  // this lane's share: one request per step of the warp

@@ -14,19 +14,17 @@
 namespace opscope::cpu::OPSCOPE_CPU_NS {
 namespace {
 
-template <class T>
-constexpr T kNegInf = -std::numeric_limits<T>::infinity();
+template <class T> constexpr T kNegInf = -std::numeric_limits<T>::infinity();
 
-template <class T>
-using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class T>
-using MatMap = Eigen::Map<RowMat<T>>;
+template <class T> using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T> using MatMap = Eigen::Map<RowMat<T>>;
 
 // C[rows × cols] (row stride ldc) = alpha·op(A)·op(B) + beta·C on this thread.
 template <class T>
 void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T* A, int64_t lda, const T* B,
              int64_t ldb, T beta, T* C, int64_t ldc) {
-  gemm_serial<T>(default_gemm(), M, N, K, ConstMatrix<T>{A, lda, !ta}, ConstMatrix<T>{B, ldb, !tb}, alpha, beta, C, ldc);
+  gemm_serial<T>(default_gemm(), M, N, K, ConstMatrix<T>{A, lda, !ta}, ConstMatrix<T>{B, ldb, !tb}, alpha, beta, C,
+                 ldc);
 }
 
 // scores[r, c] (+)= mask for query rows i0.., key columns j0.. of batch b; ld = row stride.
@@ -60,20 +58,15 @@ void apply_mask(const AttentionArgs<T>& a, T* scores, int64_t ld, int64_t b, int
     }
 }
 
-template <class T>
-bool any_mask(const AttentionArgs<T>& a) {
-  return a.additive || a.keep || a.causal;
-}
+template <class T> bool any_mask(const AttentionArgs<T>& a) { return a.additive || a.keep || a.causal; }
 
 // Causal tiles entirely above the diagonal hold nothing visible: skipped.
-template <class T>
-bool tile_hidden(const AttentionArgs<T>& a, int64_t i0, int64_t rows, int64_t j0) {
+template <class T> bool tile_hidden(const AttentionArgs<T>& a, int64_t i0, int64_t rows, int64_t j0) {
   return a.causal && j0 > i0 + rows - 1;
 }
 
 // Row softmax in place over `cols` scores; a fully masked row (max −inf) becomes all 0.
-template <class T>
-void softmax_row_inplace(T* row, int64_t cols) {
+template <class T> void softmax_row_inplace(T* row, int64_t cols) {
   RowMap<T> r(row, cols);
   const T m = cols > 0 ? r.maxCoeff() : kNegInf<T>;
   if (m == kNegInf<T>) {
@@ -84,8 +77,7 @@ void softmax_row_inplace(T* row, int64_t cols) {
 }
 
 // naive: the whole T×S score matrix of batch b in `scores`.
-template <class T>
-void naive_batch(const AttentionArgs<T>& a, int64_t b, T* scores) {
+template <class T> void naive_batch(const AttentionArgs<T>& a, int64_t b, T* scores) {
   const T* Q = a.q + a.q_offsets[b];
   const T* K = a.k + a.k_offsets[b];
   const T* V = a.v + a.v_offsets[b];
@@ -97,8 +89,7 @@ void naive_batch(const AttentionArgs<T>& a, int64_t b, T* scores) {
 
 // flash: query rows [i0, i0 + rows) of batch b, online softmax over key tiles; O itself is the
 // accumulator. rows <= attention_tile_rows(Tq).
-template <class T>
-void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, T* scratch) {
+template <class T> void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, T* scratch) {
   const int64_t br = attention_tile_rows(a.Tq), bc = attention_tile_cols(a.S);
   T* sp = scratch;  // attention_flash_scratch(): br·bc scores, then m and l
   T* m = sp + br * bc;
@@ -138,14 +129,13 @@ void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, 
 
 // attention_backward for batch b: dQ, dK, dV (zeroed by the op) by recomputing the softmax
 // tile by tile. scratch: attention_backward_scratch() (two tiles P, dP; four rows of stats).
-template <class T>
-void backward_batch(const AttentionArgs<T>& a, int64_t b, T* scratch) {
+template <class T> void backward_batch(const AttentionArgs<T>& a, int64_t b, T* scratch) {
   const int64_t br = attention_tile_rows(a.Tq), bc = attention_tile_cols(a.S);
   T* pp = scratch;
   T* dpp = pp + br * bc;
   T* L = dpp + br * bc;  // row logsumexp (−inf: fully masked row)
-  T* delta = L + br;     // Δ = rowsum(dO ∘ O)
-  T* m = delta + br;     // running max and sum of sweep 1
+  T* delta = L + br;  // Δ = rowsum(dO ∘ O)
+  T* m = delta + br;  // running max and sum of sweep 1
   T* l = m + br;
   const T* Qb = a.q + a.q_offsets[b];
   const T* Kb = a.k + a.k_offsets[b];
@@ -193,20 +183,22 @@ void backward_batch(const AttentionArgs<T>& a, int64_t b, T* scratch) {
         if (L[r] == kNegInf<T>) std::fill(s, s + cols, T(0));  // fully masked row: no gradient
         else exp_shifted_sum<T>(s, L[r], s, cols, nullptr);  // P = exp(S − L), S − L <= 0
       }
-      product<T>(true, false, cols, a.Dv, rows, T(1), pp, cols, dO, a.lddo, T(1), dVb + j0 * a.Dv, a.Dv);  // dV += Pᵀ·dO
-      product<T>(false, true, rows, cols, a.Dv, T(1), dO, a.lddo, V, a.ldv, T(0), dpp, cols);            // dP = dO·Vᵀ
+      product<T>(true, false, cols, a.Dv, rows, T(1), pp, cols, dO, a.lddo, T(1), dVb + j0 * a.Dv,
+                 a.Dv);  // dV += Pᵀ·dO
+      product<T>(false, true, rows, cols, a.Dv, T(1), dO, a.lddo, V, a.ldv, T(0), dpp, cols);  // dP = dO·Vᵀ
       for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − Δ), in dP's buffer
         RowMap<T> dp(dpp + r * cols, cols);
         dp = ConstRowMap<T>(pp + r * cols, cols) * (dp - delta[r]);
       }
-      product<T>(false, false, rows, a.D, cols, a.scale, dpp, cols, K, a.ldk, T(1), dQb + i0 * a.D, a.D);  // dQ += dS·K·scale
-      product<T>(true, false, cols, a.D, rows, a.scale, dpp, cols, Q, a.ldq, T(1), dKb + j0 * a.D, a.D);  // dK += dSᵀ·Q·scale
+      product<T>(false, false, rows, a.D, cols, a.scale, dpp, cols, K, a.ldk, T(1), dQb + i0 * a.D,
+                 a.D);  // dQ += dS·K·scale
+      product<T>(true, false, cols, a.D, rows, a.scale, dpp, cols, Q, a.ldq, T(1), dKb + j0 * a.D,
+                 a.D);  // dK += dSᵀ·Q·scale
     }
   }
 }
 
-template <class T>
-void add_typed(TypedKernels<T>& k) {
+template <class T> void add_typed(TypedKernels<T>& k) {
   k.attention_naive_batch = naive_batch<T>;
   k.attention_flash_rows = flash_rows<T>;
   k.attention_backward_batch = backward_batch<T>;

@@ -42,10 +42,12 @@ struct Describe {
       CpuKernelsDescription d;
       d.kernels = std::string(cpu_isa_name(kernels().isa)) + " kernels";
       if (kernels().isa != detected_cpu_isa())
-        d.kernels += cpu_isa() != kernels().isa ? " (this build has no " + std::string(cpu_isa_name(cpu_isa())) + " kernels)"
-                                                : " (chosen; this CPU also runs " + std::string(cpu_isa_name(detected_cpu_isa())) + ")";
+        d.kernels += cpu_isa() != kernels().isa
+                         ? " (this build has no " + std::string(cpu_isa_name(cpu_isa())) + " kernels)"
+                         : " (chosen; this CPU also runs " + std::string(cpu_isa_name(detected_cpu_isa())) + ")";
       // oneDNN is said, never loaded, here: "on first use" until a conv has opened it.
-      d.blas = blas_description() + "; default GEMM: " + default_gemm_description() + "; oneDNN: " + onednn_description();
+      d.blas =
+          blas_description() + "; default GEMM: " + default_gemm_description() + "; oneDNN: " + onednn_description();
       return d;
     });
   }

@@ -9,15 +9,14 @@ namespace opscope::cpu::OPSCOPE_CPU_NS {
 namespace {
 
 template <class T, int Order>
-using ConstMap = Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, Eigen::Unaligned,
-                            Eigen::OuterStride<>>;
+using ConstMap =
+    Eigen::Map<const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Order>, Eigen::Unaligned, Eigen::OuterStride<>>;
 template <class T>
 using OutMap = Eigen::Map<Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>, Eigen::Unaligned,
                           Eigen::OuterStride<>>;
 
 // A transposed view is mapped as a column-major matrix: the same memory read the other way.
-template <class T, class F>
-void with_map(ConstMatrix<T> m, int64_t rows, int64_t cols, F f) {
+template <class T, class F> void with_map(ConstMatrix<T> m, int64_t rows, int64_t cols, F f) {
   if (m.row_major) f(ConstMap<T, Eigen::RowMajor>(m.data, rows, cols, Eigen::OuterStride<>(m.ld)));
   else f(ConstMap<T, Eigen::ColMajor>(m.data, rows, cols, Eigen::OuterStride<>(m.ld)));
 }

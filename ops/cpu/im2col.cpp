@@ -18,8 +18,7 @@ inline void valid_range(int64_t off, int64_t stride, int64_t extent, int64_t cou
   lo = std::min(lo, hi);
 }
 
-template <class T>
-void im2col_rows(const T* xc, T* col, int64_t q0, int64_t q1, const ConvWindow& g) {
+template <class T> void im2col_rows(const T* xc, T* col, int64_t q0, int64_t q1, const ConvWindow& g) {
   const int64_t ohw = g.OH * g.OW;
   for (int64_t q = q0; q < q1; ++q) {
     const int64_t c = q / (g.R * g.S), r = (q / g.S) % g.R, s = q % g.S;
@@ -45,8 +44,7 @@ void im2col_rows(const T* xc, T* col, int64_t q0, int64_t q1, const ConvWindow& 
 }
 
 // dx[c, ih, iw] += col[row][oh·OW + ow] for the channels [c0, c1) (overlapping windows add).
-template <class T>
-void col2im_channels(const T* col, T* dxc, int64_t c0, int64_t c1, const ConvWindow& g) {
+template <class T> void col2im_channels(const T* col, T* dxc, int64_t c0, int64_t c1, const ConvWindow& g) {
   const int64_t ohw = g.OH * g.OW;
   for (int64_t c = c0; c < c1; ++c)
     for (int64_t r = 0; r < g.R; ++r)
@@ -68,8 +66,7 @@ void col2im_channels(const T* col, T* dxc, int64_t c0, int64_t c1, const ConvWin
       }
 }
 
-template <class T>
-void add_typed(TypedKernels<T>& k) {
+template <class T> void add_typed(TypedKernels<T>& k) {
   k.im2col_rows = im2col_rows<T>;
   k.col2im_channels = col2im_channels<T>;
 }

@@ -18,8 +18,7 @@ namespace opscope::cpu {
 
 // A matrix operand read in place: element (i, j) at data[i·ld + j] (row-major) or
 // data[i + j·ld] (column-major: a transposed view).
-template <class T>
-struct ConstMatrix {
+template <class T> struct ConstMatrix {
   const T* data = nullptr;
   int64_t ld = 0;
   bool row_major = true;
@@ -43,16 +42,19 @@ struct ConvWindow {
 constexpr int64_t kAttentionBlockRows = 64;  // query rows per tile (flash, backward)
 constexpr int64_t kAttentionBlockCols = 64;  // keys per tile
 // Tiles shrink to the problem; scratch sizes (elements) per thread.
-inline int64_t attention_tile_rows(int64_t Tq) { return Tq < kAttentionBlockRows ? (Tq > 0 ? Tq : 1) : kAttentionBlockRows; }
-inline int64_t attention_tile_cols(int64_t S) { return S < kAttentionBlockCols ? (S > 0 ? S : 1) : kAttentionBlockCols; }
+inline int64_t attention_tile_rows(int64_t Tq) {
+  return Tq < kAttentionBlockRows ? (Tq > 0 ? Tq : 1) : kAttentionBlockRows;
+}
+inline int64_t attention_tile_cols(int64_t S) {
+  return S < kAttentionBlockCols ? (S > 0 ? S : 1) : kAttentionBlockCols;
+}
 inline int64_t attention_flash_scratch(int64_t Tq, int64_t S) {
   return attention_tile_rows(Tq) * attention_tile_cols(S) + 2 * attention_tile_rows(Tq);
 }
 inline int64_t attention_backward_scratch(int64_t Tq, int64_t S) {
   return 2 * attention_tile_rows(Tq) * attention_tile_cols(S) + 4 * attention_tile_rows(Tq);
 }
-template <class T>
-struct AttentionArgs {
+template <class T> struct AttentionArgs {
   int64_t Tq = 0, S = 0, D = 0, Dv = 0;
   int64_t ldq = 0, ldk = 0, ldv = 0, ldo = 0, lddo = 0;  // row strides of q, k, v, o, dO
   T scale = 1;
@@ -77,8 +79,7 @@ struct PoolGeom {
 enum class NormAlgo : int { welford, two_pass, naive };
 
 // The kernels of one instruction set for one element type.
-template <class T>
-struct TypedKernels {
+template <class T> struct TypedKernels {
   // C[M×N] (row-major, row stride ldc) = alpha·A·B + beta·C through Eigen's GEMM (beta 0: C
   // is only written).
   void (*gemm)(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C,
@@ -131,15 +132,11 @@ const KernelTable& kernels();
 // The table of one kernel set; nullptr when this build has none for it (no AVX-512 compiler).
 const KernelTable* kernels_for(CpuIsa isa);
 
-template <class T>
-const TypedKernels<T>& typed(const KernelTable& t) {
+template <class T> const TypedKernels<T>& typed(const KernelTable& t) {
   if constexpr (sizeof(T) == 4) return t.f32;
   else return t.f64;
 }
 // The kernels of element type T in use now: cpu::kern<float>().gemm(...).
-template <class T>
-const TypedKernels<T>& kern() {
-  return typed<T>(kernels());
-}
+template <class T> const TypedKernels<T>& kern() { return typed<T>(kernels()); }
 
 }  // namespace opscope::cpu

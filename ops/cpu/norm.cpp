@@ -14,23 +14,18 @@
 namespace opscope::cpu::OPSCOPE_CPU_NS {
 namespace {
 
-template <class T>
-using Col = Eigen::Array<T, Eigen::Dynamic, 1>;
-template <class T>
-using ColMap = Eigen::Map<Col<T>>;
-template <class T>
-using ConstColMap = Eigen::Map<const Col<T>>;
+template <class T> using Col = Eigen::Array<T, Eigen::Dynamic, 1>;
+template <class T> using ColMap = Eigen::Map<Col<T>>;
+template <class T> using ConstColMap = Eigen::Map<const Col<T>>;
 
 // Count, mean and M2 = Σ (x − mean)² of a group of elements.
-template <class T>
-struct Moments {
+template <class T> struct Moments {
   int64_t n = 0;
   T mean = 0, m2 = 0;
 };
 
 // Chan et al.: the moments of the union of two disjoint groups.
-template <class T>
-Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
+template <class T> Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
   if (a.n == 0) return b;
   if (b.n == 0) return a;
   Moments<T> r;
@@ -45,8 +40,7 @@ Moments<T> merge(const Moments<T>& a, const Moments<T>& b) {
 constexpr int kLanes = 64;
 
 // Welford over n contiguous elements: kLanes lanes in parallel, then the tail one at a time.
-template <class T>
-Moments<T> welford(const T* x, int64_t n) {
+template <class T> Moments<T> welford(const T* x, int64_t n) {
   using Lane = Eigen::Array<T, kLanes, 1>;
   const int64_t blocks = n / kLanes;
   Moments<T> r;
@@ -57,7 +51,7 @@ Moments<T> welford(const T* x, int64_t n) {
       const T inv = static_cast<T>(1) / static_cast<T>(b + 1);
       const Lane d = v - mean;  // deviation from the old mean
       mean += d * inv;
-      m2 += d * (v - mean);     // times the deviation from the new mean
+      m2 += d * (v - mean);  // times the deviation from the new mean
     }
     // Merge the lanes pairwise (equal counts n: mean = (a + b)/2, M2 = M2a + M2b + δ²·n/2),
     // a tree of log2(kLanes) vector steps instead of kLanes dependent divides.
@@ -119,8 +113,7 @@ void group_stats(const T* x, int64_t chunks, int64_t len, int64_t stride, NormAl
 }
 
 // y = (x − mean)·rstd·γ + β over n contiguous elements (γ, β: per element, or none).
-template <class T>
-void normalize_run(const T* x, T* y, int64_t n, T mean, T rstd, const T* w, const T* b) {
+template <class T> void normalize_run(const T* x, T* y, int64_t n, T mean, T rstd, const T* w, const T* b) {
   ConstColMap<T> xr(x, n);
   ColMap<T> yr(y, n);
   if (w && b) yr = (xr - mean) * rstd * ConstColMap<T>(w, n) + ConstColMap<T>(b, n);
@@ -130,7 +123,8 @@ void normalize_run(const T* x, T* y, int64_t n, T mean, T rstd, const T* w, cons
 }
 
 template <class T>
-void layer_norm_rows(const T* x, T* y, int64_t m0, int64_t m1, int64_t N, T eps, const T* w, const T* b, NormAlgo algo) {
+void layer_norm_rows(const T* x, T* y, int64_t m0, int64_t m1, int64_t N, T eps, const T* w, const T* b,
+                     NormAlgo algo) {
   for (int64_t m = m0; m < m1; ++m) {
     T mean = 0, var = 0;
     group_stats<T>(x + m * N, 1, N, N, algo, mean, var);
@@ -142,8 +136,8 @@ void layer_norm_rows(const T* x, T* y, int64_t m0, int64_t m1, int64_t N, T eps,
 // dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) with g = dy·γ for rows [m0, m1); this range's
 // Σ dy·x̂ and Σ dy go to dw, db (the op adds the ranges up in order). g: N elements of scratch.
 template <class T>
-void layer_norm_backward_rows(const T* x, const T* dy, const T* w, T* dx, T* dw, T* db, T* gbuf, int64_t m0,
-                              int64_t m1, int64_t N, T eps) {
+void layer_norm_backward_rows(const T* x, const T* dy, const T* w, T* dx, T* dw, T* db, T* gbuf, int64_t m0, int64_t m1,
+                              int64_t N, T eps) {
   ColMap<T> dwm(dw, N), dbm(db, N), g(gbuf, N);
   dwm.setZero();
   dbm.setZero();
@@ -221,8 +215,7 @@ void batch_norm_backward_channels(const T* x, const T* dy, const T* rm, const T*
   }
 }
 
-template <class T>
-void add_typed(TypedKernels<T>& k) {
+template <class T> void add_typed(TypedKernels<T>& k) {
   k.layer_norm_rows = layer_norm_rows<T>;
   k.layer_norm_backward_rows = layer_norm_backward_rows<T>;
   k.batch_norm_channels = batch_norm_channels<T>;

@@ -28,8 +28,7 @@ namespace {
 
 // --- the plain loops ---------------------------------------------------------------------------
 // The window's clipped span along each axis is geometry.h's window_span, as in `direct` and CUDA.
-template <class F>
-void for_each_window(const PoolGeom& g, F f) {
+template <class F> void for_each_window(const PoolGeom& g, F f) {
   for (int64_t oh = 0; oh < g.OH; ++oh) {
     int64_t h0, h1;
     window_span(oh, g.SH, g.PH, g.KH, g.H, h0, h1);
@@ -42,8 +41,7 @@ void for_each_window(const PoolGeom& g, F f) {
 }
 
 // Index (within the plane) of the max of the clipped window: the first NaN, else the first max.
-template <class T>
-int64_t argmax_in(const T* plane, int64_t W, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+template <class T> int64_t argmax_in(const T* plane, int64_t W, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
   int64_t best = h0 * W + w0;
   for (int64_t h = h0; h < h1; ++h)
     for (int64_t x = w0; x < w1; ++x)
@@ -54,23 +52,20 @@ int64_t argmax_in(const T* plane, int64_t W, int64_t h0, int64_t h1, int64_t w0,
   return best;
 }
 
-template <class T>
-void max_plane_plain(const PoolGeom& g, const T* x, T* y) {
+template <class T> void max_plane_plain(const PoolGeom& g, const T* x, T* y) {
   for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
     y[oh * g.OW + ow] = x[argmax_in(x, g.W, h0, h1, w0, w1)];
   });
 }
 
-template <class T>
-void max_backward_plane_plain(const PoolGeom& g, const T* x, const T* dy, T* dx) {
+template <class T> void max_backward_plane_plain(const PoolGeom& g, const T* x, const T* dy, T* dx) {
   std::fill(dx, dx + g.H * g.W, T(0));
   for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
     dx[argmax_in(x, g.W, h0, h1, w0, w1)] += dy[oh * g.OW + ow];
   });
 }
 
-template <class T>
-void avg_plane_plain(const PoolGeom& g, const T* x, T* y) {
+template <class T> void avg_plane_plain(const PoolGeom& g, const T* x, T* y) {
   const T inv = static_cast<T>(1) / static_cast<T>(g.KH * g.KW);  // padding counts (count_include_pad)
   for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
     T s = 0;
@@ -80,8 +75,7 @@ void avg_plane_plain(const PoolGeom& g, const T* x, T* y) {
   });
 }
 
-template <class T>
-void avg_backward_plane_plain(const PoolGeom& g, const T* dy, T* dx) {
+template <class T> void avg_backward_plane_plain(const PoolGeom& g, const T* dy, T* dx) {
   std::fill(dx, dx + g.H * g.W, T(0));
   const T inv = static_cast<T>(1) / static_cast<T>(g.KH * g.KW);
   for_each_window(g, [&](int64_t oh, int64_t ow, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
@@ -143,7 +137,9 @@ inline void take_if_larger(VecF& best, VecI& idx, VecF v, int k) {
   best = _mm512_mask_mov_ps(best, t, v);
   idx = _mm512_mask_mov_epi32(idx, t, _mm512_set1_epi32(k));
 }
-inline VecF where_index(VecI idx, int k, VecF v) { return _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(idx, _mm512_set1_epi32(k)), v); }
+inline VecF where_index(VecI idx, int k, VecF v) {
+  return _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(idx, _mm512_set1_epi32(k)), v);
+}
 inline VecI zero_index() { return _mm512_setzero_si512(); }
 // v > best ? v : best (a tie keeps best, the earlier element); only for lanes without NaN.
 inline VecF max_keep_first(VecF v, VecF best) { return _mm512_max_ps(v, best); }
@@ -246,8 +242,10 @@ inline void store(float* p, VecF v, Part k) {
 inline void split(const Lanes&, const float* r, Part lo, Part hi, VecF& even, VecF& odd) {
   const VecF x0 = load(r, lo), x1 = load(r + 8, hi);
   // shuffle_ps works per 128-bit half; permute4x64 puts the halves in order.
-  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
-  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
+  even = _mm256_castpd_ps(
+      _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(x0, x1, _MM_SHUFFLE(2, 0, 2, 0))), 0xD8));
+  odd = _mm256_castpd_ps(
+      _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(x0, x1, _MM_SHUFFLE(3, 1, 3, 1))), 0xD8));
 }
 inline void join(const Lanes&, float* r, Part lo, Part hi, VecF even, VecF odd) {
   const VecF low = _mm256_unpacklo_ps(even, odd), high = _mm256_unpackhi_ps(even, odd);
@@ -318,9 +316,7 @@ inline VecI argmax4(const Corners& w, VecF& best) {
 // argmax_in's max when no corner is NaN: a strict > chain in row-major order, as a max
 // instruction does it (fewer instructions than argmax4's NaN-aware chain, which the groups
 // holding a NaN still take).
-inline VecF max4(const Corners& w) {
-  return max_keep_first(w.e, max_keep_first(w.c, max_keep_first(w.b, w.a)));
-}
+inline VecF max4(const Corners& w) { return max_keep_first(w.e, max_keep_first(w.c, max_keep_first(w.b, w.a))); }
 inline bool any_nan(const Corners& w) { return any_nan(w.a, w.b, w.c, w.e); }
 
 // The groups of a row of OW windows: the rest (OW mod L windows), then whole groups of L.
@@ -337,8 +333,7 @@ class RowGroups {
  public:
   RowGroups(int64_t OW, bool spill)
       : whole_(OW / L * L), rest_n_(static_cast<int>(OW % L)), rest_(span_of(spill && whole_ > 0 ? L : rest_n_)) {}
-  template <class F>
-  void each(F f) const {
+  template <class F> void each(F f) const {
     if (rest_n_ > 0) f(whole_, rest_);
     for (int64_t ow0 = 0; ow0 < whole_; ow0 += L) f(ow0, span_of(L));
   }
@@ -363,15 +358,16 @@ class PlaneRows {
 // The loops read the geometry into locals first: the stores through float pointers would
 // otherwise make the compiler reload it in every group.
 // A forward pool: each group's window corners reduced to its outputs by reduce(corners).
-template <class Reduce>
-void forward_plane_2x2(const PoolGeom& g, const float* x, float* y, Reduce reduce) {
+template <class Reduce> void forward_plane_2x2(const PoolGeom& g, const float* x, float* y, Reduce reduce) {
   const Lanes m = lanes();
   const int64_t W = g.W, OH = g.OH, OW = g.OW;
   const PlaneRows rows(g);
   for (int64_t oh = 0; oh < OH; ++oh) {
     const float* r0 = x + 2 * oh * W;
     float* o = y + oh * OW;
-    rows.row(oh).each([&](int64_t ow0, const Span& s) { store(o + ow0, reduce(corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s)), s.out); });
+    rows.row(oh).each([&](int64_t ow0, const Span& s) {
+      store(o + ow0, reduce(corners(m, r0 + 2 * ow0, r0 + W + 2 * ow0, s)), s.out);
+    });
   }
 }
 
@@ -399,7 +395,8 @@ void max_backward_plane_2x2(const PoolGeom& g, const float* x, const float* dy, 
       if (any_nan(w)) {
         VecF best;
         const VecI idx = argmax4(w, best);
-        da = where_index(idx, 0, gv), db = where_index(idx, 1, gv), dc = where_index(idx, 2, gv), de = where_index(idx, 3, gv);
+        da = where_index(idx, 0, gv), db = where_index(idx, 1, gv), dc = where_index(idx, 2, gv),
+        de = where_index(idx, 3, gv);
       } else {
         route_to_first_equal(w.a, w.b, w.c, max4(w), gv, da, db, dc, de);
       }
@@ -412,7 +409,9 @@ void max_backward_plane_2x2(const PoolGeom& g, const float* x, const float* dy, 
 }
 
 void avg_plane_2x2(const PoolGeom& g, const float* x, float* y) {
-  forward_plane_2x2(g, x, y, [](const Corners& w) { return mul(add(add(add(w.a, w.b), w.c), w.e), 0.25f); });  // the plain loop's order
+  forward_plane_2x2(g, x, y, [](const Corners& w) {
+    return mul(add(add(add(w.a, w.b), w.c), w.e), 0.25f);
+  });  // the plain loop's order
 }
 
 void avg_backward_plane_2x2(const PoolGeom& g, const float* dy, float* dx) {
@@ -432,13 +431,10 @@ void avg_backward_plane_2x2(const PoolGeom& g, const float* dy, float* dx) {
   for (int64_t r = 2 * OH; r < H; ++r) std::fill(dx + r * W, dx + (r + 1) * W, 0.0f);
 }
 
-bool is_2x2(const PoolGeom& g) {
-  return g.KH == 2 && g.KW == 2 && g.SH == 2 && g.SW == 2 && g.PH == 0 && g.PW == 0;
-}
+bool is_2x2(const PoolGeom& g) { return g.KH == 2 && g.KW == 2 && g.SH == 2 && g.SW == 2 && g.PH == 0 && g.PW == 0; }
 
 // --- the table's entries -----------------------------------------------------------------------
-template <class T>
-void max_pool_planes(const T* x, T* y, int64_t p0, int64_t p1, const PoolGeom& g) {
+template <class T> void max_pool_planes(const T* x, T* y, int64_t p0, int64_t p1, const PoolGeom& g) {
   for (int64_t p = p0; p < p1; ++p) {
     const T* xp = x + p * g.H * g.W;
     T* yp = y + p * g.OH * g.OW;
@@ -468,8 +464,7 @@ void max_pool_backward_planes(const T* x, const T* dy, T* dx, int64_t p0, int64_
   }
 }
 
-template <class T>
-void avg_pool_planes(const T* x, T* y, int64_t p0, int64_t p1, const PoolGeom& g) {
+template <class T> void avg_pool_planes(const T* x, T* y, int64_t p0, int64_t p1, const PoolGeom& g) {
   for (int64_t p = p0; p < p1; ++p) {
     const T* xp = x + p * g.H * g.W;
     T* yp = y + p * g.OH * g.OW;
@@ -483,8 +478,7 @@ void avg_pool_planes(const T* x, T* y, int64_t p0, int64_t p1, const PoolGeom& g
   }
 }
 
-template <class T>
-void avg_pool_backward_planes(const T* dy, T* dx, int64_t p0, int64_t p1, const PoolGeom& g) {
+template <class T> void avg_pool_backward_planes(const T* dy, T* dx, int64_t p0, int64_t p1, const PoolGeom& g) {
   for (int64_t p = p0; p < p1; ++p) {
     const T* gp = dy + p * g.OH * g.OW;
     T* dp = dx + p * g.H * g.W;
@@ -498,8 +492,7 @@ void avg_pool_backward_planes(const T* dy, T* dx, int64_t p0, int64_t p1, const 
   }
 }
 
-template <class T>
-void add_typed(TypedKernels<T>& k) {
+template <class T> void add_typed(TypedKernels<T>& k) {
   k.max_pool_planes = max_pool_planes<T>;
   k.max_pool_backward_planes = max_pool_backward_planes<T>;
   k.avg_pool_planes = avg_pool_planes<T>;

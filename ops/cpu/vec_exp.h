@@ -18,25 +18,20 @@
 
 namespace opscope::cpu::OPSCOPE_CPU_NS {
 
-template <class T>
-using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
-template <class T>
-using RowMap = Eigen::Map<RowArray<T>>;
-template <class T>
-using ConstRowMap = Eigen::Map<const RowArray<T>>;
+template <class T> using RowArray = Eigen::Array<T, 1, Eigen::Dynamic>;
+template <class T> using RowMap = Eigen::Map<RowArray<T>>;
+template <class T> using ConstRowMap = Eigen::Map<const RowArray<T>>;
 
 // o = exp(v) for v <= 0, with 0 where the result would be subnormal: Eigen's exp never reaches
 // 0 (about 5e-309 for exp(-inf) in float64). The fix-up runs only for rows that need it.
-template <class T, class Expr>
-inline void assign_exp_flushed(RowMap<T> o, const Expr& v) {
+template <class T, class Expr> inline void assign_exp_flushed(RowMap<T> o, const Expr& v) {
   static const T kLowest = std::log(std::numeric_limits<T>::min());  // -87.3 float, -708.4 double
   o = v.exp();
   if (o.size() > 0 && v.minCoeff() < kLowest) o = (v < kLowest).select(static_cast<T>(0), o);
 }
 
 // Σ exp(x[i] − m) over a row, each term written to out (when not null); here x − m <= 0.
-template <class T>
-inline T exp_shifted_sum(const T* x, T m, T* out, int64_t n, const T* /*prefetch*/) {
+template <class T> inline T exp_shifted_sum(const T* x, T m, T* out, int64_t n, const T* /*prefetch*/) {
   ConstRowMap<T> xr(x, n);
   if (!out) return (xr - m).exp().sum();  // terms below 1e-308 don't change a sum that is >= 1
   RowMap<T> o(out, n);
@@ -56,8 +51,7 @@ inline float sum16(__m512 v) {
   for (int i = 0; i < 4; ++i) q[i] = h[4 + i] + h[i];
   return (q[0] + q[2]) + (q[1] + q[3]);
 }
-template <>
-inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t n, const float* prefetch) {
+template <> inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t n, const float* prefetch) {
   const __m512 vm = _mm512_set1_ps(m), lo = _mm512_set1_ps(-87.3f), log2e = _mm512_set1_ps(1.44269504088896341f);
   const __m512 ln2_hi = _mm512_set1_ps(0.693359375f), ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
   const __m512 p0 = _mm512_set1_ps(1.9875691500e-4f), p1 = _mm512_set1_ps(1.3981999507e-3f),
@@ -67,7 +61,7 @@ inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t
   auto exp16 = [&](__m512 xv) {
     const __m512 v = _mm512_sub_ps(xv, vm);
     const __mmask16 keep = _mm512_cmp_ps_mask(v, lo, _CMP_NLT_UQ);  // not below -87.3 (NaN kept)
-    const __m512 vc = _mm512_max_ps(lo, v);                         // NaN in v passes through
+    const __m512 vc = _mm512_max_ps(lo, v);  // NaN in v passes through
     const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(vc, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512 r = _mm512_fnmadd_ps(k, ln2_lo, _mm512_fnmadd_ps(k, ln2_hi, vc));
     __m512 p = _mm512_fmadd_ps(p0, r, p1);
@@ -76,7 +70,7 @@ inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t
     p = _mm512_fmadd_ps(p, r, p4);
     p = _mm512_fmadd_ps(p, r, p5);
     p = _mm512_fmadd_ps(_mm512_mul_ps(p, r), r, _mm512_add_ps(r, one));  // 1 + r + r²·P(r)
-    return _mm512_maskz_mov_ps(keep, _mm512_scalef_ps(p, k));          // p·2^k
+    return _mm512_maskz_mov_ps(keep, _mm512_scalef_ps(p, k));  // p·2^k
   };
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
@@ -94,8 +88,7 @@ inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t
   return sum16(acc);
 }
 #elif defined(__AVX2__) && defined(__FMA__)
-template <>
-inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t n, const float* prefetch) {
+template <> inline float exp_shifted_sum<float>(const float* x, float m, float* out, int64_t n, const float* prefetch) {
   const __m256 vm = _mm256_set1_ps(m), lo = _mm256_set1_ps(-87.3f), log2e = _mm256_set1_ps(1.44269504088896341f);
   const __m256 ln2_hi = _mm256_set1_ps(0.693359375f), ln2_lo = _mm256_set1_ps(-2.12194440e-4f);
   const __m256 p0 = _mm256_set1_ps(1.9875691500e-4f), p1 = _mm256_set1_ps(1.3981999507e-3f),

@@ -21,11 +21,10 @@ namespace opscope::cuda {
 namespace {
 
 constexpr int kMaxHead = 128;  // D and Dv: each thread keeps a query row and an output row in registers
-constexpr int kBr = 64;        // query rows (threads) per block
-constexpr int kBc = 32;        // keys per shared-memory tile
+constexpr int kBr = 64;  // query rows (threads) per block
+constexpr int kBc = 32;  // keys per shared-memory tile
 
-template <class T>
-struct Attn {
+template <class T> struct Attn {
   const T *q, *k, *v, *mask;  // mask: dense additive [B, T, S] or null
   int64_t T_, S, D, Dv;
   bool causal;
@@ -43,8 +42,7 @@ __device__ __forceinline__ T score(const Attn<T>& a, int64_t b, int64_t i, int64
 }
 
 // --- naive ---------------------------------------------------------------------------------
-template <class T>
-__global__ void attn_scores(Attn<T> a, T* scores, int64_t batch) {
+template <class T> __global__ void attn_scores(Attn<T> a, T* scores, int64_t batch) {
   const int64_t n = batch * a.T_ * a.S;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t j = e % a.S, i = (e / a.S) % a.T_, b = e / (a.S * a.T_);
@@ -52,8 +50,7 @@ __global__ void attn_scores(Attn<T> a, T* scores, int64_t batch) {
   }
 }
 
-template <class T>
-__global__ void attn_softmax_rows(T* p, int64_t S) {
+template <class T> __global__ void attn_softmax_rows(T* p, int64_t S) {
   T* row = p + blockIdx.x * S;
   T m = -INFINITY;
   for (int64_t j = threadIdx.x; j < S; j += blockDim.x) m = max(m, row[j]);
@@ -82,8 +79,7 @@ __global__ void attn_pv(const T* p, const T* v, T* o, int64_t batch, int64_t Tq,
 }
 
 // --- flash forward -------------------------------------------------------------------------
-template <class T>
-__global__ void attn_flash_forward(Attn<T> a, T* out) {
+template <class T> __global__ void attn_flash_forward(Attn<T> a, T* out) {
   extern __shared__ unsigned char smem_raw[];
   T* Ks = reinterpret_cast<T*>(smem_raw);
   T* Vs = Ks + kBc * a.D;
@@ -123,8 +119,7 @@ __global__ void attn_flash_forward(Attn<T> a, T* out) {
 }
 
 // --- flash backward ------------------------------------------------------------------------
-template <class T>
-__global__ void attn_backward_rows(Attn<T> a, const T* O, const T* dO, T* dq, T* L, T* delta) {
+template <class T> __global__ void attn_backward_rows(Attn<T> a, const T* O, const T* dO, T* dq, T* L, T* delta) {
   extern __shared__ unsigned char smem_raw[];
   T* Ks = reinterpret_cast<T*>(smem_raw);
   T* Vs = Ks + kBc * a.D;
@@ -217,8 +212,7 @@ __global__ void attn_backward_keys(Attn<T> a, const T* dO, const T* L, const T* 
   for (int d = 0; d < a.Dv; ++d) dv[row * a.Dv + d] = gv[d];
 }
 
-template <class T>
-__global__ void mask_to_additive(const void* mask, bool is_int, StridedIndex im, T* out, int64_t n) {
+template <class T> __global__ void mask_to_additive(const void* mask, bool is_int, StridedIndex im, T* out, int64_t n) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t off = offset_of(im, e);
     if (is_int) out[e] = static_cast<const int64_t*>(mask)[off] ? T(0) : T(-INFINITY);
@@ -228,15 +222,13 @@ __global__ void mask_to_additive(const void* mask, bool is_int, StridedIndex im,
 
 // --- host side -----------------------------------------------------------------------------
 // The operands broadcast to the common batch, dense, in the output's dtype.
-template <class T>
-struct Prepared {
+template <class T> struct Prepared {
   Tensor q, k, v, mask;
   Attn<T> a;
   int64_t batch;
 };
 
-template <class T>
-Prepared<T> prepare(const KernelCtx& k, size_t mask_index, const Shape& batch_shape) {
+template <class T> Prepared<T> prepare(const KernelCtx& k, size_t mask_index, const Shape& batch_shape) {
   Prepared<T> p;
   const DType dt = dtype_of<T>();
   auto full = [&](const Tensor& t) {
@@ -253,8 +245,8 @@ Prepared<T> prepare(const KernelCtx& k, size_t mask_index, const Shape& batch_sh
   const int64_t Tq = p.q.shape()[p.q.dim() - 2], S = p.k.shape()[p.k.dim() - 2], D = p.q.shape().back(),
                 Dv = p.v.shape().back();
   if (D > kMaxHead || Dv > kMaxHead)
-    throw Error(k.op.name + ": the CUDA kernels take head sizes up to " + std::to_string(kMaxHead) + ", got D=" +
-                    std::to_string(D) + ", Dv=" + std::to_string(Dv),
+    throw Error(k.op.name + ": the CUDA kernels take head sizes up to " + std::to_string(kMaxHead) +
+                    ", got D=" + std::to_string(D) + ", Dv=" + std::to_string(Dv),
                 "split the heads, or run on the cpu: x.to(\"cpu\")");
   if (k.inputs.size() > mask_index) {
     const Tensor& m = k.in(mask_index);
@@ -272,23 +264,29 @@ Prepared<T> prepare(const KernelCtx& k, size_t mask_index, const Shape& batch_sh
     }
   }
   const double scale = k.attrs.f("scale") > 0 ? k.attrs.f("scale") : 1.0 / std::sqrt(static_cast<double>(D));
-  p.a = Attn<T>{p.q.template data<T>(), p.k.template data<T>(), p.v.template data<T>(),
-                p.mask.defined() ? p.mask.template data<T>() : nullptr, Tq, S, D, Dv, k.attrs.b("causal"),
+  p.a = Attn<T>{p.q.template data<T>(),
+                p.k.template data<T>(),
+                p.v.template data<T>(),
+                p.mask.defined() ? p.mask.template data<T>() : nullptr,
+                Tq,
+                S,
+                D,
+                Dv,
+                k.attrs.b("causal"),
                 static_cast<T>(scale)};
   return p;
 }
 
 // Above 48 KiB of dynamic shared memory (float64 with D = Dv = 128) a kernel must opt in.
-template <class K>
-void allow_shared(K kernel, size_t bytes) {
+template <class K> void allow_shared(K kernel, size_t bytes) {
   if (bytes > 48 * 1024)
-    OPSCOPE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    OPSCOPE_CUDA_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
 Shape batch_of(const Tensor& out) { return Shape(out.shape().begin(), out.shape().end() - 2); }
 
-template <class T>
-void attention_forward(KernelCtx& k, bool flash) {
+template <class T> void attention_forward(KernelCtx& k, bool flash) {
   const Tensor& out = k.out();
   if (out.numel() == 0) return;
   Prepared<T> p = prepare<T>(k, 3, batch_of(out));
@@ -313,12 +311,11 @@ void attention_forward(KernelCtx& k, bool flash) {
   attn_softmax_rows<T><<<static_cast<unsigned>(p.batch * a.T_), 128, 0, stream()>>>(scores.data<T>(), a.S);
   OPSCOPE_CUDA_LAUNCHED("attn_softmax_rows");
   attn_pv<T><<<grid_for(p.batch * a.T_ * a.Dv), kThreads, 0, stream()>>>(scores.data<T>(), a.v, out.data<T>(), p.batch,
-                                                                       a.T_, a.S, a.Dv);
+                                                                         a.T_, a.S, a.Dv);
   OPSCOPE_CUDA_LAUNCHED("attn_pv");
 }
 
-template <class T>
-void attention_backward(KernelCtx& k) {
+template <class T> void attention_backward(KernelCtx& k) {
   Tensor dq = k.out(0), dk = k.out(1), dv = k.out(2);
   const Shape batch_shape = batch_of(dq);
   if (dq.numel() == 0 && dk.numel() == 0 && dv.numel() == 0) return;

@@ -37,8 +37,7 @@ cudaStream_t stream() {
   return s;
 }
 
-StridedIndex strided_index(const Shape& shape, const Shape& own_shape, const Strides& own_strides,
-                           const char* kernel) {
+StridedIndex strided_index(const Shape& shape, const Shape& own_shape, const Strides& own_strides, const char* kernel) {
   if (shape.size() > static_cast<size_t>(kMaxRank))
     throw Error(std::string(kernel) + ": the CUDA kernels take tensors of up to 8 axes, got " +
                 std::to_string(shape.size()));
@@ -54,7 +53,8 @@ StridedIndex strided_index(const Shape& shape, const Shape& own_shape, const Str
 
 namespace {
 
-__global__ void find_out_of_range(const int64_t* idx, int64_t n, int64_t lo, int64_t bound, unsigned long long* first_bad) {
+__global__ void find_out_of_range(const int64_t* idx, int64_t n, int64_t lo, int64_t bound,
+                                  unsigned long long* first_bad) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     if (idx[i] < lo || idx[i] >= bound) atomicMin(first_bad, static_cast<unsigned long long>(i));
 }
@@ -68,7 +68,8 @@ int64_t first_out_of_range(const KernelCtx& k, const Tensor& idx, int64_t bound,
   Tensor flag = k.workspace({1}, DType::i64);
   flag.fill(static_cast<double>(kNone));
   find_out_of_range<<<grid_for(n), kThreads, 0, stream()>>>(idx.data<int64_t>(), n, lo, bound,
-                                                            reinterpret_cast<unsigned long long*>(flag.data<int64_t>()));
+                                                            reinterpret_cast<unsigned long long*>(
+                                                                flag.data<int64_t>()));
   OPSCOPE_CUDA_LAUNCHED("find_out_of_range");
   const int64_t bad = static_cast<int64_t>(flag.get(0));
   return bad == kNone ? -1 : bad;
@@ -83,20 +84,17 @@ __global__ void copy_strided_kernel(D* dst, StridedIndex di, const S* src, Strid
     dst[offset_of(di, i)] = static_cast<D>(src[offset_of(si, i)]);
 }
 
-template <class T>
-__global__ void fill_kernel(T* dst, StridedIndex di, T value, int64_t n) {
+template <class T> __global__ void fill_kernel(T* dst, StridedIndex di, T value, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[offset_of(di, i)] = value;
 }
 
-template <class T>
-__global__ void add_into_kernel(T* dst, const T* src, int64_t n) {
+template <class T> __global__ void add_into_kernel(T* dst, const T* src, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     dst[i] += src[i];
 }
 
-template <class F>
-void visit_any(DType dt, F&& f) {
+template <class F> void visit_any(DType dt, F&& f) {
   if (dt == DType::f32) f(float{});
   else if (dt == DType::f64) f(double{});
   else f(int64_t{});
@@ -170,8 +168,8 @@ class CudaCachingAllocator final : public Allocator {
 // GPU (copy_from and fill dispatch to this backend): the shape family and cast. Their CUDA
 // kernel calls the CPU one, looked up when it runs (registration order does not matter).
 OPSCOPE_CUDA_REGISTER(register_device_agnostic_kernels) {
-  for (const char* name : {"transpose", "permute", "reshape", "flatten", "slice", "slice_backward", "concat", "stack",
-                           "expand", "cast"})
+  for (const char* name :
+       {"transpose", "permute", "reshape", "flatten", "slice", "slice_backward", "concat", "stack", "expand", "cast"})
     add_kernel(name, "default", [](KernelCtx& k) {
       const KernelFn* cpu = k.op.find_kernel(Device::cpu, "default");
       if (!cpu) throw Error(k.op.name + ": no kernel for algorithm 'default'");

@@ -28,8 +28,7 @@ __device__ int64_t input_reading(int64_t o, int64_t t, int64_t stride, int64_t p
   return i >= 0 && i < in ? i : -1;
 }
 
-template <class T>
-__global__ void conv_naive(ConvGeom g, const T* x, const T* w, const T* b, T* y) {
+template <class T> __global__ void conv_naive(ConvGeom g, const T* x, const T* w, const T* b, T* y) {
   GRID_STRIDE(e, g.N * g.K * g.out_volume()) {
     const int64_t ow = e % g.OW, oh = (e / g.OW) % g.OH, od = (e / g.ohw()) % g.OD;
     const int64_t k = (e / g.out_volume()) % g.K, n = e / (g.out_volume() * g.K);
@@ -55,8 +54,7 @@ __global__ void conv_naive(ConvGeom g, const T* x, const T* w, const T* b, T* y)
 
 // col[((c·Q + q)·R + r)·S + s, (od·OH + oh)·OW + ow] = x[n, grp·Cg + c, od·sd − pd + q·dd,
 // oh·sh − ph + r·dh, ow·sw − pw + s·dw] (vol2col; im2col when D = 1).
-template <class T>
-__global__ void im2col(ConvGeom g, const T* x, int64_t n, int64_t grp, T* col) {
+template <class T> __global__ void im2col(ConvGeom g, const T* x, int64_t n, int64_t grp, T* col) {
   const int64_t cols = g.out_volume();
   GRID_STRIDE(e, g.col_rows() * cols) {
     const int64_t p = e % cols, row = e / cols;
@@ -77,8 +75,7 @@ __device__ int64_t output_reading(int64_t i, int64_t t, int64_t stride, int64_t 
 }
 
 // The inverse: each input element of (n, group) sums the col entries that read it.
-template <class T>
-__global__ void col2im(ConvGeom g, const T* col, int64_t n, int64_t grp, T* dx) {
+template <class T> __global__ void col2im(ConvGeom g, const T* col, int64_t n, int64_t grp, T* dx) {
   const int64_t cols = g.out_volume();
   GRID_STRIDE(e, g.Cg * g.in_volume()) {
     const int64_t w = e % g.W, h = (e / g.W) % g.H, d = (e / (g.W * g.H)) % g.D, c = e / g.in_volume();
@@ -99,13 +96,11 @@ __global__ void col2im(ConvGeom g, const T* col, int64_t n, int64_t grp, T* dx) 
   }
 }
 
-template <class T>
-__global__ void add_bias(const T* b, T* y, int64_t N, int64_t K, int64_t plane) {
+template <class T> __global__ void add_bias(const T* b, T* y, int64_t N, int64_t K, int64_t plane) {
   GRID_STRIDE(e, N * K * plane) y[e] += b[(e / plane) % K];
 }
 
-template <class T>
-__global__ void backward_input_naive(ConvGeom g, const T* dy, const T* w, T* dx) {
+template <class T> __global__ void backward_input_naive(ConvGeom g, const T* dy, const T* w, T* dx) {
   GRID_STRIDE(e, g.N * g.C * g.in_volume()) {
     const int64_t wi = e % g.W, h = (e / g.W) % g.H, d = (e / (g.W * g.H)) % g.D;
     const int64_t c = (e / g.in_volume()) % g.C, n = e / (g.in_volume() * g.C);
@@ -132,8 +127,7 @@ __global__ void backward_input_naive(ConvGeom g, const T* dy, const T* w, T* dx)
   }
 }
 
-template <class T>
-__global__ void backward_weight_naive(ConvGeom g, const T* x, const T* dy, T* dw) {
+template <class T> __global__ void backward_weight_naive(ConvGeom g, const T* x, const T* dy, T* dw) {
   GRID_STRIDE(e, g.K * g.Cg * g.taps()) {
     const int64_t s = e % g.S, r = (e / g.S) % g.R, q = (e / (g.S * g.R)) % g.Q;
     const int64_t c = (e / g.taps()) % g.Cg, k = e / (g.taps() * g.Cg);
@@ -206,7 +200,8 @@ void backward_input(KernelCtx& k, bool im2col_algo) {
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
     if (!im2col_algo || dy.numel() == 0) {
-      backward_input_naive<T><<<grid_for(dx.numel()), kThreads, 0, stream()>>>(g, dy.data<T>(), w.data<T>(), dx.data<T>());
+      backward_input_naive<T>
+          <<<grid_for(dx.numel()), kThreads, 0, stream()>>>(g, dy.data<T>(), w.data<T>(), dx.data<T>());
       OPSCOPE_CUDA_LAUNCHED("backward_input_naive");
       return;
     }
@@ -234,7 +229,8 @@ void backward_weight(KernelCtx& k, bool im2col_algo) {
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
     if (!im2col_algo || dy.numel() == 0) {
-      backward_weight_naive<T><<<grid_for(dw.numel()), kThreads, 0, stream()>>>(g, x.data<T>(), dy.data<T>(), dw.data<T>());
+      backward_weight_naive<T>
+          <<<grid_for(dw.numel()), kThreads, 0, stream()>>>(g, x.data<T>(), dy.data<T>(), dw.data<T>());
       OPSCOPE_CUDA_LAUNCHED("backward_weight_naive");
       return;
     }
@@ -246,8 +242,8 @@ void backward_weight(KernelCtx& k, bool im2col_algo) {
         im2col<T><<<grid_for(crs * cols), kThreads, 0, stream()>>>(g, x.data<T>(), n, grp, col.data<T>());
         OPSCOPE_CUDA_LAUNCHED("im2col");
         // dW_g [Kg, crs] (+)= dy_g [Kg, cols] · colᵀ [cols, crs]
-        gemm<T>(false, true, int(g.Kg), int(crs), int(cols), dy.data<T>() + (n * g.K + grp * g.Kg) * cols, col.data<T>(),
-                dw.data<T>() + grp * g.Kg * crs, n > 0);
+        gemm<T>(false, true, int(g.Kg), int(crs), int(cols), dy.data<T>() + (n * g.K + grp * g.Kg) * cols,
+                col.data<T>(), dw.data<T>() + grp * g.Kg * crs, n > 0);
       }
   });
 }
@@ -274,8 +270,10 @@ OPSCOPE_CUDA_REGISTER(register_conv_kernels) {
       const bool im2col_algo = std::string(algo) == "im2col";
       add_kernel("conv_transpose" + rank, algo, [im2col_algo](KernelCtx& k) { transpose(k, im2col_algo); });
       add_kernel("conv" + rank, algo, [im2col_algo](KernelCtx& k) { forward(k, im2col_algo); });
-      add_kernel("conv" + rank + "_backward_input", algo, [im2col_algo](KernelCtx& k) { backward_input(k, im2col_algo); });
-      add_kernel("conv" + rank + "_backward_weight", algo, [im2col_algo](KernelCtx& k) { backward_weight(k, im2col_algo); });
+      add_kernel("conv" + rank + "_backward_input", algo,
+                 [im2col_algo](KernelCtx& k) { backward_input(k, im2col_algo); });
+      add_kernel("conv" + rank + "_backward_weight", algo,
+                 [im2col_algo](KernelCtx& k) { backward_weight(k, im2col_algo); });
     }
   }
 }

@@ -52,8 +52,7 @@ inline void add_kernel(const std::string& op, const std::string& algo, KernelFn 
   static void fn()
 
 // Calls f(T{}) for float32/float64 (the only element types the CUDA kernels compute in).
-template <class F>
-void visit_float(DType dt, const std::string& op, F&& f) {
+template <class F> void visit_float(DType dt, const std::string& op, F&& f) {
   if (dt == DType::f32) f(float{});
   else if (dt == DType::f64) f(double{});
   else throw Error(op + ": the CUDA kernel takes float32 or float64, got int64", "cast it first: x.float()");
@@ -66,7 +65,8 @@ inline Tensor dense(const Tensor& t) { return t.contiguous(MemCategory::temporar
 // need a GEMM (conv2d im2col, sgd_matmul_update). op(A) is M×K, op(B) K×N; a transposed operand
 // is stored the other way round. Defined in matmul.cu, next to the row- vs column-major explanation.
 template <class T>
-void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* B, T* C, bool accumulate, T alpha = T(1));
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* B, T* C, bool accumulate,
+          T alpha = T(1));
 
 // The first flat position of the int64 tensor `idx` (dense, on the device) whose value lies
 // outside [lo, bound), or -1: found on the device (atomicMin), 8 bytes read back (a
@@ -81,8 +81,7 @@ struct StridedIndex {
   int64_t stride[kMaxRank] = {};
 };
 // `strides` of a tensor seen with `shape` (right-aligned; broadcast axes get stride 0).
-StridedIndex strided_index(const Shape& shape, const Shape& own_shape, const Strides& own_strides,
-                           const char* kernel);
+StridedIndex strided_index(const Shape& shape, const Shape& own_shape, const Strides& own_strides, const char* kernel);
 
 #ifdef __CUDACC__
 // Element offset of the flat row-major index `flat`.
@@ -96,19 +95,16 @@ __device__ __forceinline__ int64_t offset_of(const StridedIndex& s, int64_t flat
   return off;
 }
 
-template <class T>
-__device__ __forceinline__ T warp_sum(T v) {
+template <class T> __device__ __forceinline__ T warp_sum(T v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-template <class T>
-__device__ __forceinline__ T warp_max(T v) {
+template <class T> __device__ __forceinline__ T warp_max(T v) {
   for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
 // Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the total.
-template <class T>
-__device__ T block_sum(T v) {
+template <class T> __device__ T block_sum(T v) {
   __shared__ T partial[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   v = warp_sum(v);
@@ -119,8 +115,7 @@ __device__ T block_sum(T v) {
   T t = lane < warps ? partial[lane] : T(0);
   return warp_sum(t);
 }
-template <class T>
-__device__ T block_max(T v) {
+template <class T> __device__ T block_max(T v) {
   __shared__ T partial[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   v = warp_max(v);

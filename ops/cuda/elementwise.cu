@@ -21,26 +21,17 @@ namespace {
 using pointwise::Formula;
 
 // The formula of one op as a device functor (T the compute type; the launch casts to the stored type).
-template <Formula F>
-struct FormulaFn {
+template <Formula F> struct FormulaFn {
   pointwise::Params p;
-  template <class T>
-  __device__ T operator()(T a, T b) const {
-    return pointwise::eval<F, T>(a, b, p);
-  }
-  template <class T>
-  __device__ T operator()(T a) const {
-    return pointwise::eval<F, T>(a, a, p);
-  }
+  template <class T> __device__ T operator()(T a, T b) const { return pointwise::eval<F, T>(a, b, p); }
+  template <class T> __device__ T operator()(T a) const { return pointwise::eval<F, T>(a, a, p); }
 };
 
-template <class T, class R, class F>
-__global__ void binary_dense(const T* a, const T* b, R* out, int64_t n, F f) {
+template <class T, class R, class F> __global__ void binary_dense(const T* a, const T* b, R* out, int64_t n, F f) {
   GRID_STRIDE(i, n) out[i] = static_cast<R>(f(a[i], b[i]));
 }
 
-template <class F>
-__global__ void binary_vec4(const float4* a, const float4* b, float4* out, int64_t n4, F f) {
+template <class F> __global__ void binary_vec4(const float4* a, const float4* b, float4* out, int64_t n4, F f) {
   GRID_STRIDE(i, n4) {
     const float4 x = a[i], y = b[i];
     out[i] = make_float4(f(x.x, y.x), f(x.y, y.y), f(x.z, y.z), f(x.w, y.w));
@@ -61,7 +52,8 @@ void launch_binary(const Tensor& a0, const Tensor& b0, const Tensor& out, F f, c
   if (n == 0) return;
   const DType dt = dtype_of<T>();
   Tensor a = a0.dtype() == dt ? a0 : a0.cast(dt), b = b0.dtype() == dt ? b0 : b0.cast(dt);
-  const bool dense_same = a.is_contiguous() && b.is_contiguous() && a.shape() == out.shape() && b.shape() == out.shape();
+  const bool dense_same =
+      a.is_contiguous() && b.is_contiguous() && a.shape() == out.shape() && b.shape() == out.shape();
   if (dense_same) {
     if constexpr (std::is_same_v<T, float> && std::is_same_v<R, float>) {
       if (aligned16(a.raw_data()) && aligned16(b.raw_data()) && aligned16(out.raw_data())) {
@@ -96,21 +88,18 @@ __global__ void where_kernel(const int64_t* c, StridedIndex ic, const T* a, Stri
   GRID_STRIDE(i, n) out[i] = c[offset_of(ic, i)] ? a[offset_of(ia, i)] : b[offset_of(ib, i)];
 }
 
-template <class T, class F>
-__global__ void unary_dense(const T* x, T* out, int64_t n, F f) {
+template <class T, class F> __global__ void unary_dense(const T* x, T* out, int64_t n, F f) {
   GRID_STRIDE(i, n) out[i] = f(x[i]);
 }
 
-template <class F>
-__global__ void unary_vec4(const float4* x, float4* out, int64_t n4, F f) {
+template <class F> __global__ void unary_vec4(const float4* x, float4* out, int64_t n4, F f) {
   GRID_STRIDE(i, n4) {
     const float4 v = x[i];
     out[i] = make_float4(f(v.x), f(v.y), f(v.z), f(v.w));
   }
 }
 
-template <class T, class F>
-void launch_unary(const Tensor& x0, const Tensor& out, F f, const char* name) {
+template <class T, class F> void launch_unary(const Tensor& x0, const Tensor& out, F f, const char* name) {
   const int64_t n = out.numel();
   if (n == 0) return;
   Tensor x = dense(x0);
@@ -135,8 +124,7 @@ void launch_unary(const Tensor& x0, const Tensor& out, F f, const char* name) {
 
 // The CUDA kernel of the pointwise op of formula F: as on the CPU, two operands compute in the
 // output's dtype, or for a comparison (int64 0/1) in the inputs' promoted dtype.
-template <Formula F>
-void launch_pointwise(KernelCtx& k) {
+template <Formula F> void launch_pointwise(KernelCtx& k) {
   const FormulaFn<F> f{pointwise_params(k.op, k.attrs)};
   const char* name = pointwise::name_of(F);
   const DType out = k.out().dtype();
@@ -152,12 +140,15 @@ void launch_pointwise(KernelCtx& k) {
     const DType compute = is_floating(out) ? out : promote(k.in(0).dtype(), k.in(1).dtype());
     const bool flag = out == DType::i64 && compute != DType::i64;  // a comparison's 0/1
     switch (compute) {
-      case DType::f32: return flag ? launch_binary<float, int64_t>(k.in(0), k.in(1), k.out(), f, name)
-                                   : launch_binary<float, float>(k.in(0), k.in(1), k.out(), f, name);
-      case DType::f64: return flag ? launch_binary<double, int64_t>(k.in(0), k.in(1), k.out(), f, name)
-                                   : launch_binary<double, double>(k.in(0), k.in(1), k.out(), f, name);
+      case DType::f32:
+        return flag ? launch_binary<float, int64_t>(k.in(0), k.in(1), k.out(), f, name)
+                    : launch_binary<float, float>(k.in(0), k.in(1), k.out(), f, name);
+      case DType::f64:
+        return flag ? launch_binary<double, int64_t>(k.in(0), k.in(1), k.out(), f, name)
+                    : launch_binary<double, double>(k.in(0), k.in(1), k.out(), f, name);
       default:
-        if constexpr (pointwise::takes_int64(F)) return launch_binary<int64_t, int64_t>(k.in(0), k.in(1), k.out(), f, name);
+        if constexpr (pointwise::takes_int64(F))
+          return launch_binary<int64_t, int64_t>(k.in(0), k.in(1), k.out(), f, name);
         throw Error(std::string(name) + ": expected a floating-point tensor");
     }
   }

@@ -17,18 +17,14 @@ struct DeviceChain {
   int ops = 0, inputs = 0;
   pointwise::Formula formula[kMaxOps];
   pointwise::Params params[kMaxOps];
-  char kind[kMaxOps][2];   // 'i': input index[..]; 'r': the result of instruction index[..]
+  char kind[kMaxOps][2];  // 'i': input index[..]; 'r': the result of instruction index[..]
   signed char index[kMaxOps][2];
   StridedIndex in[kMaxInputs];
 };
 
-template <class T>
-struct InputPointers {
-  const T* p[kMaxInputs];
-};
+template <class T> struct InputPointers { const T* p[kMaxInputs]; };
 
-template <class T>
-__global__ void fused_chain_kernel(DeviceChain c, InputPointers<T> in, T* out, int64_t n) {
+template <class T> __global__ void fused_chain_kernel(DeviceChain c, InputPointers<T> in, T* out, int64_t n) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n; e += int64_t(gridDim.x) * blockDim.x) {
     T x[kMaxInputs], r[kMaxOps];
     for (int i = 0; i < c.inputs; ++i) x[i] = in.p[i][offset_of(c.in[i], e)];
@@ -47,9 +43,9 @@ void fused_elementwise(KernelCtx& k) {
   const int64_t n = out.numel();
   if (n == 0) return;
   if (prog.size() > kMaxFusedOps || k.inputs.size() > kMaxFusedInputs)
-    throw Error("fused_elementwise: the CUDA kernel takes chains of up to " + std::to_string(kMaxFusedOps) + " ops and " +
-                std::to_string(kMaxFusedInputs) + " inputs, got " + std::to_string(prog.size()) + " and " +
-                std::to_string(k.inputs.size()));
+    throw Error("fused_elementwise: the CUDA kernel takes chains of up to " + std::to_string(kMaxFusedOps) +
+                " ops and " + std::to_string(kMaxFusedInputs) + " inputs, got " + std::to_string(prog.size()) +
+                " and " + std::to_string(k.inputs.size()));
   DeviceChain c;
   c.ops = static_cast<int>(prog.size());
   c.inputs = static_cast<int>(k.inputs.size());

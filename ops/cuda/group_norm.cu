@@ -15,8 +15,7 @@ namespace {
 constexpr int kBlock = 256;
 
 // μ and rstd of the group at p (block elements), by the whole block.
-template <class T>
-__device__ void group_moments(const T* p, int64_t block, T eps, T& mean, T& rstd) {
+template <class T> __device__ void group_moments(const T* p, int64_t block, T eps, T& mean, T& rstd) {
   T s = 0;
   for (int64_t i = threadIdx.x; i < block; i += blockDim.x) s += p[i];
   mean = block_sum(s) / T(block);
@@ -85,13 +84,15 @@ void forward(KernelCtx& k) {
   if (y.numel() == 0) return;
   const DType dt = y.dtype();
   const Tensor x = as(k.in(0), dt);
-  const Tensor w = k.inputs.size() > 1 ? as(k.in(1), dt) : Tensor(), b = k.inputs.size() > 2 ? as(k.in(2), dt) : Tensor();
+  const Tensor w = k.inputs.size() > 1 ? as(k.in(1), dt) : Tensor(),
+               b = k.inputs.size() > 2 ? as(k.in(2), dt) : Tensor();
   const GroupSplit s = group_split(x.shape(), groups_of(k));
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
-    group_norm_kernel<T><<<unsigned(s.N * s.G), kBlock, 0, stream()>>>(
-        s, x.data<T>(), w.defined() ? w.data<T>() : nullptr, b.defined() ? b.data<T>() : nullptr,
-        static_cast<T>(k.attrs.f("eps")), y.data<T>(), nullptr);
+    group_norm_kernel<T>
+        <<<unsigned(s.N * s.G), kBlock, 0, stream()>>>(s, x.data<T>(), w.defined() ? w.data<T>() : nullptr,
+                                                       b.defined() ? b.data<T>() : nullptr,
+                                                       static_cast<T>(k.attrs.f("eps")), y.data<T>(), nullptr);
     OPSCOPE_CUDA_LAUNCHED("group_norm_kernel");
   });
 }
@@ -108,12 +109,13 @@ void backward(KernelCtx& k) {
   Tensor stats = k.workspace({s.N * s.G, 2}, dt);
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
-    group_norm_backward_kernel<T><<<unsigned(s.N * s.G), kBlock, 0, stream()>>>(
-        s, x.data<T>(), dy.data<T>(), w.defined() ? w.data<T>() : nullptr, static_cast<T>(k.attrs.f("eps")),
-        k.out(0).data<T>(), stats.data<T>());
+    group_norm_backward_kernel<T><<<unsigned(s.N * s.G), kBlock, 0, stream()>>>(s, x.data<T>(), dy.data<T>(),
+                                                                                w.defined() ? w.data<T>() : nullptr,
+                                                                                static_cast<T>(k.attrs.f("eps")),
+                                                                                k.out(0).data<T>(), stats.data<T>());
     OPSCOPE_CUDA_LAUNCHED("group_norm_backward_kernel");
     group_norm_param_grads<T><<<grid_for(s.C), kThreads, 0, stream()>>>(s, x.data<T>(), dy.data<T>(), stats.data<T>(),
-                                                                         k.out(1).data<T>(), k.out(2).data<T>());
+                                                                        k.out(1).data<T>(), k.out(2).data<T>());
     OPSCOPE_CUDA_LAUNCHED("group_norm_param_grads");
   });
 }

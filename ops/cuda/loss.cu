@@ -18,8 +18,7 @@ void check_targets(KernelCtx& k, const Tensor& targets, int64_t C) {
     throw target_out_of_range(k.op.name, static_cast<int64_t>(targets.get(bad)), bad, C);
 }
 
-template <class T>
-__global__ void cross_entropy_rows(const T* x, const int64_t* t, double* loss, int64_t C) {
+template <class T> __global__ void cross_entropy_rows(const T* x, const int64_t* t, double* loss, int64_t C) {
   const T* row = x + blockIdx.x * C;
   T m = -INFINITY;
   for (int64_t c = threadIdx.x; c < C; c += blockDim.x) m = max(m, row[c]);
@@ -31,8 +30,7 @@ __global__ void cross_entropy_rows(const T* x, const int64_t* t, double* loss, i
 }
 
 // out[0] = Σ terms (÷ divisor), one block, in double.
-template <class T>
-__global__ void sum_terms(const double* terms, int64_t n, double divisor, T* out) {
+template <class T> __global__ void sum_terms(const double* terms, int64_t n, double divisor, T* out) {
   double s = 0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) s += terms[i];
   s = block_sum(s);
@@ -55,8 +53,7 @@ __global__ void cross_entropy_backward_rows(const T* x, const int64_t* t, const 
     o[c] = exp(row[c] - m) / s * scale - (c == t[blockIdx.x] ? scale : T(0));
 }
 
-template <class T>
-__global__ void squared_error(const T* p, const T* q, int64_t n, double divisor, T* out) {
+template <class T> __global__ void squared_error(const T* p, const T* q, int64_t n, double divisor, T* out) {
   double s = 0;
   for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
     const double e = static_cast<double>(p[i]) - static_cast<double>(q[i]);
@@ -78,8 +75,8 @@ OPSCOPE_CUDA_REGISTER(register_loss_kernels) {
     visit_float(x.dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
       if (N > 0 && C > 0) {
-        cross_entropy_rows<T><<<unsigned(N), threads_for(C), 0, stream()>>>(x.data<T>(), t.data<int64_t>(),
-                                                                            terms.data<double>(), C);
+        cross_entropy_rows<T>
+            <<<unsigned(N), threads_for(C), 0, stream()>>>(x.data<T>(), t.data<int64_t>(), terms.data<double>(), C);
         OPSCOPE_CUDA_LAUNCHED("cross_entropy_rows");
       }
       sum_terms<T><<<1, 512, 0, stream()>>>(terms.data<double>(), N, divisor, k.out().data<T>());
@@ -96,8 +93,9 @@ OPSCOPE_CUDA_REGISTER(register_loss_kernels) {
     const double divisor = k.attrs.s("reduction") == "mean" ? static_cast<double>(N) : 1.0;
     visit_float(dt, k.op.name, [&](auto z) {
       using T = decltype(z);
-      cross_entropy_backward_rows<T><<<unsigned(N), threads_for(C), 0, stream()>>>(
-          x.data<T>(), t.data<int64_t>(), dl.data<T>(), divisor, k.out().data<T>(), C);
+      cross_entropy_backward_rows<T><<<unsigned(N), threads_for(C), 0, stream()>>>(x.data<T>(), t.data<int64_t>(),
+                                                                                   dl.data<T>(), divisor,
+                                                                                   k.out().data<T>(), C);
       OPSCOPE_CUDA_LAUNCHED("cross_entropy_backward_rows");
     });
   });

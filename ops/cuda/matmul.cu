@@ -32,8 +32,7 @@ namespace {
 
 // One matmul call: dense operands, a batch walked by blockIdx.z. A batch stride of 0 means
 // the operand is shared by every matrix of the batch (broadcast).
-template <class T>
-struct Gemm {
+template <class T> struct Gemm {
   const T* A;
   const T* B;
   T* C;
@@ -42,8 +41,7 @@ struct Gemm {
 };
 
 // --- naive ---------------------------------------------------------------------------------
-template <class T>
-__global__ void mm_naive(Gemm<T> g) {
+template <class T> __global__ void mm_naive(Gemm<T> g) {
   const int i = blockIdx.y * blockDim.y + threadIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
   const T* A = g.A + blockIdx.z * g.sa;
   const T* B = g.B + blockIdx.z * g.sb;
@@ -56,8 +54,7 @@ __global__ void mm_naive(Gemm<T> g) {
 // --- tiled (shared memory), with and without the bank conflict --------------------------------
 constexpr int kTile = 32;
 
-template <class T>
-__global__ void mm_tiled(Gemm<T> g) {
+template <class T> __global__ void mm_tiled(Gemm<T> g) {
   __shared__ T As[kTile][kTile];
   __shared__ T Bs[kTile][kTile];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -77,8 +74,7 @@ __global__ void mm_tiled(Gemm<T> g) {
 
 // Pad = 0: B's tile transposed with rows 32 wide, a warp's reads Bt[tx][k] are 32 floats apart
 // (one bank, 32-way conflict). Pad = 1: rows 33 wide, conflict-free.
-template <class T, int Pad>
-__global__ void mm_tiled_transposed_b(Gemm<T> g) {
+template <class T, int Pad> __global__ void mm_tiled_transposed_b(Gemm<T> g) {
   __shared__ T As[kTile][kTile];
   __shared__ T Bt[kTile][kTile + Pad];
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -102,8 +98,7 @@ constexpr int kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8;  // 256 threads, 
 // Four consecutive elements of row r of a row-major [rows, cols] matrix from column c, zeros
 // outside it. Vec: cols is a multiple of 4 and M 16-byte aligned, so the four are all in range
 // or all out, and one float4 load fetches them.
-template <bool Vec, class T>
-__device__ void load4(const T* M, int r, int c, int rows, int cols, T v[4]) {
+template <bool Vec, class T> __device__ void load4(const T* M, int r, int c, int rows, int cols, T v[4]) {
   if constexpr (Vec) {
     if (r < rows && c < cols) {
       const float4 f = *reinterpret_cast<const float4*>(&M[int64_t(r) * cols + c]);
@@ -117,8 +112,7 @@ __device__ void load4(const T* M, int r, int c, int rows, int cols, T v[4]) {
 }
 
 // Vec: K and N are multiples of 4 and the operands 16-byte aligned (see load4).
-template <class T, bool Vec>
-__global__ void __launch_bounds__(256) mm_register_blocked(Gemm<T> g) {
+template <class T, bool Vec> __global__ void __launch_bounds__(256) mm_register_blocked(Gemm<T> g) {
   __shared__ T As[kBK][kBM];  // A's tile transposed: a thread's 8 rows are contiguous
   __shared__ T Bs[kBK][kBN];
   const int tid = threadIdx.x;
@@ -165,8 +159,7 @@ __global__ void __launch_bounds__(256) mm_register_blocked(Gemm<T> g) {
 // precision; the accumulator stays float.
 namespace wmma = nvcuda::wmma;
 
-template <bool Half>
-__global__ void mm_wmma(Gemm<float> g) {
+template <bool Half> __global__ void mm_wmma(Gemm<float> g) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800 || (Half && __CUDA_ARCH__ >= 700))
   constexpr int KT = Half ? 16 : 8;  // the fragment's k: 16 for half, 8 for TF32
   using In = std::conditional_t<Half, __half, float>;
@@ -230,8 +223,7 @@ void check_cublas(cublasStatus_t s, const char* what) {
                 "the shapes reached cuBLAS as printed in the node; see cublasStatus_t");
 }
 
-template <class T>
-void gemm_cublas(const Gemm<T>& g, int batch) {
+template <class T> void gemm_cublas(const Gemm<T>& g, int batch) {
   // cuBLAS is column-major (Fortran): it reads our row-major C[M×N] as the column-major matrix
   // Cᵀ[N×M]. Since Cᵀ = Bᵀ·Aᵀ, and our row-major B and A are exactly column-major Bᵀ[N×K] and
   // Aᵀ[K×M], we ask for Bᵀ·Aᵀ with no transposes: swap the operands and pass (N, M, K), with
@@ -239,12 +231,12 @@ void gemm_cublas(const Gemm<T>& g, int batch) {
   // something else entirely without any error: the classic row- vs column-major pitfall.
   const T one = 1, zero = 0;
   if constexpr (std::is_same_v<T, float>)
-    check_cublas(cublas_api().sgemm_strided_batched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B, g.N, g.sb, g.A,
-                                           g.K, g.sa, &zero, g.C, g.N, g.sc, batch),
+    check_cublas(cublas_api().sgemm_strided_batched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B, g.N,
+                                                    g.sb, g.A, g.K, g.sa, &zero, g.C, g.N, g.sc, batch),
                  "cublasSgemmStridedBatched");
   else
-    check_cublas(cublas_api().dgemm_strided_batched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B, g.N, g.sb, g.A,
-                                           g.K, g.sa, &zero, g.C, g.N, g.sc, batch),
+    check_cublas(cublas_api().dgemm_strided_batched(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, g.N, g.M, g.K, &one, g.B, g.N,
+                                                    g.sb, g.A, g.K, g.sa, &zero, g.C, g.N, g.sc, batch),
                  "cublasDgemmStridedBatched");
 }
 
@@ -260,8 +252,7 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, const T* A, const T* 
   const int ldb = trans_b ? K : N, lda = trans_a ? M : K;
   if constexpr (std::is_same_v<T, float>)
     check_cublas(cublas_api().sgemm(cublas(), ob, oa, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N), "cublasSgemm");
-  else
-    check_cublas(cublas_api().dgemm(cublas(), ob, oa, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N), "cublasDgemm");
+  else check_cublas(cublas_api().dgemm(cublas(), ob, oa, N, M, K, &alpha, B, ldb, A, lda, &beta, C, N), "cublasDgemm");
 }
 template void gemm<float>(bool, bool, int, int, int, const float*, const float*, float*, bool, float);
 template void gemm<double>(bool, bool, int, int, int, const double*, const double*, double*, bool, double);
@@ -281,8 +272,7 @@ int device_major() {
   return major;
 }
 
-template <class T>
-void run_gemm(Algo algo, const Gemm<T>& g, int batch) {
+template <class T> void run_gemm(Algo algo, const Gemm<T>& g, int batch) {
   if (g.M == 0 || g.N == 0) return;
   if (g.K == 0) {  // an empty sum: C = 0
     OPSCOPE_CUDA_CHECK(cudaMemsetAsync(g.C, 0, sizeof(T) * size_t(batch) * g.M * g.N, stream()));
@@ -322,8 +312,9 @@ void run_gemm(Algo algo, const Gemm<T>& g, int batch) {
       if constexpr (std::is_same_v<T, float>) {
         const bool half = algo == Algo::wmma_half;
         if (device_major() < (half ? 7 : 8))
-          throw Error(std::string("matmul: algo=\"") + (half ? "wmma_half" : "wmma") + "\" needs a GPU of compute capability " +
-                          (half ? "7.0" : "8.0") + " or newer (Tensor Cores" + (half ? "" : " with TF32") + ")",
+          throw Error(std::string("matmul: algo=\"") + (half ? "wmma_half" : "wmma") +
+                          "\" needs a GPU of compute capability " + (half ? "7.0" : "8.0") + " or newer (Tensor Cores" +
+                          (half ? "" : " with TF32") + ")",
                       "use algo=\"register_blocked\" or \"cublas\"");
         dim3 grid((g.N + 31) / 32, (g.M + 31) / 32, z);
         if (half) mm_wmma<true><<<grid, 128, 0, stream()>>>(g);
@@ -391,7 +382,8 @@ OPSCOPE_CUDA_REGISTER(register_matmul_kernels) {
       {"cublas", Algo::cublas},
   };
   for (auto [name, algo] : algos)
-    add_kernel("matmul", name, [algo = algo](KernelCtx& k) { matmul_kernel(k, algo); }, algo == Algo::cublas);
+    add_kernel(
+        "matmul", name, [algo = algo](KernelCtx& k) { matmul_kernel(k, algo); }, algo == Algo::cublas);
 }
 
 }  // namespace

@@ -34,8 +34,7 @@ void check_gather_indices(KernelCtx& k, const Tensor& idx, int64_t n) {
     throw gather_index_out_of_range(k.op.name, static_cast<int64_t>(idx.get(bad)), bad, n);
 }
 
-template <class T>
-__global__ void gather_rows(const int64_t* idx, const T* w, T* y, int64_t n, int64_t D) {
+template <class T> __global__ void gather_rows(const int64_t* idx, const T* w, T* y, int64_t n, int64_t D) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < n * D; e += int64_t(gridDim.x) * blockDim.x)
     y[e] = w[idx[e / D] * D + e % D];
 }
@@ -50,8 +49,10 @@ __global__ void scatter_add_rows(const int64_t* idx, const T* dy, T* dw, int64_t
 
 // gather: x as [outer, n, inner] around the axis; one thread per output element.
 template <class T>
-__global__ void gather_axis(const int64_t* idx, const T* x, T* y, int64_t outer, int64_t n, int64_t count, int64_t inner) {
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < outer * count * inner; e += int64_t(gridDim.x) * blockDim.x) {
+__global__ void gather_axis(const int64_t* idx, const T* x, T* y, int64_t outer, int64_t n, int64_t count,
+                            int64_t inner) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < outer * count * inner;
+       e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = e % inner, j = (e / inner) % count, o = e / (inner * count);
     int64_t i = idx[j];
     if (i < 0) i += n;
@@ -62,7 +63,8 @@ __global__ void gather_axis(const int64_t* idx, const T* x, T* y, int64_t outer,
 template <class T>
 __global__ void scatter_add_axis(const int64_t* idx, const T* dy, T* dx, int64_t outer, int64_t n, int64_t count,
                                  int64_t inner) {
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < outer * count * inner; e += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < outer * count * inner;
+       e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = e % inner, j = (e / inner) % count, o = e / (inner * count);
     int64_t i = idx[j];
     if (i < 0) i += n;
@@ -70,9 +72,9 @@ __global__ void scatter_add_axis(const int64_t* idx, const T* dy, T* dx, int64_t
   }
 }
 
-template <class T>
-__global__ void add_row_bias(const T* b, T* y, int64_t rows, int64_t cols) {
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < rows * cols; e += int64_t(gridDim.x) * blockDim.x)
+template <class T> __global__ void add_row_bias(const T* b, T* y, int64_t rows, int64_t cols) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < rows * cols;
+       e += int64_t(gridDim.x) * blockDim.x)
     y[e] += b[e % cols];
 }
 
@@ -87,36 +89,38 @@ uint64_t host_mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-template <class T>
-__global__ void dropout_kernel(const T* x, T* y, int64_t n, uint64_t key, double p, T scale) {
+template <class T> __global__ void dropout_kernel(const T* x, T* y, int64_t n, uint64_t key, double p, T scale) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
-    const double u = static_cast<double>(mix64(key + (static_cast<uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ULL) >> 11) *
-                     0x1.0p-53;
+    const double u =
+        static_cast<double>(mix64(key + (static_cast<uint64_t>(i) + 1) * 0x9e3779b97f4a7c15ULL) >> 11) * 0x1.0p-53;
     y[i] = u >= p ? x[i] * scale : T(0);
   }
 }
 
 OPSCOPE_CUDA_REGISTER(register_nn_kernels) {
-  add_kernel("linear", "cublas", [](KernelCtx& k) {
-    const DType dt = k.out().dtype();
-    if (k.out().numel() == 0) return;
-    auto as = [&](const Tensor& t) { return dense(t.dtype() == dt ? t : t.cast(dt)); };
-    const Tensor x = as(k.in(0)), w = as(k.in(1));
-    const int64_t out = w.shape()[0], in = w.shape()[1], rows = x.numel() / std::max<int64_t>(in, 1);
-    visit_float(dt, k.op.name, [&](auto z) {
-      using T = decltype(z);
-      if (in == 0) {
-        k.out().fill(0);
-      } else {
-        gemm<T>(false, true, int(rows), int(out), int(in), x.data<T>(), w.data<T>(), k.out().data<T>(), false);
-      }
-      if (k.inputs.size() > 2) {
-        const Tensor b = as(k.in(2));
-        add_row_bias<T><<<grid_for(rows * out), kThreads, 0, stream()>>>(b.data<T>(), k.out().data<T>(), rows, out);
-        OPSCOPE_CUDA_LAUNCHED("add_row_bias");
-      }
-    });
-  }, true);
+  add_kernel(
+      "linear", "cublas",
+      [](KernelCtx& k) {
+        const DType dt = k.out().dtype();
+        if (k.out().numel() == 0) return;
+        auto as = [&](const Tensor& t) { return dense(t.dtype() == dt ? t : t.cast(dt)); };
+        const Tensor x = as(k.in(0)), w = as(k.in(1));
+        const int64_t out = w.shape()[0], in = w.shape()[1], rows = x.numel() / std::max<int64_t>(in, 1);
+        visit_float(dt, k.op.name, [&](auto z) {
+          using T = decltype(z);
+          if (in == 0) {
+            k.out().fill(0);
+          } else {
+            gemm<T>(false, true, int(rows), int(out), int(in), x.data<T>(), w.data<T>(), k.out().data<T>(), false);
+          }
+          if (k.inputs.size() > 2) {
+            const Tensor b = as(k.in(2));
+            add_row_bias<T><<<grid_for(rows * out), kThreads, 0, stream()>>>(b.data<T>(), k.out().data<T>(), rows, out);
+            OPSCOPE_CUDA_LAUNCHED("add_row_bias");
+          }
+        });
+      },
+      true);
   add_kernel("dropout", "default", [](KernelCtx& k) {
     const double p = k.attrs.f("p");
     if (!k.attrs.b("training") || p == 0.0) {
@@ -140,8 +144,8 @@ OPSCOPE_CUDA_REGISTER(register_nn_kernels) {
     if (n * D == 0) return;
     visit_dtype(w.dtype(), [&](auto z) {
       using T = decltype(z);
-      gather_rows<T><<<grid_for(n * D), kThreads, 0, stream()>>>(idx.data<int64_t>(), w.data<T>(), k.out().data<T>(),
-                                                                 n, D);
+      gather_rows<T>
+          <<<grid_for(n * D), kThreads, 0, stream()>>>(idx.data<int64_t>(), w.data<T>(), k.out().data<T>(), n, D);
       OPSCOPE_CUDA_LAUNCHED("gather_rows");
     });
   });
@@ -154,8 +158,8 @@ OPSCOPE_CUDA_REGISTER(register_nn_kernels) {
     if (total == 0) return;
     visit_dtype(x.dtype(), [&](auto z) {
       using T = decltype(z);
-      gather_axis<T><<<grid_for(total), kThreads, 0, stream()>>>(k.in(1).data<int64_t>(), x.data<T>(), k.out().data<T>(),
-                                                                 g.outer, g.n, g.count, g.inner);
+      gather_axis<T><<<grid_for(total), kThreads, 0, stream()>>>(k.in(1).data<int64_t>(), x.data<T>(),
+                                                                 k.out().data<T>(), g.outer, g.n, g.count, g.inner);
       OPSCOPE_CUDA_LAUNCHED("gather_axis");
     });
   });
@@ -169,7 +173,8 @@ OPSCOPE_CUDA_REGISTER(register_nn_kernels) {
       using T = decltype(z);
       Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
       scatter_add_axis<T><<<grid_for(total), kThreads, 0, stream()>>>(k.in(1).data<int64_t>(), dy.data<T>(),
-                                                                      k.out().data<T>(), g.outer, g.n, g.count, g.inner);
+                                                                      k.out().data<T>(), g.outer, g.n, g.count,
+                                                                      g.inner);
       OPSCOPE_CUDA_LAUNCHED("scatter_add_axis");
     });
   });
@@ -183,7 +188,8 @@ OPSCOPE_CUDA_REGISTER(register_nn_kernels) {
       using T = decltype(z);
       Tensor dy = k.in(1).dtype() == k.out().dtype() ? k.in(1) : k.in(1).cast(k.out().dtype());
       scatter_add_rows<T><<<grid_for(n * D), kThreads, 0, stream()>>>(idx.data<int64_t>(), dy.data<T>(),
-                                                                      k.out().data<T>(), n, D, k.attrs.i("padding_idx"));
+                                                                      k.out().data<T>(), n, D,
+                                                                      k.attrs.i("padding_idx"));
       OPSCOPE_CUDA_LAUNCHED("scatter_add_rows");
     });
   });

@@ -22,20 +22,15 @@ namespace {
 
 enum class Algo { welford, two_pass, naive };
 
-template <class T>
-struct Moments {
-  T n, mean, m2;
-};
-template <class T>
-__device__ __forceinline__ Moments<T> merge(Moments<T> a, Moments<T> b) {  // Chan et al.
+template <class T> struct Moments { T n, mean, m2; };
+template <class T> __device__ __forceinline__ Moments<T> merge(Moments<T> a, Moments<T> b) {  // Chan et al.
   const T n = a.n + b.n;
   if (n == T(0)) return a;
   const T delta = b.mean - a.mean, fb = b.n / n;
   return {n, a.mean + delta * fb, a.m2 + b.m2 + delta * delta * a.n * fb};
 }
 
-template <class T>
-__device__ Moments<T> block_moments(Moments<T> v) {
+template <class T> __device__ Moments<T> block_moments(Moments<T> v) {
   __shared__ T sn[32], smean[32], sm2[32];
   for (int o = 16; o > 0; o >>= 1) {
     Moments<T> other{__shfl_xor_sync(0xffffffffu, v.n, o), __shfl_xor_sync(0xffffffffu, v.mean, o),
@@ -56,8 +51,7 @@ __device__ Moments<T> block_moments(Moments<T> v) {
 }
 
 // Mean and biased variance of one row, computed by the whole block.
-template <class T, Algo A>
-__device__ void row_stats(const T* x, int64_t N, T& mean, T& var) {
+template <class T, Algo A> __device__ void row_stats(const T* x, int64_t N, T& mean, T& var) {
   if constexpr (A == Algo::welford) {
     Moments<T> m{0, 0, 0};
     for (int64_t i = threadIdx.x; i < N; i += blockDim.x) {
@@ -86,8 +80,7 @@ __device__ void row_stats(const T* x, int64_t N, T& mean, T& var) {
   }
 }
 
-template <class T, Algo A>
-__global__ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, int64_t N, T eps) {
+template <class T, Algo A> __global__ void layer_norm_rows(const T* x, const T* w, const T* b, T* y, int64_t N, T eps) {
   const T* xr = x + blockIdx.x * N;
   T mean, var;
   row_stats<T, A>(xr, N, mean, var);
@@ -142,8 +135,7 @@ __global__ void layer_norm_backward_params(const T* x, const T* dy, const T* mea
 int threads_for(int64_t N);
 
 // Mean and biased variance of the `count` elements at(e), computed by the whole block.
-template <class T, Algo A, class At>
-__device__ void gathered_stats(At at, int64_t count, T& mean, T& var) {
+template <class T, Algo A, class At> __device__ void gathered_stats(At at, int64_t count, T& mean, T& var) {
   if constexpr (A == Algo::welford) {
     Moments<T> m{0, 0, 0};
     for (int64_t e = threadIdx.x; e < count; e += blockDim.x) {
@@ -220,8 +212,7 @@ __global__ void batch_norm_backward_channels(const T* x, const T* dy, const T* r
   if (threadIdx.x == 0) dw[c] = sdyx, db[c] = sdy;
 }
 
-template <Algo A>
-void batch_norm_kernel(KernelCtx& k) {
+template <Algo A> void batch_norm_kernel(KernelCtx& k) {
   const Tensor& x0 = k.in(0);
   const ChannelSplit s = channel_split(x0.shape());
   if (x0.numel() == 0) return;
@@ -245,8 +236,7 @@ void batch_norm_kernel(KernelCtx& k) {
 
 int threads_for(int64_t N) { return N <= 128 ? 32 : N <= 1024 ? 128 : 512; }
 
-template <Algo A>
-void layer_norm_kernel(KernelCtx& k) {
+template <Algo A> void layer_norm_kernel(KernelCtx& k) {
   const Tensor& x = k.in(0);
   if (x.numel() == 0) return;
   const RowSplit s = layer_split(x.shape(), static_cast<int64_t>(k.attrs.ints("normalized_shape").size()));
@@ -254,9 +244,10 @@ void layer_norm_kernel(KernelCtx& k) {
     using T = decltype(z);
     Tensor w = k.inputs.size() > 1 ? k.in(1).cast(x.dtype()) : Tensor();
     Tensor b = k.inputs.size() > 2 ? k.in(2).cast(x.dtype()) : Tensor();
-    layer_norm_rows<T, A><<<unsigned(s.M), threads_for(s.N), 0, stream()>>>(
-        x.data<T>(), w.defined() ? w.data<T>() : nullptr, b.defined() ? b.data<T>() : nullptr, k.out().data<T>(), s.N,
-        static_cast<T>(k.attrs.f("eps")));
+    layer_norm_rows<T, A>
+        <<<unsigned(s.M), threads_for(s.N), 0, stream()>>>(x.data<T>(), w.defined() ? w.data<T>() : nullptr,
+                                                           b.defined() ? b.data<T>() : nullptr, k.out().data<T>(), s.N,
+                                                           static_cast<T>(k.attrs.f("eps")));
     OPSCOPE_CUDA_LAUNCHED("layer_norm_rows");
   });
 }
@@ -303,12 +294,14 @@ OPSCOPE_CUDA_REGISTER(register_norm_kernels) {
       using T = decltype(z);
       T* mean = stats.data<T>();
       T* rstd = mean + s.M;
-      layer_norm_backward_rows<T><<<unsigned(s.M), threads_for(s.N), 0, stream()>>>(
-          x.data<T>(), dy.data<T>(), w.defined() ? w.data<T>() : nullptr, k.out(0).data<T>(), mean, rstd, s.N,
-          static_cast<T>(k.attrs.f("eps")));
+      layer_norm_backward_rows<T><<<unsigned(s.M), threads_for(s.N), 0, stream()>>>(x.data<T>(), dy.data<T>(),
+                                                                                    w.defined() ? w.data<T>() : nullptr,
+                                                                                    k.out(0).data<T>(), mean, rstd, s.N,
+                                                                                    static_cast<T>(k.attrs.f("eps")));
       OPSCOPE_CUDA_LAUNCHED("layer_norm_backward_rows");
-      layer_norm_backward_params<T><<<grid_for(s.N), kThreads, 0, stream()>>>(
-          x.data<T>(), dy.data<T>(), mean, rstd, k.out(1).data<T>(), k.out(2).data<T>(), s.M, s.N);
+      layer_norm_backward_params<T><<<grid_for(s.N), kThreads, 0, stream()>>>(x.data<T>(), dy.data<T>(), mean, rstd,
+                                                                              k.out(1).data<T>(), k.out(2).data<T>(),
+                                                                              s.M, s.N);
       OPSCOPE_CUDA_LAUNCHED("layer_norm_backward_params");
     });
   });

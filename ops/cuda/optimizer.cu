@@ -14,8 +14,7 @@ namespace {
 #define GRID_STRIDE(i, n) \
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(gridDim.x) * blockDim.x)
 
-template <class T>
-__global__ void sgd_step(optim::Sgd<T> c, T* w, const T* g, T* buf, int64_t n) {
+template <class T> __global__ void sgd_step(optim::Sgd<T> c, T* w, const T* g, T* buf, int64_t n) {
   GRID_STRIDE(i, n) optim::sgd_element(c, w[i], g[i], buf ? buf + i : nullptr);
 }
 

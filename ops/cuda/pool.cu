@@ -24,8 +24,7 @@ __device__ OutPos out_pos(const Window& w, int64_t e) {
   return {e / w.out_volume(), (e / (w.OW * w.OH)) % w.OD, (e / w.OW) % w.OH, e % w.OW};
 }
 
-template <class T>
-__global__ void max_pool_forward(Window w, const T* x, T* y) {
+template <class T> __global__ void max_pool_forward(Window w, const T* x, T* y) {
   GRID_STRIDE(e, w.N * w.C * w.out_volume()) {
     const OutPos o = out_pos(w, e);
     const T* volume = x + o.p * w.in_volume();
@@ -33,8 +32,7 @@ __global__ void max_pool_forward(Window w, const T* x, T* y) {
   }
 }
 
-template <class T>
-__global__ void avg_pool_forward(Window w, const T* x, T* y) {
+template <class T> __global__ void avg_pool_forward(Window w, const T* x, T* y) {
   GRID_STRIDE(e, w.N * w.C * w.out_volume()) {
     const OutPos o = out_pos(w, e);
     const T* volume = x + o.p * w.in_volume();
@@ -50,8 +48,7 @@ __global__ void avg_pool_forward(Window w, const T* x, T* y) {
   }
 }
 
-template <class T, bool Max>
-__global__ void pool_backward(Window w, const T* x, const T* dy, T* dx) {
+template <class T, bool Max> __global__ void pool_backward(Window w, const T* x, const T* dy, T* dx) {
   GRID_STRIDE(e, w.N * w.C * w.in_volume()) {
     const int64_t c = e % w.W, h = (e / w.W) % w.H, d = (e / (w.W * w.H)) % w.D, p = e / w.in_volume();
     const T* g = dy + p * w.out_volume();
@@ -104,8 +101,8 @@ void max_pool_backward(KernelCtx& k) {
   Tensor x = as(k.in(0), dt), dy = as(k.in(1), dt);
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
-    pool_backward<T, true><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(w, x.data<T>(), dy.data<T>(),
-                                                                                  k.out().data<T>());
+    pool_backward<T, true>
+        <<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(w, x.data<T>(), dy.data<T>(), k.out().data<T>());
     OPSCOPE_CUDA_LAUNCHED("max_pool_backward");
   });
 }
@@ -117,8 +114,8 @@ void avg_pool_backward(KernelCtx& k) {
   Tensor dy = as(k.in(0), dt);
   visit_float(dt, k.op.name, [&](auto z) {
     using T = decltype(z);
-    pool_backward<T, false><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(w, nullptr, dy.data<T>(),
-                                                                                   k.out().data<T>());
+    pool_backward<T, false>
+        <<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(w, nullptr, dy.data<T>(), k.out().data<T>());
     OPSCOPE_CUDA_LAUNCHED("avg_pool_backward");
   });
 }

@@ -17,16 +17,14 @@ namespace {
 
 enum class Kind { sum, mean, max, var };
 
-template <class T>
-__device__ __forceinline__ T nan_max(T a, T b) {  // NaN in, NaN out (as NumPy)
+template <class T> __device__ __forceinline__ T nan_max(T a, T b) {  // NaN in, NaN out (as NumPy)
   if constexpr (std::is_floating_point_v<T>) {
     if (a != a) return a;
     if (b != b) return b;
   }
   return a > b ? a : b;
 }
-template <class T>
-__device__ T block_nan_max(T v) {
+template <class T> __device__ T block_nan_max(T v) {
   __shared__ T partial[32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -37,15 +35,13 @@ __device__ T block_nan_max(T v) {
   for (int o = 16; o > 0; o >>= 1) v = nan_max(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
-template <class T>
-__device__ T lowest() {
+template <class T> __device__ T lowest() {
   if constexpr (std::is_floating_point_v<T>) return T(-INFINITY);
   else return T(INT64_MIN);
 }
 
 // One block per row of [rows, R]: out[row] = reduce(x[row, :]).
-template <class T, Kind K>
-__global__ void reduce_rows(const T* x, T* out, int64_t R, int64_t correction) {
+template <class T, Kind K> __global__ void reduce_rows(const T* x, T* out, int64_t R, int64_t correction) {
   const T* row = x + blockIdx.x * R;
   if constexpr (K == Kind::max) {
     T m = lowest<T>();
@@ -71,8 +67,7 @@ __global__ void reduce_rows(const T* x, T* out, int64_t R, int64_t correction) {
 }
 
 // Stage 1 of two: block (p, row) reduces its chunk of the row into partial[row, p].
-template <class T, bool IsMax>
-__global__ void reduce_partials(const T* x, T* partial, int64_t R, int64_t chunk) {
+template <class T, bool IsMax> __global__ void reduce_partials(const T* x, T* partial, int64_t R, int64_t chunk) {
   const int64_t row = blockIdx.y, p = blockIdx.x;
   const int64_t lo = p * chunk, hi = min(R, lo + chunk);
   const T* r = x + row * R;
@@ -106,9 +101,9 @@ __global__ void reduce_columns(const T* x, T* out, int64_t A, int64_t R, int64_t
   }
 }
 
-template <class T>
-__global__ void divide_by(T* p, int64_t n, T d) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) p[i] /= d;
+template <class T> __global__ void divide_by(T* p, int64_t n, T d) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    p[i] /= d;
 }
 
 template <class T, Kind K>
@@ -158,7 +153,8 @@ void launch_reduce(const KernelCtx& k, const Tensor& x0, std::vector<int64_t> ax
     const int64_t per = (R + P - 1) / P;
     Tensor partial = k.workspace({A, P}, x.dtype());
     constexpr bool is_max = K == Kind::max;
-    reduce_partials<T, is_max><<<dim3(unsigned(P), unsigned(A)), kThreads, 0, stream()>>>(px, partial.data<T>(), R, per);
+    reduce_partials<T, is_max>
+        <<<dim3(unsigned(P), unsigned(A)), kThreads, 0, stream()>>>(px, partial.data<T>(), R, per);
     OPSCOPE_CUDA_LAUNCHED("reduce_partials");
     if constexpr (K == Kind::mean) {
       // Sum the partials, then divide by R (not by P): a mean of partial sums.
@@ -186,8 +182,7 @@ std::vector<int64_t> axes_of(const Tensor& x, const std::vector<int64_t>& given)
   return axes;
 }
 
-template <Kind K>
-void register_reduction(const char* op) {
+template <Kind K> void register_reduction(const char* op) {
   add_kernel(op, "default", [](KernelCtx& k) {
     const auto axes = axes_of(k.in(0), k.attrs.ints("axes"));
     const int64_t correction = K == Kind::var && k.attrs.b("unbiased") ? 1 : 0;
@@ -203,8 +198,7 @@ void register_reduction(const char* op) {
 
 // argmax / argmin over one axis (or the flattened tensor): one thread per output (a, b) scans
 // its R elements B apart; ties go to the first, NaN wins (as the CPU).
-template <class T, bool Largest>
-__global__ void arg_reduce(const T* x, int64_t* out, int64_t A, int64_t R, int64_t B) {
+template <class T, bool Largest> __global__ void arg_reduce(const T* x, int64_t* out, int64_t A, int64_t R, int64_t B) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < A * B; e += int64_t(gridDim.x) * blockDim.x) {
     const T* p = x + (e / B) * R * B + e % B;
     int64_t best = 0;
@@ -217,8 +211,7 @@ __global__ void arg_reduce(const T* x, int64_t* out, int64_t A, int64_t R, int64
   }
 }
 
-template <bool Largest>
-void register_arg_reduction(const char* op) {
+template <bool Largest> void register_arg_reduction(const char* op) {
   add_kernel(op, "default", [](KernelCtx& k) {
     const Tensor x = dense(k.in(0));
     const auto axes = axes_of(x, k.attrs.ints("axes"));

@@ -40,21 +40,18 @@ __device__ int64_t pad_source(const PadGeom& g, int64_t o, PadMode mode) {
   return src;
 }
 
-template <class T>
-__global__ void pad_kernel(PadGeom g, const T* x, T* y, int64_t n, PadMode mode, T value) {
+template <class T> __global__ void pad_kernel(PadGeom g, const T* x, T* y, int64_t n, PadMode mode, T value) {
   GRID_STRIDE(o, n) {
     const int64_t s = pad_source(g, o, mode);
     y[o] = s < 0 ? value : x[s];
   }
 }
 
-template <class T>
-__global__ void pad_backward_kernel(PadGeom g, const T* dy, T* dx, int64_t n, PadMode mode) {
+template <class T> __global__ void pad_backward_kernel(PadGeom g, const T* dy, T* dx, int64_t n, PadMode mode) {
   GRID_STRIDE(o, n) atomicAdd(&dx[pad_source(g, o, mode)], dy[o]);
 }
 
-template <class T>
-__global__ void upsample_kernel(const T* x, T* y, int64_t planes, int64_t H, int64_t W, int64_t s) {
+template <class T> __global__ void upsample_kernel(const T* x, T* y, int64_t planes, int64_t H, int64_t W, int64_t s) {
   const int64_t OH = H * s, OW = W * s;
   GRID_STRIDE(e, planes * OH * OW) {
     const int64_t j = e % OW, i = (e / OW) % OH, p = e / (OW * OH);
@@ -87,12 +84,16 @@ struct AdaptiveWindow {
 };
 __device__ AdaptiveWindow adaptive_window(const AdaptiveDims& a, int64_t e) {
   const int64_t j = e % a.OW, i = (e / a.OW) % a.OH, l = (e / (a.OW * a.OH)) % a.OD, p = e / (a.OW * a.OH * a.OD);
-  return {p, adaptive_start(l, a.D, a.OD), adaptive_end(l, a.D, a.OD), adaptive_start(i, a.H, a.OH),
-          adaptive_end(i, a.H, a.OH), adaptive_start(j, a.W, a.OW), adaptive_end(j, a.W, a.OW)};
+  return {p,
+          adaptive_start(l, a.D, a.OD),
+          adaptive_end(l, a.D, a.OD),
+          adaptive_start(i, a.H, a.OH),
+          adaptive_end(i, a.H, a.OH),
+          adaptive_start(j, a.W, a.OW),
+          adaptive_end(j, a.W, a.OW)};
 }
 
-template <class T>
-__global__ void adaptive_avg_kernel(const T* x, T* y, AdaptiveDims a) {
+template <class T> __global__ void adaptive_avg_kernel(const T* x, T* y, AdaptiveDims a) {
   GRID_STRIDE(e, a.planes * a.OD * a.OH * a.OW) {
     const AdaptiveWindow win = adaptive_window(a, e);
     T s = 0;
@@ -103,8 +104,7 @@ __global__ void adaptive_avg_kernel(const T* x, T* y, AdaptiveDims a) {
   }
 }
 
-template <class T>
-__global__ void adaptive_avg_backward_kernel(const T* dy, T* dx, AdaptiveDims a) {
+template <class T> __global__ void adaptive_avg_backward_kernel(const T* dy, T* dx, AdaptiveDims a) {
   GRID_STRIDE(e, a.planes * a.OD * a.OH * a.OW) {
     const AdaptiveWindow win = adaptive_window(a, e);
     const T v = dy[e] / T(win.size());
@@ -132,8 +132,7 @@ __device__ Taps2 taps_at(const ResizeGeom& g, int64_t oh, int64_t ow) {
   return t;
 }
 
-template <class T>
-__global__ void interpolate_kernel(ResizeGeom g, const T* x, T* y) {
+template <class T> __global__ void interpolate_kernel(ResizeGeom g, const T* x, T* y) {
   const int64_t OH = g.h.out, OW = g.w.out, H = g.h.in, W = g.w.in;
   GRID_STRIDE(e, g.planes * OH * OW) {
     const int64_t ow = e % OW, oh = (e / OW) % OH, p = e / (OW * OH);
@@ -145,8 +144,7 @@ __global__ void interpolate_kernel(ResizeGeom g, const T* x, T* y) {
   }
 }
 
-template <class T>
-__global__ void interpolate_backward_kernel(ResizeGeom g, const T* dy, T* dx) {
+template <class T> __global__ void interpolate_backward_kernel(ResizeGeom g, const T* dy, T* dx) {
   const int64_t OH = g.h.out, OW = g.w.out, H = g.h.in, W = g.w.in;
   GRID_STRIDE(e, g.planes * OH * OW) {
     const int64_t ow = e % OW, oh = (e / OW) % OH, p = e / (OW * OH);
@@ -205,8 +203,8 @@ OPSCOPE_CUDA_REGISTER(register_resize_kernels) {
     visit_float(k.out().dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
       Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
-      pad_backward_kernel<T><<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n,
-                                                                     pad_mode(k.attrs.s("mode")));
+      pad_backward_kernel<T>
+          <<<grid_for(n), kThreads, 0, stream()>>>(g, dy.data<T>(), k.out().data<T>(), n, pad_mode(k.attrs.s("mode")));
       OPSCOPE_CUDA_LAUNCHED("pad_backward_kernel");
     });
   });
@@ -215,8 +213,9 @@ OPSCOPE_CUDA_REGISTER(register_resize_kernels) {
     if (k.out().numel() == 0) return;
     visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      upsample_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(
-          k.in(0).data<T>(), k.out().data<T>(), xs[0] * xs[1], xs[2], xs[3], k.attrs.i("scale_factor"));
+      upsample_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(k.in(0).data<T>(), k.out().data<T>(),
+                                                                               xs[0] * xs[1], xs[2], xs[3],
+                                                                               k.attrs.i("scale_factor"));
       OPSCOPE_CUDA_LAUNCHED("upsample_kernel");
     });
   });
@@ -226,7 +225,8 @@ OPSCOPE_CUDA_REGISTER(register_resize_kernels) {
       const AdaptiveDims a = adaptive_dims(k.in(0).shape(), k.out().shape());
       visit_float(k.in(0).dtype(), k.op.name, [&](auto z) {
         using T = decltype(z);
-        adaptive_avg_kernel<T><<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(k.in(0).data<T>(), k.out().data<T>(), a);
+        adaptive_avg_kernel<T>
+            <<<grid_for(k.out().numel()), kThreads, 0, stream()>>>(k.in(0).data<T>(), k.out().data<T>(), a);
         OPSCOPE_CUDA_LAUNCHED("adaptive_avg_kernel");
       });
     });
@@ -237,7 +237,8 @@ OPSCOPE_CUDA_REGISTER(register_resize_kernels) {
       visit_float(k.out().dtype(), k.op.name, [&](auto z) {
         using T = decltype(z);
         Tensor dy = k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype());
-        adaptive_avg_backward_kernel<T><<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(dy.data<T>(), k.out().data<T>(), a);
+        adaptive_avg_backward_kernel<T>
+            <<<grid_for(k.in(0).numel()), kThreads, 0, stream()>>>(dy.data<T>(), k.out().data<T>(), a);
         OPSCOPE_CUDA_LAUNCHED("adaptive_avg_backward_kernel");
       });
     });

@@ -44,8 +44,9 @@ KernelFn triangle(bool upper) {
     const Tensor x = dense(k.in(0));
     visit_float(x.dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      triangle_kernel<T><<<grid_for(total), kThreads, 0, stream()>>>(x.data<T>(), k.out().data<T>(), total, s[s.size() - 2],
-                                                                      s.back(), k.attrs.i("diagonal"), upper);
+      triangle_kernel<T><<<grid_for(total), kThreads, 0, stream()>>>(x.data<T>(), k.out().data<T>(), total,
+                                                                     s[s.size() - 2], s.back(), k.attrs.i("diagonal"),
+                                                                     upper);
       OPSCOPE_CUDA_LAUNCHED("triangle_kernel");
     });
   };
@@ -59,8 +60,9 @@ OPSCOPE_CUDA_REGISTER(register_scan_kernels) {
     const GatherGeom g = gather_geom(x.shape(), axis, 0);
     visit_float(x.dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      cumsum_kernel<T><<<grid_for(g.outer * g.inner), kThreads, 0, stream()>>>(
-          x.data<T>(), k.out().data<T>(), g.outer, g.n, g.inner, k.attrs.b("exclusive"), k.attrs.b("reverse"));
+      cumsum_kernel<T><<<grid_for(g.outer * g.inner), kThreads, 0, stream()>>>(x.data<T>(), k.out().data<T>(), g.outer,
+                                                                               g.n, g.inner, k.attrs.b("exclusive"),
+                                                                               k.attrs.b("reverse"));
       OPSCOPE_CUDA_LAUNCHED("cumsum_kernel");
     });
   });

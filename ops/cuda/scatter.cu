@@ -110,7 +110,8 @@ __global__ void gather_nd_kernel(const T* data, const int64_t* offsets, T* y, in
 }
 
 template <class T>
-__global__ void scatter_nd_kernel(const T* updates, const int64_t* offsets, T* out, int64_t slice, int64_t total, bool add) {
+__global__ void scatter_nd_kernel(const T* updates, const int64_t* offsets, T* out, int64_t slice, int64_t total,
+                                  bool add) {
   GRID_STRIDE(e, total) {
     T* dst = out + offsets[e / slice] + e % slice;
     if (add) atomicAdd(dst, updates[e]);
@@ -118,8 +119,7 @@ __global__ void scatter_nd_kernel(const T* updates, const int64_t* offsets, T* o
   }
 }
 
-template <class T>
-__device__ bool comes_before(T a, int64_t ia, T b, int64_t ib, bool largest) {
+template <class T> __device__ bool comes_before(T a, int64_t ia, T b, int64_t ib, bool largest) {
   const bool na = a != a, nb = b != b;
   if (na || nb) return na && nb ? ia < ib : largest ? na : nb;
   if (a != b) return largest ? a > b : a < b;
@@ -128,7 +128,8 @@ __device__ bool comes_before(T a, int64_t ia, T b, int64_t ib, bool largest) {
 
 // x as [outer, n, inner]; thread e is element i of line (o, b).
 template <class T>
-__global__ void topk_kernel(const T* x, T* vals, int64_t* idx, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest) {
+__global__ void topk_kernel(const T* x, T* vals, int64_t* idx, int64_t outer, int64_t n, int64_t inner, int64_t k,
+                            bool largest) {
   GRID_STRIDE(e, outer * n * inner) {
     const int64_t b = e % inner, i = (e / inner) % n, o = e / (inner * n);
     const T* line = x + o * n * inner + b;
@@ -153,7 +154,8 @@ OPSCOPE_CUDA_REGISTER(register_scatter_kernels) {
     const ElementsGeom g = elements_geom(x.shape(), idx.shape(), axis, k.op.name);
     visit_float(x.dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      gather_elements_kernel<T><<<grid_for(count), kThreads, 0, stream()>>>(g, x.data<T>(), idx.data<int64_t>(), k.out().data<T>(), count);
+      gather_elements_kernel<T>
+          <<<grid_for(count), kThreads, 0, stream()>>>(g, x.data<T>(), idx.data<int64_t>(), k.out().data<T>(), count);
       OPSCOPE_CUDA_LAUNCHED("gather_elements_kernel");
     });
   });
@@ -168,8 +170,8 @@ OPSCOPE_CUDA_REGISTER(register_scatter_kernels) {
     visit_float(k.out().dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
       const Tensor dy = dense(k.in(0).dtype() == k.out().dtype() ? k.in(0) : k.in(0).cast(k.out().dtype()));
-      scatter_add_elements_kernel<T><<<grid_for(count), kThreads, 0, stream()>>>(g, dy.data<T>(), idx.data<int64_t>(),
-                                                                                 k.out().data<T>(), count);
+      scatter_add_elements_kernel<T>
+          <<<grid_for(count), kThreads, 0, stream()>>>(g, dy.data<T>(), idx.data<int64_t>(), k.out().data<T>(), count);
       OPSCOPE_CUDA_LAUNCHED("scatter_add_elements_kernel");
     });
   });
@@ -180,8 +182,9 @@ OPSCOPE_CUDA_REGISTER(register_scatter_kernels) {
     const NdRows r = nd_rows(k, data.shape(), k.in(1), k.attrs.i("batch_dims"));
     visit_float(data.dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      gather_nd_kernel<T><<<grid_for(total), kThreads, 0, stream()>>>(data.data<T>(), r.offsets.data<int64_t>(), k.out().data<T>(),
-                                                                       r.rows, r.slice, r.data_batch, total);
+      gather_nd_kernel<T><<<grid_for(total), kThreads, 0, stream()>>>(data.data<T>(), r.offsets.data<int64_t>(),
+                                                                      k.out().data<T>(), r.rows, r.slice, r.data_batch,
+                                                                      total);
       OPSCOPE_CUDA_LAUNCHED("gather_nd_kernel");
     });
   });
@@ -194,8 +197,8 @@ OPSCOPE_CUDA_REGISTER(register_scatter_kernels) {
       using T = decltype(z);
       const Tensor updates = dense(k.in(2));
       scatter_nd_kernel<T><<<grid_for(total), kThreads, 0, stream()>>>(updates.data<T>(), r.offsets.data<int64_t>(),
-                                                                        k.out().data<T>(), r.slice, total,
-                                                                        k.attrs.s("reduction") == "add");
+                                                                       k.out().data<T>(), r.slice, total,
+                                                                       k.attrs.s("reduction") == "add");
       OPSCOPE_CUDA_LAUNCHED("scatter_nd_kernel");
     });
   });
@@ -206,8 +209,9 @@ OPSCOPE_CUDA_REGISTER(register_scatter_kernels) {
     const GatherGeom g = gather_geom(x.shape(), axis, k.attrs.i("k"));
     visit_float(x.dtype(), k.op.name, [&](auto z) {
       using T = decltype(z);
-      topk_kernel<T><<<grid_for(x.numel()), kThreads, 0, stream()>>>(x.data<T>(), k.out(0).data<T>(), k.out(1).data<int64_t>(),
-                                                                      g.outer, g.n, g.inner, g.count, k.attrs.b("largest"));
+      topk_kernel<T><<<grid_for(x.numel()), kThreads, 0, stream()>>>(x.data<T>(), k.out(0).data<T>(),
+                                                                     k.out(1).data<int64_t>(), g.outer, g.n, g.inner,
+                                                                     g.count, k.attrs.b("largest"));
       OPSCOPE_CUDA_LAUNCHED("topk_kernel");
     });
   });

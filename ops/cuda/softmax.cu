@@ -19,8 +19,7 @@ namespace {
 enum class Kind { stable, naive, log };
 constexpr int kWarpRowMax = 1024, kPerLane = kWarpRowMax / 32;
 
-template <class T, Kind K>
-__global__ void softmax_warp_rows(const T* x, T* y, int64_t rows, int R) {
+template <class T, Kind K> __global__ void softmax_warp_rows(const T* x, T* y, int64_t rows, int R) {
   const int64_t row = blockIdx.x * int64_t(blockDim.x / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x & 31;
   if (row >= rows) return;  // whole warps leave together
@@ -54,16 +53,14 @@ __global__ void softmax_warp_rows(const T* x, T* y, int64_t rows, int R) {
 }
 
 // Merge of two online-softmax states: the larger max wins, the other sum is rescaled.
-template <class T>
-__device__ __forceinline__ void merge_md(T& m, T& d, T m2, T d2) {
+template <class T> __device__ __forceinline__ void merge_md(T& m, T& d, T m2, T d2) {
   const T mm = max(m, m2);
   if (mm == T(-INFINITY)) return;  // both empty
   d = d * exp(m - mm) + d2 * exp(m2 - mm);
   m = mm;
 }
 
-template <class T, Kind K>
-__global__ void softmax_block_rows(const T* x, T* y, int64_t R) {
+template <class T, Kind K> __global__ void softmax_block_rows(const T* x, T* y, int64_t R) {
   const T* xr = x + blockIdx.x * R;
   T m = K == Kind::naive ? T(0) : T(-INFINITY), d = 0;
   for (int64_t c = threadIdx.x; c < R; c += blockDim.x) {
@@ -106,8 +103,7 @@ __global__ void softmax_block_rows(const T* x, T* y, int64_t R) {
     yr[c] = K == Kind::log ? xr[c] - m - logd : exp(xr[c] - m) * inv;
 }
 
-template <class T, Kind K>
-__global__ void softmax_columns(const T* x, T* y, int64_t A, int64_t R, int64_t B) {
+template <class T, Kind K> __global__ void softmax_columns(const T* x, T* y, int64_t A, int64_t R, int64_t B) {
   for (int64_t o = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; o < A * B; o += int64_t(gridDim.x) * blockDim.x) {
     const int64_t base = (o / B) * R * B + o % B;
     T m = K == Kind::naive ? T(0) : T(-INFINITY), d = 0;
@@ -123,8 +119,7 @@ __global__ void softmax_columns(const T* x, T* y, int64_t A, int64_t R, int64_t 
 }
 
 // dx = s ⊙ (dy − Σ dy·s) along the axis.
-template <class T>
-__global__ void softmax_backward_rows(const T* s, const T* dy, T* dx, int64_t R) {
+template <class T> __global__ void softmax_backward_rows(const T* s, const T* dy, T* dx, int64_t R) {
   const int64_t off = blockIdx.x * R;
   T dot = 0;
   for (int64_t c = threadIdx.x; c < R; c += blockDim.x) dot += s[off + c] * dy[off + c];
@@ -156,8 +151,7 @@ Split split_at(const Shape& s, int64_t axis) {
 
 unsigned blocks_for_rows(int64_t rows) { return static_cast<unsigned>(rows); }
 
-template <Kind K>
-void softmax_kernel(KernelCtx& k) {
+template <Kind K> void softmax_kernel(KernelCtx& k) {
   const Tensor& x = k.in(0);
   if (x.numel() == 0) return;
   const Split s = split_at(x.shape(), k.attrs.i("axis"));
@@ -194,11 +188,13 @@ OPSCOPE_CUDA_REGISTER(register_softmax_kernels) {
       using T = decltype(z);
       if (sp.B > 1) {
         softmax_backward_columns<T><<<grid_for(sp.A * sp.B), kThreads, 0, stream()>>>(s.data<T>(), dy.data<T>(),
-                                                                                     k.out().data<T>(), sp.A, sp.R, sp.B);
+                                                                                      k.out().data<T>(), sp.A, sp.R,
+                                                                                      sp.B);
         OPSCOPE_CUDA_LAUNCHED("softmax_backward_columns");
       } else {
-        softmax_backward_rows<T><<<blocks_for_rows(sp.A), sp.R <= 256 ? 64 : 512, 0, stream()>>>(
-            s.data<T>(), dy.data<T>(), k.out().data<T>(), sp.R);
+        softmax_backward_rows<T>
+            <<<blocks_for_rows(sp.A), sp.R <= 256 ? 64 : 512, 0, stream()>>>(s.data<T>(), dy.data<T>(),
+                                                                             k.out().data<T>(), sp.R);
         OPSCOPE_CUDA_LAUNCHED("softmax_backward_rows");
       }
     });

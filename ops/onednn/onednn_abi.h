@@ -17,8 +17,8 @@ extern "C" {
 #define OPSCOPE_ONEDNN_ABI 1
 
 enum OpscopeOnednnPass : int32_t {
-  opscope_onednn_forward = 0,          // y = conv(x, w) + b
-  opscope_onednn_backward_data = 1,    // dx = conv_backward_data(dy, w)
+  opscope_onednn_forward = 0,  // y = conv(x, w) + b
+  opscope_onednn_backward_data = 1,  // dx = conv_backward_data(dy, w)
   opscope_onednn_backward_weights = 2  // dw = conv_backward_weights(x, dy)
 };
 
@@ -26,10 +26,10 @@ enum OpscopeOnednnPass : int32_t {
 struct OpscopeOnednnConv {
   int64_t N, C, H, W, K, R, S, OH, OW;
   int64_t sh, sw, ph, pw, dh, dw;  // stride, padding (both sides), dilation (1 = dense)
-  int64_t G;                       // groups
-  int32_t pass;                    // OpscopeOnednnPass
-  int32_t has_bias;                // forward only
-  int32_t threads;                 // OpenMP threads oneDNN may use (set at every run)
+  int64_t G;  // groups
+  int32_t pass;  // OpscopeOnednnPass
+  int32_t has_bias;  // forward only
+  int32_t threads;  // OpenMP threads oneDNN may use (set at every run)
 };
 
 // Each returns nullptr on success, else a message (valid until the next call on this thread).

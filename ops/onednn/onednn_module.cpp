@@ -112,11 +112,12 @@ Plan make_plan(const OpscopeOnednnConv& g) {
   p.bias = memory::desc({g.K}, f32, tag::x);
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // opscope's allocator holds the scratchpad
-  const auto alg = dnnl::algorithm::convolution_direct;    // exact sums, not Winograd's rounding
+  const auto alg = dnnl::algorithm::convolution_direct;  // exact sums, not Winograd's rounding
   const auto training = dnnl::prop_kind::forward_training;
   auto forward_desc = [&](bool bias) {
-    return bias ? dnnl::convolution_forward::desc(training, alg, x_any, w_any, p.bias, y_any, strides, dil, pad_l, pad_r)
-                : dnnl::convolution_forward::desc(training, alg, x_any, w_any, y_any, strides, dil, pad_l, pad_r);
+    return bias
+               ? dnnl::convolution_forward::desc(training, alg, x_any, w_any, p.bias, y_any, strides, dil, pad_l, pad_r)
+               : dnnl::convolution_forward::desc(training, alg, x_any, w_any, y_any, strides, dil, pad_l, pad_r);
   };
   size_t bytes = 0;
   memory::desc scratch;
@@ -155,10 +156,11 @@ Plan make_plan(const OpscopeOnednnConv& g) {
 }
 
 // The cache: geometry and thread count → plan (oneDNN tunes a primitive to the thread count).
-using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
-                       int64_t, int64_t, int64_t, int64_t, int64_t, int32_t, int32_t, int32_t>;
+using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
+                       int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int32_t, int32_t, int32_t>;
 Key key_of(const OpscopeOnednnConv& g) {
-  return {g.N, g.C, g.H, g.W, g.K, g.R, g.S, g.OH, g.OW, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.G, g.pass, g.has_bias, g.threads};
+  return {g.N,  g.C,  g.H,  g.W,  g.K,  g.R, g.S,    g.OH,       g.OW,     g.sh,
+          g.sw, g.ph, g.pw, g.dh, g.dw, g.G, g.pass, g.has_bias, g.threads};
 }
 
 std::mutex mutex;  // one convolution at a time: oneDNN spreads each over the OpenMP threads
@@ -216,8 +218,7 @@ void run_plan(const Plan& p, const OpscopeOnednnConv& g, const float* a, const f
 
 thread_local std::string last_error;
 
-template <class F>
-const char* guarded(F f) {
+template <class F> const char* guarded(F f) {
   try {
     f();
     return nullptr;
@@ -238,14 +239,17 @@ __attribute__((visibility("default"))) int opscope_onednn_abi(void) { return OPS
 __attribute__((visibility("default"))) const char* opscope_onednn_version(void) {
   static const std::string v = [] {
     const dnnl_version_t* d = dnnl_version();
-    const char* rt = d->cpu_runtime == DNNL_RUNTIME_OMP ? "OpenMP" : d->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential" : "threadpool";
-    return "oneDNN " + std::to_string(d->major) + "." + std::to_string(d->minor) + "." + std::to_string(d->patch) + " (" +
-           rt + " runtime)";
+    const char* rt = d->cpu_runtime == DNNL_RUNTIME_OMP   ? "OpenMP"
+                     : d->cpu_runtime == DNNL_RUNTIME_SEQ ? "sequential"
+                                                          : "threadpool";
+    return "oneDNN " + std::to_string(d->major) + "." + std::to_string(d->minor) + "." + std::to_string(d->patch) +
+           " (" + rt + " runtime)";
   }();
   return v.c_str();
 }
 
-__attribute__((visibility("default"))) const char* opscope_onednn_plan(const OpscopeOnednnConv* conv, size_t* workspace_bytes) {
+__attribute__((visibility("default"))) const char* opscope_onednn_plan(const OpscopeOnednnConv* conv,
+                                                                       size_t* workspace_bytes) {
   return guarded([&] {
     std::lock_guard<std::mutex> lock(mutex);
     *workspace_bytes = plan_for(*conv).total;

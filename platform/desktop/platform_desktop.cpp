@@ -155,8 +155,7 @@ ChildRun run_self_limited(const std::vector<std::string>& args, double seconds, 
   for (pollfd& f : fds)
     if (f.fd >= 0) close(f.fd);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   r.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   r.errors = err.size() > (64u << 10) ? err.substr(err.size() - (64u << 10)) : err;
   if (killed) r.end = ChildRun::End::killed_at_limit;

@@ -17,7 +17,7 @@ namespace gpusim {
 
 namespace {
 
-constexpr size_t kLaneStackBytes = 64 * 1024;     // the lane's C stack (the kernel's arrays)
+constexpr size_t kLaneStackBytes = 64 * 1024;  // the lane's C stack (the kernel's arrays)
 constexpr size_t kLaneAsyncifyBytes = 32 * 1024;  // its frames' locals while it waits
 constexpr size_t kSchedulerStackBytes = 1 << 20;
 constexpr size_t kSchedulerAsyncifyBytes = 64 * 1024;

@@ -30,12 +30,12 @@ void discard_device_pages(uintptr_t, size_t) {}  // WebAssembly's memory never s
 }  // namespace gpusim
 
 extern "C" {
-#define GPUSIM_HOOK(n)                                                                                   \
-  void gpusim_cov_load##n(const void* a, const void* site) {                                           \
-    gpusim::on_access(reinterpret_cast<uintptr_t>(a), n, gpusim::AccessKind::load, site);              \
-  }                                                                                                    \
-  void gpusim_cov_store##n(const void* a, const void* site) {                                          \
-    gpusim::on_access(reinterpret_cast<uintptr_t>(a), n, gpusim::AccessKind::store, site);             \
+#define GPUSIM_HOOK(n)                                                                     \
+  void gpusim_cov_load##n(const void* a, const void* site) {                               \
+    gpusim::on_access(reinterpret_cast<uintptr_t>(a), n, gpusim::AccessKind::load, site);  \
+  }                                                                                        \
+  void gpusim_cov_store##n(const void* a, const void* site) {                              \
+    gpusim::on_access(reinterpret_cast<uintptr_t>(a), n, gpusim::AccessKind::store, site); \
   }
 GPUSIM_HOOK(1)
 GPUSIM_HOOK(2)

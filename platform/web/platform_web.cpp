@@ -25,47 +25,53 @@ constexpr const char* kHome = "/home/web_user";
 // The page's address as a command line (site.js: opscope.commandLine()), a JSON array of
 // strings; the browser's own arguments (argv) are empty.
 EM_JS(char*, js_command_line, (), {
-  if (typeof opscope !== 'undefined') opscope.mainStartMs = performance.now();
-  const text = (typeof opscope !== 'undefined' && opscope.commandLine) ? opscope.commandLine() : '[]';
+  if (typeof opscope != = 'undefined') opscope.mainStartMs = performance.now();
+  const text = (typeof opscope != = 'undefined' && opscope.commandLine) ? opscope.commandLine() : '[]';
   return stringToNewUTF8(text);
 });
 
 // The folders that survive a reload, backed by IndexedDB, read before main() goes on
 // (site.js: opscope.mountStorage, which also keeps them in step with the site's other tabs).
-EM_ASYNC_JS(void, js_mount_persistent, (const char* home), {
-  await opscope.mountStorage(UTF8ToString(home));
-});
+EM_ASYNC_JS(void, js_mount_persistent, (const char* home), { await opscope.mountStorage(UTF8ToString(home)); });
 
 EM_JS(void, js_persist, (), {
-  if (typeof opscope !== 'undefined' && opscope.persist) opscope.persist();
+  if (typeof opscope != = 'undefined' && opscope.persist) opscope.persist();
 });
 
 EM_ASYNC_JS(void, js_persist_now, (), {
-  if (typeof opscope !== 'undefined' && opscope.persistNow) await opscope.persistNow();
+  if (typeof opscope != = 'undefined' && opscope.persistNow) await opscope.persistNow();
 });
 
 EM_JS(void, js_report_to_class, (const char* kind, const char* json), {
-  if (typeof opscope !== 'undefined' && opscope.classReport) opscope.classReport(UTF8ToString(kind), UTF8ToString(json));
+  if (typeof opscope != = 'undefined' && opscope.classReport)
+    opscope.classReport(UTF8ToString(kind), UTF8ToString(json));
 });
 
 EM_JS(void, js_offer_download, (const char* path), {
-  if (typeof opscope !== 'undefined' && opscope.download) opscope.download(UTF8ToString(path));
+  if (typeof opscope != = 'undefined' && opscope.download) opscope.download(UTF8ToString(path));
 });
 
 // The browser's own SVG renderer: the SVG as an image, drawn on a canvas, written as a PNG.
 EM_ASYNC_JS(int, js_svg_to_png, (const char* svg_path, const char* png_path), {
   try {
     const svg = FS.readFile(UTF8ToString(svg_path));
-    const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
+    const url = URL.createObjectURL(new Blob([svg], {
+      type:
+        'image/svg+xml'
+    }));
     const img = new Image();
-    await new Promise((resolve, reject) => { img.onload = resolve; img.onerror = reject; img.src = url; });
+    await new Promise((resolve, reject) = > {
+      img.onload = resolve;
+      img.onerror = reject;
+      img.src = url;
+    });
     const canvas = document.createElement('canvas');
     canvas.width = img.naturalWidth;
     canvas.height = img.naturalHeight;
     const ctx = canvas.getContext('2d');
     ctx.drawImage(img, 0, 0);
     URL.revokeObjectURL(url);
-    const blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
+    const blob = await new Promise((resolve) = > canvas.toBlob(resolve, 'image/png'));
     FS.writeFile(UTF8ToString(png_path), new Uint8Array(await blob.arrayBuffer()));
     return 1;
   } catch (e) {
@@ -75,24 +81,23 @@ EM_ASYNC_JS(int, js_svg_to_png, (const char* svg_path, const char* png_path), {
 });
 
 EM_JS(void, js_pick_file, (const char* accept), {
-  if (typeof opscope !== 'undefined' && opscope.pickFile) opscope.pickFile(UTF8ToString(accept));
+  if (typeof opscope != = 'undefined' && opscope.pickFile) opscope.pickFile(UTF8ToString(accept));
 });
 
 EM_JS(char*, js_take_picked_files, (), {
-  const paths = (typeof opscope !== 'undefined' && opscope.takePicked) ? opscope.takePicked() : [];
+  const paths = (typeof opscope != = 'undefined' && opscope.takePicked) ? opscope.takePicked() : [];
   return stringToNewUTF8(paths.join('\n'));
 });
 
 EM_JS(void, js_finished, (int code), {
-  if (typeof opscope !== 'undefined' && opscope.finished) opscope.finished(code);
+  if (typeof opscope != = 'undefined' && opscope.finished) opscope.finished(code);
 });
 
-EM_JS(int, js_live_state_wanted, (), {
-  return (typeof opscope !== 'undefined' && opscope.liveStateWanted && opscope.liveStateWanted()) ? 1 : 0;
-});
+EM_JS(int, js_live_state_wanted, (),
+      { return (typeof opscope != = 'undefined' && opscope.liveStateWanted && opscope.liveStateWanted()) ? 1 : 0; });
 
 EM_JS(void, js_publish_live_state, (const char* json), {
-  if (typeof opscope !== 'undefined') opscope.liveState = UTF8ToString(json);
+  if (typeof opscope != = 'undefined') opscope.liveState = UTF8ToString(json);
 });
 
 // The smallest step performance.now() takes (ms), from a few of its ticks.
@@ -100,13 +105,13 @@ EM_JS(double, js_clock_resolution_ms, (), {
   let best = Infinity, t = performance.now();
   for (let i = 0, ticks = 0; i < 1000000 && ticks < 3; ++i) {
     const u = performance.now();
-    if (u !== t) {
+    if (u != = t) {
       best = Math.min(best, u - t);
       t = u;
       ++ticks;
     }
   }
-  return best === Infinity ? 1 : best;
+  return best == = Infinity ? 1 : best;
 });
 
 std::vector<std::string> split_lines(char* text) {
@@ -123,8 +128,9 @@ std::vector<std::string> split_lines(char* text) {
 Arguments start(int argc, char** argv) {
   js_mount_persistent(kHome);
   (void)chdir(kHome);  // where save("x.npy") writes, before it is downloaded
-  limit_threads(1, "the browser build runs on one thread: WebAssembly threads need a page the server "
-                   "isolates (COOP/COEP headers), which a plain static host does not send");
+  limit_threads(1,
+                "the browser build runs on one thread: WebAssembly threads need a page the server "
+                "isolates (COOP/COEP headers), which a plain static host does not send");
   Arguments a;
   a.args.push_back(argc > 0 && argv[0] ? argv[0] : "opscope");
   char* line = js_command_line();
@@ -166,7 +172,9 @@ std::vector<std::string> kept_file_dirs() {
 
 void persist_files() { js_persist(); }
 
-void report_to_class(const std::string& kind, const std::string& json) { js_report_to_class(kind.c_str(), json.c_str()); }
+void report_to_class(const std::string& kind, const std::string& json) {
+  js_report_to_class(kind.c_str(), json.c_str());
+}
 
 bool live_state_wanted() {
   static const bool wanted = js_live_state_wanted() != 0;  // the address does not change
@@ -187,8 +195,9 @@ void require(Feature f, const std::string& what) {
       throw Error(what + " is the desktop app's terminal; this is the browser version",
                   "the console under the graph runs the same language, :commands included");
     case Feature::cxx_extensions:
-      throw Error(what + ": C++ extensions need the desktop app (they are compiled by a C++ compiler and "
-                         "loaded as a shared library, which a browser cannot do)",
+      throw Error(what +
+                      ": C++ extensions need the desktop app (they are compiled by a C++ compiler and "
+                      "loaded as a shared library, which a browser cannot do)",
                   "in the browser, write the operator in the language: @op def my_op(x): ... with "
                   "@my_op.backward (see :help op)");
     case Feature::threads:
@@ -201,7 +210,8 @@ void require(Feature f, const std::string& what) {
 }
 
 ChildRun run_self_limited(const std::vector<std::string>&, double, size_t) {
-  throw Error("the browser runs no child processes", "grade in-process (the browser's attempts are re-graded by the class server)");
+  throw Error("the browser runs no child processes",
+              "grade in-process (the browser's attempts are re-graded by the class server)");
 }
 
 }  // namespace opscope::platform

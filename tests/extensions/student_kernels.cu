@@ -40,7 +40,8 @@ OpDef student_op(const std::string& name, const std::string& doc, KernelFn cpu, 
   OpDef d = OpDef::declare(name, "student", doc, {"x"});
   d.infer = [scalar_out](const InferCtx& c) {
     c.expect_float(0);
-    return std::vector<TensorMeta>{scalar_out ? TensorMeta{Shape{1}, c.inputs[0].dtype, c.inputs[0].device} : c.inputs[0]};
+    return std::vector<TensorMeta>{scalar_out ? TensorMeta{Shape{1}, c.inputs[0].dtype, c.inputs[0].device}
+                                              : c.inputs[0]};
   };
   d.kernel(Device::cpu, "default", std::move(cpu));
   d.kernel(Device::cuda, "default", std::move(gpu));
@@ -64,8 +65,7 @@ OPSCOPE_REGISTER_OPS(register_student_kernels) {
         OPSCOPE_CUDA_LAUNCHED("axpy_kernel");
       }));
   registry.add(student_op(
-      "student_shift", "y = x (with an off-by-one guard on the GPU)",
-      [](KernelCtx& k) { k.out().copy_from(k.in(0)); },
+      "student_shift", "y = x (with an off-by-one guard on the GPU)", [](KernelCtx& k) { k.out().copy_from(k.in(0)); },
       [](KernelCtx& k) {
         check_f32(k);
         const Tensor x = cuda::dense(k.in(0));

@@ -16,12 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ws.tracker().set_cap(int64_t(256) << 20);  // big tensors are refused, not allocated
   try {
     auto m = interop::ImportedModel::from_model(
-        interop::parse_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), "<fuzz>", ws.tracker().cap()));
+        interop::parse_onnx_bytes(std::string(reinterpret_cast<const char*>(data), size), "<fuzz>",
+                                  ws.tracker().cap()));
     std::vector<Tensor> inputs;
     for (auto& in : m->inputs()) inputs.push_back(Tensor::zeros(in.shape, in.dtype));
     NoGradGuard no_grad;
     m->apply(ws, inputs);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   return 0;
 }

@@ -51,7 +51,8 @@ Directives read_directives(const std::string& text) {
     else if (body == "as a lesson") d.as_lesson = true;
     else if (body.rfind("symlink ", 0) == 0) {
       const size_t arrow = body.find(" -> ");
-      if (arrow != std::string::npos) d.symlinks.emplace_back(trim(body.substr(8, arrow - 8)), trim(body.substr(arrow + 4)));
+      if (arrow != std::string::npos)
+        d.symlinks.emplace_back(trim(body.substr(8, arrow - 8)), trim(body.substr(arrow + 4)));
     } else if (body.rfind("no file ", 0) == 0) {
       d.absent.push_back(trim(body.substr(8)));
     }
@@ -66,7 +67,11 @@ bool is_rollback_case(const std::string& text) { return text.find(kBadPartMarker
 std::string check_rollback(const std::string& text, const std::string& name) {
   const size_t cut = text.find(kBadPartMarker);
   if (cut == std::string::npos) return {};
-  const std::string setup = text.substr(0, cut), bad = std::string(static_cast<size_t>(std::count(text.begin(), text.begin() + static_cast<long>(cut), '\n')), '\n') + text.substr(cut);
+  const std::string setup = text.substr(0, cut),
+                    bad = std::string(static_cast<size_t>(
+                                          std::count(text.begin(), text.begin() + static_cast<long>(cut), '\n')),
+                                      '\n') +
+                          text.substr(cut);
   const Directives d = read_directives(text);
   Workspace ws;
   WorkspaceScope scope(ws);
@@ -77,7 +82,8 @@ std::string check_rollback(const std::string& text, const std::string& name) {
     // A lesson in the corpus folder, its scratch folder in a temp folder of its own.
     const fs::path data = fs::temp_directory_path() / ("opscope-rollback-" + std::to_string(getpid()));
     setenv("XDG_DATA_HOME", data.c_str(), 1);
-    auto policy = std::make_shared<lesson::LessonFilePolicy>((fs::path(name).parent_path() / "lesson.md").string(), "corpus");
+    auto policy =
+        std::make_shared<lesson::LessonFilePolicy>((fs::path(name).parent_path() / "lesson.md").string(), "corpus");
     fs::create_directories(policy->scratch());
     for (auto& [link, target] : d.symlinks) {
       std::error_code ec;
@@ -102,7 +108,8 @@ std::string check_rollback(const std::string& text, const std::string& name) {
     return name + ": the bad part was to be interrupted after " + std::to_string(d.interrupt_after_steps) +
            " steps but failed otherwise (" + std::to_string(steps) + " steps ran):\n" + err.str();
   const std::string after = workspace_state(session);
-  if (after != before) return name + ": the workspace changed:\n--- before\n" + before + "--- after\n" + after + "--- error\n" + err.str();
+  if (after != before)
+    return name + ": the workspace changed:\n--- before\n" + before + "--- after\n" + after + "--- error\n" + err.str();
   for (auto& p : d.absent)
     if (fs::exists(fs::symlink_status(p))) return name + ": " + p + " exists: a refused write wrote it";
   return {};

@@ -25,19 +25,15 @@ namespace {
 
 using namespace opscope;
 
-constexpr int64_t kRows = 4;          // rows of the tile of C held in registers
+constexpr int64_t kRows = 4;  // rows of the tile of C held in registers
 constexpr int64_t kVectorBytes = 32;  // one AVX2 register (opscope is built for x86-64-v3)
 
-template <class T>
-using Vector [[gnu::vector_size(kVectorBytes)]] = T;
-template <class T>
-constexpr int64_t kLanes = kVectorBytes / sizeof(T);  // 8 floats or 4 doubles
-template <class T>
-constexpr int64_t kCols = 2 * kLanes<T>;             // columns of the tile: two registers a row
+template <class T> using Vector [[gnu::vector_size(kVectorBytes)]] = T;
+template <class T> constexpr int64_t kLanes = kVectorBytes / sizeof(T);  // 8 floats or 4 doubles
+template <class T> constexpr int64_t kCols = 2 * kLanes<T>;  // columns of the tile: two registers a row
 
 // C[0..4)[0..kCols) = A[0..4)[0..K) · panel, where panel is B's kCols columns as K dense rows.
-template <class T>
-void tile_in_registers(const T* A, int64_t lda, const T* panel, int64_t K, T* C, int64_t ldc) {
+template <class T> void tile_in_registers(const T* A, int64_t lda, const T* panel, int64_t K, T* C, int64_t ldc) {
   using V = Vector<T>;
   V acc[kRows][2] = {};
   for (int64_t k = 0; k < K; ++k) {
@@ -58,7 +54,8 @@ void tile_in_registers(const T* A, int64_t lda, const T* panel, int64_t K, T* C,
 
 // A tile at the bottom or right edge of C (fewer rows or columns): the plain sum.
 template <class T>
-void edge_tile(const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc, int64_t rows, int64_t cols, int64_t K) {
+void edge_tile(const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t ldc, int64_t rows, int64_t cols,
+               int64_t K) {
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < cols; ++c) {
       T sum = 0;
@@ -68,8 +65,7 @@ void edge_tile(const T* A, int64_t lda, const T* B, int64_t ldb, T* C, int64_t l
 }
 
 // C (M×N) = A (M×K) · B (K×N), all row-major and dense; `panel` has room for K×kCols values.
-template <class T>
-void gemm_register_blocked(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K, T* panel) {
+template <class T> void gemm_register_blocked(const T* A, const T* B, T* C, int64_t M, int64_t N, int64_t K, T* panel) {
   for (int64_t j0 = 0; j0 < N; j0 += kCols<T>) {
     const int64_t cols = std::min(kCols<T>, N - j0);
     if (cols == kCols<T>)
@@ -105,8 +101,8 @@ void matmul_mine(KernelCtx& k) {
     const std::vector<int64_t> oa = matrix_offsets(a, batch), ob = matrix_offsets(b, batch);
     Tensor panel = k.workspace({std::max<int64_t>(K, 1), kCols<T>}, out.dtype());  // freed when the kernel returns
     for (size_t i = 0; i < oa.size(); ++i)
-      gemm_register_blocked<T>(a.data<T>() + oa[i], b.data<T>() + ob[i], out.data<T>() + static_cast<int64_t>(i) * M * N, M, N, K,
-                               panel.data<T>());
+      gemm_register_blocked<T>(a.data<T>() + oa[i], b.data<T>() + ob[i],
+                               out.data<T>() + static_cast<int64_t>(i) * M * N, M, N, K, panel.data<T>());
   });
 }
 

@@ -69,7 +69,7 @@ OPSCOPE_REGISTER_OPS(register_swish) {
       });
     });
     d.differentiable = false;  // no second derivative here
-    d.checked_via = "swish";   // swish's gradcheck exercises this op
+    d.checked_via = "swish";  // swish's gradcheck exercises this op
     d.cost = cpu::elementwise_cost(9);
     registry.add(std::move(d));
   }

@@ -13,19 +13,14 @@ namespace {
 
 using namespace opscope;
 
-template <class T>
-__device__ T sigmoid(T x) {
-  return T(1) / (T(1) + exp(-x));
-}
+template <class T> __device__ T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
 
-template <class T>
-__global__ void swish_forward(const T* x, T* y, int64_t n) {
+template <class T> __global__ void swish_forward(const T* x, T* y, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
     y[i] = x[i] * sigmoid(x[i]);
 }
 
-template <class T>
-__global__ void swish_backward(const T* x, const T* dy, T* dx, int64_t n) {
+template <class T> __global__ void swish_backward(const T* x, const T* dy, T* dx, int64_t n) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x) {
     const T s = sigmoid(x[i]);
     dx[i] = dy[i] * s * (T(1) + x[i] * (T(1) - s));
@@ -51,7 +46,8 @@ OPSCOPE_REGISTER_OPS(register_swish_cuda) {
       const Tensor dy = cuda::dense(k.in(1).dtype() == x.dtype() ? k.in(1) : k.in(1).cast(x.dtype()));
       const int64_t n = x.numel();
       if (n == 0) return;
-      swish_backward<<<cuda::grid_for(n), cuda::kThreads, 0, cuda::stream()>>>(x.data<T>(), dy.data<T>(), k.out().data<T>(), n);
+      swish_backward<<<cuda::grid_for(n), cuda::kThreads, 0, cuda::stream()>>>(x.data<T>(), dy.data<T>(),
+                                                                               k.out().data<T>(), n);
       OPSCOPE_CUDA_LAUNCHED("swish_backward");
     });
   });
