@@ -3,10 +3,12 @@
 // request the 32-byte sectors it touches (global) or the shared-memory wavefronts it needs (32
 // banks of 4 bytes: distinct words in one bank serialise, lanes reading one word share it).
 // Sites are named file:line by site_text (gpusim/sites.cpp).
+#include <cstdint>
 #include <cstring>
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -39,8 +41,9 @@ uint64_t sectors_of(const Request& r) {
   return uint64_t(std::unique(s, s + n) - s);
 }
 
-// Wavefronts of a shared-memory request; `words` gets the distinct 4-byte words it reads (1: a broadcast).
-uint64_t wavefronts_of(const Request& r, uint64_t& words_out) {
+// Wavefronts of a shared-memory request; `words` gets the distinct 4-byte words it reads (1: a
+// broadcast), `bank_out` (if asked) the lowest bank holding the most of them.
+uint64_t wavefronts_of(const Request& r, uint64_t& words_out, int* bank_out) {
   const uintptr_t base = reinterpret_cast<uintptr_t>(shared_base());
   uintptr_t words[128];
   size_t n = 0;
@@ -53,13 +56,75 @@ uint64_t wavefronts_of(const Request& r, uint64_t& words_out) {
   int per_bank[32] = {};
   int most = 0;
   for (size_t i = 0; i < n; ++i) most = std::max(most, ++per_bank[words[i] % 32]);
+  if (bank_out) {
+    *bank_out = 0;
+    for (int b = 0; b < 32; ++b)
+      if (per_bank[b] == most) {
+        *bank_out = b;
+        break;
+      }
+  }
   return uint64_t(std::max(most, 1));
+}
+
+WorstRequest describe_request(const Request& r, uint64_t cost, int bank, uint3 block, int warp) {
+  WorstRequest w;
+  w.set = true;
+  w.block[0] = block.x, w.block[1] = block.y, w.block[2] = block.z;
+  w.warp = warp;
+  w.cost = cost;
+  const uintptr_t base = reinterpret_cast<uintptr_t>(shared_base());
+  // A lane counts when one of its words lies in the bank (shared) or always (global).
+  auto in_bank = [&](uint32_t i) {
+    for (uintptr_t x = (r.addr[i] - base) / 4; x <= (r.addr[i] - base + r.bytes[i] - 1) / 4; ++x)
+      if (int(x % 32) == bank) return true;
+    return false;
+  };
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  int first_lane = 99, last_lane = -1;
+  for (uint32_t i = 0; i < r.n; ++i) {
+    if (r.space == Space::shared && !in_bank(i)) continue;
+    w.lanes |= uint32_t(1) << r.lane[i];
+    lo = std::min(lo, r.addr[i]);
+    hi = std::max(hi, r.addr[i] + r.bytes[i]);
+    if (r.lane[i] < first_lane) first_lane = r.lane[i], w.first_addr = r.addr[i];
+    if (r.lane[i] > last_lane) last_lane = r.lane[i], w.last_addr = r.addr[i];
+  }
+  if (r.space == Space::shared) {
+    w.bank = bank;
+    w.first_offset = w.first_addr - base, w.last_offset = w.last_addr - base;
+    return w;
+  }
+  w.span_bytes = hi > lo ? hi - lo : 0;
+  const Allocation* a = find_allocation(w.first_addr);
+  w.first_offset = a ? w.first_addr - a->begin : 0;
+  w.last_offset = a ? w.last_addr - a->begin : 0;
+  // The stride between lanes in lane order, when every step is the same.
+  uintptr_t by_lane[32];
+  bool has[32] = {};
+  for (uint32_t i = 0; i < r.n; ++i) by_lane[r.lane[i]] = r.addr[i], has[r.lane[i]] = true;
+  int64_t stride = 0;
+  int prev = -1;
+  bool uniform = true;
+  for (int l = 0; l < 32 && uniform; ++l) {
+    if (!has[l]) continue;
+    if (prev >= 0) {
+      const int64_t step = (int64_t(by_lane[l]) - int64_t(by_lane[prev])) / (l - prev);
+      if (step * (l - prev) != int64_t(by_lane[l]) - int64_t(by_lane[prev]) || (stride && step != stride))
+        uniform = false;
+      stride = step;
+    }
+    prev = l;
+  }
+  w.stride_bytes = uniform ? stride : 0;
+  return w;
 }
 
 namespace {
 
 struct Totals {
   uint64_t requests = 0, sectors = 0, wavefronts = 0, lanes = 0, bytes = 0, words = 0;
+  WorstRequest worst;
 };
 
 // The running launch's totals per site, summed over its blocks.
@@ -154,6 +219,7 @@ void analyse_block(const std::vector<Access>& log, int threads, LaunchRecord& re
       Request& q = sc.requests[r];
       if (q.n < 32) {
         q.addr[q.n] = a.addr;
+        q.lane[q.n] = uint8_t(a.lane & 31u);
         q.bytes[q.n++] = a.bytes;
       }
     }
@@ -162,16 +228,25 @@ void analyse_block(const std::vector<Access>& log, int threads, LaunchRecord& re
       ++t.requests;
       t.lanes += q.n;
       for (uint32_t i = 0; i < q.n; ++i) t.bytes += q.bytes[i];
+      // The site's costliest request so far is described (rarely: only when one costs more).
       if (q.space == Space::global) {
-        t.sectors += sectors_of(q);
+        const uint64_t sectors = sectors_of(q);
+        t.sectors += sectors;
+        if (sectors > t.worst.cost) t.worst = describe_request(q, sectors, -1, g_view.block, int(w));
       } else {
         uint64_t words = 0;
-        t.wavefronts += wavefronts_of(q, words);
+        int bank = 0;
+        const uint64_t ways = wavefronts_of(q, words, &bank);
+        t.wavefronts += ways;
         t.words += words;
+        if (ways > t.worst.cost) t.worst = describe_request(q, ways, bank, g_view.block, int(w));
       }
     }
   }
 }
+
+std::function<std::string(uintptr_t, bool)> g_address_namer;
+void set_address_namer(std::function<std::string(uintptr_t, bool)> namer) { g_address_namer = std::move(namer); }
 
 // Turns the totals into the record's sites (called once per launch, after its last block).
 void discard_totals() { t_totals.clear(); }
@@ -192,6 +267,11 @@ void finish_record(LaunchRecord& rec) {
     s.lanes = t.lanes;
     s.bytes = t.bytes;
     s.words = t.words;
+    s.worst = std::move(t.worst);
+    if (s.worst.set && g_address_namer) {
+      s.worst.first_name = g_address_namer(s.worst.first_addr, s.shared);
+      s.worst.last_name = g_address_namer(s.worst.last_addr, s.shared);
+    }
     rec.sites.push_back(std::move(s));
   }
   t_totals.clear();

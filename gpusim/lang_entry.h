@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "gpusim/lanes.h"
@@ -30,5 +31,9 @@ int running_lane();  // the running lane's index in its block
 int last_resumed_lane();
 // FLOPs the caller counted (the launch's record adds them).
 void add_flops(uint64_t n);
+// While set, each site's costliest request names its first and last lanes' addresses with it
+// (global or shared memory; "" leaves one unnamed): "Bt[0, 3]" for the front end's arrays. Set
+// around a launch (the arrays must be alive when it ends); cleared with an empty function.
+void set_address_namer(std::function<std::string(uintptr_t addr, bool shared)> namer);
 
 }  // namespace gpusim

@@ -11,6 +11,24 @@ namespace gpusim {
 
 enum class AccessKind : uint8_t { load, store, atomic };
 
+// The costliest request of a site (the first of the most wavefronts or sectors, in the order the
+// blocks and warps ran): where it was and which lanes made it cost so much, so that feedback can say
+// "lanes 0–31 read 32 words in bank 3". Shared: the lanes whose words fall in the most-loaded bank;
+// global: every lane of the request.
+struct WorstRequest {
+  bool set = false;
+  unsigned block[3] = {0, 0, 0};
+  int warp = 0;  // within the block
+  uint32_t lanes = 0;  // bit l: lane l of the warp
+  uint64_t cost = 0;  // shared: wavefronts (the ways of its conflict); global: sectors
+  int bank = -1;  // shared: the bank with the most distinct words (bank_words = cost of them)
+  uint64_t span_bytes = 0;  // global: from the lowest byte any lane touched to past the highest
+  int64_t stride_bytes = 0;  // global: between consecutive lanes' addresses when all are equal (else 0)
+  uintptr_t first_addr = 0, last_addr = 0;  // the lowest and the highest of `lanes`' addresses
+  uint64_t first_offset = 0, last_offset = 0;  // shared: from the block's shared memory; global: from its allocation
+  std::string first_name, last_name;  // what a front end names those addresses ("Bt[0, 3]"), if it does
+};
+
 struct SiteRecord {
   std::string file;  // base name, e.g. "matmul.cu"
   int line = 0;
@@ -18,6 +36,7 @@ struct SiteRecord {
   AccessKind kind = AccessKind::load;
   uint64_t requests = 0, sectors = 0, wavefronts = 0, lanes = 0, bytes = 0;
   uint64_t words = 0;  // shared: distinct 4-byte words summed over requests (words = requests: broadcasts)
+  WorstRequest worst;
 };
 
 struct LaunchRecord {

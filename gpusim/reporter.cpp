@@ -29,6 +29,40 @@ std::string dims(const unsigned d[3]) {
   return "[" + std::to_string(d[0]) + ", " + std::to_string(d[1]) + ", " + std::to_string(d[2]) + "]";
 }
 
+// Lanes of a warp as ranges: "0–31", "0, 16", "0–7, 16–23".
+std::string lanes_text(uint32_t mask) {
+  std::string s;
+  for (int l = 0; l < 32; ++l) {
+    if (!(mask >> l & 1u)) continue;
+    int e = l;
+    while (e + 1 < 32 && (mask >> (e + 1) & 1u)) ++e;
+    s += (s.empty() ? "" : ", ") + std::to_string(l);
+    if (e > l) s += (e == l + 1 ? ", " : "\xe2\x80\x93") + std::to_string(e);
+    l = e;
+  }
+  return s;
+}
+
+// The site's costliest request: where, which lanes, and what made it cost (bank or sectors).
+std::string worst_json(const SiteRecord& s) {
+  const WorstRequest& w = s.worst;
+  std::string lanes;
+  for (int l = 0; l < 32; ++l)
+    if (w.lanes >> l & 1u) lanes += (lanes.empty() ? "" : ", ") + std::to_string(l);
+  std::string j = "{\"block\": " + dims(w.block) + ", \"warp\": " + std::to_string(w.warp) + ", \"lanes\": [" + lanes +
+                  "], \"lanes_text\": " + quoted(lanes_text(w.lanes));
+  if (s.shared)
+    j += ", \"bank\": " + std::to_string(w.bank) + ", \"bank_words\": " + std::to_string(w.cost) +
+         ", \"ways\": " + std::to_string(w.cost);
+  else
+    j += ", \"sectors\": " + std::to_string(w.cost) + ", \"span_bytes\": " + std::to_string(w.span_bytes) +
+         ", \"stride_bytes\": " + std::to_string(w.stride_bytes);
+  j += ", \"first_offset\": " + std::to_string(w.first_offset) + ", \"last_offset\": " + std::to_string(w.last_offset);
+  if (!w.first_name.empty()) j += ", \"first\": " + quoted(w.first_name);
+  if (!w.last_name.empty()) j += ", \"last\": " + quoted(w.last_name);
+  return j + "}";
+}
+
 std::string site_json(const SiteRecord& s) {
   const double req = s.requests ? double(s.requests) : 1.0;
   const char* access = s.kind == AccessKind::load ? "load" : s.kind == AccessKind::store ? "store" : "atomic";
@@ -37,7 +71,7 @@ std::string site_json(const SiteRecord& s) {
          "\", \"requests\": " + std::to_string(s.requests) +
          ", \"sectors_per_request\": " + number(s.shared ? 0 : s.sectors / req) +
          ", \"wavefronts_per_request\": " + number(s.shared ? s.wavefronts / req : 0) +
-         ", \"active_lanes\": " + number(s.lanes / req) + "}";
+         ", \"active_lanes\": " + number(s.lanes / req) + (s.worst.set ? ", \"worst\": " + worst_json(s) : "") + "}";
 }
 
 std::string launch_json(const LaunchRecord& r, const GpuPreset& gpu) {

@@ -94,9 +94,12 @@ struct Request {
   uint32_t n = 0;
   uintptr_t addr[32];
   uint8_t bytes[32];
+  uint8_t lane[32];  // each access's lane within its warp
 };
 uint64_t sectors_of(const Request& r);
-uint64_t wavefronts_of(const Request& r, uint64_t& words_out);
+uint64_t wavefronts_of(const Request& r, uint64_t& words_out, int* bank_out = nullptr);
+// The detail of a request that costs `cost` (wavefronts or sectors): its lanes, bank or span.
+WorstRequest describe_request(const Request& r, uint64_t cost, int bank, uint3 block, int warp);
 // The warp view's trace (trace.cpp): whether this block is traced, its barriers, its analysis.
 bool tracing_block(const LaunchInfo& launch, uint3 block);
 void note_traced_barrier(const void* site);

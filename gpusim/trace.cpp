@@ -84,6 +84,7 @@ void trace_block(const std::vector<Access>& log) {
     Request& q = built[it->second].q;
     if (q.n < 32) {
       built[it->second].lane[q.n] = uint8_t(a.lane % 32);
+      q.lane[q.n] = uint8_t(a.lane % 32);
       q.addr[q.n] = a.addr;
       q.bytes[q.n] = a.bytes;
       ++q.n;

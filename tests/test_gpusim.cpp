@@ -103,6 +103,51 @@ TEST_CASE("sim: tiled_conflicting's Bt reads 32 wavefronts per request, tiled_pa
   }
 }
 
+TEST_CASE("sim: a site's worst request: tiled_conflicting's Bt column is bank 0, lanes 0-31, 32 ways",
+          "[sim][gpusim]") {
+  if (skip_without_sim()) return;
+  const int line = line_of("ops/cuda/matmul.cu", "acc += As[ty][k] * Bt[tx][k]");
+  for (const char* algo : {"tiled_conflicting", "tiled_padded"}) {
+    INFO(algo);
+    const bool conflicting = std::string(algo) == "tiled_conflicting";
+    const auto launch = only_launch(record_matmul(algo, 64), "mm_tiled_transposed_b");
+    const auto reads = sites_at(launch, line, true, gpusim::AccessKind::load);
+    REQUIRE(reads.size() == 2);
+    // Block (0,0), warp 0, k = 0: lane tx reads Bt[tx][0], word W·tx, bank (W·tx) % 32.
+    const gpusim::WorstRequest& bt = reads[1].worst;
+    REQUIRE(bt.set);
+    CHECK(bt.block[0] == 0);
+    CHECK(bt.block[1] == 0);
+    CHECK(bt.warp == 0);
+    CHECK(bt.bank == 0);
+    // W = 32: all 32 lanes in bank 0; W = 33: bank tx % 32, lane 0's alone.
+    CHECK(bt.cost == (conflicting ? 32u : 1u));
+    CHECK(bt.lanes == (conflicting ? 0xffffffffu : 1u));
+    CHECK(bt.last_offset - bt.first_offset == (conflicting ? 31u * 32 * 4 : 0u));
+    CHECK(bt.first_name.empty());  // a .cu kernel's arrays have no names the simulator knows
+    // As[ty][k]: one word for the whole warp, a broadcast: 1 way, every lane.
+    CHECK(reads[0].worst.cost == 1);
+    CHECK(reads[0].worst.lanes == 0xffffffffu);
+  }
+}
+
+TEST_CASE("sim: a global site's worst request: naive matmul's B row, 16 lanes per row, 2 sectors", "[sim][gpusim]") {
+  if (skip_without_sim()) return;
+  const int line = line_of("ops/cuda/matmul.cu", "acc += A[int64_t(i) * g.K + k] * B[int64_t(k) * g.N + j]");
+  const auto launch = only_launch(record_matmul("naive", 64), "mm_naive");
+  const auto reads = sites_at(launch, line, false, gpusim::AccessKind::load);
+  REQUIRE(reads.size() == 2);
+  // B[k·N + j]: a warp of 16×16 blocks is two rows ty of 16 lanes tx, all at the same k: lanes
+  // 0–15 read B[k][0..15], lanes 16–31 the same 64 bytes again: 2 sectors, 64 bytes, no single stride.
+  const gpusim::WorstRequest& b = reads[1].worst;
+  REQUIRE(b.set);
+  CHECK(b.cost == 2);
+  CHECK(b.lanes == 0xffffffffu);
+  CHECK(b.span_bytes == 64);
+  CHECK(b.stride_bytes == 0);
+  CHECK(b.bank == -1);
+}
+
 TEST_CASE("sim: naive matmul with 16x16 blocks reads 2 sectors per request of A and of B", "[sim][gpusim]") {
   if (skip_without_sim()) return;
   const int line = line_of("ops/cuda/matmul.cu", "acc += A[int64_t(i) * g.K + k] * B[int64_t(k) * g.N + j]");

@@ -168,6 +168,82 @@ TEST_CASE("kernel: a shared column read is a 32-way bank conflict, a padded tile
   }
 }
 
+// The worst request's detail (the "worst" dict of a site) as text: "bank=3 ways=32 lanes=0–31 first=Bt[0, 3]".
+std::string worst_text(Lab& lab, int line, const std::string& access, std::initializer_list<const char*> keys) {
+  const lang::Value r = last_launch(lab);
+  std::string out;
+  for (const lang::Value& s : *field(r, "sites").items) {
+    if (field(s, "line").i != line || field(s, "access").s != access) continue;
+    const lang::Value& w = field(s, "worst");
+    for (const char* k : keys) {
+      const lang::Value& v = field(w, k);
+      out += (out.empty() ? "" : " ") + std::string(k) + "=" + (v.kind == lang::Value::string ? v.s : lang::repr(v));
+    }
+  }
+  return out;
+}
+
+TEST_CASE("kernel: a site's worst request names its bank, its lanes and the elements they read", "[kernel]") {
+  Lab lab;
+  // Lanes tx = 0..31 of warp ty read Bt[tx, 3]: word W·tx + 3, in bank (W·tx + 3) % 32.
+  //  W = 32: bank 3 for every lane, 32 words, a 32-way conflict of lanes 0–31.
+  //  W = 33: bank (tx + 3) % 32, one word each; the lowest bank, 0, is lane 29's.
+  //  W = 34: bank (2·tx + 3) % 32, the odd banks twice each; the lowest, 1, is lanes 15 and 31's.
+  const std::pair<int, const char*> cases[] = {
+      {32,
+       "bank=3 bank_words=32 ways=32 lanes_text=0\xe2\x80\x93"
+       "31 first=Bt[0, 3] last=Bt[31, 3]"},
+      {33, "bank=0 bank_words=1 ways=1 lanes_text=29 first=Bt[29, 3] last=Bt[29, 3]"},
+      {34, "bank=1 bank_words=2 ways=2 lanes_text=15, 31 first=Bt[15, 3] last=Bt[31, 3]"},
+  };
+  for (const auto& [width, want] : cases) {
+    INFO("tile width " << width);
+    lab.ok(
+        "@kernel\n"
+        "def column(A, out):\n"
+        "    Bt = shared((32, " +
+        std::to_string(width) +
+        "))\n"
+        "    tx = threadIdx.x\n"
+        "    ty = threadIdx.y\n"
+        "    Bt[ty, tx] = A[ty, tx]\n"  // line 6: a row of the tile: 32 banks
+        "    syncthreads()\n"
+        "    out[ty, tx] = Bt[tx, 3]\n"  // line 8: column 3 of the tile
+        "A = randn(32, 32)\nout = zeros(32, 32)\ncolumn[1, (32, 32)](A, out)");
+    CHECK(worst_text(lab, 8, "load", {"bank", "bank_words", "ways", "lanes_text", "first", "last"}) == want);
+    CHECK(worst_text(lab, 8, "load", {"block", "warp"}) == "block=[0, 0, 0] warp=0");
+    CHECK(worst_text(lab, 6, "store", {"ways", "lanes_text", "first", "last"}) ==
+          "ways=1 lanes_text=0 first=Bt[0, 0] last=Bt[0, 0]");  // bank 0 holds lane 0's word only
+  }
+  const lang::Value r = last_launch(lab);
+  for (const lang::Value& s : *field(r, "sites").items)
+    if (field(s, "line").i == 8 && field(s, "access").s == "load")
+      CHECK(field(field(s, "worst"), "lanes").items->size() == 2);
+}
+
+TEST_CASE("kernel: a global site's worst request names its sectors, lanes, stride and span", "[kernel]") {
+  Lab lab;
+  lab.ok(
+      "@kernel\n"
+      "def copy(A, B, C):\n"
+      "    tx = threadIdx.x\n"
+      "    ty = threadIdx.y\n"
+      "    B[ty, tx] = A[ty, tx]\n"  // line 5: a row: lanes 4 bytes apart, 128 bytes, 4 sectors
+      "    if tx < 20:\n"
+      "        C[ty, tx] = A[tx, ty]\n"  // line 7: a column: rows 128 bytes apart, 20 lanes, 20 sectors
+      "A = randn(32, 32)\nB = zeros(32, 32)\nC = zeros(32, 32)\ncopy[1, (32, 32)](A, B, C)");
+  CHECK(worst_text(lab, 5, "load", {"sectors", "stride_bytes", "span_bytes", "lanes_text", "first", "last"}) ==
+        "sectors=4 stride_bytes=4 span_bytes=128 lanes_text=0\xe2\x80\x93"
+        "31 first=A[0, 0] last=A[0, 31]");
+  // 19 steps of 128 bytes plus the last float: 19 · 128 + 4 = 2436 bytes.
+  CHECK(worst_text(lab, 7, "load", {"sectors", "stride_bytes", "span_bytes", "lanes_text", "first", "last"}) ==
+        "sectors=20 stride_bytes=128 span_bytes=2436 lanes_text=0\xe2\x80\x93"
+        "19 first=A[0, 0] last=A[19, 0]");
+  CHECK(worst_text(lab, 7, "load", {"first_offset", "last_offset"}) == "first_offset=0 last_offset=2432");
+  CHECK(worst_text(lab, 7, "store", {"sectors", "stride_bytes", "first", "last"}) ==
+        "sectors=3 stride_bytes=4 first=C[0, 0] last=C[0, 19]");  // 80 bytes from offset 0: sectors 0, 1, 2
+}
+
 TEST_CASE("kernel: a missing barrier is a shared-memory race at both lines, the workspace unchanged", "[kernel]") {
   Lab lab;
   lab.ok(
@@ -323,3 +399,4 @@ TEST_CASE("kernel: Ctrl-C stops a launch of a million blocks and undoes the stat
   CHECK(s < 5.0);
   CHECK(var(lab, "X").get(0) == 0.0);
 }
+

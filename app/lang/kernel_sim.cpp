@@ -209,6 +209,34 @@ void run_lane(void* arg) {
   gpusim::add_flops(kernel::take_flops());
 }
 
+// "Bt[0, 3]": the element of one of the launch's arrays at a device address ("" when none holds it).
+std::string element_at(uintptr_t addr, bool shared, const std::deque<kernel::Array>& globals,
+                       const std::deque<kernel::Array>& shareds) {
+  for (const kernel::Array& a : shared ? shareds : globals) {
+    const uintptr_t size = uintptr_t(dtype_size(a.dtype));
+    if (addr < a.base || addr >= a.base + uintptr_t(a.numel) * size) continue;
+    int64_t flat = int64_t((addr - a.base) / size);
+    std::string s = a.name + "[";
+    for (int d = 0; d < a.ndim; ++d) {
+      s += (d ? ", " : "") + std::to_string(flat / a.strides[d]);
+      flat %= a.strides[d];
+    }
+    return s + "]";
+  }
+  return "";
+}
+
+// While a launch runs, its costliest requests name their elements; cleared however it ends.
+struct NameElements {
+  NameElements(const std::deque<kernel::Array>& globals, const std::deque<kernel::Array>& shareds) {
+    gpusim::set_address_namer(
+        [&globals, &shareds](uintptr_t addr, bool shared) { return element_at(addr, shared, globals, shareds); });
+  }
+  ~NameElements() { gpusim::set_address_namer({}); }
+  NameElements(const NameElements&) = delete;
+  NameElements& operator=(const NameElements&) = delete;
+};
+
 Value LaunchConfig::call(Interpreter& in, const std::string&, CallArgs& args) {
   const Function& f = *kernel_->fn;
   if (!args.keyword.empty())
@@ -304,6 +332,7 @@ Value LaunchConfig::call(Interpreter& in, const std::string&, CallArgs& args) {
   reporter->start();
   reporter->trace_next_launch(kTraceRequests);
   try {
+    const NameElements names(arrays, prog.shared);
     gpusim::run_launch(info, run_lane, &ctx);
   } catch (const Interrupted&) {
     keep_last_launch(*reporter, &f);
