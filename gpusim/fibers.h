@@ -23,5 +23,9 @@ void fiber_yield(int lane);  // from the lane: back to the scheduler
 void fibers_stop(const bool* never_unwind, int n);
 // True while fibers_stop unwinds a lane: its catch-all must let that through.
 bool fiber_unwinding();
+// From the scheduler between two blocks (no lane waits): the front end's idle turn, as a long
+// statement's loop gives it (core/interrupt.h check(): a window draws a frame and reads its
+// Interrupt button), so a long launch can be stopped; throws Interrupted once one was requested.
+void between_blocks();
 
 }  // namespace gpusim

@@ -6,6 +6,7 @@
 #include <new>
 #include <vector>
 
+#include "core/interrupt.h"
 #include "gpusim/fibers.h"
 #include "gpusim/state.h"
 
@@ -109,5 +110,8 @@ void fibers_stop(const bool* never_unwind, int n) {
 }
 
 bool fiber_unwinding() { return t_unwinding; }
+
+// The scheduler runs in place, on the stack the launch was called from: the idle hook may draw there.
+void between_blocks() { opscope::interrupt::check(); }
 
 }  // namespace gpusim

@@ -372,6 +372,7 @@ void run_launch(const LaunchInfo& info, void (*thread)(void*), void* tctx) {
                   analyse_block(s.log, int(s.threads), s.rec);
                   s.log.clear();
                 }
+                between_blocks();  // Interrupt (a drawn frame's button, Ctrl-C) stops the launch here
               }
         } catch (...) {
           s.error = std::current_exception();

@@ -400,3 +400,47 @@ TEST_CASE("kernel: Ctrl-C stops a launch of a million blocks and undoes the stat
   CHECK(var(lab, "X").get(0) == 0.0);
 }
 
+// The window's Interrupt: a frame drawn by the idle hook during a launch reads the button. Here
+// the hook stands for the window: its third call presses Interrupt. Without the simulator's turn
+// between blocks the hook is never called in a launch, and the launch runs to its end.
+TEST_CASE("kernel: the idle hook runs between a launch's blocks, and Interrupt in it stops the launch", "[kernel]") {
+  Lab lab;
+  lab.ok(
+      "@kernel\n"
+      "def spin(X):\n"
+      "    X[0] = 1.0\n"
+      "X = zeros(1)");
+  interrupt::clear();
+  int calls = 0;
+  interrupt::set_idle_hook(
+      [&] {
+        if (++calls == 3) interrupt::request();
+      },
+      0.0);
+  const bool ok = lab.run("spin[200000, 32](X)");
+  interrupt::set_idle_hook({});
+  interrupt::clear();
+  CHECK_FALSE(ok);
+  CHECK(calls == 3);
+  CHECK(lab.err.find("interrupted at") != std::string::npos);
+  CHECK(var(lab, "X").get(0) == 0.0);  // the launch's writes never reach the tensor
+}
+
+TEST_CASE("kernel: the idle hook stops a built-in op's launch on sim too, the workspace unchanged", "[kernel]") {
+  Lab lab;
+  lab.ok("A = randn(128, 128).to(\"sim\")\nC = zeros(1)");
+  interrupt::clear();
+  int calls = 0;
+  interrupt::set_idle_hook(
+      [&] {
+        if (++calls == 2) interrupt::request();
+      },
+      0.0);
+  const bool ok = lab.run("C = matmul(A, A, algo=\"naive\")");  // 8 × 8 blocks of 16 × 16
+  interrupt::set_idle_hook({});
+  interrupt::clear();
+  CHECK_FALSE(ok);
+  CHECK(calls == 2);
+  CHECK(lab.err.find("interrupted") != std::string::npos);
+  CHECK(lab.echo("C.shape") == "[1]");
+}

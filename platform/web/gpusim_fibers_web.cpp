@@ -10,6 +10,7 @@
 #include <memory>
 #include <new>
 
+#include "core/interrupt.h"
 #include "gpusim/fibers.h"
 #include "gpusim/state.h"
 
@@ -99,5 +100,11 @@ void fiber_yield(int lane) { emscripten_fiber_swap(&pool().lanes[size_t(lane)], 
 void fibers_stop(const bool*, int) {}
 
 bool fiber_unwinding() { return false; }
+
+// The scheduler runs in a fiber of its own here: a frame drawn from it would suspend that fiber
+// through Asyncify, not the program. Only an Interrupt already requested stops the launch.
+void between_blocks() {
+  if (opscope::interrupt::requested()) throw opscope::Interrupted();
+}
 
 }  // namespace gpusim
