@@ -31,6 +31,32 @@ template <typename... Args> std::string text_of(const char* fmt, Args... args) {
   return t;
 }
 
+// A conflict named as feedback names it: "32-way bank conflict: lanes 0–31, 32 words in bank 3"
+// (the lowest bank holding the most distinct words, and the lanes whose words are in it).
+std::string conflict_text(const WarpRequest& r) {
+  std::map<int, std::set<uint64_t>> words_of_bank;
+  for (const WarpLane& l : r.lanes)
+    for (uint64_t w = l.offset / 4; w <= (l.offset + uint64_t(std::max(l.bytes, 1)) - 1) / 4; ++w)
+      words_of_bank[int(w % 32)].insert(w);
+  int bank = 0;
+  size_t most = 0;
+  for (const auto& [b, words] : words_of_bank)
+    if (words.size() > most) bank = b, most = words.size();
+  std::set<int> lanes;
+  for (const WarpLane& l : r.lanes)
+    for (uint64_t w = l.offset / 4; w <= (l.offset + uint64_t(std::max(l.bytes, 1)) - 1) / 4; ++w)
+      if (int(w % 32) == bank) lanes.insert(l.lane);
+  std::string ranges;
+  for (auto it = lanes.begin(); it != lanes.end();) {
+    int first = *it, last = first;
+    for (++it; it != lanes.end() && *it == last + 1; ++it) last = *it;
+    ranges += (ranges.empty() ? "" : ", ") + std::to_string(first);
+    if (last > first) ranges += (last == first + 1 ? ", " : "\xe2\x80\x93") + std::to_string(last);
+  }
+  return text_of(tr("%llu-way bank conflict: lanes %s, %llu words in bank %d"), (unsigned long long)r.wavefronts,
+                 ranges.c_str(), (unsigned long long)most, bank);
+}
+
 const char* access_word(const std::string& access) {
   if (access == "load") return tr("load");
   if (access == "store") return tr("store");
@@ -186,7 +212,7 @@ void draw_warp_view(const WarpView& v, const Theme& th, ImVec2 size) {
     ImGui::Text(r.wavefronts == 1 ? tr("this request: %d lanes, %llu distinct words, %llu wavefront (%s)")
                                   : tr("this request: %d lanes, %llu distinct words, %llu wavefronts (%s)"),
                 int(r.lanes.size()), (unsigned long long)r.words, (unsigned long long)r.wavefronts,
-                r.wavefronts > 1 ? text_of(tr("%llu-way bank conflict"), (unsigned long long)r.wavefronts).c_str()
+                r.wavefronts > 1 ? conflict_text(r).c_str()
                 : r.words == 1   ? tr("a broadcast")
                                  : tr("no conflict"));
   else {

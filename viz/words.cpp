@@ -135,7 +135,7 @@ const std::unordered_map<std::string_view, const char*>& chinese_words() {
        "本次请求：%d 个线程，%llu 个不同的字，%llu 个波前（%s）"},
       {"this request: %d lanes, %llu distinct words, %llu wavefront (%s)",
        "本次请求：%d 个线程，%llu 个不同的字，%llu 个波前（%s）"},
-      {"%llu-way bank conflict", "%llu 路存储体冲突"},
+      {"%llu-way bank conflict: lanes %s, %llu words in bank %d", "%llu 路存储体冲突：线程 %s，%llu 个字在存储体 %d"},
       {"a broadcast", "广播"},
       {"no conflict", "无冲突"},
       {"this request: %d lanes, %llu sectors of 32 bytes (%s)", "本次请求：%d 个线程，%llu 个 32 字节扇区（%s）"},
