@@ -72,6 +72,10 @@ target_link_options(opscope PRIVATE
   -sDISABLE_EXCEPTION_CATCHING=0 -sFORCE_FILESYSTEM=1 -lidbfs.js
   "SHELL:-sEXPORTED_RUNTIME_METHODS=['FS','IDBFS','ENV','UTF8ToString','stringToNewUTF8']"
   -sENVIRONMENT=web -sEXIT_RUNTIME=0)
+# Cheaper calls between the program and JavaScript: Emscripten's exception trampolines call
+# the table directly, Asyncify's export wrappers step aside for nested calls (fast_calls.js).
+target_link_options(opscope PRIVATE "SHELL:--post-js ${CMAKE_SOURCE_DIR}/platform/web/fast_calls.js")
+set_property(TARGET opscope APPEND PROPERTY LINK_DEPENDS ${CMAKE_SOURCE_DIR}/platform/web/fast_calls.js)
 # The function map (index: name) that bench/bench_web.py --profile names Chromium's samples by
 # (the shipped .wasm has no names section); written beside site/, not in it.
 target_link_options(opscope PRIVATE --emit-symbol-map)
