@@ -8,8 +8,16 @@
 - the first frame from a cold cache on 127.0.0.1: target <= 3 s.
 
   python3 bench/bench_web.py [--build build] [--web-build build-web] [--rounds 5] [--workloads mlp,cnn]
+                             [--profile [--profile-top 25]]
+
+--profile adds, per workload, Chromium's sampling profile of 3 s of steps after the warm-up
+(DevTools' Profiler domain): self time by function, the program's functions named from the
+function map the build writes beside the site (build-web/opscope.symbols), and the share of the
+calls between JavaScript and WebAssembly (Emscripten's exception trampolines invoke_*, Asyncify's
+export wrappers, the engine's js-to-wasm and wasm-to-js stubs).
 """
 import argparse
+import collections
 import gzip
 import os
 import re
@@ -48,6 +56,112 @@ def timing_script(name, rounds, steps):
             f"    print(\"round_ms\", (perf_counter() - t0) * 1000 / {steps})\n")
 
 
+def profile_script(name, seconds):
+    """The workload's setup and warm-up as timed, then `seconds` of steps between two markers
+    the profiler starts and stops at."""
+    text = timing_script(name, 0, 0).split("for r in range(0):")[0]
+    body = open(os.path.join(ROOT, "bench", "vs_torch", name + ".ops")).read().split("# --- step ---\n", 1)[1]
+    # A while loop: range(N) would build its list of N values inside the profile.
+    return (text + f"print(\"profile_start\")\nprof_t0 = perf_counter()\nwhile perf_counter() - prof_t0 < {seconds}:\n" +
+            "\n".join("    " + line for line in body.rstrip().splitlines()) + "\nprint(\"profile_end\")\n")
+
+
+def load_symbols(web_build):
+    """{function index: name} from Emscripten's --emit-symbol-map (lines "INDEX:NAME")."""
+    path = os.path.join(web_build, "opscope.symbols")
+    names = {}
+    if os.path.exists(path):
+        for line in open(path, errors="replace"):
+            i, _, n = line.rstrip("\n").partition(":")
+            if i.isdigit():  # the names section escapes bytes: \20 a space
+                names[int(i)] = re.sub(r"\\([0-9a-f]{2})", lambda m: chr(int(m.group(1), 16)), n)
+    return names
+
+
+def demangle(names):
+    mangled = [n for n in names if n.startswith("_Z")]
+    if not mangled:
+        return {}
+    try:
+        out = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True, text=True).stdout.splitlines()
+        return dict(zip(mangled, out))
+    except OSError:
+        return {}
+
+
+WASM_INDEX = re.compile(r"^(?:\$func|wasm-function\[)(\d+)\]?$")
+
+
+def frame_name(frame, symbols):
+    name = frame.get("functionName") or "(anonymous)"
+    m = WASM_INDEX.match(name)
+    if m:
+        return "wasm " + symbols.get(int(m.group(1)), name)
+    if frame.get("url", "").startswith("wasm"):
+        return "wasm " + name
+    return name
+
+
+def trampoline_kind(name):
+    """Which of the JavaScript-WebAssembly crossings a sampled function is, or None."""
+    if name.startswith("js-to-wasm"):
+        return "js-to-wasm stubs"
+    if name.startswith("wasm-to-js"):
+        return "wasm-to-js stubs"
+    if name.startswith("invoke_") or name.startswith("directInvoke") or name in ("landed", "tableEntry"):
+        return "invoke_* trampolines (JS exceptions)"
+    if name.startswith("dynCall_") or name.startswith("wasm dynCall_"):
+        return "dynCall_*"
+    if name == "ret.<computed>" or name.startswith("nestedExport"):
+        return "Asyncify export wrappers"
+    if "now" == name or "_emscripten_get_now" in name or "clock_gettime" in name:
+        return "performance.now (clock_gettime)"
+    return None
+
+
+# In the page: the workload's marker lines start and stop a console profile, reported over
+# DevTools as Profiler.consoleProfileFinished (exactly the marked steps, in the page's own time).
+PROFILE_MARKERS = """(() => { const log = console.log.bind(console);
+  console.log = (...a) => { if (a[0] === 'profile_start') console.profile('steps');
+                            log(...a); if (a[0] === 'profile_end') console.profileEnd('steps'); }; })();"""
+
+
+def profile_workload(site, name, seconds, timeout, symbols, top):
+    """Chromium's samples over `seconds` of the workload's steps: self time by function, and the
+    calls between JavaScript and WebAssembly by kind, printed."""
+    text = profile_script(name, seconds)
+    with web_driver.open_page(site) as (browser, server):
+        browser.before_load(web_driver.preload_script({"/home/web_user/script.ops": text.encode()}))
+        browser.before_load(PROFILE_MARKERS)
+        browser.call("Profiler.enable", session=True)
+        browser.call("Profiler.setSamplingInterval", session=True, interval=100)  # µs
+        browser.navigate(server.url(web_driver.argv_query(["run", "/home/web_user/script.ops"])))
+        code = browser.wait_for("opscope.exitCode !== null ? {c: opscope.exitCode} : null", timeout, "the workload")["c"]
+        browser.pump(0.5)
+        found = [m["params"]["profile"] for m in browser.events if m.get("method") == "Profiler.consoleProfileFinished"]
+    if code != 0 or not found:
+        raise web_driver.PageError(f"no profile of {name} (exit code {code})")
+    prof = found[-1]
+    self_samples = collections.Counter()
+    for node in prof["nodes"]:
+        self_samples[frame_name(node["callFrame"], symbols)] += node.get("hitCount", 0)
+    idle = self_samples.pop("(idle)", 0)
+    total = sum(self_samples.values()) or 1
+    pretty = demangle([n[5:] for n in self_samples if n.startswith("wasm _Z")])
+    print(f"\n-- profile: {WORKLOADS.get(name, name)}: {total} samples of 0.1 ms over the steps ({idle} idle left out)")
+    kinds = collections.Counter()
+    for n, c in self_samples.items():
+        k = trampoline_kind(n)
+        if k:
+            kinds[k] += c
+    crossing = sum(kinds.values())
+    print(f"   JavaScript<->WebAssembly crossings: {100 * crossing / total:.1f} % of the time: " +
+          ", ".join(f"{k} {100 * c / total:.1f} %" for k, c in kinds.most_common()))
+    for n, c in self_samples.most_common(top):
+        shown = ("wasm " + pretty[n[5:]]) if n.startswith("wasm _Z") and n[5:] in pretty else n
+        print(f"   {100 * c / total:5.1f} %  {shown[:150]}")
+
+
 def best_ms(lines):
     times = [float(m.group(1)) for line in lines for m in [re.match(r"round_ms ([0-9.eE+-]+)", line)] if m]
     return min(times) if times else None
@@ -68,6 +182,8 @@ def browser_ms(site, script_text, timeout):
 def site_download(site):
     total = gz = 0
     for f in os.listdir(site):
+        if f.endswith((".br", ".gz")):  # the build's compressed copies of the files counted here
+            continue
         data = open(os.path.join(site, f), "rb").read()
         total += len(data)
         gz += len(gzip.compress(data, 6))
@@ -87,16 +203,21 @@ def main():
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--workloads", default="mlp,cnn,transformer,tiny_chain")
+    p.add_argument("--site", help="the site folder (default: WEB_BUILD/site)")
     p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--profile", action="store_true", help="also profile each workload in the page (see above)")
+    p.add_argument("--profile-seconds", type=float, default=3.0)
+    p.add_argument("--profile-top", type=int, default=25)
+    p.add_argument("--profile-only", action="store_true", help="only the profiles (no timings, download or first frame)")
     a = p.parse_args()
-    opscope, site = os.path.join(a.build, "opscope"), os.path.join(a.web_build, "site")
+    opscope, site = os.path.join(a.build, "opscope"), a.site or os.path.join(a.web_build, "site")
     for need in (opscope, os.path.join(site, "opscope.wasm")):
         if not os.path.exists(need):
             sys.exit(f"bench_web: {need} is missing: build the desktop (cmake --build build) and the site (tools/web_build.sh)")
     print("== opscope in the browser (WebAssembly, one thread) vs the desktop build at one thread: time per step ==")
     print(f"{'workload':48} {'desktop ms':>11} {'browser ms':>11} {'ratio':>7} {'target':>8}  verdict")
     script_path = os.path.join(a.build, "bench_web_step.ops")
-    for name in a.workloads.split(","):
+    for name in ([] if a.profile_only else a.workloads.split(",")):
         text = timing_script(name, a.rounds, a.steps)
         with open(script_path, "w") as f:
             f.write(text)
@@ -104,7 +225,13 @@ def main():
         web = browser_ms(site, text, a.timeout)
         ratio = web / nat
         verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
-        print(f"{WORKLOADS.get(name, name):48} {nat:11.3f} {web:11.3f} {ratio:7.2f} {'<= 3':>8}  {verdict}")
+        print(f"{WORKLOADS.get(name, name):48} {nat:11.3f} {web:11.3f} {ratio:7.2f} {'<= 3':>8}  {verdict}", flush=True)
+    if a.profile or a.profile_only:
+        symbols = load_symbols(a.web_build)
+        for name in a.workloads.split(","):
+            profile_workload(site, name, a.profile_seconds, a.timeout, symbols, a.profile_top)
+        if a.profile_only:
+            return
     raw, gz = site_download(site)
     print(f"\nsite: {raw:.1f} MB of files, {gz:.1f} MB gzip-compressed (target <= {TARGET_DOWNLOAD_MB:.0f} MB): "
           f"{'PASS' if gz <= TARGET_DOWNLOAD_MB else 'MISS'}")

@@ -72,6 +72,13 @@ target_link_options(opscope PRIVATE
   -sDISABLE_EXCEPTION_CATCHING=0 -sFORCE_FILESYSTEM=1 -lidbfs.js
   "SHELL:-sEXPORTED_RUNTIME_METHODS=['FS','IDBFS','ENV','UTF8ToString','stringToNewUTF8']"
   -sENVIRONMENT=web -sEXIT_RUNTIME=0)
+# Cheaper calls between the program and JavaScript: Emscripten's exception trampolines call
+# the table directly, Asyncify's export wrappers step aside for nested calls (fast_calls.js).
+target_link_options(opscope PRIVATE "SHELL:--post-js ${CMAKE_SOURCE_DIR}/platform/web/fast_calls.js")
+set_property(TARGET opscope APPEND PROPERTY LINK_DEPENDS ${CMAKE_SOURCE_DIR}/platform/web/fast_calls.js)
+# The function map (index: name) that bench/bench_web.py --profile names Chromium's samples by
+# (the shipped .wasm has no names section); written beside site/, not in it.
+target_link_options(opscope PRIVATE --emit-symbol-map)
 set_target_properties(opscope PROPERTIES SUFFIX ".js" RUNTIME_OUTPUT_DIRECTORY ${OPSCOPE_SITE_DIR})
 
 # --- the page around it --------------------------------------------------------------------------
@@ -103,6 +110,7 @@ else()
   message(STATUS "opscope: no brotli (Debian's package): the site's files are compressed with gzip only")
 endif()
 add_custom_command(TARGET opscope POST_BUILD ${_compress}
+  COMMAND ${CMAKE_COMMAND} -E rename opscope.js.symbols ${CMAKE_BINARY_DIR}/opscope.symbols
   WORKING_DIRECTORY ${OPSCOPE_SITE_DIR}
   COMMENT "The site's big files, compressed beside themselves"
   VERBATIM)

@@ -22,56 +22,52 @@ namespace {
 
 constexpr const char* kHome = "/home/web_user";
 
+// The JavaScript inside EM_JS is no C++: clang-format would write '!==' as '!= ='.
+// clang-format off
 // The page's address as a command line (site.js: opscope.commandLine()), a JSON array of
 // strings; the browser's own arguments (argv) are empty.
 EM_JS(char*, js_command_line, (), {
-  if (typeof opscope != = 'undefined') opscope.mainStartMs = performance.now();
-  const text = (typeof opscope != = 'undefined' && opscope.commandLine) ? opscope.commandLine() : '[]';
+  if (typeof opscope !== 'undefined') opscope.mainStartMs = performance.now();
+  const text = (typeof opscope !== 'undefined' && opscope.commandLine) ? opscope.commandLine() : '[]';
   return stringToNewUTF8(text);
 });
 
 // The folders that survive a reload, backed by IndexedDB, read before main() goes on
 // (site.js: opscope.mountStorage, which also keeps them in step with the site's other tabs).
-EM_ASYNC_JS(void, js_mount_persistent, (const char* home), { await opscope.mountStorage(UTF8ToString(home)); });
+EM_ASYNC_JS(void, js_mount_persistent, (const char* home), {
+  await opscope.mountStorage(UTF8ToString(home));
+});
 
 EM_JS(void, js_persist, (), {
-  if (typeof opscope != = 'undefined' && opscope.persist) opscope.persist();
+  if (typeof opscope !== 'undefined' && opscope.persist) opscope.persist();
 });
 
 EM_ASYNC_JS(void, js_persist_now, (), {
-  if (typeof opscope != = 'undefined' && opscope.persistNow) await opscope.persistNow();
+  if (typeof opscope !== 'undefined' && opscope.persistNow) await opscope.persistNow();
 });
 
 EM_JS(void, js_report_to_class, (const char* kind, const char* json), {
-  if (typeof opscope != = 'undefined' && opscope.classReport)
-    opscope.classReport(UTF8ToString(kind), UTF8ToString(json));
+  if (typeof opscope !== 'undefined' && opscope.classReport) opscope.classReport(UTF8ToString(kind), UTF8ToString(json));
 });
 
 EM_JS(void, js_offer_download, (const char* path), {
-  if (typeof opscope != = 'undefined' && opscope.download) opscope.download(UTF8ToString(path));
+  if (typeof opscope !== 'undefined' && opscope.download) opscope.download(UTF8ToString(path));
 });
 
 // The browser's own SVG renderer: the SVG as an image, drawn on a canvas, written as a PNG.
 EM_ASYNC_JS(int, js_svg_to_png, (const char* svg_path, const char* png_path), {
   try {
     const svg = FS.readFile(UTF8ToString(svg_path));
-    const url = URL.createObjectURL(new Blob([svg], {
-      type:
-        'image/svg+xml'
-    }));
+    const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
     const img = new Image();
-    await new Promise((resolve, reject) = > {
-      img.onload = resolve;
-      img.onerror = reject;
-      img.src = url;
-    });
+    await new Promise((resolve, reject) => { img.onload = resolve; img.onerror = reject; img.src = url; });
     const canvas = document.createElement('canvas');
     canvas.width = img.naturalWidth;
     canvas.height = img.naturalHeight;
     const ctx = canvas.getContext('2d');
     ctx.drawImage(img, 0, 0);
     URL.revokeObjectURL(url);
-    const blob = await new Promise((resolve) = > canvas.toBlob(resolve, 'image/png'));
+    const blob = await new Promise((resolve) => canvas.toBlob(resolve, 'image/png'));
     FS.writeFile(UTF8ToString(png_path), new Uint8Array(await blob.arrayBuffer()));
     return 1;
   } catch (e) {
@@ -81,23 +77,24 @@ EM_ASYNC_JS(int, js_svg_to_png, (const char* svg_path, const char* png_path), {
 });
 
 EM_JS(void, js_pick_file, (const char* accept), {
-  if (typeof opscope != = 'undefined' && opscope.pickFile) opscope.pickFile(UTF8ToString(accept));
+  if (typeof opscope !== 'undefined' && opscope.pickFile) opscope.pickFile(UTF8ToString(accept));
 });
 
 EM_JS(char*, js_take_picked_files, (), {
-  const paths = (typeof opscope != = 'undefined' && opscope.takePicked) ? opscope.takePicked() : [];
+  const paths = (typeof opscope !== 'undefined' && opscope.takePicked) ? opscope.takePicked() : [];
   return stringToNewUTF8(paths.join('\n'));
 });
 
 EM_JS(void, js_finished, (int code), {
-  if (typeof opscope != = 'undefined' && opscope.finished) opscope.finished(code);
+  if (typeof opscope !== 'undefined' && opscope.finished) opscope.finished(code);
 });
 
-EM_JS(int, js_live_state_wanted, (),
-      { return (typeof opscope != = 'undefined' && opscope.liveStateWanted && opscope.liveStateWanted()) ? 1 : 0; });
+EM_JS(int, js_live_state_wanted, (), {
+  return (typeof opscope !== 'undefined' && opscope.liveStateWanted && opscope.liveStateWanted()) ? 1 : 0;
+});
 
 EM_JS(void, js_publish_live_state, (const char* json), {
-  if (typeof opscope != = 'undefined') opscope.liveState = UTF8ToString(json);
+  if (typeof opscope !== 'undefined') opscope.liveState = UTF8ToString(json);
 });
 
 // The smallest step performance.now() takes (ms), from a few of its ticks.
@@ -105,14 +102,15 @@ EM_JS(double, js_clock_resolution_ms, (), {
   let best = Infinity, t = performance.now();
   for (let i = 0, ticks = 0; i < 1000000 && ticks < 3; ++i) {
     const u = performance.now();
-    if (u != = t) {
+    if (u !== t) {
       best = Math.min(best, u - t);
       t = u;
       ++ticks;
     }
   }
-  return best == = Infinity ? 1 : best;
+  return best === Infinity ? 1 : best;
 });
+// clang-format on
 
 std::vector<std::string> split_lines(char* text) {
   std::vector<std::string> out;

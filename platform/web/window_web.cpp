@@ -16,17 +16,19 @@ namespace opscope::platform {
 
 namespace {
 
+// The JavaScript inside EM_JS is no C++: clang-format would write '!==' as '!= ='.
+// clang-format off
 // The next animation frame; a hidden page gets no animation frames (a statement that runs on
 // in a background tab must not stop), so there a message to itself yields instead.
 EM_ASYNC_JS(void, js_next_frame, (), {
-  if (typeof opscope != = 'undefined') opscope.frameDrawn();
-  await new Promise((resolve) = > {
+  if (typeof opscope !== 'undefined') opscope.frameDrawn();
+  await new Promise((resolve) => {
     if (document.hidden) {
       const channel = new MessageChannel();
-      channel.port1.onmessage = () = > resolve();
+      channel.port1.onmessage = () => resolve();
       channel.port2.postMessage(0);
     } else {
-      requestAnimationFrame(() = > resolve());
+      requestAnimationFrame(() => resolve());
     }
   });
 });
@@ -34,27 +36,22 @@ EM_ASYNC_JS(void, js_next_frame, (), {
 // Until the person does something on the page, or the time is up (negative: no limit); anything
 // that arrives by other ways (a file read, a clipboard read) calls opscope.wake().
 EM_ASYNC_JS(int, js_wait_for_input, (double timeout_s), {
-  return await new Promise((resolve) = > {
-    const kinds = [
-      'pointermove', 'pointerdown', 'pointerup', 'mousemove',
-      'mousedown',   'mouseup',     'wheel',     'keydown',
-      'keyup',       'keypress',    'resize',    'focus',
-      'blur',        'paste',       'input',     'compositionend',
-      'touchstart',  'touchmove',   'touchend',  'visibilitychange',
-      'drop'
-    ];
+  return await new Promise((resolve) => {
+    const kinds = ['pointermove', 'pointerdown', 'pointerup', 'mousemove', 'mousedown', 'mouseup', 'wheel', 'keydown',
+                   'keyup', 'keypress', 'resize', 'focus', 'blur', 'paste', 'input', 'compositionend', 'touchstart',
+                   'touchmove', 'touchend', 'visibilitychange', 'drop'];
     let timer = null;
-    const done = (came) = > {
+    const done = (came) => {
       for (const k of kinds) window.removeEventListener(k, done, true);
-      if (timer != = null) clearTimeout(timer);
-      if (typeof opscope != = 'undefined' && opscope.wake == = done) opscope.wake = null;
+      if (timer !== null) clearTimeout(timer);
+      if (typeof opscope !== 'undefined' && opscope.wake === done) opscope.wake = null;
       // wake() (no argument): something came that no input event shows (a picked file, a
       // clipboard read). An event or the timeout: 0, the caller compares the input it sees.
-      resolve(came == = undefined ? 1 : 0);
+      resolve(came === undefined ? 1 : 0);
     };
     for (const k of kinds) window.addEventListener(k, done, true);  // seen first; GLFW still gets it
-    if (timeout_s >= 0) timer = setTimeout(() = > done(false), timeout_s * 1000);
-    if (typeof opscope != = 'undefined') opscope.wake = done;
+    if (timeout_s >= 0) timer = setTimeout(() => done(false), timeout_s * 1000);
+    if (typeof opscope !== 'undefined') opscope.wake = done;
   });
 });
 
@@ -62,7 +59,7 @@ EM_JS(int, js_viewport_width, (), { return Math.max(320, Math.floor(window.inner
 EM_JS(int, js_viewport_height, (), { return Math.max(240, Math.floor(window.innerHeight)); });
 
 EM_JS(int, js_install_input, (), {
-  if (typeof opscope == = 'undefined' || !opscope.input) return 0;
+  if (typeof opscope === 'undefined' || !opscope.input) return 0;
   opscope.input.install();
   return 1;
 });
@@ -75,7 +72,7 @@ EM_JS(void, js_take_wheel, (double* x, double* y), {
   HEAPF64[y >> 3] = w.y;
 });
 
-EM_JS(void, js_text_wanted, (int wanted), { opscope.input.textWanted(wanted != = 0); });
+EM_JS(void, js_text_wanted, (int wanted), { opscope.input.textWanted(wanted !== 0); });
 EM_JS(void, js_ime_at, (int x, int y), { opscope.input.imeAt(x, y); });
 // The next character of the committed text waiting (a code point; 0: none).
 EM_JS(unsigned, js_take_char, (), {
@@ -88,6 +85,7 @@ EM_JS(unsigned, js_take_char, (), {
 
 EM_JS(void, js_clipboard_write, (const char* text), { opscope.clipboard.write(UTF8ToString(text)); });
 EM_JS(char*, js_clipboard_read, (), { return stringToNewUTF8(opscope.clipboard.read()); });
+// clang-format on
 
 GLFWscrollfun next_scroll = nullptr;  // the callback ours replaced: ImGui's, or what the app put before it
 GLFWwindow* input_window = nullptr;  // set once install_input ran
