@@ -100,7 +100,8 @@ void draw_kernel_lab(GuiState& s) {
     return;
   }
   const bool warp_open = !lab.warp.requests.empty() || !lab.warp.error.empty();
-  if (lab.chart.rows.empty() && !warp_open) {
+  const bool language_kernel = !lang::last_language_kernel_trace().trace_json.empty();
+  if (lab.chart.rows.empty() && !warp_open && !language_kernel) {
     ImGui::TextDisabled("%s", s.run.running ? viz::tr("Measuring...") : viz::tr("Nothing measured yet."));
     return;
   }

@@ -12,6 +12,7 @@
 #include "app/gui/shell_words.h"
 #include "app/gui/statement_runner.h"
 #include "app/lang/interpreter.h"
+#include "app/lang/kernel.h"
 #include "core/interrupt.h"
 #include "viz/memory_panel.h"
 #include "viz/words.h"
@@ -432,7 +433,8 @@ void draw_graph_panel(GuiState& s, const viz::Theme& th) {
 void draw_graph_area(GuiState& s, const viz::Theme& th) {
   s.map_visible = false;
   s.lab_visible = false;
-  if (!s.map_panel && !s.lab.opened) {
+  const bool lab_tab_shown = s.lab.opened || !lang::last_language_kernel_trace().trace_json.empty();
+  if (!s.map_panel && !lab_tab_shown) {
     draw_graph_panel(s, th);
     return;
   }
@@ -457,7 +459,9 @@ void draw_graph_area(GuiState& s, const viz::Theme& th) {
         ImGui::EndTabItem();
       }
     }
-    if (s.lab.opened) {  // the Kernel Lab: opened by a lesson's `show: kernel_lab` or the `lab` action
+    // The Kernel Lab: opened by a lesson's `show: kernel_lab` or the `lab` action, or there once a
+    // @kernel was launched (its button opens that kernel's warp view).
+    if (lab_tab_shown) {
       const bool bring = s.lab.bring_forward;
       s.lab.bring_forward = false;
       const bool lab_tab = ImGui::BeginTabItem((std::string(viz::tr("Kernel Lab")) + "###kernel_lab").c_str(), nullptr,
