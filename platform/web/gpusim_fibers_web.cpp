@@ -4,11 +4,14 @@
 // it and a lane unwinds a handful of frames, never the whole program's stack (that happens once
 // per launch). Lanes left waiting after an error are dropped, not unwound: their stacks are
 // reused by the next block and their destructors do not run (kernels hold plain values).
+#include <emscripten/emscripten.h>
 #include <emscripten/fiber.h>
 
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <new>
+#include <utility>
 
 #include "core/interrupt.h"
 #include "gpusim/fibers.h"
@@ -62,6 +65,14 @@ struct SchedulerCall {
   void* arg;
 } g_scheduler_call;
 
+// between_blocks(): the scheduler asks the launch's own stack (the main fiber) to take the idle
+// turn there, where a frame may suspend through Asyncify as between a loop's steps; what it
+// throws (Interrupted) is carried back to the scheduler.
+bool g_idle_turn = false;
+std::exception_ptr g_idle_error;
+double g_next_idle_ms = 0;
+constexpr double kIdleEveryMs = 10;  // a switch to the main fiber unwinds the whole program's stack
+
 [[noreturn]] void scheduler_entry(void*) {
   g_scheduler_call.f(g_scheduler_call.arg);
   emscripten_fiber_swap(&pool().scheduler, &pool().main);  // back to the launch: never resumed
@@ -80,7 +91,27 @@ void run_as_scheduler(void (*scheduler)(void*), void* arg) {
   emscripten_fiber_init_from_current_context(&p.main, p.main_asyncify, kMainAsyncifyBytes);
   emscripten_fiber_init(&p.scheduler, scheduler_entry, nullptr, p.scheduler_stack, kSchedulerStackBytes,
                         p.scheduler_asyncify, kSchedulerAsyncifyBytes);
-  emscripten_fiber_swap(&p.main, &p.scheduler);
+  g_next_idle_ms = emscripten_get_now() + kIdleEveryMs;
+  for (;;) {
+    emscripten_fiber_swap(&p.main, &p.scheduler);
+    if (!g_idle_turn) return;  // the scheduler returned
+    g_idle_turn = false;
+    try {
+      opscope::interrupt::check();
+    } catch (...) {
+      g_idle_error = std::current_exception();
+    }
+  }
+}
+
+void between_blocks() {
+  if (opscope::interrupt::requested()) throw opscope::Interrupted();
+  if (emscripten_get_now() < g_next_idle_ms) return;
+  Pool& p = pool();
+  g_idle_turn = true;
+  emscripten_fiber_swap(&p.scheduler, &p.main);
+  g_next_idle_ms = emscripten_get_now() + kIdleEveryMs;
+  if (g_idle_error) std::rethrow_exception(std::exchange(g_idle_error, nullptr));
 }
 
 void fibers_start(int n, LaneMain lane_main, void* arg) {
@@ -100,11 +131,5 @@ void fiber_yield(int lane) { emscripten_fiber_swap(&pool().lanes[size_t(lane)], 
 void fibers_stop(const bool*, int) {}
 
 bool fiber_unwinding() { return false; }
-
-// The scheduler runs in a fiber of its own here: a frame drawn from it would suspend that fiber
-// through Asyncify, not the program. Only an Interrupt already requested stops the launch.
-void between_blocks() {
-  if (opscope::interrupt::requested()) throw opscope::Interrupted();
-}
 
 }  // namespace gpusim
