@@ -122,6 +122,10 @@ template <class T> struct TypedKernels {
   void (*attention_naive_batch)(const AttentionArgs<T>& a, int64_t b, T* scores) = nullptr;
   void (*attention_flash_rows)(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, T* scratch) = nullptr;
   void (*attention_backward_batch)(const AttentionArgs<T>& a, int64_t b, T* scratch) = nullptr;
+
+  // gelu.cpp (float32 only; null for float64): y = gelu(x) over n contiguous elements, or
+  // gelu_backward(x, dy) when dy is not null; tanh_form: approximate="tanh".
+  void (*gelu)(const T* x, const T* dy, T* y, int64_t n, bool tanh_form) = nullptr;
 };
 
 struct KernelTable {
