@@ -219,7 +219,7 @@ TEST_CASE("@op: ops belong to their session; its end and :reset unregister them"
       Lab b;
       REQUIRE_FALSE(b.run("@op\ndef shared_name(x):\n    return x * 3.0\n"));
       CHECK(b.err.find("'shared_name' is already an @op of another session (@op at <test>:2)") != std::string::npos);
-      CHECK(OpRegistry::instance().find("shared_name") == a.session.interpreter().lookup("shared_name")->op);
+      CHECK(OpRegistry::instance().find("shared_name") == &a.session.interpreter().lookup("shared_name")->as_op());
     }
     a.ok("y = shared_name(tensor([1.0]))");
     a.ok(":reset");

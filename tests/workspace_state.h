@@ -39,11 +39,12 @@ inline std::string tensor_state(const Tensor& t) {
 }
 
 inline std::string value_state(const lang::Value& v) {
-  if (v.kind == lang::Value::tensor) return "tensor " + tensor_state(v.t) + " grad " + tensor_state(v.t.grad());
-  if (v.kind == lang::Value::list || v.kind == lang::Value::tuple) {
-    std::string s = v.kind == lang::Value::list ? "[" : "(";
-    for (auto& x : *v.items) s += value_state(x) + "; ";
-    return s + (v.kind == lang::Value::list ? "]" : ")");
+  if (v.kind() == lang::Value::tensor)
+    return "tensor " + tensor_state(v.as_tensor()) + " grad " + tensor_state(v.as_tensor().grad());
+  if (v.kind() == lang::Value::list || v.kind() == lang::Value::tuple) {
+    std::string s = v.kind() == lang::Value::list ? "[" : "(";
+    for (auto& x : *v.items()) s += value_state(x) + "; ";
+    return s + (v.kind() == lang::Value::list ? "]" : ")");
   }
   return lang::repr(v);
 }

@@ -77,11 +77,11 @@ void cmd_vars(Interpreter& in, const std::string&, std::ostream& out) {
                 "bytes");
   out << line;
   for (auto& [name, v] : in.globals()) {
-    if (v.kind == Value::tensor) {
+    if (v.kind() == Value::tensor) {
       std::snprintf(line, sizeof line, "%-14s %-10s %-16s %-8s %-6s %12s\n", name.c_str(),
-                    v.t.requires_grad() && !v.t.impl()->from_op ? "parameter" : "tensor",
-                    shape_str(v.t.shape()).c_str(), dtype_name(v.t.dtype()), device_name(v.t.device()),
-                    bytes_str(v.t.nbytes()).c_str());
+                    v.as_tensor().requires_grad() && !v.as_tensor().impl()->from_op ? "parameter" : "tensor",
+                    shape_str(v.as_tensor().shape()).c_str(), dtype_name(v.as_tensor().dtype()),
+                    device_name(v.as_tensor().device()), bytes_str(v.as_tensor().nbytes()).c_str());
     } else {
       std::string r = repr(v);
       if (r.size() > 40) r = r.substr(0, 37) + "...";

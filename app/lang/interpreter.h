@@ -210,7 +210,7 @@ class Interpreter {
   Value call_instance(const Value& obj, CallArgs& args);
   Value call_object(const Value& obj, CallArgs& args);  // a builtin object with __call__ (an imported model)
   Value get_member(const Value& obj, const std::string& name, Pos p);  // dict, class, instance and object attributes
-  Value call_bound(const Value& method, CallArgs& args);  // methods of dicts, instances and objects
+  Value call_bound(const Method& m, CallArgs& args);  // methods of dicts, instances and objects
   Value dict_method(Dict& d, const std::string& name, CallArgs& args);
   // A loop back-edge or a call: the interrupt's step boundary (and the GUI's idle frame).
   void check_interrupt(Pos p);

@@ -182,14 +182,14 @@ std::vector<std::string> Session::completions(const std::string& line, size_t cu
     size_t b = start - 1;
     while (b > 0 && (std::isalnum(static_cast<unsigned char>(line[b - 1])) || line[b - 1] == '_')) --b;
     if (const Value* v = b < start - 1 ? in.lookup(line.substr(b, start - 1 - b)) : nullptr) {
-      if (v->kind == Value::instance) {
-        const auto& inst = static_cast<const Instance&>(*v->obj);
+      if (v->kind() == Value::instance) {
+        const auto& inst = *v->as_instance();
         pool.clear();
         for (auto& [n, _] : inst.attrs) pool.push_back(n);
         for (auto& [n, _] : inst.cls->members) pool.push_back(n);
-      } else if (v->kind == Value::object) {
-        pool = static_cast<const NativeObject&>(*v->obj).members();
-      } else if (v->kind == Value::dict) {
+      } else if (v->kind() == Value::object) {
+        pool = v->as_native()->members();
+      } else if (v->kind() == Value::dict) {
         pool = {"items", "keys", "values", "get"};
       }
     }
