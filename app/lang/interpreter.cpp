@@ -22,24 +22,28 @@ const char* const kKeywords[] = {"def",     "return", "if",     "elif",  "else",
                                  "no_grad", "static", "assert", "while", "break", "continue", "class"};
 
 // Names the language gives to operators: `a + b` is add(a, b).
-const char* binary_op_name(const std::string& op) {
-  if (op == "+") return "add";
-  if (op == "-") return "sub";
-  if (op == "*") return "mul";
-  if (op == "/") return "div";
-  if (op == "@") return "matmul";
-  if (op == "**") return "pow";
-  if (op == "%") return "mod";  // Python's remainder: the sign of the divisor
-  return nullptr;
+const char* binary_op_name(Operator op) {
+  switch (op) {
+    case Operator::add: return "add";
+    case Operator::sub: return "sub";
+    case Operator::mul: return "mul";
+    case Operator::div: return "div";
+    case Operator::matmul: return "matmul";
+    case Operator::pow: return "pow";
+    case Operator::mod: return "mod";  // Python's remainder: the sign of the divisor
+    default: return nullptr;
+  }
 }
-const char* compare_op_name(const std::string& op) {
-  if (op == "==") return "eq";
-  if (op == "!=") return "ne";
-  if (op == "<") return "lt";
-  if (op == "<=") return "le";
-  if (op == ">") return "gt";
-  if (op == ">=") return "ge";
-  return nullptr;
+const char* compare_op_name(Operator op) {
+  switch (op) {
+    case Operator::eq: return "eq";
+    case Operator::ne: return "ne";
+    case Operator::lt: return "lt";
+    case Operator::le: return "le";
+    case Operator::gt: return "gt";
+    case Operator::ge: return "ge";
+    default: return nullptr;
+  }
 }
 
 // Methods a tensor has besides the operators (x.sum() calls the op sum).
@@ -441,7 +445,7 @@ void Interpreter::exec_statement(const Stmt& s) {
       const Expr& t = *s.targets[0];
       Value cur = eval(t);
       Value rhs = eval(*s.value);
-      assign_target(t, eval_binary(s.text, cur, rhs, s.pos));
+      assign_target(t, eval_binary(s.op, cur, rhs, s.pos));
       return;
     }
     case Stmt::def: {
@@ -532,7 +536,7 @@ void Interpreter::exec_assert(const Stmt& s) {
   if (c.kind == Expr::compare) {
     Value l = eval(*c.items[0]);
     Value r = eval(*c.items[1]);
-    ok = truthy(eval_compare(c.text, l, r, c.pos), c.pos);
+    ok = truthy(eval_compare(c.op, l, r, c.pos), c.pos);
     values = "left side: " + short_repr(l) + ", right side: " + short_repr(r);
   } else {
     Value v = eval(c);
@@ -727,14 +731,14 @@ Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, 
   }
 }
 
-Value Interpreter::eval_binary(const std::string& op, const Value& l, const Value& r, Pos p) {
+Value Interpreter::eval_binary(Operator op, const Value& l, const Value& r, Pos p) {
   if (l.kind() == Value::tensor || r.kind() == Value::tensor) {
     const char* name = binary_op_name(op);
-    if (!name) fail(p, "operator '" + op + "' is not defined for tensors", "use + - * / @ ** %");
+    if (!name) fail(p, "operator '" + std::string(name_of(op)) + "' is not defined for tensors", "use + - * / @ ** %");
     // A plain number takes the tensor's dtype (as in NumPy/PyTorch: 2 * x keeps x's dtype).
     DType like = l.kind() == Value::tensor ? l.as_tensor().dtype() : r.as_tensor().dtype();
     Tensor a = to_tensor(l, p, like, true), b = to_tensor(r, p, like, true);
-    if (op == "@" && (a.dim() < 2 || b.dim() < 2))
+    if (op == Operator::matmul && (a.dim() < 2 || b.dim() < 2))
       fail(p, "matmul needs tensors of rank >= 2, got " + shape_str(a.shape()) + " @ " + shape_str(b.shape()),
            "reshape a vector first: v.reshape(1, n) or v.reshape(n, 1)");
     return tensor_op(name, {a, b}, p);
@@ -745,37 +749,37 @@ Value Interpreter::eval_binary(const std::string& op, const Value& l, const Valu
                   y = r.kind() == Value::integer ? r.as_int() : r.as_bool();
     int64_t z = 0;
     auto overflow = [&] {
-      fail(p, "integer overflow in " + std::to_string(x) + " " + op + " " + std::to_string(y),
+      fail(p, "integer overflow in " + std::to_string(x) + " " + name_of(op) + " " + std::to_string(y),
            "use floats (e.g. 2.0 ** 70) for very large numbers");
     };
-    if (op == "+") {
+    if (op == Operator::add) {
       if (__builtin_add_overflow(x, y, &z)) overflow();
       return Value::Int(z);
     }
-    if (op == "-") {
+    if (op == Operator::sub) {
       if (__builtin_sub_overflow(x, y, &z)) overflow();
       return Value::Int(z);
     }
-    if (op == "*") {
+    if (op == Operator::mul) {
       if (__builtin_mul_overflow(x, y, &z)) overflow();
       return Value::Int(z);
     }
-    if (op == "/") {
+    if (op == Operator::div) {
       if (y == 0) fail(p, "division by zero");
       return Value::Real(static_cast<double>(x) / static_cast<double>(y));
     }
-    if (op == "//" || op == "%") {
+    if (op == Operator::floor_div || op == Operator::mod) {
       if (y == 0) fail(p, "division by zero");
       if (y == -1) {  // INT64_MIN // -1 overflows; x % -1 is 0
-        if (op == "%") return Value::Int(0);
+        if (op == Operator::mod) return Value::Int(0);
         if (__builtin_sub_overflow(int64_t{0}, x, &z)) overflow();
         return Value::Int(z);
       }
       int64_t q = x / y;
       if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-      return op == "//" ? Value::Int(q) : Value::Int(x - q * y);
+      return op == Operator::floor_div ? Value::Int(q) : Value::Int(x - q * y);
     }
-    if (op == "**") {
+    if (op == Operator::pow) {
       if (y < 0) return Value::Real(std::pow(static_cast<double>(x), static_cast<double>(y)));
       if (x == 0 || x == 1) return Value::Int(y == 0 ? 1 : x);
       if (x == -1) return Value::Int(y % 2 == 0 ? 1 : -1);
@@ -784,28 +788,29 @@ Value Interpreter::eval_binary(const std::string& op, const Value& l, const Valu
         if (__builtin_mul_overflow(z, x, &z)) overflow();
       return Value::Int(z);
     }
-    fail(p, "operator '" + op + "' is not defined for numbers");
+    fail(p, "operator '" + std::string(name_of(op)) + "' is not defined for numbers");
   }
   if (l.is_number() && r.is_number()) {  // at least one float
     const double a = l.number(), b = r.number();
-    if (op == "+") return Value::Real(a + b);
-    if (op == "-") return Value::Real(a - b);
-    if (op == "*") return Value::Real(a * b);
-    if (op == "**") return Value::Real(std::pow(a, b));
+    if (op == Operator::add) return Value::Real(a + b);
+    if (op == Operator::sub) return Value::Real(a - b);
+    if (op == Operator::mul) return Value::Real(a * b);
+    if (op == Operator::pow) return Value::Real(std::pow(a, b));
     if (b == 0) fail(p, "division by zero");
-    if (op == "/") return Value::Real(a / b);
+    if (op == Operator::div) return Value::Real(a / b);
     const double q = std::floor(a / b);
-    if (op == "//") return Value::Real(q);
-    if (op == "%") return Value::Real(a - q * b);
-    fail(p, "operator '" + op + "' is not defined for numbers");
+    if (op == Operator::floor_div) return Value::Real(q);
+    if (op == Operator::mod) return Value::Real(a - q * b);
+    fail(p, "operator '" + std::string(name_of(op)) + "' is not defined for numbers");
   }
-  if (op == "+" && l.kind() == Value::string && r.kind() == Value::string) return Value::Str(l.as_str() + r.as_str());
-  if (op == "+" && l.kind() == r.kind() && (l.kind() == Value::list || l.kind() == Value::tuple)) {
+  if (op == Operator::add && l.kind() == Value::string && r.kind() == Value::string)
+    return Value::Str(l.as_str() + r.as_str());
+  if (op == Operator::add && l.kind() == r.kind() && (l.kind() == Value::list || l.kind() == Value::tuple)) {
     std::vector<Value> all(*l.items());
     all.insert(all.end(), r.items()->begin(), r.items()->end());
     return Value::List(std::move(all), l.kind());
   }
-  if (op == "*" && (l.kind() == Value::list || l.kind() == Value::string) && r.kind() == Value::integer) {
+  if (op == Operator::mul && (l.kind() == Value::list || l.kind() == Value::string) && r.kind() == Value::integer) {
     if (r.as_int() < 0 ||
         r.as_int() * static_cast<int64_t>(l.kind() == Value::list ? l.items()->size() : l.as_str().size()) >
             int64_t(kMaxLiteralItems))
@@ -819,12 +824,12 @@ Value Interpreter::eval_binary(const std::string& op, const Value& l, const Valu
     for (int64_t k = 0; k < r.as_int(); ++k) all.insert(all.end(), l.items()->begin(), l.items()->end());
     return Value::List(std::move(all));
   }
-  fail(p, "unsupported operand types for " + op + ": " + kind_name(l) + " and " + kind_name(r),
+  fail(p, "unsupported operand types for " + std::string(name_of(op)) + ": " + kind_name(l) + " and " + kind_name(r),
        l.kind() == Value::none || r.kind() == Value::none ? "one side is None: did a function forget to return?" : "");
 }
 
-Value Interpreter::eval_compare(const std::string& op, const Value& l, const Value& r, Pos p) {
-  if (op == "in") {
+Value Interpreter::eval_compare(Operator op, const Value& l, const Value& r, Pos p) {
+  if (op == Operator::in) {
     if (r.kind() == Value::dict) return Value::Bool(r.as_dict()->find(l) != nullptr);
     if (r.kind() == Value::string && l.kind() == Value::string)
       return Value::Bool(r.as_str().find(l.as_str()) != std::string::npos);
@@ -838,18 +843,18 @@ Value Interpreter::eval_compare(const std::string& op, const Value& l, const Val
     DType like = l.kind() == Value::tensor ? l.as_tensor().dtype() : r.as_tensor().dtype();
     return tensor_op(compare_op_name(op), {to_tensor(l, p, like, true), to_tensor(r, p, like, true)}, p);
   }
-  if (op == "==") return Value::Bool(values_equal(l, r));
-  if (op == "!=") return Value::Bool(!values_equal(l, r));
+  if (op == Operator::eq) return Value::Bool(values_equal(l, r));
+  if (op == Operator::ne) return Value::Bool(!values_equal(l, r));
   if (l.is_number() && r.is_number()) {
     double a = l.number(), b = r.number();
-    return Value::Bool(op == "<" ? a < b : op == "<=" ? a <= b : op == ">" ? a > b : a >= b);
+    return Value::Bool(op == Operator::lt ? a < b : op == Operator::le ? a <= b : op == Operator::gt ? a > b : a >= b);
   }
   if (l.kind() == Value::string && r.kind() == Value::string)
-    return Value::Bool(op == "<"    ? l.as_str() < r.as_str()
-                       : op == "<=" ? l.as_str() <= r.as_str()
-                       : op == ">"  ? l.as_str() > r.as_str()
-                                    : l.as_str() >= r.as_str());
-  fail(p, "cannot compare " + std::string(kind_name(l)) + " and " + kind_name(r) + " with " + op);
+    return Value::Bool(op == Operator::lt   ? l.as_str() < r.as_str()
+                       : op == Operator::le ? l.as_str() <= r.as_str()
+                       : op == Operator::gt ? l.as_str() > r.as_str()
+                                            : l.as_str() >= r.as_str());
+  fail(p, "cannot compare " + std::string(kind_name(l)) + " and " + kind_name(r) + " with " + name_of(op));
 }
 
 Value Interpreter::eval(const Expr& e) {
@@ -894,8 +899,8 @@ Value Interpreter::eval(const Expr& e) {
     }
     case Expr::unary: {
       Value v = eval(*e.items[0]);
-      if (e.text == "not") return Value::Bool(!truthy(v, e.pos));
-      if (e.text == "+") return v;
+      if (e.op == Operator::not_) return Value::Bool(!truthy(v, e.pos));
+      if (e.op == Operator::plus) return v;
       if (v.kind() == Value::tensor) return tensor_op("neg", {v.as_tensor()}, e.pos);
       if (v.kind() == Value::integer) {
         if (v.as_int() == INT64_MIN) fail(e.pos, "integer overflow in -(" + std::to_string(v.as_int()) + ")");
@@ -912,17 +917,17 @@ Value Interpreter::eval(const Expr& e) {
         for (int k = 0; k < 2; ++k)
           if (Value& v = k ? r : l; v.kind() == Value::tensor && v.as_tensor().is_symbolic())
             v.as_tensor() = values_for_reading(v.as_tensor(), e.items[k].get(), e.items[k]->pos, "dynamic mode");
-      return eval_binary(e.text, l, r, e.pos);
+      return eval_binary(e.op, l, r, e.pos);
     }
     case Expr::compare: {
       Value l = eval(*e.items[0]);
       Value r = eval(*e.items[1]);
-      return eval_compare(e.text, l, r, e.pos);
+      return eval_compare(e.op, l, r, e.pos);
     }
     case Expr::logical: {
       Value l = eval(*e.items[0]);
       bool t = truthy(l, e.items[0]->pos);
-      if (e.text == "and") return t ? eval(*e.items[1]) : l;
+      if (e.op == Operator::and_) return t ? eval(*e.items[1]) : l;
       return t ? l : eval(*e.items[1]);
     }
     case Expr::call: {

@@ -193,8 +193,8 @@ class Interpreter {
   void exec_statement(const Stmt& s);
   void read_symbolic_args(const Expr& call, Value& callee, CallArgs& args);
   void assign_target(const Expr& target, const Value& v);
-  Value eval_binary(const std::string& op, const Value& l, const Value& r, Pos p);
-  Value eval_compare(const std::string& op, const Value& l, const Value& r, Pos p);
+  Value eval_binary(Operator op, const Value& l, const Value& r, Pos p);
+  Value eval_compare(Operator op, const Value& l, const Value& r, Pos p);
   Value eval_index(const Value& obj, const Expr& e);
   int64_t index_int(const ExprPtr& x, int64_t def);  // a subscript or slice bound
   Value get_attr(const Value& obj, const std::string& name, Pos p);
