@@ -319,7 +319,7 @@ TEST_CASE("@op: in static mode it is one traced node; compile and run give dynam
       "dyn = swish(xb @ w, beta=1.5).sum()\nbackward(dyn)\ndw = w.grad * 1.0\nzero_grad(w)\n"
       ":mode static\nxin = input(\"x\", [5, 4])\nloss = swish(xin @ w, beta=1.5).sum()\ncompile(loss)\n"
       "out = run(loss, x=xb)\n:mode dynamic\n");
-  const auto& program = lab.session.interpreter().statics->last;
+  const auto& program = lab.session.interpreter().statics().last;
   REQUIRE(program);
   int fwd = 0, bwd = 0;
   for (int id : program->schedule) {
@@ -470,7 +470,7 @@ def pair_backward(da, db, x, k=2.0):
       "3.0).sum()\ncompile(loss)\n"
       "out = run(loss, x=xb)\nerror = gradcheck(pair, randn(2, 3), k=3.0)\n:mode dynamic\n");
   CHECK(lab.ok("print(allclose(out, dyn), allclose(w.grad, dw), error < 1e-6)") == "True True True\n");
-  const auto& program = lab.session.interpreter().statics->last;
+  const auto& program = lab.session.interpreter().statics().last;
   REQUIRE(program);
   int pairs = 0;
   for (int id : program->schedule) pairs += program->graph.node(id).op->name == "pair";

@@ -81,8 +81,8 @@ inline std::string workspace_state(lang::Session& session) {
   std::ostringstream rng;
   rng << in.rng();
   o << "rng " << std::hash<std::string>()(rng.str()) << "\n";
-  if (in.pending) o << "pending " << in.pending->position() << "/" << in.pending->size() << "\n";
-  const lang::StaticState& st = *in.statics;
+  if (in.pending_pass()) o << "pending " << in.pending_pass()->position() << "/" << in.pending_pass()->size() << "\n";
+  const lang::StaticState& st = in.statics();
   o << "static last " << (st.last ? st.last.get() : nullptr) << " run " << (st.run ? st.run.get() : nullptr);
   if (st.run) o << " at " << st.run->position();
   o << " kind " << st.run_kind << "\n";

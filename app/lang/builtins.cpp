@@ -164,13 +164,11 @@ void run_backward(Interpreter& in, CallArgs& a, const Tensor& y) {
       in.ws().backward(y, g, retain);
       return;
     }
-    if (in.pending && !in.pending->done())
+    if (in.pending_pass() && !in.pending_pass()->done())
       in.fail(a.pos, "a stepped backward pass is still running", "finish it with :run (or :step) first");
     // If the statement fails, the pass it made goes and the one before comes back.
-    auto before = std::make_shared<std::unique_ptr<ScheduleRun>>(std::move(in.pending));
-    in.on_undo(&in.pending, StatementUndo::pending_pass, [&in, before] { in.pending = std::move(*before); });
-    in.pending = in.ws().build_backward(y, g, retain);
-    in.out() << "backward pass ready: " << in.pending->size() << " steps (:step, :step 5, :step bwd, :run)\n";
+    in.start_pending_pass(in.ws().build_backward(y, g, retain));
+    in.out() << "backward pass ready: " << in.pending_pass()->size() << " steps (:step, :step 5, :step bwd, :run)\n";
   } catch (const LangError&) {
     throw;
   } catch (const Error& e) {
@@ -491,7 +489,7 @@ void install_python_builtins(BuiltinTable& B) {
   });
   for (const char* name : {"exit", "quit"})
     add(name, std::string(name) + "()", "leave the REPL (also :quit or Ctrl-D)", [](Interpreter& in, CallArgs&) {
-      in.quit = true;
+      in.request_quit();
       return Value::None();
     });
 }

@@ -168,8 +168,8 @@ Value op_calls(Interpreter& in, CallArgs& a) {
   call.positional.assign(a.positional.begin() + 1, a.positional.end());
   call.positions.assign(a.positions.begin() + 1, a.positions.end());
   std::vector<Value> seen;
-  auto before = in.on_op_call;
-  in.on_op_call = [&](const OpDef& d, const std::vector<Tensor>& inputs) {
+  Interpreter::OpCallHook before;  // the hook this one wraps, put back when the call returns
+  before = in.set_op_call_hook([&](const OpDef& d, const std::vector<Tensor>& inputs) {
     if (before) before(d, inputs);
     if (d.name != op) return;
     std::vector<Value> shapes;
@@ -179,11 +179,11 @@ Value op_calls(Interpreter& in, CallArgs& a) {
       shapes.push_back(Value::List(std::move(dims)));
     }
     seen.push_back(Value::List(std::move(shapes)));
-  };
+  });
   struct Restore {
     Interpreter& in;
-    std::function<void(const OpDef&, const std::vector<Tensor>&)> o;
-    ~Restore() { in.on_op_call = std::move(o); }
+    Interpreter::OpCallHook o;
+    ~Restore() { in.set_op_call_hook(std::move(o)); }
   } restore{in, before};
   in.call_value(a.positional[0], call);
   return Value::List(std::move(seen));

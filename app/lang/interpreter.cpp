@@ -101,12 +101,14 @@ std::vector<std::string> tensor_member_names() {
   return names;
 }
 
-Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<UserOps>(*this)) {
+Interpreter::Interpreter(Workspace& ws, StatementRollback& rollback, TapePruner& tape)
+    : ws_(ws), rollback_(rollback), tape_(tape), user_ops_(std::make_shared<UserOps>(*this)) {
   install_builtins();
   install_commands();
+  tape_.set_pins([this] { return tape_pins(); });
   // A student's function handed a check's tensor must not change it in place (an optimizer
   // step on it, then a result that agrees with the changed tensor).
-  undo_.before_data_change = [this](const Tensor& t) {
+  rollback_.undo().before_data_change = [this](const Tensor& t) {
     if (check_globals_.empty() || running_owner() != Owner::student) return;
     const Storage* s = &t.storage();
     auto held = [s](const Value& v) {
@@ -165,22 +167,8 @@ std::string Interpreter::resolve_path(const std::string& path, FileMode mode, Po
 
 void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   out_ = &out;
-  const Graph::Mark mark = ws_.graph().mark();
-  const size_t timeline = ws_.tracker().timeline_recorded();
-  rng_saved_ = false;
-  const size_t shown_before = shown.size();
-  const bool grad_mode = ws_.grad_enabled();
-  undo_.begin(ws_, static_cast<int>(mark.nodes));
-  ws_.set_journal(&undo_);
-  statement_mark_ = mark;
-  nodes_before_statement_ = ws_.graph().node_count();
-  next_tape_check_ = mark.nodes + kTapeCheckMin;
-  loop_depth_ = 0;
-  loop_ = {};
-  iteration_starts_.clear();
-  const viz::MetricLog::Mark metrics_mark = metrics_.mark();
-  ++statement_serial_;
-  logging_ = true;
+  rollback_.begin(session_state());
+  tape_.begin_statement();
   iterations_ = 0;
   call_depth_ = 0;
   progress_depth_ = 0;
@@ -188,38 +176,26 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   try {
     if (interrupt::requested()) fail_interrupted(s.pos);  // pressed between two statements
     exec(s);
-    logging_ = false;
-    ws_.set_journal(nullptr);
-    undo_.end();
+    rollback_.commit();
   } catch (...) {
-    logging_ = false;
-    ws_.set_journal(nullptr);
-    // Undo in reverse: in-place changes and variables first (their tensors free), then the
-    // graph and timeline. A stepped pass this statement made points at nodes about to go:
-    // the undo log put the one before it back.
-    undo_.undo(globals_);
-    frames_.clear();
-    ws_.graph().rollback(mark);
-    ws_.tracker().truncate_timeline(timeline);
-    metrics_.rollback(metrics_mark);
-    if (rng_saved_) rng_ = rng_before_;
-    shown.resize(shown_before);
-    ws_.set_grad_enabled(grad_mode);
-    while (!ws_.scope().empty()) ws_.pop_scope();
+    rollback_.rollback(session_state());
     throw;
   }
-  // What the statement left unreachable goes, older tape included (as PyTorch frees a graph
-  // once no tensor refers to it): after a loop, so the graph shows its last iteration; else
-  // once the tape has grown by as much as it holds, so a look costs O(1) a node.
-  Graph& g = ws_.graph();
-  if (loop_.iterations > 0 || g.num_nodes() >= next_full_drop_) {
-    drop_dead_tape({0, 0});
-    next_full_drop_ = g.num_nodes() + std::max(kTapeCheckMin, g.node_count());
-  }
-  if (loop_.line) {
-    loop_.first_kept_node = iteration_starts_.empty() ? -1 : iteration_starts_.front().second;
-    last_loop_ = loop_;
-  }
+  tape_.end_statement();
+}
+
+TapePruner::Pins Interpreter::tape_pins() const {
+  TapePruner::Pins pins;
+  if (pending_) pins.nodes = pending_->nodes();  // a stepped backward still to run
+  pins.values = statics_->last_options.fetch;  // :compile compiles them again
+  pins.values.insert(pins.values.end(), statics_->last_options.wrt.begin(), statics_->last_options.wrt.end());
+  return pins;
+}
+
+void Interpreter::start_pending_pass(std::unique_ptr<ScheduleRun> pass) {
+  auto before = std::make_shared<std::unique_ptr<ScheduleRun>>(std::move(pending_));
+  on_undo(&pending_, StatementUndo::pending_pass, [this, before] { pending_ = std::move(*before); });
+  pending_ = std::move(pass);
 }
 
 void Interpreter::exec_block(const Block& b) {
@@ -249,26 +225,15 @@ void Interpreter::count_iteration(Pos p) {
   check_interrupt(p);
   // An @op's body is traced into a graph of its own: its loops are not the statement's tape.
   if (user_ops_->tracing()) return;
-  if (loop_depth_ == 1) {  // the statement's outermost loop: where this iteration's nodes begin
-    if (!loop_.line) {
-      loop_.line = p.line;
-      loop_.source = source_;
-    }
-    const int first = static_cast<int>(ws_.graph().num_nodes());
-    if (!iteration_starts_.empty() && iteration_starts_.back().second == first)
-      iteration_starts_.back().first = loop_.iterations;
-    else iteration_starts_.emplace_back(loop_.iterations, first);
-    ++loop_.iterations;
-  }
-  maybe_drop_tape();
-  if (on_iteration) on_iteration();
+  tape_.on_iteration(p.line, source_);
+  if (on_iteration_) on_iteration_();
 }
 
 namespace {
-struct LoopLevel {  // the depth of loops running (the outermost one's tape is tracked)
-  int& depth;
-  explicit LoopLevel(int& d) : depth(++d) {}
-  ~LoopLevel() { --depth; }
+struct LoopLevel {  // a loop runs: the tape pruner tracks the outermost one's iterations
+  TapePruner& tape;
+  explicit LoopLevel(TapePruner& t) : tape(t) { tape.enter_loop(); }
+  ~LoopLevel() { tape.leave_loop(); }
 };
 }  // namespace
 
@@ -283,7 +248,7 @@ bool Interpreter::run_loop_body(const Block& body) {
 
 void Interpreter::exec_for(const Stmt& s) {
   Value it = eval(*s.value);
-  const LoopLevel level(loop_depth_);
+  const LoopLevel level(tape_);
   LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
   int iteration = 0;
   const Expr& target = *s.targets[0];
@@ -339,12 +304,12 @@ void Interpreter::exec_for(const Stmt& s) {
         ~Progress() {
           if (!on) return;
           --in.progress_depth_;
-          if (in.on_progress) in.on_progress({LoopProgress::done, 0, 0, seconds()});
+          if (in.on_progress_) in.on_progress_({LoopProgress::done, 0, 0, seconds()});
         }
       } progress{*this, obj->shows_progress()};
       if (progress.on) ++progress_depth_;
       for (int64_t i = 0; i < n; ++i) {
-        if (progress.on && on_progress) on_progress({LoopProgress::step, i, n, progress.seconds()});
+        if (progress.on && on_progress_) on_progress_({LoopProgress::step, i, n, progress.seconds()});
         if (!each(obj->item(*this, i, s.value->pos))) break;
       }
       return;
@@ -353,38 +318,6 @@ void Interpreter::exec_for(const Stmt& s) {
   }
   fail(s.value->pos, std::string("cannot iterate over a value of type ") + kind_name(it),
        "write for i in range(n): or loop over a list, a dict or batches(x, y)");
-}
-
-void Interpreter::maybe_drop_tape() {
-  if (user_ops_->tracing()) return;  // the graph is the body's being traced, not the tape
-  const Graph& g = ws_.graph();
-  if (g.num_nodes() < next_tape_check_) return;
-  drop_dead_tape(statement_mark_);
-  const size_t kept = g.node_count() - nodes_before_statement_;  // of this statement's nodes
-  next_tape_check_ = g.num_nodes() + std::max(kTapeCheckMin, 2 * kept);
-}
-
-void Interpreter::drop_dead_tape(const Graph::Mark& from) {
-  Graph& g = ws_.graph();
-  std::vector<int> pinned_nodes, pinned_values;
-  if (pending) pinned_nodes = pending->nodes();  // a stepped backward still to run
-  pinned_values = statics->last_options.fetch;  // :compile compiles them again
-  pinned_values.insert(pinned_values.end(), statics->last_options.wrt.begin(), statics->last_options.wrt.end());
-  const TapeDrops d = g.drop_unreachable(from, pinned_nodes, pinned_values);
-  if (!d.nodes) return;
-  loop_.dropped_nodes += d.nodes;
-  // Iterations of the loop with no node left were dropped whole.
-  std::vector<std::pair<int64_t, int>> left;
-  const auto& nodes = g.nodes();
-  for (size_t k = 0; k < iteration_starts_.size(); ++k) {
-    const int begin = iteration_starts_[k].second;
-    const int end =
-        k + 1 < iteration_starts_.size() ? iteration_starts_[k + 1].second : static_cast<int>(g.num_nodes());
-    auto it = std::lower_bound(nodes.begin(), nodes.end(), begin, [](const Node& n, int id) { return n.id < id; });
-    if (it != nodes.end() && it->id < end) left.push_back(iteration_starts_[k]);
-    else ++loop_.dropped_iterations;
-  }
-  iteration_starts_ = std::move(left);
 }
 
 // An engine error that no expression positioned (say, a tensor read in the middle of a method)
@@ -428,11 +361,11 @@ void Interpreter::exec_statement(const Stmt& s) {
       }
       if (frames_.empty() && v.kind() != Value::none) {
         if (v.kind() == Value::builtin_fn && (v.as_builtin().name == "exit" || v.as_builtin().name == "quit")) {
-          if (echo) out() << "Use exit(), :quit or Ctrl-D to leave\n";
+          if (echo_) out() << "Use exit(), :quit or Ctrl-D to leave\n";
           return;
         }
         show(s.source, v);
-        if (echo) out() << repr(v) << "\n";
+        if (echo_) out() << repr(v) << "\n";
       }
       return;
     }
@@ -478,7 +411,7 @@ void Interpreter::exec_statement(const Stmt& s) {
       return;
     case Stmt::for_: exec_for(s); return;
     case Stmt::while_: {
-      const LoopLevel level(loop_depth_);
+      const LoopLevel level(tape_);
       LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
       int iteration = 0;
       while (truthy(eval(*s.value), s.value->pos, s.value.get())) {
@@ -593,7 +526,7 @@ void Interpreter::assign(const std::string& name, Value v) {
   }
   if (running_owner() == Owner::checks) {  // out of the student's functions' sight
     const std::string* key = &*check_names_.insert(name).first;
-    if (logging_ && !undo_.keeps(key, StatementUndo::check_name)) {
+    if (rollback_.running() && !rollback_.undo().keeps(key, StatementUndo::check_name)) {
       auto it = check_globals_.find(name);
       std::optional<Value> before = it == check_globals_.end() ? std::nullopt : std::optional<Value>(it->second);
       on_undo(key, StatementUndo::check_name, [this, name, before] {
@@ -606,7 +539,7 @@ void Interpreter::assign(const std::string& name, Value v) {
     check_globals_[name] = std::move(v);
     return;
   }
-  if (logging_) undo_.before_assign(name, globals_);
+  if (rollback_.running()) rollback_.undo().before_assign(name, globals_);
   if (v.kind() == Value::tensor && v.as_tensor().defined() && v.as_tensor().name().empty())
     v.as_tensor().set_name(name);
   globals_[name] = std::move(v);
@@ -717,7 +650,7 @@ Tensor Interpreter::to_tensor(const Value& v, Pos p, DType like, bool like_given
 
 Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, const AttrMap& attrs) {
   try {
-    if (on_op_call) on_op_call(OpRegistry::instance().get(op), inputs);
+    if (on_op_call_) on_op_call_(OpRegistry::instance().get(op), inputs);
     if (attrs.empty()) {  // the operators of + - * / @ **: no attributes to resolve
       const OpDef& def = OpRegistry::instance().get(op);
       static const std::vector<AttrValue> kNone;
@@ -1172,7 +1105,7 @@ void Interpreter::set_attr(const Value& obj, const std::string& name, const Valu
   }
   if (obj.kind() == Value::tensor && name == "grad" && v.kind() == Value::none) {
     Tensor t = obj.as_tensor();
-    undo_.keep_grad(t.impl_ptr());
+    rollback_.undo().keep_grad(t.impl_ptr());
     t.set_grad(Tensor());
     return;
   }
@@ -1397,7 +1330,7 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   }
   try {
     const Attrs resolved = op.resolve(attrs);
-    if (on_op_call) on_op_call(op, inputs);
+    if (on_op_call_) on_op_call_(op, inputs);
     const bool on_sim = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) {
       return t.defined() && !t.is_symbolic() && t.device() == Device::sim;
     });
@@ -1463,7 +1396,7 @@ void Interpreter::show(const std::string& source, const Value& v) {
   } else if (v.is_number()) {
     s.data = {v.number()};
   }
-  shown.push_back(std::move(s));
+  shown_.push_back(std::move(s));
 }
 
 std::string tape_drops_line(const Graph& g, const LoopTape& loop) {
@@ -1476,18 +1409,17 @@ std::string tape_drops_line(const Graph& g, const LoopTape& loop) {
 
 void Interpreter::reset() {
   metrics_.clear();
-  last_loop_ = {};
-  next_full_drop_ = kTapeCheckMin;
-  pending.reset();  // its node ids die with the graph
-  statics->run.reset();
-  statics->last.reset();
-  statics->traced.clear();
+  tape_.reset();
+  pending_.reset();  // its node ids die with the graph
+  statics_->run.reset();
+  statics_->last.reset();
+  statics_->traced.clear();
   globals_.clear();
   check_globals_.clear();
   user_ops_->clear();
   ws_.reset_graph();
   ws_.tracker().reset_peak();
-  shown.clear();
+  shown_.clear();
 }
 
 }  // namespace opscope::lang

@@ -167,7 +167,7 @@ double program_info(const Program& p, const std::string& key, Interpreter& in, P
 // Before compile() or run() replace the last program or the stepped run: the state before the
 // statement is put back if it fails (the stepped run is set aside, as replacing it would).
 void set_aside_static_state(Interpreter& in) {
-  StaticState& st = *in.statics;
+  StaticState& st = in.statics();
   if (in.statement_undo().keeps(&st, StatementUndo::static_state)) {
     st.run.reset();
     return;
@@ -185,10 +185,10 @@ void set_aside_static_state(Interpreter& in) {
 }  // namespace
 
 std::shared_ptr<const Program> compile_for(Interpreter& in, CompileOptions opt) {
-  opt.disabled = in.statics->disabled;
+  opt.disabled = in.statics().disabled;
   auto p = compile_program(in.ws(), opt);
-  in.statics->last = p;
-  in.statics->last_options = opt;
+  in.statics().last = p;
+  in.statics().last_options = opt;
   return p;
 }
 
@@ -315,7 +315,7 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         std::vector<int> fetch = fetch_values(in, a.positional[0], a.positions[0], "run");
         bool step = false;
         if (const Value* s = keyword(a, "step")) step = in.truthy(*s, a.pos);
-        StaticState& st = *in.statics;
+        StaticState& st = in.statics();
         set_aside_static_state(in);  // a run being stepped gives its buffers back
         std::shared_ptr<const Program> p;
         try {
@@ -351,10 +351,10 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
       "a number about the last compiled program: nodes, fused, flops, peak_bytes, naive_bytes, buffers, in_place, ...",
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "program_info", 1, 1);
-        if (!in.statics->last) in.fail(a.pos, "program_info(): nothing compiled yet", "compile(loss) first");
+        if (!in.statics().last) in.fail(a.pos, "program_info(): nothing compiled yet", "compile(loss) first");
         if (a.positional[0].kind() != Value::string)
           in.fail(a.pos, "program_info(): the key is a string", "program_info(\"nodes\")");
-        return Value::Real(program_info(*in.statics->last, a.positional[0].as_str(), in, a.pos));
+        return Value::Real(program_info(*in.statics().last, a.positional[0].as_str(), in, a.pos));
       });
 }
 
@@ -390,8 +390,8 @@ void install_static_commands(Interpreter& in) {
                         if (name == "all") {  // every optimisation; autodiff is what gradients need, not one
                           for (auto& n : names)
                             if (n == "autodiff") continue;
-                            else if (verb == "off") in.statics->disabled.insert(n);
-                            else in.statics->disabled.erase(n);
+                            else if (verb == "off") in.statics().disabled.insert(n);
+                            else in.statics().disabled.erase(n);
                           continue;
                         }
                         if (std::find(names.begin(), names.end(), name) == names.end()) {
@@ -403,15 +403,15 @@ void install_static_commands(Interpreter& in) {
                           throw Error("no pass named '" + name + "'",
                                       near.empty() ? "see :passes" : "did you mean '" + near + "'?");
                         }
-                        if (verb == "off") in.statics->disabled.insert(name);
-                        else in.statics->disabled.erase(name);
+                        if (verb == "off") in.statics().disabled.insert(name);
+                        else in.statics().disabled.erase(name);
                       }
                       if (!any) throw Error(":passes " + verb + " needs pass names", "e.g. :passes " + verb + " cse");
                     }
                     for (auto& p : all_passes()) {
                       char line[256];
                       std::snprintf(line, sizeof line, "  %-18s %-4s %s\n", p.name,
-                                    in.statics->disabled.count(p.name) ? "off" : "on", p.doc);
+                                    in.statics().disabled.count(p.name) ? "off" : "on", p.doc);
                       out << line;
                     }
                   }});
@@ -419,7 +419,7 @@ void install_static_commands(Interpreter& in) {
       {"compile", "[nodes]",
        "the last compiled program, compiled again with the current passes: a table per pass (nodes: its schedule)",
        [](Interpreter& in, const std::string& args, std::ostream& out) {
-         StaticState& st = *in.statics;
+         StaticState& st = in.statics();
          if (!st.last) throw Error("nothing compiled yet", "in static mode: compile(loss)");
          for (int v : st.last_options.fetch)
            if (!in.ws().graph().has_value(v))

@@ -160,7 +160,7 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
     Value result;
     const std::string scope = ws.scope().empty() ? u.fn->name : ws.scope() + "/" + u.fn->name;
     try {
-      result = interp.call_function(*u.fn, args);
+      result = interp.call_value(Value::Of(u.fn), args);
     } catch (const LangError& e) {  // positioned in the body; the message says which call it was
       LangError again(u.name + "(" + traced_for(u, in, attrs) + "): " + e.what(), e.line(), e.col(), e.hint());
       again.set_source(e.source() ? e.source() : u.fn->source);
@@ -287,7 +287,7 @@ void UserOps::check_global(const std::string& name, const Value& v, Pos p) const
       ((v.kind() == Value::list || v.kind() == Value::tuple) &&
        std::any_of(v.items()->begin(), v.items()->end(), [](const Value& x) { return x.kind() == Value::tensor; }));
   if (!holds_tensor) return;
-  if (!in_.frames_.empty() && in_.frames_.back().count(name)) return;
+  if (const auto* locals = in_.locals(); locals && locals->count(name)) return;
   const std::string op = stack_.back().op->name;
   in_.fail(p,
            "the body of @op " + op + " reads the global " + (v.kind() == Value::tensor ? "tensor" : "list of tensors") +
@@ -325,8 +325,8 @@ bool UserOps::in_body_save(CallArgs& a) {
     for (auto& t : f.saved)
       if (t.impl() == v.as_tensor().impl()) in_.fail(a.positions[i], "save() got the same tensor twice");
     std::string name = "saved" + std::to_string(i);
-    if (!in_.frames_.empty())
-      for (auto& [n, local] : in_.frames_.back())
+    if (const auto* locals = in_.locals())
+      for (auto& [n, local] : *locals)
         if (local.kind() == Value::tensor && local.as_tensor().impl() == v.as_tensor().impl()) name = n;
     f.saved.push_back(v.as_tensor());
     f.saved_names.push_back(name);

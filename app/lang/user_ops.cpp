@@ -305,7 +305,7 @@ bool UserOps::define(const Stmt& s, const std::shared_ptr<Function>& f) {
   if (s.decorators.size() > 1)
     in_.fail(s.pos, "@" + s.decorators[0] + " cannot be combined with other decorators",
              "put @op (or @NAME.backward) alone above the def");
-  if (tracing() || !in_.frames_.empty())
+  if (tracing() || in_.locals())
     in_.fail(s.pos, "an @op is defined at the top level of a program, not inside a function",
              "move the @op definition out of the def");
   if (forward) define_forward(s, f);
