@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "app/lang/arithmetic.h"
 #include "app/lang/expr_text.h"
 #include "app/lang/extension_builtins.h"
 #include "app/lang/onnx_builtins.h"
@@ -665,129 +666,23 @@ Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, 
 }
 
 Value Interpreter::eval_binary(Operator op, const Value& l, const Value& r, Pos p) {
-  if (l.kind() == Value::tensor || r.kind() == Value::tensor) {
-    const char* name = binary_op_name(op);
-    if (!name) fail(p, "operator '" + std::string(name_of(op)) + "' is not defined for tensors", "use + - * / @ ** %");
-    // A plain number takes the tensor's dtype (as in NumPy/PyTorch: 2 * x keeps x's dtype).
-    DType like = l.kind() == Value::tensor ? l.as_tensor().dtype() : r.as_tensor().dtype();
-    Tensor a = to_tensor(l, p, like, true), b = to_tensor(r, p, like, true);
-    if (op == Operator::matmul && (a.dim() < 2 || b.dim() < 2))
-      fail(p, "matmul needs tensors of rank >= 2, got " + shape_str(a.shape()) + " @ " + shape_str(b.shape()),
-           "reshape a vector first: v.reshape(1, n) or v.reshape(n, 1)");
-    return tensor_op(name, {a, b}, p);
-  }
-  if (l.is_number() && r.is_number() && l.kind() != Value::real && r.kind() != Value::real) {
-    // Integers stay exact (no trip through double) and overflow is an error, not a wrap.
-    const int64_t x = l.kind() == Value::integer ? l.as_int() : l.as_bool(),
-                  y = r.kind() == Value::integer ? r.as_int() : r.as_bool();
-    int64_t z = 0;
-    auto overflow = [&] {
-      fail(p, "integer overflow in " + std::to_string(x) + " " + name_of(op) + " " + std::to_string(y),
-           "use floats (e.g. 2.0 ** 70) for very large numbers");
-    };
-    if (op == Operator::add) {
-      if (__builtin_add_overflow(x, y, &z)) overflow();
-      return Value::Int(z);
-    }
-    if (op == Operator::sub) {
-      if (__builtin_sub_overflow(x, y, &z)) overflow();
-      return Value::Int(z);
-    }
-    if (op == Operator::mul) {
-      if (__builtin_mul_overflow(x, y, &z)) overflow();
-      return Value::Int(z);
-    }
-    if (op == Operator::div) {
-      if (y == 0) fail(p, "division by zero");
-      return Value::Real(static_cast<double>(x) / static_cast<double>(y));
-    }
-    if (op == Operator::floor_div || op == Operator::mod) {
-      if (y == 0) fail(p, "division by zero");
-      if (y == -1) {  // INT64_MIN // -1 overflows; x % -1 is 0
-        if (op == Operator::mod) return Value::Int(0);
-        if (__builtin_sub_overflow(int64_t{0}, x, &z)) overflow();
-        return Value::Int(z);
-      }
-      int64_t q = x / y;
-      if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-      return op == Operator::floor_div ? Value::Int(q) : Value::Int(x - q * y);
-    }
-    if (op == Operator::pow) {
-      if (y < 0) return Value::Real(std::pow(static_cast<double>(x), static_cast<double>(y)));
-      if (x == 0 || x == 1) return Value::Int(y == 0 ? 1 : x);
-      if (x == -1) return Value::Int(y % 2 == 0 ? 1 : -1);
-      z = 1;
-      for (int64_t k = 0; k < y; ++k)  // |x| >= 2 overflows within 63 steps
-        if (__builtin_mul_overflow(z, x, &z)) overflow();
-      return Value::Int(z);
-    }
-    fail(p, "operator '" + std::string(name_of(op)) + "' is not defined for numbers");
-  }
-  if (l.is_number() && r.is_number()) {  // at least one float
-    const double a = l.number(), b = r.number();
-    if (op == Operator::add) return Value::Real(a + b);
-    if (op == Operator::sub) return Value::Real(a - b);
-    if (op == Operator::mul) return Value::Real(a * b);
-    if (op == Operator::pow) return Value::Real(std::pow(a, b));
-    if (b == 0) fail(p, "division by zero");
-    if (op == Operator::div) return Value::Real(a / b);
-    const double q = std::floor(a / b);
-    if (op == Operator::floor_div) return Value::Real(q);
-    if (op == Operator::mod) return Value::Real(a - q * b);
-    fail(p, "operator '" + std::string(name_of(op)) + "' is not defined for numbers");
-  }
-  if (op == Operator::add && l.kind() == Value::string && r.kind() == Value::string)
-    return Value::Str(l.as_str() + r.as_str());
-  if (op == Operator::add && l.kind() == r.kind() && (l.kind() == Value::list || l.kind() == Value::tuple)) {
-    std::vector<Value> all(*l.items());
-    all.insert(all.end(), r.items()->begin(), r.items()->end());
-    return Value::List(std::move(all), l.kind());
-  }
-  if (op == Operator::mul && (l.kind() == Value::list || l.kind() == Value::string) && r.kind() == Value::integer) {
-    if (r.as_int() < 0 ||
-        r.as_int() * static_cast<int64_t>(l.kind() == Value::list ? l.items()->size() : l.as_str().size()) >
-            int64_t(kMaxLiteralItems))
-      fail(p, "repetition too large");
-    if (l.kind() == Value::string) {
-      std::string s;
-      for (int64_t k = 0; k < r.as_int(); ++k) s += l.as_str();
-      return Value::Str(s);
-    }
-    std::vector<Value> all;
-    for (int64_t k = 0; k < r.as_int(); ++k) all.insert(all.end(), l.items()->begin(), l.items()->end());
-    return Value::List(std::move(all));
-  }
-  fail(p, "unsupported operand types for " + std::string(name_of(op)) + ": " + kind_name(l) + " and " + kind_name(r),
-       l.kind() == Value::none || r.kind() == Value::none ? "one side is None: did a function forget to return?" : "");
+  if (l.kind() != Value::tensor && r.kind() != Value::tensor) return binary_on_values(*this, op, l, r, p);
+  const char* name = binary_op_name(op);
+  if (!name) fail(p, "operator '" + std::string(name_of(op)) + "' is not defined for tensors", "use + - * / @ ** %");
+  // A plain number takes the tensor's dtype (as in NumPy/PyTorch: 2 * x keeps x's dtype).
+  DType like = l.kind() == Value::tensor ? l.as_tensor().dtype() : r.as_tensor().dtype();
+  Tensor a = to_tensor(l, p, like, true), b = to_tensor(r, p, like, true);
+  if (op == Operator::matmul && (a.dim() < 2 || b.dim() < 2))
+    fail(p, "matmul needs tensors of rank >= 2, got " + shape_str(a.shape()) + " @ " + shape_str(b.shape()),
+         "reshape a vector first: v.reshape(1, n) or v.reshape(n, 1)");
+  return tensor_op(name, {a, b}, p);
 }
 
 Value Interpreter::eval_compare(Operator op, const Value& l, const Value& r, Pos p) {
-  if (op == Operator::in) {
-    if (r.kind() == Value::dict) return Value::Bool(r.as_dict()->find(l) != nullptr);
-    if (r.kind() == Value::string && l.kind() == Value::string)
-      return Value::Bool(r.as_str().find(l.as_str()) != std::string::npos);
-    if (r.kind() != Value::list && r.kind() != Value::tuple)
-      fail(p, "'in' needs a list, tuple, dict or string on its right");
-    for (auto& x : *r.items())
-      if (values_equal(l, x)) return Value::Bool(true);
-    return Value::Bool(false);
-  }
-  if (l.kind() == Value::tensor || r.kind() == Value::tensor) {
-    DType like = l.kind() == Value::tensor ? l.as_tensor().dtype() : r.as_tensor().dtype();
-    return tensor_op(compare_op_name(op), {to_tensor(l, p, like, true), to_tensor(r, p, like, true)}, p);
-  }
-  if (op == Operator::eq) return Value::Bool(values_equal(l, r));
-  if (op == Operator::ne) return Value::Bool(!values_equal(l, r));
-  if (l.is_number() && r.is_number()) {
-    double a = l.number(), b = r.number();
-    return Value::Bool(op == Operator::lt ? a < b : op == Operator::le ? a <= b : op == Operator::gt ? a > b : a >= b);
-  }
-  if (l.kind() == Value::string && r.kind() == Value::string)
-    return Value::Bool(op == Operator::lt   ? l.as_str() < r.as_str()
-                       : op == Operator::le ? l.as_str() <= r.as_str()
-                       : op == Operator::gt ? l.as_str() > r.as_str()
-                                            : l.as_str() >= r.as_str());
-  fail(p, "cannot compare " + std::string(kind_name(l)) + " and " + kind_name(r) + " with " + name_of(op));
+  if (op == Operator::in || (l.kind() != Value::tensor && r.kind() != Value::tensor))
+    return compare_values(*this, op, l, r, p);
+  DType like = l.kind() == Value::tensor ? l.as_tensor().dtype() : r.as_tensor().dtype();
+  return tensor_op(compare_op_name(op), {to_tensor(l, p, like, true), to_tensor(r, p, like, true)}, p);
 }
 
 Value Interpreter::eval(const Expr& e) {
