@@ -1,6 +1,7 @@
 // Values held by reference in the language: user classes and their instances (a model is an
 // instance; calling it runs __call__ or forward), dicts, and builtin objects written in C++
-// (optimizers, batch iterators). Their attributes and bound methods.
+// (optimizers, batch iterators). Their attributes and bound methods, and the attributes of
+// tensors and lists (x.shape, x.relu, lst.append).
 #include <algorithm>
 
 #include "app/lang/interpreter.h"
@@ -185,6 +186,90 @@ Value Interpreter::dict_method(Dict& d, const std::string& name, CallArgs& args)
     else out.push_back(Value::List({k, v}, Value::tuple));
   }
   return Value::List(std::move(out));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attributes: a tensor's (shape, grad, its methods), a list's append, and the members above
+
+Value Interpreter::get_attr(const Value& obj, const std::string& name, Pos p) {
+  if (obj.kind() == Value::tensor) {
+    const Tensor& t = obj.as_tensor();
+    if (name == "shape") {
+      std::vector<Value> dims;
+      for (auto d : t.shape()) dims.push_back(Value::Int(d));
+      return Value::List(std::move(dims));
+    }
+    if (name == "grad") return t.grad().defined() ? Value::Tensor_(t.grad()) : Value::None();
+    if (name == "dtype") return Value::Str(dtype_name(t.dtype()));
+    if (name == "device") return Value::Str(device_name(t.device()));
+    if (name == "requires_grad") return Value::Bool(t.requires_grad());
+    if (name == "ndim") return Value::Int(t.dim());
+    if (name == "T") {
+      if (t.dim() < 2) return obj;
+      return tensor_op("transpose", {t}, p, {{"dim0", int64_t{-2}}, {"dim1", int64_t{-1}}});
+    }
+    if (name == "name") return Value::Str(t.name());
+    if (!is_tensor_method(name)) {
+      std::vector<std::string> names = tensor_member_names();
+      std::string near = closest_name(name, names);
+      fail(p, "a tensor has no attribute or method '" + name + "'",
+           near.empty() ? "attributes: shape, grad, dtype, device, requires_grad, T; every operator is also a method"
+                        : "did you mean '" + near + "'?");
+    }
+    return Value::Of(Method{name, t, nullptr});
+  }
+  if (obj.kind() == Value::dict || obj.kind() == Value::class_ || obj.kind() == Value::instance ||
+      obj.kind() == Value::object)
+    return get_member(obj, name, p);
+  if ((obj.kind() == Value::list || obj.kind() == Value::tuple) && name == "append" && obj.kind() == Value::list) {
+    return Value::Of(Method{"append", obj.items(), nullptr});
+  }
+  fail(p, std::string("a ") + kind_name(obj) + " has no attribute '" + name + "'",
+       obj.kind() == Value::none ? "the value is None" : "");
+}
+
+void Interpreter::set_attr(const Value& obj, const std::string& name, const Value& v, Pos p) {
+  if (obj.kind() == Value::tensor && name == "requires_grad") {
+    try {
+      Tensor t = obj.as_tensor();
+      std::weak_ptr<TensorImpl> weak = t.impl_ptr();
+      on_undo(t.impl(), StatementUndo::requires_grad, t.impl_ptr(), [weak, old = t.requires_grad()] {
+        if (auto impl = weak.lock()) impl->requires_grad = old;
+      });
+      t.set_requires_grad(truthy(v, p));
+    } catch (const Error& e) {
+      fail(p, e.what(), e.hint());
+    }
+    return;
+  }
+  if (obj.kind() == Value::tensor && name == "grad" && v.kind() == Value::none) {
+    Tensor t = obj.as_tensor();
+    rollback_.undo().keep_grad(t.impl_ptr());
+    t.set_grad(Tensor());
+    return;
+  }
+  if (obj.kind() == Value::instance) {
+    auto inst = obj.as_instance();
+    Value stored = v;
+    // self.w = param(...): the tensor is named after the attribute (as variables name theirs).
+    if (stored.kind() == Value::tensor && stored.as_tensor().defined() && stored.as_tensor().name().empty())
+      stored.as_tensor().set_name(name);
+    if (Value* old = inst->find(name)) {
+      on_undo([inst, name, before = *old] { *inst->find(name) = before; });
+      *old = std::move(stored);
+    } else {
+      on_undo([inst] { inst->attrs.pop_back(); });
+      inst->attrs.emplace_back(name, std::move(stored));
+    }
+    return;
+  }
+  if (obj.kind() == Value::object) {
+    auto& o = *obj.as_native();
+    if (o.set_attr(*this, name, v, p)) return;
+    fail(p, "cannot set attribute '" + name + "' of " + o.type_name(), "its attributes can be read, not set");
+  }
+  fail(p, "cannot set attribute '" + name + "' of a " + kind_name(obj),
+       obj.kind() == Value::tensor ? "only x.requires_grad = True/False and x.grad = None can be set" : "");
 }
 
 }  // namespace opscope::lang
