@@ -201,7 +201,7 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
           in.fail(a.pos, "node_count()'s op is an operator's name, e.g. op=\"matmul\"");
         if (a.positional.size() > 1) in.fail(a.pos, "node_count() takes at most one argument");
         std::string phase =
-            a.positional.empty() || a.positional[0].kind() == Value::none ? "" : a.positional[0].as_str();
+            a.positional.empty() || a.positional[0].kind() != Value::string ? "" : a.positional[0].as_str();
         if (!a.positional.empty() && a.positional[0].kind() == Value::string && phase != "forward" &&
             phase != "backward" && phase != "update")
           in.fail(a.positions[0],

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <stdexcept>
 
 namespace opscope::lang {
 
@@ -59,8 +58,10 @@ double Value::number() const {
 }
 
 void Value::wrong_kind(Kind wanted) const {
-  throw std::logic_error(std::string("internal error: a ") + kind_name(*this) + " value used as a " +
-                         kind_name(wanted));
+  // A bug in the C++ side, not in the script: still an Error, so the statement fails and is
+  // rolled back at its position instead of taking the session down.
+  throw Error(std::string("internal error: the value is ") + kind_name(*this) + ", not " + kind_name(wanted),
+              "please report it with the statement that caused it");
 }
 
 Value* Dict::find(const Value& key) {

@@ -76,8 +76,8 @@ struct Method {
 };
 
 // A value of the language: one alternative per kind, in Kind's order. The accessors check the
-// kind and throw std::logic_error on a mismatch (a bug in C++ code: scripts get a LangError
-// from the caller's own check first).
+// kind and throw an Error naming both kinds on a mismatch (a bug in C++ code: a script gets the
+// caller's own positioned error first).
 class Value {
  public:
   enum Kind {
