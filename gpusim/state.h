@@ -69,6 +69,7 @@ std::string site_text(const void* site);  // "matmul.cu:71" (gpusim/sites.cpp)
 struct SourceSite {
   const char* file;  // base name
   int line;
+  int bytes = 0;  // an aggregate copy's bytes where the browser's compiler split it by field (else 0)
 };
 const SourceSite* as_source_site(const void* site);  // null when `site` is a code address
 std::string code_site_text(

@@ -29,13 +29,21 @@ void discard_device_pages(uintptr_t, size_t) {}  // WebAssembly's memory never s
 
 }  // namespace gpusim
 
+namespace {
+// The access's bytes: the site's whole aggregate where sancov_sites.py joined its fields' calls.
+int access_bytes(int n, const void* site) {
+  const int joined = static_cast<const gpusim::SourceSite*>(site)->bytes;
+  return joined ? joined : n;
+}
+}  // namespace
+
 extern "C" {
-#define GPUSIM_HOOK(n)                                                                     \
-  void gpusim_cov_load##n(const void* a, const void* site) {                               \
-    gpusim::on_access(reinterpret_cast<uintptr_t>(a), n, gpusim::AccessKind::load, site);  \
-  }                                                                                        \
-  void gpusim_cov_store##n(const void* a, const void* site) {                              \
-    gpusim::on_access(reinterpret_cast<uintptr_t>(a), n, gpusim::AccessKind::store, site); \
+#define GPUSIM_HOOK(n)                                                                                         \
+  void gpusim_cov_load##n(const void* a, const void* site) {                                                   \
+    gpusim::on_access(reinterpret_cast<uintptr_t>(a), access_bytes(n, site), gpusim::AccessKind::load, site);  \
+  }                                                                                                            \
+  void gpusim_cov_store##n(const void* a, const void* site) {                                                  \
+    gpusim::on_access(reinterpret_cast<uintptr_t>(a), access_bytes(n, site), gpusim::AccessKind::store, site); \
   }
 GPUSIM_HOOK(1)
 GPUSIM_HOOK(2)

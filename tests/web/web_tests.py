@@ -232,7 +232,9 @@ def test_export_keeps_labels(args, out):
     check(web == desk, f"the browser's figure says the same words: {web} (desktop: {desk})")
 
 
-SIM_ALGOS = ("naive", "tiled", "tiled_conflicting", "tiled_padded")
+# Every simulated matmul kernel. register_blocked's float4 reads reach the page's instrumentation
+# as four field loads; gpusim/sancov_sites.py joins them again, so its counts match too.
+SIM_ALGOS = ("naive", "tiled", "tiled_conflicting", "tiled_padded", "register_blocked", "wmma")
 
 
 def sim_counters(report):
@@ -274,7 +276,7 @@ def page_stdout_json(console):
 
 
 def test_sim_counters(args, out):
-    """The simulated GPU in the page: matmul's naive and tiled kernels at 64 count the same
+    """The simulated GPU in the page: matmul's kernels at 64 count the same
     requests, sectors, bank wavefronts and active lanes per source line as the desktop's
     simulator (its numbers computed now by the desktop program), and the tiled launch's time."""
     argv = ["bench", "matmul", "--sizes", "64", "64", "64", "--device", "sim", "--json"]
