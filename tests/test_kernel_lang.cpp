@@ -172,12 +172,13 @@ TEST_CASE("kernel: a shared column read is a 32-way bank conflict, a padded tile
 std::string worst_text(Lab& lab, int line, const std::string& access, std::initializer_list<const char*> keys) {
   const lang::Value r = last_launch(lab);
   std::string out;
-  for (const lang::Value& s : *field(r, "sites").items) {
-    if (field(s, "line").i != line || field(s, "access").s != access) continue;
+  for (const lang::Value& s : *field(r, "sites").items()) {
+    if (field(s, "line").as_int() != line || field(s, "access").as_str() != access) continue;
     const lang::Value& w = field(s, "worst");
     for (const char* k : keys) {
       const lang::Value& v = field(w, k);
-      out += (out.empty() ? "" : " ") + std::string(k) + "=" + (v.kind == lang::Value::string ? v.s : lang::repr(v));
+      out += (out.empty() ? "" : " ") + std::string(k) + "=" +
+             (v.kind() == lang::Value::string ? v.as_str() : lang::repr(v));
     }
   }
   return out;
@@ -216,9 +217,9 @@ TEST_CASE("kernel: a site's worst request names its bank, its lanes and the elem
           "ways=1 lanes_text=0 first=Bt[0, 0] last=Bt[0, 0]");  // bank 0 holds lane 0's word only
   }
   const lang::Value r = last_launch(lab);
-  for (const lang::Value& s : *field(r, "sites").items)
-    if (field(s, "line").i == 8 && field(s, "access").s == "load")
-      CHECK(field(field(s, "worst"), "lanes").items->size() == 2);
+  for (const lang::Value& s : *field(r, "sites").items())
+    if (field(s, "line").as_int() == 8 && field(s, "access").as_str() == "load")
+      CHECK(field(field(s, "worst"), "lanes").items()->size() == 2);
 }
 
 TEST_CASE("kernel: a global site's worst request names its sectors, lanes, stride and span", "[kernel]") {
