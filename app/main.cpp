@@ -213,7 +213,7 @@ Command add_export_command(CLI::App& app) {
             std::ostringstream out;
             if (!session.run(code, o->file, out, std::cerr)) return 1;
             // A script that compiled a static program exports the program as it runs.
-            const auto& program = session.interpreter().statics->last;
+            const auto& program = session.interpreter().statics().last;
             const Graph& shown = program ? program->graph : ws.graph();
             std::vector<int> nodes;
             if (program) nodes = program->schedule;
@@ -224,7 +224,7 @@ Command add_export_command(CLI::App& app) {
             if (!o->trace.empty()) write_text(o->trace, viz::chrome_trace_json(recorder.events(), recorder.labels));
             if (!o->onnx.empty()) {
               const auto info = interop::save_onnx_values(ws,
-                                                          program ? session.interpreter().statics->last_options.fetch
+                                                          program ? session.interpreter().statics().last_options.fetch
                                                                   : interop::forward_sinks(ws.graph()),
                                                           o->onnx);
               std::cout << "wrote " << o->onnx << ": " << info.nodes << " ONNX nodes, " << info.initializers

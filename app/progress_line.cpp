@@ -65,10 +65,10 @@ struct ProgressLine {
 void install_progress_line(lang::Interpreter& in) {
   if (!isatty(2)) return;
   auto line = std::make_shared<ProgressLine>(ProgressLine{in});
-  in.on_progress = [line](const lang::Interpreter::LoopProgress& p) {
+  in.set_progress_hook([line](const lang::Interpreter::LoopProgress& p) {
     if (p.event == lang::Interpreter::LoopProgress::done) line->last_draw = -1;
     line->on(p);
-  };
+  });
 }
 
 }  // namespace opscope::app

@@ -91,9 +91,9 @@ int main() {
                 "<bench>", o, e);
     const lang::Value* acc = session.interpreter().lookup("acc_");
     const lang::Value* good = session.interpreter().lookup("ok_");
-    const double accesses = acc && acc->kind == lang::Value::integer ? double(acc->i) : 0;
+    const double accesses = acc && acc->kind() == lang::Value::integer ? double(acc->as_int()) : 0;
     std::printf("%-44s %10.1f %12.0f %14.1f %8s\n", r.name.c_str(), t * 1e3, accesses, accesses / t / 1e6,
-                ok && good && good->b ? "values" : "FAILED");
+                ok && good && good->kind() == lang::Value::boolean && good->as_bool() ? "values" : "FAILED");
   }
   std::printf(
       "\ntarget: the language's tiled 128 x 128 launch within 2 s in the browser; the first row is the native time\n"

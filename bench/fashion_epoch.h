@@ -44,12 +44,12 @@ inline EpochResult run_opscope_epoch(Workspace& ws, const std::function<void(int
   code << f.rdbuf();
   lang::Session session(ws);
   bool first_loop = true;
-  session.interpreter().on_progress = [&](const lang::Interpreter::LoopProgress& p) {
+  session.interpreter().set_progress_hook([&](const lang::Interpreter::LoopProgress& p) {
     using P = lang::Interpreter::LoopProgress;
     if (!first_loop) return;
     if (p.event == P::step && on_step) on_step(p.done_items, p.total);
     if (p.event == P::done) r.epoch_s = p.seconds, first_loop = false;
-  };
+  });
   std::ostringstream out;
   if (!session.run(code.str(), example, out, std::cerr)) return EpochResult{};
   std::smatch m;

@@ -186,7 +186,7 @@ template <class T> void attention_flash(KernelCtx& k) {
   if (k.out().numel() == 0) return;
   const int64_t blocks = flash_blocks(a.Tq), items = p.batches * blocks, grain = flash_grain(a.Tq, a.S, a.D, a.Dv);
   const int workers = parallel_workers(items, grain);
-  const int64_t per = per_thread(cpu::attention_flash_scratch(a.Tq, a.S), sizeof(T));
+  const int64_t per = per_thread(cpu::attention_flash_scratch(a.Tq, a.S, a.D), sizeof(T));
   Tensor scratch = k.workspace({workers, per}, dtype_of<T>());  // O(tile) per thread, not O(T·S)
   T* sp = scratch.data<T>();
   parallel_for_indexed(items, grain, [&](int worker, int64_t i0, int64_t i1) {
@@ -215,7 +215,7 @@ template <class T> void attention_backward_kernel(KernelCtx& k) {
   a.dv = k.out(2).data<T>();
   const int64_t grain = backward_grain(a.Tq, a.S, a.D, a.Dv);
   const int workers = parallel_workers(p.batches, grain);
-  const int64_t per = per_thread(cpu::attention_backward_scratch(a.Tq, a.S), sizeof(T));
+  const int64_t per = per_thread(cpu::attention_backward_scratch(a.Tq, a.S, a.D, a.Dv), sizeof(T));
   Tensor scratch = k.workspace({workers, per}, dt);
   T* sp = scratch.data<T>();
   parallel_for_indexed(p.batches, grain, [&](int worker, int64_t b0, int64_t b1) {
@@ -368,7 +368,9 @@ OpDef scaled_dot_product_attention_def() {
       const int64_t items = static_cast<int64_t>(batch) * flash_blocks(int64_t(Tq));
       const int workers = parallel_workers(items, flash_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
       c.workspace_bytes =
-          static_cast<double>(workers * per_thread(cpu::attention_flash_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
+          static_cast<double>(workers *
+                              per_thread(cpu::attention_flash_scratch(int64_t(Tq), int64_t(S), int64_t(D)), sz)) *
+          sz;
     }
     return c;
   };
@@ -430,7 +432,10 @@ OpDef attention_backward_def() {
     const int workers =
         parallel_workers(static_cast<int64_t>(batch), backward_grain(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)));
     c.workspace_bytes =
-        static_cast<double>(workers * per_thread(cpu::attention_backward_scratch(int64_t(Tq), int64_t(S)), sz)) * sz;
+        static_cast<double>(
+            workers *
+            per_thread(cpu::attention_backward_scratch(int64_t(Tq), int64_t(S), int64_t(D), int64_t(Dv)), sz)) *
+        sz;
     return c;
   };
   return d;

@@ -141,74 +141,79 @@ OpDef where_def() {
   return d;
 }
 
+// maximum (is_max) or minimum.
+OpDef extremum_def(bool is_max) {
+  OpDef d = binary(is_max ? "maximum" : "minimum", is_max ? "c = max(a, b) elementwise" : "c = min(a, b) elementwise");
+  cpu::make_pointwise(d, is_max ? Formula::maximum : Formula::minimum);
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
+  d.backward = [is_max](GradCtx& g) -> std::vector<Val> {
+    // The gradient goes to the input that won; ties go to a.
+    Val dc = g.grad_output(0);
+    Val a_wins = g.call(is_max ? "ge" : "le", {g.input(0), g.input(1)});
+    Val zero = g.scalar_like(0, dc);
+    return {g.call("where", {a_wins, dc, zero}), g.call("where", {a_wins, zero, dc})};
+  };
+  d.backward_note = is_max ? "da = dc where a >= b, db = dc where a < b" : "da = dc where a <= b, db = dc where a > b";
+  const InputSpec a{{3, 4}, Domain::distinct}, b{{3, 4}, Domain::distinct}, row{{4}, Domain::distinct};
+  d.gradcheck = {gc({a, b}), gc({a, row}, {}, "broadcast")};
+  return d;
+}
+
+// The two remainders: c = a − q·b with q = ⌊a/b⌋ (mod: the sign of b, Python's %) or q =
+// trunc(a/b) (fmod: the sign of a). Backward reads q back as (a − c)/b.
+OpDef remainder_def(bool floor_q) {
+  OpDef d = binary(floor_q ? "mod" : "fmod",
+                   floor_q ? "c = a − ⌊a/b⌋·b, the remainder with the sign of b (Python's %, torch.remainder)"
+                           : "c = a − trunc(a/b)·b, the remainder with the sign of a (C's fmod, torch.fmod)");
+  cpu::make_pointwise(d, floor_q ? Formula::mod : Formula::fmod);
+  d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::output, 0}};
+  d.backward = [](GradCtx& g) -> std::vector<Val> {
+    Val dc = g.grad_output(0);
+    Val db;
+    if (g.needs_grad(1)) db = -(dc * ((g.input(0) - g.output(0)) / g.input(1)));
+    return {dc, db};
+  };
+  d.backward_note =
+      floor_q ? "da = dc, db = −dc·⌊a/b⌋ (read as (a − c)/b)" : "da = dc, db = −dc·trunc(a/b) (read as (a − c)/b)";
+  d.cost = cpu::elementwise_cost(4);
+  // b away from 0, so that a/b stays away from the jumps at whole numbers by more than the
+  // central differences' step.
+  const InputSpec a{{3, 4}}, b{{3, 4}, Domain::positive}, row{{4}, Domain::positive}, col{{3, 1}};
+  d.gradcheck = {gc({a, b}, {}, "same shape"), gc({a, row}, {}, "broadcast divisor"),
+                 gc({col, row}, {}, "outer broadcast")};
+  return d;
+}
+
+// eq, ne, lt, le, gt, ge: 0/1 as int64, no gradient.
+OpDef comparison_def(const char* name, const char* doc, Formula formula) {
+  OpDef d = binary(name, doc);
+  d.family = "comparison";
+  d.differentiable = false;  // its cases (binary's) serve the CUDA tests
+  d.infer = [](const InferCtx& ctx) {
+    auto m = infer_binary(ctx, false);
+    m[0].dtype = DType::i64;
+    return m;
+  };
+  cpu::make_pointwise(d, formula);
+  return d;
+}
+
 OPSCOPE_REGISTER_OPS(register_binary_ops) {
   registry.add(add_def());
   registry.add(sub_def());
   registry.add(mul_def());
   registry.add(div_def());
   registry.add(pow_def());
-  for (bool is_max : {true, false}) {
-    OpDef d =
-        binary(is_max ? "maximum" : "minimum", is_max ? "c = max(a, b) elementwise" : "c = min(a, b) elementwise");
-    cpu::make_pointwise(d, is_max ? Formula::maximum : Formula::minimum);
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}};
-    d.backward = [is_max](GradCtx& g) -> std::vector<Val> {
-      // The gradient goes to the input that won; ties go to a.
-      Val dc = g.grad_output(0);
-      Val a_wins = g.call(is_max ? "ge" : "le", {g.input(0), g.input(1)});
-      Val zero = g.scalar_like(0, dc);
-      return {g.call("where", {a_wins, dc, zero}), g.call("where", {a_wins, zero, dc})};
-    };
-    d.backward_note =
-        is_max ? "da = dc where a >= b, db = dc where a < b" : "da = dc where a <= b, db = dc where a > b";
-    const InputSpec a{{3, 4}, Domain::distinct}, b{{3, 4}, Domain::distinct}, row{{4}, Domain::distinct};
-    d.gradcheck = {gc({a, b}), gc({a, row}, {}, "broadcast")};
-    registry.add(std::move(d));
-  }
-  // The two remainders: c = a − q·b with q = ⌊a/b⌋ (mod: the sign of b, Python's %) or q =
-  // trunc(a/b) (fmod: the sign of a). Backward reads q back as (a − c)/b.
-  for (bool floor_q : {true, false}) {
-    OpDef d = binary(floor_q ? "mod" : "fmod",
-                     floor_q ? "c = a − ⌊a/b⌋·b, the remainder with the sign of b (Python's %, torch.remainder)"
-                             : "c = a − trunc(a/b)·b, the remainder with the sign of a (C's fmod, torch.fmod)");
-    cpu::make_pointwise(d, floor_q ? Formula::mod : Formula::fmod);
-    d.saves = {{SavedRef::input, 0}, {SavedRef::input, 1}, {SavedRef::output, 0}};
-    d.backward = [](GradCtx& g) -> std::vector<Val> {
-      Val dc = g.grad_output(0);
-      Val db;
-      if (g.needs_grad(1)) db = -(dc * ((g.input(0) - g.output(0)) / g.input(1)));
-      return {dc, db};
-    };
-    d.backward_note =
-        floor_q ? "da = dc, db = −dc·⌊a/b⌋ (read as (a − c)/b)" : "da = dc, db = −dc·trunc(a/b) (read as (a − c)/b)";
-    d.cost = cpu::elementwise_cost(4);
-    // b away from 0, so that a/b stays away from the jumps at whole numbers by more than the
-    // central differences' step.
-    const InputSpec a{{3, 4}}, b{{3, 4}, Domain::positive}, row{{4}, Domain::positive}, col{{3, 1}};
-    d.gradcheck = {gc({a, b}, {}, "same shape"), gc({a, row}, {}, "broadcast divisor"),
-                   gc({col, row}, {}, "outer broadcast")};
-    registry.add(std::move(d));
-  }
-  struct Cmp {
-    const char* name;
-    const char* doc;
-    Formula formula;
-  };
-  for (Cmp c :
-       {Cmp{"eq", "c = (a == b) as int64 0/1", Formula::eq}, Cmp{"ne", "c = (a != b) as int64 0/1", Formula::ne},
-        Cmp{"lt", "c = (a < b) as int64 0/1", Formula::lt}, Cmp{"le", "c = (a <= b) as int64 0/1", Formula::le},
-        Cmp{"gt", "c = (a > b) as int64 0/1", Formula::gt}, Cmp{"ge", "c = (a >= b) as int64 0/1", Formula::ge}}) {
-    OpDef d = binary(c.name, c.doc);
-    d.family = "comparison";
-    d.differentiable = false;  // its cases (binary's) serve the CUDA tests
-    d.infer = [](const InferCtx& ctx) {
-      auto m = infer_binary(ctx, false);
-      m[0].dtype = DType::i64;
-      return m;
-    };
-    cpu::make_pointwise(d, c.formula);
-    registry.add(std::move(d));
-  }
+  registry.add(extremum_def(true));
+  registry.add(extremum_def(false));
+  registry.add(remainder_def(true));
+  registry.add(remainder_def(false));
+  registry.add(comparison_def("eq", "c = (a == b) as int64 0/1", Formula::eq));
+  registry.add(comparison_def("ne", "c = (a != b) as int64 0/1", Formula::ne));
+  registry.add(comparison_def("lt", "c = (a < b) as int64 0/1", Formula::lt));
+  registry.add(comparison_def("le", "c = (a <= b) as int64 0/1", Formula::le));
+  registry.add(comparison_def("gt", "c = (a > b) as int64 0/1", Formula::gt));
+  registry.add(comparison_def("ge", "c = (a >= b) as int64 0/1", Formula::ge));
   registry.add(where_def());
 }
 

@@ -9,6 +9,7 @@
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "core/op.h"
+#include "ops/cpu/kernels.h"
 #include "ops/pointwise.h"
 
 namespace opscope::cpu {
@@ -80,6 +81,10 @@ template <> struct Vectorised<Formula::gelu_backward> : std::true_type {
 
 // y = f(a, b) over n contiguous elements, the fastest way measured.
 template <Formula F, class T> void pointwise_chunk(const T* a, const T* b, T* y, int64_t n, const Params& p) {
+  if constexpr ((F == Formula::gelu || F == Formula::gelu_backward) && std::is_same_v<T, float>) {
+    // The same expression built for the widest vectors the CPU has (ops/cpu/gelu.cpp).
+    if (const auto gelu = kern<float>().gelu) return gelu(a, F == Formula::gelu ? nullptr : b, y, n, p.p0 == 1);
+  }
   if constexpr (Vectorised<F>::value && std::is_floating_point_v<T>) {
     using Arr = Eigen::Array<T, Eigen::Dynamic, 1>;
     Eigen::Map<const Arr> x(a, n), z(pointwise::arity_of(F) == 2 ? b : a, n);

@@ -560,40 +560,44 @@ OpDef sum_to_def() {
   return d;
 }
 
+// argmax (largest) or argmin: the index of the extreme element along one axis.
+OpDef arg_extremum_def(bool largest) {
+  const std::string name = largest ? "argmax" : "argmin";
+  OpDef d = reduction(name,
+                      "the index of the " + std::string(largest ? "largest" : "smallest") +
+                          " element along one axis (int64; no axis: of the flattened x; ties: the first)",
+                      false);
+  d.attrs[0].doc = "the axis to search ([] = the flattened tensor); one axis at most";
+  auto infer = d.infer;
+  d.infer = [infer](const InferCtx& c) {
+    const Shape& s = c.inputs[0].shape;
+    if (c.attrs.ints("axes").size() > 1)
+      c.fail("takes one axis, got axes=" + attr_value_str(c.attrs.ints("axes")),
+             c.op.name + "(x, axis=1) for each row's index, " + c.op.name + "(x) for the flattened tensor");
+    for (int64_t a : reduce_axes(s, c.attrs.ints("axes"), c.op.name))
+      if (s[a] == 0)
+        c.fail("axis " + std::to_string(a) + " of " + shape_str(s) + " is empty: it has no " +
+               (c.op.name == "argmax" ? "largest" : "smallest") + " element");
+    auto out = infer(c);
+    out[0].dtype = DType::i64;
+    return out;
+  };
+  d.kernel(Device::cpu, "default", arg_reduce_kernel(largest));
+  d.differentiable = false;  // an index: piecewise constant, no gradient
+  d.cost = reduce_cost(1);
+  const InputSpec x{{4, 7}, Domain::distinct};  // no ties: both devices pick the same index
+  d.gradcheck = {gc({x}, {{"axes", std::vector<int64_t>{1}}}, "rows"),
+                 gc({x}, {{"axes", std::vector<int64_t>{0}}}, "columns"), gc({x}, {}, "flattened")};
+  return d;
+}
+
 OPSCOPE_REGISTER_OPS(register_reduction_ops) {
   registry.add(sum_def());
   registry.add(mean_def());
   registry.add(max_def());
   registry.add(var_def());
-  for (const bool largest : {true, false}) {
-    const std::string name = largest ? "argmax" : "argmin";
-    OpDef d = reduction(name,
-                        "the index of the " + std::string(largest ? "largest" : "smallest") +
-                            " element along one axis (int64; no axis: of the flattened x; ties: the first)",
-                        false);
-    d.attrs[0].doc = "the axis to search ([] = the flattened tensor); one axis at most";
-    auto infer = d.infer;
-    d.infer = [infer](const InferCtx& c) {
-      const Shape& s = c.inputs[0].shape;
-      if (c.attrs.ints("axes").size() > 1)
-        c.fail("takes one axis, got axes=" + attr_value_str(c.attrs.ints("axes")),
-               c.op.name + "(x, axis=1) for each row's index, " + c.op.name + "(x) for the flattened tensor");
-      for (int64_t a : reduce_axes(s, c.attrs.ints("axes"), c.op.name))
-        if (s[a] == 0)
-          c.fail("axis " + std::to_string(a) + " of " + shape_str(s) + " is empty: it has no " +
-                 (c.op.name == "argmax" ? "largest" : "smallest") + " element");
-      auto out = infer(c);
-      out[0].dtype = DType::i64;
-      return out;
-    };
-    d.kernel(Device::cpu, "default", arg_reduce_kernel(largest));
-    d.differentiable = false;  // an index: piecewise constant, no gradient
-    d.cost = reduce_cost(1);
-    const InputSpec x{{4, 7}, Domain::distinct};  // no ties: both devices pick the same index
-    d.gradcheck = {gc({x}, {{"axes", std::vector<int64_t>{1}}}, "rows"),
-                   gc({x}, {{"axes", std::vector<int64_t>{0}}}, "columns"), gc({x}, {}, "flattened")};
-    registry.add(std::move(d));
-  }
+  registry.add(arg_extremum_def(true));
+  registry.add(arg_extremum_def(false));
   registry.add(sum_to_def());
 }
 

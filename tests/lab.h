@@ -44,8 +44,8 @@ inline Tensor var(Lab& lab, const std::string& name) {
   const lang::Value* v = lab.session.interpreter().lookup(name);
   INFO("variable " << name);
   REQUIRE(v);
-  REQUIRE(v->kind == lang::Value::tensor);
-  return v->t;
+  REQUIRE(v->kind() == lang::Value::tensor);
+  return v->as_tensor();
 }
 
 }  // namespace opscope::test

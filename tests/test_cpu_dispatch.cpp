@@ -199,6 +199,33 @@ TEST_CASE("elementwise ops and where: the same bits for any thread count (dense,
   check_threads({"where", "", {mask, row, y}, {}, 0, "broadcast then-branch"});
 }
 
+// gelu and gelu_backward in float32 run ops/cpu/gelu.cpp, built per kernel set (erf, exp and tanh
+// as polynomial approximations): close to float64 (std::erf, std::tanh) on the same inputs in
+// both kernel sets, and the same bits for any thread count. The tanh form's backward loses bits
+// in 1 − t² where |t| nears 1: 3.1e-6 of the largest value, measured the same in both sets (the
+// baseline set's expression is the generic path's).
+TEST_CASE("gelu and gelu_backward in float32: each kernel set close to float64, any thread count", "[op]") {
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  const Tensor x = uniform({400, 500}, 21, DType::f32, -6, 6), dy = uniform({400, 500}, 22);
+  const Tensor xd = x.cast(DType::f64), dyd = dy.cast(DType::f64);
+  std::vector<CpuIsa> isas = {CpuIsa::baseline};
+  if (detected_cpu_isa() == CpuIsa::avx512) isas.push_back(CpuIsa::avx512);
+  for (const char* form : {"none", "tanh"}) {
+    const AttrMap a = {{"approximate", std::string(form)}};
+    const Tensor want = run({"gelu", "", {xd}, a})[0], want_dx = run({"gelu_backward", "", {xd, dyd}, a})[0];
+    for (CpuIsa isa : isas) {
+      CpuIsaScope s(isa);
+      INFO("approximate=" << form << ", kernel set " << (isa == CpuIsa::avx512 ? "AVX-512" : "baseline"));
+      CHECK(cpu::kernels_for(isa)->f32.gelu != nullptr);
+      CHECK(max_rel_diff(want, run({"gelu", "", {x}, a})[0]) <= 1e-6);
+      CHECK(max_rel_diff(want_dx, run({"gelu_backward", "", {x, dy}, a})[0]) <= (form[0] == 't' ? 4e-6 : 1e-6));
+    }
+    check_case({"gelu", "", {x}, a, 1e-6, form});
+    check_case({"gelu_backward", "", {x, dy}, a, 1e-6, form});
+  }
+}
+
 TEST_CASE("relu_backward is where(y > 0, dy, 0), the formula it replaced", "[op]") {
   Workspace ws;
   WorkspaceScope scope(ws);

@@ -219,7 +219,7 @@ TEST_CASE("@op: ops belong to their session; its end and :reset unregister them"
       Lab b;
       REQUIRE_FALSE(b.run("@op\ndef shared_name(x):\n    return x * 3.0\n"));
       CHECK(b.err.find("'shared_name' is already an @op of another session (@op at <test>:2)") != std::string::npos);
-      CHECK(OpRegistry::instance().find("shared_name") == a.session.interpreter().lookup("shared_name")->op);
+      CHECK(OpRegistry::instance().find("shared_name") == &a.session.interpreter().lookup("shared_name")->as_op());
     }
     a.ok("y = shared_name(tensor([1.0]))");
     a.ok(":reset");
@@ -319,7 +319,7 @@ TEST_CASE("@op: in static mode it is one traced node; compile and run give dynam
       "dyn = swish(xb @ w, beta=1.5).sum()\nbackward(dyn)\ndw = w.grad * 1.0\nzero_grad(w)\n"
       ":mode static\nxin = input(\"x\", [5, 4])\nloss = swish(xin @ w, beta=1.5).sum()\ncompile(loss)\n"
       "out = run(loss, x=xb)\n:mode dynamic\n");
-  const auto& program = lab.session.interpreter().statics->last;
+  const auto& program = lab.session.interpreter().statics().last;
   REQUIRE(program);
   int fwd = 0, bwd = 0;
   for (int id : program->schedule) {
@@ -470,7 +470,7 @@ def pair_backward(da, db, x, k=2.0):
       "3.0).sum()\ncompile(loss)\n"
       "out = run(loss, x=xb)\nerror = gradcheck(pair, randn(2, 3), k=3.0)\n:mode dynamic\n");
   CHECK(lab.ok("print(allclose(out, dyn), allclose(w.grad, dw), error < 1e-6)") == "True True True\n");
-  const auto& program = lab.session.interpreter().statics->last;
+  const auto& program = lab.session.interpreter().statics().last;
   REQUIRE(program);
   int pairs = 0;
   for (int id : program->schedule) pairs += program->graph.node(id).op->name == "pair";

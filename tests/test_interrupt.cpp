@@ -110,17 +110,17 @@ TEST_CASE("interrupt: a stepped pass stops between two steps and goes on", "[rep
   Lab lab;
   lab.ok(kMlp);
   lab.ok("backward(loss, step=True)");
-  const size_t total = lab.session.interpreter().pending->size();
+  const size_t total = lab.session.interpreter().pending_pass()->size();
   {
     InterruptAfter press(lab.ws, 2);
     CHECK_FALSE(lab.run(":run"));
   }
   CHECK(lab.session.interrupted());
   CHECK(lab.err.find("steps left: :step or :run goes on") != std::string::npos);
-  REQUIRE(lab.session.interpreter().pending);
-  CHECK(lab.session.interpreter().pending->position() == 2);  // the third step never started
+  REQUIRE(lab.session.interpreter().pending_pass());
+  CHECK(lab.session.interpreter().pending_pass()->position() == 2);  // the third step never started
   lab.ok(":run");
-  CHECK_FALSE(lab.session.interpreter().pending);
+  CHECK_FALSE(lab.session.interpreter().pending_pass());
   CHECK(total > 2);
   CHECK(lab.echo("w2.grad.shape") == "[5, 3]");
 }

@@ -23,8 +23,8 @@ std::string fails(Lab& lab, const std::string& code) {
 }
 
 const lang::Value& field(const lang::Value& dict, const std::string& key) {
-  REQUIRE(dict.kind == lang::Value::dict);
-  const lang::Value* v = static_cast<lang::Dict&>(*dict.obj).find(lang::Value::Str(key));
+  REQUIRE(dict.kind() == lang::Value::dict);
+  const lang::Value* v = dict.as_dict()->find(lang::Value::Str(key));
   INFO("key " << key);
   REQUIRE(v);
   return *v;
@@ -40,8 +40,8 @@ lang::Value last_launch(Lab& lab) {
 std::string site_field(Lab& lab, int line, const std::string& access, const std::string& name) {
   const lang::Value r = last_launch(lab);
   std::string out;
-  for (const lang::Value& s : *field(r, "sites").items)
-    if (field(s, "line").i == line && field(s, "access").s == access)
+  for (const lang::Value& s : *field(r, "sites").items())
+    if (field(s, "line").as_int() == line && field(s, "access").as_str() == access)
       out += (out.empty() ? "" : ", ") + lang::repr(field(s, name));
   return out;
 }
@@ -172,12 +172,13 @@ TEST_CASE("kernel: a shared column read is a 32-way bank conflict, a padded tile
 std::string worst_text(Lab& lab, int line, const std::string& access, std::initializer_list<const char*> keys) {
   const lang::Value r = last_launch(lab);
   std::string out;
-  for (const lang::Value& s : *field(r, "sites").items) {
-    if (field(s, "line").i != line || field(s, "access").s != access) continue;
+  for (const lang::Value& s : *field(r, "sites").items()) {
+    if (field(s, "line").as_int() != line || field(s, "access").as_str() != access) continue;
     const lang::Value& w = field(s, "worst");
     for (const char* k : keys) {
       const lang::Value& v = field(w, k);
-      out += (out.empty() ? "" : " ") + std::string(k) + "=" + (v.kind == lang::Value::string ? v.s : lang::repr(v));
+      out += (out.empty() ? "" : " ") + std::string(k) + "=" +
+             (v.kind() == lang::Value::string ? v.as_str() : lang::repr(v));
     }
   }
   return out;
@@ -216,9 +217,9 @@ TEST_CASE("kernel: a site's worst request names its bank, its lanes and the elem
           "ways=1 lanes_text=0 first=Bt[0, 0] last=Bt[0, 0]");  // bank 0 holds lane 0's word only
   }
   const lang::Value r = last_launch(lab);
-  for (const lang::Value& s : *field(r, "sites").items)
-    if (field(s, "line").i == 8 && field(s, "access").s == "load")
-      CHECK(field(field(s, "worst"), "lanes").items->size() == 2);
+  for (const lang::Value& s : *field(r, "sites").items())
+    if (field(s, "line").as_int() == 8 && field(s, "access").as_str() == "load")
+      CHECK(field(field(s, "worst"), "lanes").items()->size() == 2);
 }
 
 TEST_CASE("kernel: a global site's worst request names its sectors, lanes, stride and span", "[kernel]") {
@@ -367,9 +368,9 @@ TEST_CASE("kernel: last_launch() gives the simulator's report, for a kernel and 
   // A built-in op on sim tensors: its kernels' report, through the same converter.
   lab.ok("a = randn(32, 32).to('sim')\nb = randn(32, 32).to('sim')\nc = matmul(a, b, algo='tiled')");
   const lang::Value r = last_launch(lab);
-  CHECK(field(r, "kernel").s.find("tiled") != std::string::npos);
-  CHECK(field(field(r, "sites").items->at(0), "file").s == "matmul.cu");
-  CHECK(field(r, "dram_bytes").i > 0);
+  CHECK(field(r, "kernel").as_str().find("tiled") != std::string::npos);
+  CHECK(field(field(r, "sites").items()->at(0), "file").as_str() == "matmul.cu");
+  CHECK(field(r, "dram_bytes").as_int() > 0);
   // last_launches(): every kernel of the last op, in order, the last one being last_launch().
   lab.ok("q = randn(1, 8, 4).to('sim')\no = scaled_dot_product_attention(q, q, q, algo='naive')");
   CHECK(lab.echo("len(last_launches())") == "3");  // scores, softmax, P·V

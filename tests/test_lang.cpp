@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <sstream>
 
+#include "app/lang/parser.h"
 #include "app/lang/session.h"
+#include "app/lang/value.h"
 #include "core/workspace.h"
 #include "tests/lab.h"
 
@@ -417,4 +419,29 @@ TEST_CASE("review regressions: exact integers, in-place undo, nested defs, stepp
   REQUIRE_FALSE(lab.run("if True:\n    y = (x * x).sum()\n    backward(y, step=True)\n    nope"));
   REQUIRE_FALSE(lab.run(":step all"));
   CHECK(lab.err.find("nothing to step") != std::string::npos);
+}
+
+TEST_CASE("a value's accessors check its kind and name both kinds on a mismatch", "[repl]") {
+  using lang::Value;
+  CHECK(Value::Int(7).as_int() == 7);
+  CHECK(Value::Real(0.5).number() == 0.5);
+  CHECK(Value::List({Value::Int(1)}, Value::tuple).kind() == Value::tuple);
+  CHECK(Value::None().kind() == Value::none);
+  CHECK_THROWS_WITH(Value::Int(7).as_tensor(), Catch::Contains("the value is int, not tensor"));
+  CHECK_THROWS_WITH(Value::Str("x").items(), Catch::Contains("the value is str, not tuple"));
+  CHECK_THROWS_AS(Value::None().number(), Error);
+}
+
+TEST_CASE("the parser gives each operator its enum, spelled back by name_of", "[repl]") {
+  using lang::Operator;
+  const lang::Block b = lang::parse_program("a // b\nnot a\n-a\nx in y\na and b\nx **= 2\n");
+  REQUIRE(b.size() == 6);
+  CHECK(b[0]->value->op == Operator::floor_div);
+  CHECK(b[1]->value->op == Operator::not_);
+  CHECK(b[2]->value->op == Operator::neg);
+  CHECK(b[3]->value->op == Operator::in);
+  CHECK(b[4]->value->op == Operator::and_);
+  CHECK(b[5]->op == Operator::pow);
+  CHECK(std::string(lang::name_of(Operator::floor_div)) == "//");
+  CHECK(std::string(lang::name_of(Operator::ne)) == "!=");
 }

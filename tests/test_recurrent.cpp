@@ -100,9 +100,9 @@ Vec reference(const std::string& cell, const Tensor& x, const std::vector<Tensor
 std::vector<Tensor> tensors(Lab& lab, const std::string& name) {
   const lang::Value* v = lab.session.interpreter().lookup(name);
   REQUIRE(v);
-  REQUIRE(v->kind == lang::Value::list);
+  REQUIRE(v->kind() == lang::Value::list);
   std::vector<Tensor> ts;
-  for (const lang::Value& e : *v->items) ts.push_back(e.t);
+  for (const lang::Value& e : *v->items()) ts.push_back(e.as_tensor());
   return ts;
 }
 

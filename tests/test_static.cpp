@@ -122,8 +122,8 @@ void check_same_in_both_modes(const Program_& prog, const std::string& compile_a
     REQUIRE(g.defined());
     CHECK(max_diff(g, dyn_grads[i]) <= 1e-5);
   }
-  REQUIRE(lab.session.interpreter().statics->last);
-  CHECK(check_memory_plan(*lab.session.interpreter().statics->last).empty());
+  REQUIRE(lab.session.interpreter().statics().last);
+  CHECK(check_memory_plan(*lab.session.interpreter().statics().last).empty());
 }
 
 }  // namespace
@@ -158,7 +158,7 @@ TEST_CASE("dce drops what nothing needs and keeps what gradients need", "[static
       ":mode static\nx = input(\"x\", [3, 4])\nw = param(randn([4, 4]))\nunused = exp(x) * 2\nh = x @ w\nloss = (h * "
       "h).sum()");
   lab.ok("compile(loss)");
-  const Program& p = *lab.session.interpreter().statics->last;
+  const Program& p = *lab.session.interpreter().statics().last;
   for (int id : p.schedule) CHECK(p.graph.node(id).op->name != "exp");
   // exp was never traced into the program (it does not lead to the loss); a node only backward
   // reads stays: h is read by mul's backward.
@@ -170,7 +170,7 @@ TEST_CASE("dce drops what nothing needs and keeps what gradients need", "[static
   CHECK(h_read_by_backward);
   // An inference program of the same graph drops the gradient-only nodes.
   lab.ok("compile([h, unused], grad=False)");
-  const Program& q = *lab.session.interpreter().statics->last;
+  const Program& q = *lab.session.interpreter().statics().last;
   bool has_exp = false;
   for (int id : q.schedule) has_exp = has_exp || q.graph.node(id).label().find("exp") != std::string::npos;
   CHECK(has_exp);  // as a node, or inside a fused chain
@@ -183,7 +183,7 @@ TEST_CASE("dce removes a backward node no gradient needs", "[static]") {
   // the autodiff of a*b builds both products and dce must drop the one for b.
   lab.ok(":mode static\na = param(randn([3]))\nb = param(randn([3]))\nloss = (a * b).sum()");
   lab.ok("compile(loss, wrt=[a])");
-  const Program& p = *lab.session.interpreter().statics->last;
+  const Program& p = *lab.session.interpreter().statics().last;
   REQUIRE(p.grads.size() == 1);
   const PassReport& dce = p.reports.at(2);
   REQUIRE(dce.pass == "dce");
@@ -199,12 +199,12 @@ TEST_CASE("cse runs the same op on the same inputs once", "[static]") {
       ":mode static\nx = input(\"x\", [4, 4])\nw = param(randn([4, 4]))\ny = relu(x @ w) + relu(x @ w)\nloss = "
       "y.sum()");
   lab.ok("compile(loss, grad=False)");
-  const Program& p = *lab.session.interpreter().statics->last;
+  const Program& p = *lab.session.interpreter().statics().last;
   int matmuls = 0;
   for (int id : p.schedule) matmuls += p.graph.node(id).op->name == "matmul";
   CHECK(matmuls == 1);
   lab.ok(":passes off cse\ncompile(loss, grad=False)");
-  const Program& q = *lab.session.interpreter().statics->last;
+  const Program& q = *lab.session.interpreter().statics().last;
   matmuls = 0;
   for (int id : q.schedule) matmuls += q.graph.node(id).op->name == "matmul";
   CHECK(matmuls == 2);
@@ -217,7 +217,7 @@ TEST_CASE("constant folding computes constant subgraphs at compile time", "[stat
   Lab lab;
   lab.ok(":mode static\nx = input(\"x\", [4])\nc = exp(ones([4]) * 2) + 1\ny = (x * c).sum()");
   lab.ok("compile(y, grad=False)");
-  const Program& p = *lab.session.interpreter().statics->last;
+  const Program& p = *lab.session.interpreter().statics().last;
   CHECK(p.schedule.size() == 2);  // mul and sum; exp, mul, add were folded
   const PassReport& cf = p.reports.at(4);
   REQUIRE(cf.pass == "constant_folding");
@@ -226,7 +226,7 @@ TEST_CASE("constant folding computes constant subgraphs at compile time", "[stat
   CHECK(var(lab, "r").item() == Approx(4 * (std::exp(2.0) + 1)).epsilon(1e-6));
   // Parameters are never folded: they change between runs.
   lab.ok("w = param(ones([4]))\nz = (x * exp(w)).sum()\ncompile(z)");
-  const Program& q = *lab.session.interpreter().statics->last;
+  const Program& q = *lab.session.interpreter().statics().last;
   bool has_exp = false;
   for (int id : q.schedule) has_exp = has_exp || q.graph.node(id).op->name == "exp";
   CHECK(has_exp);
@@ -237,7 +237,7 @@ TEST_CASE("fusion makes one node of an elementwise chain and never hides a value
   lab.ok(":mode static\nx = input(\"x\", [16, 32])\nw = ones([32]) * 0.5\nb = zeros([32]) + 0.1\ny = gelu(x * w + b)");
   lab.ok(":passes off constant_folding\ncompile(y, grad=False)");
   {
-    const Program& p = *lab.session.interpreter().statics->last;
+    const Program& p = *lab.session.interpreter().statics().last;
     REQUIRE(p.schedule.size() >= 1);
     const Node& f = p.graph.node(p.schedule.back());
     CHECK(f.op->name == "fused_elementwise");
@@ -259,7 +259,7 @@ TEST_CASE("fusion makes one node of an elementwise chain and never hides a value
   lab.ok(
       ":passes on all\nz = input(\"z\", [8])\na = z * 2\nc = gelu(a + 1)\nout = (c + a).sum()\ncompile(out, "
       "grad=False)");
-  const Program& p = *lab.session.interpreter().statics->last;
+  const Program& p = *lab.session.interpreter().statics().last;
   const int a = var(lab, "a").impl()->value_id;
   bool a_produced = false;
   for (int id : p.schedule)
@@ -276,7 +276,7 @@ TEST_CASE("training graphs keep the forward values backward reads unfused", "[st
   lab.ok(
       ":mode static\nx = input(\"x\", [4, 6])\nw = param(randn([6]))\nh = tanh(x * w)\nloss = (h * "
       "h).sum()\ncompile(loss)");
-  const Program& p = *lab.session.interpreter().statics->last;
+  const Program& p = *lab.session.interpreter().statics().last;
   const int h = var(lab, "h").impl()->value_id;
   for (int id : p.schedule)
     for (auto& m : p.graph.node(id).fused)
@@ -291,7 +291,7 @@ TEST_CASE("the memory plan reuses buffers and an independent check catches a bad
   lab.ok(
       "static:\n    x = input(\"x\", [8, 12])\n    y = input(\"y\", [8], dtype=\"int64\")\n    loss = model(x, "
       "y)\ncompile(loss)");
-  Program p = *lab.session.interpreter().statics->last;
+  Program p = *lab.session.interpreter().statics().last;
   REQUIRE(p.plan.enabled);
   CHECK(p.plan.planned_bytes < p.plan.naive_bytes);
   CHECK(p.plan.buffer_bytes.size() < p.plan.buffer_of.size());
@@ -333,7 +333,7 @@ TEST_CASE("recomputation drops activations for extra FLOPs and keeps the gradien
       "static:\n    h = relu(x @ w1 + b1)\n    h2 = checkpoint(relu(h @ w2 + b2))\n    loss2 = cross_entropy(h2 @ w3 + "
       "b3, y)");
   lab.ok("compile(loss2, recompute=\"marks\")");
-  const Program& p = *lab.session.interpreter().statics->last;
+  const Program& p = *lab.session.interpreter().statics().last;
   const PassReport& rc = p.reports.at(6);
   REQUIRE(rc.pass == "recompute");
   REQUIRE_FALSE(rc.changes.empty());
@@ -456,7 +456,7 @@ TEST_CASE("a @static function and the compile table", "[static][repl]") {
 TEST_CASE("the DOT of a compiled program draws what runs", "[static][viz]") {
   Lab lab;
   lab.ok(":mode static\nx = input(\"x\", [4, 4])\nunused = exp(x)\ny = tanh(x * 2 + 1)\ncompile(y, grad=False)");
-  const Program& p = *lab.session.interpreter().statics->last;
+  const Program& p = *lab.session.interpreter().statics().last;
   const std::string dot = viz::graph_to_dot(p.graph, p.schedule);
   CHECK(dot.find("fused(mul → add → tanh)") != std::string::npos);
   CHECK(dot.find("exp") == std::string::npos);  // not in the program

@@ -280,7 +280,7 @@ TEST_CASE("compile(loss, optimizer=opt): the compiled training step updates as t
       CHECK(test::max_diff(test::var(dyn, name), test::var(stat, name)) < 1e-5);
     }
     // The program's update nodes are of phase update and gradients are consumed there.
-    const Program& p = *stat.session.interpreter().statics->last;
+    const Program& p = *stat.session.interpreter().statics().last;
     int updates = 0;
     for (int id : p.schedule) updates += p.graph.node(id).phase == Phase::update ? 1 : 0;
     CHECK(updates == 3);
@@ -296,7 +296,7 @@ TEST_CASE("compile(loss, optimizer=opt): the compiled training step updates as t
   const std::string w_before = lab.echo("w2.sum().item()"),
                     m_before = lab.echo("opt.state(w2)[\"exp_avg\"].sum().item()");
   lab.ok(":mode static\nrun(loss, x=xb, y=yb, step=True)");
-  const size_t steps = lab.session.interpreter().statics->run->size();
+  const size_t steps = lab.session.interpreter().statics().run->size();
   lab.ok(":step " + std::to_string(steps - 1));  // every update but the last has run
   CHECK(lab.echo("opt.state(w2)[\"step\"].item()") == "2.0");
   lab.ok(":rewind\n:mode dynamic");
@@ -418,7 +418,7 @@ TEST_CASE("batches: every sample once per epoch, shuffled by the seed, the last 
 
   // A front end sees the loop's progress: one event per batch, then done.
   std::vector<lang::Interpreter::LoopProgress> events;
-  lab.session.interpreter().on_progress = [&](const lang::Interpreter::LoopProgress& p) { events.push_back(p); };
+  lab.session.interpreter().set_progress_hook([&](const lang::Interpreter::LoopProgress& p) { events.push_back(p); });
   lab.ok("for xb, yb in batches(x, y, batch_size=5):\n    print(len(xb))");
   using P = lang::Interpreter::LoopProgress;
   REQUIRE(events.size() == 5);  // step, output, step, output, done

@@ -39,11 +39,12 @@ inline std::string tensor_state(const Tensor& t) {
 }
 
 inline std::string value_state(const lang::Value& v) {
-  if (v.kind == lang::Value::tensor) return "tensor " + tensor_state(v.t) + " grad " + tensor_state(v.t.grad());
-  if (v.kind == lang::Value::list || v.kind == lang::Value::tuple) {
-    std::string s = v.kind == lang::Value::list ? "[" : "(";
-    for (auto& x : *v.items) s += value_state(x) + "; ";
-    return s + (v.kind == lang::Value::list ? "]" : ")");
+  if (v.kind() == lang::Value::tensor)
+    return "tensor " + tensor_state(v.as_tensor()) + " grad " + tensor_state(v.as_tensor().grad());
+  if (v.kind() == lang::Value::list || v.kind() == lang::Value::tuple) {
+    std::string s = v.kind() == lang::Value::list ? "[" : "(";
+    for (auto& x : *v.items()) s += value_state(x) + "; ";
+    return s + (v.kind() == lang::Value::list ? "]" : ")");
   }
   return lang::repr(v);
 }
@@ -80,8 +81,8 @@ inline std::string workspace_state(lang::Session& session) {
   std::ostringstream rng;
   rng << in.rng();
   o << "rng " << std::hash<std::string>()(rng.str()) << "\n";
-  if (in.pending) o << "pending " << in.pending->position() << "/" << in.pending->size() << "\n";
-  const lang::StaticState& st = *in.statics;
+  if (in.pending_pass()) o << "pending " << in.pending_pass()->position() << "/" << in.pending_pass()->size() << "\n";
+  const lang::StaticState& st = in.statics();
   o << "static last " << (st.last ? st.last.get() : nullptr) << " run " << (st.run ? st.run.get() : nullptr);
   if (st.run) o << " at " << st.run->position();
   o << " kind " << st.run_kind << "\n";

@@ -323,15 +323,15 @@ int run_gui(const GuiOptions& o) {
   // (not from the clock), so that tests see the same frames on every machine.
   auto run_headless = [&](const std::function<void()>& work) {
     int64_t iterations = 0;
-    session.interpreter().on_iteration = [&] {
+    session.interpreter().set_iteration_hook([&] {
       if (++iterations % 25 != 0) return;
       if (s.run.idle_frames == 0 && s.stats.frame == 0) draw_frame(true);  // ImGui lays out tab bars in a first frame
       draw_frame(true);
-    };
+    });
     s.run.running = true;
     work();
     s.run.running = false;
-    session.interpreter().on_iteration = nullptr;
+    session.interpreter().set_iteration_hook(nullptr);
   };
   if (!o.script.empty()) {
     std::ostringstream out, err;

@@ -508,7 +508,7 @@ void set_ui_zoom(GuiState& s, float zoom) {
 }
 
 const Graph& shown_graph(GuiState& s) {
-  const lang::StaticState& st = *s.session->interpreter().statics;
+  const lang::StaticState& st = s.session->interpreter().statics();
   const Program* program = st.run ? &st.run->program() : s.ws->static_mode() && st.last ? st.last.get() : nullptr;
   if (!program) {
     s.graph.only_nodes.clear();
@@ -519,16 +519,16 @@ const Graph& shown_graph(GuiState& s) {
 }
 
 int next_step_node(GuiState& s) {
-  if (const auto& run = s.session->interpreter().statics->run; run && !run->done()) return run->next_node();
-  const auto& p = s.session->interpreter().pending;
+  if (const auto& run = s.session->interpreter().statics().run; run && !run->done()) return run->next_node();
+  const auto& p = s.session->interpreter().pending_pass();
   if (!p || p->done()) return -1;
   return p->nodes()[p->position()];
 }
 
 int64_t steps_left(GuiState& s) {
-  if (const auto& run = s.session->interpreter().statics->run)
+  if (const auto& run = s.session->interpreter().statics().run)
     return static_cast<int64_t>(run->size() - run->position());
-  const auto& p = s.session->interpreter().pending;
+  const auto& p = s.session->interpreter().pending_pass();
   return p ? static_cast<int64_t>(p->size() - p->position()) : 0;
 }
 
@@ -620,7 +620,7 @@ void draw_ui(GuiState& s) {
   ImGui::BeginChild("inspector", ImVec2(0, body_h * 0.62f), true);
   viz::InspectorFrame inf;
   inf.graph = &shown_graph(s);
-  if (const auto& run = s.session->interpreter().statics->run; run && inf.graph == &run->program().graph) {
+  if (const auto& run = s.session->interpreter().statics().run; run && inf.graph == &run->program().graph) {
     const ProgramRun* r = run.get();
     inf.live_value = [r](int v) { return r->value(v); };
   }
@@ -637,7 +637,7 @@ void draw_ui(GuiState& s) {
   mf.events = &s.log->events();
   // A static program being stepped: its own steps, over lines measuring it with recompute off and on.
   std::vector<StepEvent> run_events;
-  if (const auto& run = s.session->interpreter().statics->run) {
+  if (const auto& run = s.session->interpreter().statics().run) {
     // The steps of this pass (after a :rewind the earlier pass's steps are history).
     const auto& all = s.log->events();
     for (auto it = all.rbegin(); it != all.rend() && run_events.size() < run->position(); ++it)

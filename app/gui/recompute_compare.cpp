@@ -37,8 +37,8 @@ void update_recompute_comparison(RecomputeComparison& c, Workspace& ws, lang::In
   c.overlays.clear();
   bool has_backward = false;
   for (int id : p.schedule) has_backward = has_backward || p.graph.node(id).phase == Phase::backward;
-  if (!has_backward || in.statics->last.get() != &p) return;
-  CompileOptions off = in.statics->last_options, on = off;
+  if (!has_backward || in.statics().last.get() != &p) return;
+  CompileOptions off = in.statics().last_options, on = off;
   off.recompute = {};
   if (on.recompute.kind == RecomputePolicy::none) {
     on.recompute.kind = RecomputePolicy::every_k;

@@ -42,10 +42,10 @@ void check_keywords(Interpreter& in, CallArgs& a, const std::string& fn, std::in
 
 DType dtype_arg(Interpreter& in, CallArgs& a, DType def) {
   const Value* v = keyword(a, "dtype");
-  if (!v || v->kind == Value::none) return def;
-  if (v->kind != Value::string) in.fail(a.pos, "dtype must be a string such as \"float32\"");
+  if (!v || v->kind() == Value::none) return def;
+  if (v->kind() != Value::string) in.fail(a.pos, "dtype must be a string such as \"float32\"");
   try {
-    return parse_dtype(v->s);
+    return parse_dtype(v->as_str());
   } catch (const Error& e) {
     in.fail(a.pos, e.what(), e.hint());
   }
@@ -76,11 +76,11 @@ void need_args(Interpreter& in, CallArgs& a, const std::string& fn, size_t lo, s
 }
 
 const Tensor& tensor_arg(Interpreter& in, CallArgs& a, size_t i, const std::string& fn) {
-  if (i >= a.positional.size() || a.positional[i].kind != Value::tensor)
+  if (i >= a.positional.size() || a.positional[i].kind() != Value::tensor)
     in.fail(i < a.positions.size() ? a.positions[i] : a.pos,
             fn + "() expects a tensor" +
                 (i < a.positional.size() ? std::string(", got ") + kind_name(a.positional[i]) : ""));
-  return a.positional[i].t;
+  return a.positional[i].as_tensor();
 }
 
 namespace {
@@ -89,28 +89,28 @@ namespace {
 void flatten_literal(Interpreter& in, const Value& v, size_t depth, Shape& shape, std::vector<double>& flat,
                      bool& all_int, Pos p) {
   if (depth > 32) in.fail(p, "tensor literal nested too deeply");
-  if (v.kind == Value::list || v.kind == Value::tuple) {
-    const int64_t n = static_cast<int64_t>(v.items->size());
+  if (v.kind() == Value::list || v.kind() == Value::tuple) {
+    const int64_t n = static_cast<int64_t>(v.items()->size());
     if (shape.size() == depth) shape.resize(depth + 1, n);  // (push_back: a false GCC 12 -Warray-bounds)
     else if (shape[depth] != n)
       in.fail(p,
               "tensor literal is ragged: a row of length " + std::to_string(n) + " where " +
                   std::to_string(shape[depth]) + " was expected at depth " + std::to_string(depth),
               "every row must have the same length");
-    for (auto& x : *v.items) flatten_literal(in, x, depth + 1, shape, flat, all_int, p);
+    for (auto& x : *v.items()) flatten_literal(in, x, depth + 1, shape, flat, all_int, p);
     if (flat.size() > kMaxLiteralItems * 16) in.fail(p, "tensor literal too large", "use zeros, arange or load");
     return;
   }
   if (depth != shape.size())
     in.fail(p, "tensor literal is ragged: a number where a list was expected", "every row must have the same length");
-  if (v.kind == Value::tensor) {
-    if (v.t.numel() != 1) in.fail(p, "a tensor inside a tensor literal must have one element");
-    flat.push_back(v.t.item());
-    all_int = all_int && v.t.dtype() == DType::i64;
+  if (v.kind() == Value::tensor) {
+    if (v.as_tensor().numel() != 1) in.fail(p, "a tensor inside a tensor literal must have one element");
+    flat.push_back(v.as_tensor().item());
+    all_int = all_int && v.as_tensor().dtype() == DType::i64;
     return;
   }
   if (!v.is_number()) in.fail(p, std::string("a tensor literal holds numbers, got ") + kind_name(v));
-  all_int = all_int && v.kind != Value::real;
+  all_int = all_int && v.kind() != Value::real;
   flat.push_back(v.number());
 }
 
@@ -152,7 +152,7 @@ Value number_of(const Tensor& t, Interpreter& in, Pos p) {
 void run_backward(Interpreter& in, CallArgs& a, const Tensor& y) {
   check_keywords(in, a, "backward", {"grad", "retain_graph", "step"});
   Tensor g;
-  if (const Value* gv = keyword(a, "grad"); gv && gv->kind != Value::none)
+  if (const Value* gv = keyword(a, "grad"); gv && gv->kind() != Value::none)
     g = in.to_tensor(*gv, a.pos, y.dtype(), true);
   if (a.positional.size() > 1) g = in.to_tensor(a.positional[1], a.positions[1], y.dtype(), true);
   bool retain = false;
@@ -164,13 +164,11 @@ void run_backward(Interpreter& in, CallArgs& a, const Tensor& y) {
       in.ws().backward(y, g, retain);
       return;
     }
-    if (in.pending && !in.pending->done())
+    if (in.pending_pass() && !in.pending_pass()->done())
       in.fail(a.pos, "a stepped backward pass is still running", "finish it with :run (or :step) first");
     // If the statement fails, the pass it made goes and the one before comes back.
-    auto before = std::make_shared<std::unique_ptr<ScheduleRun>>(std::move(in.pending));
-    in.on_undo(&in.pending, StatementUndo::pending_pass, [&in, before] { in.pending = std::move(*before); });
-    in.pending = in.ws().build_backward(y, g, retain);
-    in.out() << "backward pass ready: " << in.pending->size() << " steps (:step, :step 5, :step bwd, :run)\n";
+    in.start_pending_pass(in.ws().build_backward(y, g, retain));
+    in.out() << "backward pass ready: " << in.pending_pass()->size() << " steps (:step, :step 5, :step bwd, :run)\n";
   } catch (const LangError&) {
     throw;
   } catch (const Error& e) {
@@ -201,10 +199,10 @@ std::string call_text(const Interpreter& in, Pos p) {
 }
 
 MemCategory category_arg(Interpreter& in, CallArgs& a, const char* fn) {
-  if (a.positional.empty() || a.positional[0].kind == Value::none) return MemCategory::temporary;  // unused
-  if (a.positional[0].kind != Value::string) in.fail(a.pos, std::string(fn) + "() takes a category name");
+  if (a.positional.empty() || a.positional[0].kind() == Value::none) return MemCategory::temporary;  // unused
+  if (a.positional[0].kind() != Value::string) in.fail(a.pos, std::string(fn) + "() takes a category name");
   try {
-    return parse_category(a.positional[0].s);
+    return parse_category(a.positional[0].as_str());
   } catch (const Error& e) {
     in.fail(a.positions[0], e.what(), e.hint());
   }
@@ -223,8 +221,9 @@ void install_tensor_factories(BuiltinTable& B) {
         check_keywords(in, a, "tensor", {"dtype", "requires_grad"});
         need_args(in, a, "tensor", 1, 1);
         const Value& v = a.positional[0];
-        if (v.kind == Value::tensor)
-          return Value::Tensor_(finish(in, a, v.t.cast(dtype_arg(in, a, v.t.dtype()), MemCategory::input)));
+        if (v.kind() == Value::tensor)
+          return Value::Tensor_(
+              finish(in, a, v.as_tensor().cast(dtype_arg(in, a, v.as_tensor().dtype()), MemCategory::input)));
         Shape shape;
         std::vector<double> flat;
         bool all_int = true;
@@ -255,7 +254,7 @@ void install_tensor_factories(BuiltinTable& B) {
         need_args(in, a, "full", 2, 2);
         Shape s = in.to_shape({a.positional[0]}, a.pos);
         if (!a.positional[1].is_number()) in.fail(a.positions[1], "full() needs a number as its value");
-        DType def = a.positional[1].kind == Value::real ? DType::f32 : DType::f32;
+        DType def = a.positional[1].kind() == Value::real ? DType::f32 : DType::f32;
         return Value::Tensor_(
             finish(in, a, Tensor::full(s, a.positional[1].number(), dtype_arg(in, a, def), MemCategory::input)));
       });
@@ -266,7 +265,7 @@ void install_tensor_factories(BuiltinTable& B) {
         bool ints = true;
         for (auto& v : a.positional) {
           if (!v.is_number()) in.fail(a.pos, "arange() takes numbers");
-          ints = ints && v.kind != Value::real;
+          ints = ints && v.kind() != Value::real;
         }
         double start = 0, stop, step = 1;
         if (a.positional.size() == 1) stop = a.positional[0].number();
@@ -323,8 +322,8 @@ void install_tensor_factories(BuiltinTable& B) {
   });
   add("seed", "seed(n)", "seeds randn/rand so runs are reproducible", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "seed", 1, 1);
-    if (a.positional[0].kind != Value::integer) in.fail(a.pos, "seed() takes an integer");
-    in.rng().seed(static_cast<uint64_t>(a.positional[0].i));
+    if (a.positional[0].kind() != Value::integer) in.fail(a.pos, "seed() takes an integer");
+    in.rng().seed(static_cast<uint64_t>(a.positional[0].as_int()));
     return Value::None();
   });
   add("param", "param(tensor) or param(*shape)",
@@ -333,8 +332,8 @@ void install_tensor_factories(BuiltinTable& B) {
         check_keywords(in, a, "param", {"dtype"});
         Tensor t;
         int initialised_from = -1;
-        if (a.positional.size() == 1 && a.positional[0].kind == Value::tensor) {
-          t = a.positional[0].t;
+        if (a.positional.size() == 1 && a.positional[0].kind() == Value::tensor) {
+          t = a.positional[0].as_tensor();
           if (t.impl()->from_op) initialised_from = t.impl()->value_id;
           if (t.is_symbolic()) {  // static mode: the initial value is computed now
             try {
@@ -393,9 +392,9 @@ void install_autograd_builtins(BuiltinTable& B) {
         std::vector<Tensor> ts;
         for (size_t i = 0; i < a.positional.size(); ++i) {
           const Value& v = a.positional[i];
-          if (v.kind == Value::list || v.kind == Value::tuple) {
-            for (auto& x : *v.items)
-              if (x.kind == Value::tensor) ts.push_back(x.t);
+          if (v.kind() == Value::list || v.kind() == Value::tuple) {
+            for (auto& x : *v.items())
+              if (x.kind() == Value::tensor) ts.push_back(x.as_tensor());
           } else {
             ts.push_back(tensor_arg(in, a, i, "zero_grad"));
           }
@@ -419,11 +418,11 @@ void install_python_builtins(BuiltinTable& B) {
   add("print", "print(*values, sep=\" \")", "prints values; tensors NumPy-style", [](Interpreter& in, CallArgs& a) {
     check_keywords(in, a, "print", {"sep"});
     std::string sep = " ";
-    if (const Value* s = keyword(a, "sep"); s && s->kind == Value::string) sep = s->s;
+    if (const Value* s = keyword(a, "sep"); s && s->kind() == Value::string) sep = s->as_str();
     std::string line;
     for (size_t i = 0; i < a.positional.size(); ++i) {
       line += (i ? sep : "") + str(a.positional[i]);
-      if (a.positional[i].kind == Value::tensor) in.show("print", a.positional[i]);
+      if (a.positional[i].kind() == Value::tensor) in.show("print", a.positional[i]);
     }
     in.progress_output();  // a progress line on the terminal makes way
     in.out() << line << "\n";
@@ -432,12 +431,12 @@ void install_python_builtins(BuiltinTable& B) {
   add("len", "len(x)", "length of a list, string, or a tensor's first axis", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "len", 1, 1);
     const Value& v = a.positional[0];
-    if (v.kind == Value::list || v.kind == Value::tuple) return Value::Int(static_cast<int64_t>(v.items->size()));
-    if (v.kind == Value::string) return Value::Int(static_cast<int64_t>(v.s.size()));
-    if (v.kind == Value::tensor && v.t.dim() > 0) return Value::Int(v.t.size(0));
-    if (v.kind == Value::dict) return Value::Int(static_cast<int64_t>(static_cast<const Dict&>(*v.obj).entries.size()));
-    if (v.kind == Value::object)
-      if (const int64_t n = static_cast<const NativeObject&>(*v.obj).length(); n >= 0) return Value::Int(n);
+    if (v.kind() == Value::list || v.kind() == Value::tuple) return Value::Int(static_cast<int64_t>(v.items()->size()));
+    if (v.kind() == Value::string) return Value::Int(static_cast<int64_t>(v.as_str().size()));
+    if (v.kind() == Value::tensor && v.as_tensor().dim() > 0) return Value::Int(v.as_tensor().size(0));
+    if (v.kind() == Value::dict) return Value::Int(static_cast<int64_t>(v.as_dict()->entries.size()));
+    if (v.kind() == Value::object)
+      if (const int64_t n = v.as_native()->length(); n >= 0) return Value::Int(n);
     in.fail(a.pos, std::string("len() of a ") + kind_name(v));
   });
   add("range", "range(stop) or range(start, stop, step=1)", "integers for a for loop",
@@ -445,8 +444,8 @@ void install_python_builtins(BuiltinTable& B) {
         need_args(in, a, "range", 1, 3);
         std::vector<int64_t> n;
         for (size_t i = 0; i < a.positional.size(); ++i) {
-          if (a.positional[i].kind != Value::integer) in.fail(a.positions[i], "range() takes integers");
-          n.push_back(a.positional[i].i);
+          if (a.positional[i].kind() != Value::integer) in.fail(a.positions[i], "range() takes integers");
+          n.push_back(a.positional[i].as_int());
         }
         int64_t start = n.size() == 1 ? 0 : n[0], stop = n.size() == 1 ? n[0] : n[1], step = n.size() == 3 ? n[2] : 1;
         if (step == 0) in.fail(a.pos, "range() step must not be zero");
@@ -464,12 +463,12 @@ void install_python_builtins(BuiltinTable& B) {
     need_args(in, a, "float", 1, 1);
     const Value& v = a.positional[0];
     if (v.is_number()) return Value::Real(v.number());
-    if (v.kind == Value::tensor) return Value::Real(number_of(v.t, in, a.pos).number());
-    if (v.kind == Value::string) {
+    if (v.kind() == Value::tensor) return Value::Real(number_of(v.as_tensor(), in, a.pos).number());
+    if (v.kind() == Value::string) {
       try {
-        return Value::Real(std::stod(v.s));
+        return Value::Real(std::stod(v.as_str()));
       } catch (...) {
-        in.fail(a.pos, "float() cannot parse '" + v.s + "'");
+        in.fail(a.pos, "float() cannot parse '" + v.as_str() + "'");
       }
     }
     in.fail(a.pos, std::string("float() of a ") + kind_name(v));
@@ -477,8 +476,8 @@ void install_python_builtins(BuiltinTable& B) {
   add("int", "int(x)", "a Python int (truncates)", [](Interpreter& in, CallArgs& a) {
     need_args(in, a, "int", 1, 1);
     const Value& v = a.positional[0];
-    if (v.is_number() || v.kind == Value::tensor) {
-      double d = v.kind == Value::tensor ? number_of(v.t, in, a.pos).number() : v.number();
+    if (v.is_number() || v.kind() == Value::tensor) {
+      double d = v.kind() == Value::tensor ? number_of(v.as_tensor(), in, a.pos).number() : v.number();
       if (!std::isfinite(d) || std::fabs(d) > 9.2e18) in.fail(a.pos, "int() of a value out of range");
       return Value::Int(static_cast<int64_t>(d));
     }
@@ -490,7 +489,7 @@ void install_python_builtins(BuiltinTable& B) {
   });
   for (const char* name : {"exit", "quit"})
     add(name, std::string(name) + "()", "leave the REPL (also :quit or Ctrl-D)", [](Interpreter& in, CallArgs&) {
-      in.quit = true;
+      in.request_quit();
       return Value::None();
     });
 }
@@ -504,14 +503,14 @@ void install_measurement_builtins(BuiltinTable& B) {
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "live_bytes", 0, 1);
         auto& tr = in.ws().tracker();
-        if (a.positional.empty() || a.positional[0].kind == Value::none) return Value::Int(tr.live_total());
+        if (a.positional.empty() || a.positional[0].kind() == Value::none) return Value::Int(tr.live_total());
         return Value::Int(tr.live(category_arg(in, a, "live_bytes")));
       });
   add("peak_bytes", "peak_bytes(category=None)", "the highest live bytes since the start or reset_peak()",
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "peak_bytes", 0, 1);
         auto& tr = in.ws().tracker();
-        if (a.positional.empty() || a.positional[0].kind == Value::none) return Value::Int(tr.peak_total());
+        if (a.positional.empty() || a.positional[0].kind() == Value::none) return Value::Int(tr.peak_total());
         return Value::Int(tr.peak(category_arg(in, a, "peak_bytes")));
       });
   add("reset_peak", "reset_peak()", "start measuring peaks from now", [](Interpreter& in, CallArgs& a) {
@@ -541,16 +540,16 @@ void install_file_builtins(BuiltinTable& B) {
       [](Interpreter& in, CallArgs& a) {
         check_keywords(in, a, "save", {"dtype"});
         need_args(in, a, "save", 2, 2);
-        if (a.positional[0].kind != Value::string)
+        if (a.positional[0].kind() != Value::string)
           in.fail(a.positions[0], "save() needs a file name first: save(\"x.npy\", x)");
         bool as_bool = false;
-        if (const Value* d = keyword(a, "dtype"); d && d->kind != Value::none) {
-          if (d->kind != Value::string || d->s != "bool")
+        if (const Value* d = keyword(a, "dtype"); d && d->kind() != Value::none) {
+          if (d->kind() != Value::string || d->as_str() != "bool")
             in.fail(a.pos, "save() takes dtype=\"bool\" only (a tensor keeps its own dtype otherwise)",
                     "save(\"mask.npy\", x > 0, dtype=\"bool\") writes NumPy's bool");
           as_bool = true;
         }
-        const std::string path = in.resolve_path(a.positional[0].s, FileMode::write, a.positions[0]);
+        const std::string path = in.resolve_path(a.positional[0].as_str(), FileMode::write, a.positions[0]);
         const Tensor& x = tensor_arg(in, a, 1, "save");
         try {
           save_npy(path, x, as_bool);
@@ -564,8 +563,8 @@ void install_file_builtins(BuiltinTable& B) {
   add("load", "load(path)", "reads a NumPy .npy file (float32, float64, int64; int32 and bool become int64)",
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "load", 1, 1);
-        if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load() needs a file name");
-        Tensor t = load_npy(in.resolve_path(a.positional[0].s, FileMode::read, a.positions[0]));
+        if (a.positional[0].kind() != Value::string) in.fail(a.positions[0], "load() needs a file name");
+        Tensor t = load_npy(in.resolve_path(a.positional[0].as_str(), FileMode::read, a.positions[0]));
         try {  // on the workspace's device, as every new tensor
           return Value::Tensor_(t.to(in.ws().default_device(), MemCategory::input));
         } catch (const Error& e) {
@@ -608,9 +607,9 @@ Value Interpreter::call_method(const Tensor& self, const std::string& name, Call
   if (name == "dim") return Value::Int(self.dim());
   if (name == "size") {
     if (a.positional.empty()) return get_attr(self_value, "shape", a.pos);
-    if (a.positional[0].kind != Value::integer) fail(a.pos, "size() takes an axis");
+    if (a.positional[0].kind() != Value::integer) fail(a.pos, "size() takes an axis");
     try {
-      return Value::Int(self.size(a.positional[0].i));
+      return Value::Int(self.size(a.positional[0].as_int()));
     } catch (const Error& e) {
       fail(a.pos, e.what(), e.hint());
     }
@@ -620,12 +619,12 @@ Value Interpreter::call_method(const Tensor& self, const std::string& name, Call
     return tensor_op("cast", {self}, a.pos, {{"dtype", std::string(dt)}});
   }
   if (name == "to") {
-    if (a.positional.size() != 1 || a.positional[0].kind != Value::string)
+    if (a.positional.size() != 1 || a.positional[0].kind() != Value::string)
       fail(a.pos, "to() takes a device: x.to(\"cpu\")");
     try {
       // A copy across the bus, counted by the tracker. The copy is a new leaf: gradients do not
       // flow back through .to() (move parameters before using them, as with param(x.to("cuda"))).
-      Tensor moved = self.to(parse_device(a.positional[0].s));
+      Tensor moved = self.to(parse_device(a.positional[0].as_str()));
       if (moved.impl() != self.impl() && self.requires_grad()) moved.set_requires_grad(true);
       return Value::Tensor_(moved);
     } catch (const Error& e) {
@@ -635,10 +634,10 @@ Value Interpreter::call_method(const Tensor& self, const std::string& name, Call
   if (name == "reshape" || name == "view" || name == "permute") {
     std::vector<int64_t> dims;
     std::vector<Value> vals = a.positional;
-    if (vals.size() == 1 && (vals[0].kind == Value::list || vals[0].kind == Value::tuple)) vals = *vals[0].items;
+    if (vals.size() == 1 && (vals[0].kind() == Value::list || vals[0].kind() == Value::tuple)) vals = *vals[0].items();
     for (auto& v : vals) {
-      if (v.kind != Value::integer) fail(a.pos, name + "() takes integers");
-      dims.push_back(v.i);
+      if (v.kind() != Value::integer) fail(a.pos, name + "() takes integers");
+      dims.push_back(v.as_int());
     }
     if (name == "permute") return tensor_op("permute", {self}, a.pos, {{"dims", dims}});
     return tensor_op("reshape", {self}, a.pos, {{"shape", dims}});

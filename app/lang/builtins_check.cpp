@@ -66,7 +66,7 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
   if (a.positional.size() < 2)
     in.fail(a.pos, "gradcheck() needs a function and at least one input", "e.g. gradcheck(swish, randn(3))");
   const Value f = a.positional[0];
-  if (f.kind != Value::function && f.kind != Value::builtin_fn && f.kind != Value::op_ref)
+  if (f.kind() != Value::function && f.kind() != Value::builtin_fn && f.kind() != Value::op_ref)
     in.fail(a.positions[0], "gradcheck()'s first argument must be a function or an operator");
   const double eps = number_keyword(in, a, "eps", 1e-6), atol = number_keyword(in, a, "atol", 1e-5),
                rtol = number_keyword(in, a, "rtol", 1e-3);
@@ -84,9 +84,9 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
     shapes.push_back(t.shape());
     total += t.numel();
     const size_t k = i - 1;
-    names.push_back(f.kind == Value::op_ref && k < f.op->input_names.size() ? f.op->input_names[k]
-                    : f.kind == Value::function && k < f.fn->params.size()  ? f.fn->params[k]
-                                                                            : "input " + std::to_string(i));
+    names.push_back(f.kind() == Value::op_ref && k < f.as_op().input_names.size()       ? f.as_op().input_names[k]
+                    : f.kind() == Value::function && k < f.as_function()->params.size() ? f.as_function()->params[k]
+                                                                                        : "input " + std::to_string(i));
   }
   if (total > 2000)
     in.fail(a.pos, "gradcheck() of " + std::to_string(total) + " input elements would take long",
@@ -108,13 +108,14 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
       call.positions.push_back(a.pos);
     }
     const Value y = in.call_value(f, call);
-    std::vector<Value> outs = y.kind == Value::tuple || y.kind == Value::list ? *y.items : std::vector<Value>{y};
+    std::vector<Value> outs = y.kind() == Value::tuple || y.kind() == Value::list ? *y.items() : std::vector<Value>{y};
     Tensor loss;
     for (size_t k = 0; k < outs.size(); ++k) {
-      if (outs[k].kind != Value::tensor)
+      if (outs[k].kind() != Value::tensor)
         in.fail(a.pos, "gradcheck(): the function returned a " + std::string(kind_name(outs[k])) + ", not a tensor");
-      Tensor yt = outs[k].t.dtype() == DType::f64 ? outs[k].t
-                                                  : ws.call("cast", {outs[k].t}, {{"dtype", std::string("float64")}});
+      Tensor yt = outs[k].as_tensor().dtype() == DType::f64
+                      ? outs[k].as_tensor()
+                      : ws.call("cast", {outs[k].as_tensor()}, {{"dtype", std::string("float64")}});
       Tensor term = ws.call("sum", {ws.call("mul", {yt, projection(yt.shape(), yt.numel(), k)})});
       loss = loss.defined() ? ws.call("add", {loss, term}) : term;
     }
@@ -150,9 +151,9 @@ double check_gradients(Interpreter& in, CallArgs& a, WorstElement* worst_element
   ws.graph().rollback(mark);  // the check's own nodes and steps are not the student's program
   ws.tracker().truncate_timeline(timeline);
   if (worst_failing >= 0 && !worst_element) {
-    const std::string fname = f.kind == Value::op_ref     ? f.op->name
-                              : f.kind == Value::function ? f.fn->name
-                                                          : f.builtin->name;
+    const std::string fname = f.kind() == Value::op_ref     ? f.as_op().name
+                              : f.kind() == Value::function ? f.as_function()->name
+                                                            : f.as_builtin().name;
     char tol[96];
     std::snprintf(tol, sizeof tol, " (largest error %.3g, tolerance %g + %g·|numeric|)", worst, atol, rtol);
     in.out() << "gradcheck(" << fname << ") failed: " << report << tol << "\n";
@@ -196,17 +197,19 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
       [](Interpreter& in, CallArgs& a) {
         only_keywords(in, a, "node_count", {"op"});
         const Value* op = keyword_arg(a, "op");
-        if (op && op->kind != Value::string)
+        if (op && op->kind() != Value::string)
           in.fail(a.pos, "node_count()'s op is an operator's name, e.g. op=\"matmul\"");
         if (a.positional.size() > 1) in.fail(a.pos, "node_count() takes at most one argument");
-        std::string phase = a.positional.empty() || a.positional[0].kind == Value::none ? "" : a.positional[0].s;
-        if (!a.positional.empty() && a.positional[0].kind == Value::string && phase != "forward" &&
+        std::string phase =
+            a.positional.empty() || a.positional[0].kind() != Value::string ? "" : a.positional[0].as_str();
+        if (!a.positional.empty() && a.positional[0].kind() == Value::string && phase != "forward" &&
             phase != "backward" && phase != "update")
           in.fail(a.positions[0],
                   "node_count()'s phase is \"forward\", \"backward\" or \"update\" (an optimizer's steps)");
         int64_t n = 0;
         for (const Node& node : in.ws().graph().nodes())
-          if ((phase.empty() || phase == phase_name(node.phase)) && (!op || (node.op && node.op->name == op->s))) ++n;
+          if ((phase.empty() || phase == phase_name(node.phase)) && (!op || (node.op && node.op->name == op->as_str())))
+            ++n;
         return Value::Int(n);
       });
 
@@ -279,9 +282,9 @@ void install_check_builtins(std::map<std::string, Builtin>& B) {
         const double err = std::fabs(w.analytic - w.numeric);
         if (w.flat < 0 || err <= atol + rtol * std::fabs(w.numeric)) return Value::Bool(true);
         const Value& f = a.positional[0];
-        const std::string fname = f.kind == Value::op_ref     ? f.op->name
-                                  : f.kind == Value::function ? f.fn->name
-                                                              : f.builtin->name;
+        const std::string fname = f.kind() == Value::op_ref     ? f.as_op().name
+                                  : f.kind() == Value::function ? f.as_function()->name
+                                                                : f.as_builtin().name;
         char values[160];
         std::snprintf(values, sizeof values,
                       ": the backward gives %.6g, central differences give %.6g (relative error %.3g)", w.analytic,

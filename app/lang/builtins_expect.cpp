@@ -26,8 +26,8 @@ double number_keyword(Interpreter& in, CallArgs& a, const char* name, double def
 std::string keyword_string(Interpreter& in, CallArgs& a, const char* name, const std::string& def) {
   for (auto& [k, v] : a.keyword)
     if (k == name) {
-      if (v.kind != Value::string) in.fail(a.pos, std::string(name) + " must be a string");
-      return v.s;
+      if (v.kind() != Value::string) in.fail(a.pos, std::string(name) + " must be a string");
+      return v.as_str();
     }
   return def;
 }
@@ -47,7 +47,7 @@ Value expect_close(Interpreter& in, CallArgs& a) {
     in.fail(a.pos, "expect_close() takes the value and what it should be", "expect_close(my_matmul(a, b), a @ b)");
   const std::string what = keyword_string(in, a, "what", "the result");
   const double rtol = number_keyword(in, a, "rtol", 1e-4), atol = number_keyword(in, a, "atol", 1e-5);
-  if (a.positional[0].kind != Value::tensor && !a.positional[0].is_number())
+  if (a.positional[0].kind() != Value::tensor && !a.positional[0].is_number())
     in.fail(a.pos, what + " is a " + kind_name(a.positional[0]) + ", not a tensor");
   const Tensor got = in.to_tensor(a.positional[0], a.positions[0], DType::f64, false);
   const Tensor want = in.to_tensor(a.positional[1], a.positions[1], DType::f64, false);
@@ -79,7 +79,7 @@ Value saved_for_backward(Interpreter& in, CallArgs& a) {
   if (a.positional.size() < 2)
     in.fail(a.pos, "saved_for_backward() needs an operator and its inputs", "saved_for_backward(my_matmul, a, b)");
   const Value f = a.positional[0];
-  if (f.kind != Value::function && f.kind != Value::op_ref && f.kind != Value::builtin_fn)
+  if (f.kind() != Value::function && f.kind() != Value::op_ref && f.kind() != Value::builtin_fn)
     in.fail(a.positions[0], "saved_for_backward()'s first argument must be an operator or a function");
   Workspace& ws = in.ws();
   StaticModeGuard dynamic(ws, false);
@@ -96,16 +96,16 @@ Value saved_for_backward(Interpreter& in, CallArgs& a) {
     t.set_requires_grad(true);  // an op saves only what a backward will need
     input_values.push_back(ws.value_of(t));
     const size_t k = i - 1;
-    names.push_back(f.kind == Value::op_ref && k < f.op->input_names.size() ? f.op->input_names[k]
-                    : f.kind == Value::function && k < f.fn->params.size()  ? f.fn->params[k]
-                                                                            : "input " + std::to_string(i));
+    names.push_back(f.kind() == Value::op_ref && k < f.as_op().input_names.size()       ? f.as_op().input_names[k]
+                    : f.kind() == Value::function && k < f.as_function()->params.size() ? f.as_function()->params[k]
+                                                                                        : "input " + std::to_string(i));
     call.positional.push_back(Value::Tensor_(t));
     call.positions.push_back(a.positions[i]);
   }
   const Value y = in.call_value(f, call);
   std::vector<int> outputs;
-  for (const Value& v : y.kind == Value::tuple || y.kind == Value::list ? *y.items : std::vector<Value>{y})
-    if (v.kind == Value::tensor) outputs.push_back(ws.value_of(v.t));
+  for (const Value& v : y.kind() == Value::tuple || y.kind() == Value::list ? *y.items() : std::vector<Value>{y})
+    if (v.kind() == Value::tensor) outputs.push_back(ws.value_of(v.as_tensor()));
   std::vector<Value> out;
   const Graph& g = ws.graph();
   for (const Node& n : g.nodes()) {
@@ -122,7 +122,7 @@ Value saved_for_backward(Interpreter& in, CallArgs& a) {
   }
   ws.graph().rollback(mark);  // the check's call is not the student's program
   // A set, in a fixed order: save(b, a) is as right as save(a, b).
-  std::sort(out.begin(), out.end(), [](const Value& x, const Value& y) { return x.s < y.s; });
+  std::sort(out.begin(), out.end(), [](const Value& x, const Value& y) { return x.as_str() < y.as_str(); });
   return Value::List(std::move(out));
 }
 
@@ -134,19 +134,20 @@ Value expect_own_backward(Interpreter& in, CallArgs& a) {
   const Value& f = a.positional[0];
   const char* how =
       "write it as `@op def NAME(...)` that calls save(...), and its backward as `@NAME.backward def ...`";
-  if (f.kind == Value::function)
+  if (f.kind() == Value::function)
     in.fail(a.pos,
-            f.fn->name +
+            f.as_function()->name +
                 " is a plain def, so autograd differentiated it for you: the backward you are to write never ran",
             std::string(how));
-  if (f.kind != Value::op_ref)
+  if (f.kind() != Value::op_ref)
     in.fail(a.pos, "this exercise needs an @op of yours, got a " + std::string(kind_name(f)), how);
-  const UserOp* mine = in.user_ops().find_own(f.op->name);
-  if (!mine) in.fail(a.pos, f.op->name + " is a built-in operator, not yours: its backward is the engine's", how);
+  const UserOp* mine = in.user_ops().find_own(f.as_op().name);
+  if (!mine) in.fail(a.pos, f.as_op().name + " is a built-in operator, not yours: its backward is the engine's", how);
   if (!mine->backward)
     in.fail(a.pos,
-            "@op " + f.op->name + " has no @" + f.op->name + ".backward of yours: the engine differentiated its body",
-            "add `@" + f.op->name + ".backward def ...` returning one gradient per input");
+            "@op " + f.as_op().name + " has no @" + f.as_op().name +
+                ".backward of yours: the engine differentiated its body",
+            "add `@" + f.as_op().name + ".backward def ...` returning one gradient per input");
   return Value::Bool(true);
 }
 
@@ -157,9 +158,9 @@ Value op_calls(Interpreter& in, CallArgs& a) {
   std::string op = "matmul";
   CallArgs call;
   for (auto& [k, v] : a.keyword) {
-    if (k != "op" || v.kind != Value::string)
+    if (k != "op" || v.kind() != Value::string)
       in.fail(a.pos, "op_calls() takes op=\"NAME\" only", "op_calls(blocked_matmul, A, B, 32, op=\"matmul\")");
-    op = v.s;
+    op = v.as_str();
   }
   if (a.positional.empty())
     in.fail(a.pos, "op_calls() needs a function and its arguments", "op_calls(blocked_matmul, A, B, 32)");
@@ -167,8 +168,8 @@ Value op_calls(Interpreter& in, CallArgs& a) {
   call.positional.assign(a.positional.begin() + 1, a.positional.end());
   call.positions.assign(a.positions.begin() + 1, a.positions.end());
   std::vector<Value> seen;
-  auto before = in.on_op_call;
-  in.on_op_call = [&](const OpDef& d, const std::vector<Tensor>& inputs) {
+  Interpreter::OpCallHook before;  // the hook this one wraps, put back when the call returns
+  before = in.set_op_call_hook([&](const OpDef& d, const std::vector<Tensor>& inputs) {
     if (before) before(d, inputs);
     if (d.name != op) return;
     std::vector<Value> shapes;
@@ -178,11 +179,11 @@ Value op_calls(Interpreter& in, CallArgs& a) {
       shapes.push_back(Value::List(std::move(dims)));
     }
     seen.push_back(Value::List(std::move(shapes)));
-  };
+  });
   struct Restore {
     Interpreter& in;
-    std::function<void(const OpDef&, const std::vector<Tensor>&)> o;
-    ~Restore() { in.on_op_call = std::move(o); }
+    Interpreter::OpCallHook o;
+    ~Restore() { in.set_op_call_hook(std::move(o)); }
   } restore{in, before};
   in.call_value(a.positional[0], call);
   return Value::List(std::move(seen));

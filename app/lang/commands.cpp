@@ -77,11 +77,11 @@ void cmd_vars(Interpreter& in, const std::string&, std::ostream& out) {
                 "bytes");
   out << line;
   for (auto& [name, v] : in.globals()) {
-    if (v.kind == Value::tensor) {
+    if (v.kind() == Value::tensor) {
       std::snprintf(line, sizeof line, "%-14s %-10s %-16s %-8s %-6s %12s\n", name.c_str(),
-                    v.t.requires_grad() && !v.t.impl()->from_op ? "parameter" : "tensor",
-                    shape_str(v.t.shape()).c_str(), dtype_name(v.t.dtype()), device_name(v.t.device()),
-                    bytes_str(v.t.nbytes()).c_str());
+                    v.as_tensor().requires_grad() && !v.as_tensor().impl()->from_op ? "parameter" : "tensor",
+                    shape_str(v.as_tensor().shape()).c_str(), dtype_name(v.as_tensor().dtype()),
+                    device_name(v.as_tensor().device()), bytes_str(v.as_tensor().nbytes()).c_str());
     } else {
       std::string r = repr(v);
       if (r.size() > 40) r = r.substr(0, 37) + "...";
@@ -245,9 +245,9 @@ std::string format_step(const Graph& g, const StepEvent& e) {
 // backward step has run.
 void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostream& out) {
   Executor& ex = in.ws().executor();
-  StaticState& st = *in.statics;
+  StaticState& st = in.statics();
   const bool program = st.run && !st.run->done();
-  if (!program && (!in.pending || in.pending->done()))
+  if (!program && (!in.pending_pass() || in.pending_pass()->done()))
     throw Error("nothing to step",
                 "backward(loss, step=True) steps a backward pass; in static mode run(loss, x=..., step=True); :replay "
                 "replays the forward tape");
@@ -255,7 +255,7 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
   // Steps are numbered within what is being stepped (the executor's counter is session-wide).
   int id = ex.add_listener([&](const StepEvent& e) {
     StepEvent local = e;
-    local.step = static_cast<int64_t>(program ? st.run->position() : in.pending->position()) + 1;
+    local.step = static_cast<int64_t>(program ? st.run->position() : in.pending_pass()->position()) + 1;
     out << format_step(e.graph ? *e.graph : tape, local);
   });
   try {
@@ -266,13 +266,14 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
         st.run->step();
         if (until_backward && !bwd) --i;  // forward steps do not count toward :step bwd
       } else {
-        if (in.pending->done()) break;
-        in.pending->step();
+        if (in.pending_pass()->done()) break;
+        in.pending_pass()->step();
       }
     }
   } catch (const Interrupted&) {  // between two steps: the pass stays where it is
     ex.remove_listener(id);
-    const size_t left = program ? st.run->size() - st.run->position() : in.pending->size() - in.pending->position();
+    const size_t left =
+        program ? st.run->size() - st.run->position() : in.pending_pass()->size() - in.pending_pass()->position();
     LangError e("interrupted", 1, 1,
                 "the stepped pass stopped between two steps, " + std::to_string(left) +
                     (left == 1 ? " step" : " steps") + " left: :step or :run goes on");
@@ -296,11 +297,11 @@ void step_pending(Interpreter& in, int64_t count, bool until_backward, std::ostr
     }
     return;
   }
-  if (in.pending->done()) {
+  if (in.pending_pass()->done()) {
     out << "backward pass done: gradients are in .grad\n";
-    in.pending.reset();
+    in.finish_pending_pass();
   } else {
-    const size_t left = in.pending->size() - in.pending->position();
+    const size_t left = in.pending_pass()->size() - in.pending_pass()->position();
     out << left << (left == 1 ? " step left\n" : " steps left\n");
   }
 }
@@ -330,9 +331,9 @@ void install_repl_commands(Interpreter& in) {
   in.add_command(
       {"rewind", "", "back to the first step of a stepped static run or replay",
        [](Interpreter& in, const std::string&, std::ostream& out) {
-         StaticState& st = *in.statics;
+         StaticState& st = in.statics();
          if (!st.run) {
-           if (in.pending)
+           if (in.pending_pass())
              throw Error("a dynamic backward pass cannot be rewound: gradients already reached .grad",
                          "in static mode run(loss, x=..., step=True) can be rewound; :replay replays the forward tape");
            throw Error("nothing to rewind: no stepped run is open (a finished run gives its buffers back)",
@@ -345,9 +346,9 @@ void install_repl_commands(Interpreter& in) {
                   [](Interpreter& in, const std::string&, std::ostream& out) {
                     auto p = replay_program(in.ws().graph());
                     // No side effects: batch_norm's running statistics are put back after each replayed step.
-                    in.statics->run =
+                    in.statics().run =
                         std::make_unique<ProgramRun>(in.ws(), p, std::unordered_map<int, Tensor>{}, true, false);
-                    in.statics->run_kind = "replay";
+                    in.statics().run_kind = "replay";
                     out << "replaying " << p->schedule.size() << " forward steps (:step, :step N, :run, :rewind)\n";
                   }});
   in.add_command({"help", "[topic]", "the language, a command, a function or an operator", cmd_help});
@@ -434,7 +435,7 @@ void install_repl_commands(Interpreter& in) {
                   }});
   in.add_command(
       {"history", "", "what you typed this session", [](Interpreter& in, const std::string&, std::ostream& out) {
-         for (size_t i = 0; i < in.history.size(); ++i) out << i + 1 << "  " << in.history[i] << "\n";
+         for (size_t i = 0; i < in.history().size(); ++i) out << i + 1 << "  " << in.history()[i] << "\n";
        }});
   in.add_command({"anomaly", "on|off", "stop at the first node whose output holds NaN or Inf",
                   [](Interpreter& in, const std::string& args, std::ostream& out) {
@@ -443,7 +444,7 @@ void install_repl_commands(Interpreter& in) {
                     else if (!a.empty()) throw Error(":anomaly takes on or off");
                     out << "anomaly mode " << (in.ws().anomaly() ? "on" : "off") << "\n";
                   }});
-  in.add_command({"quit", "", "leave", [](Interpreter& in, const std::string&, std::ostream&) { in.quit = true; }});
+  in.add_command({"quit", "", "leave", [](Interpreter& in, const std::string&, std::ostream&) { in.request_quit(); }});
 }
 
 void Interpreter::run_command(const std::string& line, std::ostream& out) {

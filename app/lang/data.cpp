@@ -36,10 +36,10 @@ std::string find_dataset_file(const std::string& stem) {
 
 int64_t limit_arg(Interpreter& in, CallArgs& a, const char* fn) {
   const Value* v = keyword(a, "limit");
-  if (!v || v->kind == Value::none) return -1;
-  if (v->kind != Value::integer || v->i < 0)
+  if (!v || v->kind() == Value::none) return -1;
+  if (v->kind() != Value::integer || v->as_int() < 0)
     in.fail(a.pos, std::string(fn) + "(): limit must be an integer >= 0", "limit=1000");
-  return v->i;
+  return v->as_int();
 }
 
 Tensor loaded(Interpreter& in, CallArgs& a, const std::string& path, int64_t limit) {
@@ -125,8 +125,8 @@ void install_data_builtins(std::map<std::string, Builtin>& table) {
         [](Interpreter& in, CallArgs& a) {
           check_keywords(in, a, "load_idx", {"limit"});
           need_args(in, a, "load_idx", 1, 1);
-          if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "load_idx() needs a file name");
-          const std::string path = in.resolve_path(a.positional[0].s, FileMode::read, a.positions[0]);
+          if (a.positional[0].kind() != Value::string) in.fail(a.positions[0], "load_idx() needs a file name");
+          const std::string path = in.resolve_path(a.positional[0].as_str(), FileMode::read, a.positions[0]);
           return Value::Tensor_(loaded(in, a, path, limit_arg(in, a, "load_idx")));
         });
   B.add("fashion_mnist", "fashion_mnist(split=\"train\", limit=None)",
@@ -136,7 +136,7 @@ void install_data_builtins(std::map<std::string, Builtin>& table) {
           check_keywords(in, a, "fashion_mnist", {"split", "limit"});
           need_args(in, a, "fashion_mnist", 0, 1);
           const Value* sv = a.positional.empty() ? keyword(a, "split") : &a.positional[0];
-          const std::string split = sv && sv->kind == Value::string ? sv->s : sv ? "" : "train";
+          const std::string split = sv && sv->kind() == Value::string ? sv->as_str() : sv ? "" : "train";
           if (split != "train" && split != "test")
             in.fail(a.pos, "fashion_mnist(): split must be \"train\" or \"test\"",
                     "fashion_mnist(\"train\") or fashion_mnist(\"test\")");
@@ -174,25 +174,28 @@ void install_data_builtins(std::map<std::string, Builtin>& table) {
             in.fail(a.positions[0], "batches(): x is symbolic (static mode) and has no data to batch");
           if (x.dim() == 0) in.fail(a.positions[0], "batches(): x must have a first axis of samples, got a 0-d tensor");
           b->x = x.contiguous(MemCategory::input);
-          if (yv && yv->kind != Value::none) {
-            if (yv->kind != Value::tensor)
+          if (yv && yv->kind() != Value::none) {
+            if (yv->kind() != Value::tensor)
               in.fail(a.pos, "batches(): y must be a tensor, got " + std::string(kind_name(*yv)));
-            if (yv->t.dim() == 0 || yv->t.size(0) != x.size(0))
+            if (yv->as_tensor().dim() == 0 || yv->as_tensor().size(0) != x.size(0))
               in.fail(a.pos,
-                      "batches(): x has " + std::to_string(x.size(0)) + " samples but y " + shape_str(yv->t.shape()) +
-                          (yv->t.dim() == 0 ? " has none" : " has " + std::to_string(yv->t.size(0))),
+                      "batches(): x has " + std::to_string(x.size(0)) + " samples but y " +
+                          shape_str(yv->as_tensor().shape()) +
+                          (yv->as_tensor().dim() == 0 ? " has none"
+                                                      : " has " + std::to_string(yv->as_tensor().size(0))),
                       "x and y hold one row per sample, in the same order");
-            b->y = yv->t.contiguous(MemCategory::input);
+            b->y = yv->as_tensor().contiguous(MemCategory::input);
           }
           if (const Value* v = keyword(a, "batch_size")) {
-            if (v->kind != Value::integer || v->i < 1) in.fail(a.pos, "batches(): batch_size must be an integer >= 1");
-            b->batch_size = v->i;
+            if (v->kind() != Value::integer || v->as_int() < 1)
+              in.fail(a.pos, "batches(): batch_size must be an integer >= 1");
+            b->batch_size = v->as_int();
           }
           if (const Value* v = keyword(a, "shuffle")) b->shuffle = in.truthy(*v, a.pos);
           if (const Value* v = keyword(a, "drop_last")) b->drop_last = in.truthy(*v, a.pos);
-          if (const Value* v = keyword(a, "seed"); v && v->kind != Value::none) {
-            if (v->kind != Value::integer) in.fail(a.pos, "batches(): seed must be an integer");
-            b->seed = static_cast<uint64_t>(v->i);
+          if (const Value* v = keyword(a, "seed"); v && v->kind() != Value::none) {
+            if (v->kind() != Value::integer) in.fail(a.pos, "batches(): seed must be an integer");
+            b->seed = static_cast<uint64_t>(v->as_int());
           }
           b->order.resize(static_cast<size_t>(x.size(0)));
           for (size_t i = 0; i < b->order.size(); ++i) b->order[i] = static_cast<int64_t>(i);
@@ -200,9 +203,7 @@ void install_data_builtins(std::map<std::string, Builtin>& table) {
             std::mt19937_64 rng(b->seed);
             for (size_t i = b->order.size(); i > 1; --i) std::swap(b->order[i - 1], b->order[rng() % i]);
           }
-          Value out;
-          out.kind = Value::object;
-          out.obj = b;
+          Value out = Value::Of(b);
           return out;
         });
 }

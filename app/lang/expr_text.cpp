@@ -33,10 +33,11 @@ std::string expr_text(const Expr& e) {
     case Expr::name: return e.text;
     case Expr::list: return "[" + joined(e.items) + "]";
     case Expr::tuple: return "(" + joined(e.items) + (e.items.size() == 1 ? ",)" : ")");
-    case Expr::unary: return e.text == "not" ? "not " + operand(e.items[0].get()) : e.text + operand(e.items[0].get());
+    case Expr::unary:
+      return e.op == Operator::not_ ? "not " + operand(e.items[0].get()) : name_of(e.op) + operand(e.items[0].get());
     case Expr::binary:
     case Expr::compare:
-    case Expr::logical: return operand(e.items[0].get()) + " " + e.text + " " + operand(e.items[1].get());
+    case Expr::logical: return operand(e.items[0].get()) + " " + name_of(e.op) + " " + operand(e.items[1].get());
     case Expr::call: {
       std::string args;
       for (auto& a : e.args)

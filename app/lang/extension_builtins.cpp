@@ -73,18 +73,18 @@ void install_extension_builtins(BuiltinTable& B) {
         "(a .so built with opscope's CMake package loads as it is); loading it again after an edit replaces its ops",
         [](Interpreter& in, CallArgs& a) {
           need_args(in, a, "load_extension", 1, 1);
-          if (a.positional[0].kind != Value::string)
+          if (a.positional[0].kind() != Value::string)
             in.fail(a.positions[0], "load_extension() needs a file name", "e.g. load_extension(\"my_ops.cpp\")");
-          load_into(in, a.positional[0].s, a.pos, a.positions[0], in.out());
+          load_into(in, a.positional[0].as_str(), a.pos, a.positions[0], in.out());
           return Value::None();
         });
   B.add("example_path", "example_path(name)",
         "the path of an example shipped with opscope, e.g. example_path(\"extensions/swish.cpp\")",
         [](Interpreter& in, CallArgs& a) {
           need_args(in, a, "example_path", 1, 1);
-          if (a.positional[0].kind != Value::string) in.fail(a.positions[0], "example_path() needs a name");
+          if (a.positional[0].kind() != Value::string) in.fail(a.positions[0], "example_path() needs a name");
           try {
-            return Value::Str(ext::example_path(a.positional[0].s));
+            return Value::Str(ext::example_path(a.positional[0].as_str()));
           } catch (const Error& e) {
             in.fail(a.positions[0], e.what(), e.hint());
           }

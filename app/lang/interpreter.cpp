@@ -6,6 +6,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "app/lang/arithmetic.h"
 #include "app/lang/expr_text.h"
 #include "app/lang/extension_builtins.h"
 #include "app/lang/onnx_builtins.h"
@@ -22,24 +23,28 @@ const char* const kKeywords[] = {"def",     "return", "if",     "elif",  "else",
                                  "no_grad", "static", "assert", "while", "break", "continue", "class"};
 
 // Names the language gives to operators: `a + b` is add(a, b).
-const char* binary_op_name(const std::string& op) {
-  if (op == "+") return "add";
-  if (op == "-") return "sub";
-  if (op == "*") return "mul";
-  if (op == "/") return "div";
-  if (op == "@") return "matmul";
-  if (op == "**") return "pow";
-  if (op == "%") return "mod";  // Python's remainder: the sign of the divisor
-  return nullptr;
+const char* binary_op_name(Operator op) {
+  switch (op) {
+    case Operator::add: return "add";
+    case Operator::sub: return "sub";
+    case Operator::mul: return "mul";
+    case Operator::div: return "div";
+    case Operator::matmul: return "matmul";
+    case Operator::pow: return "pow";
+    case Operator::mod: return "mod";  // Python's remainder: the sign of the divisor
+    default: return nullptr;
+  }
 }
-const char* compare_op_name(const std::string& op) {
-  if (op == "==") return "eq";
-  if (op == "!=") return "ne";
-  if (op == "<") return "lt";
-  if (op == "<=") return "le";
-  if (op == ">") return "gt";
-  if (op == ">=") return "ge";
-  return nullptr;
+const char* compare_op_name(Operator op) {
+  switch (op) {
+    case Operator::eq: return "eq";
+    case Operator::ne: return "ne";
+    case Operator::lt: return "lt";
+    case Operator::le: return "le";
+    case Operator::gt: return "gt";
+    case Operator::ge: return "ge";
+    default: return nullptr;
+  }
 }
 
 // Methods a tensor has besides the operators (x.sum() calls the op sum).
@@ -69,9 +74,9 @@ struct ContinueSignal {};
 
 // A dict key: what Python can hash (numbers, strings, None, tuples of those).
 bool hashable(const Value& k) {
-  if (k.is_number() || k.kind == Value::string || k.kind == Value::none) return true;
-  if (k.kind != Value::tuple) return false;
-  for (auto& x : *k.items)
+  if (k.is_number() || k.kind() == Value::string || k.kind() == Value::none) return true;
+  if (k.kind() != Value::tuple) return false;
+  for (auto& x : *k.items())
     if (!hashable(x)) return false;
   return true;
 }
@@ -97,21 +102,24 @@ std::vector<std::string> tensor_member_names() {
   return names;
 }
 
-Interpreter::Interpreter(Workspace& ws) : ws_(ws), user_ops_(std::make_shared<UserOps>(*this)) {
+Interpreter::Interpreter(Workspace& ws, StatementRollback& rollback, TapePruner& tape)
+    : ws_(ws), rollback_(rollback), tape_(tape), user_ops_(std::make_shared<UserOps>(*this)) {
   install_builtins();
   install_commands();
+  tape_.set_pins([this] { return tape_pins(); });
   // A student's function handed a check's tensor must not change it in place (an optimizer
   // step on it, then a result that agrees with the changed tensor).
-  undo_.before_data_change = [this](const Tensor& t) {
+  rollback_.undo().before_data_change = [this](const Tensor& t) {
     if (check_globals_.empty() || running_owner() != Owner::student) return;
     const Storage* s = &t.storage();
     auto held = [s](const Value& v) {
-      return v.kind == Value::tensor && v.t.defined() && !v.t.is_symbolic() && &v.t.storage() == s;
+      return v.kind() == Value::tensor && v.as_tensor().defined() && !v.as_tensor().is_symbolic() &&
+             &v.as_tensor().storage() == s;
     };
     for (const auto& [name, v] : check_globals_) {
       bool hit = held(v);
-      if (!hit && (v.kind == Value::list || v.kind == Value::tuple))
-        hit = std::any_of(v.items->begin(), v.items->end(), held);
+      if (!hit && (v.kind() == Value::list || v.kind() == Value::tuple))
+        hit = std::any_of(v.items()->begin(), v.items()->end(), held);
       if (hit)
         throw Error("your code changes the checks' tensor '" + name + "' in place (an optimizer step on it)",
                     "the checks' tensors are theirs: compute on a copy (" + name + " * 1.0) or on your own parameters");
@@ -160,22 +168,8 @@ std::string Interpreter::resolve_path(const std::string& path, FileMode mode, Po
 
 void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   out_ = &out;
-  const Graph::Mark mark = ws_.graph().mark();
-  const size_t timeline = ws_.tracker().timeline_recorded();
-  rng_saved_ = false;
-  const size_t shown_before = shown.size();
-  const bool grad_mode = ws_.grad_enabled();
-  undo_.begin(ws_, static_cast<int>(mark.nodes));
-  ws_.set_journal(&undo_);
-  statement_mark_ = mark;
-  nodes_before_statement_ = ws_.graph().node_count();
-  next_tape_check_ = mark.nodes + kTapeCheckMin;
-  loop_depth_ = 0;
-  loop_ = {};
-  iteration_starts_.clear();
-  const viz::MetricLog::Mark metrics_mark = metrics_.mark();
-  ++statement_serial_;
-  logging_ = true;
+  rollback_.begin(session_state());
+  tape_.begin_statement();
   iterations_ = 0;
   call_depth_ = 0;
   progress_depth_ = 0;
@@ -183,38 +177,26 @@ void Interpreter::run_statement(const Stmt& s, std::ostream& out) {
   try {
     if (interrupt::requested()) fail_interrupted(s.pos);  // pressed between two statements
     exec(s);
-    logging_ = false;
-    ws_.set_journal(nullptr);
-    undo_.end();
+    rollback_.commit();
   } catch (...) {
-    logging_ = false;
-    ws_.set_journal(nullptr);
-    // Undo in reverse: in-place changes and variables first (their tensors free), then the
-    // graph and timeline. A stepped pass this statement made points at nodes about to go:
-    // the undo log put the one before it back.
-    undo_.undo(globals_);
-    frames_.clear();
-    ws_.graph().rollback(mark);
-    ws_.tracker().truncate_timeline(timeline);
-    metrics_.rollback(metrics_mark);
-    if (rng_saved_) rng_ = rng_before_;
-    shown.resize(shown_before);
-    ws_.set_grad_enabled(grad_mode);
-    while (!ws_.scope().empty()) ws_.pop_scope();
+    rollback_.rollback(session_state());
     throw;
   }
-  // What the statement left unreachable goes, older tape included (as PyTorch frees a graph
-  // once no tensor refers to it): after a loop, so the graph shows its last iteration; else
-  // once the tape has grown by as much as it holds, so a look costs O(1) a node.
-  Graph& g = ws_.graph();
-  if (loop_.iterations > 0 || g.num_nodes() >= next_full_drop_) {
-    drop_dead_tape({0, 0});
-    next_full_drop_ = g.num_nodes() + std::max(kTapeCheckMin, g.node_count());
-  }
-  if (loop_.line) {
-    loop_.first_kept_node = iteration_starts_.empty() ? -1 : iteration_starts_.front().second;
-    last_loop_ = loop_;
-  }
+  tape_.end_statement();
+}
+
+TapePruner::Pins Interpreter::tape_pins() const {
+  TapePruner::Pins pins;
+  if (pending_) pins.nodes = pending_->nodes();  // a stepped backward still to run
+  pins.values = statics_->last_options.fetch;  // :compile compiles them again
+  pins.values.insert(pins.values.end(), statics_->last_options.wrt.begin(), statics_->last_options.wrt.end());
+  return pins;
+}
+
+void Interpreter::start_pending_pass(std::unique_ptr<ScheduleRun> pass) {
+  auto before = std::make_shared<std::unique_ptr<ScheduleRun>>(std::move(pending_));
+  on_undo(&pending_, StatementUndo::pending_pass, [this, before] { pending_ = std::move(*before); });
+  pending_ = std::move(pass);
 }
 
 void Interpreter::exec_block(const Block& b) {
@@ -244,26 +226,15 @@ void Interpreter::count_iteration(Pos p) {
   check_interrupt(p);
   // An @op's body is traced into a graph of its own: its loops are not the statement's tape.
   if (user_ops_->tracing()) return;
-  if (loop_depth_ == 1) {  // the statement's outermost loop: where this iteration's nodes begin
-    if (!loop_.line) {
-      loop_.line = p.line;
-      loop_.source = source_;
-    }
-    const int first = static_cast<int>(ws_.graph().num_nodes());
-    if (!iteration_starts_.empty() && iteration_starts_.back().second == first)
-      iteration_starts_.back().first = loop_.iterations;
-    else iteration_starts_.emplace_back(loop_.iterations, first);
-    ++loop_.iterations;
-  }
-  maybe_drop_tape();
-  if (on_iteration) on_iteration();
+  tape_.on_iteration(p.line, source_);
+  if (on_iteration_) on_iteration_();
 }
 
 namespace {
-struct LoopLevel {  // the depth of loops running (the outermost one's tape is tracked)
-  int& depth;
-  explicit LoopLevel(int& d) : depth(++d) {}
-  ~LoopLevel() { --depth; }
+struct LoopLevel {  // a loop runs: the tape pruner tracks the outermost one's iterations
+  TapePruner& tape;
+  explicit LoopLevel(TapePruner& t) : tape(t) { tape.enter_loop(); }
+  ~LoopLevel() { tape.leave_loop(); }
 };
 }  // namespace
 
@@ -278,7 +249,7 @@ bool Interpreter::run_loop_body(const Block& body) {
 
 void Interpreter::exec_for(const Stmt& s) {
   Value it = eval(*s.value);
-  const LoopLevel level(loop_depth_);
+  const LoopLevel level(tape_);
   LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
   int iteration = 0;
   const Expr& target = *s.targets[0];
@@ -288,38 +259,39 @@ void Interpreter::exec_for(const Stmt& s) {
     assign_target(target, x);
     return run_loop_body(s.body);
   };
-  switch (it.kind) {
+  switch (it.kind()) {
     case Value::list:
     case Value::tuple: {
-      auto items = it.items;  // keep alive while the body may reassign
+      auto items = it.items();  // keep alive while the body may reassign
       for (auto& x : *items)
         if (!each(x)) break;
       return;
     }
     case Value::string:
-      for (char c : std::string(it.s))
+      for (char c : std::string(it.as_str()))
         if (!each(Value::Str(std::string(1, c)))) break;
       return;
     case Value::dict: {  // its keys, as they are when the loop starts
       std::vector<Value> keys;
-      for (auto& [k, _] : static_cast<Dict&>(*it.obj).entries) keys.push_back(k);
+      for (auto& [k, _] : it.as_dict()->entries) keys.push_back(k);
       for (auto& k : keys)
         if (!each(k)) break;
       return;
     }
     case Value::tensor: {
-      if (it.t.dim() == 0) fail(s.value->pos, "cannot iterate over a 0-d tensor");
-      const int64_t n = it.t.size(0);
+      if (it.as_tensor().dim() == 0) fail(s.value->pos, "cannot iterate over a 0-d tensor");
+      const int64_t n = it.as_tensor().size(0);
       for (int64_t i = 0; i < n; ++i) {
         Tensor row =
-            ws_.call("reshape", {ws_.call("slice", {it.t}, {{"axis", int64_t{0}}, {"start", i}, {"stop", i + 1}})},
-                     {{"shape", Shape(it.t.shape().begin() + 1, it.t.shape().end())}});
+            ws_.call("reshape",
+                     {ws_.call("slice", {it.as_tensor()}, {{"axis", int64_t{0}}, {"start", i}, {"stop", i + 1}})},
+                     {{"shape", Shape(it.as_tensor().shape().begin() + 1, it.as_tensor().shape().end())}});
         if (!each(Value::Tensor_(row))) break;
       }
       return;
     }
     case Value::object: {
-      auto obj = std::static_pointer_cast<NativeObject>(it.obj);
+      auto obj = it.as_native();
       const int64_t n = obj->length();
       if (n < 0) break;
       // A loop over batches() reports its progress (the terminal's progress line).
@@ -333,12 +305,12 @@ void Interpreter::exec_for(const Stmt& s) {
         ~Progress() {
           if (!on) return;
           --in.progress_depth_;
-          if (in.on_progress) in.on_progress({LoopProgress::done, 0, 0, seconds()});
+          if (in.on_progress_) in.on_progress_({LoopProgress::done, 0, 0, seconds()});
         }
       } progress{*this, obj->shows_progress()};
       if (progress.on) ++progress_depth_;
       for (int64_t i = 0; i < n; ++i) {
-        if (progress.on && on_progress) on_progress({LoopProgress::step, i, n, progress.seconds()});
+        if (progress.on && on_progress_) on_progress_({LoopProgress::step, i, n, progress.seconds()});
         if (!each(obj->item(*this, i, s.value->pos))) break;
       }
       return;
@@ -347,38 +319,6 @@ void Interpreter::exec_for(const Stmt& s) {
   }
   fail(s.value->pos, std::string("cannot iterate over a value of type ") + kind_name(it),
        "write for i in range(n): or loop over a list, a dict or batches(x, y)");
-}
-
-void Interpreter::maybe_drop_tape() {
-  if (user_ops_->tracing()) return;  // the graph is the body's being traced, not the tape
-  const Graph& g = ws_.graph();
-  if (g.num_nodes() < next_tape_check_) return;
-  drop_dead_tape(statement_mark_);
-  const size_t kept = g.node_count() - nodes_before_statement_;  // of this statement's nodes
-  next_tape_check_ = g.num_nodes() + std::max(kTapeCheckMin, 2 * kept);
-}
-
-void Interpreter::drop_dead_tape(const Graph::Mark& from) {
-  Graph& g = ws_.graph();
-  std::vector<int> pinned_nodes, pinned_values;
-  if (pending) pinned_nodes = pending->nodes();  // a stepped backward still to run
-  pinned_values = statics->last_options.fetch;  // :compile compiles them again
-  pinned_values.insert(pinned_values.end(), statics->last_options.wrt.begin(), statics->last_options.wrt.end());
-  const TapeDrops d = g.drop_unreachable(from, pinned_nodes, pinned_values);
-  if (!d.nodes) return;
-  loop_.dropped_nodes += d.nodes;
-  // Iterations of the loop with no node left were dropped whole.
-  std::vector<std::pair<int64_t, int>> left;
-  const auto& nodes = g.nodes();
-  for (size_t k = 0; k < iteration_starts_.size(); ++k) {
-    const int begin = iteration_starts_[k].second;
-    const int end =
-        k + 1 < iteration_starts_.size() ? iteration_starts_[k + 1].second : static_cast<int>(g.num_nodes());
-    auto it = std::lower_bound(nodes.begin(), nodes.end(), begin, [](const Node& n, int id) { return n.id < id; });
-    if (it != nodes.end() && it->id < end) left.push_back(iteration_starts_[k]);
-    else ++loop_.dropped_iterations;
-  }
-  iteration_starts_ = std::move(left);
 }
 
 // An engine error that no expression positioned (say, a tensor read in the middle of a method)
@@ -414,19 +354,19 @@ void Interpreter::exec_statement(const Stmt& s) {
   switch (s.kind) {
     case Stmt::expr: {
       Value v = eval(*s.value);
-      if (frames_.empty() && v.kind == Value::tensor && v.t.defined() &&
-          v.t.is_symbolic()) {  // shown with values when it has them
+      if (frames_.empty() && v.kind() == Value::tensor && v.as_tensor().defined() &&
+          v.as_tensor().is_symbolic()) {  // shown with values when it has them
         try {
-          v.t = evaluate_for_reading(*this, v.t);
+          v.as_tensor() = evaluate_for_reading(*this, v.as_tensor());
         } catch (const Error&) {}
       }
-      if (frames_.empty() && v.kind != Value::none) {
-        if (v.kind == Value::builtin_fn && (v.builtin->name == "exit" || v.builtin->name == "quit")) {
-          if (echo) out() << "Use exit(), :quit or Ctrl-D to leave\n";
+      if (frames_.empty() && v.kind() != Value::none) {
+        if (v.kind() == Value::builtin_fn && (v.as_builtin().name == "exit" || v.as_builtin().name == "quit")) {
+          if (echo_) out() << "Use exit(), :quit or Ctrl-D to leave\n";
           return;
         }
         show(s.source, v);
-        if (echo) out() << repr(v) << "\n";
+        if (echo_) out() << repr(v) << "\n";
       }
       return;
     }
@@ -439,7 +379,7 @@ void Interpreter::exec_statement(const Stmt& s) {
       const Expr& t = *s.targets[0];
       Value cur = eval(t);
       Value rhs = eval(*s.value);
-      assign_target(t, eval_binary(s.text, cur, rhs, s.pos));
+      assign_target(t, eval_binary(s.op, cur, rhs, s.pos));
       return;
     }
     case Stmt::def: {
@@ -460,10 +400,7 @@ void Interpreter::exec_statement(const Stmt& s) {
           fail(s.pos, "unknown decorator '@" + d + "'",
                "the decorators are @op (a user-defined operator), @NAME.backward (its backward), @static (its body "
                "builds a static graph), @composite and @kernel (a GPU kernel on the simulator)");
-      Value v;
-      v.kind = Value::function;
-      v.fn = f;
-      assign(s.text, v);
+      assign(s.text, Value::Of(f));
       return;
     }
     case Stmt::ret:
@@ -475,7 +412,7 @@ void Interpreter::exec_statement(const Stmt& s) {
       return;
     case Stmt::for_: exec_for(s); return;
     case Stmt::while_: {
-      const LoopLevel level(loop_depth_);
+      const LoopLevel level(tape_);
       LoopFrameGuard loop(ws_);  // the figure shows the last iteration's nodes, with a count
       int iteration = 0;
       while (truthy(eval(*s.value), s.value->pos, s.value.get())) {
@@ -533,7 +470,7 @@ void Interpreter::exec_assert(const Stmt& s) {
   if (c.kind == Expr::compare) {
     Value l = eval(*c.items[0]);
     Value r = eval(*c.items[1]);
-    ok = truthy(eval_compare(c.text, l, r, c.pos), c.pos);
+    ok = truthy(eval_compare(c.op, l, r, c.pos), c.pos);
     values = "left side: " + short_repr(l) + ", right side: " + short_repr(r);
   } else {
     Value v = eval(c);
@@ -590,7 +527,7 @@ void Interpreter::assign(const std::string& name, Value v) {
   }
   if (running_owner() == Owner::checks) {  // out of the student's functions' sight
     const std::string* key = &*check_names_.insert(name).first;
-    if (logging_ && !undo_.keeps(key, StatementUndo::check_name)) {
+    if (rollback_.running() && !rollback_.undo().keeps(key, StatementUndo::check_name)) {
       auto it = check_globals_.find(name);
       std::optional<Value> before = it == check_globals_.end() ? std::nullopt : std::optional<Value>(it->second);
       on_undo(key, StatementUndo::check_name, [this, name, before] {
@@ -598,12 +535,14 @@ void Interpreter::assign(const std::string& name, Value v) {
         else check_globals_.erase(name);
       });
     }
-    if (v.kind == Value::tensor && v.t.defined() && v.t.name().empty()) v.t.set_name(name);
+    if (v.kind() == Value::tensor && v.as_tensor().defined() && v.as_tensor().name().empty())
+      v.as_tensor().set_name(name);
     check_globals_[name] = std::move(v);
     return;
   }
-  if (logging_) undo_.before_assign(name, globals_);
-  if (v.kind == Value::tensor && v.t.defined() && v.t.name().empty()) v.t.set_name(name);
+  if (rollback_.running()) rollback_.undo().before_assign(name, globals_);
+  if (v.kind() == Value::tensor && v.as_tensor().defined() && v.as_tensor().name().empty())
+    v.as_tensor().set_name(name);
   globals_[name] = std::move(v);
 }
 
@@ -622,32 +561,32 @@ void Interpreter::assign_target(const Expr& t, const Value& v) {
     case Expr::name: assign(t.text, v); return;
     case Expr::tuple:
     case Expr::list: {
-      if (v.kind != Value::list && v.kind != Value::tuple)
+      if (v.kind() != Value::list && v.kind() != Value::tuple)
         fail(t.pos, std::string("cannot unpack a value of type ") + kind_name(v) + " into " +
                         std::to_string(t.items.size()) + " names");
-      if (v.items->size() != t.items.size())
-        fail(t.pos, "cannot unpack " + std::to_string(v.items->size()) + " values into " +
+      if (v.items()->size() != t.items.size())
+        fail(t.pos, "cannot unpack " + std::to_string(v.items()->size()) + " values into " +
                         std::to_string(t.items.size()) + " names");
-      auto items = v.items;
+      auto items = v.items();
       for (size_t i = 0; i < t.items.size(); ++i) assign_target(*t.items[i], (*items)[i]);
       return;
     }
     case Expr::attr: set_attr(eval(*t.items[0]), t.text, v, t.pos); return;
     case Expr::index: {
       Value obj = eval(*t.items[0]);
-      if (obj.kind == Value::list && t.items.size() == 2) {
+      if (obj.kind() == Value::list && t.items.size() == 2) {
         Value idx = eval(*t.items[1]);
-        if (idx.kind != Value::integer) fail(t.items[1]->pos, "list indices must be integers");
-        int64_t n = static_cast<int64_t>(obj.items->size()), i = idx.i < 0 ? idx.i + n : idx.i;
-        if (i < 0 || i >= n) fail(t.items[1]->pos, "list index " + std::to_string(idx.i) + " out of range");
-        on_undo_list(obj.items);
-        (*obj.items)[i] = v;
+        if (idx.kind() != Value::integer) fail(t.items[1]->pos, "list indices must be integers");
+        int64_t n = static_cast<int64_t>(obj.items()->size()), i = idx.as_int() < 0 ? idx.as_int() + n : idx.as_int();
+        if (i < 0 || i >= n) fail(t.items[1]->pos, "list index " + std::to_string(idx.as_int()) + " out of range");
+        on_undo_list(obj.items());
+        (*obj.items())[i] = v;
         return;
       }
-      if (obj.kind == Value::dict && t.items.size() == 2 && t.items[1]->kind != Expr::slice) {
+      if (obj.kind() == Value::dict && t.items.size() == 2 && t.items[1]->kind != Expr::slice) {
         Value k = eval(*t.items[1]);
         check_key(*this, k, t.items[1]->pos);
-        auto d = std::static_pointer_cast<Dict>(obj.obj);
+        auto d = obj.as_dict();
         if (Value* old = d->find(k)) {
           on_undo([d, k, before = *old] { *d->find(k) = before; });
           *old = v;
@@ -668,32 +607,33 @@ void Interpreter::assign_target(const Expr& t, const Value& v) {
 // Expressions
 
 bool Interpreter::truthy(const Value& v, Pos p, const Expr* written) {
-  switch (v.kind) {
+  switch (v.kind()) {
     case Value::none: return false;
-    case Value::boolean: return v.b;
-    case Value::integer: return v.i != 0;
-    case Value::real: return v.f != 0;
-    case Value::string: return !v.s.empty();
+    case Value::boolean: return v.as_bool();
+    case Value::integer: return v.as_int() != 0;
+    case Value::real: return v.as_real() != 0;
+    case Value::string: return !v.as_str().empty();
     case Value::list:
-    case Value::tuple: return !v.items->empty();
-    case Value::dict: return !static_cast<Dict&>(*v.obj).entries.empty();
+    case Value::tuple: return !v.items()->empty();
+    case Value::dict: return !v.as_dict()->entries.empty();
     case Value::tensor:
-      if (v.t.is_symbolic()) return truthy(Value::Tensor_(values_for_reading(v.t, written, p, "a truth value")), p);
-      if (v.t.numel() != 1)
-        fail(p, "the truth value of a tensor with " + std::to_string(v.t.numel()) + " elements is ambiguous",
+      if (v.as_tensor().is_symbolic())
+        return truthy(Value::Tensor_(values_for_reading(v.as_tensor(), written, p, "a truth value")), p);
+      if (v.as_tensor().numel() != 1)
+        fail(p, "the truth value of a tensor with " + std::to_string(v.as_tensor().numel()) + " elements is ambiguous",
              "reduce it first: (x > 0).sum() > 0, or use .item() on a one-element tensor");
-      return v.t.item() != 0;
+      return v.as_tensor().item() != 0;
     default: return true;
   }
 }
 
 Tensor Interpreter::to_tensor(const Value& v, Pos p, DType like, bool like_given) {
-  switch (v.kind) {
-    case Value::tensor: return v.t;
+  switch (v.kind()) {
+    case Value::tensor: return v.as_tensor();
     case Value::boolean:
     case Value::integer: return Tensor::scalar(v.number(), like_given ? like : DType::i64, MemCategory::input);
     case Value::real:
-      return Tensor::scalar(v.f, like_given && is_floating(like) ? like : DType::f32, MemCategory::input);
+      return Tensor::scalar(v.as_real(), like_given && is_floating(like) ? like : DType::f32, MemCategory::input);
     case Value::list:
     case Value::tuple: {
       CallArgs a;
@@ -701,17 +641,17 @@ Tensor Interpreter::to_tensor(const Value& v, Pos p, DType like, bool like_given
       a.pos = p;
       a.positions.push_back(p);
       if (like_given) a.keyword.emplace_back("dtype", Value::Str(dtype_name(like)));
-      return builtins_.at("tensor").fn(*this, a).t;
+      return builtins_.at("tensor").fn(*this, a).as_tensor();
     }
     default:
       fail(p, std::string("expected a tensor or a number, got ") + kind_name(v),
-           v.kind == Value::none ? "this value is None: did a function forget to return?" : "");
+           v.kind() == Value::none ? "this value is None: did a function forget to return?" : "");
   }
 }
 
 Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, const AttrMap& attrs) {
   try {
-    if (on_op_call) on_op_call(OpRegistry::instance().get(op), inputs);
+    if (on_op_call_) on_op_call_(OpRegistry::instance().get(op), inputs);
     if (attrs.empty()) {  // the operators of + - * / @ **: no attributes to resolve
       const OpDef& def = OpRegistry::instance().get(op);
       static const std::vector<AttrValue> kNone;
@@ -725,123 +665,24 @@ Value Interpreter::tensor_op(const char* op, std::vector<Tensor> inputs, Pos p, 
   }
 }
 
-Value Interpreter::eval_binary(const std::string& op, const Value& l, const Value& r, Pos p) {
-  if (l.kind == Value::tensor || r.kind == Value::tensor) {
-    const char* name = binary_op_name(op);
-    if (!name) fail(p, "operator '" + op + "' is not defined for tensors", "use + - * / @ ** %");
-    // A plain number takes the tensor's dtype (as in NumPy/PyTorch: 2 * x keeps x's dtype).
-    DType like = l.kind == Value::tensor ? l.t.dtype() : r.t.dtype();
-    Tensor a = to_tensor(l, p, like, true), b = to_tensor(r, p, like, true);
-    if (op == "@" && (a.dim() < 2 || b.dim() < 2))
-      fail(p, "matmul needs tensors of rank >= 2, got " + shape_str(a.shape()) + " @ " + shape_str(b.shape()),
-           "reshape a vector first: v.reshape(1, n) or v.reshape(n, 1)");
-    return tensor_op(name, {a, b}, p);
-  }
-  if (l.is_number() && r.is_number() && l.kind != Value::real && r.kind != Value::real) {
-    // Integers stay exact (no trip through double) and overflow is an error, not a wrap.
-    const int64_t x = l.kind == Value::integer ? l.i : l.b, y = r.kind == Value::integer ? r.i : r.b;
-    int64_t z = 0;
-    auto overflow = [&] {
-      fail(p, "integer overflow in " + std::to_string(x) + " " + op + " " + std::to_string(y),
-           "use floats (e.g. 2.0 ** 70) for very large numbers");
-    };
-    if (op == "+") {
-      if (__builtin_add_overflow(x, y, &z)) overflow();
-      return Value::Int(z);
-    }
-    if (op == "-") {
-      if (__builtin_sub_overflow(x, y, &z)) overflow();
-      return Value::Int(z);
-    }
-    if (op == "*") {
-      if (__builtin_mul_overflow(x, y, &z)) overflow();
-      return Value::Int(z);
-    }
-    if (op == "/") {
-      if (y == 0) fail(p, "division by zero");
-      return Value::Real(static_cast<double>(x) / static_cast<double>(y));
-    }
-    if (op == "//" || op == "%") {
-      if (y == 0) fail(p, "division by zero");
-      if (y == -1) {  // INT64_MIN // -1 overflows; x % -1 is 0
-        if (op == "%") return Value::Int(0);
-        if (__builtin_sub_overflow(int64_t{0}, x, &z)) overflow();
-        return Value::Int(z);
-      }
-      int64_t q = x / y;
-      if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
-      return op == "//" ? Value::Int(q) : Value::Int(x - q * y);
-    }
-    if (op == "**") {
-      if (y < 0) return Value::Real(std::pow(static_cast<double>(x), static_cast<double>(y)));
-      if (x == 0 || x == 1) return Value::Int(y == 0 ? 1 : x);
-      if (x == -1) return Value::Int(y % 2 == 0 ? 1 : -1);
-      z = 1;
-      for (int64_t k = 0; k < y; ++k)  // |x| >= 2 overflows within 63 steps
-        if (__builtin_mul_overflow(z, x, &z)) overflow();
-      return Value::Int(z);
-    }
-    fail(p, "operator '" + op + "' is not defined for numbers");
-  }
-  if (l.is_number() && r.is_number()) {  // at least one float
-    const double a = l.number(), b = r.number();
-    if (op == "+") return Value::Real(a + b);
-    if (op == "-") return Value::Real(a - b);
-    if (op == "*") return Value::Real(a * b);
-    if (op == "**") return Value::Real(std::pow(a, b));
-    if (b == 0) fail(p, "division by zero");
-    if (op == "/") return Value::Real(a / b);
-    const double q = std::floor(a / b);
-    if (op == "//") return Value::Real(q);
-    if (op == "%") return Value::Real(a - q * b);
-    fail(p, "operator '" + op + "' is not defined for numbers");
-  }
-  if (op == "+" && l.kind == Value::string && r.kind == Value::string) return Value::Str(l.s + r.s);
-  if (op == "+" && l.kind == r.kind && (l.kind == Value::list || l.kind == Value::tuple)) {
-    std::vector<Value> all(*l.items);
-    all.insert(all.end(), r.items->begin(), r.items->end());
-    return Value::List(std::move(all), l.kind);
-  }
-  if (op == "*" && (l.kind == Value::list || l.kind == Value::string) && r.kind == Value::integer) {
-    if (r.i < 0 ||
-        r.i * static_cast<int64_t>(l.kind == Value::list ? l.items->size() : l.s.size()) > int64_t(kMaxLiteralItems))
-      fail(p, "repetition too large");
-    if (l.kind == Value::string) {
-      std::string s;
-      for (int64_t k = 0; k < r.i; ++k) s += l.s;
-      return Value::Str(s);
-    }
-    std::vector<Value> all;
-    for (int64_t k = 0; k < r.i; ++k) all.insert(all.end(), l.items->begin(), l.items->end());
-    return Value::List(std::move(all));
-  }
-  fail(p, "unsupported operand types for " + op + ": " + kind_name(l) + " and " + kind_name(r),
-       l.kind == Value::none || r.kind == Value::none ? "one side is None: did a function forget to return?" : "");
+Value Interpreter::eval_binary(Operator op, const Value& l, const Value& r, Pos p) {
+  if (l.kind() != Value::tensor && r.kind() != Value::tensor) return binary_on_values(*this, op, l, r, p);
+  const char* name = binary_op_name(op);
+  if (!name) fail(p, "operator '" + std::string(name_of(op)) + "' is not defined for tensors", "use + - * / @ ** %");
+  // A plain number takes the tensor's dtype (as in NumPy/PyTorch: 2 * x keeps x's dtype).
+  DType like = l.kind() == Value::tensor ? l.as_tensor().dtype() : r.as_tensor().dtype();
+  Tensor a = to_tensor(l, p, like, true), b = to_tensor(r, p, like, true);
+  if (op == Operator::matmul && (a.dim() < 2 || b.dim() < 2))
+    fail(p, "matmul needs tensors of rank >= 2, got " + shape_str(a.shape()) + " @ " + shape_str(b.shape()),
+         "reshape a vector first: v.reshape(1, n) or v.reshape(n, 1)");
+  return tensor_op(name, {a, b}, p);
 }
 
-Value Interpreter::eval_compare(const std::string& op, const Value& l, const Value& r, Pos p) {
-  if (op == "in") {
-    if (r.kind == Value::dict) return Value::Bool(static_cast<Dict&>(*r.obj).find(l) != nullptr);
-    if (r.kind == Value::string && l.kind == Value::string) return Value::Bool(r.s.find(l.s) != std::string::npos);
-    if (r.kind != Value::list && r.kind != Value::tuple)
-      fail(p, "'in' needs a list, tuple, dict or string on its right");
-    for (auto& x : *r.items)
-      if (values_equal(l, x)) return Value::Bool(true);
-    return Value::Bool(false);
-  }
-  if (l.kind == Value::tensor || r.kind == Value::tensor) {
-    DType like = l.kind == Value::tensor ? l.t.dtype() : r.t.dtype();
-    return tensor_op(compare_op_name(op), {to_tensor(l, p, like, true), to_tensor(r, p, like, true)}, p);
-  }
-  if (op == "==") return Value::Bool(values_equal(l, r));
-  if (op == "!=") return Value::Bool(!values_equal(l, r));
-  if (l.is_number() && r.is_number()) {
-    double a = l.number(), b = r.number();
-    return Value::Bool(op == "<" ? a < b : op == "<=" ? a <= b : op == ">" ? a > b : a >= b);
-  }
-  if (l.kind == Value::string && r.kind == Value::string)
-    return Value::Bool(op == "<" ? l.s < r.s : op == "<=" ? l.s <= r.s : op == ">" ? l.s > r.s : l.s >= r.s);
-  fail(p, "cannot compare " + std::string(kind_name(l)) + " and " + kind_name(r) + " with " + op);
+Value Interpreter::eval_compare(Operator op, const Value& l, const Value& r, Pos p) {
+  if (op == Operator::in || (l.kind() != Value::tensor && r.kind() != Value::tensor))
+    return compare_values(*this, op, l, r, p);
+  DType like = l.kind() == Value::tensor ? l.as_tensor().dtype() : r.as_tensor().dtype();
+  return tensor_op(compare_op_name(op), {to_tensor(l, p, like, true), to_tensor(r, p, like, true)}, p);
 }
 
 Value Interpreter::eval(const Expr& e) {
@@ -857,16 +698,10 @@ Value Interpreter::eval(const Expr& e) {
       if (!owners_.empty() && running_owner() == Owner::checks && !(!frames_.empty() && frames_.back().count(e.text)) &&
           !check_globals_.count(e.text)) {
         if (auto it = builtins_.find(e.text); it != builtins_.end()) {
-          Value v;
-          v.kind = Value::builtin_fn;
-          v.builtin = &it->second;
-          return v;
+          return Value::Of(it->second);
         }
         if (const OpDef* op = OpRegistry::instance().find(e.text); op && !user_ops_->find_own(e.text)) {
-          Value v;
-          v.kind = Value::op_ref;
-          v.op = op;
-          return v;
+          return Value::Of(*op);
         }
       }
       if (const Value* v = lookup(e.text)) {
@@ -874,16 +709,10 @@ Value Interpreter::eval(const Expr& e) {
         return *v;
       }
       if (auto it = builtins_.find(e.text); it != builtins_.end()) {
-        Value v;
-        v.kind = Value::builtin_fn;
-        v.builtin = &it->second;
-        return v;
+        return Value::Of(it->second);
       }
       if (const OpDef* op = OpRegistry::instance().find(e.text)) {
-        Value v;
-        v.kind = Value::op_ref;
-        v.op = op;
-        return v;
+        return Value::Of(*op);
       }
       std::string near = closest_name(e.text, all_names());
       fail(e.pos, "unknown name '" + e.text + "'",
@@ -898,15 +727,15 @@ Value Interpreter::eval(const Expr& e) {
     }
     case Expr::unary: {
       Value v = eval(*e.items[0]);
-      if (e.text == "not") return Value::Bool(!truthy(v, e.pos));
-      if (e.text == "+") return v;
-      if (v.kind == Value::tensor) return tensor_op("neg", {v.t}, e.pos);
-      if (v.kind == Value::integer) {
-        if (v.i == INT64_MIN) fail(e.pos, "integer overflow in -(" + std::to_string(v.i) + ")");
-        return Value::Int(-v.i);
+      if (e.op == Operator::not_) return Value::Bool(!truthy(v, e.pos));
+      if (e.op == Operator::plus) return v;
+      if (v.kind() == Value::tensor) return tensor_op("neg", {v.as_tensor()}, e.pos);
+      if (v.kind() == Value::integer) {
+        if (v.as_int() == INT64_MIN) fail(e.pos, "integer overflow in -(" + std::to_string(v.as_int()) + ")");
+        return Value::Int(-v.as_int());
       }
-      if (v.kind == Value::real) return Value::Real(-v.f);
-      if (v.kind == Value::boolean) return Value::Int(v.b ? -1 : 0);
+      if (v.kind() == Value::real) return Value::Real(-v.as_real());
+      if (v.kind() == Value::boolean) return Value::Int(v.as_bool() ? -1 : 0);
       fail(e.pos, std::string("cannot negate a ") + kind_name(v));
     }
     case Expr::binary: {
@@ -914,19 +743,19 @@ Value Interpreter::eval(const Expr& e) {
       Value r = eval(*e.items[1]);
       if (!ws_.static_mode())  // a symbolic operand in dynamic mode: its values, or what the student wrote
         for (int k = 0; k < 2; ++k)
-          if (Value& v = k ? r : l; v.kind == Value::tensor && v.t.is_symbolic())
-            v.t = values_for_reading(v.t, e.items[k].get(), e.items[k]->pos, "dynamic mode");
-      return eval_binary(e.text, l, r, e.pos);
+          if (Value& v = k ? r : l; v.kind() == Value::tensor && v.as_tensor().is_symbolic())
+            v.as_tensor() = values_for_reading(v.as_tensor(), e.items[k].get(), e.items[k]->pos, "dynamic mode");
+      return eval_binary(e.op, l, r, e.pos);
     }
     case Expr::compare: {
       Value l = eval(*e.items[0]);
       Value r = eval(*e.items[1]);
-      return eval_compare(e.text, l, r, e.pos);
+      return eval_compare(e.op, l, r, e.pos);
     }
     case Expr::logical: {
       Value l = eval(*e.items[0]);
       bool t = truthy(l, e.items[0]->pos);
-      if (e.text == "and") return t ? eval(*e.items[1]) : l;
+      if (e.op == Operator::and_) return t ? eval(*e.items[1]) : l;
       return t ? l : eval(*e.items[1]);
     }
     case Expr::call: {
@@ -964,9 +793,7 @@ Value Interpreter::eval(const Expr& e) {
         if (Value* old = d->find(k)) *old = std::move(v);
         else d->entries.emplace_back(std::move(k), std::move(v));
       }
-      Value out;
-      out.kind = Value::dict;
-      out.obj = d;
+      Value out = Value::Of(d);
       return out;
     }
     case Expr::slice: fail(e.pos, "a slice a:b can only appear inside [ ]");
@@ -983,29 +810,35 @@ void Interpreter::read_symbolic_args(const Expr& call, Value& callee, CallArgs& 
     return std::find(std::begin(kReaders), std::end(kReaders), n) != std::end(kReaders);
   };
   const bool dynamic = !ws_.static_mode();
-  if (callee.kind == Value::method && !callee.items && callee.t.is_symbolic()) {  // x.item(), x.relu()
+  const Method* method = callee.kind() == Value::method ? &callee.as_method() : nullptr;
+  const Tensor* self = method ? method->tensor() : nullptr;
+  if (self && self->is_symbolic()) {  // x.item(), x.relu()
     const Expr* receiver = call.items[0]->kind == Expr::attr ? call.items[0]->items[0].get() : nullptr;
-    if (reads_values(callee.s) || (dynamic && OpRegistry::instance().find(callee.s)))
-      callee.t = values_for_reading(callee.t, receiver, receiver ? receiver->pos : call.pos, "." + callee.s + "()");
+    if (reads_values(method->name) || (dynamic && OpRegistry::instance().find(method->name)))
+      callee = Value::Of(
+          Method{method->name,
+                 values_for_reading(*self, receiver, receiver ? receiver->pos : call.pos, "." + method->name + "()"),
+                 nullptr});
   }
   const bool printing =
-      callee.kind == Value::builtin_fn && (callee.builtin->name == "print" || callee.builtin->name == "str");
-  const bool reader = callee.kind == Value::builtin_fn && reads_values(callee.builtin->name);
-  const bool op = callee.kind == Value::op_ref ||
-                  (callee.kind == Value::method && !callee.items && OpRegistry::instance().find(callee.s));
+      callee.kind() == Value::builtin_fn && (callee.as_builtin().name == "print" || callee.as_builtin().name == "str");
+  const bool reader = callee.kind() == Value::builtin_fn && reads_values(callee.as_builtin().name);
+  const bool op = callee.kind() == Value::op_ref || (callee.kind() == Value::method && callee.as_method().tensor() &&
+                                                     OpRegistry::instance().find(callee.as_method().name));
   if (!reader && !(dynamic && op)) return;
   size_t k = 0;
   for (auto& a : call.args) {
     if (!a.name.empty() || k >= args.positional.size()) continue;
     Value& v = args.positional[k++];
-    if (v.kind != Value::tensor || !v.t.defined() || !v.t.is_symbolic()) continue;
+    if (v.kind() != Value::tensor || !v.as_tensor().defined() || !v.as_tensor().is_symbolic()) continue;
     if (printing) {  // print shows a symbolic value's shape when it has no values yet
       try {
-        v.t = evaluate_for_reading(*this, v.t);
+        v.as_tensor() = evaluate_for_reading(*this, v.as_tensor());
       } catch (const Error&) {}
       continue;
     }
-    v.t = values_for_reading(v.t, a.value.get(), a.value->pos, reader ? callee.builtin->name + "()" : "dynamic mode");
+    v.as_tensor() = values_for_reading(v.as_tensor(), a.value.get(), a.value->pos,
+                                       reader ? callee.as_builtin().name + "()" : "dynamic mode");
   }
 }
 
@@ -1015,21 +848,21 @@ void Interpreter::read_symbolic_args(const Expr& call, Value& callee, CallArgs& 
 int64_t Interpreter::index_int(const ExprPtr& x, int64_t def) {
   if (!x) return def;  // an omitted slice bound
   Value v = eval(*x);
-  if (v.kind != Value::integer) fail(x->pos, "indices must be integers or slices a:b:c");
-  return v.i;
+  if (v.kind() != Value::integer) fail(x->pos, "indices must be integers or slices a:b:c");
+  return v.as_int();
 }
 
 Value Interpreter::eval_index(const Value& obj, const Expr& e) {
   const size_t nsub = e.items.size() - 1;
-  if (obj.kind == Value::dict) {
+  if (obj.kind() == Value::dict) {
     if (nsub != 1 || e.items[1]->kind == Expr::slice) fail(e.pos, "a dict takes one key: d[key]");
     Value k = eval(*e.items[1]);
     check_key(*this, k, e.items[1]->pos);
-    auto& d = static_cast<Dict&>(*obj.obj);
+    auto& d = *obj.as_dict();
     if (Value* v = d.find(k)) return *v;
     std::vector<std::string> keys;
-    for (auto& [key, _] : d.entries) keys.push_back(key.kind == Value::string ? key.s : repr(key));
-    std::string near = k.kind == Value::string ? closest_name(k.s, keys) : "";
+    for (auto& [key, _] : d.entries) keys.push_back(key.kind() == Value::string ? key.as_str() : repr(key));
+    std::string near = k.kind() == Value::string ? closest_name(k.as_str(), keys) : "";
     std::string all;
     for (auto& key : d.entries) all += (all.empty() ? "" : ", ") + repr(key.first);
     fail(e.items[1]->pos, "key " + repr(k) + " is not in the dict",
@@ -1037,11 +870,11 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
          : all.empty() ? "the dict is empty"
                        : "its keys: " + all);
   }
-  if (obj.kind == Value::list || obj.kind == Value::tuple || obj.kind == Value::string) {
+  if (obj.kind() == Value::list || obj.kind() == Value::tuple || obj.kind() == Value::string) {
     if (nsub != 1) fail(e.pos, "lists take one index");
     const Expr& sub = *e.items[1];
-    const int64_t n =
-        obj.kind == Value::string ? static_cast<int64_t>(obj.s.size()) : static_cast<int64_t>(obj.items->size());
+    const int64_t n = obj.kind() == Value::string ? static_cast<int64_t>(obj.as_str().size())
+                                                  : static_cast<int64_t>(obj.items()->size());
     auto int_of = [&](const ExprPtr& x, int64_t def) { return index_int(x, def); };
     if (sub.kind == Expr::slice) {
       int64_t step = int_of(sub.items[2], 1);
@@ -1051,31 +884,31 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
       if (b < 0) b += n;
       a = std::clamp<int64_t>(a, 0, n);
       b = std::clamp<int64_t>(b, 0, n);
-      if (obj.kind == Value::string) {
+      if (obj.kind() == Value::string) {
         std::string s;
-        for (int64_t k = a; k < b; k += step) s += obj.s[k];
+        for (int64_t k = a; k < b; k += step) s += obj.as_str()[k];
         return Value::Str(s);
       }
       std::vector<Value> out;
-      for (int64_t k = a; k < b; k += step) out.push_back((*obj.items)[k]);
-      return Value::List(std::move(out), obj.kind);
+      for (int64_t k = a; k < b; k += step) out.push_back((*obj.items())[k]);
+      return Value::List(std::move(out), obj.kind());
     }
     int64_t i = int_of(e.items[1], 0), k = i < 0 ? i + n : i;
     if (k < 0 || k >= n)
       fail(sub.pos, "index " + std::to_string(i) + " is out of range for length " + std::to_string(n));
-    return obj.kind == Value::string ? Value::Str(std::string(1, obj.s[k])) : (*obj.items)[k];
+    return obj.kind() == Value::string ? Value::Str(std::string(1, obj.as_str()[k])) : (*obj.items())[k];
   }
-  if (obj.kind == Value::object) {  // a builtin object that takes subscripts (a kernel: k[blocks, threads])
+  if (obj.kind() == Value::object) {  // a builtin object that takes subscripts (a kernel: k[blocks, threads])
     std::vector<Value> subs;
     for (size_t k = 1; k < e.items.size(); ++k) {
       if (e.items[k]->kind == Expr::slice)
         fail(e.items[k]->pos, std::string("a ") + kind_name(obj) + " takes no slices");
       subs.push_back(eval(*e.items[k]));
     }
-    if (auto v = static_cast<NativeObject&>(*obj.obj).subscript(*this, subs, e.pos)) return *v;
+    if (auto v = obj.as_native()->subscript(*this, subs, e.pos)) return *v;
   }
-  if (obj.kind != Value::tensor) fail(e.pos, std::string("a ") + kind_name(obj) + " cannot be indexed");
-  Tensor t = obj.t;
+  if (obj.kind() != Value::tensor) fail(e.pos, std::string("a ") + kind_name(obj) + " cannot be indexed");
+  Tensor t = obj.as_tensor();
   if (static_cast<int64_t>(nsub) > t.dim())
     fail(e.pos, "too many indices: " + std::to_string(nsub) + " for a tensor of shape " + shape_str(t.shape()));
   // Each subscript becomes a slice node; integer subscripts then drop their axis with a reshape.
@@ -1091,13 +924,14 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
       if (!sub.items[0] && !sub.items[1] && step == 1) continue;  // ':' keeps the axis as it is
       t = tensor_op("slice", {t}, sub.pos,
                     {{"axis", static_cast<int64_t>(k)}, {"start", a}, {"stop", b}, {"step", step}})
-              .t;
+              .as_tensor();
     } else {
       int64_t i = int_of(e.items[k + 1], 0), j = i < 0 ? i + n : i;
       if (j < 0 || j >= n)
         fail(sub.pos, "index " + std::to_string(i) + " is out of range for axis " + std::to_string(k) + " of size " +
                           std::to_string(n));
-      t = tensor_op("slice", {t}, sub.pos, {{"axis", static_cast<int64_t>(k)}, {"start", j}, {"stop", j + 1}}).t;
+      t = tensor_op("slice", {t}, sub.pos, {{"axis", static_cast<int64_t>(k)}, {"start", j}, {"stop", j + 1}})
+              .as_tensor();
       drop.push_back(static_cast<int64_t>(k));
     }
   }
@@ -1105,132 +939,44 @@ Value Interpreter::eval_index(const Value& obj, const Expr& e) {
     Shape s;
     for (int64_t k = 0; k < t.dim(); ++k)
       if (std::find(drop.begin(), drop.end(), k) == drop.end()) s.push_back(t.shape()[k]);
-    t = tensor_op("reshape", {t}, e.pos, {{"shape", s}}).t;
+    t = tensor_op("reshape", {t}, e.pos, {{"shape", s}}).as_tensor();
   }
   return Value::Tensor_(t);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Attributes
-
-Value Interpreter::get_attr(const Value& obj, const std::string& name, Pos p) {
-  if (obj.kind == Value::tensor) {
-    const Tensor& t = obj.t;
-    if (name == "shape") {
-      std::vector<Value> dims;
-      for (auto d : t.shape()) dims.push_back(Value::Int(d));
-      return Value::List(std::move(dims));
-    }
-    if (name == "grad") return t.grad().defined() ? Value::Tensor_(t.grad()) : Value::None();
-    if (name == "dtype") return Value::Str(dtype_name(t.dtype()));
-    if (name == "device") return Value::Str(device_name(t.device()));
-    if (name == "requires_grad") return Value::Bool(t.requires_grad());
-    if (name == "ndim") return Value::Int(t.dim());
-    if (name == "T") {
-      if (t.dim() < 2) return obj;
-      return tensor_op("transpose", {t}, p, {{"dim0", int64_t{-2}}, {"dim1", int64_t{-1}}});
-    }
-    if (name == "name") return Value::Str(t.name());
-    if (!is_tensor_method(name)) {
-      std::vector<std::string> names = tensor_member_names();
-      std::string near = closest_name(name, names);
-      fail(p, "a tensor has no attribute or method '" + name + "'",
-           near.empty() ? "attributes: shape, grad, dtype, device, requires_grad, T; every operator is also a method"
-                        : "did you mean '" + near + "'?");
-    }
-    Value m;
-    m.kind = Value::method;
-    m.t = t;
-    m.s = name;
-    return m;
-  }
-  if (obj.kind == Value::dict || obj.kind == Value::class_ || obj.kind == Value::instance || obj.kind == Value::object)
-    return get_member(obj, name, p);
-  if ((obj.kind == Value::list || obj.kind == Value::tuple) && name == "append" && obj.kind == Value::list) {
-    Value m;
-    m.kind = Value::method;
-    m.items = obj.items;
-    m.s = "append";
-    return m;
-  }
-  fail(p, std::string("a ") + kind_name(obj) + " has no attribute '" + name + "'",
-       obj.kind == Value::none ? "the value is None" : "");
-}
-
-void Interpreter::set_attr(const Value& obj, const std::string& name, const Value& v, Pos p) {
-  if (obj.kind == Value::tensor && name == "requires_grad") {
-    try {
-      Tensor t = obj.t;
-      std::weak_ptr<TensorImpl> weak = t.impl_ptr();
-      on_undo(t.impl(), StatementUndo::requires_grad, t.impl_ptr(), [weak, old = t.requires_grad()] {
-        if (auto impl = weak.lock()) impl->requires_grad = old;
-      });
-      t.set_requires_grad(truthy(v, p));
-    } catch (const Error& e) {
-      fail(p, e.what(), e.hint());
-    }
-    return;
-  }
-  if (obj.kind == Value::tensor && name == "grad" && v.kind == Value::none) {
-    Tensor t = obj.t;
-    undo_.keep_grad(t.impl_ptr());
-    t.set_grad(Tensor());
-    return;
-  }
-  if (obj.kind == Value::instance) {
-    auto inst = std::static_pointer_cast<Instance>(obj.obj);
-    Value stored = v;
-    // self.w = param(...): the tensor is named after the attribute (as variables name theirs).
-    if (stored.kind == Value::tensor && stored.t.defined() && stored.t.name().empty()) stored.t.set_name(name);
-    if (Value* old = inst->find(name)) {
-      on_undo([inst, name, before = *old] { *inst->find(name) = before; });
-      *old = std::move(stored);
-    } else {
-      on_undo([inst] { inst->attrs.pop_back(); });
-      inst->attrs.emplace_back(name, std::move(stored));
-    }
-    return;
-  }
-  if (obj.kind == Value::object) {
-    auto& o = static_cast<NativeObject&>(*obj.obj);
-    if (o.set_attr(*this, name, v, p)) return;
-    fail(p, "cannot set attribute '" + name + "' of " + o.type_name(), "its attributes can be read, not set");
-  }
-  fail(p, "cannot set attribute '" + name + "' of a " + kind_name(obj),
-       obj.kind == Value::tensor ? "only x.requires_grad = True/False and x.grad = None can be set" : "");
 }
 
 // ---------------------------------------------------------------------------------------------
 // Calls
 
 Value Interpreter::call_value(const Value& callee, CallArgs& args) {
-  switch (callee.kind) {
+  switch (callee.kind()) {
     case Value::builtin_fn:
-      if (user_ops_->tracing()) user_ops_->check_builtin(*callee.builtin, args.pos);
+      if (user_ops_->tracing()) user_ops_->check_builtin(callee.as_builtin(), args.pos);
       try {
-        return callee.builtin->fn(*this, args);
+        return callee.as_builtin().fn(*this, args);
       } catch (const LangError&) {
         throw;
       } catch (const Error& e) {
-        fail(args.pos, callee.builtin->name + ": " + e.what(), e.hint());
+        fail(args.pos, callee.as_builtin().name + ": " + e.what(), e.hint());
       }
-    case Value::op_ref: return call_op(*callee.op, args);
-    case Value::function: return call_function(*callee.fn, args);
-    case Value::class_: return instantiate(std::static_pointer_cast<ClassDef>(callee.obj), args);
+    case Value::op_ref: return call_op(callee.as_op(), args);
+    case Value::function: return call_function(*callee.as_function(), args);
+    case Value::class_: return instantiate(callee.as_class(), args);
     case Value::instance: return call_instance(callee, args);
     case Value::object: return call_object(callee, args);
-    case Value::method:
-      if (callee.obj) return call_bound(callee, args);
-      if (callee.items) {  // list.append
+    case Value::method: {
+      const Method& m = callee.as_method();
+      if (m.object()) return call_bound(m, args);
+      if (const Items* list = m.list()) {  // list.append
         if (args.positional.size() != 1) fail(args.pos, "append takes one argument");
-        on_undo_list(callee.items);
-        callee.items->push_back(args.positional[0]);
+        on_undo_list(*list);
+        (*list)->push_back(args.positional[0]);
         return Value::None();
       }
-      return call_method(callee.t, callee.s, args);
+      return call_method(*m.tensor(), m.name, args);
+    }
     default:
       fail(args.pos, std::string("a ") + kind_name(callee) + " is not callable",
-           callee.kind == Value::tensor ? "use x[i] to index a tensor" : "");
+           callee.kind() == Value::tensor ? "use x[i] to index a tensor" : "");
   }
 }
 
@@ -1306,14 +1052,14 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   DType like = DType::f32;
   bool like_given = false;
   for (auto& v : pos)
-    if (v.kind == Value::tensor) {
-      like = v.t.dtype();
+    if (v.kind() == Value::tensor) {
+      like = v.as_tensor().dtype();
       like_given = true;
       break;
     }
   const bool variadic = op.max_inputs < 0;
-  if (variadic && !pos.empty() && (pos[0].kind == Value::list || pos[0].kind == Value::tuple)) {
-    for (auto& v : *pos[0].items) inputs.push_back(to_tensor(v, where[0], like, like_given));
+  if (variadic && !pos.empty() && (pos[0].kind() == Value::list || pos[0].kind() == Value::tuple)) {
+    for (auto& v : *pos[0].items()) inputs.push_back(to_tensor(v, where[0], like, like_given));
     k = 1;
   } else {
     while (k < pos.size()) {
@@ -1321,7 +1067,7 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
       const bool need = static_cast<int>(inputs.size()) < op.min_inputs;
       const bool room = variadic || static_cast<int>(inputs.size()) < op.max_inputs;
       if (!room) break;
-      if (v.kind == Value::tensor || (need && (v.is_number() || v.kind == Value::list))) {
+      if (v.kind() == Value::tensor || (need && (v.is_number() || v.kind() == Value::list))) {
         inputs.push_back(to_tensor(v, where[k], like, like_given));
         ++k;
       } else {
@@ -1334,7 +1080,7 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   int left_out = -1;  // the first optional input given as None
   auto given_slots = [&] { return inputs.size() + (left_out >= 0 ? 1 : 0); };
   auto add_input = [&](const Value& v, Pos p, size_t slot) {
-    if (v.kind == Value::none) {
+    if (v.kind() == Value::none) {
       if (static_cast<int>(slot) < op.min_inputs)
         fail(p, op.name + "(): '" + input_name(op, slot) + "' is None", "a function forgot to return? print it to see");
       if (left_out < 0) left_out = static_cast<int>(slot);
@@ -1349,7 +1095,7 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   };
   size_t attr_index = 0;
   for (; k < pos.size(); ++k) {
-    if ((pos[k].kind == Value::tensor || pos[k].kind == Value::none) && !variadic &&
+    if ((pos[k].kind() == Value::tensor || pos[k].kind() == Value::none) && !variadic &&
         static_cast<int>(given_slots()) < op.max_inputs) {
       add_input(pos[k], where[k], given_slots());
       continue;
@@ -1367,9 +1113,9 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   std::map<size_t, const Value*> named_inputs;  // slot -> value of inputs given by name
   for (auto& [name, v] : args.keyword) {
     if (name == "algo") {
-      if (v.kind != Value::string)
+      if (v.kind() != Value::string)
         fail(args.pos, "algo must be a string, e.g. algo=\"" + op.default_algorithm() + "\"");
-      algo = v.s;
+      algo = v.as_str();
       continue;
     }
     if (!op.find_attr(name) && !variadic) {
@@ -1395,7 +1141,7 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
   }
   try {
     const Attrs resolved = op.resolve(attrs);
-    if (on_op_call) on_op_call(op, inputs);
+    if (on_op_call_) on_op_call_(op, inputs);
     const bool on_sim = std::any_of(inputs.begin(), inputs.end(), [](const Tensor& t) {
       return t.defined() && !t.is_symbolic() && t.device() == Device::sim;
     });
@@ -1419,17 +1165,17 @@ Value Interpreter::call_op(const OpDef& op, CallArgs& args, const Value* self) {
 }
 
 AttrValue Interpreter::to_attr(const Value& v, Pos p) {
-  switch (v.kind) {
-    case Value::integer: return v.i;
-    case Value::real: return v.f;
-    case Value::boolean: return v.b;
-    case Value::string: return v.s;
+  switch (v.kind()) {
+    case Value::integer: return v.as_int();
+    case Value::real: return v.as_real();
+    case Value::boolean: return v.as_bool();
+    case Value::string: return v.as_str();
     case Value::list:
     case Value::tuple: {
       std::vector<int64_t> out;
-      for (auto& x : *v.items) {
-        if (x.kind != Value::integer) fail(p, "expected a list of integers");
-        out.push_back(x.i);
+      for (auto& x : *v.items()) {
+        if (x.kind() != Value::integer) fail(p, "expected a list of integers");
+        out.push_back(x.as_int());
       }
       return out;
     }
@@ -1439,12 +1185,12 @@ AttrValue Interpreter::to_attr(const Value& v, Pos p) {
 
 Shape Interpreter::to_shape(const std::vector<Value>& args, Pos p) {
   std::vector<Value> dims = args;
-  if (args.size() == 1 && (args[0].kind == Value::list || args[0].kind == Value::tuple)) dims = *args[0].items;
+  if (args.size() == 1 && (args[0].kind() == Value::list || args[0].kind() == Value::tuple)) dims = *args[0].items();
   Shape s;
   for (auto& d : dims) {
-    if (d.kind != Value::integer) fail(p, std::string("a shape is made of integers, got ") + kind_name(d));
-    if (d.i < 0) fail(p, "negative dimension " + std::to_string(d.i) + " in a shape");
-    s.push_back(d.i);
+    if (d.kind() != Value::integer) fail(p, std::string("a shape is made of integers, got ") + kind_name(d));
+    if (d.as_int() < 0) fail(p, "negative dimension " + std::to_string(d.as_int()) + " in a shape");
+    s.push_back(d.as_int());
   }
   return s;
 }
@@ -1453,15 +1199,15 @@ void Interpreter::show(const std::string& source, const Value& v) {
   ShownValue s;
   s.source = source;
   s.kind = kind_name(v);
-  s.text = v.kind == Value::tensor ? v.t.to_string() : repr(v);
-  if (v.kind == Value::tensor) {
-    s.shape = v.t.shape();
-    s.dtype = dtype_name(v.t.dtype());
-    if (v.t.numel() <= 1'000'000 && !v.t.is_symbolic()) s.data = v.t.to_vector();
+  s.text = v.kind() == Value::tensor ? v.as_tensor().to_string() : repr(v);
+  if (v.kind() == Value::tensor) {
+    s.shape = v.as_tensor().shape();
+    s.dtype = dtype_name(v.as_tensor().dtype());
+    if (v.as_tensor().numel() <= 1'000'000 && !v.as_tensor().is_symbolic()) s.data = v.as_tensor().to_vector();
   } else if (v.is_number()) {
     s.data = {v.number()};
   }
-  shown.push_back(std::move(s));
+  shown_.push_back(std::move(s));
 }
 
 std::string tape_drops_line(const Graph& g, const LoopTape& loop) {
@@ -1474,18 +1220,17 @@ std::string tape_drops_line(const Graph& g, const LoopTape& loop) {
 
 void Interpreter::reset() {
   metrics_.clear();
-  last_loop_ = {};
-  next_full_drop_ = kTapeCheckMin;
-  pending.reset();  // its node ids die with the graph
-  statics->run.reset();
-  statics->last.reset();
-  statics->traced.clear();
+  tape_.reset();
+  pending_.reset();  // its node ids die with the graph
+  statics_->run.reset();
+  statics_->last.reset();
+  statics_->traced.clear();
   globals_.clear();
   check_globals_.clear();
   user_ops_->clear();
   ws_.reset_graph();
   ws_.tracker().reset_peak();
-  shown.clear();
+  shown_.clear();
 }
 
 }  // namespace opscope::lang

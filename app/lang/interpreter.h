@@ -13,6 +13,7 @@
 
 #include "app/lang/file_policy.h"
 #include "app/lang/session.h"
+#include "app/lang/statement_run.h"
 #include "app/lang/statement_undo.h"
 #include "app/lang/static_mode.h"
 #include "app/lang/value.h"
@@ -23,22 +24,6 @@ namespace opscope::lang {
 
 constexpr int64_t kMaxIterations = 1'000'000;  // loop iterations in one top-level statement
 constexpr int kMaxCallDepth = 64;  // user function recursion
-// A statement looks for tape no tensor can reach once it has made this many nodes (and then
-// after twice as many as it kept): a loop's tape stays bounded, each look costs O(1) a node.
-constexpr size_t kTapeCheckMin = 512;
-
-// What the last statement that ran a loop did to the tape: a training loop's earlier iterations
-// are dropped once no tensor reaches them, and the GUI and :graph say so next to the iteration
-// that is left.
-struct LoopTape {
-  int line = 0;  // the outermost loop's line (0: no loop ran yet)
-  std::shared_ptr<const SourceText> source;
-  int64_t iterations = 0;  // iterations it ran
-  int64_t dropped_iterations = 0;  // iterations whose nodes were all dropped
-  int64_t dropped_nodes = 0;  // nodes the statement dropped (its own and older ones)
-  int first_kept_node = -1;  // the first node of the oldest iteration still in the graph (-1: none)
-};
-
 struct Command {
   std::string name;  // without ':'
   std::string args;  // "[topic]"
@@ -52,7 +37,8 @@ struct OpTrace;
 
 class Interpreter {
  public:
-  explicit Interpreter(Workspace& ws);
+  // `rollback` and `tape` are the session's (statement_run.h): they outlive the interpreter.
+  Interpreter(Workspace& ws, StatementRollback& rollback, TapePruner& tape);
 
   Workspace& ws() { return ws_; }
   // Runs one parsed top-level statement; on failure restores the state before it and rethrows.
@@ -80,15 +66,14 @@ class Interpreter {
   // The generator; its state is saved the first time a statement draws from it, so a failed
   // statement can put it back without copying 2.5 KB on every statement.
   std::mt19937_64& rng() {
-    if (logging_ && !rng_saved_) {
-      rng_before_ = rng_;
-      rng_saved_ = true;
-    }
+    rollback_.before_drawing(rng_);
     return rng_;
   }
 
   // --- names ---
   const Value* lookup(const std::string& name) const;
+  // The locals of the user function running now (null at the top level).
+  const std::map<std::string, Value>* locals() const { return frames_.empty() ? nullptr : &frames_.back(); }
   void assign(const std::string& name, Value v);
   const std::map<std::string, Value>& globals() const { return globals_; }
   std::vector<std::string> all_names() const;  // variables, builtins, ops, keywords
@@ -115,12 +100,16 @@ class Interpreter {
 
   // --- output and settings ---
   std::ostream& out() { return *out_; }
-  bool echo = false;
-  bool color = false;
-  bool quit = false;
-  std::vector<ShownValue> shown;
-  std::vector<std::string> history;
+  bool echo() const { return echo_; }  // the REPL prints the values of expression statements
+  void set_echo(bool on) { echo_ = on; }
+  bool color() const { return color_; }  // ANSI colours in errors and listings
+  void set_color(bool on) { color_ = on; }
+  bool quit_requested() const { return quit_; }  // exit() / :quit
+  void request_quit() { quit_ = true; }
+  const std::vector<ShownValue>& shown() const { return shown_; }  // for --json
   void show(const std::string& source, const Value& v);  // records a value for --json
+  const std::vector<std::string>& history() const { return history_; }  // the sources run, for :history
+  void add_history(std::string source) { history_.push_back(std::move(source)); }
   void set_source(std::shared_ptr<const SourceText> s);
   // Files: the path to open for a script's `path` under the file policy (none: full access);
   // a refusal fails at `p` with the policy's message.
@@ -133,10 +122,14 @@ class Interpreter {
   const std::shared_ptr<const FilePolicy>& file_policy_ptr() const { return file_policy_; }
   const std::shared_ptr<const SourceText>& source() const { return source_; }
   void reset();  // :reset
-  // A backward pass built by backward(y, step=True), run by :step / :run.
-  std::unique_ptr<ScheduleRun> pending;
+  // A backward pass built by backward(y, step=True), run by :step / :run (null: none).
+  ScheduleRun* pending_pass() const { return pending_.get(); }
+  // Makes `pass` the one to step; if the running statement fails, the one before comes back.
+  void start_pending_pass(std::unique_ptr<ScheduleRun> pass);
+  void finish_pending_pass() { pending_.reset(); }
   // Static mode: pass switches, the last compiled program, a program run being stepped.
-  std::shared_ptr<StaticState> statics = std::make_shared<StaticState>();
+  StaticState& statics() { return *statics_; }
+  const StaticState& statics() const { return *statics_; }
   // Parsed programs that defined functions stay alive as long as the interpreter.
   void keep_alive(std::shared_ptr<Block> program) {
     if (programs_.empty() || programs_.back() != program) programs_.push_back(std::move(program));
@@ -147,10 +140,10 @@ class Interpreter {
   // of it): only the first change of each in a statement is kept, so loops stay bounded; `owner`
   // is what the object belongs to (the entry goes when it does).
   void on_undo(const void* object, int field, std::weak_ptr<void> owner, std::function<void()> undo) {
-    undo_.on_change(object, field, std::move(owner), std::move(undo));
+    rollback_.undo().on_change(object, field, std::move(owner), std::move(undo));
   }
   // Counts top-level statements: an object changed in place saves its state once per statement.
-  uint64_t statement_serial() const { return statement_serial_; }
+  uint64_t statement_serial() const { return rollback_.serial(); }
 
   // --- training: the logged metrics, and what a front end sees while a loop runs ---
   viz::MetricLog& metrics() { return metrics_; }
@@ -161,30 +154,33 @@ class Interpreter {
     int64_t done_items = 0, total = 0;
     double seconds = 0;  // since the loop started
   };
-  std::function<void(const LoopProgress&)> on_progress;
+  using ProgressHook = std::function<void(const LoopProgress&)>;
+  void set_progress_hook(ProgressHook hook) { on_progress_ = std::move(hook); }
   void progress_output() {  // print() calls this before writing
-    if (on_progress && progress_depth_ > 0) on_progress({LoopProgress::output, 0, 0, 0});
+    if (on_progress_ && progress_depth_ > 0) on_progress_({LoopProgress::output, 0, 0, 0});
   }
   // Told of every operator the language calls, with its inputs, before it runs (an exercise's
   // check counts the products a student's blocked matmul makes, thrown-away ones too).
-  std::function<void(const OpDef&, const std::vector<Tensor>&)> on_op_call;
+  // Returns the hook it replaces.
+  using OpCallHook = std::function<void(const OpDef&, const std::vector<Tensor>&)>;
+  OpCallHook set_op_call_hook(OpCallHook hook) { return std::exchange(on_op_call_, std::move(hook)); }
   // Called at every loop back-edge (the GUI draws a frame now and then while a loop runs).
-  std::function<void()> on_iteration;
+  void set_iteration_hook(std::function<void()> hook) { on_iteration_ = std::move(hook); }
   void on_undo(const void* object, int field, std::function<void()> undo) {
-    undo_.on_change(object, field, std::move(undo));
+    rollback_.undo().on_change(object, field, std::move(undo));
   }
-  void on_undo(std::function<void()> undo) { undo_.on_change(std::move(undo)); }  // every call is kept
+  void on_undo(std::function<void()> undo) { rollback_.undo().on_change(std::move(undo)); }  // every call is kept
   // Before a list changes in place: its items as they were at the start of the statement.
   void on_undo_list(const std::shared_ptr<std::vector<Value>>& items) {
-    if (!logging_ || undo_.keeps(items.get(), StatementUndo::list_items)) return;
+    if (!rollback_.running() || rollback_.undo().keeps(items.get(), StatementUndo::list_items)) return;
     std::weak_ptr<std::vector<Value>> weak = items;
     on_undo(items.get(), StatementUndo::list_items, items, [weak, before = *items] {
       if (auto l = weak.lock()) *l = before;
     });
   }
-  const StatementUndo& statement_undo() const { return undo_; }
+  const StatementUndo& statement_undo() const { return rollback_.undo(); }
   // The tape a long loop left: what the last statement with a loop dropped (see LoopTape).
-  const LoopTape& last_loop() const { return last_loop_; }
+  const LoopTape& last_loop() const { return tape_.last_loop(); }
   // Throws the running statement's interrupt, positioned at `p` (see core/interrupt.h).
   [[noreturn]] void fail_interrupted(Pos p) const;
 
@@ -193,8 +189,8 @@ class Interpreter {
   void exec_statement(const Stmt& s);
   void read_symbolic_args(const Expr& call, Value& callee, CallArgs& args);
   void assign_target(const Expr& target, const Value& v);
-  Value eval_binary(const std::string& op, const Value& l, const Value& r, Pos p);
-  Value eval_compare(const std::string& op, const Value& l, const Value& r, Pos p);
+  Value eval_binary(Operator op, const Value& l, const Value& r, Pos p);
+  Value eval_compare(Operator op, const Value& l, const Value& r, Pos p);
   Value eval_index(const Value& obj, const Expr& e);
   int64_t index_int(const ExprPtr& x, int64_t def);  // a subscript or slice bound
   Value get_attr(const Value& obj, const std::string& name, Pos p);
@@ -210,14 +206,13 @@ class Interpreter {
   Value call_instance(const Value& obj, CallArgs& args);
   Value call_object(const Value& obj, CallArgs& args);  // a builtin object with __call__ (an imported model)
   Value get_member(const Value& obj, const std::string& name, Pos p);  // dict, class, instance and object attributes
-  Value call_bound(const Value& method, CallArgs& args);  // methods of dicts, instances and objects
+  Value call_bound(const Method& m, CallArgs& args);  // methods of dicts, instances and objects
   Value dict_method(Dict& d, const std::string& name, CallArgs& args);
   // A loop back-edge or a call: the interrupt's step boundary (and the GUI's idle frame).
   void check_interrupt(Pos p);
-  // Drops the tape nobody can reach (Graph::drop_unreachable), nodes from `from` on, keeping
-  // what a stepped pass or the last compiled program needs; updates last_loop().
-  void drop_dead_tape(const Graph::Mark& from);
-  void maybe_drop_tape();  // during a statement, when its tape has grown enough since the last time
+  // What the tape pruner must keep: a stepped pass's nodes, the last compiled program's values.
+  TapePruner::Pins tape_pins() const;
+  SessionState session_state() { return {globals_, frames_, shown_, metrics_, rng_}; }
   void install_builtins();
   void install_commands();
 
@@ -232,37 +227,27 @@ class Interpreter {
   std::vector<std::map<std::string, Value>> frames_;  // locals of running user functions
   std::map<std::string, Builtin> builtins_;
   std::map<std::string, Command> commands_;
-  std::mt19937_64 rng_{0}, rng_before_;
-  bool rng_saved_ = false;
+  std::mt19937_64 rng_{0};
   std::shared_ptr<const SourceText> source_;
   std::shared_ptr<const FilePolicy> file_policy_;
   mutable std::vector<std::string> written_files_;
   std::ostream* out_ = nullptr;
-  int64_t iterations_ = 0;
-  uint64_t statement_serial_ = 0;
+  int64_t iterations_ = 0;  // loop iterations of the running statement
   int progress_depth_ = 0;  // loops over batches() running
   viz::MetricLog metrics_;
   int call_depth_ = 0;
-  // Undo log of the running top-level statement; also the workspace's ChangeJournal.
-  StatementUndo undo_;
-  bool logging_ = false;
-  // The tape of the running statement: where it began, when to look for dead nodes next.
-  Graph::Mark statement_mark_{0, 0};
-  size_t nodes_before_statement_ = 0;
-  size_t next_tape_check_ = 0;
-  size_t next_full_drop_ = kTapeCheckMin;  // the whole graph is looked at when it reaches this
-  // The outermost loop of the running statement: where each iteration's nodes begin (only
-  // iterations that still have nodes are remembered).
-  int loop_depth_ = 0;
-  LoopTape loop_;
-  std::vector<std::pair<int64_t, int>> iteration_starts_;  // (iteration, its first node id)
-  LoopTape last_loop_;
+  StatementRollback& rollback_;  // undoes a failed statement (the session's)
+  TapePruner& tape_;  // drops dead tape, tracks the statement's loop (the session's)
+  bool echo_ = false, color_ = false, quit_ = false;
+  std::vector<ShownValue> shown_;
+  std::vector<std::string> history_;
+  std::unique_ptr<ScheduleRun> pending_;
+  std::shared_ptr<StaticState> statics_ = std::make_shared<StaticState>();
+  ProgressHook on_progress_;
+  OpCallHook on_op_call_;
+  std::function<void()> on_iteration_;
   std::vector<std::shared_ptr<Block>> programs_;
   std::shared_ptr<UserOps> user_ops_;
-  friend class UserOps;
-  friend std::shared_ptr<const OpTrace> trace_op(UserOp&, const std::vector<TensorMeta>&, const Attrs&);
-  friend void install_builtin_functions(Interpreter&, std::map<std::string, Builtin>&);
-  friend void install_repl_commands(Interpreter&);
 };
 
 void install_builtin_functions(Interpreter& in, std::map<std::string, Builtin>& table);

@@ -30,8 +30,8 @@ int64_t Compiler::const_int(const Expr& e) {
     case Expr::name: {
       for (size_t k = 0; k < f_.params.size(); ++k)
         if (f_.params[k] == e.text && args_[k].kind == LaunchArg::integer) return args_[k].i;
-      if (const Value* v = global_number(e.text); v && v->kind != Value::real)
-        return v->kind == Value::boolean ? v->b : v->i;
+      if (const Value* v = global_number(e.text); v && v->kind() != Value::real)
+        return v->kind() == Value::boolean ? v->as_bool() : v->as_int();
       break;
     }
     case Expr::binary: {
@@ -57,8 +57,8 @@ Val Compiler::name(const Expr& e) {
   if (array_named(e.text)) fail(e.pos, "'" + e.text + "' is an array: index it", e.text + "[i]");
   if (e.text == "warpSize") return ival(iconst(32));
   if (const Value* v = global_number(e.text)) {
-    if (v->kind == Value::real) return fval(fconst(v->f));
-    return ival(iconst(v->kind == Value::boolean ? v->b : v->i));
+    if (v->kind() == Value::real) return fval(fconst(v->as_real()));
+    return ival(iconst(v->kind() == Value::boolean ? v->as_bool() : v->as_int()));
   }
   if (e.text == "threadIdx" || e.text == "blockIdx" || e.text == "blockDim" || e.text == "gridDim")
     fail(e.pos, e.text + " has three parts", e.text + ".x, " + e.text + ".y or " + e.text + ".z");
@@ -66,7 +66,7 @@ Val Compiler::name(const Expr& e) {
     fail(e.pos,
          "'" + e.text + "' is " + std::string(kind_name(*v)) +
              ": a kernel uses numbers, its arguments and its own variables",
-         v->kind == Value::tensor ? "pass the tensor as an argument of the launch" : "");
+         v->kind() == Value::tensor ? "pass the tensor as an argument of the launch" : "");
   fail(e.pos, "name '" + e.text + "' is not defined",
        "a kernel sees its parameters, its variables and the script's numbers");
 }

@@ -64,9 +64,7 @@ Value from_json(const nlohmann::ordered_json& j) {
       auto d = std::make_shared<Dict>();
       for (auto it = j.begin(); it != j.end(); ++it)
         d->entries.emplace_back(Value::Str(it.key()), from_json(it.value()));
-      Value v;
-      v.kind = Value::dict;
-      v.obj = d;
+      Value v = Value::Of(d);
       return v;
     }
     default: return Value::None();
@@ -82,8 +80,8 @@ std::string dims_text(const unsigned d[3], int n) {
 // blocks or threads of a launch: an int or a tuple of 1 to 3 positive ints.
 void launch_dims(Interpreter& in, const Value& v, Pos p, const char* what, unsigned out[3]) {
   std::vector<Value> parts;
-  if (v.kind == Value::integer) parts.push_back(v);
-  else if (v.kind == Value::tuple || v.kind == Value::list) parts = *v.items;
+  if (v.kind() == Value::integer) parts.push_back(v);
+  else if (v.kind() == Value::tuple || v.kind() == Value::list) parts = *v.items();
   else
     in.fail(p, std::string("a launch's ") + what + " is an int or a tuple of up to 3 ints, not " + kind_name(v),
             "k[4, 32](...) or k[(2, 2), (16, 16)](...)");
@@ -93,13 +91,13 @@ void launch_dims(Interpreter& in, const Value& v, Pos p, const char* what, unsig
   for (size_t k = 0; k < 3; ++k) {
     out[k] = 1;
     if (k >= parts.size()) continue;
-    if (parts[k].kind != Value::integer)
+    if (parts[k].kind() != Value::integer)
       in.fail(p, std::string("a launch's ") + what + " sizes are ints, not " + kind_name(parts[k]));
-    if (parts[k].i <= 0)
-      in.fail(p, std::string("a launch's ") + what + " sizes are at least 1, not " + std::to_string(parts[k].i));
-    if (parts[k].i > (int64_t(1) << 31) - 1)
-      in.fail(p, std::string("a launch's ") + what + " size " + std::to_string(parts[k].i) + " is too large");
-    out[k] = unsigned(parts[k].i);
+    if (parts[k].as_int() <= 0)
+      in.fail(p, std::string("a launch's ") + what + " sizes are at least 1, not " + std::to_string(parts[k].as_int()));
+    if (parts[k].as_int() > (int64_t(1) << 31) - 1)
+      in.fail(p, std::string("a launch's ") + what + " size " + std::to_string(parts[k].as_int()) + " is too large");
+    out[k] = unsigned(parts[k].as_int());
   }
 }
 
@@ -148,7 +146,7 @@ struct Kernel final : NativeObject {
             "blocks and threads are ints or tuples: " + fn->name + "[4, 32](...)");
   }
   std::optional<Value> subscript(Interpreter& in, std::vector<Value>& subs, Pos p) override {
-    if (subs.size() == 1 && subs[0].kind == Value::tuple) subs = *subs[0].items;
+    if (subs.size() == 1 && subs[0].kind() == Value::tuple) subs = *subs[0].items();
     if (subs.size() != 2)
       in.fail(p,
               "a launch takes [blocks, threads], not " + std::to_string(subs.size()) + " value" +
@@ -165,11 +163,9 @@ struct Kernel final : NativeObject {
               "launch more blocks of fewer threads");
     if (block[2] > 64) in.fail(p, "a block's z size is at most 64, not " + std::to_string(block[2]));
     if (grid[1] > 65535 || grid[2] > 65535) in.fail(p, "a grid's y and z sizes are at most 65535");
-    auto count = [](const Value& v) { return v.kind == Value::integer ? 1 : int(v.items->size()); };
-    Value out;
-    out.kind = Value::object;
-    out.obj = std::make_shared<LaunchConfig>(std::static_pointer_cast<const Kernel>(shared_from_this()), grid, block,
-                                             count(subs[0]), count(subs[1]));
+    auto count = [](const Value& v) { return v.kind() == Value::integer ? 1 : int(v.items()->size()); };
+    Value out = Value::Of(std::make_shared<LaunchConfig>(std::static_pointer_cast<const Kernel>(shared_from_this()),
+                                                         grid, block, count(subs[0]), count(subs[1])));
     return out;
   }
 };
@@ -257,20 +253,20 @@ Value LaunchConfig::call(Interpreter& in, const std::string&, CallArgs& args) {
     const Value& v = args.positional[k];
     const Pos p = k < args.positions.size() ? args.positions[k] : args.pos;
     kernel::LaunchArg& a = largs[k];
-    if (v.kind == Value::integer || v.kind == Value::boolean) {
+    if (v.kind() == Value::integer || v.kind() == Value::boolean) {
       a.kind = kernel::LaunchArg::integer;
-      a.i = v.kind == Value::boolean ? v.b : v.i;
+      a.i = v.kind() == Value::boolean ? v.as_bool() : v.as_int();
       continue;
     }
-    if (v.kind == Value::real) {
+    if (v.kind() == Value::real) {
       a.kind = kernel::LaunchArg::real;
-      a.f = v.f;
+      a.f = v.as_real();
       continue;
     }
-    if (v.kind != Value::tensor)
+    if (v.kind() != Value::tensor)
       in.fail(p, "argument '" + f.params[k] + "' of " + f.name + " is " + kind_name(v) +
                      ": a kernel takes tensors and numbers");
-    const Tensor& t = v.t;
+    const Tensor& t = v.as_tensor();
     if (t.is_symbolic())
       in.fail(p, "argument '" + f.params[k] + "' is symbolic (static mode): a kernel needs its values",
               "run it in :mode dynamic");
@@ -375,9 +371,7 @@ bool define_kernel(Interpreter& in, const Stmt& def, const std::shared_ptr<Funct
       in.fail(def.params[k].pos, "a kernel's parameters have no defaults", "pass every argument at the launch");
   auto k = std::make_shared<Kernel>();
   k->fn = f;
-  Value v;
-  v.kind = Value::object;
-  v.obj = k;
+  Value v = Value::Of(k);
   in.assign(def.text, v);
   return true;
 }

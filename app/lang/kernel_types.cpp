@@ -68,7 +68,7 @@ Ty Compiler::type_of(const Expr& e) {
     case Expr::real: return Ty::f;
     case Expr::name: {
       if (auto it = types_.find(e.text); it != types_.end()) return it->second;
-      if (const Value* v = global_number(e.text)) return v->kind == Value::real ? Ty::f : Ty::i;
+      if (const Value* v = global_number(e.text)) return v->kind() == Value::real ? Ty::f : Ty::i;
       return Ty::i;
     }
     case Expr::attr: return Ty::i;
@@ -112,7 +112,7 @@ Ty Compiler::type_of(const Expr& e) {
 
 const Value* Compiler::global_number(const std::string& name) const {
   const Value* v = in_.lookup(name);
-  return v && (v->kind == Value::integer || v->kind == Value::real || v->kind == Value::boolean) ? v : nullptr;
+  return v && (v->kind() == Value::integer || v->kind() == Value::real || v->kind() == Value::boolean) ? v : nullptr;
 }
 
 const Array* Compiler::array_named(const std::string& name) const {

@@ -14,22 +14,23 @@ namespace {
 // Every parameter reachable from v: tensors that require a gradient, in attribute order,
 // through instances, lists, tuples and dicts; each once.
 void collect_parameters(const Value& v, std::vector<Tensor>& out, std::set<const void*>& seen) {
-  switch (v.kind) {
+  switch (v.kind()) {
     case Value::tensor:
-      if (v.t.requires_grad() && !v.t.impl()->from_op && seen.insert(v.t.impl()).second) out.push_back(v.t);
+      if (v.as_tensor().requires_grad() && !v.as_tensor().impl()->from_op && seen.insert(v.as_tensor().impl()).second)
+        out.push_back(v.as_tensor());
       return;
     case Value::list:
     case Value::tuple:
-      if (!seen.insert(v.items.get()).second) return;
-      for (auto& x : *v.items) collect_parameters(x, out, seen);
+      if (!seen.insert(v.items().get()).second) return;
+      for (auto& x : *v.items()) collect_parameters(x, out, seen);
       return;
     case Value::dict:
-      if (!seen.insert(v.obj.get()).second) return;
-      for (auto& [_, x] : static_cast<const Dict&>(*v.obj).entries) collect_parameters(x, out, seen);
+      if (!seen.insert(v.as_object().get()).second) return;
+      for (auto& [_, x] : v.as_dict()->entries) collect_parameters(x, out, seen);
       return;
     case Value::instance:
-      if (!seen.insert(v.obj.get()).second) return;  // a model that points back at itself
-      for (auto& [_, x] : static_cast<const Instance&>(*v.obj).attrs) collect_parameters(x, out, seen);
+      if (!seen.insert(v.as_object().get()).second) return;  // a model that points back at itself
+      for (auto& [_, x] : v.as_instance()->attrs) collect_parameters(x, out, seen);
       return;
     default: return;
   }
@@ -37,14 +38,14 @@ void collect_parameters(const Value& v, std::vector<Tensor>& out, std::set<const
 
 double scalar_of(Interpreter& in, const Value& v, Pos p, const char* fn) {
   if (v.is_number()) return v.number();
-  if (v.kind == Value::tensor) {
-    if (v.t.is_symbolic())
+  if (v.kind() == Value::tensor) {
+    if (v.as_tensor().is_symbolic())
       in.fail(p, std::string(fn) + "(): this tensor is symbolic (static mode) and has no value yet",
               "log what run(...) returns: l = run(loss, x=xb, y=yb); log(\"loss\", l)");
-    if (v.t.numel() != 1)
-      in.fail(p, std::string(fn) + "() takes one number, got a tensor of shape " + shape_str(v.t.shape()),
+    if (v.as_tensor().numel() != 1)
+      in.fail(p, std::string(fn) + "() takes one number, got a tensor of shape " + shape_str(v.as_tensor().shape()),
               "reduce it first, e.g. loss.mean()");
-    return v.t.item();
+    return v.as_tensor().item();
   }
   in.fail(p, std::string(fn) + "() takes a number or a one-element tensor, got " + kind_name(v));
 }
@@ -69,7 +70,7 @@ void install_model_builtins(std::map<std::string, Builtin>& table) {
   B.add("log", "log(name, value, step=None) or log(x)",
         "records a metric per step (plotted by the GUI's metrics panel, written by run --metrics); log(x) is ln(x)",
         [log_op](Interpreter& in, CallArgs& a) {
-          if (a.positional.empty() || a.positional[0].kind != Value::string) {
+          if (a.positional.empty() || a.positional[0].kind() != Value::string) {
             if (!log_op) in.fail(a.pos, "log() takes a metric name first: log(\"loss\", value)");
             return in.call_op(*log_op, a);
           }
@@ -77,12 +78,12 @@ void install_model_builtins(std::map<std::string, Builtin>& table) {
           need_args(in, a, "log", 2, 2);
           const double value = scalar_of(in, a.positional[1], a.positions[1], "log");
           std::optional<int64_t> step;
-          if (const Value* s = keyword(a, "step"); s && s->kind != Value::none) {
-            if (s->kind != Value::integer || s->i < 0) in.fail(a.pos, "log(): step must be an integer >= 0");
-            step = s->i;
+          if (const Value* s = keyword(a, "step"); s && s->kind() != Value::none) {
+            if (s->kind() != Value::integer || s->as_int() < 0) in.fail(a.pos, "log(): step must be an integer >= 0");
+            step = s->as_int();
           }
           try {
-            in.metrics().log(a.positional[0].s, value, step);
+            in.metrics().log(a.positional[0].as_str(), value, step);
           } catch (const Error& e) {
             in.fail(a.pos, e.what(), e.hint());
           }

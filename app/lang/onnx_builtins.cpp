@@ -89,10 +89,10 @@ class ModelObject final : public NativeObject {
       return Value::Str(model_->summary());
     }
     need_args(in, a, "param", 1, 1);  // param(name)
-    if (a.positional[0].kind != Value::string)
+    if (a.positional[0].kind() != Value::string)
       in.fail(a.positions[0], "param() takes the initializer's ONNX name", "m.param(\"conv1.weight\")");
     try {
-      return Value::Tensor_(model_->param(a.positional[0].s));
+      return Value::Tensor_(model_->param(a.positional[0].as_str()));
     } catch (const Error& e) {
       in.fail(a.positions[0], e.what(), e.hint());
     }
@@ -161,13 +161,13 @@ class ModelObject final : public NativeObject {
 void shapes_arg(Interpreter& in, const Value& v, Pos p, interop::ImportOptions& opt) {
   auto one = [&](const Value& x) {
     try {
-      if (x.kind == Value::string) {
-        opt.shapes.insert(interop::parse_shape_option(x.s));
+      if (x.kind() == Value::string) {
+        opt.shapes.insert(interop::parse_shape_option(x.as_str()));
         return;
       }
-      if ((x.kind == Value::tuple || x.kind == Value::list) && x.items->size() == 2 &&
-          (*x.items)[0].kind == Value::string) {
-        opt.shapes[(*x.items)[0].s] = in.to_shape({(*x.items)[1]}, p);
+      if ((x.kind() == Value::tuple || x.kind() == Value::list) && x.items()->size() == 2 &&
+          (*x.items())[0].kind() == Value::string) {
+        opt.shapes[(*x.items())[0].as_str()] = in.to_shape({(*x.items())[1]}, p);
         return;
       }
     } catch (const LangError&) {
@@ -178,9 +178,9 @@ void shapes_arg(Interpreter& in, const Value& v, Pos p, interop::ImportOptions& 
     in.fail(p, "shapes= takes \"name=d0,d1,...\" or (name, [d0, d1, ...]), or a list of them",
             "load_onnx(\"model.onnx\", shapes=\"x=8,1,28,28\")");
   };
-  if (v.kind == Value::list &&
-      !(v.items->size() == 2 && (*v.items)[0].kind == Value::string && (*v.items)[1].kind == Value::list)) {
-    for (auto& x : *v.items) one(x);
+  if (v.kind() == Value::list &&
+      !(v.items()->size() == 2 && (*v.items())[0].kind() == Value::string && (*v.items())[1].kind() == Value::list)) {
+    for (auto& x : *v.items()) one(x);
   } else {
     one(v);
   }
@@ -202,10 +202,9 @@ std::string model_file(Interpreter& in, const std::string& path, Pos p) {
 Value load_model(Interpreter& in, const std::string& path, Pos p, const interop::ImportOptions& opt) {
   try {
     Value v;
-    v.kind = Value::object;
     auto model = ImportedModel::load(model_file(in, path, p), opt);
     if (const std::string note = model->ties_note(); !note.empty()) in.out() << "note: " << note << "\n";
-    v.obj = std::make_shared<ModelObject>(std::move(model));
+    v = Value::Of(std::make_shared<ModelObject>(std::move(model)));
     return v;
   } catch (const LangError&) {
     throw;
@@ -224,8 +223,8 @@ std::string variable_for(const std::string& path) {
 }
 
 const interop::ImportedModel* imported_model(const Value& v) {
-  if (v.kind != Value::object) return nullptr;
-  const auto* m = dynamic_cast<const ModelObject*>(v.obj.get());
+  if (v.kind() != Value::object) return nullptr;
+  const auto* m = dynamic_cast<const ModelObject*>(v.as_object().get());
   return m ? &m->model() : nullptr;
 }
 
@@ -257,31 +256,33 @@ void install_onnx_builtins(BuiltinTable& B) {
         [](Interpreter& in, CallArgs& a) {
           check_keywords(in, a, "load_onnx", {"shapes", "untie"});
           need_args(in, a, "load_onnx", 1, 1);
-          if (a.positional[0].kind != Value::string)
+          if (a.positional[0].kind() != Value::string)
             in.fail(a.positions[0], "load_onnx() needs a file name", "load_onnx(\"model.onnx\")");
           interop::ImportOptions opt;
-          if (const Value* s = keyword(a, "shapes"); s && s->kind != Value::none) shapes_arg(in, *s, a.pos, opt);
+          if (const Value* s = keyword(a, "shapes"); s && s->kind() != Value::none) shapes_arg(in, *s, a.pos, opt);
           if (const Value* u = keyword(a, "untie")) opt.untie = in.truthy(*u, a.pos);
-          return load_model(in, a.positional[0].s, a.positions[0], opt);
+          return load_model(in, a.positional[0].as_str(), a.positions[0], opt);
         });
   B.add("save_onnx", "save_onnx(y, path)",
         "writes the graph computing y (a static program or a dynamic graph's forward) as an ONNX model, opset 17",
         [](Interpreter& in, CallArgs& a) {
           need_args(in, a, "save_onnx", 2, 2);
-          if (a.positional[1].kind != Value::string)
+          if (a.positional[1].kind() != Value::string)
             in.fail(a.positions[1], "save_onnx() needs a file name second", "save_onnx(y, \"model.onnx\")");
           std::vector<Tensor> outs;
           const Value& y = a.positional[0];
-          for (const Value& v : y.kind == Value::list || y.kind == Value::tuple ? *y.items : std::vector<Value>{y}) {
-            if (v.kind != Value::tensor)
+          for (const Value& v :
+               y.kind() == Value::list || y.kind() == Value::tuple ? *y.items() : std::vector<Value>{y}) {
+            if (v.kind() != Value::tensor)
               in.fail(a.positions[0], "save_onnx() exports tensors, got " + std::string(kind_name(v)));
-            outs.push_back(v.t);
+            outs.push_back(v.as_tensor());
           }
           try {
             const auto info =
-                interop::save_onnx(in.ws(), outs, in.resolve_path(a.positional[1].s, FileMode::write, a.positions[1]));
-            in.out() << "wrote " << a.positional[1].s << ": " << info.nodes << " ONNX nodes, " << info.initializers
-                     << " initializers, opset " << info.opset << "\n";
+                interop::save_onnx(in.ws(), outs,
+                                   in.resolve_path(a.positional[1].as_str(), FileMode::write, a.positions[1]));
+            in.out() << "wrote " << a.positional[1].as_str() << ": " << info.nodes << " ONNX nodes, "
+                     << info.initializers << " initializers, opset " << info.opset << "\n";
           } catch (const LangError&) {
             throw;
           } catch (const Error& e) {
@@ -302,7 +303,7 @@ void install_onnx_commands(Interpreter& in) {
                     if (name.empty()) name = variable_for(path);
                     Value m = load_model(in, path, Pos{1, 1}, {});
                     in.assign(name, m);
-                    const auto& model = static_cast<ModelObject&>(*m.obj);
+                    const auto& model = static_cast<ModelObject&>(*m.as_native());
                     out << model.repr() << "\n"
                         << name << "(x) applies it (in static mode it traces); " << name << ".parameters(), " << name
                         << ".param(\"NAME\"), " << name << ".inputs, " << name << ".outputs\n";

@@ -10,7 +10,7 @@ namespace opscope::lang {
 
 class BuiltinTable;
 class Interpreter;
-struct Value;
+class Value;
 
 void install_onnx_builtins(BuiltinTable& table);
 void install_onnx_commands(Interpreter& in);

@@ -113,9 +113,7 @@ class Optimizer final : public NativeObject {
     const auto names = state_names();
     for (size_t k = 0; k < state[i].size() && k < names.size(); ++k)
       d->entries.emplace_back(Value::Str(names[k]), Value::Tensor_(state[i][k]));
-    Value out;
-    out.kind = Value::dict;
-    out.obj = d;
+    Value out = Value::Of(d);
     return out;
   }
 
@@ -237,7 +235,7 @@ struct Args {
   }
   double number(size_t i, const char* name, double def, double lo, bool lo_open = false) const {
     const Value* v = get(i, name);
-    if (!v || v->kind == Value::none) return def;
+    if (!v || v->kind() == Value::none) return def;
     if (!v->is_number()) in.fail(a.pos, fn + "(): " + name + " must be a number, got " + kind_name(*v));
     const double x = v->number();
     if (x < lo || (lo_open && x == lo) || std::isnan(x))
@@ -250,15 +248,15 @@ struct Args {
 std::vector<Tensor> parameter_list(Interpreter& in, CallArgs& a, const std::string& fn) {
   if (a.positional.empty()) in.fail(a.pos, fn + "() needs the parameters first", fn + "(parameters(model), lr=0.01)");
   const Value& v = a.positional[0];
-  if (v.kind == Value::instance)
+  if (v.kind() == Value::instance)
     in.fail(a.positions[0], fn + "() takes a list of parameters, not the model itself",
             fn + "(parameters(model), ...)");
-  if (v.kind != Value::list && v.kind != Value::tuple)
+  if (v.kind() != Value::list && v.kind() != Value::tuple)
     in.fail(a.positions[0], fn + "() takes a list of parameters, got " + kind_name(v), fn + "([w, b], lr=0.01)");
   std::vector<Tensor> out;
-  for (const Value& x : *v.items) {
-    if (x.kind != Value::tensor) in.fail(a.positions[0], fn + "(): the parameter list holds a " + kind_name(x));
-    const Tensor& t = x.t;
+  for (const Value& x : *v.items()) {
+    if (x.kind() != Value::tensor) in.fail(a.positions[0], fn + "(): the parameter list holds a " + kind_name(x));
+    const Tensor& t = x.as_tensor();
     const std::string name = t.name().empty() ? "a tensor" : "'" + t.name() + "'";
     if (!t.requires_grad() || t.impl()->from_op)
       in.fail(a.positions[0], fn + "(): " + name + " is not a parameter", "make it one with param(...)");
@@ -276,16 +274,14 @@ std::vector<Tensor> parameter_list(Interpreter& in, CallArgs& a, const std::stri
 
 Value make(std::shared_ptr<Optimizer> o) {
   o->state.resize(o->params.size());
-  Value v;
-  v.kind = Value::object;
-  v.obj = std::move(o);
+  Value v = Value::Of(std::move(o));
   return v;
 }
 
 }  // namespace
 
 void use_optimizer(Interpreter& in, const Value& opt, Pos p, CompileOptions& out) {
-  auto o = opt.kind == Value::object ? std::dynamic_pointer_cast<Optimizer>(opt.obj) : nullptr;
+  auto o = opt.kind() == Value::object ? std::dynamic_pointer_cast<Optimizer>(opt.as_native()) : nullptr;
   if (!o)
     in.fail(p, std::string("compile(): optimizer= takes an optimizer, got ") + kind_name(opt),
             "optimizer=Adam(params, lr=1e-3)");
@@ -326,12 +322,12 @@ void install_optimizer_builtins(std::map<std::string, Builtin>& table) {
             o->params = parameter_list(in, a, name);
             Args args{in, a, name};
             o->lr = args.number(1, "lr", 1e-3, 0);
-            if (const Value* b = args.get(2, "betas"); b && b->kind != Value::none) {
-              if ((b->kind != Value::list && b->kind != Value::tuple) || b->items->size() != 2 ||
-                  !(*b->items)[0].is_number() || !(*b->items)[1].is_number())
+            if (const Value* b = args.get(2, "betas"); b && b->kind() != Value::none) {
+              if ((b->kind() != Value::list && b->kind() != Value::tuple) || b->items()->size() != 2 ||
+                  !(*b->items())[0].is_number() || !(*b->items())[1].is_number())
                 in.fail(a.pos, name + "(): betas must be a pair of numbers", "betas=(0.9, 0.999)");
-              o->beta1 = (*b->items)[0].number();
-              o->beta2 = (*b->items)[1].number();
+              o->beta1 = (*b->items())[0].number();
+              o->beta2 = (*b->items())[1].number();
               for (double beta : {o->beta1, o->beta2})
                 if (!(beta >= 0 && beta < 1))
                   in.fail(a.pos, name + "(): invalid beta " + attr_value_str(beta) + " (each must be in [0, 1))");

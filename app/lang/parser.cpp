@@ -34,6 +34,13 @@ class Parser {
   bool at_op(const char* o) const { return cur().kind == Tok::op && cur().text[0] == o[0] && cur().text == o; }
   bool at_name(const char* n) const { return cur().kind == Tok::name && cur().text[0] == n[0] && cur().text == n; }
   Pos pos() const { return {cur().line, cur().col}; }
+  // A node for the operator at the current token (its spelling kept in text for the kernel compiler).
+  ExprPtr operator_node(Expr::Kind kind, Operator op) const {
+    auto e = std::make_unique<Expr>(kind, pos());
+    e->op = op;
+    e->text = name_of(op);
+    return e;
+  }
   [[noreturn]] void fail(const std::string& msg, const std::string& hint = {}) const {
     throw LangError(msg, cur().line, cur().col, hint);
   }
@@ -164,12 +171,13 @@ class Parser {
       end_of_statement();
       return s;
     }
-    for (const char* o : {"+=", "-=", "*=", "/=", "**=", "//="})
-      if (at_op(o)) {
+    for (Operator op : {Operator::add, Operator::sub, Operator::mul, Operator::div, Operator::pow, Operator::floor_div})
+      if (const std::string o = name_of(op) + std::string("="); at_op(o.c_str())) {
         auto s = std::make_unique<Stmt>(Stmt::aug_assign, start);
         check_target(*first);
-        if (first->kind == Expr::tuple) fail("a tuple cannot be the target of " + std::string(o));
-        s->text = std::string(o).substr(0, std::string(o).size() - 1);
+        if (first->kind == Expr::tuple) fail("a tuple cannot be the target of " + o);
+        s->op = op;
+        s->text = name_of(op);
         ++p_;
         s->targets.push_back(std::move(first));
         s->value = expr();
@@ -403,8 +411,7 @@ class Parser {
     DepthGuard g(*this);
     ExprPtr l = and_expr();
     while (at_name("or")) {
-      auto e = std::make_unique<Expr>(Expr::logical, pos());
-      e->text = "or";
+      auto e = operator_node(Expr::logical, Operator::or_);
       ++p_;
       e->items.push_back(std::move(l));
       e->items.push_back(and_expr());
@@ -415,8 +422,7 @@ class Parser {
   ExprPtr and_expr() {
     ExprPtr l = not_expr();
     while (at_name("and")) {
-      auto e = std::make_unique<Expr>(Expr::logical, pos());
-      e->text = "and";
+      auto e = operator_node(Expr::logical, Operator::and_);
       ++p_;
       e->items.push_back(std::move(l));
       e->items.push_back(not_expr());
@@ -427,8 +433,7 @@ class Parser {
   ExprPtr not_expr() {
     if (at_name("not")) {
       DepthGuard g(*this);
-      auto e = std::make_unique<Expr>(Expr::unary, pos());
-      e->text = "not";
+      auto e = operator_node(Expr::unary, Operator::not_);
       ++p_;
       e->items.push_back(not_expr());
       return e;
@@ -438,15 +443,14 @@ class Parser {
   ExprPtr comparison() {
     ExprPtr l = arith();
     for (;;) {
-      std::string op;
+      Operator op = Operator::none;
       if (cur().kind == Tok::op &&
           (cur().text[0] == '=' || cur().text[0] == '!' || cur().text[0] == '<' || cur().text[0] == '>'))
-        for (const char* o : {"==", "!=", "<", "<=", ">", ">="})
-          if (at_op(o)) op = o;
-      if (at_name("in")) op = "in";
-      if (op.empty()) return l;
-      auto e = std::make_unique<Expr>(Expr::compare, pos());
-      e->text = op;
+        for (Operator o : {Operator::eq, Operator::ne, Operator::lt, Operator::le, Operator::gt, Operator::ge})
+          if (at_op(name_of(o))) op = o;
+      if (at_name("in")) op = Operator::in;
+      if (op == Operator::none) return l;
+      auto e = operator_node(Expr::compare, op);
       ++p_;
       e->items.push_back(std::move(l));
       e->items.push_back(arith());
@@ -454,16 +458,17 @@ class Parser {
     }
   }
   ExprPtr binary_level(int level) {
-    static const std::vector<std::vector<const char*>> kLevels = {{"+", "-"}, {"*", "/", "@", "%", "//"}};
+    static const std::vector<std::vector<Operator>> kLevels = {{Operator::add, Operator::sub},
+                                                               {Operator::mul, Operator::div, Operator::matmul,
+                                                                Operator::mod, Operator::floor_div}};
     if (level == 2) return unary();
     ExprPtr l = binary_level(level + 1);
     for (;;) {
-      const char* found = nullptr;
-      for (const char* o : kLevels[level])
-        if (at_op(o)) found = o;
-      if (!found) return l;
-      auto e = std::make_unique<Expr>(Expr::binary, pos());
-      e->text = found;
+      Operator found = Operator::none;
+      for (Operator o : kLevels[level])
+        if (at_op(name_of(o))) found = o;
+      if (found == Operator::none) return l;
+      auto e = operator_node(Expr::binary, found);
       ++p_;
       e->items.push_back(std::move(l));
       e->items.push_back(binary_level(level + 1));
@@ -474,8 +479,7 @@ class Parser {
   ExprPtr unary() {
     if (at_op("-") || at_op("+")) {
       DepthGuard g(*this);
-      auto e = std::make_unique<Expr>(Expr::unary, pos());
-      e->text = cur().text;
+      auto e = operator_node(Expr::unary, at_op("-") ? Operator::neg : Operator::plus);
       ++p_;
       e->items.push_back(unary());
       return e;
@@ -486,8 +490,7 @@ class Parser {
     ExprPtr base = postfix();
     if (!at_op("**")) return base;
     DepthGuard g(*this);
-    auto e = std::make_unique<Expr>(Expr::binary, pos());
-    e->text = "**";
+    auto e = operator_node(Expr::binary, Operator::pow);
     ++p_;
     e->items.push_back(std::move(base));
     e->items.push_back(unary());  // right-associative, binds tighter than unary minus on its left

@@ -22,21 +22,21 @@ bool flag(Interpreter& in, CallArgs& a, const char* name, bool def) {
 int64_t int_kw(Interpreter& in, CallArgs& a, const char* name, int64_t def) {
   const Value* v = keyword(a, name);
   if (!v) return def;
-  if (v->kind != Value::integer) in.fail(a.pos, std::string(name) + " must be an integer");
-  return v->i;
+  if (v->kind() != Value::integer) in.fail(a.pos, std::string(name) + " must be an integer");
+  return v->as_int();
 }
 
 // The tensors of a list argument.
 std::vector<Tensor> tensor_list(Interpreter& in, CallArgs& a, size_t i, const std::string& fn) {
-  if (i >= a.positional.size() || (a.positional[i].kind != Value::list && a.positional[i].kind != Value::tuple))
+  if (i >= a.positional.size() || (a.positional[i].kind() != Value::list && a.positional[i].kind() != Value::tuple))
     in.fail(i < a.positions.size() ? a.positions[i] : a.pos,
             fn + "() takes its weights as a list: [w_ih, w_hh, b_ih, b_hh, ...]",
             "make one with " + fn + "_weights(input_size, hidden_size, num_layers=..., bidirectional=...)");
   std::vector<Tensor> ts;
-  for (const Value& v : *a.positional[i].items) {
-    if (v.kind != Value::tensor)
+  for (const Value& v : *a.positional[i].items()) {
+    if (v.kind() != Value::tensor)
       in.fail(a.positions[i], fn + "(): the weights list holds a " + kind_name(v) + ", not a tensor");
-    ts.push_back(v.t);
+    ts.push_back(v.as_tensor());
   }
   return ts;
 }
@@ -44,7 +44,7 @@ std::vector<Tensor> tensor_list(Interpreter& in, CallArgs& a, size_t i, const st
 const Value* tensor_kw(Interpreter& in, CallArgs& a, const char* name, size_t position) {
   if (position < a.positional.size()) return &a.positional[position];
   const Value* v = keyword(a, name);
-  if (v && v->kind != Value::tensor && v->kind != Value::none)
+  if (v && v->kind() != Value::tensor && v->kind() != Value::none)
     in.fail(a.pos, std::string(name) + " must be a tensor or None");
   return v;
 }
@@ -60,9 +60,9 @@ Value run(Interpreter& in, CallArgs& a, RecurrentCell cell) {
   RecurrentSpec spec;
   spec.cell = cell;
   if (const Value* nl = keyword(a, "nonlinearity")) {
-    if (nl->kind != Value::string || (nl->s != "tanh" && nl->s != "relu"))
+    if (nl->kind() != Value::string || (nl->as_str() != "tanh" && nl->as_str() != "relu"))
       in.fail(a.pos, "nonlinearity must be \"tanh\" or \"relu\"");
-    if (nl->s == "relu") spec.cell = RecurrentCell::rnn_relu;
+    if (nl->as_str() == "relu") spec.cell = RecurrentCell::rnn_relu;
   }
   spec.layers = int_kw(in, a, "num_layers", 1);
   spec.bidirectional = flag(in, a, "bidirectional", false);
@@ -88,7 +88,7 @@ Value run(Interpreter& in, CallArgs& a, RecurrentCell cell) {
   }
   const Value* h0 = tensor_kw(in, a, "h0", 2);
   const Value* c0 = lstm ? tensor_kw(in, a, "c0", 3) : nullptr;
-  auto defined = [](const Value* v) { return v && v->kind == Value::tensor ? v->t : Tensor(); };
+  auto defined = [](const Value* v) { return v && v->kind() == Value::tensor ? v->as_tensor() : Tensor(); };
   RecurrentOutputs r;
   try {
     r = run_recurrent(in.ws(), x, params, defined(h0), defined(c0), spec);
@@ -109,9 +109,9 @@ Value make_weights(Interpreter& in, CallArgs& a, RecurrentCell cell) {
   check_keywords(in, a, fn, {"num_layers", "bidirectional", "bias", "dtype"});
   need_args(in, a, fn, 2, 2);
   for (size_t i = 0; i < 2; ++i)
-    if (a.positional[i].kind != Value::integer || a.positional[i].i < 1)
+    if (a.positional[i].kind() != Value::integer || a.positional[i].as_int() < 1)
       in.fail(a.positions[i], fn + "() takes input_size and hidden_size as positive integers");
-  const int64_t I = a.positional[0].i, H = a.positional[1].i, G = recurrent_gates(cell);
+  const int64_t I = a.positional[0].as_int(), H = a.positional[1].as_int(), G = recurrent_gates(cell);
   const int64_t layers = int_kw(in, a, "num_layers", 1), dirs = flag(in, a, "bidirectional", false) ? 2 : 1;
   if (layers < 1) in.fail(a.pos, "num_layers must be at least 1");
   const bool bias = flag(in, a, "bias", true);

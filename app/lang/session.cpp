@@ -46,7 +46,10 @@ std::string format_error(const LangError& e, const SourceText& fallback, bool co
   return out;
 }
 
-Session::Session(Workspace& ws) : interp_(std::make_unique<Interpreter>(ws)) {}
+Session::Session(Workspace& ws)
+    : rollback_(std::make_unique<StatementRollback>(ws)),
+      tape_(std::make_unique<TapePruner>(ws)),
+      interp_(std::make_unique<Interpreter>(ws, *rollback_, *tape_)) {}
 Session::~Session() = default;
 
 bool Session::run(const std::string& source, const std::string& filename, std::ostream& out, std::ostream& err) {
@@ -56,7 +59,7 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
   trimmed.erase(0, trimmed.find_first_not_of(" \t\r\n"));
   while (!trimmed.empty() && (trimmed.back() == '\n' || trimmed.back() == ' ' || trimmed.back() == '\r'))
     trimmed.pop_back();
-  if (!trimmed.empty()) in.history.push_back(trimmed);
+  if (!trimmed.empty()) in.add_history(trimmed);
   // Lines that start with ':' in the first column are commands, run in order between the
   // statements around them (lessons mix `:mode static` with code). They are blanked in the
   // code handed to the parser, so every position still refers to the original lines.
@@ -106,7 +109,7 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
       e = stop;
       interrupted_ = true;
     }
-    err << format_error(e, *src, in.color);
+    err << format_error(e, *src, in.color());
     last_error_ = std::make_shared<const LangError>(e);
   };
   try {
@@ -114,13 +117,14 @@ bool Session::run(const std::string& source, const std::string& filename, std::o
     in.set_source(src);
     size_t next = 0;
     for (auto& stmt : *program) {
-      while (next < commands.size() && commands[next].first < stmt->pos.line && !in.quit) run_command(commands[next++]);
-      if (in.quit) break;
+      while (next < commands.size() && commands[next].first < stmt->pos.line && !in.quit_requested())
+        run_command(commands[next++]);
+      if (in.quit_requested()) break;
       in.keep_alive(program);  // a def anywhere inside (even in an if) points into the program
       in.run_statement(*stmt, out);
-      if (in.quit) break;
+      if (in.quit_requested()) break;
     }
-    while (next < commands.size() && !in.quit) run_command(commands[next++]);
+    while (next < commands.size() && !in.quit_requested()) run_command(commands[next++]);
     return true;
   } catch (const LangError& e) {
     report(e);
@@ -182,14 +186,14 @@ std::vector<std::string> Session::completions(const std::string& line, size_t cu
     size_t b = start - 1;
     while (b > 0 && (std::isalnum(static_cast<unsigned char>(line[b - 1])) || line[b - 1] == '_')) --b;
     if (const Value* v = b < start - 1 ? in.lookup(line.substr(b, start - 1 - b)) : nullptr) {
-      if (v->kind == Value::instance) {
-        const auto& inst = static_cast<const Instance&>(*v->obj);
+      if (v->kind() == Value::instance) {
+        const auto& inst = *v->as_instance();
         pool.clear();
         for (auto& [n, _] : inst.attrs) pool.push_back(n);
         for (auto& [n, _] : inst.cls->members) pool.push_back(n);
-      } else if (v->kind == Value::object) {
-        pool = static_cast<const NativeObject&>(*v->obj).members();
-      } else if (v->kind == Value::dict) {
+      } else if (v->kind() == Value::object) {
+        pool = v->as_native()->members();
+      } else if (v->kind() == Value::dict) {
         pool = {"items", "keys", "values", "get"};
       }
     }
@@ -219,11 +223,11 @@ std::vector<std::string> Session::completions(const std::string& line, size_t cu
   return out;
 }
 
-bool Session::quit_requested() const { return interp_->quit; }
+bool Session::quit_requested() const { return interp_->quit_requested(); }
 bool Session::interrupted() const { return interrupted_; }
-void Session::set_color(bool on) { interp_->color = on; }
-void Session::set_echo_expressions(bool on) { interp_->echo = on; }
-const std::vector<ShownValue>& Session::shown() const { return interp_->shown; }
-const std::vector<std::string>& Session::history() const { return interp_->history; }
+void Session::set_color(bool on) { interp_->set_color(on); }
+void Session::set_echo_expressions(bool on) { interp_->set_echo(on); }
+const std::vector<ShownValue>& Session::shown() const { return interp_->shown(); }
+const std::vector<std::string>& Session::history() const { return interp_->history(); }
 
 }  // namespace opscope::lang

@@ -16,6 +16,8 @@ namespace opscope::lang {
 
 class Interpreter;
 class LangError;
+class StatementRollback;
+class TapePruner;
 
 // One value shown by --json: a top-level expression's value, or a tensor given to print().
 struct ShownValue {
@@ -60,6 +62,10 @@ class Session {
   Interpreter& interpreter() { return *interp_; }
 
  private:
+  // Around each statement (statement_run.h): undoing a failed one, dropping dead tape. Made
+  // before the interpreter, which uses them, and gone after it.
+  std::unique_ptr<StatementRollback> rollback_;
+  std::unique_ptr<TapePruner> tape_;
   std::unique_ptr<Interpreter> interp_;
   bool interrupted_ = false;
   std::shared_ptr<const LangError> last_error_;

@@ -30,17 +30,18 @@ std::string flops_str(double f) {
 std::vector<int> fetch_values(Interpreter& in, const Value& v, Pos p, const char* fn) {
   std::vector<int> out;
   auto one = [&](const Value& x) {
-    if (x.kind != Value::tensor)
+    if (x.kind() != Value::tensor)
       in.fail(p, std::string(fn) + "() expects a tensor or a list of tensors, got " + kind_name(x));
-    if (!x.t.is_symbolic() && !(x.t.impl()->from_op && x.t.impl()->value_id >= 0))
+    if (!x.as_tensor().is_symbolic() && !(x.as_tensor().impl()->from_op && x.as_tensor().impl()->value_id >= 0))
       in.fail(p,
-              std::string(fn) + "(): '" + (x.t.name().empty() ? std::string("this tensor") : x.t.name()) +
+              std::string(fn) + "(): '" +
+                  (x.as_tensor().name().empty() ? std::string("this tensor") : x.as_tensor().name()) +
                   "' already has values: it was computed in dynamic mode, so there is no program to " + fn,
               "build it in static mode: :mode static (or a static: block), x = input(\"x\", shape), then y = ...");
-    out.push_back(in.ws().value_of(x.t));
+    out.push_back(in.ws().value_of(x.as_tensor()));
   };
-  if (v.kind == Value::list || v.kind == Value::tuple)
-    for (auto& x : *v.items) one(x);
+  if (v.kind() == Value::list || v.kind() == Value::tuple)
+    for (auto& x : *v.items()) one(x);
   else one(v);
   if (out.empty()) in.fail(p, std::string(fn) + "() needs at least one tensor");
   return out;
@@ -48,27 +49,27 @@ std::vector<int> fetch_values(Interpreter& in, const Value& v, Pos p, const char
 
 RecomputePolicy parse_recompute(Interpreter& in, const Value& v, Pos p) {
   RecomputePolicy r;
-  if (v.kind == Value::none) return r;
-  if (v.kind == Value::integer || v.kind == Value::real) {
+  if (v.kind() == Value::none) return r;
+  if (v.kind() == Value::integer || v.kind() == Value::real) {
     r.kind = RecomputePolicy::within_budget;
     r.budget = static_cast<int64_t>(v.number());
     return r;
   }
   const std::string hint =
       "recompute=\"every:2\" (keep every 2nd activation), \"marks\" (keep checkpoint(...) values) or a byte budget";
-  if (v.kind != Value::string) in.fail(p, "recompute must be a string or a number of bytes", hint);
-  if (v.s == "marks") {
+  if (v.kind() != Value::string) in.fail(p, "recompute must be a string or a number of bytes", hint);
+  if (v.as_str() == "marks") {
     r.kind = RecomputePolicy::marks;
-  } else if (v.s.rfind("every:", 0) == 0) {
+  } else if (v.as_str().rfind("every:", 0) == 0) {
     r.kind = RecomputePolicy::every_k;
     try {
-      r.k = std::stoi(v.s.substr(6));
+      r.k = std::stoi(v.as_str().substr(6));
     } catch (const std::logic_error&) {
-      in.fail(p, "recompute=\"" + v.s + "\": every: needs a number", hint);
+      in.fail(p, "recompute=\"" + v.as_str() + "\": every: needs a number", hint);
     }
-    if (r.k < 1) in.fail(p, "recompute=\"" + v.s + "\": k must be at least 1", hint);
-  } else if (v.s != "off" && v.s != "none") {
-    in.fail(p, "unknown recompute policy \"" + v.s + "\"", hint);
+    if (r.k < 1) in.fail(p, "recompute=\"" + v.as_str() + "\": k must be at least 1", hint);
+  } else if (v.as_str() != "off" && v.as_str() != "none") {
+    in.fail(p, "unknown recompute policy \"" + v.as_str() + "\"", hint);
   }
   return r;
 }
@@ -166,7 +167,7 @@ double program_info(const Program& p, const std::string& key, Interpreter& in, P
 // Before compile() or run() replace the last program or the stepped run: the state before the
 // statement is put back if it fails (the stepped run is set aside, as replacing it would).
 void set_aside_static_state(Interpreter& in) {
-  StaticState& st = *in.statics;
+  StaticState& st = in.statics();
   if (in.statement_undo().keeps(&st, StatementUndo::static_state)) {
     st.run.reset();
     return;
@@ -184,10 +185,10 @@ void set_aside_static_state(Interpreter& in) {
 }  // namespace
 
 std::shared_ptr<const Program> compile_for(Interpreter& in, CompileOptions opt) {
-  opt.disabled = in.statics->disabled;
+  opt.disabled = in.statics().disabled;
   auto p = compile_program(in.ws(), opt);
-  in.statics->last = p;
-  in.statics->last_options = opt;
+  in.statics().last = p;
+  in.statics().last_options = opt;
   return p;
 }
 
@@ -247,9 +248,9 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         if (!in.ws().static_mode())
           in.fail(a.pos, "input() declares a placeholder of static mode; in dynamic mode every tensor has values",
                   "switch with :mode static (or write it inside a static: block), or use randn/zeros/tensor here");
-        if (a.positional[0].kind != Value::string)
+        if (a.positional[0].kind() != Value::string)
           in.fail(a.positions[0], "input(): the name must be a string", "input(\"x\", [64, 784])");
-        const std::string& name = a.positional[0].s;
+        const std::string& name = a.positional[0].as_str();
         Shape s = in.to_shape({a.positional[1]}, a.positions[1]);
         return Value::Tensor_(in.ws().placeholder(name, s, dtype_arg(in, a, DType::f32)));
       });
@@ -277,20 +278,20 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
         CompileOptions opt;
         opt.fetch = fetch_values(in, a.positional[0], a.positions[0], "compile");
         if (const Value* g = keyword(a, "grad")) opt.gradients = in.truthy(*g, a.pos);
-        if (const Value* w = keyword(a, "wrt"); w && w->kind != Value::none) {
+        if (const Value* w = keyword(a, "wrt"); w && w->kind() != Value::none) {
           std::vector<Value> items =
-              w->kind == Value::list || w->kind == Value::tuple ? *w->items : std::vector<Value>{*w};
+              w->kind() == Value::list || w->kind() == Value::tuple ? *w->items() : std::vector<Value>{*w};
           for (auto& x : items) {
-            if (x.kind != Value::tensor) in.fail(a.pos, "compile(): wrt= takes tensors");
-            opt.wrt.push_back(in.ws().value_of(x.t));
+            if (x.kind() != Value::tensor) in.fail(a.pos, "compile(): wrt= takes tensors");
+            opt.wrt.push_back(in.ws().value_of(x.as_tensor()));
           }
         }
-        if (const Value* lr = keyword(a, "lr"); lr && lr->kind != Value::none) {
+        if (const Value* lr = keyword(a, "lr"); lr && lr->kind() != Value::none) {
           if (!lr->is_number() || lr->number() <= 0)
             in.fail(a.pos, "compile(): lr must be a positive number", "lr=0.1");
           opt.sgd_lr = lr->number();
         }
-        if (const Value* o = keyword(a, "optimizer"); o && o->kind != Value::none) {
+        if (const Value* o = keyword(a, "optimizer"); o && o->kind() != Value::none) {
           if (opt.sgd_lr)
             in.fail(a.pos, "compile(): give lr= (plain SGD) or optimizer=, not both", "optimizer=SGD(params, lr=0.1)");
           use_optimizer(in, *o, a.pos, opt);
@@ -310,11 +311,11 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
       "values",
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "run", 1, 1);
-        const bool as_list = a.positional[0].kind == Value::list || a.positional[0].kind == Value::tuple;
+        const bool as_list = a.positional[0].kind() == Value::list || a.positional[0].kind() == Value::tuple;
         std::vector<int> fetch = fetch_values(in, a.positional[0], a.positions[0], "run");
         bool step = false;
         if (const Value* s = keyword(a, "step")) step = in.truthy(*s, a.pos);
-        StaticState& st = *in.statics;
+        StaticState& st = in.statics();
         set_aside_static_state(in);  // a run being stepped gives its buffers back
         std::shared_ptr<const Program> p;
         try {
@@ -350,10 +351,10 @@ void install_static_builtins(Interpreter&, std::map<std::string, Builtin>& B) {
       "a number about the last compiled program: nodes, fused, flops, peak_bytes, naive_bytes, buffers, in_place, ...",
       [](Interpreter& in, CallArgs& a) {
         need_args(in, a, "program_info", 1, 1);
-        if (!in.statics->last) in.fail(a.pos, "program_info(): nothing compiled yet", "compile(loss) first");
-        if (a.positional[0].kind != Value::string)
+        if (!in.statics().last) in.fail(a.pos, "program_info(): nothing compiled yet", "compile(loss) first");
+        if (a.positional[0].kind() != Value::string)
           in.fail(a.pos, "program_info(): the key is a string", "program_info(\"nodes\")");
-        return Value::Real(program_info(*in.statics->last, a.positional[0].s, in, a.pos));
+        return Value::Real(program_info(*in.statics().last, a.positional[0].as_str(), in, a.pos));
       });
 }
 
@@ -389,8 +390,8 @@ void install_static_commands(Interpreter& in) {
                         if (name == "all") {  // every optimisation; autodiff is what gradients need, not one
                           for (auto& n : names)
                             if (n == "autodiff") continue;
-                            else if (verb == "off") in.statics->disabled.insert(n);
-                            else in.statics->disabled.erase(n);
+                            else if (verb == "off") in.statics().disabled.insert(n);
+                            else in.statics().disabled.erase(n);
                           continue;
                         }
                         if (std::find(names.begin(), names.end(), name) == names.end()) {
@@ -402,15 +403,15 @@ void install_static_commands(Interpreter& in) {
                           throw Error("no pass named '" + name + "'",
                                       near.empty() ? "see :passes" : "did you mean '" + near + "'?");
                         }
-                        if (verb == "off") in.statics->disabled.insert(name);
-                        else in.statics->disabled.erase(name);
+                        if (verb == "off") in.statics().disabled.insert(name);
+                        else in.statics().disabled.erase(name);
                       }
                       if (!any) throw Error(":passes " + verb + " needs pass names", "e.g. :passes " + verb + " cse");
                     }
                     for (auto& p : all_passes()) {
                       char line[256];
                       std::snprintf(line, sizeof line, "  %-18s %-4s %s\n", p.name,
-                                    in.statics->disabled.count(p.name) ? "off" : "on", p.doc);
+                                    in.statics().disabled.count(p.name) ? "off" : "on", p.doc);
                       out << line;
                     }
                   }});
@@ -418,7 +419,7 @@ void install_static_commands(Interpreter& in) {
       {"compile", "[nodes]",
        "the last compiled program, compiled again with the current passes: a table per pass (nodes: its schedule)",
        [](Interpreter& in, const std::string& args, std::ostream& out) {
-         StaticState& st = *in.statics;
+         StaticState& st = in.statics();
          if (!st.last) throw Error("nothing compiled yet", "in static mode: compile(loss)");
          for (int v : st.last_options.fetch)
            if (!in.ws().graph().has_value(v))

@@ -83,14 +83,14 @@ UserOp::Layout layout_of(const std::vector<Value>& returned, const UserOps::Fram
     for (size_t i = 0; i < placeholders.size(); ++i)
       if (placeholders[i].impl() == t) slot = {UserOp::Layout::Saved::input, static_cast<int>(i)};
     for (size_t i = 0; i < returned.size() && slot.index < 0; ++i)  // a returned output is saved as itself, not twice
-      if (returned[i].kind == Value::tensor && returned[i].t.impl() == t)
+      if (returned[i].kind() == Value::tensor && returned[i].as_tensor().impl() == t)
         slot = {UserOp::Layout::Saved::output, static_cast<int>(i)};
     if (slot.index < 0) slot.index = hidden++;
     L.saved.push_back(slot);
     L.saved_names.push_back(frame.saved_names[k]);
   }
   for (size_t k = 0; k < returned.size(); ++k)
-    if (returned[k].kind == Value::tensor) L.grad_of.push_back(static_cast<int>(k));
+    if (returned[k].kind() == Value::tensor) L.grad_of.push_back(static_cast<int>(k));
   return L;
 }
 
@@ -160,7 +160,7 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
     Value result;
     const std::string scope = ws.scope().empty() ? u.fn->name : ws.scope() + "/" + u.fn->name;
     try {
-      result = interp.call_function(*u.fn, args);
+      result = interp.call_value(Value::Of(u.fn), args);
     } catch (const LangError& e) {  // positioned in the body; the message says which call it was
       LangError again(u.name + "(" + traced_for(u, in, attrs) + "): " + e.what(), e.line(), e.col(), e.hint());
       again.set_source(e.source() ? e.source() : u.fn->source);
@@ -170,7 +170,7 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
     }
     const UserOps::Frame& frame = ops.stack().back();
     std::vector<Value> returned =
-        result.kind == Value::tuple || result.kind == Value::list ? *result.items : std::vector<Value>{result};
+        result.kind() == Value::tuple || result.kind() == Value::list ? *result.items() : std::vector<Value>{result};
     if (u.is_backward) {
       const auto fwd = u.forward.lock();
       const size_t want = fwd ? fwd->tensor_params.size() : returned.size();
@@ -191,16 +191,16 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
     }
     for (size_t k = 0; k < returned.size(); ++k) {
       const Value& r = returned[k];
-      if (r.kind == Value::tensor) continue;
-      if (u.is_backward && r.kind == Value::none) continue;
+      if (r.kind() == Value::tensor) continue;
+      if (u.is_backward && r.kind() == Value::none) continue;
       fail_at_def(u,
                   u.name + " returned " + (returned.size() > 1 ? "as its value " + std::to_string(k + 1) + " " : "") +
                       "a " + kind_name(r) + ", not a tensor",
-                  r.kind == Value::none ? "did its body forget to return?"
-                                        : "an op returns tensors: wrap a number with tensor(...)");
+                  r.kind() == Value::none ? "did its body forget to return?"
+                                          : "an op returns tensors: wrap a number with tensor(...)");
     }
     if (u.is_backward &&
-        std::none_of(returned.begin(), returned.end(), [](const Value& r) { return r.kind == Value::tensor; }))
+        std::none_of(returned.begin(), returned.end(), [](const Value& r) { return r.kind() == Value::tensor; }))
       fail_at_def(u, u.name + " returned no gradient at all", "return a gradient for at least one tensor input");
     const UserOp::Layout L = layout_of(returned, frame, placeholders);
     if (!u.layout.known) {
@@ -221,7 +221,7 @@ std::shared_ptr<const OpTrace> trace_op(UserOp& u, const std::vector<TensorMeta>
                   "an @op returns and saves the same tensors in every call (shapes may differ)");
     }
     for (auto& r : returned)
-      if (r.kind == Value::tensor) body->outputs.push_back(ws.value_of(r.t));
+      if (r.kind() == Value::tensor) body->outputs.push_back(ws.value_of(r.as_tensor()));
     for (size_t k = 0; k < frame.saved.size(); ++k)
       if (L.saved[k].kind == UserOp::Layout::Saved::computed) body->outputs.push_back(ws.value_of(frame.saved[k]));
     // Scopes inside a body are the body's own (a def it calls), not where it was first traced.
@@ -283,23 +283,23 @@ void UserOps::check_builtin(const Builtin& b, Pos p) const {
 
 void UserOps::check_global(const std::string& name, const Value& v, Pos p) const {
   const bool holds_tensor =
-      v.kind == Value::tensor ||
-      ((v.kind == Value::list || v.kind == Value::tuple) &&
-       std::any_of(v.items->begin(), v.items->end(), [](const Value& x) { return x.kind == Value::tensor; }));
+      v.kind() == Value::tensor ||
+      ((v.kind() == Value::list || v.kind() == Value::tuple) &&
+       std::any_of(v.items()->begin(), v.items()->end(), [](const Value& x) { return x.kind() == Value::tensor; }));
   if (!holds_tensor) return;
-  if (!in_.frames_.empty() && in_.frames_.back().count(name)) return;
+  if (const auto* locals = in_.locals(); locals && locals->count(name)) return;
   const std::string op = stack_.back().op->name;
   in_.fail(p,
-           "the body of @op " + op + " reads the global " + (v.kind == Value::tensor ? "tensor" : "list of tensors") +
+           "the body of @op " + op + " reads the global " + (v.kind() == Value::tensor ? "tensor" : "list of tensors") +
                " '" + name + "'",
            "an op sees only its inputs and attributes: pass " + name + " as a parameter of " + op);
 }
 
 void UserOps::name_local(const std::string& name, const Value& v) const {
-  if (v.kind != Value::tensor || !v.t.defined()) return;
+  if (v.kind() != Value::tensor || !v.as_tensor().defined()) return;
   Graph& g = in_.ws().graph();
-  const int id = v.t.impl()->value_id;
-  if (id >= 0 && static_cast<size_t>(id) < g.num_values() && g.value(id).tensor.lock().get() == v.t.impl() &&
+  const int id = v.as_tensor().impl()->value_id;
+  if (id >= 0 && static_cast<size_t>(id) < g.num_values() && g.value(id).tensor.lock().get() == v.as_tensor().impl() &&
       g.value(id).name.empty())
     g.name_value(id, name);
 }
@@ -308,7 +308,7 @@ bool UserOps::in_body_save(CallArgs& a) {
   if (!tracing()) return false;
   Frame& f = stack_.back();
   const std::string& op = f.op->name;
-  if (!a.positional.empty() && a.positional[0].kind == Value::string)
+  if (!a.positional.empty() && a.positional[0].kind() == Value::string)
     in_.fail(a.pos, "the body of @op " + op + " cannot write files", "save(\"f.npy\", x) belongs outside the op");
   if (f.op->is_backward)
     in_.fail(a.pos, "save() in " + op + ": a backward saves nothing", "what it needs arrives as its parameters");
@@ -319,16 +319,16 @@ bool UserOps::in_body_save(CallArgs& a) {
   if (a.positional.empty()) in_.fail(a.pos, "save() needs the tensors to keep for backward", "e.g. save(x, s)");
   for (size_t i = 0; i < a.positional.size(); ++i) {
     const Value& v = a.positional[i];
-    if (v.kind != Value::tensor)
+    if (v.kind() != Value::tensor)
       in_.fail(a.positions[i], std::string("save() keeps tensors for backward, got a ") + kind_name(v),
                "attributes reach backward by themselves, as its parameters with defaults");
     for (auto& t : f.saved)
-      if (t.impl() == v.t.impl()) in_.fail(a.positions[i], "save() got the same tensor twice");
+      if (t.impl() == v.as_tensor().impl()) in_.fail(a.positions[i], "save() got the same tensor twice");
     std::string name = "saved" + std::to_string(i);
-    if (!in_.frames_.empty())
-      for (auto& [n, local] : in_.frames_.back())
-        if (local.kind == Value::tensor && local.t.impl() == v.t.impl()) name = n;
-    f.saved.push_back(v.t);
+    if (const auto* locals = in_.locals())
+      for (auto& [n, local] : *locals)
+        if (local.kind() == Value::tensor && local.as_tensor().impl() == v.as_tensor().impl()) name = n;
+    f.saved.push_back(v.as_tensor());
     f.saved_names.push_back(name);
   }
   f.save_called = true;
@@ -341,7 +341,7 @@ void install_user_op_builtins(std::map<std::string, Builtin>& table) {
                           "writes x to a NumPy .npy file; in an @op's body, keeps the tensors its backward receives",
                           [npy](Interpreter& in, CallArgs& a) {
                             if (in.user_ops().in_body_save(a)) return Value::None();
-                            if (!a.positional.empty() && a.positional[0].kind == Value::tensor)
+                            if (!a.positional.empty() && a.positional[0].kind() == Value::tensor)
                               in.fail(a.pos, "save(x, ...) keeps tensors for backward, and only in the body of an @op",
                                       "to write a .npy file: save(\"x.npy\", x)");
                             return npy.fn(in, a);

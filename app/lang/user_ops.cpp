@@ -90,19 +90,19 @@ std::string docstring(const Block& body) {
 }
 
 AttrSpec attr_from_default(Interpreter& in, const std::string& op, const Param& p, const Value& v) {
-  switch (v.kind) {
-    case Value::integer: return make_attr(p.name, AttrType::integer, v.i, "");
-    case Value::real: return make_attr(p.name, AttrType::real, v.f, "");
-    case Value::boolean: return make_attr(p.name, AttrType::boolean, v.b, "");
-    case Value::string: return make_attr(p.name, AttrType::string, v.s, "");
+  switch (v.kind()) {
+    case Value::integer: return make_attr(p.name, AttrType::integer, v.as_int(), "");
+    case Value::real: return make_attr(p.name, AttrType::real, v.as_real(), "");
+    case Value::boolean: return make_attr(p.name, AttrType::boolean, v.as_bool(), "");
+    case Value::string: return make_attr(p.name, AttrType::string, v.as_str(), "");
     case Value::list:
     case Value::tuple: {
       std::vector<int64_t> ints;
-      for (auto& x : *v.items) {
-        if (x.kind != Value::integer)
+      for (auto& x : *v.items()) {
+        if (x.kind() != Value::integer)
           in.fail(p.pos, "@op " + op + ": attribute '" + p.name + "' has a list default with a " + kind_name(x),
                   "a list attribute holds integers, e.g. axes=[0, 1]");
-        ints.push_back(x.i);
+        ints.push_back(x.as_int());
       }
       return make_attr(p.name, AttrType::int_list, ints, "");
     }
@@ -305,7 +305,7 @@ bool UserOps::define(const Stmt& s, const std::shared_ptr<Function>& f) {
   if (s.decorators.size() > 1)
     in_.fail(s.pos, "@" + s.decorators[0] + " cannot be combined with other decorators",
              "put @op (or @NAME.backward) alone above the def");
-  if (tracing() || !in_.frames_.empty())
+  if (tracing() || in_.locals())
     in_.fail(s.pos, "an @op is defined at the top level of a program, not inside a function",
              "move the @op definition out of the def");
   if (forward) define_forward(s, f);
@@ -356,18 +356,18 @@ void UserOps::define_forward(const Stmt& s, const std::shared_ptr<Function>& f) 
                                : doc,
                    std::move(attrs)),
           s.pos);
-  Value v;
-  v.kind = Value::op_ref;
-  v.op = u->def;
+  Value v = Value::Of(*u->def);
   in_.assign(u->name, v);
 }
 
 void UserOps::define_backward(const Stmt& s, const std::shared_ptr<Function>& f, const std::string& target) {
   // What @target.backward decorates: an @op of this session without a backward.
   const Value* tv = in_.lookup(target);
-  const OpDef* def = tv && tv->kind == Value::op_ref ? tv->op : !tv ? OpRegistry::instance().find(target) : nullptr;
+  const OpDef* def = tv && tv->kind() == Value::op_ref ? &tv->as_op()
+                     : !tv                             ? OpRegistry::instance().find(target)
+                                                       : nullptr;
   if (!def) {
-    if (tv && tv->kind == Value::function)
+    if (tv && tv->kind() == Value::function)
       in_.fail(s.pos, "'" + target + "' is a def, not an @op: only an @op has a hand-written backward",
                "put @op on the line above def " + target + "(...)");
     if (tv) in_.fail(s.pos, "@" + target + ".backward: '" + target + "' is a " + kind_name(*tv) + ", not an @op");
@@ -465,9 +465,7 @@ void UserOps::define_backward(const Stmt& s, const std::shared_ptr<Function>& f,
     fwd->backward.reset();
     fwd->def->backward_note = note_before;
   });
-  Value v;
-  v.kind = Value::op_ref;
-  v.op = u->def;
+  Value v = Value::Of(*u->def);
   in_.assign(u->name, v);
 }
 

@@ -108,20 +108,24 @@ bool out_of_memory(const std::string& error) {
 
 bool same_value(const lang::Value& a, const lang::Value& b) {
   using V = lang::Value;
-  if (a.kind != b.kind) return false;
-  switch (a.kind) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
     case V::none: return true;
-    case V::boolean: return a.b == b.b;
-    case V::integer: return a.i == b.i;
-    case V::real: return a.f == b.f || (a.f != a.f && b.f != b.f);
-    case V::string: return a.s == b.s;
-    case V::tensor: return a.t.impl() == b.t.impl();
-    case V::function: return a.fn == b.fn;
-    case V::builtin_fn: return a.builtin == b.builtin;
-    case V::op_ref: return a.op == b.op;
+    case V::boolean: return a.as_bool() == b.as_bool();
+    case V::integer: return a.as_int() == b.as_int();
+    case V::real: return a.as_real() == b.as_real() || (a.as_real() != a.as_real() && b.as_real() != b.as_real());
+    case V::string: return a.as_str() == b.as_str();
+    case V::tensor: return a.as_tensor().impl() == b.as_tensor().impl();
+    case V::function: return a.as_function() == b.as_function();
+    case V::builtin_fn: return &a.as_builtin() == &b.as_builtin();
+    case V::op_ref: return &a.as_op() == &b.as_op();
     case V::list:
-    case V::tuple: return a.items == b.items;
-    default: return a.obj == b.obj;
+    case V::tuple: return a.items() == b.items();
+    case V::method: {  // the same receiver object (a tensor's or a list's methods have none)
+      const auto *x = a.as_method().object(), *y = b.as_method().object();
+      return (x ? *x : nullptr) == (y ? *y : nullptr);
+    }
+    default: return a.as_object() == b.as_object();
   }
 }
 

@@ -27,6 +27,17 @@ void product(bool ta, bool tb, int64_t M, int64_t N, int64_t K, T alpha, const T
                  ldc);
 }
 
+// dst[c, r] = src[r, c] for an n × m block of src (rows ld apart); dst's rows are ldd apart.
+template <class T> void transpose_block(const T* src, int64_t n, int64_t m, int64_t ld, T* dst, int64_t ldd) {
+  constexpr int64_t kStep = 16;  // 16×16 blocks: both sides stay within a few cache lines
+  for (int64_t r0 = 0; r0 < n; r0 += kStep)
+    for (int64_t c0 = 0; c0 < m; c0 += kStep) {
+      const int64_t r1 = std::min(n, r0 + kStep), c1 = std::min(m, c0 + kStep);
+      for (int64_t r = r0; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) dst[c * ldd + r] = src[r * ld + c];
+    }
+}
+
 // scores[r, c] (+)= mask for query rows i0.., key columns j0.. of batch b; ld = row stride.
 template <class T>
 void apply_mask(const AttentionArgs<T>& a, T* scores, int64_t ld, int64_t b, int64_t i0, int64_t rows, int64_t j0,
@@ -91,9 +102,10 @@ template <class T> void naive_batch(const AttentionArgs<T>& a, int64_t b, T* sco
 // accumulator. rows <= attention_tile_rows(Tq).
 template <class T> void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t i0, int64_t rows, T* scratch) {
   const int64_t br = attention_tile_rows(a.Tq), bc = attention_tile_cols(a.S);
-  T* sp = scratch;  // attention_flash_scratch(): br·bc scores, then m and l
+  T* sp = scratch;  // attention_flash_scratch(): br·bc scores, m and l, then a key tile Kᵀ
   T* m = sp + br * bc;
   T* l = m + br;
+  T* kt = l + br;
   const T* Qb = a.q + a.q_offsets[b] + i0 * a.ldq;
   const T* Kb = a.k + a.k_offsets[b];
   const T* Vb = a.v + a.v_offsets[b];
@@ -105,7 +117,8 @@ template <class T> void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t
   for (int64_t j0 = 0; j0 < a.S; j0 += bc) {
     if (tile_hidden(a, i0, rows, j0)) break;  // later tiles are further right: hidden too
     const int64_t cols = std::min(bc, a.S - j0);
-    product<T>(false, true, rows, cols, a.D, a.scale, Qb, a.ldq, Kb + j0 * a.ldk, a.ldk, T(0), sp, cols);
+    transpose_block(Kb + j0 * a.ldk, cols, a.D, a.ldk, kt, cols);
+    product<T>(false, false, rows, cols, a.D, a.scale, Qb, a.ldq, kt, cols, T(0), sp, cols);
     if (any_mask(a)) apply_mask(a, sp, cols, b, i0, rows, j0, cols);
     for (int64_t r = 0; r < rows; ++r) {
       T* s = sp + r * cols;
@@ -128,7 +141,8 @@ template <class T> void flash_rows(const AttentionArgs<T>& a, int64_t b, int64_t
 }
 
 // attention_backward for batch b: dQ, dK, dV (zeroed by the op) by recomputing the softmax
-// tile by tile. scratch: attention_backward_scratch() (two tiles P, dP; four rows of stats).
+// tile by tile. scratch: attention_backward_scratch() (two tiles P, dP; four rows of stats; Kᵀ
+// and Vᵀ, transposed once here for all the query blocks' products).
 template <class T> void backward_batch(const AttentionArgs<T>& a, int64_t b, T* scratch) {
   const int64_t br = attention_tile_rows(a.Tq), bc = attention_tile_cols(a.S);
   T* pp = scratch;
@@ -137,6 +151,8 @@ template <class T> void backward_batch(const AttentionArgs<T>& a, int64_t b, T* 
   T* delta = L + br;  // Δ = rowsum(dO ∘ O)
   T* m = delta + br;  // running max and sum of sweep 1
   T* l = m + br;
+  T* Kt = l + br;  // D × S
+  T* Vt = Kt + a.D * a.S;  // Dv × S
   const T* Qb = a.q + a.q_offsets[b];
   const T* Kb = a.k + a.k_offsets[b];
   const T* Vb = a.v + a.v_offsets[b];
@@ -145,6 +161,8 @@ template <class T> void backward_batch(const AttentionArgs<T>& a, int64_t b, T* 
   T* dQb = a.dq + b * a.Tq * a.D;
   T* dKb = a.dk + b * a.S * a.D;
   T* dVb = a.dv + b * a.S * a.Dv;
+  transpose_block(Kb, a.S, a.D, a.ldk, Kt, a.S);
+  transpose_block(Vb, a.S, a.Dv, a.ldv, Vt, a.S);
   for (int64_t i0 = 0; i0 < a.Tq; i0 += br) {
     const int64_t rows = std::min(br, a.Tq - i0);
     const T* Q = Qb + i0 * a.ldq;
@@ -156,7 +174,7 @@ template <class T> void backward_batch(const AttentionArgs<T>& a, int64_t b, T* 
     for (int64_t j0 = 0; j0 < a.S; j0 += bc) {
       if (tile_hidden(a, i0, rows, j0)) break;
       const int64_t cols = std::min(bc, a.S - j0);
-      product<T>(false, true, rows, cols, a.D, a.scale, Q, a.ldq, Kb + j0 * a.ldk, a.ldk, T(0), pp, cols);
+      product<T>(false, false, rows, cols, a.D, a.scale, Q, a.ldq, Kt + j0, a.S, T(0), pp, cols);
       if (any_mask(a)) apply_mask(a, pp, cols, b, i0, rows, j0, cols);
       for (int64_t r = 0; r < rows; ++r) {
         const T* s = pp + r * cols;
@@ -175,8 +193,7 @@ template <class T> void backward_batch(const AttentionArgs<T>& a, int64_t b, T* 
       if (tile_hidden(a, i0, rows, j0)) break;
       const int64_t cols = std::min(bc, a.S - j0);
       const T* K = Kb + j0 * a.ldk;
-      const T* V = Vb + j0 * a.ldv;
-      product<T>(false, true, rows, cols, a.D, a.scale, Q, a.ldq, K, a.ldk, T(0), pp, cols);
+      product<T>(false, false, rows, cols, a.D, a.scale, Q, a.ldq, Kt + j0, a.S, T(0), pp, cols);
       if (any_mask(a)) apply_mask(a, pp, cols, b, i0, rows, j0, cols);
       for (int64_t r = 0; r < rows; ++r) {
         T* s = pp + r * cols;
@@ -185,7 +202,7 @@ template <class T> void backward_batch(const AttentionArgs<T>& a, int64_t b, T* 
       }
       product<T>(true, false, cols, a.Dv, rows, T(1), pp, cols, dO, a.lddo, T(1), dVb + j0 * a.Dv,
                  a.Dv);  // dV += Pᵀ·dO
-      product<T>(false, true, rows, cols, a.Dv, T(1), dO, a.lddo, V, a.ldv, T(0), dpp, cols);  // dP = dO·Vᵀ
+      product<T>(false, false, rows, cols, a.Dv, T(1), dO, a.lddo, Vt + j0, a.S, T(0), dpp, cols);  // dP = dO·Vᵀ
       for (int64_t r = 0; r < rows; ++r) {  // dS = P ∘ (dP − Δ), in dP's buffer
         RowMap<T> dp(dpp + r * cols, cols);
         dp = ConstRowMap<T>(pp + r * cols, cols) * (dp - delta[r]);

@@ -22,5 +22,6 @@ void add_norm_kernels(KernelTable& t);
 void add_pool_kernels(KernelTable& t);
 void add_im2col_kernels(KernelTable& t);
 void add_attention_kernels(KernelTable& t);
+void add_gelu_kernels(KernelTable& t);
 
 }  // namespace opscope::cpu::OPSCOPE_CPU_NS

@@ -15,6 +15,7 @@ extern "C" const opscope::cpu::KernelTable* OPSCOPE_CPU_ENTRY_NAME(OPSCOPE_CPU_N
     here::add_pool_kernels(t);
     here::add_im2col_kernels(t);
     here::add_attention_kernels(t);
+    here::add_gelu_kernels(t);
     return t;
   }();
   return &table;
