@@ -445,3 +445,18 @@ TEST_CASE("kernel: the idle hook stops a built-in op's launch on sim too, the wo
   CHECK(lab.err.find("interrupted") != std::string::npos);
   CHECK(lab.echo("C.shape") == "[1]");
 }
+
+// `x /= 2` makes x a float, as `x = x / 2` does (the type pass once missed it: the lane read a
+// missing expression and the program crashed).
+TEST_CASE("kernel: x /= 2 turns an int variable into a float", "[kernel]") {
+  Lab lab;
+  lab.ok(
+      "A = zeros(1)\n"
+      "@kernel\n"
+      "def halve(A):\n"
+      "    x = 7\n"
+      "    x /= 2\n"
+      "    A[0] = x\n"
+      "halve[1, 1](A)");
+  CHECK(var(lab, "A").get(0) == 3.5);
+}

@@ -14,7 +14,7 @@ add_test(NAME web_site_has_no_solutions
                  ${_web_build}/site/opscope.data)
 set_tests_properties(web_site_has_no_solutions PROPERTIES FIXTURES_REQUIRED web_site LABELS web)
 foreach(t script_matches_desktop onnx_backward lesson_1_en lesson_5_zh lesson_7_zh interrupt op_gradcheck matmul_kernels files
-          reload_keeps_progress opened_file_survives_reload export_keeps_labels sim_counters)
+          reload_keeps_progress opened_file_survives_reload export_keeps_labels sim_counters gpu_exercise)
   add_test(NAME web_${t} COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/tests/web/web_tests.py ${t}
            --build-dir ${_web_build} --opscope $<TARGET_FILE:opscope>)
   set_tests_properties(web_${t} PROPERTIES FIXTURES_REQUIRED web_site TIMEOUT 600 LABELS web

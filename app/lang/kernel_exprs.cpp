@@ -36,10 +36,10 @@ int64_t Compiler::const_int(const Expr& e) {
     }
     case Expr::binary: {
       const int64_t a = const_int(*e.items[0]), b = const_int(*e.items[1]);
-      if (e.text == "+") return a + b;
-      if (e.text == "-") return a - b;
-      if (e.text == "*") return a * b;
-      if (e.text == "//" && b != 0) return a / b;
+      if (e.op == Operator::add) return a + b;
+      if (e.op == Operator::sub) return a - b;
+      if (e.op == Operator::mul) return a * b;
+      if (e.op == Operator::floor_div && b != 0) return a / b;
       break;
     }
     default: break;
@@ -157,89 +157,91 @@ Val Compiler::load(const Expr& e) {
 
 Val Compiler::unary(const Expr& e) {
   Val a = expr(*e.items[0]);
-  if (e.text == "not") return ival(ilam([x = truth(std::move(a))](const Regs& r) -> int64_t { return !x->ev(r); }));
-  if (e.text == "+") return a;
+  if (e.op == Operator::not_)
+    return ival(ilam([x = truth(std::move(a))](const Regs& r) -> int64_t { return !x->ev(r); }));
+  if (e.op == Operator::plus) return a;
   if (a.ty == Ty::f) return fval(flam([x = std::move(a.f)](const Regs& r) { return -x->ev(r); }));
   return ival(ilam([x = std::move(a.i)](const Regs& r) { return -x->ev(r); }));
 }
 
 Val Compiler::binary(const Expr& e) {
-  const std::string& op = e.text;
+  const Operator op = e.op;
   Val a = expr(*e.items[0]), b = expr(*e.items[1]);
-  if (op == "@") fail(e.pos, "no matrix products inside a kernel: a lane computes numbers", "write the loop over k");
-  if (op == "/" || a.ty == Ty::f || b.ty == Ty::f) {
+  if (op == Operator::matmul)
+    fail(e.pos, "no matrix products inside a kernel: a lane computes numbers", "write the loop over k");
+  if (op == Operator::div || a.ty == Ty::f || b.ty == Ty::f) {
     FP x = as_float(std::move(a)), y = as_float(std::move(b));
-    if (op == "+")
+    if (op == Operator::add)
       return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
         ++g_flops;
         return x->ev(r) + y->ev(r);
       }));
-    if (op == "-")
+    if (op == Operator::sub)
       return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
         ++g_flops;
         return x->ev(r) - y->ev(r);
       }));
-    if (op == "*")
+    if (op == Operator::mul)
       return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
         ++g_flops;
         return x->ev(r) * y->ev(r);
       }));
-    if (op == "/")
+    if (op == Operator::div)
       return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
         ++g_flops;
         return x->ev(r) / y->ev(r);
       }));
-    if (op == "//")
+    if (op == Operator::floor_div)
       return fval(
           flam([x = std::move(x), y = std::move(y)](const Regs& r) { return std::floor(x->ev(r) / y->ev(r)); }));
-    if (op == "%")
+    if (op == Operator::mod)
       return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
         const double u = x->ev(r), v = y->ev(r), m = std::fmod(u, v);
         return m != 0 && ((m < 0) != (v < 0)) ? m + v : m;
       }));
-    if (op == "**")
+    if (op == Operator::pow)
       return fval(flam([x = std::move(x), y = std::move(y)](const Regs& r) {
         ++g_flops;
         return std::pow(x->ev(r), y->ev(r));
       }));
   } else {
     IP x = std::move(a.i), y = std::move(b.i);
-    if (op == "+")
+    if (op == Operator::add)
       return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) + y->ev(r); }));
-    if (op == "-")
+    if (op == Operator::sub)
       return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) - y->ev(r); }));
-    if (op == "*")
+    if (op == Operator::mul)
       return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return x->ev(r) * y->ev(r); }));
-    if (op == "//")
+    if (op == Operator::floor_div)
       return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return floor_div(x->ev(r), y->ev(r)); }));
-    if (op == "%")
+    if (op == Operator::mod)
       return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) { return py_mod(x->ev(r), y->ev(r)); }));
-    if (op == "**")
+    if (op == Operator::pow)
       return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) {
         int64_t base = x->ev(r), n = y->ev(r), out = 1;
         for (; n > 0; --n) out *= base;
         return out;
       }));
   }
-  fail(e.pos, "operator '" + op + "' is not available in a kernel");
+  fail(e.pos, "operator '" + std::string(name_of(op)) + "' is not available in a kernel");
 }
 
 Val Compiler::compare(const Expr& e) {
-  const std::string& op = e.text;
-  if (op == "in") fail(e.pos, "'in' is not available in a kernel");
+  const Operator op = e.op;
+  if (op == Operator::in) fail(e.pos, "'in' is not available in a kernel");
   Val a = expr(*e.items[0]), b = expr(*e.items[1]);
   auto pick = [&](auto x, auto y) -> Val {
-    if (op == "<")
+    if (op == Operator::lt)
       return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) < y->ev(r); }));
-    if (op == "<=")
+    if (op == Operator::le)
       return ival(
           ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) <= y->ev(r); }));
-    if (op == ">")
+    if (op == Operator::gt)
       return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) > y->ev(r); }));
-    if (op == ">=")
+    if (op == Operator::ge)
       return ival(
           ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) >= y->ev(r); }));
-    if (op == "==")
+    if (op == Operator::eq)
       return ival(
           ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) == y->ev(r); }));
     return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) != y->ev(r); }));
@@ -250,7 +252,7 @@ Val Compiler::compare(const Expr& e) {
 
 Val Compiler::logical(const Expr& e) {
   IP x = truth(expr(*e.items[0])), y = truth(expr(*e.items[1]));
-  if (e.text == "and")
+  if (e.op == Operator::and_)
     return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) && y->ev(r); }));
   return ival(ilam([x = std::move(x), y = std::move(y)](const Regs& r) -> int64_t { return x->ev(r) || y->ev(r); }));
 }

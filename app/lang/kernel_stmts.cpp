@@ -29,7 +29,6 @@ void Compiler::run() {
 }
 
 NP Compiler::assign_name(const std::string& target, Val v, Pos p) {
-  (void)p;
   const Ty ty = slots_.at(target).first;
   const int s = slots_.at(target).second;  // not a structured binding: clang 14 cannot capture one
   if (ty == Ty::f)
@@ -37,7 +36,9 @@ NP Compiler::assign_name(const std::string& target, Val v, Pos p) {
       r.f[s] = x->ev(r);
       return Flow::next;
     });
-  return nlam([x = std::move(v.i), s](const Regs& r) {
+  // The type pass gives a name a float slot wherever a float can reach it; a float here would be
+  // its mistake, and an error says so instead of the lane reading a missing expression.
+  return nlam([x = as_int(std::move(v), p, "the value of an int variable"), s](const Regs& r) {
     r.i[s] = x->ev(r);
     return Flow::next;
   });
@@ -187,7 +188,8 @@ NP Compiler::statement(const Stmt& s) {
     case Stmt::aug_assign: {
       const Expr& t = *s.targets[0];
       Expr bin(Expr::binary, s.pos);
-      bin.text = s.text;  // the operator without '=' ("+" of "+=")
+      bin.op = s.op;  // the operator without '=' (add of "+=")
+      bin.text = s.text;
       // The current value is read through the target expression itself (a load of A[i] counts).
       bin.items.push_back(std::unique_ptr<Expr>(const_cast<Expr*>(&t)));
       bin.items.push_back(std::unique_ptr<Expr>(const_cast<Expr*>(s.value.get())));

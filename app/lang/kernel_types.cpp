@@ -40,7 +40,7 @@ void Compiler::infer_stmt(const Stmt& s) {
       if (s.targets[0]->kind == Expr::name) {
         const Ty rhs = type_of(*s.value);
         const Ty cur = types_.count(s.targets[0]->text) ? types_[s.targets[0]->text] : Ty::i;
-        set_type(s.targets[0]->text, (s.text == "/=" || rhs == Ty::f || cur == Ty::f) ? Ty::f : Ty::i, s.pos);
+        set_type(s.targets[0]->text, (s.op == Operator::div || rhs == Ty::f || cur == Ty::f) ? Ty::f : Ty::i, s.pos);
       }
       break;
     case Stmt::for_:
@@ -77,9 +77,9 @@ Ty Compiler::type_of(const Expr& e) {
         if (const Array* a = array_named(e.items[0]->text)) return is_floating(a->dtype) ? Ty::f : Ty::i;
       return Ty::i;
     }
-    case Expr::unary: return e.text == "not" ? Ty::i : type_of(*e.items[0]);
+    case Expr::unary: return e.op == Operator::not_ ? Ty::i : type_of(*e.items[0]);
     case Expr::binary: {
-      if (e.text == "/") return Ty::f;
+      if (e.op == Operator::div) return Ty::f;
       const Ty a = type_of(*e.items[0]), b = type_of(*e.items[1]);
       return a == Ty::f || b == Ty::f ? Ty::f : Ty::i;
     }

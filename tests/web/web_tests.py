@@ -105,6 +105,30 @@ def test_lesson_7_zh(args, out):
     lesson_run(args, out, "7", "zh")
 
 
+def test_gpu_exercise(args, out):
+    """A GPU exercise in the page (lesson 7 in Chinese): the starter's tiled matmul with its bank
+    conflict fails the check, a student's right answer (tests/exercises/corpus/right-a) passes:
+    the kernel runs on the simulated GPU in the browser and is graded on its wavefronts."""
+    exercise = "gpu-tiled-matmul-banks"
+    answer = os.path.join(ROOT, "tests", "exercises", "corpus", "right-a", exercise + ".ops")
+    for code, want in ((None, False), (answer, True)):
+        steps = [f"lesson exercise {exercise}"]
+        if code:
+            steps.append("lesson code /home/web_user/" + os.path.basename(code))
+        steps.append("lesson check")
+        run_out = os.path.join(out, "answer" if code else "starter")
+        os.makedirs(run_out, exist_ok=True)
+        rc, s = web_run(args, run_out, answer, "--lesson", "7", "--lang", "zh", "--actions", ";".join(steps),
+                        "--frames", "8")
+        who = "the right answer" if code else "the starter"
+        check(rc == 0 and s is not None, f"{who}: the page ran without errors")
+        if not s:
+            continue
+        ex = s.get("lesson", {}).get("exercise", {})
+        check(ex.get("id") == exercise and ex.get("attempts") == 1, f"{who}: checked once in the page: {ex}")
+        check(ex.get("passed") is want, f"{who}: {'passes' if want else 'fails'} (passed={ex.get('passed')})")
+
+
 def test_interrupt(args, out):
     """A training loop interrupted from the window: frames went on, the statement was undone."""
     script = os.path.join(ROOT, "tests", "gui", "mlp.ops")
