@@ -599,6 +599,7 @@ void handle_input(GraphViewState& s, const GraphViewFrame& f, ImVec2 c0, float z
     unfold_call(s, s.layout.boxes[static_cast<size_t>(hb)].scope_key);
   }
   s.zoom = zoom;
+  s.fitting.active = s.fit_requested = false;  // the person's zoom wins over a fit still being made
   const ImVec2 m(io.MousePos.x - c0.x, io.MousePos.y - c0.y);
   s.pan.x = m.x - (m.x - s.pan.x) * (s.zoom / old);
   s.pan.y = m.y - (m.y - s.pan.y) * (s.zoom / old);
