@@ -378,13 +378,16 @@ TEST_CASE("kernel: last_launch() gives the simulator's report, for a kernel and 
   CHECK(lab.echo("last_launches()[0]['simulated']") == "True");
 }
 
+// A kernel whose launches are long only for their number of blocks (the interrupt tests).
+const char* kSpin =
+    "@kernel\n"
+    "def spin(X):\n"
+    "    X[0] = 1.0\n"
+    "X = zeros(1)";
+
 TEST_CASE("kernel: Ctrl-C stops a launch of a million blocks and undoes the statement", "[kernel]") {
   Lab lab;
-  lab.ok(
-      "@kernel\n"
-      "def spin(X):\n"
-      "    X[0] = 1.0\n"
-      "X = zeros(1)");
+  lab.ok(kSpin);
   interrupt::clear();
   std::thread raiser([] {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -406,11 +409,7 @@ TEST_CASE("kernel: Ctrl-C stops a launch of a million blocks and undoes the stat
 // between blocks the hook is never called in a launch, and the launch runs to its end.
 TEST_CASE("kernel: the idle hook runs between a launch's blocks, and Interrupt in it stops the launch", "[kernel]") {
   Lab lab;
-  lab.ok(
-      "@kernel\n"
-      "def spin(X):\n"
-      "    X[0] = 1.0\n"
-      "X = zeros(1)");
+  lab.ok(kSpin);
   interrupt::clear();
   int calls = 0;
   interrupt::set_idle_hook(
