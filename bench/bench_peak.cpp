@@ -1,8 +1,10 @@
 // This core's FMA peak and the Transformer block's GEMM shapes (bench/vs_torch/transformer.ops)
-// against it: each product the block's training step runs, through opscope's `blas`
-// (OpenBLAS, cut into panels as ops/gemm.h does) and `eigen` algorithms and through OpenBLAS
-// called directly in one call, at one thread and at all cores. Tells which shapes hold the
-// block's GEMM time below the peak and whether another library would do them better.
+// against it: each product the block's training step runs, through opscope's `blas` (cut into
+// panels as ops/gemm.h does: OpenBLAS, and oneDNN's GEMM from 2^20 multiply-adds) and `eigen`
+// algorithms, and through OpenBLAS and oneDNN called directly in one call (oneDNN's at one
+// thread: the 1-thread table), at one thread and at all cores. Tells which shapes hold the
+// block's GEMM time below the peak and which library does each better; the reference rows
+// below the block's are the sizes around ops/gemm.cpp's 2^20 threshold.
 //
 // Run: flock /tmp/opscope-build.lock ./build/bench_peak [--repeats N]   (prints tables; exit 0)
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "bench/fma_peak.h"
 #include "core/parallel.h"
 #include "ops/gemm.h"
+#include "ops/onednn_loader.h"
 
 using namespace opscope;
 using namespace opscope::bench;
@@ -49,6 +52,11 @@ const std::vector<GemmShape> kBlockShapes = {
     {"  (on K, V: ·ᵀ)", 64, 64, 64, false, true, 32 * 12, false},
     {"P·V, dS·K tiles", 64, 64, 64, false, false, 32 * 6},
     {"Pᵀ·dO, dSᵀ·Q tiles", 64, 64, 64, true, false, 32 * 6},
+    // Around the threshold (not in the step): half and twice 2^20 multiply-adds, and an MLP layer.
+    {"ref 2^19", 64, 128, 64, false, false, 1, false},
+    {"ref 2^20", 128, 128, 64, false, true, 1, false},
+    {"ref 2^21", 128, 128, 128, false, false, 1, false},
+    {"ref MLP 64·784·256", 64, 256, 784, false, true, 1, false},
 };
 
 }  // namespace
@@ -62,12 +70,13 @@ int main(int argc, char** argv) {
   std::printf("\nFMA peak of one core: %.1f GFLOP/s (float32, %s; best of 5 runs of an FMA loop, bench/fma_peak.h)\n",
               peak.gflops, peak.vectors);
   const cpu::BlasLibrary* direct = cpu::blas_library();
+  const cpu::OnednnModule& onednn = cpu::onednn_module();
   const int all = hardware_threads();
   for (int t : all > 1 ? std::vector<int>{1, all} : std::vector<int>{1}) {
     NumThreadsScope nt(t);
     std::printf("\n== the block's GEMMs, %d thread%s: GFLOP/s (fraction of %d × peak) ==\n", t, t == 1 ? "" : "s", t);
-    std::printf("%-20s %5s %5s %5s %4s %15s %15s %15s\n", "product", "M", "N", "K", "x", "blas (opscope)", "eigen",
-                "OpenBLAS 1 call");
+    std::printf("%-20s %5s %5s %5s %4s %15s %15s %15s %15s\n", "product", "M", "N", "K", "x", "blas (opscope)", "eigen",
+                "OpenBLAS 1 call", "oneDNN 1 call");
     double flops_sum = 0, blas_sum = 0;
     for (const GemmShape& g : kBlockShapes) {
       std::vector<float> A(g.M * g.K), B(g.K * g.N), C(g.M * g.N);
@@ -91,6 +100,13 @@ int main(int argc, char** argv) {
           direct->set_num_threads(1);
         });
       }
+      const bool onednn_row = onednn.loaded && t == 1;  // its calls run on one thread
+      if (onednn_row)
+        fns.push_back([&] {
+          for (int c = 0; c < g.count; ++c)
+            onednn.sgemm(g.ta ? 'T' : 'N', g.tb ? 'T' : 'N', g.M, g.N, g.K, 1.f, A.data(), lda, B.data(), ldb, 0.f,
+                         C.data(), g.N);
+        });
       const std::vector<double> s = interleaved_medians(fns, repeats, 2);
       const double flops = 2.0 * g.M * g.N * g.K * g.count;
       auto cell = [&](double sec) {
@@ -98,9 +114,10 @@ int main(int argc, char** argv) {
         std::snprintf(b, sizeof b, "%6.1f (%.2f)", flops / sec / 1e9, flops / sec / 1e9 / (peak.gflops * t));
         return std::string(b);
       };
-      std::printf("%-20s %5lld %5lld %5lld %4d %15s %15s %15s\n", g.what, (long long)g.M, (long long)g.N,
-                  (long long)g.K, g.count, cell(s[0]).c_str(), cell(s[1]).c_str(),
-                  s.size() > 2 ? cell(s[2]).c_str() : "-");
+      const size_t onednn_at = direct ? 3 : 2;
+      std::printf("%-20s %5lld %5lld %5lld %4d %15s %15s %15s %15s\n", g.what, (long long)g.M, (long long)g.N,
+                  (long long)g.K, g.count, cell(s[0]).c_str(), cell(s[1]).c_str(), direct ? cell(s[2]).c_str() : "-",
+                  onednn_row ? cell(s[onednn_at]).c_str() : "-");
       if (g.in_step) {
         flops_sum += flops;
         blas_sum += s[0];

@@ -172,11 +172,14 @@ struct BlockGemms {
   double step_s = -1, gemm_core_s = 0, gemm_flops = 0, peak_gflops = 0;
   double best_rate = 0;  // GEMM FLOP/s per core (flops / core-seconds), best round
   std::vector<double> round_fractions;  // each round's rate over its own peak
+  std::vector<cpu::GemmShapeTally> shapes;  // the fastest round's products, by shape and library
+  int steps = 0;  // per round
   const char* vectors = "";
 };
 
 BlockGemms measure_block_gemms(int rounds, int steps) {
   BlockGemms r;
+  r.steps = steps;
   const Script s = load_script("transformer");
   Workspace ws;
   WorkspaceScope scope(ws);
@@ -189,7 +192,7 @@ BlockGemms measure_block_gemms(int rounds, int steps) {
   auto step = [&] { return session.run(s.step, "transformer.ops (step)", out, err); };
   for (int i = 0; i < 3; ++i) step();  // warm: the allocator's cache, OpenBLAS's buffers
   for (int round = 0; round < rounds; ++round) {
-    const FmaPeak peak = measure_fma_peak(0.2);
+    const FmaPeak peak = measure_fma_peak_on(num_threads(), 0.2);  // every core the step uses, busy at once
     cpu::gemm_tally_start();
     const double t0 = now_s();
     for (int i = 0; i < steps; ++i)
@@ -208,10 +211,30 @@ BlockGemms measure_block_gemms(int rounds, int steps) {
       r.step_s = step_s;
       r.gemm_core_s = tally.seconds / steps;
       r.gemm_flops = tally.flops / steps;
+      r.shapes = tally.shapes;
     }
     r.best_rate = std::max(r.best_rate, rate);
   }
   return r;
+}
+
+// The products behind the fraction, costliest first: which library ran each shape (ops/gemm.cpp
+// sends float32 products of 2^20 multiply-adds and more to oneDNN) and how fast.
+void print_block_gemm_shapes(const BlockGemms& b, int threads) {
+  if (b.shapes.empty() || b.peak_gflops <= 0) return;
+  std::printf("\n  the block's products at %d thread%s, fastest round, per step (op(A) M×K times op(B) K×N):\n",
+              threads, threads == 1 ? "" : "s");
+  std::printf("  %-4s %18s %9s %7s %9s %10s %9s\n", "op", "M x N x K", "library", "calls", "core-ms", "GF/s",
+              "fraction");
+  for (const cpu::GemmShapeTally& s : b.shapes) {
+    char shape[48], ops[8];
+    std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", static_cast<long long>(s.M), static_cast<long long>(s.N),
+                  static_cast<long long>(s.K));
+    std::snprintf(ops, sizeof ops, "%c%c", s.trans_a ? 'T' : 'N', s.trans_b ? 'T' : 'N');
+    const double gflops = s.seconds > 0 ? s.flops / s.seconds / 1e9 : 0;
+    std::printf("  %-4s %18s %9s %7lld %9.2f %10.1f %9.2f\n", ops, shape, cpu::gemm_library_name(s.library),
+                static_cast<long long>(s.calls / b.steps), s.seconds / b.steps * 1e3, gflops, gflops / b.peak_gflops);
+  }
 }
 
 void print_block_gemms(const std::vector<int>& thread_counts, int rounds) {
@@ -223,9 +246,11 @@ void print_block_gemms(const std::vector<int>& thread_counts, int rounds) {
   std::printf("%7s %9s %12s %9s %11s %12s %12s %9s %15s %8s %8s\n", "threads", "step ms", "GEMM core-ms", "GEMM GF",
               "GEMM share", "GEMM GF/s", "peak GF/s", "fraction", "rounds", "target", "verdict");
   const char* vectors = "";
+  BlockGemms first;
   for (int t : thread_counts) {
     NumThreadsScope nt(t);
     const BlockGemms b = measure_block_gemms(rounds, 5);
+    if (t == thread_counts.front()) first = b;
     if (b.step_s <= 0) {
       std::printf("%7d  the block's script failed\n", t);
       continue;
@@ -243,9 +268,12 @@ void print_block_gemms(const std::vector<int>& thread_counts, int rounds) {
   }
   std::printf(
       "  GEMM GF/s: the products' FLOPs (2·M·N·K, causal tiles skipped are not counted) over the time they ran, "
-      "per core;\n  peak: one core's float32 FMA loop, %s (bench/fma_peak.h); fraction = GEMM GF/s / peak; "
+      "per core;\n  peak: one core's float32 FMA loop, %s (bench/fma_peak.h), run on as many cores at once as the "
+      "row's "
+      "threads (the lowest core's rate); fraction = GEMM GF/s / peak; "
       "rounds: each round's own fraction\n",
       vectors);
+  print_block_gemm_shapes(first, thread_counts.front());
 }
 
 std::string cpu_model() {

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
+#include <vector>
 
 #include "core/cpu_isa.h"
 
@@ -86,6 +88,24 @@ inline FmaPeak measure_fma_peak(double seconds = 0.3, int tries = 5) {
     p.gflops = std::max(p.gflops, 12.0 * lanes * 2.0 * static_cast<double>(iters) / s / 1e9);
   }
   return p;
+}
+
+// The same loop on `threads` cores at once, each on its own thread: the rate one core keeps
+// while the others are busy too (the lowest of them). With AVX-512 on every core the clock
+// drops (the all-core AVX-512 frequency), so a rate measured with several cores busy is
+// compared against this, not against one core's loop alone.
+inline FmaPeak measure_fma_peak_on(int threads, double seconds = 0.3, int tries = 5) {
+  if (threads <= 1) return measure_fma_peak(seconds, tries);
+  std::vector<FmaPeak> each(static_cast<size_t>(threads));
+  std::vector<std::thread> running;
+  for (int t = 0; t < threads; ++t)
+    running.emplace_back(
+        [&each, t, seconds, tries] { each[static_cast<size_t>(t)] = measure_fma_peak(seconds, tries); });
+  for (std::thread& t : running) t.join();
+  FmaPeak lowest = each.front();
+  for (const FmaPeak& p : each)
+    if (p.gflops < lowest.gflops) lowest = p;
+  return lowest;
 }
 
 }  // namespace opscope::bench

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <map>
+#include <optional>
 #include <unordered_set>
 
 #include "core/autograd.h"
@@ -119,6 +121,105 @@ class BackwardBuilder final : public GradCtx {
   Attrs attrs_;
 };
 
+// Slices whose readers tile one axis of a tensor (q, k, v = qkv[..., 0:256], [256:512],
+// [512:768]; x[:, t] for every t of a loop): their backward formulas would each make a
+// zero tensor the size of the whole and put dy in a window of it, then add those up. Their
+// gradients are instead held back here and joined with one concat, once every reader is done.
+struct WindowGrad {
+  int64_t start = 0;  // the slice's window along the axis
+  int dy = -1;  // the slice's output gradient
+  int node = -1;  // the slice
+};
+
+class WindowJoins {
+ public:
+  WindowJoins(const Graph& g, const std::vector<int>& needed) : g_(g), needed_(needed) {}
+
+  // Holds back forward node `id`'s gradient when it is one of such slices (else false: it is
+  // differentiated as any node).
+  bool defer(int id, const std::unordered_map<int, int>& grads) {
+    const Node& f = g_.node(id);
+    if (!f.op->gradient_window || f.inputs.size() != 1 || f.outputs.size() != 1) return false;
+    const int in = f.inputs[0];
+    const std::optional<int64_t> axis = tiled_axis(in);
+    if (!axis) return false;
+    const auto w = f.op->gradient_window(f.attrs, g_.value(in).meta);
+    pending_[in].push_back({w->start, grads.at(f.outputs[0]), id});
+    return true;
+  }
+  // The held-back gradients of `v`'s slices, once: nothing when none was held back.
+  std::optional<std::vector<WindowGrad>> take(int v) {
+    auto it = pending_.find(v);
+    if (it == pending_.end()) return std::nullopt;
+    std::vector<WindowGrad> slices = std::move(it->second);
+    pending_.erase(it);
+    return slices;
+  }
+  // How many nodes read `v` (all of them slices, when some were held back).
+  size_t readers(int v) const { return readers_.at(v).size(); }
+  // What is left after the walk: slices of tensors no node made (a parameter sliced).
+  std::map<int, std::vector<WindowGrad>>& rest() { return pending_; }
+  // The axis that `in`'s readers tile, each reading a contiguous window of it; nothing if
+  // another node reads it or the windows leave a gap or overlap.
+  std::optional<int64_t> tiled_axis(int in) {
+    if (auto it = tiled_.find(in); it != tiled_.end()) return it->second;
+    return tiled_[in] = find_tiled_axis(in);
+  }
+
+ private:
+  std::optional<int64_t> find_tiled_axis(int in) {
+    if (readers_.empty())
+      for (int id : needed_)
+        for (int v : g_.node(id).inputs) readers_[v].push_back(id);
+    const std::vector<int>& readers = readers_[in];
+    if (readers.size() < 2) return std::nullopt;  // one slice: its own formula is as cheap
+    const TensorMeta& meta = g_.value(in).meta;
+    std::vector<AxisWindow> windows;
+    for (int id : readers) {
+      const Node& r = g_.node(id);
+      if (!r.op->gradient_window || r.inputs.size() != 1) return std::nullopt;
+      const auto w = r.op->gradient_window(r.attrs, meta);
+      if (!w || (!windows.empty() && w->axis != windows.front().axis)) return std::nullopt;
+      windows.push_back(*w);
+    }
+    std::sort(windows.begin(), windows.end(),
+              [](const AxisWindow& a, const AxisWindow& b) { return a.start < b.start; });
+    int64_t next = 0;
+    for (const AxisWindow& w : windows) {
+      if (w.start != next || w.len <= 0) return std::nullopt;
+      next += w.len;
+    }
+    const int64_t axis = windows.front().axis;
+    if (next != meta.shape[static_cast<size_t>(axis)]) return std::nullopt;
+    return axis;
+  }
+
+  const Graph& g_;
+  const std::vector<int>& needed_;
+  std::unordered_map<int, std::vector<int>> readers_;  // value -> the needed nodes reading it
+  std::unordered_map<int, std::optional<int64_t>> tiled_;
+  std::map<int, std::vector<WindowGrad>> pending_;  // value -> its slices' held-back gradients
+};
+
+// dL/dv from its slices' gradients: one concat when every slice had one (their windows then
+// tile the axis), else each slice's own formula, in the order they arrived, as if none was held
+// back (a reader whose output nobody differentiates gives no gradient).
+template <class Differentiate>
+void join_window_gradients(Workspace& ws, Graph& g, std::unordered_map<int, int>& grads, int v,
+                           std::vector<WindowGrad> slices, size_t readers, Differentiate& differentiate) {
+  if (slices.size() != readers) {
+    for (const WindowGrad& s : slices) differentiate(s.node);
+    return;
+  }
+  std::sort(slices.begin(), slices.end(), [](const WindowGrad& a, const WindowGrad& b) { return a.start < b.start; });
+  const Node& first = g.node(slices.front().node);
+  const int64_t axis = first.op->gradient_window(first.attrs, g.value(v).meta)->axis;
+  BackwardBuilder ctx(ws, g, slices.front().node, grads);
+  std::vector<Val> parts;
+  for (const WindowGrad& s : slices) parts.push_back(Val{&ctx, s.dy});
+  grads[v] = ctx.call("concat", parts, {{"axis", axis}}).id;
+}
+
 }  // namespace
 
 BackwardNodes append_backward_nodes(Workspace& ws, Graph& g, int yv, int seed_id,
@@ -144,10 +245,17 @@ BackwardNodes append_backward_nodes(Workspace& ws, Graph& g, int yv, int seed_id
   BackwardNodes out;
   std::unordered_map<int, int>& grads = out.grads;
   grads[yv] = seed_id;
-  for (int id : needed) {
+  // dL/d(in) += d, as the formula of forward node `id` (whose ctx made d) gives it.
+  auto accumulate = [&](BackwardBuilder& ctx, int in, Val d) {
+    const TensorMeta target = g.value(in).meta;
+    if (d.shape() != target.shape) d = ctx.call("sum_to", {d}, {{"shape", target.shape}});
+    if (d.dtype() != target.dtype) d = ctx.call("cast", {d}, {{"dtype", std::string(dtype_name(target.dtype))}});
+    if (auto it = grads.find(in); it != grads.end()) d = Val{&ctx, it->second} + d;
+    grads[in] = d.id;
+  };
+  // Runs forward node `id`'s backward formula and adds what it gives to its inputs' gradients.
+  auto differentiate = [&](int id) {
     const Node& f = g.node(id);
-    bool has_grad = std::any_of(f.outputs.begin(), f.outputs.end(), [&](int v) { return grads.count(v); });
-    if (!has_grad) continue;
     if (f.saved_released && !f.op->saves.empty())
       throw Error("backward: the saved tensors of node #" + std::to_string(id) + " (" + f.op->name +
                       ") were freed by an earlier backward",
@@ -157,18 +265,22 @@ BackwardNodes append_backward_nodes(Workspace& ws, Graph& g, int yv, int seed_id
     BackwardBuilder ctx(ws, g, id, grads);
     std::vector<Val> dins = f.op->backward(ctx);
     const ValueIds inputs = g.node(id).inputs;  // copied: adding nodes moves them
-    for (size_t i = 0; i < inputs.size() && i < dins.size(); ++i) {
-      const int in = inputs[i];
-      if (!g.value(in).requires_grad || !dins[i].defined()) continue;
-      Val d = dins[i];
-      const TensorMeta target = g.value(in).meta;
-      if (d.shape() != target.shape) d = ctx.call("sum_to", {d}, {{"shape", target.shape}});
-      if (d.dtype() != target.dtype) d = ctx.call("cast", {d}, {{"dtype", std::string(dtype_name(target.dtype))}});
-      if (auto it = grads.find(in); it != grads.end()) d = Val{&ctx, it->second} + d;  // accumulate
-      grads[in] = d.id;
-    }
+    for (size_t i = 0; i < inputs.size() && i < dins.size(); ++i)
+      if (g.value(inputs[i]).requires_grad && dins[i].defined()) accumulate(ctx, inputs[i], dins[i]);
     if (g.num_nodes() == before) out.no_backward_nodes.push_back(id);
+  };
+  WindowJoins joins(g, needed);
+  for (int id : needed) {
+    for (int v : ValueIds(g.node(id).outputs))  // its output's readers are all done: join their slices
+      if (auto slices = joins.take(v)) join_window_gradients(ws, g, grads, v, *slices, joins.readers(v), differentiate);
+    const Node& f = g.node(id);
+    bool has_grad = std::any_of(f.outputs.begin(), f.outputs.end(), [&](int v) { return grads.count(v); });
+    if (!has_grad) continue;
+    if (joins.defer(id, grads)) continue;
+    differentiate(id);
   }
+  for (auto& [v, slices] : joins.rest())
+    join_window_gradients(ws, g, grads, v, slices, joins.readers(v), differentiate);
   // The gradient of C is dC (once complete): stepping then reads dA = matmul(dC, B.T).
   for (auto& [v, gv] : grads)
     if (const std::string& name = g.value(v).name; !name.empty() && g.value(gv).name.empty())

@@ -282,6 +282,11 @@ struct AbsorbRule {
   std::function<bool(const Attrs& attrs, size_t num_inputs)> when = nullptr;
 };
 
+// Elements [start, start + len) along `axis` (normalized: 0 <= axis < rank).
+struct AxisWindow {
+  int64_t axis = 0, start = 0, len = 0;
+};
+
 // ---------------------------------------------------------------------------------------------
 // The primitive contract: the only ops of ops/ that core names (tests/test_core.cpp fails if
 // core/ names any other).
@@ -290,13 +295,14 @@ struct AbsorbRule {
 //   cast                 autograd casts a gradient back to its input's dtype
 //   expand               the zero gradient of an output nobody used (a 0-d zero expanded)
 //   sgd_update           compile(loss, lr=...) appends w ← w − lr·dw per parameter (inputs w, dw; attr lr)
+//   concat               autograd joins the gradients of slices that tile an axis (OpDef::gradient_window)
 //   fused_elementwise    fuse_elementwise's node: inputs x..., attrs chain ("mul i0 i1;gelu/0 r0":
 //                        op[/param...] then operands iK = input K, rK = result of instruction K;
 //                        the last instruction is the output) and shape; it takes at most
 //                        kMaxFusedOps instructions and kMaxFusedInputs inputs (the CUDA
 //                        kernel holds the chain's registers and inputs' indices on chip)
-inline constexpr std::array<std::string_view, 10> kPrimitiveOps = {
-    "add", "sub", "mul", "div", "neg", "sum_to", "cast", "expand", "sgd_update", "fused_elementwise"};
+inline constexpr std::array<std::string_view, 11> kPrimitiveOps = {
+    "add", "sub", "mul", "div", "neg", "sum_to", "cast", "expand", "sgd_update", "fused_elementwise", "concat"};
 inline constexpr size_t kMaxFusedOps = 32;
 inline constexpr size_t kMaxFusedInputs = 8;
 
@@ -350,6 +356,13 @@ struct OpDef {
   std::string anomaly_hint;  // what to do when its output has NaN/Inf (:anomaly on)
   std::string output_name_suffix;  // in backward graphs its output is named after its input plus this ("B.T")
   std::vector<AbsorbRule> absorbs;
+
+  // An op whose output is a window of its input 0 (slice): the window, for these attributes and
+  // input, when it is contiguous along one axis (step 1), else nothing. Its backward puts dy in
+  // that window of a zero tensor; when the windows of one tensor's readers tile an axis (q, k,
+  // v sliced out of qkv), autograd joins their gradients with one concat instead (no zeros, no
+  // adds): append_backward_nodes.
+  std::function<std::optional<AxisWindow>(const Attrs& attrs, const TensorMeta& input)> gradient_window;
 
   bool differentiable = true;  // false: outputs never require grad (comparisons)
   std::vector<SavedRef> saves;

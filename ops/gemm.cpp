@@ -13,6 +13,7 @@
 
 #include "core/cpu_isa.h"
 #include "core/parallel.h"
+#include "ops/onednn_loader.h"
 #include "ops/scoped_env.h"
 #if OPSCOPE_HAVE_OPENBLAS
 #include <cblas.h>
@@ -112,10 +113,48 @@ const OpenBlas& openblas() {
 
 bool fits_int(int64_t v) { return v >= 0 && v <= INT_MAX; }
 
+// --- oneDNN's GEMM, for the float32 products it runs faster ------------------------------------
+// One thread, each shape timed against OpenBLAS 0.3.21 (bench_peak's "1 call" columns): oneDNN's
+// dnnl_sgemm was level to 33 % faster on the products from about 128×128×64 up (a layer's:
+// 1024×256 by 256×768, 64×784 by 784×256; 128×128×64), at AVX-512 and at AVX2, one of the
+// Transformer block's twelve 4 % slower; OpenBLAS was 10–35 % faster on the 64×64×64 tiles of
+// flash attention and below. Float64 stays with OpenBLAS (oneDNN has no dgemm).
+constexpr double kOnednnMinMacs = double(1 << 20);
+
+bool onednn_runs(int64_t M, int64_t N, int64_t K) {
+  return static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) >= kOnednnMinMacs;
+}
+
+// The module's entry, opened by the first product big enough (nullptr without oneDNN). Never on
+// the desktop's start: the many sessions that only add small tensors never open it.
+opscope_onednn_sgemm_fn onednn_sgemm() {
+  static const opscope_onednn_sgemm_fn f = [] {
+    const OnednnModule& m = onednn_module();
+    return m.loaded ? m.sgemm : nullptr;
+  }();
+  return f;
+}
+
+// Which library runs a float32 product of this size (for the tally's table).
+template <class T> GemmLibrary library_for(GemmAlgo algo, int64_t M, int64_t N, int64_t K) {
+  if (algo == GemmAlgo::eigen) return GemmLibrary::eigen;
+  if constexpr (sizeof(T) == 4)
+    if (kHaveOpenBlas && onednn_runs(M, N, K) && onednn_sgemm()) return GemmLibrary::onednn;
+  if (openblas().loaded) return GemmLibrary::openblas;
+  return kHaveSimd128Gemm && sizeof(T) == 4 ? GemmLibrary::simd128 : GemmLibrary::eigen;
+}
+
 template <class T>
 void blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C,
                int64_t ldc) {
 #if OPSCOPE_HAVE_OPENBLAS
+  if constexpr (sizeof(T) == 4)
+    if (onednn_runs(M, N, K))
+      if (const opscope_onednn_sgemm_fn sgemm = onednn_sgemm()) {
+        const char* why = sgemm(A.row_major ? 'N' : 'T', B.row_major ? 'N' : 'T', M, N, K, alpha, A.data,
+                                std::max<int64_t>(A.ld, 1), B.data, std::max<int64_t>(B.ld, 1), beta, C, ldc);
+        if (!why) return;  // else (never seen: a bad shape is caught before) OpenBLAS runs it
+      }
   const OpenBlas& b = openblas();
   if (b.loaded && fits_int(M) && fits_int(N) && fits_int(K) && fits_int(A.ld) && fits_int(B.ld) && fits_int(ldc)) {
     // A column-major operand is the transpose of a row-major one with the same leading dimension.
@@ -153,11 +192,20 @@ std::atomic<bool> g_tally_on{false};
 std::mutex g_tally_mutex;
 GemmTally g_tally;
 
-void tally_add(double seconds, double flops) {
+void tally_add(const GemmShapeTally& call) {
   std::lock_guard<std::mutex> lock(g_tally_mutex);
-  g_tally.seconds += seconds;
-  g_tally.flops += flops;
+  g_tally.seconds += call.seconds;
+  g_tally.flops += call.flops;
   ++g_tally.calls;
+  auto same = [&](const GemmShapeTally& s) {
+    return s.M == call.M && s.N == call.N && s.K == call.K && s.trans_a == call.trans_a && s.trans_b == call.trans_b &&
+           s.library == call.library;
+  };
+  auto it = std::find_if(g_tally.shapes.begin(), g_tally.shapes.end(), same);
+  if (it == g_tally.shapes.end()) return g_tally.shapes.push_back(call);
+  it->seconds += call.seconds;
+  it->flops += call.flops;
+  ++it->calls;
 }
 
 template <class T>
@@ -181,8 +229,13 @@ void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> 
   if (!g_tally_on.load(std::memory_order_relaxed)) return run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
   const auto t0 = std::chrono::steady_clock::now();
   run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  tally_add(seconds, 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K));
+  GemmShapeTally call;
+  call.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  call.flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  call.calls = 1;
+  call.M = M, call.N = N, call.K = K, call.trans_a = !A.row_major, call.trans_b = !B.row_major;
+  call.library = library_for<T>(algo, M, N, K);
+  tally_add(call);
 }
 
 void gemm_tally_start() {
@@ -194,7 +247,19 @@ void gemm_tally_start() {
 GemmTally gemm_tally_stop() {
   g_tally_on.store(false);
   std::lock_guard<std::mutex> lock(g_tally_mutex);
+  std::sort(g_tally.shapes.begin(), g_tally.shapes.end(),
+            [](const GemmShapeTally& a, const GemmShapeTally& b) { return a.seconds > b.seconds; });
   return g_tally;
+}
+
+const char* gemm_library_name(GemmLibrary l) {
+  switch (l) {
+    case GemmLibrary::openblas: return "OpenBLAS";
+    case GemmLibrary::onednn: return "oneDNN";
+    case GemmLibrary::eigen: return "Eigen";
+    case GemmLibrary::simd128: return "SIMD128";
+  }
+  return "?";
 }
 
 template <class T>
@@ -247,7 +312,9 @@ GemmAlgo default_gemm() {
 }
 
 std::string default_gemm_description() {
-  if (default_gemm() == GemmAlgo::blas) return kHaveSimd128Gemm ? "blas (opscope's SIMD128 GEMM)" : "blas (OpenBLAS)";
+  if (default_gemm() == GemmAlgo::blas)
+    return kHaveSimd128Gemm ? "blas (opscope's SIMD128 GEMM)"
+                            : "blas (OpenBLAS; oneDNN's GEMM for float32 products of 2^20 multiply-adds and more)";
   const char* core = user_openblas_coretype();
   if (!kHaveOpenBlas || !core) return "eigen (this build has no OpenBLAS)";
   return std::string("eigen: OPENBLAS_CORETYPE=") + core + " gives OpenBLAS narrower kernels than opscope's " +

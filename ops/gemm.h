@@ -1,5 +1,6 @@
 // Matrix products for the CPU kernels of ops/: C = alpha·A·B + beta·C through OpenBLAS (the
-// `blas` algorithm) or through Eigen (the `eigen` algorithm, built per instruction set:
+// `blas` algorithm; its float32 products of 2^20 multiply-adds and more go to oneDNN's GEMM,
+// faster there, when oneDNN is installed: ops/onednn_loader.h) or through Eigen (the `eigen` algorithm, built per instruction set:
 // ops/cpu/gemm.cpp). default_gemm() says which of the two is the default of matmul and linear
 // and runs conv's GEMMs and attention's products. In the browser, which has no OpenBLAS, `blas`
 // is opscope's own WebAssembly SIMD128 GEMM in float32 (ops/cpu/gemm_simd128.h).
@@ -14,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ops/cpu/kernels.h"
 
@@ -56,9 +58,19 @@ void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> 
 // core's FMA peak). Counted at the innermost call, one library call on one thread: `seconds`
 // sums the calls' times over all threads (core-seconds), so flops / seconds is the rate of one
 // core, whatever the thread count. Off by default; off, a GEMM pays one relaxed atomic load.
+enum class GemmLibrary { openblas, onednn, eigen, simd128 };
+const char* gemm_library_name(GemmLibrary l);  // "OpenBLAS", "oneDNN", "Eigen", "SIMD128"
+struct GemmShapeTally {  // the calls of one shape that one library ran
+  int64_t M = 0, N = 0, K = 0;
+  bool trans_a = false, trans_b = false;
+  GemmLibrary library = GemmLibrary::openblas;
+  double seconds = 0, flops = 0;
+  int64_t calls = 0;
+};
 struct GemmTally {
   double seconds = 0, flops = 0;  // flops: 2·M·N·K of the products actually run
   int64_t calls = 0;
+  std::vector<GemmShapeTally> shapes;  // by shape and library, the costliest first
 };
 void gemm_tally_start();  // zeroes the tally and starts counting
 GemmTally gemm_tally_stop();  // stops counting and returns what was counted

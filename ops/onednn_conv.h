@@ -1,11 +1,11 @@
-// conv2d's `onednn` algorithm, opscope's side: opens libopscope_onednn.so (ops/onednn/) on the
-// first call and runs oneDNN's convolution primitives through it. Never linked: a process that
-// does not use the algorithm pays nothing for oneDNN (39 MB, OpenMP).
+// conv2d's `onednn` algorithm, opscope's side: runs oneDNN's convolution primitives through
+// libopscope_onednn.so (ops/onednn_loader.h), opened on the first call.
 #pragma once
 #include <string>
 
 #include "core/op.h"
 #include "ops/geometry.h"
+#include "ops/onednn_loader.h"  // onednn_available, onednn_description
 
 namespace opscope::cpu {
 
@@ -18,11 +18,6 @@ enum class OnednnPass { forward, backward_data, backward_weights };
 void onednn_conv(const KernelCtx& k, OnednnPass pass, const ConvGeom& g, const float* a, const float* b, const float* c,
                  float* out);
 
-// Whether the module can be opened (opens it on the first call: use where the answer matters).
-bool onednn_available();
-// Without opening anything: "oneDNN 2.6.3 (OpenMP runtime)" once loaded, "on first use
-// (conv2d algo=\"onednn\")" before, or why it is missing. For :device and --version.
-std::string onednn_description();
 // Workspace bytes of one pass, when the module is already loaded (else 0: the cost model
 // never loads it).
 double onednn_workspace_bytes(OnednnPass pass, const ConvGeom& g, bool bias);

@@ -300,7 +300,16 @@ OpDef slice_op() {
                     {"stop", a.i("stop")},
                     {"step", a.i("step")}})};
   };
-  d.backward_note = "dx = zeros(x.shape) with dx[start:stop:step] = dy (slice_backward)";
+  d.backward_note =
+      "dx = zeros(x.shape) with dx[start:stop:step] = dy (slice_backward); when slices of one tensor tile an axis "
+      "(q, k, v = qkv[..., 0:256], [256:512], [512:768]), dx = concat(dq, dk, dv) along it";
+  d.gradient_window = [](const Attrs& a, const TensorMeta& x) -> std::optional<AxisWindow> {
+    const int64_t r = static_cast<int64_t>(x.shape.size());
+    if (r == 0 || a.i("step") != 1) return std::nullopt;
+    const int64_t ax = normalize_axis(a.i("axis"), r, "slice");
+    const SliceRange s = slice_range(x.shape[static_cast<size_t>(ax)], a.i("start"), a.i("stop"), 1);
+    return AxisWindow{ax, s.start, s.len};
+  };
   auto sl = [](int64_t axis, int64_t start, int64_t stop, int64_t step) {
     return AttrMap{{"axis", axis}, {"start", start}, {"stop", stop}, {"step", step}};
   };

@@ -24,8 +24,8 @@ endif()
 
 # The server's parts without the server (tests/test_class.cpp): a small executable of its own,
 # so that opscope_tests links no SQLite (about 1 s).
-add_executable(opscope_class_tests tests/test_class.cpp tests/main.cpp app/class/grader_child.cpp app/class/store.cpp
+add_executable(opscope_class_tests tests/test_class.cpp app/class/grader_child.cpp app/class/store.cpp
                app/class/summary.cpp)
 target_include_directories(opscope_class_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(opscope_class_tests PRIVATE PkgConfig::SQLITE3 nlohmann_json::nlohmann_json Catch2::Catch2 Threads::Threads)
+target_link_libraries(opscope_class_tests PRIVATE opscope_catch_main PkgConfig::SQLITE3 nlohmann_json::nlohmann_json Threads::Threads)
 add_test(NAME class_unit COMMAND opscope_class_tests "[class]")

@@ -1,8 +1,8 @@
 # GUI tests: real frames of `opscope gui` under xvfb-run (Mesa software GL), checked through
 # the state dump and the screenshot's pixels. Included by tests/CMakeLists.txt with the GUI and
 # xvfb-run (XVFB_RUN).
-add_executable(opscope_gui_tests tests/main.cpp tests/test_gui.cpp)
-target_link_libraries(opscope_gui_tests PRIVATE Catch2::Catch2 nlohmann_json::nlohmann_json)
+add_executable(opscope_gui_tests tests/test_gui.cpp)
+target_link_libraries(opscope_gui_tests PRIVATE opscope_catch_main nlohmann_json::nlohmann_json)
 target_include_directories(opscope_gui_tests PRIVATE /usr/include)
 target_compile_definitions(opscope_gui_tests PRIVATE OPSCOPE_BIN="$<TARGET_FILE:opscope>"
   OPSCOPE_SOURCE_DIR="${CMAKE_CURRENT_SOURCE_DIR}" OPSCOPE_TEST_OUT="${CMAKE_CURRENT_BINARY_DIR}")

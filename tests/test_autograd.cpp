@@ -237,3 +237,60 @@ TEST_CASE("size() of a 0-d tensor is an error, not a crash", "[core]") {
   WorkspaceScope scope(ws);
   REQUIRE_THROWS_WITH(Tensor::scalar(3.0).size(0), Catch::Contains("0-d tensor has no axes"));
 }
+
+namespace {
+int count_backward(Workspace& ws, const std::string& op) {
+  int n = 0;
+  for (auto& node : ws.graph().nodes()) n += node.phase == Phase::backward && node.op->name == op;
+  return n;
+}
+Tensor slice_of(Workspace& ws, const Tensor& x, int64_t axis, int64_t start, int64_t stop) {
+  return ws.call("slice", {x}, {{"axis", axis}, {"start", start}, {"stop", stop}});
+}
+}  // namespace
+
+TEST_CASE("slices that tile an axis get their gradients joined by one concat", "[core][grad]") {
+  // qkv = x·wᵀ split three ways; loss = Σ(2·q·k + v·v): dq = 2k, dk = 2q, dv = 2v, so
+  // dqkv = [2k, 2q, 2v] and dw = dqkvᵀ·x, by hand.
+  Workspace ws;
+  WorkspaceScope scope(ws);
+  Tensor w = param(Tensor::from_vector<double>({1, 2, 0, -1, 3, 1, -2, 0, 1, 1, 2, -1}, {6, 2}));
+  Tensor x = Tensor::from_vector<double>({1, 2, -1, 0.5}, {2, 2});
+  Tensor qkv = ws.call("matmul", {x, ws.call("transpose", {w})});  // [2, 6]
+  Tensor v = slice_of(ws, qkv, 1, 4, 6);  // read out of order: joined by position, not arrival
+  Tensor q = slice_of(ws, qkv, 1, 0, 2);
+  Tensor k = slice_of(ws, qkv, 1, 2, 4);
+  Tensor two = Tensor::scalar(2.0, DType::f64);
+  Tensor loss =
+      ws.call("sum", {ws.call("add", {ws.call("mul", {ws.call("mul", {q, k}), two}), ws.call("mul", {v, v})})});
+  ws.backward(loss);
+  CHECK(count_backward(ws, "concat") == 1);
+  CHECK(count_backward(ws, "slice_backward") == 0);
+  const std::vector<double> qk = qkv.to_vector();  // rows of [q0 q1 k0 k1 v0 v1]
+  std::vector<double> want(12, 0.0);
+  for (int r = 0; r < 2; ++r) {
+    const double* row = &qk[static_cast<size_t>(r * 6)];
+    const double dqkv[6] = {2 * row[2], 2 * row[3], 2 * row[0], 2 * row[1], 2 * row[4], 2 * row[5]};
+    for (int o = 0; o < 6; ++o)
+      for (int i = 0; i < 2; ++i) want[static_cast<size_t>(o * 2 + i)] += dqkv[o] * x.get(r * 2 + i);
+  }
+  const std::vector<double> got = w.grad().to_vector();
+  for (size_t i = 0; i < want.size(); ++i) CHECK(got[i] == Approx(want[i]));
+}
+
+TEST_CASE("a sliced parameter's tiling slices are joined; gaps and overlaps keep slice_backward", "[core][grad]") {
+  for (auto [first_stop, second_start, joined] : {std::tuple{1, 1, true}, {1, 2, false}, {2, 1, false}}) {
+    INFO("w[0:" << first_stop << "] and w[" << second_start << ":4]");
+    Workspace ws;
+    WorkspaceScope scope(ws);
+    Tensor w = param(Tensor::from_vector<double>({1, 2, 3, 4}, {4}));
+    Tensor a = slice_of(ws, w, 0, 0, first_stop), b = slice_of(ws, w, 0, second_start, 4);
+    // loss = Σ 3·a + Σ b²: dw[i] = 3 (i in a) + 2·w[i] (i in b)
+    ws.backward(ws.call("add", {ws.call("sum", {ws.call("mul", {a, Tensor::scalar(3.0, DType::f64)})}),
+                                ws.call("sum", {ws.call("mul", {b, b})})}));
+    CHECK(count_backward(ws, "concat") == (joined ? 1 : 0));
+    CHECK(count_backward(ws, "slice_backward") == (joined ? 0 : 2));
+    for (int i = 0; i < 4; ++i)
+      CHECK(w.grad().get(i) == Approx((i < first_stop ? 3.0 : 0.0) + (i >= second_start ? 2.0 * (i + 1) : 0.0)));
+  }
+}

@@ -1,5 +1,6 @@
 // The C interface between opscope and libopscope_onednn.so, the module that runs conv2d's
-// `onednn` algorithm on oneDNN's convolution primitives. opscope never links oneDNN (39 MB
+// `onednn` algorithm on oneDNN's convolution primitives, and the float32 products of ops/gemm.h
+// where oneDNN's GEMM beats OpenBLAS. opscope never links oneDNN (39 MB
 // and OpenMP at start-up): it opens the module with dlopen on the first onednn call
 // (ops/onednn_conv.cpp). Plain C types only, so neither side sees the other's C++ types.
 //
@@ -14,7 +15,7 @@
 extern "C" {
 
 // Bumped whenever a struct or a signature below changes: a module of another version is refused.
-#define OPSCOPE_ONEDNN_ABI 1
+#define OPSCOPE_ONEDNN_ABI 2
 
 enum OpscopeOnednnPass : int32_t {
   opscope_onednn_forward = 0,  // y = conv(x, w) + b
@@ -41,5 +42,10 @@ typedef const char* (*opscope_onednn_plan_fn)(const OpscopeOnednnConv* conv, siz
 // backward_weights: a = x, b = dy, out = dw. `workspace` holds plan's bytes, 64-byte aligned.
 typedef const char* (*opscope_onednn_run_fn)(const OpscopeOnednnConv* conv, const float* a, const float* b,
                                              const float* c, float* out, void* workspace);
+// C[M×N] (row-major, row stride ldc) = alpha·op(A)·op(B) + beta·C by oneDNN's GEMM (dnnl_sgemm),
+// on the calling thread only; ta, tb: 'N' or 'T' as in BLAS, operands row-major.
+typedef const char* (*opscope_onednn_sgemm_fn)(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha,
+                                               const float* A, int64_t lda, const float* B, int64_t ldb, float beta,
+                                               float* C, int64_t ldc);
 
 }  // extern "C"

@@ -1,6 +1,6 @@
 // libopscope_onednn.so: conv2d's `onednn` algorithm on oneDNN's convolution primitives
-// (convolution_forward, convolution_backward_data, convolution_backward_weights), behind the
-// C interface of onednn_abi.h. Built only when CMake finds oneDNN; opened by opscope on the
+// (convolution_forward, convolution_backward_data, convolution_backward_weights), and oneDNN's
+// float32 GEMM for ops/gemm.h, behind the C interface of onednn_abi.h. Built only when CMake finds oneDNN; opened by opscope on the
 // first onednn call, never linked into the binary.
 //
 // As oneDNN's documentation recommends, the primitives are created with format_tag::any and
@@ -265,6 +265,19 @@ __attribute__((visibility("default"))) const char* opscope_onednn_run(const Opsc
     omp_set_num_threads(conv->threads);
     run_plan(p, *conv, a, b, c, out, workspace);
   });
+}
+
+__attribute__((visibility("default"))) const char* opscope_onednn_sgemm(char ta, char tb, int64_t M, int64_t N,
+                                                                        int64_t K, float alpha, const float* A,
+                                                                        int64_t lda, const float* B, int64_t ldb,
+                                                                        float beta, float* C, int64_t ldc) {
+  // opscope's pool threads call this, one product (or panel) each: oneDNN's OpenMP team is this
+  // thread alone. The setting is this thread's own; a convolution sets its own at every run.
+  omp_set_num_threads(1);
+  const dnnl_status_t status = dnnl_sgemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (status == dnnl_success) return nullptr;
+  last_error = "oneDNN: dnnl_sgemm failed (status " + std::to_string(static_cast<int>(status)) + ")";
+  return last_error.c_str();
 }
 
 }  // extern "C"
