@@ -131,6 +131,13 @@ struct WindowGrad {
   int node = -1;  // the slice
 };
 
+// A tensor's held-back slice gradients, with how many slices read it and the axis they tile.
+struct HeldSlices {
+  std::vector<WindowGrad> slices;  // in the order they arrived
+  size_t readers = 0;
+  int64_t axis = 0;
+};
+
 class WindowJoins {
  public:
   WindowJoins(const Graph& g, const std::vector<int>& needed) : g_(g), needed_(needed) {}
@@ -148,25 +155,31 @@ class WindowJoins {
     return true;
   }
   // The held-back gradients of `v`'s slices, once: nothing when none was held back.
-  std::optional<std::vector<WindowGrad>> take(int v) {
+  std::optional<HeldSlices> take(int v) {
     auto it = pending_.find(v);
     if (it == pending_.end()) return std::nullopt;
-    std::vector<WindowGrad> slices = std::move(it->second);
+    HeldSlices held = held_of(v, std::move(it->second));
     pending_.erase(it);
-    return slices;
+    return held;
   }
-  // How many nodes read `v` (all of them slices, when some were held back).
-  size_t readers(int v) const { return readers_.at(v).size(); }
   // What is left after the walk: slices of tensors no node made (a parameter sliced).
-  std::map<int, std::vector<WindowGrad>>& rest() { return pending_; }
+  std::vector<std::pair<int, HeldSlices>> rest() {
+    std::vector<std::pair<int, HeldSlices>> left;
+    for (auto& [v, slices] : pending_) left.emplace_back(v, held_of(v, std::move(slices)));
+    pending_.clear();
+    return left;
+  }
+
+ private:
   // The axis that `in`'s readers tile, each reading a contiguous window of it; nothing if
   // another node reads it or the windows leave a gap or overlap.
   std::optional<int64_t> tiled_axis(int in) {
     if (auto it = tiled_.find(in); it != tiled_.end()) return it->second;
     return tiled_[in] = find_tiled_axis(in);
   }
-
- private:
+  HeldSlices held_of(int v, std::vector<WindowGrad> slices) {
+    return {std::move(slices), readers_.at(v).size(), *tiled_.at(v)};
+  }
   std::optional<int64_t> find_tiled_axis(int in) {
     if (readers_.empty())
       for (int id : needed_)
@@ -205,19 +218,18 @@ class WindowJoins {
 // tile the axis), else each slice's own formula, in the order they arrived, as if none was held
 // back (a reader whose output nobody differentiates gives no gradient).
 template <class Differentiate>
-void join_window_gradients(Workspace& ws, Graph& g, std::unordered_map<int, int>& grads, int v,
-                           std::vector<WindowGrad> slices, size_t readers, Differentiate& differentiate) {
-  if (slices.size() != readers) {
+void join_window_gradients(Workspace& ws, Graph& g, std::unordered_map<int, int>& grads, int v, HeldSlices held,
+                           Differentiate& differentiate) {
+  std::vector<WindowGrad>& slices = held.slices;
+  if (slices.size() != held.readers) {
     for (const WindowGrad& s : slices) differentiate(s.node);
     return;
   }
   std::sort(slices.begin(), slices.end(), [](const WindowGrad& a, const WindowGrad& b) { return a.start < b.start; });
-  const Node& first = g.node(slices.front().node);
-  const int64_t axis = first.op->gradient_window(first.attrs, g.value(v).meta)->axis;
   BackwardBuilder ctx(ws, g, slices.front().node, grads);
   std::vector<Val> parts;
   for (const WindowGrad& s : slices) parts.push_back(Val{&ctx, s.dy});
-  grads[v] = ctx.call("concat", parts, {{"axis", axis}}).id;
+  grads[v] = ctx.call("concat", parts, {{"axis", held.axis}}).id;
 }
 
 }  // namespace
@@ -272,15 +284,14 @@ BackwardNodes append_backward_nodes(Workspace& ws, Graph& g, int yv, int seed_id
   WindowJoins joins(g, needed);
   for (int id : needed) {
     for (int v : ValueIds(g.node(id).outputs))  // its output's readers are all done: join their slices
-      if (auto slices = joins.take(v)) join_window_gradients(ws, g, grads, v, *slices, joins.readers(v), differentiate);
+      if (auto held = joins.take(v)) join_window_gradients(ws, g, grads, v, std::move(*held), differentiate);
     const Node& f = g.node(id);
     bool has_grad = std::any_of(f.outputs.begin(), f.outputs.end(), [&](int v) { return grads.count(v); });
     if (!has_grad) continue;
     if (joins.defer(id, grads)) continue;
     differentiate(id);
   }
-  for (auto& [v, slices] : joins.rest())
-    join_window_gradients(ws, g, grads, v, slices, joins.readers(v), differentiate);
+  for (auto& [v, held] : joins.rest()) join_window_gradients(ws, g, grads, v, std::move(held), differentiate);
   // The gradient of C is dC (once complete): stepping then reads dA = matmul(dC, B.T).
   for (auto& [v, gv] : grads)
     if (const std::string& name = g.value(v).name; !name.empty() && g.value(gv).name.empty())

@@ -135,25 +135,17 @@ opscope_onednn_sgemm_fn onednn_sgemm() {
   return f;
 }
 
-// Which library runs a float32 product of this size (for the tally's table).
-template <class T> GemmLibrary library_for(GemmAlgo algo, int64_t M, int64_t N, int64_t K) {
-  if (algo == GemmAlgo::eigen) return GemmLibrary::eigen;
-  if constexpr (sizeof(T) == 4)
-    if (kHaveOpenBlas && onednn_runs(M, N, K) && onednn_sgemm()) return GemmLibrary::onednn;
-  if (openblas().loaded) return GemmLibrary::openblas;
-  return kHaveSimd128Gemm && sizeof(T) == 4 ? GemmLibrary::simd128 : GemmLibrary::eigen;
-}
-
+// Runs the product on the `blas` algorithm's library for it; says which one ran (the tally's table).
 template <class T>
-void blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C,
-               int64_t ldc) {
+GemmLibrary blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta, T* C,
+                      int64_t ldc) {
 #if OPSCOPE_HAVE_OPENBLAS
   if constexpr (sizeof(T) == 4)
     if (onednn_runs(M, N, K))
       if (const opscope_onednn_sgemm_fn sgemm = onednn_sgemm()) {
         const char* why = sgemm(A.row_major ? 'N' : 'T', B.row_major ? 'N' : 'T', M, N, K, alpha, A.data,
                                 std::max<int64_t>(A.ld, 1), B.data, std::max<int64_t>(B.ld, 1), beta, C, ldc);
-        if (!why) return;  // else (never seen: a bad shape is caught before) OpenBLAS runs it
+        if (!why) return GemmLibrary::onednn;  // else (never seen: shapes are checked before) OpenBLAS runs it
       }
   const OpenBlas& b = openblas();
   if (b.loaded && fits_int(M) && fits_int(N) && fits_int(K) && fits_int(A.ld) && fits_int(B.ld) && fits_int(ldc)) {
@@ -163,13 +155,17 @@ void blas_call(int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T>
     if constexpr (sizeof(T) == 4)
       b.sgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A.data, lda, B.data, ldb, beta, C, int(ldc));
     else b.dgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), alpha, A.data, lda, B.data, ldb, beta, C, int(ldc));
-    return;
+    return GemmLibrary::openblas;
   }
 #endif
 #if defined(__wasm_simd128__)
-  if constexpr (sizeof(T) == 4) return gemm_simd128(M, N, K, A, B, alpha, beta, C, ldc);
+  if constexpr (sizeof(T) == 4) {
+    gemm_simd128(M, N, K, A, B, alpha, beta, C, ldc);
+    return GemmLibrary::simd128;
+  }
 #endif
   kern<T>().gemm(M, N, K, A, B, alpha, beta, C, ldc);
+  return GemmLibrary::eigen;
 }
 
 // A product of fewer multiply-adds stays one call: a panel must be worth a thread.
@@ -209,10 +205,11 @@ void tally_add(const GemmShapeTally& call) {
 }
 
 template <class T>
-void run_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha, T beta,
-                T* C, int64_t ldc) {
-  if (algo == GemmAlgo::blas) blas_call<T>(M, N, K, A, B, alpha, beta, C, ldc);
-  else kern<T>().gemm(M, N, K, A, B, alpha, beta, C, ldc);
+GemmLibrary run_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> A, ConstMatrix<T> B, T alpha,
+                       T beta, T* C, int64_t ldc) {
+  if (algo == GemmAlgo::blas) return blas_call<T>(M, N, K, A, B, alpha, beta, C, ldc);
+  kern<T>().gemm(M, N, K, A, B, alpha, beta, C, ldc);
+  return GemmLibrary::eigen;
 }
 
 }  // namespace
@@ -226,15 +223,17 @@ void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> 
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == T(0) ? T(0) : beta * C[i * ldc + j];
     return;
   }
-  if (!g_tally_on.load(std::memory_order_relaxed)) return run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
+  if (!g_tally_on.load(std::memory_order_relaxed)) {
+    run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
-  run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
   GemmShapeTally call;
+  call.library = run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
   call.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   call.flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
   call.calls = 1;
   call.M = M, call.N = N, call.K = K, call.trans_a = !A.row_major, call.trans_b = !B.row_major;
-  call.library = library_for<T>(algo, M, N, K);
   tally_add(call);
 }
 

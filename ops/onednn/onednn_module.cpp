@@ -1,7 +1,7 @@
 // libopscope_onednn.so: conv2d's `onednn` algorithm on oneDNN's convolution primitives
 // (convolution_forward, convolution_backward_data, convolution_backward_weights), and oneDNN's
-// float32 GEMM for ops/gemm.h, behind the C interface of onednn_abi.h. Built only when CMake finds oneDNN; opened by opscope on the
-// first onednn call, never linked into the binary.
+// float32 GEMM for ops/gemm.h, behind the C interface of onednn_abi.h. Built only when CMake
+// finds oneDNN; opened by opscope on the first call that needs it, never linked into the binary.
 //
 // As oneDNN's documentation recommends, the primitives are created with format_tag::any and
 // choose their own (blocked) layouts; opscope's plain NCHW / OIHW tensors are reordered into
