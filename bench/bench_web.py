@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """The browser build against the desktop, in the same run (bench/bench_web.py):
 
+- a reference product (float32 512x512 @ 512x512) in both: the browser's GEMM rate;
 - the training step of bench/vs_torch/mlp.ops (MLP 784-256-256-10, batch 64, SGD) and of the
   other step workloads, timed by the script itself (perf_counter) natively at one thread and in
-  headless Chromium (the page's console output is read); target: browser <= 3x native;
+  headless Chromium (the page's console output is read); target: browser <= 3x native. Beside
+  each, its floor: the step's FLOPs (flops(), the ops' cost models) at the reference product's
+  browser rate, over the native time, the ratio the step would have if every FLOP in the page
+  ran at the page's best GEMM rate;
 - the site's size as a browser downloads it (gzip, as static servers send it): target <= 20 MB;
 - the first frame from a cold cache on 127.0.0.1: target <= 3 s.
 
@@ -40,10 +44,23 @@ TARGET_DOWNLOAD_MB = 20.0
 TARGET_FIRST_FRAME_MS = 3000.0
 
 
+# The product the floor below is measured with: float32 512x512 @ 512x512, the browser's GEMM
+# (SIMD128) against the desktop's (oneDNN or OpenBLAS at the widest vectors the CPU has).
+GEMM_REFERENCE = "gemm_512"
+GEMM_REFERENCE_TEXT = "seed(0)\nga = randn(512, 512)\ngb = randn(512, 512)\n# --- step ---\ngc = ga @ gb\n"
+GEMM_REFERENCE_FLOPS = 2 * 512 ** 3
+
+
+def workload_text(name):
+    if name == GEMM_REFERENCE:
+        return GEMM_REFERENCE_TEXT
+    return open(os.path.join(ROOT, "bench", "vs_torch", name + ".ops")).read()
+
+
 def timing_script(name, rounds, steps):
-    """The workload's setup, warm-up steps, then `rounds` timed rounds of `steps` steps each."""
-    text = open(os.path.join(ROOT, "bench", "vs_torch", name + ".ops")).read()
-    setup, step = text.split("# --- step ---\n", 1)
+    """The workload's setup, warm-up steps, one step whose FLOPs (the ops' cost models, flops())
+    are printed, then `rounds` timed rounds of `steps` steps each."""
+    setup, step = workload_text(name).split("# --- step ---\n", 1)
     body = "\n".join("    " + line for line in step.rstrip().splitlines())
     # Warm-up for 3 s, not a few steps: V8 first runs WebAssembly from its baseline compiler
     # (Liftoff) and moves a function to its optimizing one (TurboFan) only once it is hot, on a
@@ -51,6 +68,8 @@ def timing_script(name, rounds, steps):
     # (At most 2,000 steps: one statement may loop a million times.)
     return (setup + "warm_t0 = perf_counter()\nfor warm in range(2000):\n" + body + "\n" +
             "    if perf_counter() - warm_t0 > 3.0:\n        break\n" +
+            # (inside a loop, as every step here: a top-level statement's nodes stay in the graph)
+            "step_f0 = flops()\nfor one in range(1):\n" + body + "\nprint(\"step_flops\", flops() - step_f0)\n" +
             f"for r in range({rounds}):\n    t0 = perf_counter()\n    for i in range({steps}):\n" +
             "\n".join("    " + line for line in body.splitlines()) + "\n" +
             f"    print(\"round_ms\", (perf_counter() - t0) * 1000 / {steps})\n")
@@ -60,7 +79,7 @@ def profile_script(name, seconds):
     """The workload's setup and warm-up as timed, then `seconds` of steps between two markers
     the profiler starts and stops at."""
     text = timing_script(name, 0, 0).split("for r in range(0):")[0]
-    body = open(os.path.join(ROOT, "bench", "vs_torch", name + ".ops")).read().split("# --- step ---\n", 1)[1]
+    body = workload_text(name).split("# --- step ---\n", 1)[1]
     # A while loop: range(N) would build its list of N values inside the profile.
     return (text + f"print(\"profile_start\")\nprof_t0 = perf_counter()\nwhile perf_counter() - prof_t0 < {seconds}:\n" +
             "\n".join("    " + line for line in body.rstrip().splitlines()) + "\nprint(\"profile_end\")\n")
@@ -162,21 +181,26 @@ def profile_workload(site, name, seconds, timeout, symbols, top):
         print(f"   {100 * c / total:5.1f} %  {shown[:150]}")
 
 
-def best_ms(lines):
-    times = [float(m.group(1)) for line in lines for m in [re.match(r"round_ms ([0-9.eE+-]+)", line)] if m]
-    return min(times) if times else None
+def printed(lines, key):
+    return [float(m.group(1)) for line in lines for m in [re.match(key + r" ([0-9.eE+-]+)", line)] if m]
 
 
-def native_ms(opscope, script_path):
+def step_timing(lines):
+    """(the best round's ms per step, the FLOPs of one step) from the script's output."""
+    times, flops = printed(lines, "round_ms"), printed(lines, "step_flops")
+    return (min(times) if times else None), (flops[0] if flops else None)
+
+
+def native_timing(opscope, script_path):
     out = subprocess.run([opscope, "--threads", "1", "run", script_path], capture_output=True, text=True, check=True).stdout
-    return best_ms(out.splitlines())
+    return step_timing(out.splitlines())
 
 
-def browser_ms(site, script_text, timeout):
+def browser_timing(site, script_text, timeout):
     code, console = web_driver.run_script(site, script_text, timeout, "the workload")
     if code != 0:
         raise web_driver.PageError("the workload failed in the browser: " + " | ".join(t for _, t in console[-5:]))
-    return best_ms([t for kind, t in console if kind == "log"])
+    return step_timing([t for kind, t in console if kind == "log"])
 
 
 def site_download(site):
@@ -214,18 +238,32 @@ def main():
     for need in (opscope, os.path.join(site, "opscope.wasm")):
         if not os.path.exists(need):
             sys.exit(f"bench_web: {need} is missing: build the desktop (cmake --build build) and the site (tools/web_build.sh)")
-    print("== opscope in the browser (WebAssembly, one thread) vs the desktop build at one thread: time per step ==")
-    print(f"{'workload':48} {'desktop ms':>11} {'browser ms':>11} {'ratio':>7} {'target':>8}  verdict")
     script_path = os.path.join(a.build, "bench_web_step.ops")
-    for name in ([] if a.profile_only else a.workloads.split(",")):
+
+    def timings(name):
         text = timing_script(name, a.rounds, a.steps)
         with open(script_path, "w") as f:
             f.write(text)
-        nat = native_ms(opscope, script_path)
-        web = browser_ms(site, text, a.timeout)
-        ratio = web / nat
+        return native_timing(opscope, script_path), browser_timing(site, text, a.timeout)
+
+    if not a.profile_only:
+        # The reference product first: its browser rate bounds every step below (no op of the
+        # browser's runs more FLOPs per second than its GEMM).
+        (gemm_nat, _), (gemm_web, _) = timings(GEMM_REFERENCE)
+        web_gflops = GEMM_REFERENCE_FLOPS / gemm_web / 1e6
+        print("== the reference product, float32 512x512 @ 512x512, one thread ==")
+        print(f"desktop {gemm_nat:.3f} ms ({GEMM_REFERENCE_FLOPS / gemm_nat / 1e6:.1f} GFLOP/s), browser {gemm_web:.3f} ms "
+              f"({web_gflops:.1f} GFLOP/s, SIMD128): ratio {gemm_web / gemm_nat:.2f}\n")
+    print("== opscope in the browser (WebAssembly, one thread) vs the desktop build at one thread: time per step ==")
+    print("(floor: the step's FLOPs, from its ops' cost models, at the reference product's browser rate, over the\n"
+          " desktop's time: no browser step of this build can have a lower ratio)")
+    print(f"{'workload':48} {'desktop ms':>11} {'browser ms':>11} {'ratio':>7} {'floor':>7} {'target':>8}  verdict")
+    for name in ([] if a.profile_only else a.workloads.split(",")):
+        (nat, flops), (web, _) = timings(name)
+        ratio, floor = web / nat, flops / (web_gflops * 1e6) / nat
         verdict = "PASS" if ratio <= TARGET_RATIO else "MISS"
-        print(f"{WORKLOADS.get(name, name):48} {nat:11.3f} {web:11.3f} {ratio:7.2f} {'<= 3':>8}  {verdict}", flush=True)
+        print(f"{WORKLOADS.get(name, name):48} {nat:11.3f} {web:11.3f} {ratio:7.2f} {floor:7.2f} {'<= 3':>8}  {verdict}",
+              flush=True)
     if a.profile or a.profile_only:
         symbols = load_symbols(a.web_build)
         for name in a.workloads.split(","):

@@ -72,6 +72,12 @@ target_link_options(opscope PRIVATE
   -sDISABLE_EXCEPTION_CATCHING=0 -sFORCE_FILESYSTEM=1 -lidbfs.js
   "SHELL:-sEXPORTED_RUNTIME_METHODS=['FS','IDBFS','ENV','UTF8ToString','stringToNewUTF8']"
   -sENVIRONMENT=web -sEXIT_RUNTIME=0)
+# Asyncify instruments every function that may reach an indirect call, then all their callers.
+# operator new's is to the new-handler, which opscope never sets: it cannot suspend, and neither
+# can the many functions that were instrumented only because they allocate (ASYNCIFY_ADVISE=1
+# lists each instrumented function with its reason).
+target_link_options(opscope PRIVATE "-sASYNCIFY_REMOVE=@${CMAKE_SOURCE_DIR}/platform/web/asyncify_remove.txt")
+set_property(TARGET opscope APPEND PROPERTY LINK_DEPENDS ${CMAKE_SOURCE_DIR}/platform/web/asyncify_remove.txt)
 # Cheaper calls between the program and JavaScript: Emscripten's exception trampolines call
 # the table directly, Asyncify's export wrappers step aside for nested calls (fast_calls.js).
 target_link_options(opscope PRIVATE "SHELL:--post-js ${CMAKE_SOURCE_DIR}/platform/web/fast_calls.js")

@@ -101,6 +101,7 @@ class Browser:
         self.inp = os.fdopen(r4, "rb", buffering=0)
         self.buf = b""
         self.next_id = 0
+        self.unanswered = set()  # ids of commands sent without waiting (send)
         self.size = (width, height)
         self.events = collections.deque(maxlen=1000)  # the latest events, for debugging
         self.console = []     # (type, text) of every console message
@@ -155,19 +156,34 @@ class Browser:
                 self.console.append(("error", e.get("text", "")))
         self.events.append(m)
 
-    def call(self, method, session=False, timeout=60, **params):
+    def _write(self, method, session, params):
         self.next_id += 1
         msg = {"id": self.next_id, "method": method, "params": params}
         if session:  # True: the current page's; or a session's id
             msg["sessionId"] = self.session if session is True else session
         self.out.write(json.dumps(msg).encode() + b"\0")
+        return self.next_id
+
+    def call(self, method, session=False, timeout=60, **params):
+        sent = self._write(method, session, params)
         while True:
             m = self._read_message(timeout)
-            if m.get("id") == self.next_id:
+            if m.get("id") == sent:
                 if "error" in m:
                     raise PageError(f"{method}: {m['error'].get('message')}")
                 return m.get("result", {})
+            if m.get("id") in self.unanswered:
+                self.unanswered.discard(m["id"])
+                if "error" in m:  # a command sent earlier failed: said at the next call
+                    raise PageError(f"an earlier command: {m['error'].get('message')}")
+                continue
             self._handle_event(m)
+
+    def send(self, method, session=False, **params):
+        """A command sent without waiting for Chromium's answer: input events, as a hand gives
+        them, do not wait for the page to have handled the one before (Input.dispatchKeyEvent
+        answers only once the page has). Its answer is read, and an error raised, by a later call."""
+        self.unanswered.add(self._write(method, session, params))
 
     def pump(self, seconds):
         """Reads events for a while (console messages arrive as events)."""

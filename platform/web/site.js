@@ -302,7 +302,10 @@
   // Copy: navigator.clipboard.writeText, and a copy kept here. Paste (Ctrl+V): the paste event the
   // browser fires with the key gives the text before ImGui asks for it in the next frame; where no
   // paste event came, the Clipboard API is asked and its answer typed in when it comes.
-  const clipboard = { text: '', waiting: false, viaMeta: false };
+  // A paste is typed in once: where ImGui asked first (and got nothing) and the paste event came
+  // after, the event types it in and the Clipboard API's answer, which comes later, is dropped
+  // (`lateRead` names the one read still allowed to type; both once typed it twice).
+  const clipboard = { text: '', waiting: false, viaMeta: false, lateRead: 0, reads: 0 };
   opscope.clipboard = clipboard;
   clipboard.write = function (text) {
     clipboard.text = text;
@@ -312,7 +315,14 @@
     if (!clipboard.waiting) return clipboard.text;
     clipboard.waiting = false;
     if (!navigator.clipboard || !navigator.clipboard.readText) return clipboard.text;
-    navigator.clipboard.readText().then((t) => { clipboard.text = t; input.commit(t); }, () => input.commit(clipboard.text));
+    const read = ++clipboard.reads;
+    clipboard.lateRead = read;
+    const typeIn = (t) => {
+      if (clipboard.lateRead !== read) return;  // the paste event typed it in meanwhile
+      clipboard.lateRead = 0;
+      input.commit(t);
+    };
+    navigator.clipboard.readText().then((t) => { clipboard.text = t; typeIn(t); }, () => typeIn(clipboard.text));
     return '';
   };
   window.addEventListener('keydown', (e) => {
@@ -326,7 +336,10 @@
     if (typeof t === 'string') {
       // ImGui pastes on Ctrl+V itself; Cmd+V (a Mac) and a menu's Paste into the field are typed in.
       const imgui = clipboard.waiting && !clipboard.viaMeta;
-      if (!imgui && (clipboard.viaMeta || e.target === input.field)) input.commit(t);
+      if (!imgui && (clipboard.viaMeta || e.target === input.field)) {
+        clipboard.lateRead = 0;
+        input.commit(t);
+      }
       clipboard.text = t;
       clipboard.waiting = false;
     }

@@ -209,7 +209,10 @@ class Web:
                       modifiers=modifiers)
         if text:
             params.update(text=text, unmodifiedText=text)
-        self._call("Input.dispatchKeyEvent", **params)
+        # Sent, not awaited: a typist's next key does not wait for the page to take the last
+        # (Chromium answers a key event only after the page has handled it, which behind a
+        # frame of software GL is 50-100 ms); the events reach the page in order.
+        self.browser.send("Input.dispatchKeyEvent", session=True, **params)
 
     def _press(self, key, code, key_code, text, mods):
         """One key with `mods` (names of MODIFIERS) held: the modifiers down, the key down and up, the modifiers up."""
