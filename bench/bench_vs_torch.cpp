@@ -269,9 +269,7 @@ void print_block_gemms(const std::vector<int>& thread_counts, int rounds) {
   std::printf(
       "  GEMM GF/s: the products' FLOPs (2·M·N·K, causal tiles skipped are not counted) over the time they ran, "
       "per core;\n  peak: one core's float32 FMA loop, %s (bench/fma_peak.h), run on as many cores at once as the "
-      "row's "
-      "threads (the lowest core's rate); fraction = GEMM GF/s / peak; "
-      "rounds: each round's own fraction\n",
+      "row's threads (the lowest core's rate); fraction = GEMM GF/s / peak; rounds: each round's own fraction\n",
       vectors);
   print_block_gemm_shapes(first, thread_counts.front());
 }

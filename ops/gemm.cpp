@@ -228,13 +228,16 @@ void gemm_serial(GemmAlgo algo, int64_t M, int64_t N, int64_t K, ConstMatrix<T> 
     return;
   }
   const auto t0 = std::chrono::steady_clock::now();
-  GemmShapeTally call;
-  call.library = run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
-  call.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  call.flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  call.calls = 1;
-  call.M = M, call.N = N, call.K = K, call.trans_a = !A.row_major, call.trans_b = !B.row_major;
-  tally_add(call);
+  const GemmLibrary library = run_serial<T>(algo, M, N, K, A, B, alpha, beta, C, ldc);
+  tally_add({.M = M,
+             .N = N,
+             .K = K,
+             .trans_a = !A.row_major,
+             .trans_b = !B.row_major,
+             .library = library,
+             .seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+             .flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K),
+             .calls = 1});
 }
 
 void gemm_tally_start() {

@@ -1,8 +1,8 @@
 // The C interface between opscope and libopscope_onednn.so, the module that runs conv2d's
 // `onednn` algorithm on oneDNN's convolution primitives, and the float32 products of ops/gemm.h
-// where oneDNN's GEMM beats OpenBLAS. opscope never links oneDNN (39 MB
-// and OpenMP at start-up): it opens the module with dlopen on the first onednn call
-// (ops/onednn_conv.cpp). Plain C types only, so neither side sees the other's C++ types.
+// where oneDNN's GEMM beats OpenBLAS. opscope never links oneDNN (39 MB and OpenMP at
+// start-up): it opens the module with dlopen on the first call that needs it
+// (ops/onednn_loader.cpp). Plain C types only, so neither side sees the other's C++ types.
 //
 // Every call is two steps: plan (creates or finds the cached primitives for this geometry and
 // thread count, says how many bytes of workspace they need: oneDNN's preferred layouts of the
