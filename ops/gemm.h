@@ -2,8 +2,9 @@
 // `blas` algorithm; its float32 products of 2^20 multiply-adds and more go to oneDNN's GEMM,
 // faster there, when oneDNN is installed: ops/onednn_loader.h) or through Eigen (the `eigen`
 // algorithm, built per instruction set: ops/cpu/gemm.cpp). default_gemm() says which of the
-// two is the default of matmul and linear and runs conv's GEMMs and attention's products. In the browser, which has no OpenBLAS, `blas`
-// is opscope's own WebAssembly SIMD128 GEMM in float32 (ops/cpu/gemm_simd128.h).
+// two is the default of matmul and linear and runs conv's GEMMs and attention's products. In
+// the browser, which has no OpenBLAS, `blas` is opscope's own WebAssembly SIMD128 GEMM in
+// float32 (ops/cpu/gemm_simd128.h).
 //
 // OpenBLAS is loaded on first use, after opscope has told it which kernels to run
 // (OPENBLAS_CORETYPE, unless the user set it): its own CPU detection falls back to its oldest
